@@ -48,7 +48,9 @@ def validate_client_seed(seed: str) -> str:
     except UnicodeEncodeError as exc:
         raise FairnessError("a client seed must be valid UTF-8 text") from exc
     if len(encoded) > CLIENT_SEED_MAX_BYTES:
-        raise FairnessError(f"a client seed is at most {CLIENT_SEED_MAX_BYTES} bytes of UTF-8")
+        raise FairnessError(
+            f"a client seed is at most {CLIENT_SEED_MAX_BYTES} bytes of UTF-8"
+        )
     if CLIENT_SEED_SEPARATOR in seed:
         raise FairnessError("a client seed may not contain '|'")
     return seed
@@ -67,7 +69,9 @@ def _random_words(server_seed: bytes, client_seed: str, n: int) -> Iterator[int]
     for k = 0, 1, 2, …, concatenated, read as big-endian unsigned 32-bit integers"."""
     k = 0
     while True:
-        block = hmac.new(server_seed, f"{client_seed}:{n}:{k}".encode(), hashlib.sha256).digest()
+        block = hmac.new(
+            server_seed, f"{client_seed}:{n}:{k}".encode(), hashlib.sha256
+        ).digest()
         # 32 bytes per block: exactly 8 words, so no word straddles two blocks.
         for offset in range(0, len(block), 4):
             yield int.from_bytes(block[offset : offset + 4], "big")

@@ -33,7 +33,14 @@ CARDS_PER_HAND = 13
 SUITS = "CDHS"
 RANKS = "23456789TJQKA"
 VARIANTS = {"TRIX": 0, "TRIX_PARTNERSHIP": 1, "COMPLEX": 2, "COMPLEX_PARTNERSHIP": 3}
-CONTRACTS = {"KING": 0, "QUEENS": 1, "DIAMONDS": 2, "TRICKS": 3, "TRIX": 4, "COMPLEX": 5}
+CONTRACTS = {
+    "KING": 0,
+    "QUEENS": 1,
+    "DIAMONDS": 2,
+    "TRICKS": 3,
+    "TRIX": 4,
+    "COMPLEX": 5,
+}
 REVEALS = {"SEQUENTIAL": 0, "SIMULTANEOUS": 1}
 SELF_TAKES = {"NOBODY": 0, "LEADER": 1}
 TEAM_TIEBREAKS = {"LAST_TRIX": 0, "SHARED": 1}
@@ -47,7 +54,10 @@ ACTION_NO_DOUBLE = 64
 
 KING_OF_HEARTS = 2 * 13 + 11
 QUEENS = (0 * 13 + 10, 1 * 13 + 10, 2 * 13 + 10, 3 * 13 + 10)
-DOUBLE_MASK_CARDS = (*QUEENS, KING_OF_HEARTS)  # mask bit i <-> this card (engine-api.md)
+DOUBLE_MASK_CARDS = (
+    *QUEENS,
+    KING_OF_HEARTS,
+)  # mask bit i <-> this card (engine-api.md)
 # §7 "Doubling contracts: KING (the card KH), QUEENS (any queen), COMPLEX (KH and any queen)."
 DOUBLING_CARDS: dict[str, tuple[int, ...]] = {
     "KING": (KING_OF_HEARTS,),
@@ -69,7 +79,17 @@ _OPTION_VALUES: dict[str, dict[str, int]] = {
     "team_tiebreak": TEAM_TIEBREAKS,
 }
 TOP_LEVEL_KEYS = frozenset(
-    {"format", "variant", "options", "players", "fairness", "deals", "totals", "ranking", "left"}
+    {
+        "format",
+        "variant",
+        "options",
+        "players",
+        "fairness",
+        "deals",
+        "totals",
+        "ranking",
+        "left",
+    }
 )
 DEAL_KEYS = frozenset({"hands", "owner", "contract", "doubles", "plays", "scores"})
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -150,7 +170,9 @@ def load_record(data: bytes | str) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise RecordError(f"record: not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
+        raise RecordError(
+            f"record: not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
+        ) from None
     except (ValueError, RecursionError) as exc:
         kind = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise RecordError(f"record: not valid JSON ({kind})") from None
@@ -162,7 +184,9 @@ def read_record_file(path: str) -> Any:
         with open(path, "rb") as f:
             data = f.read(MAX_RECORD_BYTES + 1)
     except OSError as exc:
-        raise RecordError(f"record: cannot read {path!r} ({exc.strerror or type(exc).__name__})") from None
+        raise RecordError(
+            f"record: cannot read {path!r} ({exc.strerror or type(exc).__name__})"
+        ) from None
     return load_record(data)
 
 
@@ -206,7 +230,11 @@ def _seat(value: Any, where: str) -> int:
 def _int_list4(value: Any, where: str) -> list[int] | None:
     if value is None:
         return None
-    if not isinstance(value, list) or len(value) != NUM_SEATS or not all(_is_int(v) for v in value):
+    if (
+        not isinstance(value, list)
+        or len(value) != NUM_SEATS
+        or not all(_is_int(v) for v in value)
+    ):
         raise RecordError(f"{where}: must be null or a list of 4 integers")
     return list(value)
 
@@ -233,7 +261,9 @@ def _check_top(record: Any) -> _Setup:
         if key not in TOP_LEVEL_KEYS:
             raise RecordError(f"record: unknown field {_show(key)}")
     if record.get("format") != RECORD_FORMAT:
-        raise RecordError(f"record: format must be {RECORD_FORMAT!r}, not {_show(record.get('format'))}")
+        raise RecordError(
+            f"record: format must be {RECORD_FORMAT!r}, not {_show(record.get('format'))}"
+        )
     variant = record.get("variant")
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise RecordError(f"record: unknown variant {_show(variant)}")
@@ -275,9 +305,13 @@ def _check_options(options: Any) -> dict[str, bool | str]:
         if key in _OPTION_VALUES:
             if not isinstance(value, str) or value not in _OPTION_VALUES[key]:
                 allowed = ", ".join(_OPTION_VALUES[key])
-                raise RecordError(f"options: {key} must be one of {allowed}, not {_show(value)}")
+                raise RecordError(
+                    f"options: {key} must be one of {allowed}, not {_show(value)}"
+                )
         elif not isinstance(value, bool):
-            raise RecordError(f"options: {key} must be true or false, not {_show(value)}")
+            raise RecordError(
+                f"options: {key} must be true or false, not {_show(value)}"
+            )
         result[key] = value
     return result
 
@@ -291,13 +325,17 @@ def _check_fairness(fairness: Any) -> tuple[bytes | None, str | None]:
         if key not in ("commitment", "server_seed", "client_seed"):
             raise RecordError(f"fairness: unknown field {_show(key)}")
     commitment = fairness.get("commitment")
-    if commitment is not None and (not isinstance(commitment, str) or not _HEX64.fullmatch(commitment)):
+    if commitment is not None and (
+        not isinstance(commitment, str) or not _HEX64.fullmatch(commitment)
+    ):
         raise RecordError("fairness: commitment must be 64 lowercase hex digits")
     seed = fairness.get("server_seed")
     server_seed: bytes | None = None
     if seed is not None:
         if not isinstance(seed, str) or not _HEX64.fullmatch(seed):
-            raise RecordError("fairness: server_seed must be null or 64 lowercase hex digits (32 bytes)")
+            raise RecordError(
+                "fairness: server_seed must be null or 64 lowercase hex digits (32 bytes)"
+            )
         server_seed = bytes.fromhex(seed)
     client_seed = fairness.get("client_seed")
     if client_seed is not None and not isinstance(client_seed, str):
@@ -334,12 +372,18 @@ def _deal_hands(setup: _Setup, deal: dict[str, Any], d: int) -> list[list[int]]:
     if setup.server_seed is not None:
         if setup.client_seed is None:
             raise RecordError("fairness: client_seed is needed with a server_seed")
-        derived = [list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)]
+        derived = [
+            list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)
+        ]
     if listed is not None and derived is not None and listed != derived:
-        raise RecordError(f"deal {d}, hands: do not match the server seed (RULES.md §11)")
+        raise RecordError(
+            f"deal {d}, hands: do not match the server seed (RULES.md §11)"
+        )
     hands = listed if listed is not None else derived
     if hands is None:
-        raise RecordError(f"deal {d}, hands: missing, and no server_seed to derive them")
+        raise RecordError(
+            f"deal {d}, hands: missing, and no server_seed to derive them"
+        )
     return hands
 
 
@@ -372,12 +416,16 @@ def _play(value: Any, where: str) -> tuple[int, int]:
 # ---------------------------------------------------------------------------
 
 
-def _apply(game: GameLike, seat: int, action: int, where: str) -> Sequence[tuple[Any, ...]]:
+def _apply(
+    game: GameLike, seat: int, action: int, where: str
+) -> Sequence[tuple[Any, ...]]:
     try:
         return game.apply(seat, action)
     except Exception as exc:
         message = getattr(exc, "message", None)
-        if isinstance(message, str) and hasattr(exc, "code"):  # the engine's IllegalAction
+        if isinstance(message, str) and hasattr(
+            exc, "code"
+        ):  # the engine's IllegalAction
             raise RecordError(f"{where}: {message}") from None
         raise
 
@@ -389,14 +437,20 @@ def _scored(events: Sequence[tuple[Any, ...]]) -> list[int] | None:
     return None
 
 
-def _engine_options(options_cls: Callable[..., Any], options: dict[str, bool | str]) -> Any:
+def _engine_options(
+    options_cls: Callable[..., Any], options: dict[str, bool | str]
+) -> Any:
     values: dict[str, Any] = {}
     for key, value in options.items():
-        values[key] = _OPTION_VALUES[key][str(value)] if key in _OPTION_VALUES else value
+        values[key] = (
+            _OPTION_VALUES[key][str(value)] if key in _OPTION_VALUES else value
+        )
     return options_cls(**values)
 
 
-def replay(record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]) -> ReplayResult:
+def replay(
+    record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]
+) -> ReplayResult:
     """Check `record` (parsed JSON) against the rules by replaying it through
     `game_cls(variant, options_cls(...), decks)`, and return it completed."""
     setup = _check_top(record)
@@ -405,8 +459,10 @@ def replay(record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]) 
     options = setup.options
     try:
         game = game_cls(variant, _engine_options(options_cls, options), decks)
-    except Exception as exc:  # hands are checked above: this is an engine refusal
-        raise RecordError(f"record: the engine refused the deals ({getattr(exc, 'message', exc)})") from None
+    except Exception as exc:  # noqa: BLE001 - hands are checked above: an engine refusal
+        raise RecordError(
+            f"record: the engine refused the deals ({getattr(exc, 'message', exc)})"
+        ) from None
     completed = copy.deepcopy(record)
     completed["options"] = dict(options)
     differences: list[str] = []
@@ -418,13 +474,19 @@ def replay(record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]) 
         # §12 "owner is checked against §3 (filled in when absent)"
         owner = game.owner
         given_owner = deal.get("owner")
-        if given_owner is not None and (_seat(given_owner, f"deal {d}, owner") != owner):
-            raise RecordError(f"deal {d}, owner: seat {given_owner} in the record, RULES.md §3 gives seat {owner}")
+        if given_owner is not None and (
+            _seat(given_owner, f"deal {d}, owner") != owner
+        ):
+            raise RecordError(
+                f"deal {d}, owner: seat {given_owner} in the record, RULES.md §3 gives seat {owner}"
+            )
         out_deal["owner"] = owner
         scores = _replay_deal(game, setup, deal, d, decks[d], is_last=(d == last))
         given = _int_list4(deal.get("scores"), f"deal {d}, scores")
         if given is not None and given != scores:
-            differences.append(f"deal {d}: scores {given} in the record, {scores} replayed")
+            differences.append(
+                f"deal {d}: scores {given} in the record, {scores} replayed"
+            )
         out_deal["scores"] = scores
     if setup.left is not None:
         # §12 "seat S left a paid table for good after the last play in the record"
@@ -438,7 +500,9 @@ def replay(record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]) 
     if given_totals is not None and given_totals != totals:
         differences.append(f"totals: {given_totals} in the record, {totals} replayed")
     if "ranking" in record and _int_list4(record.get("ranking"), "ranking") != ranking:
-        differences.append(f"ranking: {_show(record.get('ranking'))} in the record, {ranking} replayed")
+        differences.append(
+            f"ranking: {_show(record.get('ranking'))} in the record, {ranking} replayed"
+        )
     completed["totals"] = totals
     completed["ranking"] = ranking
     return ReplayResult(completed, differences, finished=game.phase == PHASE_GAME_OVER)
@@ -472,7 +536,9 @@ def _replay_deal(
     if not isinstance(contract, str) or contract not in CONTRACTS:
         raise RecordError(f"deal {d}, contract: unknown contract {_show(contract)}")
     _apply(game, owner, ACTION_CHOOSE_BASE + CONTRACTS[contract], f"deal {d}, contract")
-    finished = _replay_doubles(game, setup, doubles, d, contract, hands, may_stop=is_last and not plays)
+    finished = _replay_doubles(
+        game, setup, doubles, d, contract, hands, may_stop=is_last and not plays
+    )
     if not finished:
         return None
     scores: list[int] | None = None
@@ -484,7 +550,9 @@ def _replay_deal(
             raise RecordError(f"{where}: deal has ended")
         scores = _scored(_apply(game, seat, card, where))
     if scores is None and not is_last:
-        raise RecordError(f"deal {d}, play {len(plays)}: the deal is unfinished but deal {d + 1} follows")
+        raise RecordError(
+            f"deal {d}, play {len(plays)}: the deal is unfinished but deal {d + 1} follows"
+        )
     return scores
 
 
@@ -503,7 +571,9 @@ def _replay_doubles(
     if not applies:
         # §12 "Where doubling does not apply, doubles is empty."
         if doubles:
-            raise RecordError(f"deal {d}, doubling answer 0: doubling does not apply to this deal")
+            raise RecordError(
+                f"deal {d}, doubling answer 0: doubling does not apply to this deal"
+            )
         return True
     eligible_cards = DOUBLING_CARDS[contract]
     eligible = [any(c in eligible_cards for c in hands[s]) for s in range(NUM_SEATS)]
@@ -514,8 +584,15 @@ def _replay_doubles(
         # §12 "the answers of seats without an eligible card (always "no") are left out":
         # the replayer gives them for those seats.
         for s in seats:
-            if game.phase == PHASE_DOUBLING and game.deal_index == d and s not in answered and not eligible[s]:
-                _apply(game, s, ACTION_NO_DOUBLE, f"deal {d}, doubling answer of seat {s}")
+            if (
+                game.phase == PHASE_DOUBLING
+                and game.deal_index == d
+                and s not in answered
+                and not eligible[s]
+            ):
+                _apply(
+                    game, s, ACTION_NO_DOUBLE, f"deal {d}, doubling answer of seat {s}"
+                )
                 answered.add(s)
 
     def sequential_auto() -> None:
@@ -552,7 +629,9 @@ def _replay_doubles(
         missing = min(s for s in range(NUM_SEATS) if s not in answered)
         if sequential:
             missing = game.to_act()[0]
-        raise RecordError(f"deal {d}, doubling answer {len(doubles)}: missing answer of seat {missing}")
+        raise RecordError(
+            f"deal {d}, doubling answer {len(doubles)}: missing answer of seat {missing}"
+        )
     return True
 
 
@@ -570,7 +649,12 @@ def verify(record: Any) -> VerifyReport:
     fairness = record.get("fairness")
     commitment = fairness.get("commitment") if isinstance(fairness, dict) else None
     if setup.server_seed is None:
-        return VerifyReport(False, ["server_seed: not revealed (the game is still running?), nothing to verify"])
+        return VerifyReport(
+            False,
+            [
+                "server_seed: not revealed (the game is still running?), nothing to verify"
+            ],
+        )
     if commitment is None:
         ok = False
         lines.append("commitment: missing")
@@ -578,15 +662,21 @@ def verify(record: Any) -> VerifyReport:
         lines.append("commitment: ok, SHA-256(server_seed) matches")
     else:
         ok = False
-        lines.append("commitment: MISMATCH, SHA-256(server_seed) is not the published commitment")
+        lines.append(
+            "commitment: MISMATCH, SHA-256(server_seed) is not the published commitment"
+        )
     if setup.client_seed is None:
-        return VerifyReport(False, [*lines, "client_seed: missing, the deals cannot be recomputed"])
+        return VerifyReport(
+            False, [*lines, "client_seed: missing, the deals cannot be recomputed"]
+        )
     for d, deal in enumerate(setup.deals):
         listed = _listed_hands(deal, d)
         if listed is None:
             lines.append(f"deal {d}: hands not listed, derived from the seeds")
             continue
-        derived = [list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)]
+        derived = [
+            list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)
+        ]
         if listed == derived:
             lines.append(f"deal {d}: hands ok")
         else:

@@ -40,18 +40,20 @@ class Impl:
     module: ModuleType
 
     @property
-    def Game(self) -> Any:  # noqa: N802 - mirrors the API name
+    def Game(self) -> Any:
         return self.module.Game
 
     @property
-    def Options(self) -> Any:  # noqa: N802
+    def Options(self) -> Any:
         return self.module.Options
 
 
 def load_impl(name: str) -> Impl:
     if name == "model":
         return Impl("model", importlib.import_module("model"))
-    return Impl("engine", importlib.import_module("trix.engine"))  # ImportError = failure
+    return Impl(
+        "engine", importlib.import_module("trix.engine")
+    )  # ImportError = failure
 
 
 @pytest.fixture(params=["model", "engine"])

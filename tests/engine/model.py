@@ -55,7 +55,12 @@ def card_str(card: int) -> str:
 
 def parse_card(text: str) -> int:
     """Only the exact upper-case form of §1 / §12 ("TD", never "10D" or "td")."""
-    if not isinstance(text, str) or len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
+    if (
+        not isinstance(text, str)
+        or len(text) != 2
+        or text[0] not in RANKS
+        or text[1] not in SUITS
+    ):
         raise ValueError(f"not a card: {text!r}")
     return SUITS.index(text[1]) * 13 + RANKS.index(text[0])
 
@@ -163,9 +168,19 @@ Event = tuple[Any, ...]
 # §2 Variants
 PARTNERSHIP_VARIANTS = (Variant.TRIX_PARTNERSHIP, Variant.COMPLEX_PARTNERSHIP)
 VARIANT_CONTRACTS: dict[Variant, tuple[Contract, ...]] = {
-    Variant.TRIX: (Contract.KING, Contract.QUEENS, Contract.DIAMONDS, Contract.TRICKS, Contract.TRIX),
+    Variant.TRIX: (
+        Contract.KING,
+        Contract.QUEENS,
+        Contract.DIAMONDS,
+        Contract.TRICKS,
+        Contract.TRIX,
+    ),
     Variant.TRIX_PARTNERSHIP: (
-        Contract.KING, Contract.QUEENS, Contract.DIAMONDS, Contract.TRICKS, Contract.TRIX,
+        Contract.KING,
+        Contract.QUEENS,
+        Contract.DIAMONDS,
+        Contract.TRICKS,
+        Contract.TRIX,
     ),
     Variant.COMPLEX: (Contract.COMPLEX, Contract.TRIX),
     Variant.COMPLEX_PARTNERSHIP: (Contract.COMPLEX, Contract.TRIX),
@@ -218,7 +233,9 @@ def action_str(action: int) -> str:
     if action == ACTION_NO_DOUBLE:
         return "no double"
     if ACTION_DOUBLE_BASE < action < ACTION_DOUBLE_BASE + 32:
-        return "double " + " ".join(card_str(c) for c in mask_cards(action - ACTION_DOUBLE_BASE))
+        return "double " + " ".join(
+            card_str(c) for c in mask_cards(action - ACTION_DOUBLE_BASE)
+        )
     raise ValueError(f"not an action: {action!r}")
 
 
@@ -302,11 +319,13 @@ class Game:
             team_tiebreak=TeamTiebreak(options.team_tiebreak),
             partnership_trix_early_end=bool(options.partnership_trix_early_end),
         )
-        self._decks: list[list[list[int]]] = [check_hands(d) for d in decks]
         contracts = VARIANT_CONTRACTS[self._variant]
         self._deals_per_kingdom = len(contracts)
         # §2: 20 deals (5 contracts x 4 kingdoms) or 8 (2 x 4)
         self._num_deals = self._deals_per_kingdom * NUM_KINGDOMS
+        if len(decks) > self._num_deals:
+            raise ValueError(f"more decks than deals ({self._num_deals})")
+        self._decks: list[list[list[int]]] = [check_hands(d) for d in decks]
         self._deal_index = 0
         self._kingdom_owner: int | None = None
         self._played: list[Contract] = []
@@ -362,21 +381,24 @@ class Game:
     # -- deals -------------------------------------------------------------
 
     def provide_deal(self, hands: Sequence[Sequence[int]]) -> list[Event]:
+        """Supply the deck of the first deal without one; if the game was awaiting
+        that deal, it starts (DEAL_STARTED)."""
         if self._phase == Phase.GAME_OVER:
             raise IllegalAction(IllegalReason.GAME_OVER, "game is over")
-        if self._phase != Phase.AWAITING_DEAL:
-            raise IllegalAction(IllegalReason.WRONG_PHASE, "no deal is awaited")
-        checked = check_hands(hands)
-        while len(self._decks) < self._deal_index:
-            self._decks.append([])  # unreachable in practice: deals are provided in order
-        self._decks.append(checked)
-        return self._start_deal()
+        if len(self._decks) >= self._num_deals:
+            raise ValueError("every deal already has its deck")
+        self._decks.append(check_hands(hands))
+        if self._phase == Phase.AWAITING_DEAL and self._deal_index < len(self._decks):
+            return self._start_deal()
+        return []
 
     def _start_deal(self) -> list[Event]:
         hands = self._decks[self._deal_index]
         if self._deal_index == 0:
             # §3 "The holder of 7H in the game's first deal owns the first kingdom"
-            self._kingdom_owner = next(s for s in range(4) if SEVEN_OF_HEARTS in hands[s])
+            self._kingdom_owner = next(
+                s for s in range(4) if SEVEN_OF_HEARTS in hands[s]
+            )
         assert self._kingdom_owner is not None
         self._deal = _DealState(
             index=self._deal_index,
@@ -385,7 +407,14 @@ class Game:
             hands=[set(h) for h in hands],
         )
         self._phase = Phase.CHOOSE_CONTRACT
-        return [(EventKind.DEAL_STARTED, self._deal_index, self.kingdom, self._kingdom_owner)]
+        return [
+            (
+                EventKind.DEAL_STARTED,
+                self._deal_index,
+                self.kingdom,
+                self._kingdom_owner,
+            )
+        ]
 
     # -- whose turn, what is legal ----------------------------------------
 
@@ -404,14 +433,19 @@ class Game:
         return (deal.turn,)
 
     def legal_actions(self, seat: int) -> list[int]:
-        if not (isinstance(seat, int) and 0 <= seat < NUM_SEATS) or seat not in self.to_act():
+        if (
+            not (isinstance(seat, int) and 0 <= seat < NUM_SEATS)
+            or seat not in self.to_act()
+        ):
             return []
         deal = self._deal
         assert deal is not None
         if self._phase == Phase.CHOOSE_CONTRACT:
             # §3 "picks a contract not yet played in this kingdom"
             return sorted(
-                choose(c) for c in VARIANT_CONTRACTS[self._variant] if c not in self._played
+                choose(c)
+                for c in VARIANT_CONTRACTS[self._variant]
+                if c not in self._played
             )
         if self._phase == Phase.DOUBLING:
             # §7 "which of its eligible cards it doubles (any subset, possibly none)"
@@ -453,7 +487,12 @@ class Game:
         if row is None:
             return False
         low, high = row
-        return card == high + 1 and rank_of(high) < 14 or card == low - 1 and rank_of(low) > 2
+        return (
+            card == high + 1
+            and rank_of(high) < 14
+            or card == low - 1
+            and rank_of(low) > 2
+        )
 
     # -- apply ---------------------------------------------------------------
 
@@ -470,7 +509,9 @@ class Game:
         ):
             raise IllegalAction(IllegalReason.BAD_ACTION, f"bad action ({action!r})")
         if self._phase == Phase.AWAITING_DEAL:
-            raise IllegalAction(IllegalReason.WRONG_PHASE, "deal has ended")
+            raise IllegalAction(
+                IllegalReason.WRONG_PHASE, _wrong_phase_message(self._phase)
+            )
         if action < NUM_CARDS:
             wanted = Phase.PLAY
         elif action < ACTION_DOUBLE_BASE:
@@ -478,14 +519,21 @@ class Game:
         else:
             wanted = Phase.DOUBLING
         if self._phase != wanted:
-            raise IllegalAction(IllegalReason.WRONG_PHASE, _wrong_phase_message(self._phase))
+            raise IllegalAction(
+                IllegalReason.WRONG_PHASE, _wrong_phase_message(self._phase)
+            )
         deal = self._deal
         assert deal is not None
         acting = self.to_act()
         if seat not in acting:
-            if self._phase == Phase.DOUBLING and seat in deal.answers:
-                if self._options.doubling_reveal == Reveal.SIMULTANEOUS:
-                    raise IllegalAction(IllegalReason.ALREADY_ANSWERED, "seat already answered")
+            if (
+                self._phase == Phase.DOUBLING
+                and seat in deal.answers
+                and self._options.doubling_reveal == Reveal.SIMULTANEOUS
+            ):
+                raise IllegalAction(
+                    IllegalReason.ALREADY_ANSWERED, "seat already answered"
+                )
             raise IllegalAction(
                 IllegalReason.NOT_YOUR_TURN, f"not your turn (seat {acting[0]} to act)"
             )
@@ -500,7 +548,8 @@ class Game:
         assert deal is not None
         if contract not in VARIANT_CONTRACTS[self._variant]:
             raise IllegalAction(
-                IllegalReason.CONTRACT_NOT_IN_VARIANT, f"contract not in this variant ({contract.name})"
+                IllegalReason.CONTRACT_NOT_IN_VARIANT,
+                f"contract not in this variant ({contract.name})",
             )
         if contract in self._played:
             # §3 "Each contract is played exactly once per kingdom."
@@ -527,11 +576,14 @@ class Game:
         for c in cards:
             if c not in allowed:
                 raise IllegalAction(
-                    IllegalReason.NOT_ELIGIBLE_TO_DOUBLE, f"card cannot be doubled ({card_str(c)})"
+                    IllegalReason.NOT_ELIGIBLE_TO_DOUBLE,
+                    f"card cannot be doubled ({card_str(c)})",
                 )
         for c in cards:
             if c not in deal.hands[seat]:
-                raise IllegalAction(IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(c)})")
+                raise IllegalAction(
+                    IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(c)})"
+                )
         deal.answers[seat] = cards
         deal.answer_order.append(seat)
         for c in cards:
@@ -544,7 +596,10 @@ class Game:
         if self._options.doubling_reveal == Reveal.SIMULTANEOUS:
             # §7 SIMULTANEOUS: "then all doubled cards are revealed together"
             events.append(
-                (EventKind.DOUBLES_REVEALED, tuple((s, deal.answers[s]) for s in range(4)))
+                (
+                    EventKind.DOUBLES_REVEALED,
+                    tuple((s, deal.answers[s]) for s in range(4)),
+                )
             )
         deal.revealed = True
         events += self._start_play()
@@ -567,7 +622,9 @@ class Game:
         deal = self._deal
         assert deal is not None and deal.contract is not None
         if card not in deal.hands[seat]:
-            raise IllegalAction(IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(card)})")
+            raise IllegalAction(
+                IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(card)})"
+            )
         if deal.contract == Contract.TRIX:
             if not self._layout_accepts(card):
                 raise IllegalAction(
@@ -577,7 +634,9 @@ class Game:
             return self._play_on_layout(seat, card)
         if card not in self._playable_cards(seat):
             led = suit_of(deal.trick[0][1])
-            raise IllegalAction(IllegalReason.MUST_FOLLOW_SUIT, f"must follow suit ({SUITS[led]})")
+            raise IllegalAction(
+                IllegalReason.MUST_FOLLOW_SUIT, f"must follow suit ({SUITS[led]})"
+            )
         return self._play_to_trick(seat, card)
 
     # -- §4 / §5 / §7 trick play -----------------------------------------
@@ -623,7 +682,10 @@ class Game:
                 penalty += KING_OF_HEARTS_PENALTY
             if contract in (Contract.QUEENS, Contract.COMPLEX) and c in QUEENS_CARDS:
                 penalty += QUEEN_PENALTY  # §5 "QD counts as a queen and as a diamond"
-            if contract in (Contract.DIAMONDS, Contract.COMPLEX) and suit_of(c) == DIAMONDS_SUIT:
+            if (
+                contract in (Contract.DIAMONDS, Contract.COMPLEX)
+                and suit_of(c) == DIAMONDS_SUIT
+            ):
                 penalty += DIAMOND_PENALTY
         points[taker] += penalty
         # §7 "Each doubled card is scored on its own": one application per doubled card.
@@ -635,9 +697,12 @@ class Game:
             doubler = deal.doubler_of[c]
             points[taker] -= value  # "the taker loses v more"
             if doubler != taker:
-                points[doubler] += value  # "the doubler, if the doubler is not the taker"
+                points[doubler] += (
+                    value  # "the doubler, if the doubler is not the taker"
+                )
             elif (
-                self._options.doubling_self_take == SelfTake.LEADER and trick_leader != taker
+                self._options.doubling_self_take == SelfTake.LEADER
+                and trick_leader != taker
             ):
                 # LEADER: "the seat that led that trick gains +v, unless it is the taker"
                 points[trick_leader] += value
@@ -668,7 +733,9 @@ class Game:
         deal.plays.append((seat, card))
         suit = suit_of(card)
         row = deal.layout[suit]
-        deal.layout[suit] = (card, card) if row is None else (min(row[0], card), max(row[1], card))
+        deal.layout[suit] = (
+            (card, card) if row is None else (min(row[0], card), max(row[1], card))
+        )
         events: list[Event] = [(EventKind.CARD_PLAYED, seat, card)]
         if not deal.hands[seat]:
             events.append(self._seat_out(seat))
@@ -760,20 +827,30 @@ class Game:
             assert self._kingdom_owner is not None
             self._kingdom_owner = next_seat(self._kingdom_owner)
             self._played = []
-        if self._deal_index < len(self._decks) and self._decks[self._deal_index]:
+        if self._deal_index < len(self._decks):
             events += self._start_deal()
         else:
             self._phase = Phase.AWAITING_DEAL
         return events
 
-    def _deal_record(self, deal: _DealState, scores: tuple[int, ...] | None) -> dict[str, Any]:
+    def _deal_record(
+        self, deal: _DealState, scores: tuple[int, ...] | None
+    ) -> dict[str, Any]:
         """One entry of §12 `deals`."""
         doubles = []
-        if deal.contract is not None and self._options.doubling and doubling_cards(deal.contract):
+        if (
+            deal.contract is not None
+            and self._options.doubling
+            and doubling_cards(deal.contract)
+        ):
             for s in deal.answer_order:
                 # §12 "the answers of seats without an eligible card (always "no") are left out"
-                if any(c in deal.initial_hands[s] for c in doubling_cards(deal.contract)):
-                    doubles.append({"seat": s, "cards": [card_str(c) for c in deal.answers[s]]})
+                if any(
+                    c in deal.initial_hands[s] for c in doubling_cards(deal.contract)
+                ):
+                    doubles.append(
+                        {"seat": s, "cards": [card_str(c) for c in deal.answers[s]]}
+                    )
         return {
             "hands": [[card_str(c) for c in h] for h in deal.initial_hands],
             "owner": deal.owner,
@@ -810,7 +887,11 @@ class Game:
         if not (type(seat) is int and 0 <= seat < NUM_SEATS):
             raise IllegalAction(IllegalReason.BAD_SEAT, f"bad seat ({seat!r})")
         # "an unfinished deal does not count"
-        if self._deal is not None and not self._deal.finished and self._phase != Phase.AWAITING_DEAL:
+        if (
+            self._deal is not None
+            and not self._deal.finished
+            and self._phase != Phase.AWAITING_DEAL
+        ):
             self._records.append(self._deal_record(self._deal, None))
         self._left = seat
         self._phase = Phase.GAME_OVER
@@ -826,7 +907,10 @@ class Game:
             ranking = list(_places(totals, others))
             ranking[seat] = 4
         self._ranking = (ranking[0], ranking[1], ranking[2], ranking[3])
-        return [(EventKind.SEAT_LEFT, seat), (EventKind.GAME_ENDED, tuple(totals), self._ranking)]
+        return [
+            (EventKind.SEAT_LEFT, seat),
+            (EventKind.GAME_ENDED, tuple(totals), self._ranking),
+        ]
 
     # -- reading the state ---------------------------------------------------
 
@@ -837,8 +921,14 @@ class Game:
 
     def scores(self) -> tuple[int, int, int, int]:
         """The current deal's points so far."""
-        if self._deal is None or self._deal.finished or self._phase in (
-            Phase.AWAITING_DEAL, Phase.GAME_OVER,
+        if (
+            self._deal is None
+            or self._deal.finished
+            or self._phase
+            in (
+                Phase.AWAITING_DEAL,
+                Phase.GAME_OVER,
+            )
         ):
             return (0, 0, 0, 0)
         p = self._deal.points
@@ -881,7 +971,10 @@ class Game:
     def view(self, seat: int | None) -> dict[str, Any]:
         """What `seat` (or spectators, None) may see, by RULES.md §14."""
         deal = self._deal
-        active = deal is not None and self._phase not in (Phase.AWAITING_DEAL, Phase.GAME_OVER)
+        active = deal is not None and self._phase not in (
+            Phase.AWAITING_DEAL,
+            Phase.GAME_OVER,
+        )
         simultaneous = self._options.doubling_reveal == Reveal.SIMULTANEOUS
         to_act = list(self.to_act())
         answered: list[int] = []
@@ -893,7 +986,9 @@ class Game:
                 to_act = [seat] if seat is not None and seat not in deal.answers else []
             public = deal.answer_order if (deal.revealed or not simultaneous) else []
             answered = list(public)
-            doubled = sorted(((s, c) for s in public for c in deal.answers[s]), key=lambda x: x[1])
+            doubled = sorted(
+                ((s, c) for s in public for c in deal.answers[s]), key=lambda x: x[1]
+            )
             if seat is not None and seat in deal.answers:
                 my_double = list(deal.answers[seat])
         result: dict[str, Any] = {
@@ -904,10 +999,14 @@ class Game:
             "owner": self._kingdom_owner,
             "contract": self.contract,
             "to_act": to_act,
-            "hand_counts": [len(deal.hands[s]) if active and deal else 0 for s in range(4)],
+            "hand_counts": [
+                len(deal.hands[s]) if active and deal else 0 for s in range(4)
+            ],
             "trick": list(deal.trick) if active and deal else [],
             "trick_leader": deal.leader if active and deal else None,
-            "tricks_taken": list(deal.tricks_taken) if active and deal else [0, 0, 0, 0],
+            "tricks_taken": list(deal.tricks_taken)
+            if active and deal
+            else [0, 0, 0, 0],
             "layout": list(deal.layout) if active and deal else [None] * 4,
             "doubled": doubled,
             "my_double": my_double,
@@ -951,7 +1050,8 @@ def _wrong_phase_message(phase: Phase) -> str:
         Phase.CHOOSE_CONTRACT: "a contract must be chosen first",
         Phase.DOUBLING: "doubling answers come first",
         Phase.PLAY: "cards are being played",
-    }.get(phase, "deal has ended")
+        Phase.AWAITING_DEAL: "no deal is being played",
+    }.get(phase, "game is over")
 
 
 def _places(totals: Sequence[int], seats: Sequence[int] | range) -> tuple[int, ...]:
