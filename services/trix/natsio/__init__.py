@@ -1,0 +1,8 @@
+"""NATS and JetStream plumbing shared by every service.
+
+Owns: every subject name (`subjects`), the streams and KV buckets declared in code
+(`provisioning`), the connection that reconnects forever and re-provisions
+(`connection`), publishing with `Nats-Msg-Id` and same-id retries (`publish`), and
+consumers idempotent by (table, sequence) (`consumer`). Named `natsio`, not `nats`,
+so it never shadows the nats-py package.
+"""

@@ -1,0 +1,133 @@
+"""The NATS connection of a service: reconnects forever and re-provisions.
+
+Owns `NatsConnection`: connects (retrying the first connection until it succeeds or
+the caller gives up), reconnects forever afterwards (`max_reconnect_attempts=-1`),
+provisions every declared stream and KV bucket at start and again after each
+reconnect, and drains on shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import nats
+import structlog
+from nats.aio.client import Client
+from nats.js.client import JetStreamContext
+
+from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision
+
+log = structlog.get_logger("trix.natsio")
+
+
+class NatsConnection:
+    """One service's NATS client and JetStream context."""
+
+    def __init__(
+        self,
+        servers: str | Sequence[str],
+        name: str,
+        *,
+        streams: Sequence[StreamSpec] = STREAMS,
+        buckets: Sequence[KvSpec] = KV_BUCKETS,
+        reconnect_wait_s: float = 0.5,
+        request_timeout_s: float = 5.0,
+    ) -> None:
+        self.servers = [s.strip() for s in servers.split(",")] if isinstance(servers, str) else list(servers)
+        self.name = name
+        self.streams = tuple(streams)
+        self.buckets = tuple(buckets)
+        self.reconnect_wait_s = reconnect_wait_s
+        self.request_timeout_s = request_timeout_s
+        self.nc: Client | None = None
+        self.js: JetStreamContext | None = None
+        self.provisioned = asyncio.Event()
+        self.reconnects = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def client(self) -> Client:
+        if self.nc is None:
+            raise RuntimeError("NATS is not connected yet")
+        return self.nc
+
+    @property
+    def jetstream(self) -> JetStreamContext:
+        if self.js is None:
+            raise RuntimeError("NATS is not connected yet")
+        return self.js
+
+    async def connect(self, *, attempt_timeout_s: float = 2.0, give_up_after_s: float | None = None) -> None:
+        """Connect (retrying until `give_up_after_s`, None = forever) and provision."""
+        loop = asyncio.get_running_loop()
+        deadline = None if give_up_after_s is None else loop.time() + give_up_after_s
+        delay = 0.2
+        while True:
+            try:
+                self.nc = await nats.connect(
+                    servers=self.servers,
+                    name=self.name,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=self.reconnect_wait_s,  # type: ignore[arg-type,unused-ignore]
+                    connect_timeout=max(1, int(attempt_timeout_s)),
+                    allow_reconnect=True,
+                    disconnected_cb=self._on_disconnected,
+                    reconnected_cb=self._on_reconnected,
+                    error_cb=self._on_error,
+                    closed_cb=self._on_closed,
+                )
+                break
+            except Exception as exc:
+                if deadline is not None and loop.time() >= deadline:
+                    raise
+                log.warning("nats connect failed, retrying", servers=self.servers, error=repr(exc), retry_in_s=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+        self.js = self.nc.jetstream(timeout=self.request_timeout_s)
+        await self._provision()
+        log.info("nats connected", servers=self.servers, connected_url=str(self.nc.connected_url))
+
+    async def _provision(self) -> None:
+        js = self.jetstream
+        delay = 0.2
+        while True:
+            try:
+                report = await provision(js, self.streams, self.buckets)
+                break
+            except Exception as exc:  # noqa: BLE001 - JetStream may still be starting
+                log.warning("jetstream provisioning failed, retrying", error=repr(exc), retry_in_s=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+        self.provisioned.set()
+        log.info("jetstream provisioned", created=report.created, updated=report.updated)
+
+    async def _on_disconnected(self) -> None:
+        self.provisioned.clear()
+        log.warning("nats disconnected")
+
+    async def _on_reconnected(self) -> None:
+        self.reconnects += 1
+        log.info("nats reconnected", reconnects=self.reconnects)
+        task = asyncio.ensure_future(self._provision())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _on_error(self, exc: Exception) -> None:
+        log.warning("nats error", error=repr(exc))
+
+    async def _on_closed(self) -> None:
+        log.info("nats connection closed")
+
+    async def drain(self, timeout_s: float = 5.0) -> None:
+        """Drain subscriptions and pending publishes, then close."""
+        for task in list(self._tasks):
+            task.cancel()
+        nc = self.nc
+        if nc is None or nc.is_closed:
+            return
+        try:
+            await asyncio.wait_for(nc.drain(), timeout_s)
+        except Exception as exc:  # noqa: BLE001 - shutting down anyway
+            log.warning("nats drain failed, closing", error=repr(exc))
+            await nc.close()

@@ -1,0 +1,158 @@
+"""JetStream streams and KV buckets, declared in code and created idempotently.
+
+Owns the list of every stream (`STREAMS`) and KV bucket (`KV_BUCKETS`) the platform
+uses and `provision()`, which adds each one or updates it to the declared config.
+Every service calls it at start and again after each reconnect (a NATS server that
+lost its store comes back with everything declared). Add a stream here, never ad hoc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
+from nats.js.client import JetStreamContext
+from nats.js.errors import BucketNotFoundError, NotFoundError
+
+from trix.natsio import subjects
+
+DAY_S = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One JetStream stream."""
+
+    name: str
+    subjects: tuple[str, ...]
+    description: str
+    max_age_s: float = 0.0
+    """0 = keep until deleted (retention by the owner, e.g. after archiving)."""
+    max_msgs_per_subject: int = -1
+    duplicate_window_s: float = 120.0
+    """Nats-Msg-Id deduplication window: a retried publish within it is stored once."""
+    allow_rollup: bool = False
+    allow_direct: bool = True
+
+    def config(self) -> StreamConfig:
+        return StreamConfig(
+            name=self.name,
+            description=self.description,
+            subjects=list(self.subjects),
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            max_age=self.max_age_s,
+            max_msgs_per_subject=self.max_msgs_per_subject,
+            duplicate_window=self.duplicate_window_s,
+            allow_rollup_hdrs=self.allow_rollup,
+            allow_direct=self.allow_direct,
+            num_replicas=1,
+        )
+
+
+@dataclass(frozen=True)
+class KvSpec:
+    """One JetStream key-value bucket."""
+
+    bucket: str
+    description: str
+    history: int = 1
+    ttl_s: float = 0.0
+    """0 = entries never expire."""
+
+    def config(self) -> KeyValueConfig:
+        return KeyValueConfig(
+            bucket=self.bucket,
+            description=self.description,
+            history=self.history,
+            ttl=self.ttl_s or None,
+            storage=StorageType.FILE,
+        )
+
+
+STREAMS: tuple[StreamSpec, ...] = (
+    StreamSpec(
+        "TABLE_LOG",
+        (subjects.all_table_logs(),),
+        "Each table's accepted actions, the truth of the game (private to the table service).",
+    ),
+    StreamSpec(
+        "TABLE_SNAPSHOTS",
+        (subjects.all_table_snapshots(),),
+        "Latest engine snapshot of each table (private to the table service).",
+        max_msgs_per_subject=1,
+        allow_rollup=True,
+    ),
+    StreamSpec(
+        "TABLE_EVENTS",
+        (subjects.all_table_events(),),
+        "Per-seat and public table events, for resume and for timers and scoring.",
+        max_age_s=7 * DAY_S,
+    ),
+    StreamSpec("PRESENCE", (subjects.all_presence(),), "Player connected/disconnected events.", max_age_s=DAY_S),
+    StreamSpec("MATCHES", (subjects.match_formed(),), "MatchFormed events.", max_age_s=DAY_S),
+    StreamSpec("TIMERS", (subjects.all_timers(),), "AutoAct and Leave decisions of the timers.", max_age_s=DAY_S),
+)
+
+KV_BUCKETS: tuple[KvSpec, ...] = (
+    KvSpec("table_leases", "Owner lease of each table (issue 5).", ttl_s=10.0),
+    KvSpec("player_tables", "Player -> current table index (issue 4)."),
+    KvSpec("timer_deadlines", "Pending decision deadlines (issue 7)."),
+    KvSpec("match_tickets", "Matchmaking tickets and claims (issue 6)."),
+    KvSpec("consumer_progress", "Last (table, sequence) applied by each durable consumer."),
+)
+
+
+@dataclass
+class ProvisionReport:
+    """What `provision` did, for logs and tests."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+async def provision(
+    js: JetStreamContext,
+    streams: Sequence[StreamSpec] = STREAMS,
+    buckets: Sequence[KvSpec] = KV_BUCKETS,
+) -> ProvisionReport:
+    """Create every declared stream and bucket, or update it to its declared config."""
+    report = ProvisionReport()
+    for spec in streams:
+        wanted = spec.config()
+        try:
+            info = await js.stream_info(spec.name)
+        except NotFoundError:
+            await js.add_stream(config=wanted)
+            report.created.append(spec.name)
+            continue
+        have = info.config
+        if (
+            sorted(have.subjects or []) != sorted(wanted.subjects or [])
+            or (have.max_age or 0) != (wanted.max_age or 0)
+            or have.max_msgs_per_subject != wanted.max_msgs_per_subject
+            or (have.duplicate_window or 0) != (wanted.duplicate_window or 0)
+        ):
+            await js.update_stream(config=wanted)
+            report.updated.append(spec.name)
+        else:
+            report.unchanged.append(spec.name)
+    for kv in buckets:
+        try:
+            await js.key_value(kv.bucket)
+        except BucketNotFoundError:
+            await js.create_key_value(config=kv.config())
+            report.created.append(f"KV_{kv.bucket}")
+            continue
+        info = await js.stream_info(f"KV_{kv.bucket}")
+        have = info.config
+        if have.max_msgs_per_subject != kv.history or (have.max_age or 0) != kv.ttl_s:
+            have.max_msgs_per_subject = kv.history
+            have.max_age = kv.ttl_s
+            await js.update_stream(config=have)
+            report.updated.append(f"KV_{kv.bucket}")
+        else:
+            report.unchanged.append(f"KV_{kv.bucket}")
+    return report

@@ -1,0 +1,75 @@
+"""Publishing to JetStream with a message id, retried with the same id.
+
+Owns `publish_once`: every message gets a `Nats-Msg-Id` (the caller's idempotency
+key, or a new one), and a publish whose acknowledgement is lost (timeout, no
+responders while the server restarts, reconnecting) is retried with the *same* id,
+so the stream's duplicate window stores it once. Returns the PubAck: a message is
+acknowledged only when it is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping
+
+import nats.errors
+import nats.js.errors
+import structlog
+from nats.js.api import PubAck
+from nats.js.client import JetStreamContext
+
+MSG_ID_HEADER = "Nats-Msg-Id"
+EXPECTED_LAST_SUBJECT_SEQ_HEADER = "Nats-Expected-Last-Subject-Sequence"
+
+log = structlog.get_logger("trix.natsio.publish")
+
+RETRYABLE: tuple[type[BaseException], ...] = (
+    asyncio.TimeoutError,
+    nats.errors.TimeoutError,
+    nats.errors.NoRespondersError,
+    nats.js.errors.NoStreamResponseError,
+    nats.js.errors.ServiceUnavailableError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.StaleConnectionError,
+    nats.errors.OutboundBufferLimitError,
+)
+
+
+def new_msg_id() -> str:
+    """A fresh message id for publishes without a natural idempotency key."""
+    return uuid.uuid4().hex
+
+
+async def publish_once(
+    js: JetStreamContext,
+    subject: str,
+    payload: bytes,
+    *,
+    msg_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    attempt_timeout_s: float = 2.0,
+    deadline_s: float = 60.0,
+) -> PubAck:
+    """Publish and wait for the ack, retrying with the same Nats-Msg-Id until `deadline_s`.
+
+    `PubAck.duplicate` is true when an earlier attempt had already been stored.
+    Raises the last error when the deadline passes; non-retryable JetStream errors
+    (e.g. a wrong expected sequence) are raised at once.
+    """
+    message_id = msg_id or new_msg_id()
+    all_headers = {**(headers or {}), MSG_ID_HEADER: message_id}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + deadline_s
+    delay = 0.05
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await js.publish(subject, payload, timeout=attempt_timeout_s, headers=dict(all_headers))
+        except RETRYABLE as exc:
+            if loop.time() + delay >= deadline:
+                raise
+            log.info("publish retry", subject=subject, msg_id=message_id, attempt=attempt, error=type(exc).__name__)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)

@@ -1,0 +1,144 @@
+"""Every NATS subject of the platform is built here, and only here.
+
+Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a player id):
+
+| subject | what | who reads |
+|---|---|---|
+| `trix.table.cmd.<sh>.<t>` | TableCommand requests to the table's owner | table owners (per shard) |
+| `trix.table.log.<t>` | the table's JetStream log (private: hands, seed) | table service only |
+| `trix.table.snap.<t>` | table snapshots (private) | table service only |
+| `trix.table.evt.<t>.seat.<s>` | events seat `s` may see (RULES.md §14) | gateway, that seat |
+| `trix.table.evt.<t>.public` | public events (spectators, timers, scoring) | anyone |
+| `trix.presence.<p>` | PlayerConnected / PlayerDisconnected | timers |
+| `trix.match.formed` | MatchFormed | table service |
+| `trix.timers.autoact.<t>` | AutoAct sent by the timers (audit; delivered as a command) | table |
+| `trix.timers.leave.<t>` | Leave decided by the timers (audit; delivered as a command) | table |
+
+Tokens are checked so an id can never inject a wildcard or an extra token.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+from trix.errors import InvalidArgument
+
+ROOT = "trix"
+TABLE_SHARDS = 64
+"""Number of command shards; a table's shard is crc32(table_id) % TABLE_SHARDS."""
+
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+def token(value: str, what: str = "id") -> str:
+    """A subject token from an id; raises InvalidArgument on `.`, `*`, `>`, spaces or empty."""
+    if not _TOKEN.fullmatch(value):
+        raise InvalidArgument(f"{what} must be 1-128 of A-Z a-z 0-9 _ -: {value!r}")
+    return value
+
+
+def _seat(seat: int) -> str:
+    if not 0 <= seat <= 3:
+        raise InvalidArgument(f"seat must be 0..3: {seat}")
+    return str(seat)
+
+
+def table_shard(table_id: str, shards: int = TABLE_SHARDS) -> int:
+    """The command shard of a table (stable across processes and versions)."""
+    return zlib.crc32(token(table_id, "table id").encode()) % shards
+
+
+# -- table commands -------------------------------------------------------------
+
+
+def table_command(table_id: str, shards: int = TABLE_SHARDS) -> str:
+    """Where TableCommand requests for one table are sent."""
+    return f"{ROOT}.table.cmd.{table_shard(table_id, shards)}.{token(table_id, 'table id')}"
+
+
+def table_commands_of_shard(shard: int) -> str:
+    """Wildcard an owner subscribes to for every table of one shard."""
+    return f"{ROOT}.table.cmd.{int(shard)}.*"
+
+
+def all_table_commands() -> str:
+    """Wildcard over every table command (permissions, tools)."""
+    return f"{ROOT}.table.cmd.>"
+
+
+# -- table log and snapshots (private to the table service) -----------------------
+
+
+def table_log(table_id: str) -> str:
+    """The subject of a table's JetStream log."""
+    return f"{ROOT}.table.log.{token(table_id, 'table id')}"
+
+
+def all_table_logs() -> str:
+    return f"{ROOT}.table.log.>"
+
+
+def table_snapshot(table_id: str) -> str:
+    """The subject of a table's snapshots."""
+    return f"{ROOT}.table.snap.{token(table_id, 'table id')}"
+
+
+def all_table_snapshots() -> str:
+    return f"{ROOT}.table.snap.>"
+
+
+# -- table events ---------------------------------------------------------------
+
+
+def seat_events(table_id: str, seat: int) -> str:
+    """Events seat `seat` of a table may see, and nobody else (RULES.md §14)."""
+    return f"{ROOT}.table.evt.{token(table_id, 'table id')}.seat.{_seat(seat)}"
+
+
+def public_events(table_id: str) -> str:
+    """Public events of a table: what spectators may see (RULES.md §14)."""
+    return f"{ROOT}.table.evt.{token(table_id, 'table id')}.public"
+
+
+def all_seat_events() -> str:
+    return f"{ROOT}.table.evt.*.seat.*"
+
+
+def all_public_events() -> str:
+    return f"{ROOT}.table.evt.*.public"
+
+
+def all_table_events() -> str:
+    return f"{ROOT}.table.evt.>"
+
+
+# -- presence, matches, timers ------------------------------------------------------
+
+
+def presence(player_id: str) -> str:
+    """Presence events of one player (published by the gateway)."""
+    return f"{ROOT}.presence.{token(player_id, 'player id')}"
+
+
+def all_presence() -> str:
+    return f"{ROOT}.presence.*"
+
+
+def match_formed() -> str:
+    """MatchFormed events (published by matchmaking)."""
+    return f"{ROOT}.match.formed"
+
+
+def timers_autoact(table_id: str) -> str:
+    """AutoAct decisions of the timers for a table."""
+    return f"{ROOT}.timers.autoact.{token(table_id, 'table id')}"
+
+
+def timers_leave(table_id: str) -> str:
+    """Leave decisions of the timers for a table."""
+    return f"{ROOT}.timers.leave.{token(table_id, 'table id')}"
+
+
+def all_timers() -> str:
+    return f"{ROOT}.timers.>"

@@ -1,0 +1,137 @@
+"""Configuration from the environment into frozen dataclasses, failing fast.
+
+Owns: `RuntimeConfig` (the settings every service shares) and the `env_*` readers
+services use for their own settings. A bad value raises `ConfigError` whose message
+names the variable (`TRIX_GRPC_PORT: not an integer: 'abc'`); `trix.runtime.server.main`
+prints it and exits with code 2. Must not read the environment anywhere else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+EXIT_CONFIG_ERROR = 2
+
+
+class ConfigError(Exception):
+    """A configuration variable is missing or malformed; the message names it."""
+
+
+def _raw(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def env_str(env: Mapping[str, str], name: str, default: str) -> str:
+    """A string variable; empty or unset gives the default."""
+    value = _raw(env, name)
+    return default if value is None else value
+
+
+def env_int(
+    env: Mapping[str, str], name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """An integer variable within [minimum, maximum]."""
+    value = _raw(env, name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"{name}: not an integer: {value!r}") from None
+    if minimum is not None and number < minimum:
+        raise ConfigError(f"{name}: must be >= {minimum}: {value!r}")
+    if maximum is not None and number > maximum:
+        raise ConfigError(f"{name}: must be <= {maximum}: {value!r}")
+    return number
+
+
+def env_float(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
+    """A non-negative (by default) number of seconds or similar."""
+    value = _raw(env, name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"{name}: not a number: {value!r}") from None
+    if not number >= minimum:  # also rejects NaN
+        raise ConfigError(f"{name}: must be >= {minimum}: {value!r}")
+    return number
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """A boolean variable: 1/0, true/false, yes/no, on/off."""
+    value = _raw(env, name)
+    if value is None:
+        return default
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise ConfigError(f"{name}: not a boolean (use true or false): {value!r}")
+
+
+def env_choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of a fixed set of strings (case-insensitive, returned as listed)."""
+    value = _raw(env, name)
+    if value is None:
+        return default
+    for choice in choices:
+        if value.lower() == choice.lower():
+            return choice
+    raise ConfigError(f"{name}: must be one of {', '.join(choices)}: {value!r}")
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """Settings every service shares (all from TRIX_* variables)."""
+
+    service: str
+    """Service name used in logs and metrics (not from the environment)."""
+    instance: str
+    """TRIX_INSTANCE: replica name, e.g. `table-1` (default: the service name)."""
+    grpc_host: str
+    """TRIX_GRPC_HOST: address the gRPC server binds (default 127.0.0.1)."""
+    grpc_port: int
+    """TRIX_GRPC_PORT: gRPC port, 0 = a free port (default 0)."""
+    metrics_port: int
+    """TRIX_METRICS_PORT: Prometheus HTTP port, 0 = a free port, -1 = no endpoint (default 0)."""
+    nats_url: str
+    """TRIX_NATS_URL: NATS server URL(s), comma separated; `none` = run without NATS."""
+    shutdown_grace_s: float
+    """TRIX_SHUTDOWN_GRACE_S: time in-flight calls get to finish on SIGTERM (default 10)."""
+    drain_delay_s: float
+    """TRIX_DRAIN_DELAY_S: time between NOT_SERVING and refusing new calls (default 0.2)."""
+    reflection: bool
+    """TRIX_GRPC_REFLECTION: serve gRPC reflection (default false)."""
+    log_level: str
+    """TRIX_LOG_LEVEL: debug, info, warning or error (default info)."""
+
+    @property
+    def nats_enabled(self) -> bool:
+        return self.nats_url.lower() != "none"
+
+    @classmethod
+    def from_env(cls, service: str, env: Mapping[str, str] | None = None) -> RuntimeConfig:
+        e = os.environ if env is None else env
+        return cls(
+            service=service,
+            instance=env_str(e, "TRIX_INSTANCE", service),
+            grpc_host=env_str(e, "TRIX_GRPC_HOST", "127.0.0.1"),
+            grpc_port=env_int(e, "TRIX_GRPC_PORT", 0, minimum=0, maximum=65535),
+            metrics_port=env_int(e, "TRIX_METRICS_PORT", 0, minimum=-1, maximum=65535),
+            nats_url=env_str(e, "TRIX_NATS_URL", "nats://127.0.0.1:4222"),
+            shutdown_grace_s=env_float(e, "TRIX_SHUTDOWN_GRACE_S", 10.0),
+            drain_delay_s=env_float(e, "TRIX_DRAIN_DELAY_S", 0.2),
+            reflection=env_bool(e, "TRIX_GRPC_REFLECTION", False),
+            log_level=env_choice(e, "TRIX_LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
+        )

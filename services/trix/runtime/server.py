@@ -1,0 +1,191 @@
+"""The lifecycle of a service process: start, serve, shut down gracefully.
+
+Owns `Runtime` (a grpc.aio server on loopback with the runtime interceptor, the
+standard health service, optional reflection, the metrics endpoint and the NATS
+connection) and `run_main` (what every service's `__main__` calls: load config or
+exit 2 naming the bad variable, configure logs, serve until SIGTERM/SIGINT, exit 0).
+
+Health is NOT_SERVING until gRPC, metrics and NATS are all up, then SERVING. On
+shutdown: NOT_SERVING, a short drain delay so watchers and balancers notice, response
+streams end with UNAVAILABLE, the server stops accepting calls and gives in-flight
+unary calls the grace period, then NATS is drained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+import grpc
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from trix.natsio.connection import NatsConnection
+from trix.runtime.config import EXIT_CONFIG_ERROR, ConfigError, RuntimeConfig
+from trix.runtime.interceptors import RuntimeInterceptor
+from trix.runtime.logs import configure_logging
+from trix.runtime.metrics import MetricsEndpoint, RpcMetrics
+
+log = structlog.get_logger("trix.runtime")
+
+HEALTH_SERVICE = "grpc.health.v1.Health"
+
+
+@dataclass(frozen=True)
+class ServiceBinding:
+    """One gRPC service a runtime serves."""
+
+    full_name: str
+    """Fully qualified proto name, e.g. `trix.v1.TableService` (health reports it)."""
+    register: Callable[[grpc.aio.Server], None]
+    """Adds the servicer to a server (the generated `add_XServicer_to_server`)."""
+    unbuilt_issue: int | None = None
+    """The issue that builds this service's not-yet-implemented RPCs (named in UNIMPLEMENTED)."""
+
+
+SubscriberHook = Callable[[NatsConnection], Awaitable[None]]
+
+
+class Runtime:
+    """One service process's gRPC server, health, metrics and NATS connection."""
+
+    def __init__(
+        self,
+        config: RuntimeConfig,
+        services: Sequence[ServiceBinding],
+        *,
+        start_subscribers: SubscriberHook | None = None,
+    ) -> None:
+        self.config = config
+        self.services = tuple(services)
+        self.start_subscribers = start_subscribers
+        self.metrics = RpcMetrics()
+        self.health = HealthServicer()
+        self.nats: NatsConnection | None = None
+        self.grpc_port = 0
+        self.metrics_port = -1
+        self._stopping = asyncio.Event()
+        self._server: grpc.aio.Server | None = None
+        self._metrics_endpoint: MetricsEndpoint | None = None
+        self._stopped = False
+
+    @property
+    def address(self) -> str:
+        return f"{self.config.grpc_host}:{self.grpc_port}"
+
+    async def _set_all(self, status: health_pb2.HealthCheckResponse.ServingStatus.ValueType) -> None:
+        for name in ("", *(s.full_name for s in self.services)):
+            await self.health.set(name, status)
+
+    async def start(self) -> None:
+        """Start gRPC (NOT_SERVING), metrics and NATS, then report SERVING."""
+        cfg = self.config
+        interceptor = RuntimeInterceptor(
+            self.metrics,
+            {s.full_name: s.unbuilt_issue for s in self.services if s.unbuilt_issue is not None},
+            self._stopping,
+        )
+        server = grpc.aio.server(interceptors=[interceptor], options=[("grpc.so_reuseport", 0)])
+        for service in self.services:
+            service.register(server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        await self._set_all(health_pb2.HealthCheckResponse.NOT_SERVING)
+        if cfg.reflection:
+            names = [s.full_name for s in self.services]
+            reflection.enable_server_reflection([*names, HEALTH_SERVICE, reflection.SERVICE_NAME], server)
+        self.grpc_port = server.add_insecure_port(f"{cfg.grpc_host}:{cfg.grpc_port}")
+        if self.grpc_port == 0:
+            raise RuntimeError(f"cannot bind gRPC to {cfg.grpc_host}:{cfg.grpc_port}")
+        await server.start()
+        self._server = server
+        log.info("grpc listening", grpc_port=self.grpc_port, address=self.address, reflection=cfg.reflection)
+        if cfg.metrics_port >= 0:
+            self._metrics_endpoint = MetricsEndpoint(self.metrics.registry, cfg.grpc_host, cfg.metrics_port)
+            self.metrics_port = self._metrics_endpoint.port
+            log.info("metrics listening", metrics_port=self.metrics_port, path="/metrics")
+        if cfg.nats_enabled:
+            self.nats = NatsConnection(cfg.nats_url, name=cfg.instance)
+            await self.nats.connect()
+            if self.start_subscribers is not None:
+                await self.start_subscribers(self.nats)
+        await self._set_all(health_pb2.HealthCheckResponse.SERVING)
+        log.info("serving", grpc_port=self.grpc_port, metrics_port=self.metrics_port)
+
+    async def stop(self) -> None:
+        """Graceful shutdown; safe to call more than once and after a failed start."""
+        if self._stopped:
+            return
+        self._stopped = True
+        cfg = self.config
+        log.info("shutting down", grace_s=cfg.shutdown_grace_s)
+        await self.health.enter_graceful_shutdown()
+        if self._server is not None:
+            await asyncio.sleep(cfg.drain_delay_s)
+            self._stopping.set()
+            await self._server.stop(cfg.shutdown_grace_s)
+        if self.nats is not None:
+            await self.nats.drain(timeout_s=max(1.0, cfg.shutdown_grace_s))
+        if self._metrics_endpoint is not None:
+            self._metrics_endpoint.close()
+        log.info("stopped")
+
+
+async def serve(runtime: Runtime) -> int:
+    """Run until SIGTERM or SIGINT, then shut down; 0 on a clean stop, 1 if start failed."""
+    loop = asyncio.get_running_loop()
+    stop_requested = asyncio.Event()
+
+    def on_signal(signame: str) -> None:
+        log.info("signal received", signal=signame)
+        stop_requested.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+    starting = asyncio.ensure_future(runtime.start())
+    waiting = asyncio.ensure_future(stop_requested.wait())
+    await asyncio.wait({starting, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    if not starting.done():
+        starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
+        await runtime.stop()
+        return 0
+    if starting.exception() is not None:
+        log.error("start failed", exc_info=starting.exception())
+        waiting.cancel()
+        await runtime.stop()
+        return 1
+    await waiting
+    await runtime.stop()
+    return 0
+
+
+class HasRuntimeConfig(Protocol):
+    """A service's config: its own fields plus the shared `runtime` settings."""
+
+    @property
+    def runtime(self) -> RuntimeConfig: ...
+
+
+C = TypeVar("C", bound=HasRuntimeConfig)
+
+
+def run_main(service: str, load_config: Callable[[], C], build: Callable[[C], Runtime]) -> int:
+    """Entry point of `python -m trix.<service>`: returns the process exit code."""
+    try:
+        config = load_config()
+    except ConfigError as err:
+        print(f"trix {service}: configuration error: {err}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    rc = config.runtime
+    configure_logging(rc.service, rc.instance, rc.log_level)
+    runtime = build(config)
+    try:
+        return asyncio.run(serve(runtime))
+    except KeyboardInterrupt:
+        return 0

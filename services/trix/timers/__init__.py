@@ -1,0 +1,8 @@
+"""The timers service (issue 7): a deadline for every pending decision (RULES.md §9),
+disconnect grace and leaving (§10).
+
+Skeleton shared by every service: `__main__` (start, signals), `config` (frozen
+dataclass from the environment), `service` (logic; imports neither grpc nor nats),
+`grpc_api` (proto <-> domain only), `subscribers` (NATS handlers). Run it with
+`python -m trix.timers`.
+"""

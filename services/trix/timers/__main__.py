@@ -1,0 +1,33 @@
+"""`python -m trix.timers`: start the timers service and serve until SIGTERM/SIGINT.
+
+Exit codes: 0 after a graceful stop, 1 if it could not start, 2 on a bad
+configuration value (the message names the variable).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from trix.natsio.connection import NatsConnection
+from trix.runtime.server import Runtime, run_main
+from trix.timers import grpc_api, subscribers
+from trix.timers.config import SERVICE, TimersConfig
+from trix.timers.service import TimersService
+
+
+def build(config: TimersConfig) -> Runtime:
+    """Wire the timers's logic to the runtime."""
+    service = TimersService(config)
+
+    async def start_subscribers(nats: NatsConnection) -> None:
+        await subscribers.start(nats, service)
+
+    return Runtime(config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers)
+
+
+def main() -> int:
+    return run_main(SERVICE, TimersConfig.from_env, build)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
