@@ -82,8 +82,9 @@ class Event(_message.Message):
     table_id: _builtins.str
     """The table the event belongs to; empty for events not tied to a table (presence, matches)."""
     sequence: _builtins.int
-    """The table's log sequence that produced this event; strictly increasing per table,
-    the key consumers deduplicate on (with table_id). 0 for events not tied to a table.
+    """The table's sequence at this event: every event of a table gets its own number,
+    strictly increasing, so (table_id, sequence) identifies an event and is the key
+    consumers deduplicate on. 0 for events not tied to a table.
     """
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
