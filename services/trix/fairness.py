@@ -48,9 +48,7 @@ def validate_client_seed(seed: str) -> str:
     except UnicodeEncodeError as exc:
         raise FairnessError("a client seed must be valid UTF-8 text") from exc
     if len(encoded) > CLIENT_SEED_MAX_BYTES:
-        raise FairnessError(
-            f"a client seed is at most {CLIENT_SEED_MAX_BYTES} bytes of UTF-8"
-        )
+        raise FairnessError(f"a client seed is at most {CLIENT_SEED_MAX_BYTES} bytes of UTF-8")
     if CLIENT_SEED_SEPARATOR in seed:
         raise FairnessError("a client seed may not contain '|'")
     return seed
@@ -69,9 +67,7 @@ def _random_words(server_seed: bytes, client_seed: str, n: int) -> Iterator[int]
     for k = 0, 1, 2, …, concatenated, read as big-endian unsigned 32-bit integers"."""
     k = 0
     while True:
-        block = hmac.new(
-            server_seed, f"{client_seed}:{n}:{k}".encode(), hashlib.sha256
-        ).digest()
+        block = hmac.new(server_seed, f"{client_seed}:{n}:{k}".encode(), hashlib.sha256).digest()
         # 32 bytes per block: exactly 8 words, so no word straddles two blocks.
         for offset in range(0, len(block), 4):
             yield int.from_bytes(block[offset : offset + 4], "big")
@@ -101,8 +97,5 @@ def deal_from_seeds(server_seed: bytes, client_seed: str, n: int) -> Hands:
     """The 4 hands (each sorted by card id) of deal n (0 based, counting every deal
     of the game). §11 "Seat s receives positions 13*s .. 13*s + 12"."""
     deck = shuffled_deck(server_seed, client_seed, n)
-    h = [
-        tuple(sorted(deck[CARDS_PER_HAND * s : CARDS_PER_HAND * (s + 1)]))
-        for s in range(NUM_SEATS)
-    ]
+    h = [tuple(sorted(deck[CARDS_PER_HAND * s : CARDS_PER_HAND * (s + 1)])) for s in range(NUM_SEATS)]
     return (h[0], h[1], h[2], h[3])

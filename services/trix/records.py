@@ -41,6 +41,8 @@ CONTRACTS = {
     "TRIX": 4,
     "COMPLEX": 5,
 }
+# §2 "deals": 20 in the TRIX variants, 8 in the COMPLEX ones.
+NUM_DEALS = {"TRIX": 20, "TRIX_PARTNERSHIP": 20, "COMPLEX": 8, "COMPLEX_PARTNERSHIP": 8}
 REVEALS = {"SEQUENTIAL": 0, "SIMULTANEOUS": 1}
 SELF_TAKES = {"NOBODY": 0, "LEADER": 1}
 TEAM_TIEBREAKS = {"LAST_TRIX": 0, "SHARED": 1}
@@ -170,9 +172,7 @@ def load_record(data: bytes | str) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise RecordError(
-            f"record: not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
-        ) from None
+        raise RecordError(f"record: not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
     except (ValueError, RecursionError) as exc:
         kind = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise RecordError(f"record: not valid JSON ({kind})") from None
@@ -184,9 +184,7 @@ def read_record_file(path: str) -> Any:
         with open(path, "rb") as f:
             data = f.read(MAX_RECORD_BYTES + 1)
     except OSError as exc:
-        raise RecordError(
-            f"record: cannot read {path!r} ({exc.strerror or type(exc).__name__})"
-        ) from None
+        raise RecordError(f"record: cannot read {path!r} ({exc.strerror or type(exc).__name__})") from None
     return load_record(data)
 
 
@@ -206,12 +204,7 @@ def _is_int(value: Any) -> bool:
 
 def parse_card(text: Any, where: str) -> int:
     """§12 "Cards are written exactly as in §1 (TD, never 10D or td)"."""
-    if (
-        not isinstance(text, str)
-        or len(text) != 2
-        or text[0] not in RANKS
-        or text[1] not in SUITS
-    ):
+    if not isinstance(text, str) or len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
         raise RecordError(f"{where}: unknown card {_show(text)}")
     return SUITS.index(text[1]) * 13 + RANKS.index(text[0])
 
@@ -230,11 +223,7 @@ def _seat(value: Any, where: str) -> int:
 def _int_list4(value: Any, where: str) -> list[int] | None:
     if value is None:
         return None
-    if (
-        not isinstance(value, list)
-        or len(value) != NUM_SEATS
-        or not all(_is_int(v) for v in value)
-    ):
+    if not isinstance(value, list) or len(value) != NUM_SEATS or not all(_is_int(v) for v in value):
         raise RecordError(f"{where}: must be null or a list of 4 integers")
     return list(value)
 
@@ -261,18 +250,14 @@ def _check_top(record: Any) -> _Setup:
         if key not in TOP_LEVEL_KEYS:
             raise RecordError(f"record: unknown field {_show(key)}")
     if record.get("format") != RECORD_FORMAT:
-        raise RecordError(
-            f"record: format must be {RECORD_FORMAT!r}, not {_show(record.get('format'))}"
-        )
+        raise RecordError(f"record: format must be {RECORD_FORMAT!r}, not {_show(record.get('format'))}")
     variant = record.get("variant")
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise RecordError(f"record: unknown variant {_show(variant)}")
     options = _check_options(record.get("options"))
     players = record.get("players")
     if players is not None and (
-        not isinstance(players, list)
-        or len(players) != NUM_SEATS
-        or not all(isinstance(p, str) for p in players)
+        not isinstance(players, list) or len(players) != NUM_SEATS or not all(isinstance(p, str) for p in players)
     ):
         raise RecordError("players: must be a list of 4 strings")
     server_seed, client_seed = _check_fairness(record.get("fairness"))
@@ -305,13 +290,9 @@ def _check_options(options: Any) -> dict[str, bool | str]:
         if key in _OPTION_VALUES:
             if not isinstance(value, str) or value not in _OPTION_VALUES[key]:
                 allowed = ", ".join(_OPTION_VALUES[key])
-                raise RecordError(
-                    f"options: {key} must be one of {allowed}, not {_show(value)}"
-                )
+                raise RecordError(f"options: {key} must be one of {allowed}, not {_show(value)}")
         elif not isinstance(value, bool):
-            raise RecordError(
-                f"options: {key} must be true or false, not {_show(value)}"
-            )
+            raise RecordError(f"options: {key} must be true or false, not {_show(value)}")
         result[key] = value
     return result
 
@@ -325,17 +306,13 @@ def _check_fairness(fairness: Any) -> tuple[bytes | None, str | None]:
         if key not in ("commitment", "server_seed", "client_seed"):
             raise RecordError(f"fairness: unknown field {_show(key)}")
     commitment = fairness.get("commitment")
-    if commitment is not None and (
-        not isinstance(commitment, str) or not _HEX64.fullmatch(commitment)
-    ):
+    if commitment is not None and (not isinstance(commitment, str) or not _HEX64.fullmatch(commitment)):
         raise RecordError("fairness: commitment must be 64 lowercase hex digits")
     seed = fairness.get("server_seed")
     server_seed: bytes | None = None
     if seed is not None:
         if not isinstance(seed, str) or not _HEX64.fullmatch(seed):
-            raise RecordError(
-                "fairness: server_seed must be null or 64 lowercase hex digits (32 bytes)"
-            )
+            raise RecordError("fairness: server_seed must be null or 64 lowercase hex digits (32 bytes)")
         server_seed = bytes.fromhex(seed)
     client_seed = fairness.get("client_seed")
     if client_seed is not None and not isinstance(client_seed, str):
@@ -356,7 +333,7 @@ def _listed_hands(deal: dict[str, Any], d: int) -> list[list[int]] | None:
             raise RecordError(f"{where}: seat {s} must hold 13 cards")
         result.append(sorted(parse_card(c, f"{where} of seat {s}") for c in hand))
     seen: set[int] = set()
-    for s, hand in enumerate(result):
+    for hand in result:
         for c in hand:
             if c in seen:
                 raise RecordError(f"{where}: {card_str(c)} is dealt twice")
@@ -372,18 +349,12 @@ def _deal_hands(setup: _Setup, deal: dict[str, Any], d: int) -> list[list[int]]:
     if setup.server_seed is not None:
         if setup.client_seed is None:
             raise RecordError("fairness: client_seed is needed with a server_seed")
-        derived = [
-            list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)
-        ]
+        derived = [list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)]
     if listed is not None and derived is not None and listed != derived:
-        raise RecordError(
-            f"deal {d}, hands: do not match the server seed (RULES.md §11)"
-        )
+        raise RecordError(f"deal {d}, hands: do not match the server seed (RULES.md §11)")
     hands = listed if listed is not None else derived
     if hands is None:
-        raise RecordError(
-            f"deal {d}, hands: missing, and no server_seed to derive them"
-        )
+        raise RecordError(f"deal {d}, hands: missing, and no server_seed to derive them")
     return hands
 
 
@@ -416,16 +387,12 @@ def _play(value: Any, where: str) -> tuple[int, int]:
 # ---------------------------------------------------------------------------
 
 
-def _apply(
-    game: GameLike, seat: int, action: int, where: str
-) -> Sequence[tuple[Any, ...]]:
+def _apply(game: GameLike, seat: int, action: int, where: str) -> Sequence[tuple[Any, ...]]:
     try:
         return game.apply(seat, action)
     except Exception as exc:
         message = getattr(exc, "message", None)
-        if isinstance(message, str) and hasattr(
-            exc, "code"
-        ):  # the engine's IllegalAction
+        if isinstance(message, str) and hasattr(exc, "code"):  # the engine's IllegalAction
             raise RecordError(f"{where}: {message}") from None
         raise
 
@@ -437,32 +404,27 @@ def _scored(events: Sequence[tuple[Any, ...]]) -> list[int] | None:
     return None
 
 
-def _engine_options(
-    options_cls: Callable[..., Any], options: dict[str, bool | str]
-) -> Any:
+def _engine_options(options_cls: Callable[..., Any], options: dict[str, bool | str]) -> Any:
     values: dict[str, Any] = {}
     for key, value in options.items():
-        values[key] = (
-            _OPTION_VALUES[key][str(value)] if key in _OPTION_VALUES else value
-        )
+        values[key] = _OPTION_VALUES[key][str(value)] if key in _OPTION_VALUES else value
     return options_cls(**values)
 
 
-def replay(
-    record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]
-) -> ReplayResult:
+def replay(record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]) -> ReplayResult:
     """Check `record` (parsed JSON) against the rules by replaying it through
     `game_cls(variant, options_cls(...), decks)`, and return it completed."""
     setup = _check_top(record)
     variant = VARIANTS[setup.variant]
+    num_deals = NUM_DEALS[setup.variant]
+    if len(setup.deals) > num_deals:
+        raise RecordError(f"deal {num_deals}: a {setup.variant} game has only {num_deals} deals")
     decks = [_deal_hands(setup, deal, d) for d, deal in enumerate(setup.deals)]
     options = setup.options
     try:
         game = game_cls(variant, _engine_options(options_cls, options), decks)
     except Exception as exc:  # noqa: BLE001 - hands are checked above: an engine refusal
-        raise RecordError(
-            f"record: the engine refused the deals ({getattr(exc, 'message', exc)})"
-        ) from None
+        raise RecordError(f"record: the engine refused the deals ({getattr(exc, 'message', exc)})") from None
     completed = copy.deepcopy(record)
     completed["options"] = dict(options)
     differences: list[str] = []
@@ -474,19 +436,13 @@ def replay(
         # §12 "owner is checked against §3 (filled in when absent)"
         owner = game.owner
         given_owner = deal.get("owner")
-        if given_owner is not None and (
-            _seat(given_owner, f"deal {d}, owner") != owner
-        ):
-            raise RecordError(
-                f"deal {d}, owner: seat {given_owner} in the record, RULES.md §3 gives seat {owner}"
-            )
+        if given_owner is not None and (_seat(given_owner, f"deal {d}, owner") != owner):
+            raise RecordError(f"deal {d}, owner: seat {given_owner} in the record, RULES.md §3 gives seat {owner}")
         out_deal["owner"] = owner
-        scores = _replay_deal(game, setup, deal, d, decks[d], is_last=(d == last))
+        scores = _replay_deal(game, setup=setup, deal=deal, d=d, hands=decks[d], is_last=(d == last))
         given = _int_list4(deal.get("scores"), f"deal {d}, scores")
         if given is not None and given != scores:
-            differences.append(
-                f"deal {d}: scores {given} in the record, {scores} replayed"
-            )
+            differences.append(f"deal {d}: scores {given} in the record, {scores} replayed")
         out_deal["scores"] = scores
     if setup.left is not None:
         # §12 "seat S left a paid table for good after the last play in the record"
@@ -500,9 +456,7 @@ def replay(
     if given_totals is not None and given_totals != totals:
         differences.append(f"totals: {given_totals} in the record, {totals} replayed")
     if "ranking" in record and _int_list4(record.get("ranking"), "ranking") != ranking:
-        differences.append(
-            f"ranking: {_show(record.get('ranking'))} in the record, {ranking} replayed"
-        )
+        differences.append(f"ranking: {_show(record.get('ranking'))} in the record, {ranking} replayed")
     completed["totals"] = totals
     completed["ranking"] = ranking
     return ReplayResult(completed, differences, finished=game.phase == PHASE_GAME_OVER)
@@ -510,11 +464,11 @@ def replay(
 
 def _replay_deal(
     game: GameLike,
+    *,
     setup: _Setup,
     deal: dict[str, Any],
     d: int,
     hands: list[list[int]],
-    *,
     is_last: bool,
 ) -> list[int] | None:
     """Replay one deal; return its scores, or None when it is unfinished (last deal only)."""
@@ -537,7 +491,7 @@ def _replay_deal(
         raise RecordError(f"deal {d}, contract: unknown contract {_show(contract)}")
     _apply(game, owner, ACTION_CHOOSE_BASE + CONTRACTS[contract], f"deal {d}, contract")
     finished = _replay_doubles(
-        game, setup, doubles, d, contract, hands, may_stop=is_last and not plays
+        game, setup=setup, doubles=doubles, d=d, contract=contract, hands=hands, may_stop=is_last and not plays
     )
     if not finished:
         return None
@@ -550,20 +504,18 @@ def _replay_deal(
             raise RecordError(f"{where}: deal has ended")
         scores = _scored(_apply(game, seat, card, where))
     if scores is None and not is_last:
-        raise RecordError(
-            f"deal {d}, play {len(plays)}: the deal is unfinished but deal {d + 1} follows"
-        )
+        raise RecordError(f"deal {d}, play {len(plays)}: the deal is unfinished but deal {d + 1} follows")
     return scores
 
 
 def _replay_doubles(
     game: GameLike,
+    *,
     setup: _Setup,
     doubles: list[Any],
     d: int,
     contract: str,
     hands: list[list[int]],
-    *,
     may_stop: bool,
 ) -> bool:
     """§7 / §12 doubling answers. Returns False when a running game stops mid-doubling."""
@@ -571,9 +523,7 @@ def _replay_doubles(
     if not applies:
         # §12 "Where doubling does not apply, doubles is empty."
         if doubles:
-            raise RecordError(
-                f"deal {d}, doubling answer 0: doubling does not apply to this deal"
-            )
+            raise RecordError(f"deal {d}, doubling answer 0: doubling does not apply to this deal")
         return True
     eligible_cards = DOUBLING_CARDS[contract]
     eligible = [any(c in eligible_cards for c in hands[s]) for s in range(NUM_SEATS)]
@@ -584,15 +534,8 @@ def _replay_doubles(
         # §12 "the answers of seats without an eligible card (always "no") are left out":
         # the replayer gives them for those seats.
         for s in seats:
-            if (
-                game.phase == PHASE_DOUBLING
-                and game.deal_index == d
-                and s not in answered
-                and not eligible[s]
-            ):
-                _apply(
-                    game, s, ACTION_NO_DOUBLE, f"deal {d}, doubling answer of seat {s}"
-                )
+            if game.phase == PHASE_DOUBLING and game.deal_index == d and s not in answered and not eligible[s]:
+                _apply(game, s, ACTION_NO_DOUBLE, f"deal {d}, doubling answer of seat {s}")
                 answered.add(s)
 
     def sequential_auto() -> None:
@@ -629,9 +572,7 @@ def _replay_doubles(
         missing = min(s for s in range(NUM_SEATS) if s not in answered)
         if sequential:
             missing = game.to_act()[0]
-        raise RecordError(
-            f"deal {d}, doubling answer {len(doubles)}: missing answer of seat {missing}"
-        )
+        raise RecordError(f"deal {d}, doubling answer {len(doubles)}: missing answer of seat {missing}")
     return True
 
 
@@ -651,9 +592,7 @@ def verify(record: Any) -> VerifyReport:
     if setup.server_seed is None:
         return VerifyReport(
             False,
-            [
-                "server_seed: not revealed (the game is still running?), nothing to verify"
-            ],
+            ["server_seed: not revealed (the game is still running?), nothing to verify"],
         )
     if commitment is None:
         ok = False
@@ -662,21 +601,15 @@ def verify(record: Any) -> VerifyReport:
         lines.append("commitment: ok, SHA-256(server_seed) matches")
     else:
         ok = False
-        lines.append(
-            "commitment: MISMATCH, SHA-256(server_seed) is not the published commitment"
-        )
+        lines.append("commitment: MISMATCH, SHA-256(server_seed) is not the published commitment")
     if setup.client_seed is None:
-        return VerifyReport(
-            False, [*lines, "client_seed: missing, the deals cannot be recomputed"]
-        )
+        return VerifyReport(False, [*lines, "client_seed: missing, the deals cannot be recomputed"])
     for d, deal in enumerate(setup.deals):
         listed = _listed_hands(deal, d)
         if listed is None:
             lines.append(f"deal {d}: hands not listed, derived from the seeds")
             continue
-        derived = [
-            list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)
-        ]
+        derived = [list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)]
         if listed == derived:
             lines.append(f"deal {d}: hands ok")
         else:

@@ -75,9 +75,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "file", help="a game record (RULES.md §12) with its server_seed revealed"
-    )
+    parser.add_argument("file", help="a game record (RULES.md §12) with its server_seed revealed")
 
 
 def run_verify(args: argparse.Namespace) -> int:

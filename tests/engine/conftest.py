@@ -51,9 +51,7 @@ class Impl:
 def load_impl(name: str) -> Impl:
     if name == "model":
         return Impl("model", importlib.import_module("model"))
-    return Impl(
-        "engine", importlib.import_module("trix.engine")
-    )  # ImportError = failure
+    return Impl("engine", importlib.import_module("trix.engine"))  # ImportError = failure
 
 
 @pytest.fixture(params=["model", "engine"])

@@ -55,12 +55,7 @@ def card_str(card: int) -> str:
 
 def parse_card(text: str) -> int:
     """Only the exact upper-case form of §1 / §12 ("TD", never "10D" or "td")."""
-    if (
-        not isinstance(text, str)
-        or len(text) != 2
-        or text[0] not in RANKS
-        or text[1] not in SUITS
-    ):
+    if not isinstance(text, str) or len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
         raise ValueError(f"not a card: {text!r}")
     return SUITS.index(text[1]) * 13 + RANKS.index(text[0])
 
@@ -233,9 +228,7 @@ def action_str(action: int) -> str:
     if action == ACTION_NO_DOUBLE:
         return "no double"
     if ACTION_DOUBLE_BASE < action < ACTION_DOUBLE_BASE + 32:
-        return "double " + " ".join(
-            card_str(c) for c in mask_cards(action - ACTION_DOUBLE_BASE)
-        )
+        return "double " + " ".join(card_str(c) for c in mask_cards(action - ACTION_DOUBLE_BASE))
     raise ValueError(f"not an action: {action!r}")
 
 
@@ -396,9 +389,7 @@ class Game:
         hands = self._decks[self._deal_index]
         if self._deal_index == 0:
             # §3 "The holder of 7H in the game's first deal owns the first kingdom"
-            self._kingdom_owner = next(
-                s for s in range(4) if SEVEN_OF_HEARTS in hands[s]
-            )
+            self._kingdom_owner = next(s for s in range(4) if SEVEN_OF_HEARTS in hands[s])
         assert self._kingdom_owner is not None
         self._deal = _DealState(
             index=self._deal_index,
@@ -433,20 +424,13 @@ class Game:
         return (deal.turn,)
 
     def legal_actions(self, seat: int) -> list[int]:
-        if (
-            not (isinstance(seat, int) and 0 <= seat < NUM_SEATS)
-            or seat not in self.to_act()
-        ):
+        if not (isinstance(seat, int) and 0 <= seat < NUM_SEATS) or seat not in self.to_act():
             return []
         deal = self._deal
         assert deal is not None
         if self._phase == Phase.CHOOSE_CONTRACT:
             # §3 "picks a contract not yet played in this kingdom"
-            return sorted(
-                choose(c)
-                for c in VARIANT_CONTRACTS[self._variant]
-                if c not in self._played
-            )
+            return sorted(choose(c) for c in VARIANT_CONTRACTS[self._variant] if c not in self._played)
         if self._phase == Phase.DOUBLING:
             # §7 "which of its eligible cards it doubles (any subset, possibly none)"
             eligible = self._eligible(seat)
@@ -487,12 +471,7 @@ class Game:
         if row is None:
             return False
         low, high = row
-        return (
-            card == high + 1
-            and rank_of(high) < 14
-            or card == low - 1
-            and rank_of(low) > 2
-        )
+        return (card == high + 1 and rank_of(high) < 14) or (card == low - 1 and rank_of(low) > 2)
 
     # -- apply ---------------------------------------------------------------
 
@@ -509,9 +488,7 @@ class Game:
         ):
             raise IllegalAction(IllegalReason.BAD_ACTION, f"bad action ({action!r})")
         if self._phase == Phase.AWAITING_DEAL:
-            raise IllegalAction(
-                IllegalReason.WRONG_PHASE, _wrong_phase_message(self._phase)
-            )
+            raise IllegalAction(IllegalReason.WRONG_PHASE, _wrong_phase_message(self._phase))
         if action < NUM_CARDS:
             wanted = Phase.PLAY
         elif action < ACTION_DOUBLE_BASE:
@@ -519,9 +496,7 @@ class Game:
         else:
             wanted = Phase.DOUBLING
         if self._phase != wanted:
-            raise IllegalAction(
-                IllegalReason.WRONG_PHASE, _wrong_phase_message(self._phase)
-            )
+            raise IllegalAction(IllegalReason.WRONG_PHASE, _wrong_phase_message(self._phase))
         deal = self._deal
         assert deal is not None
         acting = self.to_act()
@@ -531,12 +506,8 @@ class Game:
                 and seat in deal.answers
                 and self._options.doubling_reveal == Reveal.SIMULTANEOUS
             ):
-                raise IllegalAction(
-                    IllegalReason.ALREADY_ANSWERED, "seat already answered"
-                )
-            raise IllegalAction(
-                IllegalReason.NOT_YOUR_TURN, f"not your turn (seat {acting[0]} to act)"
-            )
+                raise IllegalAction(IllegalReason.ALREADY_ANSWERED, "seat already answered")
+            raise IllegalAction(IllegalReason.NOT_YOUR_TURN, f"not your turn (seat {acting[0]} to act)")
         if self._phase == Phase.CHOOSE_CONTRACT:
             return self._apply_choose(seat, Contract(action - ACTION_CHOOSE_BASE))
         if self._phase == Phase.DOUBLING:
@@ -581,9 +552,7 @@ class Game:
                 )
         for c in cards:
             if c not in deal.hands[seat]:
-                raise IllegalAction(
-                    IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(c)})"
-                )
+                raise IllegalAction(IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(c)})")
         deal.answers[seat] = cards
         deal.answer_order.append(seat)
         for c in cards:
@@ -622,9 +591,7 @@ class Game:
         deal = self._deal
         assert deal is not None and deal.contract is not None
         if card not in deal.hands[seat]:
-            raise IllegalAction(
-                IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(card)})"
-            )
+            raise IllegalAction(IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(card)})")
         if deal.contract == Contract.TRIX:
             if not self._layout_accepts(card):
                 raise IllegalAction(
@@ -634,9 +601,7 @@ class Game:
             return self._play_on_layout(seat, card)
         if card not in self._playable_cards(seat):
             led = suit_of(deal.trick[0][1])
-            raise IllegalAction(
-                IllegalReason.MUST_FOLLOW_SUIT, f"must follow suit ({SUITS[led]})"
-            )
+            raise IllegalAction(IllegalReason.MUST_FOLLOW_SUIT, f"must follow suit ({SUITS[led]})")
         return self._play_to_trick(seat, card)
 
     # -- §4 / §5 / §7 trick play -----------------------------------------
@@ -682,10 +647,7 @@ class Game:
                 penalty += KING_OF_HEARTS_PENALTY
             if contract in (Contract.QUEENS, Contract.COMPLEX) and c in QUEENS_CARDS:
                 penalty += QUEEN_PENALTY  # §5 "QD counts as a queen and as a diamond"
-            if (
-                contract in (Contract.DIAMONDS, Contract.COMPLEX)
-                and suit_of(c) == DIAMONDS_SUIT
-            ):
+            if contract in (Contract.DIAMONDS, Contract.COMPLEX) and suit_of(c) == DIAMONDS_SUIT:
                 penalty += DIAMOND_PENALTY
         points[taker] += penalty
         # §7 "Each doubled card is scored on its own": one application per doubled card.
@@ -697,13 +659,8 @@ class Game:
             doubler = deal.doubler_of[c]
             points[taker] -= value  # "the taker loses v more"
             if doubler != taker:
-                points[doubler] += (
-                    value  # "the doubler, if the doubler is not the taker"
-                )
-            elif (
-                self._options.doubling_self_take == SelfTake.LEADER
-                and trick_leader != taker
-            ):
+                points[doubler] += value  # "the doubler, if the doubler is not the taker"
+            elif self._options.doubling_self_take == SelfTake.LEADER and trick_leader != taker:
                 # LEADER: "the seat that led that trick gains +v, unless it is the taker"
                 points[trick_leader] += value
             # NOBODY: "nobody gains"
@@ -733,9 +690,7 @@ class Game:
         deal.plays.append((seat, card))
         suit = suit_of(card)
         row = deal.layout[suit]
-        deal.layout[suit] = (
-            (card, card) if row is None else (min(row[0], card), max(row[1], card))
-        )
+        deal.layout[suit] = (card, card) if row is None else (min(row[0], card), max(row[1], card))
         events: list[Event] = [(EventKind.CARD_PLAYED, seat, card)]
         if not deal.hands[seat]:
             events.append(self._seat_out(seat))
@@ -775,9 +730,8 @@ class Game:
             # the second one out, next(second out), gets +100."
             a, b = rest
             count_a, count_b = len(deal.hands[a]), len(deal.hands[b])
-            if count_a == count_b:
-                third = next_seat(out[1])
-            else:
+            third = next_seat(out[1])  # "on equal counts ... next(second out)"
+            if count_a != count_b:
                 third = a if count_a < count_b else b
             fourth = b if third == a else a
             events.append(self._seat_out(third))
@@ -833,24 +787,14 @@ class Game:
             self._phase = Phase.AWAITING_DEAL
         return events
 
-    def _deal_record(
-        self, deal: _DealState, scores: tuple[int, ...] | None
-    ) -> dict[str, Any]:
+    def _deal_record(self, deal: _DealState, scores: tuple[int, ...] | None) -> dict[str, Any]:
         """One entry of §12 `deals`."""
         doubles = []
-        if (
-            deal.contract is not None
-            and self._options.doubling
-            and doubling_cards(deal.contract)
-        ):
+        if deal.contract is not None and self._options.doubling and doubling_cards(deal.contract):
             for s in deal.answer_order:
                 # §12 "the answers of seats without an eligible card (always "no") are left out"
-                if any(
-                    c in deal.initial_hands[s] for c in doubling_cards(deal.contract)
-                ):
-                    doubles.append(
-                        {"seat": s, "cards": [card_str(c) for c in deal.answers[s]]}
-                    )
+                if any(c in deal.initial_hands[s] for c in doubling_cards(deal.contract)):
+                    doubles.append({"seat": s, "cards": [card_str(c) for c in deal.answers[s]]})
         return {
             "hands": [[card_str(c) for c in h] for h in deal.initial_hands],
             "owner": deal.owner,
@@ -887,11 +831,7 @@ class Game:
         if not (type(seat) is int and 0 <= seat < NUM_SEATS):
             raise IllegalAction(IllegalReason.BAD_SEAT, f"bad seat ({seat!r})")
         # "an unfinished deal does not count"
-        if (
-            self._deal is not None
-            and not self._deal.finished
-            and self._phase != Phase.AWAITING_DEAL
-        ):
+        if self._deal is not None and not self._deal.finished and self._phase != Phase.AWAITING_DEAL:
             self._records.append(self._deal_record(self._deal, None))
         self._left = seat
         self._phase = Phase.GAME_OVER
@@ -945,11 +885,7 @@ class Game:
         """§12 without players/fairness."""
         deals = [copy.deepcopy(r) for r in self._records]
         deal = self._deal
-        if (
-            deal is not None
-            and not deal.finished
-            and self._phase not in (Phase.AWAITING_DEAL, Phase.GAME_OVER)
-        ):
+        if deal is not None and not deal.finished and self._phase not in (Phase.AWAITING_DEAL, Phase.GAME_OVER):
             deals.append(self._deal_record(deal, None))  # a running deal: scores null
         result: dict[str, Any] = {
             "variant": self._variant.name,
@@ -986,9 +922,7 @@ class Game:
                 to_act = [seat] if seat is not None and seat not in deal.answers else []
             public = deal.answer_order if (deal.revealed or not simultaneous) else []
             answered = list(public)
-            doubled = sorted(
-                ((s, c) for s in public for c in deal.answers[s]), key=lambda x: x[1]
-            )
+            doubled = sorted(((s, c) for s in public for c in deal.answers[s]), key=lambda x: x[1])
             if seat is not None and seat in deal.answers:
                 my_double = list(deal.answers[seat])
         result: dict[str, Any] = {
@@ -999,14 +933,10 @@ class Game:
             "owner": self._kingdom_owner,
             "contract": self.contract,
             "to_act": to_act,
-            "hand_counts": [
-                len(deal.hands[s]) if active and deal else 0 for s in range(4)
-            ],
+            "hand_counts": [len(deal.hands[s]) if active and deal else 0 for s in range(4)],
             "trick": list(deal.trick) if active and deal else [],
             "trick_leader": deal.leader if active and deal else None,
-            "tricks_taken": list(deal.tricks_taken)
-            if active and deal
-            else [0, 0, 0, 0],
+            "tricks_taken": list(deal.tricks_taken) if active and deal else [0, 0, 0, 0],
             "layout": list(deal.layout) if active and deal else [None] * 4,
             "doubled": doubled,
             "my_double": my_double,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE_FILES, EXPECTED_EXAMPLES, Impl
+
 from trix.records import read_record_file, replay
 
 
@@ -16,16 +17,12 @@ def test_all_example_records_are_present() -> None:
 
 
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
-def test_example_replays_to_expected_scores_totals_ranking(
-    impl: Impl, path: Path
-) -> None:
+def test_example_replays_to_expected_scores_totals_ranking(impl: Impl, path: Path) -> None:
     record = read_record_file(str(path))
     result = replay(record, impl.Game, impl.Options)
     assert result.differences == []
     completed = result.record
-    for d, (given, replayed) in enumerate(
-        zip(record["deals"], completed["deals"], strict=True)
-    ):
+    for d, (given, replayed) in enumerate(zip(record["deals"], completed["deals"], strict=True)):
         assert replayed["scores"] == given["scores"], f"deal {d}"
         assert replayed["owner"] == given["owner"], f"deal {d}"
     assert completed["totals"] == record["totals"]
@@ -45,9 +42,7 @@ def test_example_game_record_matches_input(impl: Impl, path: Path) -> None:
     replay(record, factory, impl.Options)
     produced = games[0].record()  # type: ignore[attr-defined]
     assert len(produced["deals"]) == len(record["deals"])
-    for d, (given, made) in enumerate(
-        zip(record["deals"], produced["deals"], strict=True)
-    ):
+    for d, (given, made) in enumerate(zip(record["deals"], produced["deals"], strict=True)):
         for key in ("owner", "contract", "doubles", "plays", "scores"):
             assert made[key] == given[key], f"deal {d} {key}"
         assert [sorted(h) for h in made["hands"]] == [sorted(h) for h in made["hands"]]
