@@ -501,11 +501,9 @@ class Game:
         assert deal is not None
         acting = self.to_act()
         if seat not in acting:
-            if (
-                self._phase == Phase.DOUBLING
-                and seat in deal.answers
-                and self._options.doubling_reveal == Reveal.SIMULTANEOUS
-            ):
+            # §7 "every seat answers once": a second answer is refused as such (in
+            # SEQUENTIAL the answers are public anyway, so this tells nothing new).
+            if self._phase == Phase.DOUBLING and seat in deal.answers:
                 raise IllegalAction(IllegalReason.ALREADY_ANSWERED, "seat already answered")
             raise IllegalAction(IllegalReason.NOT_YOUR_TURN, f"not your turn (seat {acting[0]} to act)")
         if self._phase == Phase.CHOOSE_CONTRACT:
@@ -552,7 +550,8 @@ class Game:
                 )
         for c in cards:
             if c not in deal.hands[seat]:
-                raise IllegalAction(IllegalReason.NOT_IN_HAND, f"card not in hand ({card_str(c)})")
+                # §7 "which of its eligible cards it doubles": a card not held is not eligible.
+                raise IllegalAction(IllegalReason.NOT_ELIGIBLE_TO_DOUBLE, f"card cannot be doubled ({card_str(c)})")
         deal.answers[seat] = cards
         deal.answer_order.append(seat)
         for c in cards:
@@ -769,13 +768,14 @@ class Game:
             self._last_trix_first_out = deal.out[0]
         self._records.append(self._deal_record(deal, scores))
         events: list[Event] = [(EventKind.DEAL_SCORED, deal.index, scores)]
-        self._deal_index += 1
-        if self._deal_index == self._num_deals:
+        if self._deal_index + 1 == self._num_deals:
             # §8 "After the last deal of the fourth kingdom the totals are final."
+            # (deal_index stays on that last deal.)
             self._phase = Phase.GAME_OVER
             self._ranking = self._final_ranking()
             events.append((EventKind.GAME_ENDED, tuple(self._totals), self._ranking))
             return events
+        self._deal_index += 1
         if self._deal_index % self._deals_per_kingdom == 0:
             # §3 "Each following kingdom is owned by next(previous owner)"
             assert self._kingdom_owner is not None

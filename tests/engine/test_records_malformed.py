@@ -290,7 +290,7 @@ def test_missing_double_answer() -> None:
 def test_doubling_a_card_not_held() -> None:
     record = example("game_0002")
     record["deals"][4]["doubles"][1]["cards"] = ["QD"]  # QD is seat 0's
-    assert error_of(record) == "deal 4, doubling answer 1: card not in hand (QD)"
+    assert error_of(record) == "deal 4, doubling answer 1: card cannot be doubled (QD)"
 
 
 def test_doubling_a_card_that_cannot_be_doubled() -> None:
