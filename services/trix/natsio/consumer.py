@@ -109,5 +109,5 @@ async def subscribe_durable(
 ) -> IdempotentEventHandler:
     """Start a durable push consumer with manual acks feeding `handler` exactly once per event."""
     wrapped = IdempotentEventHandler(handler, progress)
-    await js.subscribe(subject, durable=durable, stream=stream, cb=wrapped, manual_ack=True)
+    await js.subscribe(subject, durable=durable, stream=stream, cb=wrapped.__call__, manual_ack=True)
     return wrapped

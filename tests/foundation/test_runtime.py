@@ -1,0 +1,141 @@
+"""The service runtime in-process: draining within the grace period, the error table,
+UNIMPLEMENTED naming the issue, and metrics scraped over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from dataclasses import replace
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from trix.errors import IllegalMove, StaleTurn
+from trix.runtime.config import RuntimeConfig
+from trix.runtime.server import Runtime, ServiceBinding
+from trix.table import grpc_api as table_api
+from trix.table.config import TableConfig
+from trix.table.service import TableService
+from trix.v1 import timers_pb2, timers_pb2_grpc
+
+
+class ProbeTimers(timers_pb2_grpc.TimersServiceServicer):
+    """A test-only servicer: ListDeadlines sleeps `delay` seconds, GetPresence raises by player id."""
+
+    def __init__(self) -> None:
+        self.delay = 0.0
+
+    async def ListDeadlines(self, request: Any, context: Any) -> timers_pb2.ListDeadlinesResponse:
+        await asyncio.sleep(self.delay)
+        return timers_pb2.ListDeadlinesResponse()
+
+    async def GetPresence(self, request: Any, context: Any) -> timers_pb2.GetPresenceResponse:
+        if request.player_id == "illegal":
+            raise IllegalMove("must follow suit (C)")
+        if request.player_id == "stale":
+            raise StaleTurn("turn 7 is over")
+        raise KeyError("secret-internal-detail")
+
+
+def runtime_config(**changes: Any) -> RuntimeConfig:
+    base = RuntimeConfig.from_env("probe", {"TRIX_NATS_URL": "none", "TRIX_DRAIN_DELAY_S": "0"})
+    return replace(base, **changes)
+
+
+async def start_probe(config: RuntimeConfig) -> tuple[Runtime, ProbeTimers]:
+    probe = ProbeTimers()
+    table = TableService(TableConfig.from_env({"TRIX_NATS_URL": "none"}))
+
+    def register(server: grpc.aio.Server) -> None:
+        timers_pb2_grpc.add_TimersServiceServicer_to_server(probe, server)
+
+    runtime = Runtime(config, [ServiceBinding("trix.v1.TimersService", register), table_api.binding(table)])
+    await runtime.start()
+    return runtime, probe
+
+
+async def test_in_flight_call_finishes_within_grace() -> None:
+    runtime, probe = await start_probe(runtime_config(shutdown_grace_s=10.0))
+    probe.delay = 1.5
+    async with grpc.aio.insecure_channel(runtime.address) as channel:
+        stub = timers_pb2_grpc.TimersServiceStub(channel)
+        call = asyncio.ensure_future(stub.ListDeadlines(timers_pb2.ListDeadlinesRequest(table_id="t1"), timeout=30))
+        await asyncio.sleep(0.5)  # the call is in flight
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await runtime.stop()
+        took = loop.time() - started
+        reply = await call  # finished, not cancelled
+        assert isinstance(reply, timers_pb2.ListDeadlinesResponse)
+        assert took < 8.0, took
+    async with grpc.aio.insecure_channel(runtime.address) as channel:
+        stub = timers_pb2_grpc.TimersServiceStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.ListDeadlines(timers_pb2.ListDeadlinesRequest(), timeout=5)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+async def test_call_longer_than_grace_is_cut() -> None:
+    runtime, probe = await start_probe(runtime_config(shutdown_grace_s=0.5))
+    probe.delay = 30.0
+    async with grpc.aio.insecure_channel(runtime.address) as channel:
+        stub = timers_pb2_grpc.TimersServiceStub(channel)
+        call = asyncio.ensure_future(stub.ListDeadlines(timers_pb2.ListDeadlinesRequest(), timeout=60))
+        await asyncio.sleep(0.5)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await runtime.stop()
+        assert loop.time() - started < 5.0
+        with pytest.raises(grpc.aio.AioRpcError) as cut:
+            await call
+        assert cut.value.code() in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAVAILABLE)
+
+
+async def test_error_table_unimplemented_and_metrics() -> None:
+    runtime, _ = await start_probe(runtime_config())
+    try:
+        async with grpc.aio.insecure_channel(runtime.address) as channel:
+            stub = timers_pb2_grpc.TimersServiceStub(channel)
+            for player, code, text in (
+                ("illegal", grpc.StatusCode.FAILED_PRECONDITION, "must follow suit (C)"),
+                ("stale", grpc.StatusCode.ABORTED, "turn 7 is over"),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await stub.GetPresence(timers_pb2.GetPresenceRequest(player_id=player), timeout=10)
+                assert err.value.code() == code
+                assert err.value.details() == text
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.GetPresence(timers_pb2.GetPresenceRequest(player_id="boom"), timeout=10)
+            assert err.value.code() == grpc.StatusCode.INTERNAL
+            details = err.value.details() or ""
+            assert "error id" in details
+            assert "secret-internal-detail" not in details and "KeyError" not in details
+
+            from trix.v1 import table_pb2, table_pb2_grpc
+
+            table = table_pb2_grpc.TableServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await table.PlayCard(table_pb2.PlayCardRequest(), timeout=10)
+            assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            assert "issue #4" in (err.value.details() or "")
+            assert "PlayCard" in (err.value.details() or "")
+
+            health = health_pb2_grpc.HealthStub(channel)
+            status = await health.Check(health_pb2.HealthCheckRequest(service="trix.v1.TimersService"), timeout=10)
+            assert status.status == health_pb2.HealthCheckResponse.SERVING
+
+        url = f"http://127.0.0.1:{runtime.metrics_port}/metrics"
+        body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=10).read().decode())
+        assert 'grpc_server_started_total{grpc_method="GetPresence",grpc_service="trix.v1.TimersService"' in body
+        assert (
+            'grpc_server_handled_total{grpc_code="FAILED_PRECONDITION",grpc_method="GetPresence",'
+            'grpc_service="trix.v1.TimersService",grpc_type="unary"} 1.0'
+        ) in body
+        assert 'grpc_code="INTERNAL",grpc_method="GetPresence"' in body
+        assert 'grpc_code="UNIMPLEMENTED",grpc_method="PlayCard",grpc_service="trix.v1.TableService"' in body
+        assert "grpc_server_handling_seconds_bucket{" in body
+        assert "boom" not in body and "illegal" not in body  # no ids as labels
+    finally:
+        await runtime.stop()
