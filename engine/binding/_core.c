@@ -96,7 +96,9 @@ static PyObject *raise_status(const trix_game *g, trix_status st, int seat, int 
         break;
     case TRIX_E_NOT_ELIGIBLE_TO_DOUBLE: {
         int mask = action - TRIX_ACTION_DOUBLE_BASE;
-        int bad = mask & ~trix_eligible_doubles(g, seat);
+        /* first a card the contract never lets be doubled, then one not held */
+        int bad = mask & ~trix_contract_doubles(g->contract);
+        if (!bad) bad = mask & ~trix_eligible_doubles(g, seat);
         int card = -1;
         for (int b = 0; b < 5; b++)
             if ((bad & (1 << b)) && (card < 0 || trix_double_bit_card(b) < card))

@@ -307,6 +307,8 @@ static inline int trix_is_partnership(int variant) {
 /* Doubling: card of a TRIX_DBL bit index (0..4) and the reverse (-1 if none). */
 int trix_double_bit_card(int bit);
 int trix_card_double_bit(int card);
+/* Mask (TRIX_DBL_*) of the cards a contract lets be doubled (§7; 0 if none). */
+uint8_t trix_contract_doubles(int contract);
 /* Mask (TRIX_DBL_*) of the cards `seat` may double in the current deal. */
 uint8_t trix_eligible_doubles(const trix_game *g, int seat);
 

@@ -52,6 +52,8 @@ static uint8_t contract_double_mask(int contract) {
     }
 }
 
+uint8_t trix_contract_doubles(int contract) { return contract_double_mask(contract); }
+
 static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
 static int ctz64(uint64_t x) { return __builtin_ctzll(x); }
 
