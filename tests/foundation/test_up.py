@@ -1,0 +1,122 @@
+"""`trix up` from a test: every service healthy, a SIGKILLed service restarted and
+healthy again, nothing left running after the stop."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+from foundation_support import service_env
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+ENDPOINT = re.compile(r"trix up: (\S+)\s+grpc=127\.0\.0\.1:(\d+)\s+metrics=\S+\s+pid=(\d+)")
+NATS_LINE = re.compile(r"trix up: nats\s+\S+\s+pid=(\d+)")
+
+
+class UpProcess:
+    def __init__(self, state_dir: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "trix.cli", "up", "--state-dir", str(state_dir), "--fresh", "--grace", "8", *args],
+            env=service_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout_s: float) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.output.append(line)
+            if re.search(pattern, line):
+                return line
+        raise TimeoutError(f"no line matching {pattern!r} in {timeout_s}s; output so far:\n" + "\n".join(self.output))
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def serving(port: int) -> bool:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=2)
+        except grpc.RpcError:
+            return False
+    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def test_trix_up_ready_restart_and_clean_stop(tmp_path: Path) -> None:
+    up = UpProcess(tmp_path / "state", "--replicas", "table=2")
+    pids: set[int] = set()
+    try:
+        up.wait_for(r"\bready\b", 180)
+        endpoints = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in map(ENDPOINT.search, up.output) if m}
+        nats_pid = next(int(m.group(1)) for m in map(NATS_LINE.search, up.output) if m)
+        assert set(endpoints) == {"table-1", "table-2", "timers", "scoring", "matchmaking", "gateway"}
+        pids = {pid for _, pid in endpoints.values()} | {nats_pid}
+        for port, _ in endpoints.values():
+            assert serving(port)
+
+        port, victim = endpoints["timers"]
+        os.kill(victim, signal.SIGKILL)
+        up.wait_for(rf"timers \(pid={victim}\) died with signal SIGKILL; restarting", 60)
+        restarted = up.wait_for(r"timers restarted \(pid=\d+", 60)
+        new_pid = int(re.search(r"pid=(\d+)", restarted).group(1))  # type: ignore[union-attr]
+        pids.add(new_pid)
+        assert new_pid != victim
+        up.wait_for(r"timers is SERVING again", 120)
+        assert serving(port)
+    finally:
+        up.proc.send_signal(signal.SIGTERM)
+        try:
+            code = up.proc.wait(90)
+        finally:
+            if up.proc.poll() is None:
+                up.proc.kill()
+    assert code == 0
+    time.sleep(0.5)
+    left = [pid for pid in pids if alive(pid)]
+    assert left == [], f"processes left after trix up stopped: {left}"
+
+
+def test_trix_up_sigkill_leaves_no_orphan(tmp_path: Path) -> None:
+    up = UpProcess(tmp_path / "state")
+    try:
+        up.wait_for(r"\bready\b", 180)
+        pids = {int(m.group(3)) for m in map(ENDPOINT.search, up.output) if m}
+        pids |= {int(m.group(1)) for m in map(NATS_LINE.search, up.output) if m}
+    finally:
+        up.proc.kill()  # SIGKILL: no chance to clean up; PR_SET_PDEATHSIG must
+        up.proc.wait(30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.2)
+    left = [pid for pid in pids if alive(pid)]
+    for pid in left:  # never leave them behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], f"orphans after SIGKILL of trix up: {left}"
