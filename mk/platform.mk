@@ -1,0 +1,69 @@
+# Platform targets (issue 3): environment, protos, lint, types, tests, `trix up`.
+# Included by the top Makefile; `make help` lists every target with a `## ` comment.
+PYTHON ?= python3
+VENV ?= .venv
+PY ?= $(VENV)/bin/python
+BUF ?= $(VENV)/bin/buf
+PYTEST_ARGS ?=
+UP_ARGS ?=
+STAMP_RUN := $(VENV)/.trix-installed
+STAMP_DEV := $(VENV)/.trix-dev-installed
+
+.PHONY: venv dev proto proto-check buf-lint buf-breaking lint typecheck pytest test integration up ci
+
+$(VENV)/bin/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ needed"'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP_RUN): pyproject.toml setup.py | $(VENV)/bin/python
+	$(PY) -m pip install -q -e .
+	@touch $@
+
+$(STAMP_DEV): pyproject.toml setup.py | $(VENV)/bin/python
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@ $(STAMP_RUN)
+
+venv: $(STAMP_RUN) ## create .venv and install the platform (runtime dependencies only)
+
+dev: $(STAMP_DEV) ## create .venv and install the platform with the dev extras (tests, linters, codegen)
+
+proto: $(STAMP_DEV) ## regenerate Python from proto/ into services/trix/v1 (the one codegen command)
+	$(PY) proto/generate.py
+
+proto-check: $(STAMP_DEV) ## fail if the committed generated code differs from a fresh generation
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PY) proto/generate.py --out "$$tmp" && \
+	diff -r -x __pycache__ "$$tmp/trix/v1" services/trix/v1 && \
+	echo "proto-check: generated code is up to date"
+
+buf-lint: $(STAMP_DEV) ## buf lint (STANDARD) over proto/
+	$(BUF) lint proto
+
+buf-breaking: $(STAMP_DEV) ## buf breaking against the main branch (skipped while main has no proto)
+	@if git rev-parse -q --verify main >/dev/null && git cat-file -e main:proto/buf.yaml 2>/dev/null; then \
+		$(BUF) breaking proto --against '.git#branch=main,subdir=proto' && echo "buf-breaking: no breaking change against main"; \
+	else \
+		echo "buf-breaking: skipped: branch main has no proto/buf.yaml yet, nothing to compare against"; \
+	fi
+
+lint: $(STAMP_DEV) ## ruff check and ruff format --check
+	$(VENV)/bin/ruff check services tests proto engine/python
+	$(VENV)/bin/ruff format --check services tests proto engine/python
+
+typecheck: $(STAMP_DEV) ## mypy --strict on services/trix (generated trix.v1 excluded, see pyproject)
+	$(VENV)/bin/mypy
+
+pytest: $(STAMP_DEV) ## every Python test under tests/ (per-test timeout 300 s)
+	$(PY) -m pytest -q --timeout=300 tests $(PYTEST_ARGS)
+
+test: lint typecheck proto-check buf-lint buf-breaking test-c asan pytest ## the CI suite (what .ci/run and the README run)
+	@echo "make test: all checks passed"
+
+integration: $(STAMP_DEV) ## integration tests only: real NATS, real gRPC, real processes
+	$(PY) -m pytest -q --timeout=300 tests/foundation $(PYTEST_ARGS)
+
+up: $(STAMP_RUN) ## install and start the platform on loopback (`trix up`; UP_ARGS="--replicas table=3")
+	$(VENV)/bin/trix up $(UP_ARGS)
+
+ci: test ## same as test
