@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from trix.engine import _core
+from . import _core
 
 __all__ = [
     "ACTION_NO_DOUBLE",
@@ -260,9 +260,7 @@ def action_str(action: int) -> str:
 # ---- visibility (RULES.md §14) --------------------------------------------
 
 
-def visible_events(
-    events: Iterable[Event], seat: int | None, reveal: Reveal | None = None
-) -> list[Event]:
+def visible_events(events: Iterable[Event], seat: int | None, reveal: Reveal | None = None) -> list[Event]:
     """The events a seat (or spectators, `None`) may see.
 
     Only a SIMULTANEOUS doubling answer is secret: it is shown to the
@@ -352,9 +350,7 @@ class Game(_core.Game):
             cur = hist[-1] if hist and phase in (Phase.DOUBLING, Phase.PLAY) else None
             answered = [s for s, _ in cur[2]] if cur is not None else []
         public_answers = [] if (doubling_open and simultaneous) else answered
-        doubled = sorted(
-            (s, c) for s in public_answers for c in mask_cards(answer_mask[s])
-        )
+        doubled = sorted((s, c) for s in public_answers for c in mask_cards(answer_mask[s]))
         my_double: tuple[int, ...] | None = None
         if seat is not None and phase in (Phase.DOUBLING, Phase.PLAY) and answered_mask >> seat & 1:
             my_double = mask_cards(answer_mask[seat])
