@@ -73,7 +73,7 @@ def test_engine_replays_example_record(path: Path) -> None:
     if "left" in rec:
         g.leave(rec["left"])
     out = g.record()
-    for mine, theirs in zip(out["deals"], rec["deals"]):
+    for mine, theirs in zip(out["deals"], rec["deals"], strict=True):
         assert mine["scores"] == theirs["scores"]
         if "hands" in theirs:
             assert mine["doubles"] == theirs["doubles"]

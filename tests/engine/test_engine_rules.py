@@ -162,7 +162,7 @@ def test_trix_owner_without_legal_card_passes_automatically() -> None:
 
 
 def test_game_over_refuses_everything_and_ranking_set() -> None:
-    totals, ranking, moves = E.playout(Variant.COMPLEX, Options(), 7, (E.RANDOM,) * 4)
+    _totals, ranking, moves = E.playout(Variant.COMPLEX, Options(), 7, (E.RANDOM,) * 4)
     assert sorted(ranking)[0] == 1 and moves > 8 * 52
     g = Game(Variant.COMPLEX, Options())
     rng = random.Random(3)
@@ -266,7 +266,7 @@ def test_bot_action_is_legal_and_playouts_leave_game_unchanged() -> None:
     s = g.to_act()[0]
     assert g.bot_action(s) in g.legal_actions(s)
     before = g.snapshot()
-    totals, ranking, moves = E.playout_from(g, 5, (E.BOT, E.RANDOM, E.LOWEST, E.RANDOM))
+    _totals, ranking, moves = E.playout_from(g, 5, (E.BOT, E.RANDOM, E.LOWEST, E.RANDOM))
     assert g.snapshot() == before and moves > 0 and sorted(ranking) in ([1, 1, 2, 2],)
     assert E.playout(Variant.TRIX, Options(), 1) == E.playout(Variant.TRIX, Options(), 1)
 
