@@ -100,6 +100,7 @@ KV_BUCKETS: tuple[KvSpec, ...] = (
     KvSpec("player_tables", "Player -> current table index (issue 4)."),
     KvSpec("timer_deadlines", "Pending decision deadlines (issue 7)."),
     KvSpec("match_tickets", "Matchmaking tickets and claims (issue 6)."),
+    KvSpec("match_leases", "Matchmaking replicas' heartbeats and queue-partition leases (issue 6).", ttl_s=3.0),
     KvSpec("consumer_progress", "Last (table, sequence) applied by each durable consumer."),
 )
 
