@@ -204,6 +204,7 @@ class TableCreated(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     STAKE_FIELD_NUMBER: _builtins.int
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    TICKET_IDS_FIELD_NUMBER: _builtins.int
     variant: _common_pb2.Variant.ValueType
     """The variant played."""
     commitment: _builtins.str
@@ -222,6 +223,13 @@ class TableCreated(_message.Message):
     def stake(self) -> _common_pb2.Stake:
         """The stake when the table is paid; unset on free tables."""
 
+    @_builtins.property
+    def ticket_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Paid tables: the matchmaking ticket of each seat, in seat order (copied from
+        MatchFormed.ticket_ids); scoring moves each ticket's held stake into the pot
+        (RULES.md §13). A seat without a ticket pays its stake from its balance.
+        """
+
     def __init__(
         self,
         *,
@@ -231,10 +239,11 @@ class TableCreated(_message.Message):
         commitment: _builtins.str = ...,
         stake: _common_pb2.Stake | None = ...,
         match_id: _builtins.str = ...,
+        ticket_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "match_id", b"match_id", "options", b"options", "seats", b"seats", "stake", b"stake", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "match_id", b"match_id", "options", b"options", "seats", b"seats", "stake", b"stake", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -667,12 +676,18 @@ class TurnStarted(_message.Message):
     TURN_SEQ_FIELD_NUMBER: _builtins.int
     DEADLINE_FIELD_NUMBER: _builtins.int
     DEAL_INDEX_FIELD_NUMBER: _builtins.int
+    CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
     decision: _common_pb2.Decision.ValueType
     """The kind of decision."""
     turn_seq: _builtins.int
     """The turn's sequence; an AutoAct applies only if it is still current."""
     deal_index: _builtins.int
     """0-based deal index."""
+    client_seeds: _builtins.bool
+    """True when the decision due is giving a fairness seed before the first deal
+    (RULES.md §11); `decision` is then DECISION_UNSPECIFIED and an AutoAct deals
+    with empty seeds for the seats that gave none.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Seats whose decision is due (several in SIMULTANEOUS doubling)."""
@@ -689,10 +704,11 @@ class TurnStarted(_message.Message):
         turn_seq: _builtins.int = ...,
         deadline: _timestamp_pb2.Timestamp | None = ...,
         deal_index: _builtins.int = ...,
+        client_seeds: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline", "deal_index", b"deal_index", "decision", b"decision", "seats", b"seats", "turn_seq", b"turn_seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "deadline", b"deadline", "deal_index", b"deal_index", "decision", b"decision", "seats", b"seats", "turn_seq", b"turn_seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -69,10 +69,17 @@ class CreateTableRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     STAKE_FIELD_NUMBER: _builtins.int
+    AWAIT_CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table id to create (the match id); idempotent on it."""
     variant: _common_pb2.Variant.ValueType
     """The variant."""
+    await_client_seeds: _builtins.bool
+    """When true the first deal waits until every human seat without a seed has given
+    one with SetClientSeed, after the commitment is published (RULES.md §11), or
+    until an AutoAct on the seed turn; when false the seats' `client_seed` are used
+    and the first deal is dealt at creation.
+    """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
         """The rule options."""
@@ -93,10 +100,11 @@ class CreateTableRequest(_message.Message):
         options: _common_pb2.TableOptions | None = ...,
         seats: _abc.Iterable[_common_pb2.Seat] | None = ...,
         stake: _common_pb2.Stake | None = ...,
+        await_client_seeds: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "options", b"options", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -557,6 +565,52 @@ class LeaveTableResponse(_message.Message):
 Global___LeaveTableResponse: _TypeAlias = LeaveTableResponse  # noqa: Y015
 
 @_typing.final
+class ReclaimSeatRequest(_message.Message):
+    """Request of TableService.ReclaimSeat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HEADER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def header(self) -> Global___ActionHeader:
+        """The action header; the seat must be the caller's and played by the bot."""
+
+    def __init__(
+        self,
+        *,
+        header: Global___ActionHeader | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["header", b"header"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["header", b"header"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReclaimSeatRequest: _TypeAlias = ReclaimSeatRequest  # noqa: Y015
+
+@_typing.final
+class ReclaimSeatResponse(_message.Message):
+    """Response of TableService.ReclaimSeat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    sequence: _builtins.int
+    """The new table sequence."""
+    def __init__(
+        self,
+        *,
+        sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sequence", b"sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReclaimSeatResponse: _TypeAlias = ReclaimSeatResponse  # noqa: Y015
+
+@_typing.final
 class AutoActRequest(_message.Message):
     """Request of TableService.AutoAct: AutoAct{table, seat, turn_seq} from the timers."""
 
@@ -726,6 +780,7 @@ class TableCommand(_message.Message):
     LEAVE_TABLE_FIELD_NUMBER: _builtins.int
     AUTO_ACT_FIELD_NUMBER: _builtins.int
     GET_SEAT_VIEW_FIELD_NUMBER: _builtins.int
+    RECLAIM_SEAT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def create_table(self) -> Global___CreateTableRequest:
         """Create a table."""
@@ -758,6 +813,10 @@ class TableCommand(_message.Message):
     def get_seat_view(self) -> Global___GetSeatViewRequest:
         """Read a seat's view."""
 
+    @_builtins.property
+    def reclaim_seat(self) -> Global___ReclaimSeatRequest:
+        """Take a seat back from the bot."""
+
     def __init__(
         self,
         *,
@@ -769,12 +828,13 @@ class TableCommand(_message.Message):
         leave_table: Global___LeaveTableRequest | None = ...,
         auto_act: Global___AutoActRequest | None = ...,
         get_seat_view: Global___GetSeatViewRequest | None = ...,
+        reclaim_seat: Global___ReclaimSeatRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "set_client_seed", b"set_client_seed"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "set_client_seed", b"set_client_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["create_table", "set_client_seed", "choose_contract", "answer_double", "play_card", "leave_table", "auto_act", "get_seat_view"]  # noqa: Y015
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["create_table", "set_client_seed", "choose_contract", "answer_double", "play_card", "leave_table", "auto_act", "get_seat_view", "reclaim_seat"]  # noqa: Y015
     _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
 

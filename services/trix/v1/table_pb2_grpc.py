@@ -70,6 +70,11 @@ class TableServiceStub:
                 request_serializer=trix_dot_v1_dot_table__pb2.LeaveTableRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_table__pb2.LeaveTableResponse.FromString,
                 _registered_method=True)
+        self.ReclaimSeat = channel.unary_unary(
+                '/trix.v1.TableService/ReclaimSeat',
+                request_serializer=trix_dot_v1_dot_table__pb2.ReclaimSeatRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_table__pb2.ReclaimSeatResponse.FromString,
+                _registered_method=True)
         self.AutoAct = channel.unary_unary(
                 '/trix.v1.TableService/AutoAct',
                 request_serializer=trix_dot_v1_dot_table__pb2.AutoActRequest.SerializeToString,
@@ -140,6 +145,13 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReclaimSeat(self, request, context):
+        """A player takes back his seat from the bot on a free table (RULES.md §10).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def AutoAct(self, request, context):
         """The timers act for a seat whose turn timed out (RULES.md §9).
         """
@@ -198,6 +210,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.LeaveTable,
                     request_deserializer=trix_dot_v1_dot_table__pb2.LeaveTableRequest.FromString,
                     response_serializer=trix_dot_v1_dot_table__pb2.LeaveTableResponse.SerializeToString,
+            ),
+            'ReclaimSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReclaimSeat,
+                    request_deserializer=trix_dot_v1_dot_table__pb2.ReclaimSeatRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_table__pb2.ReclaimSeatResponse.SerializeToString,
             ),
             'AutoAct': grpc.unary_unary_rpc_method_handler(
                     servicer.AutoAct,
@@ -405,6 +422,33 @@ class TableService:
             '/trix.v1.TableService/LeaveTable',
             trix_dot_v1_dot_table__pb2.LeaveTableRequest.SerializeToString,
             trix_dot_v1_dot_table__pb2.LeaveTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReclaimSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.TableService/ReclaimSeat',
+            trix_dot_v1_dot_table__pb2.ReclaimSeatRequest.SerializeToString,
+            trix_dot_v1_dot_table__pb2.ReclaimSeatResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -51,6 +51,8 @@ class TableServiceStub:
     """A seat plays a card."""
     LeaveTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.LeaveTableRequest, _table_pb2.LeaveTableResponse]
     """A player leaves the table for good (RULES.md §10)."""
+    ReclaimSeat: _grpc.UnaryUnaryMultiCallable[_table_pb2.ReclaimSeatRequest, _table_pb2.ReclaimSeatResponse]
+    """A player takes back his seat from the bot on a free table (RULES.md §10)."""
     AutoAct: _grpc.UnaryUnaryMultiCallable[_table_pb2.AutoActRequest, _table_pb2.AutoActResponse]
     """The timers act for a seat whose turn timed out (RULES.md §9)."""
     StreamSeatEvents: _grpc.UnaryStreamMultiCallable[_table_pb2.StreamSeatEventsRequest, _table_pb2.StreamSeatEventsResponse]
@@ -77,6 +79,8 @@ class TableServiceAsyncStub(TableServiceStub):
     """A seat plays a card."""
     LeaveTable: _aio.UnaryUnaryMultiCallable[_table_pb2.LeaveTableRequest, _table_pb2.LeaveTableResponse]  # type: ignore[assignment]
     """A player leaves the table for good (RULES.md §10)."""
+    ReclaimSeat: _aio.UnaryUnaryMultiCallable[_table_pb2.ReclaimSeatRequest, _table_pb2.ReclaimSeatResponse]  # type: ignore[assignment]
+    """A player takes back his seat from the bot on a free table (RULES.md §10)."""
     AutoAct: _aio.UnaryUnaryMultiCallable[_table_pb2.AutoActRequest, _table_pb2.AutoActResponse]  # type: ignore[assignment]
     """The timers act for a seat whose turn timed out (RULES.md §9)."""
     StreamSeatEvents: _aio.UnaryStreamMultiCallable[_table_pb2.StreamSeatEventsRequest, _table_pb2.StreamSeatEventsResponse]  # type: ignore[assignment]
@@ -142,6 +146,14 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.LeaveTableResponse, _abc.Awaitable[_table_pb2.LeaveTableResponse]]:
         """A player leaves the table for good (RULES.md §10)."""
+
+    @_abc_1.abstractmethod
+    def ReclaimSeat(
+        self,
+        request: _table_pb2.ReclaimSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_pb2.ReclaimSeatResponse, _abc.Awaitable[_table_pb2.ReclaimSeatResponse]]:
+        """A player takes back his seat from the bot on a free table (RULES.md §10)."""
 
     @_abc_1.abstractmethod
     def AutoAct(
