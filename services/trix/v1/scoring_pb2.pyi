@@ -751,3 +751,70 @@ class ReleaseStakeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReleaseStakeResponse: _TypeAlias = ReleaseStakeResponse  # noqa: Y015
+
+@_typing.final
+class GetWalletTotalsRequest(_message.Message):
+    """Request of ScoringService.GetWalletTotals."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetWalletTotalsRequest: _TypeAlias = GetWalletTotalsRequest  # noqa: Y015
+
+@_typing.final
+class GetWalletTotalsResponse(_message.Message):
+    """Response of ScoringService.GetWalletTotals: every coin by where it is (RULES.md §13)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GRANTED_FIELD_NUMBER: _builtins.int
+    AVAILABLE_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
+    POTS_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
+    SETTLEMENTS_FIELD_NUMBER: _builtins.int
+    RUNNING_TABLES_FIELD_NUMBER: _builtins.int
+    JOURNAL_SEQUENCE_FIELD_NUMBER: _builtins.int
+    granted: _builtins.int
+    """All coins ever granted."""
+    available: _builtins.int
+    """Sum of the players' available balances."""
+    held: _builtins.int
+    """Sum of the stakes held for tickets."""
+    pots: _builtins.int
+    """Sum of the pots of paid tables not settled yet."""
+    house: _builtins.int
+    """The house account (rake)."""
+    settlements: _builtins.int
+    """Paid tables settled (or refunded)."""
+    running_tables: _builtins.int
+    """Paid tables funded and not settled yet."""
+    journal_sequence: _builtins.int
+    """The last sequence of the scoring journal applied."""
+    def __init__(
+        self,
+        *,
+        granted: _builtins.int = ...,
+        available: _builtins.int = ...,
+        held: _builtins.int = ...,
+        pots: _builtins.int = ...,
+        house: _builtins.int = ...,
+        settlements: _builtins.int = ...,
+        running_tables: _builtins.int = ...,
+        journal_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["available", b"available", "granted", b"granted", "held", b"held", "house", b"house", "journal_sequence", b"journal_sequence", "pots", b"pots", "running_tables", b"running_tables", "settlements", b"settlements"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetWalletTotalsResponse: _TypeAlias = GetWalletTotalsResponse  # noqa: Y015

@@ -85,6 +85,11 @@ class ScoringServiceStub:
                 request_serializer=trix_dot_v1_dot_scoring__pb2.ReleaseStakeRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_scoring__pb2.ReleaseStakeResponse.FromString,
                 _registered_method=True)
+        self.GetWalletTotals = channel.unary_unary(
+                '/trix.v1.ScoringService/GetWalletTotals',
+                request_serializer=trix_dot_v1_dot_scoring__pb2.GetWalletTotalsRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_scoring__pb2.GetWalletTotalsResponse.FromString,
+                _registered_method=True)
 
 
 class ScoringServiceServicer:
@@ -161,6 +166,13 @@ class ScoringServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetWalletTotals(self, request, context):
+        """Wallet totals for audits (admin credential required): the RULES.md §13 conservation sum.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScoringServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -213,6 +225,11 @@ def add_ScoringServiceServicer_to_server(servicer, server):
                     servicer.ReleaseStake,
                     request_deserializer=trix_dot_v1_dot_scoring__pb2.ReleaseStakeRequest.FromString,
                     response_serializer=trix_dot_v1_dot_scoring__pb2.ReleaseStakeResponse.SerializeToString,
+            ),
+            'GetWalletTotals': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetWalletTotals,
+                    request_deserializer=trix_dot_v1_dot_scoring__pb2.GetWalletTotalsRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_scoring__pb2.GetWalletTotalsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -486,6 +503,33 @@ class ScoringService:
             '/trix.v1.ScoringService/ReleaseStake',
             trix_dot_v1_dot_scoring__pb2.ReleaseStakeRequest.SerializeToString,
             trix_dot_v1_dot_scoring__pb2.ReleaseStakeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetWalletTotals(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.ScoringService/GetWalletTotals',
+            trix_dot_v1_dot_scoring__pb2.GetWalletTotalsRequest.SerializeToString,
+            trix_dot_v1_dot_scoring__pb2.GetWalletTotalsResponse.FromString,
             options,
             channel_credentials,
             insecure,

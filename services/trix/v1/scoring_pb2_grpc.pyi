@@ -55,6 +55,8 @@ class ScoringServiceStub:
     """Holds a stake for a matchmaking ticket."""
     ReleaseStake: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.ReleaseStakeRequest, _scoring_pb2.ReleaseStakeResponse]
     """Releases a held stake."""
+    GetWalletTotals: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetWalletTotalsRequest, _scoring_pb2.GetWalletTotalsResponse]
+    """Wallet totals for audits (admin credential required): the RULES.md §13 conservation sum."""
 
 @_typing.type_check_only
 class ScoringServiceAsyncStub(ScoringServiceStub):
@@ -81,6 +83,8 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     """Holds a stake for a matchmaking ticket."""
     ReleaseStake: _aio.UnaryUnaryMultiCallable[_scoring_pb2.ReleaseStakeRequest, _scoring_pb2.ReleaseStakeResponse]  # type: ignore[assignment]
     """Releases a held stake."""
+    GetWalletTotals: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetWalletTotalsRequest, _scoring_pb2.GetWalletTotalsResponse]  # type: ignore[assignment]
+    """Wallet totals for audits (admin credential required): the RULES.md §13 conservation sum."""
 
 class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
     """Scores, history, ratings and coins."""
@@ -164,5 +168,13 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.ReleaseStakeResponse, _abc.Awaitable[_scoring_pb2.ReleaseStakeResponse]]:
         """Releases a held stake."""
+
+    @_abc_1.abstractmethod
+    def GetWalletTotals(
+        self,
+        request: _scoring_pb2.GetWalletTotalsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_scoring_pb2.GetWalletTotalsResponse, _abc.Awaitable[_scoring_pb2.GetWalletTotalsResponse]]:
+        """Wallet totals for audits (admin credential required): the RULES.md §13 conservation sum."""
 
 def add_ScoringServiceServicer_to_server(servicer: ScoringServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
