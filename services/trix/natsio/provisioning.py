@@ -93,6 +93,11 @@ STREAMS: tuple[StreamSpec, ...] = (
     StreamSpec("PRESENCE", (subjects.all_presence(),), "Player connected/disconnected events.", max_age_s=DAY_S),
     StreamSpec("MATCHES", (subjects.match_formed(),), "MatchFormed events.", max_age_s=DAY_S),
     StreamSpec("TIMERS", (subjects.all_timers(),), "AutoAct and Leave decisions of the timers.", max_age_s=DAY_S),
+    StreamSpec(
+        "SCORING_JOURNAL",
+        (subjects.scoring_journal(),),
+        "The scoring journal (issue 8): game results and double-entry wallet postings, kept forever.",
+    ),
 )
 
 KV_BUCKETS: tuple[KvSpec, ...] = (

@@ -13,6 +13,7 @@ Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a play
 | `trix.match.formed` | MatchFormed | table service |
 | `trix.timers.autoact.<t>` | AutoAct sent by the timers (audit; delivered as a command) | table |
 | `trix.timers.leave.<t>` | Leave decided by the timers (audit; delivered as a command) | table |
+| `trix.scoring.journal` | the scoring journal: applied game events and wallet postings | scoring only |
 
 Tokens are checked so an id can never inject a wildcard or an extra token.
 """
@@ -142,3 +143,12 @@ def timers_leave(table_id: str) -> str:
 
 def all_timers() -> str:
     return f"{ROOT}.timers.>"
+
+
+# -- scoring ------------------------------------------------------------------------
+
+
+def scoring_journal() -> str:
+    """The scoring service's journal (issue 8): every applied game event and wallet
+    posting, in order; its projections are rebuilt by replaying it."""
+    return f"{ROOT}.scoring.journal"
