@@ -103,6 +103,7 @@ STREAMS: tuple[StreamSpec, ...] = (
 KV_BUCKETS: tuple[KvSpec, ...] = (
     KvSpec("table_leases", "Owner lease of each table (issue 5).", ttl_s=10.0),
     KvSpec("player_tables", "Player -> current table index (issue 4)."),
+    KvSpec("table_secrets", "Server seed of each running table (private to the table service, RULES.md §11, §14)."),
     KvSpec("timer_deadlines", "Pending decision deadlines (issue 7)."),
     KvSpec("match_tickets", "Matchmaking tickets and claims (issue 6)."),
     KvSpec("match_leases", "Matchmaking replicas' heartbeats and queue-partition leases (issue 6).", ttl_s=3.0),

@@ -1,0 +1,96 @@
+"""NATS users and their permissions: one user per service, least privilege.
+
+Owns `authorization_block`, the `authorization { users = [...] }` section of a
+nats-server config with one user per service (ARCHITECTURE.md "Each service connects
+to NATS as its own user with the least permissions it needs"). The table service
+owns the private data (table logs, snapshots, server seeds: RULES.md §14); the
+gateway is whitelisted to table command requests, presence, its own inbox and the
+per-seat and public table event subjects (live and through JetStream on
+TABLE_EVENTS), and the server refuses it everything else. The other backend
+services may use everything except the table service's private streams and bucket.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from trix.natsio import subjects
+
+SERVICE_USERS = ("table", "timers", "scoring", "matchmaking", "gateway")
+GATEWAY_INBOX_PREFIX = "_INBOX_gateway"
+"""The gateway connects with this `inbox_prefix` and may subscribe only under it, so it
+never sees replies addressed to another service's inbox."""
+
+PRIVATE_STREAMS = ("TABLE_LOG", "TABLE_SNAPSHOTS", "KV_table_secrets")
+PRIVATE_SUBJECTS = (subjects.all_table_logs(), subjects.all_table_snapshots(), "$KV.table_secrets.>")
+
+
+def _private_api_subjects() -> list[str]:
+    """Every JetStream API subject naming a private stream ($JS.API.<A>.<B>.<stream>[.…])."""
+    out: list[str] = []
+    for stream in PRIVATE_STREAMS:
+        out += [f"$JS.API.*.*.{stream}", f"$JS.API.*.*.{stream}.>", f"$JS.API.*.*.*.{stream}"]
+        out += [f"$JS.API.*.*.*.{stream}.>", f"$JS.ACK.{stream}.>"]
+    return out
+
+
+def gateway_permissions() -> dict[str, object]:
+    """Whitelist of the gateway: everything not listed is refused by the server."""
+    events = "TABLE_EVENTS"
+    return {
+        "publish": {
+            "allow": [
+                subjects.all_table_commands(),
+                subjects.all_presence(),
+                "$JS.API.INFO",
+                f"$JS.API.STREAM.INFO.{events}",
+                f"$JS.API.CONSUMER.CREATE.{events}",
+                f"$JS.API.CONSUMER.CREATE.{events}.>",
+                f"$JS.API.CONSUMER.INFO.{events}.>",
+                f"$JS.API.CONSUMER.DELETE.{events}.>",
+                f"$JS.API.CONSUMER.MSG.NEXT.{events}.>",
+                f"$JS.ACK.{events}.>",
+                f"$JS.FC.{events}.>",
+            ]
+        },
+        "subscribe": {"allow": [subjects.all_seat_events(), subjects.all_public_events(), f"{GATEWAY_INBOX_PREFIX}.>"]},
+    }
+
+
+def backend_permissions() -> dict[str, object]:
+    """Timers, scoring, matchmaking: everything but the table service's private data."""
+    private = [*PRIVATE_SUBJECTS, *_private_api_subjects()]
+    return {
+        "publish": {"allow": [">"], "deny": private},
+        "subscribe": {"allow": [">"], "deny": list(PRIVATE_SUBJECTS)},
+    }
+
+
+def permissions_of(user: str) -> dict[str, object]:
+    if user == "gateway":
+        return gateway_permissions()
+    if user == "table":
+        return {"publish": {"allow": [">"]}, "subscribe": {"allow": [">"]}}
+    return backend_permissions()
+
+
+def authorization_block(passwords: Mapping[str, str]) -> str:
+    """The nats-server config section declaring one user per service in `passwords`.
+
+    JSON is valid nats-server config syntax, so values are written with json.dumps.
+    """
+    users = []
+    for user, password in passwords.items():
+        if user not in SERVICE_USERS:
+            raise ValueError(f"unknown service user {user!r}; one of {', '.join(SERVICE_USERS)}")
+        users.append({"user": user, "password": password, "permissions": permissions_of(user)})
+    return "authorization " + json.dumps({"users": users}, indent=2) + "\n"
+
+
+def user_url(url: str, user: str, password: str) -> str:
+    """`nats://127.0.0.1:4222` -> `nats://user:password@127.0.0.1:4222` (the form TRIX_NATS_URL takes)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "nats", url
+    return f"{scheme}://{user}:{password}@{rest}"
