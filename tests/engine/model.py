@@ -542,15 +542,13 @@ class Game:
         deal = self._deal
         assert deal is not None and deal.contract is not None
         allowed = doubling_cards(deal.contract)
+        # §7 "which of its eligible cards it doubles": eligible = a doubling card of this
+        # contract (named first if any is not) that the seat holds.
         for c in cards:
             if c not in allowed:
-                raise IllegalAction(
-                    IllegalReason.NOT_ELIGIBLE_TO_DOUBLE,
-                    f"card cannot be doubled ({card_str(c)})",
-                )
+                raise IllegalAction(IllegalReason.NOT_ELIGIBLE_TO_DOUBLE, f"card cannot be doubled ({card_str(c)})")
         for c in cards:
             if c not in deal.hands[seat]:
-                # §7 "which of its eligible cards it doubles": a card not held is not eligible.
                 raise IllegalAction(IllegalReason.NOT_ELIGIBLE_TO_DOUBLE, f"card cannot be doubled ({card_str(c)})")
         deal.answers[seat] = cards
         deal.answer_order.append(seat)
