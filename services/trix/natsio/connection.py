@@ -33,6 +33,7 @@ class NatsConnection:
         buckets: Sequence[KvSpec] = KV_BUCKETS,
         reconnect_wait_s: float = 0.5,
         request_timeout_s: float = 5.0,
+        stream_replicas: int = 1,
     ) -> None:
         self.servers = [s.strip() for s in servers.split(",")] if isinstance(servers, str) else list(servers)
         self.name = name
@@ -40,6 +41,7 @@ class NatsConnection:
         self.buckets = tuple(buckets)
         self.reconnect_wait_s = reconnect_wait_s
         self.request_timeout_s = request_timeout_s
+        self.stream_replicas = stream_replicas
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self.provisioned = asyncio.Event()
@@ -93,7 +95,7 @@ class NatsConnection:
         delay = 0.2
         while True:
             try:
-                report = await provision(js, self.streams, self.buckets)
+                report = await provision(js, self.streams, self.buckets, replicas=self.stream_replicas)
                 break
             except Exception as exc:  # noqa: BLE001 - JetStream may still be starting
                 log.warning("jetstream provisioning failed, retrying", error=repr(exc), retry_in_s=delay)

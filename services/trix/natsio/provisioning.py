@@ -35,7 +35,8 @@ class StreamSpec:
     allow_rollup: bool = False
     allow_direct: bool = True
 
-    def config(self) -> StreamConfig:
+    def config(self, replicas: int = 1) -> StreamConfig:
+        """The stream's config with `replicas` copies (R3 on a 3-node cluster, R1 on one server)."""
         return StreamConfig(
             name=self.name,
             description=self.description,
@@ -47,7 +48,7 @@ class StreamSpec:
             duplicate_window=self.duplicate_window_s,
             allow_rollup_hdrs=self.allow_rollup,
             allow_direct=self.allow_direct,
-            num_replicas=1,
+            num_replicas=replicas,
         )
 
 
@@ -61,13 +62,14 @@ class KvSpec:
     ttl_s: float = 0.0
     """0 = entries never expire."""
 
-    def config(self) -> KeyValueConfig:
+    def config(self, replicas: int = 1) -> KeyValueConfig:
         return KeyValueConfig(
             bucket=self.bucket,
             description=self.description,
             history=self.history,
             ttl=self.ttl_s or None,
             storage=StorageType.FILE,
+            replicas=replicas,
         )
 
 
@@ -124,11 +126,18 @@ async def provision(
     js: JetStreamContext,
     streams: Sequence[StreamSpec] = STREAMS,
     buckets: Sequence[KvSpec] = KV_BUCKETS,
+    *,
+    replicas: int = 1,
 ) -> ProvisionReport:
-    """Create every declared stream and bucket, or update it to its declared config."""
+    """Create every declared stream and bucket, or update it to its declared config.
+
+    `replicas` (TRIX_NATS_STREAM_REPLICAS) is the number of copies of each stream and
+    bucket: 1 on a single server (`trix up`), 3 on the production JetStream cluster. An
+    existing stream or bucket with another count is updated to it.
+    """
     report = ProvisionReport()
     for spec in streams:
-        wanted = spec.config()
+        wanted = spec.config(replicas)
         try:
             info = await js.stream_info(spec.name)
         except NotFoundError:
@@ -141,6 +150,7 @@ async def provision(
             or (have.max_age or 0) != (wanted.max_age or 0)
             or have.max_msgs_per_subject != wanted.max_msgs_per_subject
             or (have.duplicate_window or 0) != (wanted.duplicate_window or 0)
+            or (have.num_replicas or 1) != replicas
         ):
             await js.update_stream(config=wanted)
             report.updated.append(spec.name)
@@ -150,14 +160,19 @@ async def provision(
         try:
             await js.key_value(kv.bucket)
         except BucketNotFoundError:
-            await js.create_key_value(config=kv.config())
+            await js.create_key_value(config=kv.config(replicas))
             report.created.append(f"KV_{kv.bucket}")
             continue
         info = await js.stream_info(f"KV_{kv.bucket}")
         have = info.config
-        if have.max_msgs_per_subject != kv.history or (have.max_age or 0) != kv.ttl_s:
+        if (
+            have.max_msgs_per_subject != kv.history
+            or (have.max_age or 0) != kv.ttl_s
+            or (have.num_replicas or 1) != replicas
+        ):
             have.max_msgs_per_subject = kv.history
             have.max_age = kv.ttl_s
+            have.num_replicas = replicas
             await js.update_stream(config=have)
             report.updated.append(f"KV_{kv.bucket}")
         else:

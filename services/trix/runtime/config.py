@@ -115,6 +115,9 @@ class RuntimeConfig:
     """TRIX_GRPC_REFLECTION: serve gRPC reflection (default false)."""
     log_level: str
     """TRIX_LOG_LEVEL: debug, info, warning or error (default info)."""
+    nats_stream_replicas: int = 1
+    """TRIX_NATS_STREAM_REPLICAS: copies of every JetStream stream and KV bucket, 1..5 (default 1;
+    3 on the production 3-node cluster, deploy/k8s/overlays/prod)."""
 
     @property
     def nats_enabled(self) -> bool:
@@ -134,4 +137,5 @@ class RuntimeConfig:
             drain_delay_s=env_float(e, "TRIX_DRAIN_DELAY_S", 0.2),
             reflection=env_bool(e, "TRIX_GRPC_REFLECTION", False),
             log_level=env_choice(e, "TRIX_LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
+            nats_stream_replicas=env_int(e, "TRIX_NATS_STREAM_REPLICAS", 1, minimum=1, maximum=5),
         )

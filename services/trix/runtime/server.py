@@ -110,7 +110,7 @@ class Runtime:
             self.metrics_port = self._metrics_endpoint.port
             log.info("metrics listening", metrics_port=self.metrics_port, path="/metrics")
         if cfg.nats_enabled:
-            self.nats = NatsConnection(cfg.nats_url, name=cfg.instance)
+            self.nats = NatsConnection(cfg.nats_url, name=cfg.instance, stream_replicas=cfg.nats_stream_replicas)
             await self.nats.connect()
             if self.start_subscribers is not None:
                 await self.start_subscribers(self.nats)
