@@ -20,7 +20,7 @@ def build(config: ScoringConfig) -> Runtime:
     service = ScoringService(config)
 
     async def start_subscribers(nats: NatsConnection) -> None:
-        await subscribers.start(nats, service)
+        await subscribers.start(nats, service)  # the consumer runs until NATS drains
 
     return Runtime(config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers)
 

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from trix.runtime.config import RuntimeConfig, env_str
+from trix.runtime.config import ConfigError, RuntimeConfig, env_str
 
 SERVICE = "scoring"
 
@@ -24,6 +24,10 @@ class ScoringConfig:
     """Settings shared by every service."""
     admin_token: str
     """TRIX_SCORING_ADMIN_TOKEN: credential required to grant coins; empty = grants refused."""
+    consumer: str = "scoring"
+    """TRIX_SCORING_CONSUMER: durable name of the table-events consumer."""
+    crash_at: str = ""
+    """TRIX_SCORING_CRASH_AT: test builds only, `point:kind:n` (see `service.CrashPlan`); empty = never."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ScoringConfig:
@@ -31,4 +35,22 @@ class ScoringConfig:
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
             admin_token=env_str(e, "TRIX_SCORING_ADMIN_TOKEN", ""),
+            consumer=env_str(e, "TRIX_SCORING_CONSUMER", "scoring"),
+            crash_at=_crash_at(env_str(e, "TRIX_SCORING_CRASH_AT", "")),
         )
+
+
+def _crash_at(value: str) -> str:
+    """`point:kind:n` with point before_append/after_append/after_apply, kind settle/wallet/any."""
+    if not value:
+        return ""
+    parts = value.split(":")
+    if (
+        len(parts) != 3
+        or parts[0] not in ("before_append", "after_append", "after_apply")
+        or parts[1] not in ("settle", "wallet", "any")
+        or not parts[2].isdigit()
+        or int(parts[2]) < 1
+    ):
+        raise ConfigError(f"TRIX_SCORING_CRASH_AT: not point:kind:n: {value!r}")
+    return value

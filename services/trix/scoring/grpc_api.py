@@ -1,21 +1,68 @@
 """The gRPC adapter of the scoring service: `trix.v1.ScoringService` <-> `ScoringService`.
 
-Owns proto <-> domain translation only. Each RPC not built yet raises
-`trix.errors.NotBuilt`, which the runtime answers with UNIMPLEMENTED naming
-issue 8, the issue that builds them.
+Owns proto <-> domain translation only, and reading the admin credential from the
+`x-trix-admin-token` metadata (never from the request message, so it is not logged).
 """
 
 from __future__ import annotations
 
-import grpc
+from typing import Any, cast
 
-from trix.errors import NotBuilt
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from trix.errors import InvalidArgument
 from trix.runtime.server import ServiceBinding
 from trix.scoring.service import ScoringService
-from trix.v1 import scoring_pb2, scoring_pb2_grpc
+from trix.scoring.state import Posting
+from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 
 SERVICE_NAME = "trix.v1.ScoringService"
-BUILT_BY_ISSUE = 8
+ADMIN_TOKEN_HEADER = "x-trix-admin-token"
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def _admin_credential(context: Context) -> str | None:
+    for key, value in context.invocation_metadata() or ():
+        if key == ADMIN_TOKEN_HEADER and isinstance(value, str):
+            return value
+    return None
+
+
+def _timestamp(time_ms: int) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromMilliseconds(time_ms)
+    return stamp
+
+
+def _variant_name(value: int, *, required: bool) -> str | None:
+    if value == common_pb2.VARIANT_UNSPECIFIED or value not in common_pb2.Variant.values():
+        if required:
+            raise InvalidArgument("variant is required")
+        return None
+    return common_pb2.Variant.Name(cast(common_pb2.Variant.ValueType, value)).removeprefix("VARIANT_")
+
+
+def _variant_value(name: str) -> common_pb2.Variant.ValueType:
+    full = f"VARIANT_{name}"
+    return common_pb2.Variant.Value(full) if full in common_pb2.Variant.keys() else common_pb2.VARIANT_UNSPECIFIED  # noqa: SIM118
+
+
+def _balance(pair: tuple[int, int]) -> scoring_pb2.GetBalanceResponse:
+    return scoring_pb2.GetBalanceResponse(available=pair[0], held=pair[1])
+
+
+def _posting(p: Posting) -> scoring_pb2.Posting:
+    return scoring_pb2.Posting(
+        posting_id=p.posting_id,
+        debit_account=p.debit,
+        credit_account=p.credit,
+        amount=p.amount,
+        reason=p.reason,
+        table_id=p.table_id,
+        time=_timestamp(p.time_ms),
+    )
 
 
 class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
@@ -25,74 +72,98 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
         self.service = service
 
     async def GetStandings(
-        self,
-        request: scoring_pb2.GetStandingsRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.GetStandingsRequest, scoring_pb2.GetStandingsResponse],
+        self, request: scoring_pb2.GetStandingsRequest, context: Context
     ) -> scoring_pb2.GetStandingsResponse:
-        raise NotBuilt("ScoringService.GetStandings", BUILT_BY_ISSUE)
+        view = self.service.standings(request.table_id)
+        return scoring_pb2.GetStandingsResponse(
+            table_id=view.table_id,
+            deals=[common_pb2.SeatScores(values=d.points) for d in view.deals],
+            totals=common_pb2.SeatScores(values=view.totals),
+            team_totals=view.team_totals(),
+            sequence=view.sequence,
+        )
 
     async def ListHistory(
-        self,
-        request: scoring_pb2.ListHistoryRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.ListHistoryRequest, scoring_pb2.ListHistoryResponse],
+        self, request: scoring_pb2.ListHistoryRequest, context: Context
     ) -> scoring_pb2.ListHistoryResponse:
-        raise NotBuilt("ScoringService.ListHistory", BUILT_BY_ISSUE)
+        games, token = self.service.history(request.player_id, request.page_size, request.page_token)
+        return scoring_pb2.ListHistoryResponse(
+            games=[
+                scoring_pb2.GameSummary(
+                    table_id=g.table_id,
+                    variant=_variant_value(g.variant),
+                    seat=g.seat,
+                    place=g.place,
+                    totals=common_pb2.SeatScores(values=list(g.totals)),
+                    ended_at=_timestamp(g.ended_ms),
+                )
+                for g in games
+            ],
+            next_page_token=token,
+        )
 
     async def GetGameRecord(
-        self,
-        request: scoring_pb2.GetGameRecordRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.GetGameRecordRequest, scoring_pb2.GetGameRecordResponse],
+        self, request: scoring_pb2.GetGameRecordRequest, context: Context
     ) -> scoring_pb2.GetGameRecordResponse:
-        raise NotBuilt("ScoringService.GetGameRecord", BUILT_BY_ISSUE)
+        return scoring_pb2.GetGameRecordResponse(record_json=self.service.game_record(request.table_id))
 
     async def GetLeaderboard(
-        self,
-        request: scoring_pb2.GetLeaderboardRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.GetLeaderboardRequest, scoring_pb2.GetLeaderboardResponse],
+        self, request: scoring_pb2.GetLeaderboardRequest, context: Context
     ) -> scoring_pb2.GetLeaderboardResponse:
-        raise NotBuilt("ScoringService.GetLeaderboard", BUILT_BY_ISSUE)
+        variant = _variant_name(request.variant, required=True)
+        assert variant is not None
+        rows, token = self.service.leaderboard(variant, request.page_size, request.page_token, request.around_player_id)
+        return scoring_pb2.GetLeaderboardResponse(
+            entries=[
+                scoring_pb2.LeaderboardEntry(rank=rank, player_id=player, rating=rating, games=games)
+                for rank, player, rating, games in rows
+            ],
+            next_page_token=token,
+        )
 
     async def GetPlayerStats(
-        self,
-        request: scoring_pb2.GetPlayerStatsRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.GetPlayerStatsRequest, scoring_pb2.GetPlayerStatsResponse],
+        self, request: scoring_pb2.GetPlayerStatsRequest, context: Context
     ) -> scoring_pb2.GetPlayerStatsResponse:
-        raise NotBuilt("ScoringService.GetPlayerStats", BUILT_BY_ISSUE)
+        stats = self.service.player_stats(request.player_id, _variant_name(request.variant, required=False))
+        return scoring_pb2.GetPlayerStatsResponse(
+            games=stats.games,
+            wins=stats.wins,
+            average_points=stats.points / stats.games if stats.games else 0.0,
+            contract_averages={
+                name: stats.contract_points[name] / count for name, count in stats.contract_deals.items() if count
+            },
+            doubled_card_losses=stats.doubled_card_losses,
+        )
 
     async def GetBalance(
-        self,
-        request: scoring_pb2.GetBalanceRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.GetBalanceRequest, scoring_pb2.GetBalanceResponse],
+        self, request: scoring_pb2.GetBalanceRequest, context: Context
     ) -> scoring_pb2.GetBalanceResponse:
-        raise NotBuilt("ScoringService.GetBalance", BUILT_BY_ISSUE)
+        return _balance(self.service.balance(request.player_id))
 
     async def ListLedger(
-        self,
-        request: scoring_pb2.ListLedgerRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.ListLedgerRequest, scoring_pb2.ListLedgerResponse],
+        self, request: scoring_pb2.ListLedgerRequest, context: Context
     ) -> scoring_pb2.ListLedgerResponse:
-        raise NotBuilt("ScoringService.ListLedger", BUILT_BY_ISSUE)
+        postings, token = self.service.ledger(request.player_id, request.page_size, request.page_token)
+        return scoring_pb2.ListLedgerResponse(postings=[_posting(p) for p in postings], next_page_token=token)
 
-    async def Grant(
-        self,
-        request: scoring_pb2.GrantRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.GrantRequest, scoring_pb2.GrantResponse],
-    ) -> scoring_pb2.GrantResponse:
-        raise NotBuilt("ScoringService.Grant", BUILT_BY_ISSUE)
+    async def Grant(self, request: scoring_pb2.GrantRequest, context: Context) -> scoring_pb2.GrantResponse:
+        pair = await self.service.grant(request.player_id, request.amount, request.grant_id, _admin_credential(context))
+        return scoring_pb2.GrantResponse(balance=_balance(pair))
 
-    async def HoldStake(
-        self,
-        request: scoring_pb2.HoldStakeRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.HoldStakeRequest, scoring_pb2.HoldStakeResponse],
-    ) -> scoring_pb2.HoldStakeResponse:
-        raise NotBuilt("ScoringService.HoldStake", BUILT_BY_ISSUE)
+    async def HoldStake(self, request: scoring_pb2.HoldStakeRequest, context: Context) -> scoring_pb2.HoldStakeResponse:
+        pair = await self.service.hold_stake(request.player_id, request.ticket_id, request.amount)
+        return scoring_pb2.HoldStakeResponse(balance=_balance(pair))
 
     async def ReleaseStake(
-        self,
-        request: scoring_pb2.ReleaseStakeRequest,
-        context: grpc.aio.ServicerContext[scoring_pb2.ReleaseStakeRequest, scoring_pb2.ReleaseStakeResponse],
+        self, request: scoring_pb2.ReleaseStakeRequest, context: Context
     ) -> scoring_pb2.ReleaseStakeResponse:
-        raise NotBuilt("ScoringService.ReleaseStake", BUILT_BY_ISSUE)
+        pair = await self.service.release_stake(request.player_id, request.ticket_id)
+        return scoring_pb2.ReleaseStakeResponse(balance=_balance(pair))
+
+    async def GetWalletTotals(
+        self, request: scoring_pb2.GetWalletTotalsRequest, context: Context
+    ) -> scoring_pb2.GetWalletTotalsResponse:
+        return scoring_pb2.GetWalletTotalsResponse(**self.service.wallet_totals(_admin_credential(context)))
 
 
 def binding(service: ScoringService) -> ServiceBinding:
@@ -102,4 +173,4 @@ def binding(service: ScoringService) -> ServiceBinding:
     def register(server: grpc.aio.Server) -> None:
         scoring_pb2_grpc.add_ScoringServiceServicer_to_server(api, server)
 
-    return ServiceBinding(SERVICE_NAME, register, unbuilt_issue=BUILT_BY_ISSUE)
+    return ServiceBinding(SERVICE_NAME, register)

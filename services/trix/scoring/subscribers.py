@@ -1,16 +1,184 @@
 """NATS handlers of the scoring service.
 
-Owns the scoring's subscriptions and consumers, translating messages to
-`ScoringService` calls. Subscriptions: none yet; issue 8 consumes deal and game events
-durably, exactly once per (table, sequence).
+Owns the scoring's consumer of table events: a durable pull consumer on the public
+table events (`trix.table.evt.*.public` in TABLE_EVENTS) that translates the events
+scoring needs (TableCreated, SeatControlChanged, DealScored, GameEnded) from their
+protos into plain dicts and hands them to `ScoringService.apply_table_event`, which
+applies each (table, sequence) once. An event is acked only after it is applied (or
+found applied before); a failure leaves it unacked and JetStream redelivers it. It
+also loads the journal (`journal.JetStreamJournal`) before consuming anything.
 """
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any, cast
+
+import nats.errors
+import structlog
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.client import JetStreamContext
+
+from trix.errors import DomainError
+from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
+from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import ScoringService
+from trix.v1 import common_pb2, events_pb2
+
+log = structlog.get_logger("trix.scoring.subscribers")
+
+EVENTS_STREAM = "TABLE_EVENTS"
+FETCH_BATCH = 256
+ACK_WAIT_S = 10.0
+_tasks: set[asyncio.Task[None]] = set()
 
 
-async def start(nats: NatsConnection, service: ScoringService) -> None:
-    """Start the scoring's subscriptions once NATS is connected and provisioned."""
-    del nats, service  # nothing to subscribe to before issue 8
+def _variant(value: int) -> str:
+    known = value in common_pb2.Variant.values()
+    name = common_pb2.Variant.Name(cast(common_pb2.Variant.ValueType, value)) if known else ""
+    return name.removeprefix("VARIANT_") if name != "VARIANT_UNSPECIFIED" else ""
+
+
+def _contract(value: int) -> str:
+    known = value in common_pb2.Contract.values()
+    name = common_pb2.Contract.Name(cast(common_pb2.Contract.ValueType, value)) if known else ""
+    return name.removeprefix("CONTRACT_") if name != "CONTRACT_UNSPECIFIED" else ""
+
+
+def _four(values: Any) -> list[int]:
+    out = [int(v) for v in values][:4]
+    return out + [0] * (4 - len(out))
+
+
+def event_to_domain(event: events_pb2.Event) -> dict[str, Any] | None:
+    """The dict `ScoringService` applies for an event, or None for events scoring ignores."""
+    body = event.WhichOneof("body")
+    if body == "table_created":
+        created = event.table_created
+        seats = sorted(created.seats, key=lambda s: s.index)
+        players = ["", "", "", ""]
+        bots = [False, False, False, False]
+        for seat in seats:
+            if 0 <= seat.index <= 3:
+                players[seat.index] = seat.player_id
+                bots[seat.index] = seat.bot
+        return {
+            "type": "table_created",
+            "variant": _variant(created.variant),
+            "players": players,
+            "bots": bots,
+            "stake": int(created.stake.coins) if created.HasField("stake") else 0,
+            "rake_percent": int(created.options.rake_percent) if created.options.HasField("rake_percent") else 0,
+            "ticket_ids": list(created.ticket_ids),
+        }
+    if body == "seat_control_changed":
+        changed = event.seat_control_changed
+        return {"type": "seat_control", "seat": changed.seat, "bot": changed.bot, "player_id": changed.player_id}
+    if body == "deal_scored":
+        scored = event.deal_scored
+        return {
+            "type": "deal_scored",
+            "deal_index": scored.deal_index,
+            "contract": _contract(scored.contract),
+            "points": _four(scored.points.values),
+            "totals": _four(scored.totals.values),
+        }
+    if body == "game_ended":
+        ended = event.game_ended
+        return {
+            "type": "game_ended",
+            "record_json": ended.record_json,
+            "totals": _four(ended.totals.values),
+            "ranking": [int(p) for p in ended.ranking],
+            "left_seat": ended.left_seat,
+        }
+    return None
+
+
+class EventConsumer:
+    """The durable consumer feeding table events to the service."""
+
+    def __init__(self, nc: Client, js: JetStreamContext, service: ScoringService, durable: str) -> None:
+        self.nc = nc
+        self.js = js
+        self.service = service
+        self.durable = durable
+        self.consumed = 0
+
+    async def handle(self, msg: Msg) -> None:
+        event = events_pb2.Event()
+        try:
+            event.ParseFromString(msg.data)
+        except Exception:  # noqa: BLE001 - a poison message must not block the consumer
+            log.error("undecodable event dropped", subject=msg.subject)
+            await msg.term()
+            return
+        domain = event_to_domain(event)
+        if domain is not None and event.table_id and event.sequence:
+            time_ms = event.time.seconds * 1000 + event.time.nanos // 1_000_000
+            try:
+                await self.service.apply_table_event(event.table_id, event.sequence, time_ms, domain)
+            except DomainError as err:
+                # A malformed event (e.g. a bad id) can never apply: drop it, loudly.
+                log.error("event rejected", table_id=event.table_id, sequence=event.sequence, error=str(err))
+                await msg.term()
+                return
+        self.consumed += 1
+        await msg.ack()
+
+    async def run(self) -> None:
+        config = ConsumerConfig(
+            durable_name=self.durable,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_policy=AckPolicy.EXPLICIT,
+            ack_wait=ACK_WAIT_S,
+            max_ack_pending=4 * FETCH_BATCH,
+        )
+        sub = await self.js.pull_subscribe(
+            subjects.all_public_events(), durable=self.durable, stream=EVENTS_STREAM, config=config
+        )
+        while True:
+            try:
+                msgs = await sub.fetch(FETCH_BATCH, timeout=1.0)
+            except nats.errors.TimeoutError:
+                continue
+            except (nats.errors.ConnectionClosedError, nats.errors.DrainTimeoutError):
+                return
+            except Exception as exc:  # noqa: BLE001 - NATS restarting: keep consuming
+                log.warning("fetch failed, retrying", error=repr(exc))
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                for msg in msgs:
+                    await self._handle_in_order(msg)
+            except Exception:  # noqa: BLE001 - the connection closed: the service is stopping
+                return
+
+    async def _handle_in_order(self, msg: Msg) -> None:
+        """Retry one event until it applies: a later event of the same table must not overtake it."""
+        delay = 0.1
+        while True:
+            try:
+                await self.handle(msg)
+                return
+            except Exception as exc:
+                if self.nc.is_closed:
+                    raise
+                log.warning("event not applied yet, retrying", error=repr(exc), retry_in_s=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+
+async def start(nats_conn: NatsConnection, service: ScoringService) -> EventConsumer:
+    """Load the journal, then start consuming table events."""
+    js = nats_conn.jetstream
+    await service.attach(JetStreamJournal(js))
+    log.info("journal loaded", sequence=service.state.sequence)
+    consumer = EventConsumer(nats_conn.client, js, service, service.config.consumer)
+    task = asyncio.ensure_future(consumer.run())
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return consumer

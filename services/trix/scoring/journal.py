@@ -1,0 +1,78 @@
+"""The scoring journal on JetStream: the adapter behind `service.Journal`.
+
+Owns appending an entry to the `SCORING_JOURNAL` stream with its id as `Nats-Msg-Id`
+(a retried append is stored once) and the projection's last sequence as
+`Nats-Expected-Last-Sequence` (a writer that missed an entry is refused), and reading
+the stream back in order to rebuild the projection. Knows nothing of what entries mean.
+"""
+
+from __future__ import annotations
+
+import nats.errors
+import nats.js.errors
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.client import JetStreamContext
+
+from trix.natsio import subjects
+from trix.natsio.publish import publish_once
+from trix.scoring.service import JournalConflict, JournalDuplicate
+
+STREAM = "SCORING_JOURNAL"
+EXPECTED_LAST_SEQUENCE_HEADER = "Nats-Expected-Last-Sequence"
+WRONG_LAST_SEQUENCE = 10071
+READ_BATCH = 1000
+
+
+class JetStreamJournal:
+    """`service.Journal` over the SCORING_JOURNAL stream."""
+
+    def __init__(self, js: JetStreamContext, *, stream: str = STREAM, subject: str | None = None) -> None:
+        self.js = js
+        self.stream = stream
+        self.subject = subject or subjects.scoring_journal()
+
+    async def append(self, entry_id: str, payload: bytes, expected_last_sequence: int) -> int:
+        try:
+            ack = await publish_once(
+                self.js,
+                self.subject,
+                payload,
+                msg_id=entry_id,
+                headers={EXPECTED_LAST_SEQUENCE_HEADER: str(expected_last_sequence)},
+            )
+        except nats.js.errors.APIError as err:
+            if err.err_code == WRONG_LAST_SEQUENCE:
+                raise JournalConflict(str(err.description)) from None
+            raise
+        if ack.duplicate:
+            raise JournalDuplicate(entry_id)
+        return int(ack.seq)
+
+    async def read_from(self, sequence: int) -> list[tuple[int, bytes]]:
+        info = await self.js.stream_info(self.stream)
+        last = int(info.state.last_seq)
+        if last < sequence:
+            return []
+        config = ConsumerConfig(
+            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+            opt_start_seq=max(1, sequence),
+            ack_policy=AckPolicy.NONE,
+            inactive_threshold=60.0,
+            mem_storage=True,
+        )
+        sub = await self.js.pull_subscribe(self.subject, stream=self.stream, config=config)
+        entries: list[tuple[int, bytes]] = []
+        try:
+            seen = sequence - 1
+            while seen < last:
+                try:
+                    msgs = await sub.fetch(READ_BATCH, timeout=5.0)
+                except nats.errors.TimeoutError:
+                    break  # nothing more (e.g. the tail was purged): what we have is all there is
+                for msg in msgs:
+                    seq = int(msg.metadata.sequence.stream)
+                    seen = seq
+                    entries.append((seq, msg.data))
+        finally:
+            await sub.unsubscribe()
+        return entries

@@ -1,0 +1,264 @@
+"""Helpers of the scoring tests: a real nats-server, the scoring service in-process or as a
+subprocess, and a publisher of table events in the events.proto envelope."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import nats
+from google.protobuf.timestamp_pb2 import Timestamp
+from nats.aio.client import Client
+
+from trix.natsio import subjects
+from trix.natsio.provisioning import provision
+from trix.runtime.server import Runtime
+from trix.natsio.connection import NatsConnection
+from trix.scoring import grpc_api, subscribers
+from trix.scoring.config import ScoringConfig
+from trix.scoring.service import ScoringService
+from trix.up import free_port, nats_server_binary
+from trix.v1 import common_pb2, events_pb2, scoring_pb2_grpc
+
+REPO = Path(__file__).resolve().parents[2]
+ADMIN_TOKEN = "test-admin-token"
+ADMIN = (("x-trix-admin-token", ADMIN_TOKEN),)
+
+
+def wait_port(port: int, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout_s}s")
+
+
+class NatsServer:
+    """A JetStream nats-server on a free port, with its store under `workdir`."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.store = workdir / "jetstream"
+        self.conf = workdir / "nats.conf"
+        self.log = workdir / "nats.log"
+        self.conf.write_text(
+            f'listen: 127.0.0.1:{self.port}\njetstream {{\n  store_dir: "{self.store}"\n  sync_interval: always\n}}\n'
+        )
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=log)
+        wait_port(self.port)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
+    env = {
+        "TRIX_NATS_URL": nats_url,
+        "TRIX_METRICS_PORT": "-1",
+        "TRIX_SCORING_ADMIN_TOKEN": ADMIN_TOKEN,
+        "TRIX_SHUTDOWN_GRACE_S": "1",
+        "TRIX_DRAIN_DELAY_S": "0",
+        "TRIX_LOG_LEVEL": "warning",
+    }
+    env.update(extra)
+    return env
+
+
+class InProcessScoring:
+    """The scoring service's runtime in this process (wired as `trix.scoring.__main__`), and a stub."""
+
+    def __init__(self, nats_url: str, **extra: str) -> None:
+        self.config = ScoringConfig.from_env(scoring_env(nats_url, **extra))
+        self.service = ScoringService(self.config)
+        self.consumer: subscribers.EventConsumer | None = None
+
+        async def start_subscribers(conn: NatsConnection) -> None:
+            self.consumer = await subscribers.start(conn, self.service)
+
+        self.runtime = Runtime(
+            self.config.runtime, [grpc_api.binding(self.service)], start_subscribers=start_subscribers
+        )
+        self.channel: grpc.aio.Channel | None = None
+        self.stub: scoring_pb2_grpc.ScoringServiceStub
+
+    async def start(self) -> scoring_pb2_grpc.ScoringServiceStub:
+        await self.runtime.start()
+        self.channel = grpc.aio.insecure_channel(self.runtime.address)
+        self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
+        return self.stub
+
+    async def stop(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+        await self.runtime.stop()
+
+
+class ScoringProcess:
+    """`python -m trix.scoring` as a subprocess on a fixed free gRPC port."""
+
+    def __init__(self, workdir: Path, nats_url: str, **extra: str) -> None:
+        self.grpc_port = free_port()
+        self.workdir = workdir
+        self.base_env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
+        self.base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), os.environ.get("PYTHONPATH")]))
+        self.base_env.update(scoring_env(nats_url, TRIX_GRPC_PORT=str(self.grpc_port), **extra))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.launches = 0
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def start(self, **extra: str) -> None:
+        env = {**self.base_env, **extra}
+        self.launches += 1
+        with open(self.workdir / f"scoring-{self.launches}.log", "wb") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "trix.scoring"], env=env, stdout=log, stderr=log)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        return self.proc.wait()
+
+    def stop(self) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.wait()
+
+
+class EventPublisher:
+    """Publishes table events as the table service does: envelope {table_id, sequence, time, body}."""
+
+    def __init__(self, nc: Client) -> None:
+        self.nc = nc
+        self.js = nc.jetstream(timeout=10)
+        self.sequences: dict[str, int] = {}
+
+    @classmethod
+    async def connect(cls, url: str) -> EventPublisher:
+        nc = await nats.connect(url)
+        publisher = cls(nc)
+        await provision(publisher.js)
+        return publisher
+
+    async def close(self) -> None:
+        await self.nc.drain()
+
+    async def publish(self, table_id: str, sequence: int | None = None, *, msg_id: str | None = None, **body: Any) -> int:
+        if sequence is None:
+            sequence = self.sequences.get(table_id, 0) + 1
+        self.sequences[table_id] = max(sequence, self.sequences.get(table_id, 0))
+        stamp = Timestamp()
+        stamp.FromMilliseconds(1_700_000_000_000 + sequence)
+        event = events_pb2.Event(table_id=table_id, sequence=sequence, time=stamp, **body)
+        await self.js.publish(
+            subjects.public_events(table_id),
+            event.SerializeToString(),
+            headers={"Nats-Msg-Id": msg_id or f"{table_id}:{sequence}"},
+        )
+        return sequence
+
+    async def table_created(
+        self,
+        table_id: str,
+        players: list[str],
+        *,
+        variant: int = common_pb2.VARIANT_TRIX,
+        stake: int = 0,
+        rake_percent: int = 0,
+        tickets: list[str] | None = None,
+        bots: list[bool] | None = None,
+    ) -> int:
+        bots = bots or [False] * 4
+        created = events_pb2.TableCreated(
+            variant=variant,
+            seats=[common_pb2.Seat(index=s, player_id=p, bot=bots[s]) for s, p in enumerate(players)],
+            options=common_pb2.TableOptions(rake_percent=rake_percent) if rake_percent else common_pb2.TableOptions(),
+            ticket_ids=tickets or [],
+        )
+        if stake:
+            created.stake.coins = stake
+        return await self.publish(table_id, table_created=created)
+
+    async def deal_scored(self, table_id: str, deal_index: int, contract: int, points: list[int], totals: list[int]) -> int:
+        return await self.publish(
+            table_id,
+            deal_scored=events_pb2.DealScored(
+                deal_index=deal_index,
+                contract=contract,
+                points=common_pb2.SeatScores(values=points),
+                totals=common_pb2.SeatScores(values=totals),
+            ),
+        )
+
+    async def game_ended(
+        self,
+        table_id: str,
+        record_json: str,
+        totals: list[int],
+        ranking: list[int],
+        *,
+        left_seat: int = -1,
+        sequence: int | None = None,
+        msg_id: str | None = None,
+    ) -> int:
+        return await self.publish(
+            table_id,
+            sequence,
+            msg_id=msg_id,
+            game_ended=events_pb2.GameEnded(
+                record_json=record_json,
+                totals=common_pb2.SeatScores(values=totals),
+                ranking=ranking,
+                left_seat=left_seat,
+            ),
+        )
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]], timeout_s: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if await check():
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)

@@ -1,0 +1,166 @@
+"""Wallets over real gRPC and a real nats-server: grants need the admin credential, holds
+and releases are idempotent, a short balance cannot hold a stake (RULES.md §13), and
+paid tables settle exactly once by §13 (rake, equal split, remainder to the lowest seat,
+refund of a table that never started, §10 leaver ranking)."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+import pytest
+from scoring_support import ADMIN, EventPublisher, InProcessScoring, wait_until
+
+from trix.v1 import common_pb2, scoring_pb2
+
+STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": [{"plays": [{"seat": 0, "card": "2C"}]}]})
+NEVER_STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": []})
+
+
+async def grant(app: InProcessScoring, player: str, amount: int, grant_id: str | None = None) -> None:
+    await app.stub.Grant(
+        scoring_pb2.GrantRequest(player_id=player, amount=amount, grant_id=grant_id or f"g-{player}"), metadata=ADMIN
+    )
+
+
+async def balance(app: InProcessScoring, player: str) -> tuple[int, int]:
+    b = await app.stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=player))
+    return b.available, b.held
+
+
+async def test_grant_needs_admin_credential(scoring: InProcessScoring) -> None:
+    request = scoring_pb2.GrantRequest(player_id="p1", amount=100, grant_id="g1")
+    with pytest.raises(grpc.aio.AioRpcError) as missing:
+        await scoring.stub.Grant(request)
+    assert missing.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.aio.AioRpcError) as wrong:
+        await scoring.stub.Grant(request, metadata=(("x-trix-admin-token", "guess"),))
+    assert wrong.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with pytest.raises(grpc.aio.AioRpcError) as audit:
+        await scoring.stub.GetWalletTotals(scoring_pb2.GetWalletTotalsRequest())
+    assert audit.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert await balance(scoring, "p1") == (0, 0)
+    reply = await scoring.stub.Grant(request, metadata=ADMIN)
+    assert (reply.balance.available, reply.balance.held) == (100, 0)
+    again = await scoring.stub.Grant(request, metadata=ADMIN)  # same grant id: applied once
+    assert again.balance.available == 100
+    with pytest.raises(grpc.aio.AioRpcError) as other:
+        await scoring.stub.Grant(scoring_pb2.GrantRequest(player_id="p1", amount=7, grant_id="g1"), metadata=ADMIN)
+    assert other.value.code() == grpc.StatusCode.ALREADY_EXISTS
+
+
+async def test_hold_release_and_short_balance(scoring: InProcessScoring) -> None:
+    await grant(scoring, "p1", 100)
+    stub = scoring.stub
+    with pytest.raises(grpc.aio.AioRpcError) as short:
+        await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t0", amount=101))
+    assert short.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    held = await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60))
+    assert (held.balance.available, held.balance.held) == (40, 60)
+    await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60))  # retried
+    assert await balance(scoring, "p1") == (40, 60)
+    with pytest.raises(grpc.aio.AioRpcError) as short2:
+        await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t2", amount=41))
+    assert short2.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    released = await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1"))
+    assert (released.balance.available, released.balance.held) == (100, 0)
+    await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1"))  # retried
+    assert await balance(scoring, "p1") == (100, 0)
+    with pytest.raises(grpc.aio.AioRpcError) as unknown:
+        await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="nope"))
+    assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+    ledger = await stub.ListLedger(scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2))
+    assert [p.reason for p in ledger.postings] == ["release", "hold"]
+    rest = await stub.ListLedger(
+        scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2, page_token=ledger.next_page_token)
+    )
+    assert [p.reason for p in rest.postings] == ["grant"] and rest.next_page_token == ""
+    assert rest.postings[0].debit_account == "mint" and rest.postings[0].credit_account == "player:p1"
+
+
+async def paid_table(
+    app: InProcessScoring,
+    pub: EventPublisher,
+    table: str,
+    players: list[str],
+    stake: int,
+    *,
+    rake: int = 0,
+    variant: int = common_pb2.VARIANT_TRIX,
+) -> None:
+    for seat, player in enumerate(players):
+        await app.stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id=player, ticket_id=f"{table}-{seat}", amount=stake))
+    await pub.table_created(
+        table,
+        players,
+        variant=variant,
+        stake=stake,
+        rake_percent=rake,
+        tickets=[f"{table}-{s}" for s in range(4)],
+    )
+
+
+async def totals(app: InProcessScoring) -> scoring_pb2.GetWalletTotalsResponse:
+    return await app.stub.GetWalletTotals(scoring_pb2.GetWalletTotalsRequest(), metadata=ADMIN)
+
+
+async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publisher: EventPublisher) -> None:
+    players = ["a", "b", "c", "d"]
+    for p in players:
+        await grant(scoring, p, 1000)
+    # Singles, rake 10 %, a tie for first between seats 1 and 3: pot 400, rake 40,
+    # prize 360 -> 180 each.
+    await paid_table(scoring, publisher, "t1", players, 100, rake=10)
+
+    async def funded() -> bool:
+        return (await totals(scoring)).running_tables == 1
+
+    await wait_until(funded, what="pot funded")
+    assert (await totals(scoring)).pots == 400
+    assert await balance(scoring, "a") == (900, 0)
+    await publisher.game_ended("t1", STARTED_RECORD, [10, 50, -110, 50], [3, 1, 4, 1])
+
+    async def settled(n: int) -> bool:
+        return (await totals(scoring)).settlements == n
+
+    await wait_until(lambda: settled(1), what="settlement")
+    assert [await balance(scoring, p) for p in players] == [(900, 0), (1080, 0), (900, 0), (1080, 0)]
+    t = await totals(scoring)
+    assert (t.granted, t.house, t.pots, t.held) == (4000, 40, 0, 0)
+    # The same GameEnded redelivered, and a second one under a new sequence: settled once.
+    await publisher.game_ended("t1", STARTED_RECORD, [10, 50, -110, 50], [3, 1, 4, 1], sequence=2, msg_id="dup-1")
+    await publisher.game_ended("t1", STARTED_RECORD, [10, 50, -110, 50], [1, 2, 3, 4])
+    await publisher.publish("t2", 1, table_created=None)  # noise on another table (ignored body)
+
+    # Partnership, stake 33, three winners' worth of remainder: pot 132, no rake; team
+    # {1,3} wins -> 66 each. Then a 3-way singles tie: pot 100 (stake 25), 33 each, the
+    # remainder 1 to the lowest winning seat (0).
+    await paid_table(scoring, publisher, "t3", players, 33, variant=common_pb2.VARIANT_TRIX_PARTNERSHIP)
+    await publisher.game_ended("t3", STARTED_RECORD, [0, 5, 0, 5], [2, 1, 2, 1])
+    await wait_until(lambda: settled(2), what="partnership settlement")
+    await paid_table(scoring, publisher, "t4", players, 25)
+    await publisher.game_ended("t4", STARTED_RECORD, [5, 5, 5, -15], [1, 1, 1, 4])
+    await wait_until(lambda: settled(3), what="tie settlement")
+    assert [await balance(scoring, p) for p in players] == [
+        (900 - 33 - 25 + 34, 0),
+        (1080 + 33 + 8, 0),
+        (900 - 33 - 25 + 33, 0),
+        (1080 + 33 - 25, 0),
+    ]
+    # §10: seat 2 left a paid table; the engine ranks it last (partnership: with its partner).
+    before = [await balance(scoring, p) for p in players]
+    await paid_table(scoring, publisher, "t5", players, 10, variant=common_pb2.VARIANT_COMPLEX_PARTNERSHIP)
+    await publisher.game_ended("t5", STARTED_RECORD, [0, 0, 0, 0], [2, 1, 2, 1], left_seat=2)
+    # §13: a table that ended before its first card refunds every stake.
+    await paid_table(scoring, publisher, "t6", players, 50, rake=10)
+    await publisher.game_ended("t6", NEVER_STARTED_RECORD, [0, 0, 0, 0], [])
+    await wait_until(lambda: settled(5), what="leaver and refund")
+    after = [await balance(scoring, p) for p in players]
+    assert [a[0] - b[0] for a, b in zip(after, before, strict=True)] == [-10, 10, -10, 10]
+    t = await totals(scoring)
+    assert t.available + t.held + t.pots + t.house == t.granted == 4000
+    assert (t.house, t.running_tables) == (40, 0)
+    assert scoring.service.state.anomalies == []
+    # The refunded table is neither history nor rated; the others are.
+    history = await scoring.stub.ListHistory(scoring_pb2.ListHistoryRequest(player_id="a", page_size=10))
+    assert [g.table_id for g in history.games] == ["t5", "t4", "t3", "t1"]
