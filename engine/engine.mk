@@ -11,7 +11,7 @@ ENGINE_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-f
 FUZZ_SECONDS ?= 600
 ASAN_FUZZ_ITERS ?= 3000
 
-.PHONY: test-c asan fuzz test-engine engine-ext
+.PHONY: test-c asan fuzz test-engine engine-ext bench-engine
 
 $(ENGINE_BUILD):
 	@mkdir -p $@
@@ -39,3 +39,8 @@ engine-ext: ## build the trix.engine._core extension in place (editable install)
 
 test-engine: engine-ext ## build the extension and run the Python engine tests (tests/engine)
 	$(PY) -m pytest -q tests/engine
+
+bench-engine: engine-ext | $(ENGINE_BUILD) ## moves/s: Python API random play and C playouts
+	$(ENGINE_CC) $(ENGINE_CFLAGS) -O2 -o $(ENGINE_BUILD)/bench_playout engine/tests/bench_playout.c $(ENGINE_SRCS)
+	$(ENGINE_BUILD)/bench_playout
+	$(PY) engine/tests/bench_engine.py

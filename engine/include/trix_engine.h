@@ -235,6 +235,7 @@ typedef struct trix_game {
     uint8_t row_high[TRIX_SUITS];
     uint8_t n_out;
     uint8_t out[TRIX_SEATS];  /* seats out, in place order */
+    uint64_t layout_next;     /* cards playable on the layout now (any hand) */
 
     /* points (§5-§8, §10) */
     int32_t scores[TRIX_SEATS]; /* current deal so far */

@@ -54,7 +54,13 @@ static uint8_t contract_double_mask(int contract) {
 
 uint8_t trix_contract_doubles(int contract) { return contract_double_mask(contract); }
 
-static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+/* SWAR popcount: the builtin becomes a libgcc call without -mpopcnt. */
+static inline int popcount64(uint64_t x) {
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+    return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
 static int ctz64(uint64_t x) { return __builtin_ctzll(x); }
 
 int trix_double_bit_card(int bit) {
@@ -105,7 +111,7 @@ static trix_event *emit(evbuf *b, int kind, int seat) {
     } else {
         e = &b->ev[b->n++];
     }
-    memset(e, 0, sizeof *e);
+    *e = (trix_event){0};
     e->kind = (uint8_t)kind;
     e->seat = (uint8_t)seat;
     return e;
@@ -178,6 +184,7 @@ static void start_deal(trix_game *g, evbuf *eb) {
     g->diamonds_taken = 0;
     g->king_taken = 0;
     g->n_out = 0;
+    g->layout_next = 0;
     g->phase = TRIX_PHASE_CHOOSE_CONTRACT;
     trix_deal_record *h = &g->hist[d];
     memset(h, 0, sizeof *h);
@@ -312,8 +319,9 @@ static void end_deal(trix_game *g, evbuf *eb) {
 
 /* ---- legal moves --------------------------------------------------------------- */
 
-/* §6: a jack, or one above the row's highest / one below its lowest card. */
-static uint64_t layout_playable(const trix_game *g) {
+/* §6: a jack, or one above the row's highest / one below its lowest card.
+ * Recomputed after each layout card into g->layout_next. */
+static uint64_t layout_compute(const trix_game *g) {
     uint64_t m = 0;
     for (int su = 0; su < TRIX_SUITS; su++) {
         if (g->row_low[su] == TRIX_NO_RANK) {
@@ -325,6 +333,8 @@ static uint64_t layout_playable(const trix_game *g) {
     }
     return m;
 }
+
+static inline uint64_t layout_playable(const trix_game *g) { return g->layout_next; }
 
 /* §4: follow the led suit if held, otherwise any card. */
 static uint64_t trick_playable(const trix_game *g, int seat) {
@@ -497,7 +507,10 @@ static void begin_play(trix_game *g, evbuf *eb) {
     g->turn = g->owner; /* §3: the owner leads the first trick or plays first */
     g->trick_leader = g->owner;
     g->trick_len = 0;
-    if (g->contract == TRIX_TRIX) settle_layout_turn(g, eb);
+    if (g->contract == TRIX_TRIX) {
+        g->layout_next = layout_compute(g);
+        settle_layout_turn(g, eb);
+    }
 }
 
 static void apply_trick_points(trix_game *g, int winner, int32_t pts[TRIX_SEATS]) {
@@ -587,6 +600,7 @@ static void play_layout_card(trix_game *g, int seat, int card, evbuf *eb) {
     } else {
         g->row_low[su] = (uint8_t)r;
     }
+    g->layout_next = layout_compute(g);
     if (g->hand[seat] == 0) {
         seat_out(g, seat, eb);
         /* §6 partnership_trix_early_end: the first two out are partners. */
