@@ -227,6 +227,24 @@ static double lead_cost(const view *v, int card) {
 
 /* ---- TRIX layout (§6) ------------------------------------------------------------ */
 
+/* Weights of the layout heuristic (tuned with self-play against RANDOM and
+ * LOWEST players). */
+#ifndef LAYOUT_NEXT
+#define LAYOUT_NEXT 2.0
+#endif
+#ifndef LAYOUT_MINE
+#define LAYOUT_MINE 3.0
+#endif
+#ifndef LAYOUT_RELEASE
+#define LAYOUT_RELEASE 0.3
+#endif
+#ifndef LAYOUT_RELEASE_PARTNER
+#define LAYOUT_RELEASE_PARTNER 0.2
+#endif
+#ifndef LAYOUT_RUN
+#define LAYOUT_RUN 1.0
+#endif
+
 /* Cards of suit `s` with rank index in [lo, hi]. */
 static uint64_t rank_range(int s, int lo, int hi) {
     if (lo > hi) return 0;
@@ -259,10 +277,10 @@ static double layout_score(const view *v, int card) {
     /* §6: get out early (unlock my own cards), block the others (keep the
      * cards their rows need). In partnership a third of the unseen cards are
      * my partner's: releasing them costs less. */
-    double release = v->partnership ? 0.6 : 1.0;
-    double score = 2.0 * next_mine + 1.2 * popc(mine_behind) - release * popc(others_behind);
+    double release = v->partnership ? LAYOUT_RELEASE_PARTNER : LAYOUT_RELEASE;
+    double score = LAYOUT_NEXT * next_mine + LAYOUT_MINE * popc(mine_behind) - release * popc(others_behind);
     /* the card nearest to what I still need next: play from long runs */
-    if (popc(mine_behind) > 0 && popc(others_behind) == 0) score += 1.0;
+    if (popc(mine_behind) > 0 && popc(others_behind) == 0) score += LAYOUT_RUN;
     return score;
 }
 
