@@ -15,14 +15,15 @@ from trix.table.config import SERVICE, TableConfig
 from trix.table.service import TableService
 
 
-def build(config: TableConfig) -> Runtime:
-    """Wire the table's logic to the runtime."""
-    service = TableService(config)
+def build(config: TableConfig, service: TableService | None = None) -> Runtime:
+    """Wire the table's logic to the runtime (tests pass their own service: clock, seeds)."""
+    service = service or TableService(config)
+    bus = subscribers.TableBus(config.command_timeout_s)
 
     async def start_subscribers(nats: NatsConnection) -> None:
-        await subscribers.start(nats, service)
+        await subscribers.start(nats, service, bus)
 
-    return Runtime(config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers)
+    return Runtime(config.runtime, [grpc_api.binding(service, bus)], start_subscribers=start_subscribers)
 
 
 def main() -> int:

@@ -1,107 +1,118 @@
-"""The gRPC adapter of the table service: `trix.v1.TableService` <-> `TableService`.
+"""The gRPC adapter of the table service: `trix.v1.TableService` for tools and admin.
 
-Owns proto <-> domain translation only. Each RPC not built yet raises
-`trix.errors.NotBuilt`, which the runtime answers with UNIMPLEMENTED naming
-issue 4, the issue that builds them.
+Owns proto <-> command translation only: every unary RPC becomes a `TableCommand`
+forwarded over NATS to the table's owner (ARCHITECTURE.md: "its gRPC API forwards
+the same way, so any replica accepts any table's call"), carrying the caller token
+from the `x-trix-caller` metadata unchanged; the owner checks it. Streams first ask
+the owner for the seat's view (the same permission check), then read the seat's (or
+the public) subject from the TABLE_EVENTS stream.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 
-from trix.errors import NotBuilt
+from trix.natsio import subjects
 from trix.runtime.server import ServiceBinding
+from trix.table.identity import TOKEN_METADATA
 from trix.table.service import TableService
+from trix.table.subscribers import TableBus
 from trix.v1 import table_pb2, table_pb2_grpc
 
 SERVICE_NAME = "trix.v1.TableService"
-BUILT_BY_ISSUE = 4
+
+Ctx = grpc.aio.ServicerContext[Any, Any]
+
+
+def _token(context: Ctx) -> str | None:
+    for key, value in context.invocation_metadata() or ():
+        if key == TOKEN_METADATA and isinstance(value, str):
+            return value
+    return None
 
 
 class TableApi(table_pb2_grpc.TableServiceServicer):
-    """`trix.v1.TableService` over `TableService`."""
+    """`trix.v1.TableService` over the NATS command protocol."""
 
-    def __init__(self, service: TableService) -> None:
+    def __init__(self, service: TableService, bus: TableBus) -> None:
         self.service = service
+        self.bus = bus
 
-    async def CreateTable(
-        self,
-        request: table_pb2.CreateTableRequest,
-        context: grpc.aio.ServicerContext[table_pb2.CreateTableRequest, table_pb2.CreateTableResponse],
-    ) -> table_pb2.CreateTableResponse:
-        raise NotBuilt("TableService.CreateTable", BUILT_BY_ISSUE)
+    async def _send(self, table_id: str, context: Ctx, **command: Any) -> table_pb2.TableCommandReply:
+        return await self.bus.forward(table_id, table_pb2.TableCommand(**command), _token(context))
 
-    async def GetSeatView(
-        self,
-        request: table_pb2.GetSeatViewRequest,
-        context: grpc.aio.ServicerContext[table_pb2.GetSeatViewRequest, table_pb2.GetSeatViewResponse],
-    ) -> table_pb2.GetSeatViewResponse:
-        raise NotBuilt("TableService.GetSeatView", BUILT_BY_ISSUE)
+    async def CreateTable(self, request: table_pb2.CreateTableRequest, context: Ctx) -> table_pb2.CreateTableResponse:
+        subjects.token(request.table_id, "table id")
+        reply = await self._send(request.table_id, context, create_table=request)
+        return reply.create_table
+
+    async def GetSeatView(self, request: table_pb2.GetSeatViewRequest, context: Ctx) -> table_pb2.GetSeatViewResponse:
+        subjects.token(request.table_id, "table id")
+        reply = await self._send(request.table_id, context, get_seat_view=request)
+        return reply.get_seat_view
 
     async def SetClientSeed(
-        self,
-        request: table_pb2.SetClientSeedRequest,
-        context: grpc.aio.ServicerContext[table_pb2.SetClientSeedRequest, table_pb2.SetClientSeedResponse],
+        self, request: table_pb2.SetClientSeedRequest, context: Ctx
     ) -> table_pb2.SetClientSeedResponse:
-        raise NotBuilt("TableService.SetClientSeed", BUILT_BY_ISSUE)
+        reply = await self._send(subjects.token(request.header.table_id), context, set_client_seed=request)
+        return table_pb2.SetClientSeedResponse(sequence=reply.sequence)
 
     async def ChooseContract(
-        self,
-        request: table_pb2.ChooseContractRequest,
-        context: grpc.aio.ServicerContext[table_pb2.ChooseContractRequest, table_pb2.ChooseContractResponse],
+        self, request: table_pb2.ChooseContractRequest, context: Ctx
     ) -> table_pb2.ChooseContractResponse:
-        raise NotBuilt("TableService.ChooseContract", BUILT_BY_ISSUE)
+        reply = await self._send(subjects.token(request.header.table_id), context, choose_contract=request)
+        return table_pb2.ChooseContractResponse(sequence=reply.sequence)
 
     async def AnswerDouble(
-        self,
-        request: table_pb2.AnswerDoubleRequest,
-        context: grpc.aio.ServicerContext[table_pb2.AnswerDoubleRequest, table_pb2.AnswerDoubleResponse],
+        self, request: table_pb2.AnswerDoubleRequest, context: Ctx
     ) -> table_pb2.AnswerDoubleResponse:
-        raise NotBuilt("TableService.AnswerDouble", BUILT_BY_ISSUE)
+        reply = await self._send(subjects.token(request.header.table_id), context, answer_double=request)
+        return table_pb2.AnswerDoubleResponse(sequence=reply.sequence)
 
-    async def PlayCard(
-        self,
-        request: table_pb2.PlayCardRequest,
-        context: grpc.aio.ServicerContext[table_pb2.PlayCardRequest, table_pb2.PlayCardResponse],
-    ) -> table_pb2.PlayCardResponse:
-        raise NotBuilt("TableService.PlayCard", BUILT_BY_ISSUE)
+    async def PlayCard(self, request: table_pb2.PlayCardRequest, context: Ctx) -> table_pb2.PlayCardResponse:
+        reply = await self._send(subjects.token(request.header.table_id), context, play_card=request)
+        return table_pb2.PlayCardResponse(sequence=reply.sequence)
 
-    async def LeaveTable(
-        self,
-        request: table_pb2.LeaveTableRequest,
-        context: grpc.aio.ServicerContext[table_pb2.LeaveTableRequest, table_pb2.LeaveTableResponse],
-    ) -> table_pb2.LeaveTableResponse:
-        raise NotBuilt("TableService.LeaveTable", BUILT_BY_ISSUE)
+    async def LeaveTable(self, request: table_pb2.LeaveTableRequest, context: Ctx) -> table_pb2.LeaveTableResponse:
+        reply = await self._send(subjects.token(request.header.table_id), context, leave_table=request)
+        return table_pb2.LeaveTableResponse(sequence=reply.sequence)
 
-    async def AutoAct(
-        self,
-        request: table_pb2.AutoActRequest,
-        context: grpc.aio.ServicerContext[table_pb2.AutoActRequest, table_pb2.AutoActResponse],
-    ) -> table_pb2.AutoActResponse:
-        raise NotBuilt("TableService.AutoAct", BUILT_BY_ISSUE)
+    async def ReclaimSeat(self, request: table_pb2.ReclaimSeatRequest, context: Ctx) -> table_pb2.ReclaimSeatResponse:
+        reply = await self._send(subjects.token(request.header.table_id), context, reclaim_seat=request)
+        return table_pb2.ReclaimSeatResponse(sequence=reply.sequence)
 
-    def StreamSeatEvents(
-        self,
-        request: table_pb2.StreamSeatEventsRequest,
-        context: grpc.aio.ServicerContext[table_pb2.StreamSeatEventsRequest, table_pb2.StreamSeatEventsResponse],
+    async def AutoAct(self, request: table_pb2.AutoActRequest, context: Ctx) -> table_pb2.AutoActResponse:
+        reply = await self._send(subjects.token(request.table_id), context, auto_act=request)
+        return table_pb2.AutoActResponse(sequence=reply.sequence)
+
+    async def StreamSeatEvents(
+        self, request: table_pb2.StreamSeatEventsRequest, context: Ctx
     ) -> AsyncIterator[table_pb2.StreamSeatEventsResponse]:
-        raise NotBuilt("TableService.StreamSeatEvents", BUILT_BY_ISSUE)
+        table_id = subjects.token(request.table_id, "table id")
+        subject = subjects.seat_events(table_id, request.seat)
+        view = table_pb2.GetSeatViewRequest(table_id=table_id, seat=request.seat)
+        await self._send(table_id, context, get_seat_view=view)  # the owner checks the seat is the caller's
+        async for event in self.bus.events(subject, request.after_sequence):
+            yield table_pb2.StreamSeatEventsResponse(event=event)
 
-    def StreamPublicEvents(
-        self,
-        request: table_pb2.StreamPublicEventsRequest,
-        context: grpc.aio.ServicerContext[table_pb2.StreamPublicEventsRequest, table_pb2.StreamPublicEventsResponse],
+    async def StreamPublicEvents(
+        self, request: table_pb2.StreamPublicEventsRequest, context: Ctx
     ) -> AsyncIterator[table_pb2.StreamPublicEventsResponse]:
-        raise NotBuilt("TableService.StreamPublicEvents", BUILT_BY_ISSUE)
+        table_id = subjects.token(request.table_id, "table id")
+        view = table_pb2.GetSeatViewRequest(table_id=table_id, seat=-1)
+        await self._send(table_id, context, get_seat_view=view)  # the table exists, the caller is known
+        async for event in self.bus.events(subjects.public_events(table_id), request.after_sequence):
+            yield table_pb2.StreamPublicEventsResponse(event=event)
 
 
-def binding(service: TableService) -> ServiceBinding:
+def binding(service: TableService, bus: TableBus) -> ServiceBinding:
     """How the runtime serves this API."""
-    api = TableApi(service)
+    api = TableApi(service, bus)
 
     def register(server: grpc.aio.Server) -> None:
         table_pb2_grpc.add_TableServiceServicer_to_server(api, server)
 
-    return ServiceBinding(SERVICE_NAME, register, unbuilt_issue=BUILT_BY_ISSUE)
+    return ServiceBinding(SERVICE_NAME, register)

@@ -1,19 +1,463 @@
-"""The table service's logic: the live tables this replica owns: validates and applies
-actions through the engine, appends them to each table's JetStream log, publishes
-events.
+"""The table service's logic: the live tables this replica owns.
+
+Owns `TableService`: validates each command (caller, seat, idempotency key, the
+client's last-seen sequence, the rules through the engine), tries it on a copy of the
+table, appends the resulting log entry to the table's JetStream log through the
+`TableStore` port (deduplicated by the action id, guarded by the log's expected last
+sequence) and only then swaps the new state in, publishes the events through the
+`EventSink` port and answers with the new table sequence (ARCHITECTURE.md flow 2).
+Recovery rebuilds every unfinished table from its snapshot plus the log tail.
 
 Must not import grpc or nats: adapters (`grpc_api`, `subscribers`) translate to and
-from this module, and it raises `trix.errors` domain errors. At this stage (issue 3)
-it holds only its configuration; issue 4 builds the logic here.
+from this module, and it raises `trix.errors` domain errors.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import structlog
+
+from trix import engine, fairness
+from trix.errors import (
+    DomainError,
+    IllegalMove,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    StaleTurn,
+    Unavailable,
+)
+from trix.natsio.subjects import token
 from trix.table.config import TableConfig
+from trix.table.identity import Caller
+from trix.table.table import Clock, Routed, Table
+from trix.v1 import common_pb2, events_pb2, table_pb2
+
+log = structlog.get_logger("trix.table")
+
+
+class LogConflict(Exception):
+    """The log's last sequence is not the one expected: another writer appended (stale owner)."""
+
+
+class TableStore(Protocol):
+    """Durable storage of tables (JetStream in production)."""
+
+    async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
+        """Append to the table's log; returns the entry's log sequence; LogConflict on a wrong expected_last."""
+        ...
+
+    def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]: ...
+
+    async def log_tables(self) -> list[str]: ...
+
+    async def put_secret(self, table_id: str, seed: bytes) -> None: ...
+
+    async def get_secret(self, table_id: str) -> bytes | None: ...
+
+    async def put_snapshot(self, table_id: str, data: bytes) -> None: ...
+
+    async def get_snapshot(self, table_id: str) -> bytes | None: ...
+
+    async def set_player_table(self, player_id: str, table_id: str) -> None: ...
+
+    async def clear_player_table(self, player_id: str, table_id: str) -> None: ...
+
+
+class EventSink(Protocol):
+    """Where events go (the per-seat and public subjects, RULES.md §14)."""
+
+    async def publish(self, table_id: str, routed: list[Routed]) -> None: ...
+
+    async def publish_missing(self, table_id: str, routed: list[Routed]) -> int:
+        """Publish the copies not stored yet (after a crash); returns how many."""
+        ...
+
+
+@dataclass(frozen=True)
+class ActionHeader:
+    """The fields common to every seat action."""
+
+    table_id: str
+    seat: int
+    action_id: str
+    last_seen_sequence: int
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class TableService:
-    """The table's domain logic (issue 4)."""
+    """The table's domain logic (see the module docstring)."""
 
-    def __init__(self, config: TableConfig) -> None:
+    def __init__(
+        self,
+        config: TableConfig,
+        *,
+        clock: Clock = utc_now,
+        new_seed: Callable[[], bytes] = fairness.new_server_seed,
+    ) -> None:
         self.config = config
+        self.clock = clock
+        self.new_seed = new_seed
+        self.tables: dict[str, Table] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._store: TableStore | None = None
+        self._sink: EventSink | None = None
+
+    def attach(self, store: TableStore, sink: EventSink) -> None:
+        self._store, self._sink = store, sink
+
+    @property
+    def store(self) -> TableStore:
+        if self._store is None:
+            raise Unavailable("table storage is not connected yet")
+        return self._store
+
+    @property
+    def sink(self) -> EventSink:
+        if self._sink is None:
+            raise Unavailable("event publishing is not connected yet")
+        return self._sink
+
+    def _lock(self, table_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(table_id, asyncio.Lock())
+
+    def _table(self, table_id: str) -> Table:
+        table = self.tables.get(table_id)
+        if table is None:
+            raise NotFound(f"unknown table {table_id!r}")
+        return table
+
+    # -- commit: log first, then state, then events -------------------------------------------
+
+    async def _commit(self, table: Table, trial: Table, entry: dict[str, Any], routed: list[Routed]) -> int:
+        data = json.dumps(entry, separators=(",", ":")).encode()
+        msg_id = f"{table.table_id}.{entry['id']}"
+        try:
+            trial.log_seq = await self.store.append(table.table_id, data, msg_id, table.log_seq)
+        except LogConflict:
+            # Another writer appended: this copy is stale. Rebuild from the log; the client retries.
+            log.warning("table log conflict, reloading", table_id=table.table_id)
+            await self._recover_one(table.table_id)
+            raise Unavailable("the table moved on; retry") from None
+        self.tables[table.table_id] = trial
+        await self.sink.publish(table.table_id, routed)
+        if trial.finished:
+            await self._finish(trial)
+        elif trial.entries % self.config.snapshot_every == 0:
+            await self.store.put_snapshot(trial.table_id, trial.to_snapshot())
+        return trial.sequence
+
+    async def _finish(self, table: Table) -> None:
+        """Game over: final snapshot, players' current-table index cleared (issue 4)."""
+        await self.store.put_snapshot(table.table_id, table.to_snapshot())
+        for seat in table.seats:
+            if seat.player_id and not seat.bot:
+                await self.store.clear_player_table(seat.player_id, table.table_id)
+
+    # -- create -------------------------------------------------------------------------------
+
+    async def create_table(
+        self, caller: Caller, request: table_pb2.CreateTableRequest
+    ) -> table_pb2.CreateTableResponse:
+        if not caller.is_service:
+            raise PermissionDenied("only the platform creates tables")
+        table_id = token(request.table_id, "table id")
+        async with self._lock(table_id):
+            existing = self.tables.get(table_id)
+            if existing is not None:  # idempotent on the table id
+                first = existing.results.get("create", existing.sequence)
+                return table_pb2.CreateTableResponse(table_id=table_id, commitment=existing.commitment, sequence=first)
+            _check_create(request)
+            seed = self.new_seed()
+            commitment = fairness.commitment(seed)  # §11: only the commitment is published
+            entry: dict[str, Any] = {
+                "op": "create",
+                "id": "create",
+                "request": base64.b64encode(request.SerializeToString()).decode(),
+                "commitment": commitment,
+            }
+            await self.store.put_secret(table_id, seed)  # before the log, so recovery always finds it
+            table = Table.from_create(entry, seed)
+            trial = table.copy()
+            routed = trial.apply_entry(entry, self.clock(), live=True)
+            sequence = await self._commit(table, trial, entry, routed)
+            for seat in request.seats:
+                if seat.player_id and not seat.bot:
+                    await self.store.set_player_table(seat.player_id, table_id)
+            return table_pb2.CreateTableResponse(table_id=table_id, commitment=commitment, sequence=sequence)
+
+    # -- seat actions -------------------------------------------------------------------------
+
+    async def _seat_command(
+        self,
+        caller: Caller,
+        header: ActionHeader,
+        build: Callable[[Table], dict[str, Any]],
+        *,
+        needs_turn: bool = True,
+    ) -> int:
+        """The shared path of every seat action: check, try, log, publish, answer."""
+        table_id = token(header.table_id, "table id")
+        if not 0 <= header.seat <= 3:
+            raise InvalidArgument(f"seat must be 0..3: {header.seat}")
+        action_id = token(header.action_id, "action id")
+        async with self._lock(table_id):
+            table = self._table(table_id)
+            if not caller.is_player(table.player(header.seat)):
+                raise PermissionDenied("this seat is not yours")
+            if action_id in table.results:  # a repeated key returns the first result
+                return table.results[action_id]
+            if table.finished:
+                raise IllegalMove("game is over")
+            if header.last_seen_sequence > table.sequence:
+                raise InvalidArgument("last_seen_sequence is ahead of the table")
+            if needs_turn:
+                if header.seat not in table.to_act():
+                    raise IllegalMove(_not_your_turn(table))
+                if table.turn is not None and header.last_seen_sequence < table.turn.seq:
+                    raise StaleTurn(f"stale sequence: the turn started at {table.turn.seq}")
+            entry = build(table)
+            entry["id"] = action_id
+            trial = table.copy()
+            try:
+                routed = trial.apply_entry(entry, self.clock(), live=True)
+            except engine.IllegalAction as err:
+                raise IllegalMove(err.message) from None  # the engine's reason, state unchanged
+            return await self._commit(table, trial, entry, routed)
+
+    async def set_client_seed(self, caller: Caller, header: ActionHeader, seed: str) -> int:
+        def build(table: Table) -> dict[str, Any]:
+            if table.game is not None or table.seeds[header.seat] is not None:
+                raise IllegalMove("seeds are given before the first deal, once (RULES.md §11)")
+            try:
+                fairness.validate_client_seed(seed)
+            except fairness.FairnessError as err:
+                raise InvalidArgument(str(err)) from None
+            return {"op": "seed", "seat": header.seat, "seed": seed}
+
+        return await self._seat_command(caller, header, build)
+
+    async def act(self, caller: Caller, header: ActionHeader, action: int) -> int:
+        """Choose a contract, answer doubling or play a card: one engine action."""
+
+        def build(table: Table) -> dict[str, Any]:
+            if table.game is None:
+                raise IllegalMove("the first deal has not been dealt yet")
+            return {"op": "act", "acts": [[header.seat, action, 0]]}
+
+        return await self._seat_command(caller, header, build)
+
+    async def leave(self, caller: Caller, header: ActionHeader, reason: int) -> int:
+        table = self._table(token(header.table_id, "table id"))
+        if caller.is_service:  # the timers decide a leave (§10 grace, timeouts): act as the seat
+            caller = Caller("player", table.player(header.seat) or "-")
+
+        def build(table: Table) -> dict[str, Any]:
+            if header.seat in table.left:
+                raise IllegalMove("seat already left")
+            if table.paid and table.game is None:
+                raise IllegalMove("the game has not started")
+            return {"op": "leave", "seat": header.seat, "reason": int(reason) or 1}
+
+        return await self._seat_command(caller, header, build, needs_turn=False)
+
+    async def reclaim(self, caller: Caller, header: ActionHeader) -> int:
+        def build(table: Table) -> dict[str, Any]:
+            if table.paid or not table.bots[header.seat] or not table.player(header.seat):
+                raise IllegalMove("only a player's own seat played by the bot on a free table can be reclaimed")
+            return {"op": "reclaim", "seat": header.seat}
+
+        return await self._seat_command(caller, header, build, needs_turn=False)
+
+    async def auto_act(self, caller: Caller, table_id: str, seat: int, turn_seq: int) -> int:
+        """AutoAct{table, seat, turn_seq} from the timers (RULES.md §9): the engine's bot move."""
+        if not caller.is_service:
+            raise PermissionDenied("only the timers act for a seat")
+        table_id = token(table_id, "table id")
+        async with self._lock(table_id):
+            table = self._table(table_id)
+            turn = table.turn
+            if table.finished or turn is None or turn.seq != turn_seq or seat not in table.to_act():
+                raise StaleTurn("that turn is no longer current")
+            entry: dict[str, Any] = {"id": f"auto-{turn_seq}-{seat}"}
+            if table.game is None:
+                entry["op"] = "autoseed"  # §11: seats that gave no seed contribute ""
+            else:
+                entry.update(op="act", acts=[[seat, table.game.bot_action(seat), 1]])
+            trial = table.copy()
+            routed = trial.apply_entry(entry, self.clock(), live=True)
+            return await self._commit(table, trial, entry, routed)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def authorize_view(self, caller: Caller, table_id: str, seat: int) -> Table:
+        table = self._table(token(table_id, "table id"))
+        if seat == -1 or caller.is_service:
+            return table
+        if not 0 <= seat <= 3:
+            raise InvalidArgument(f"seat must be -1..3: {seat}")
+        if not caller.is_player(table.player(seat)):
+            raise PermissionDenied("this seat is not yours")
+        return table
+
+    def seat_view(self, caller: Caller, table_id: str, seat: int) -> table_pb2.SeatView:
+        """What `seat` (or -1, spectators) may see now (RULES.md §14)."""
+        table = self.authorize_view(caller, table_id, seat)
+        return build_view(table, None if seat == -1 else seat)
+
+    # -- recovery ----------------------------------------------------------------------------------
+
+    async def recover(self) -> int:
+        """Rebuild every table in the log (unfinished ones fully) and republish missing events."""
+        count = 0
+        for table_id in await self.store.log_tables():
+            async with self._lock(table_id):
+                await self._recover_one(table_id)
+            count += 1
+        return count
+
+    async def _recover_one(self, table_id: str) -> None:
+        seed = await self.store.get_secret(table_id)
+        if seed is None:
+            log.error("table secret missing, table skipped", table_id=table_id)
+            return
+        snap = await self.store.get_snapshot(table_id)
+        table = Table.from_snapshot(snap, seed) if snap is not None else None
+        replayed: list[Routed] = []
+        now = self.clock()
+        async for log_seq, data in self.store.read_log(table_id, table.log_seq if table else 0):
+            entry = json.loads(data)
+            if table is None:
+                table = Table.from_create(entry, seed)
+            replayed += table.apply_entry(entry, now, live=False)
+            table.log_seq = log_seq
+        if table is None:
+            return
+        self.tables[table_id] = table
+        missing = await self.sink.publish_missing(table_id, replayed) if replayed else 0
+        if table.finished:
+            await self._finish(table)
+        log.info("table recovered", table_id=table_id, sequence=table.sequence, republished=missing)
+
+
+def _not_your_turn(table: Table) -> str:
+    seats = table.to_act()
+    if table.game is not None and table.options.doubling_reveal == engine.Reveal.SIMULTANEOUS:
+        if table.game.phase == engine.Phase.DOUBLING:
+            return "not your turn"  # §14: do not tell who is still to answer
+    return f"not your turn (seat {seats[0]} to act)" if seats else "not your turn"
+
+
+def _check_create(request: table_pb2.CreateTableRequest) -> None:
+    if request.variant == common_pb2.VARIANT_UNSPECIFIED or request.variant not in common_pb2.Variant.values():
+        raise InvalidArgument("variant is required")
+    if sorted(s.index for s in request.seats) != [0, 1, 2, 3]:
+        raise InvalidArgument("four seats, indexes 0..3, each once")
+    players = [s.player_id for s in request.seats if not s.bot]
+    for player in players:
+        token(player, "player id")
+    if len(set(players)) != len(players):
+        raise InvalidArgument("a player sits once")
+    if request.HasField("stake"):
+        if request.stake.coins <= 0:
+            raise InvalidArgument("a stake is > 0 coins")
+        if any(s.bot for s in request.seats):
+            raise InvalidArgument("bots never sit at paid tables (RULES.md §13)")
+    for seat in request.seats:
+        try:
+            fairness.validate_client_seed(seat.client_seed)
+        except fairness.FairnessError as err:
+            raise InvalidArgument(str(err)) from None
+    o = request.options
+    for name in ("doubling_reveal", "doubling_self_take", "team_tiebreak"):
+        if not 0 <= getattr(o, name) <= 2:
+            raise InvalidArgument(f"options.{name}: unknown value")
+
+
+def _layout_cards(view: dict[str, Any]) -> list[int]:
+    cards: list[int] = []
+    for row in view["layout"]:
+        if row is not None:
+            cards += range(row[0], row[1] + 1)
+    return cards
+
+
+def build_view(table: Table, seat: int | None) -> table_pb2.SeatView:
+    """SeatView from the engine's view(seat) (RULES.md §14)."""
+    from trix.table.table import card_pb, contract_pb
+
+    out = table_pb2.SeatView(
+        table_id=table.table_id,
+        sequence=table.sequence,
+        seat=-1 if seat is None else seat,
+        variant=table.request.variant,
+        options=table.request.options,
+        seats=table.seats,
+        commitment=table.commitment,
+        finished=table.finished,
+    )
+    for s, bot in enumerate(table.bots):
+        out.seats[s].bot = bot
+    if table.turn is not None:
+        out.turn.CopyFrom(
+            events_pb2.TurnStarted(
+                seats=table.turn.seats,
+                decision=common_pb2.Decision.ValueType(table.turn.decision),
+                turn_seq=table.turn.seq,
+                client_seeds=table.turn.client_seeds,
+            )
+        )
+    game = table.game
+    if game is None:
+        out.hand_sizes.extend([0, 0, 0, 0])
+        out.totals.values.extend([0, 0, 0, 0])
+        return out
+    view = game.view(seat)
+    out.hand.extend(card_pb(c) for c in view.get("hand", ()))
+    out.hand_sizes.extend(view["hand_counts"])
+    out.deal_index = view["deal_index"]
+    out.kingdom = view["kingdom"]
+    out.contract = contract_pb(view["contract"])
+    out.trick.extend(card_pb(c) for _, c in view["trick"])
+    out.layout.extend(card_pb(c) for c in _layout_cards(view))
+    doubles: dict[int, list[int]] = {s: [] for s in view["answered"]}
+    for s, c in view["doubled"]:
+        doubles.setdefault(s, []).append(c)
+    if seat is not None and view["my_double"] is not None:
+        doubles[seat] = list(view["my_double"])
+    for s in sorted(doubles):
+        out.doubles.append(common_pb2.DoubleAnswer(seat=s, cards=[card_pb(c) for c in doubles[s]]))
+    out.totals.values.extend(view["totals"])
+    if seat is not None and not table.finished:
+        for action in game.legal_actions(seat):
+            if action < 52:
+                out.legal_cards.append(card_pb(action))
+            elif action < 64:
+                out.legal_contracts.append(contract_pb(action - 52))
+    return out
+
+
+def action_from(kind: str, value: Any) -> int:
+    """The engine action of a command: a card, a contract or a doubling answer."""
+    try:
+        if kind == "card":
+            return engine.play(int(value))
+        if kind == "contract":
+            if not 1 <= int(value) <= 6:
+                raise InvalidArgument("unknown contract")
+            return engine.choose(engine.Contract(int(value) - 1))
+        return engine.double([int(c) for c in value])
+    except DomainError:
+        raise
+    except (ValueError, TypeError, KeyError):
+        raise InvalidArgument(f"bad {kind}") from None

@@ -1,0 +1,87 @@
+"""TableCommand <-> TableService: the one translation of the command protocol.
+
+Owns `handle_command`: decodes a `trix.v1.TableCommand` (as it arrives on the table's
+NATS subject, or forwarded by the gRPC API), checks the caller's token, calls the
+matching `TableService` method and encodes the `TableCommandReply`. Domain errors
+travel as `CommandError{kind, message}` (`trix.errors.error_kind`); anything
+unexpected becomes an `Internal` error with an id logged once, never its text.
+No grpc or nats imports.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import structlog
+
+from trix.errors import DomainError, InvalidArgument, error_kind
+from trix.table.identity import verify
+from trix.table.service import ActionHeader, TableService, action_from
+from trix.v1 import table_pb2
+
+log = structlog.get_logger("trix.table.codec")
+
+INTERNAL_KIND = "Internal"
+
+
+def _header(h: table_pb2.ActionHeader) -> ActionHeader:
+    return ActionHeader(h.table_id, h.seat, h.action_id, h.last_seen_sequence)
+
+
+async def dispatch(
+    service: TableService, command: table_pb2.TableCommand, token: str | None
+) -> table_pb2.TableCommandReply:
+    """Run one command; domain errors propagate."""
+    caller = verify(service.config.internal_secret, token, time.time())
+    which = command.WhichOneof("command")
+    reply = table_pb2.TableCommandReply()
+    if which == "create_table":
+        created = await service.create_table(caller, command.create_table)
+        reply.sequence = created.sequence
+        reply.create_table.CopyFrom(created)
+    elif which == "get_seat_view":
+        view = service.seat_view(caller, command.get_seat_view.table_id, command.get_seat_view.seat)
+        reply.sequence = view.sequence
+        reply.get_seat_view.view.CopyFrom(view)
+    elif which == "set_client_seed":
+        c = command.set_client_seed
+        reply.sequence = await service.set_client_seed(caller, _header(c.header), c.client_seed)
+    elif which == "choose_contract":
+        c = command.choose_contract
+        reply.sequence = await service.act(caller, _header(c.header), action_from("contract", c.contract))
+    elif which == "answer_double":
+        c = command.answer_double
+        action = action_from("double", [card.id for card in c.cards])
+        reply.sequence = await service.act(caller, _header(c.header), action)
+    elif which == "play_card":
+        c = command.play_card
+        reply.sequence = await service.act(caller, _header(c.header), action_from("card", c.card.id))
+    elif which == "leave_table":
+        c = command.leave_table
+        reply.sequence = await service.leave(caller, _header(c.header), int(c.reason))
+    elif which == "reclaim_seat":
+        reply.sequence = await service.reclaim(caller, _header(command.reclaim_seat.header))
+    elif which == "auto_act":
+        c = command.auto_act
+        reply.sequence = await service.auto_act(caller, c.table_id, c.seat, c.turn_seq)
+    else:
+        raise InvalidArgument("empty command")
+    return reply
+
+
+async def handle_command(service: TableService, data: bytes, token: str | None) -> bytes:
+    """Bytes in, bytes out: never raises."""
+    reply = table_pb2.TableCommandReply()
+    try:
+        command = table_pb2.TableCommand.FromString(data)
+        reply = await dispatch(service, command, token)
+    except DomainError as err:
+        reply.error.kind = error_kind(err)
+        reply.error.message = err.public_message
+    except Exception as exc:  # noqa: BLE001 - the text of an unexpected error never leaves the service
+        error_id = uuid.uuid4().hex[:16]
+        log.error("unexpected error", error_id=error_id, exc_info=exc)
+        reply.error.kind = INTERNAL_KIND
+        reply.error.message = f"internal error (error id {error_id})"
+    return reply.SerializeToString()

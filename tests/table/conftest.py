@@ -1,0 +1,93 @@
+"""Fixtures of the table tests: a real nats-server with per-service users on a free
+port, the table service in-process (real gRPC on 127.0.0.1, real NATS, real C engine),
+and a gateway client. Every process a fixture starts, the fixture stops."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import nats
+import pytest
+from table_support import AuthNats, GatewayClient, table_env
+
+from trix.runtime.server import Runtime
+from trix.table.__main__ import build
+from trix.table.config import TableConfig
+from trix.table.service import TableService
+
+
+@pytest.fixture
+def auth_nats(tmp_path: Path) -> Iterator[AuthNats]:
+    server = AuthNats(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class InProcessTable:
+    """The table service running in the test's event loop; `restart()` simulates a new process."""
+
+    def __init__(self, nats_url: str, seed: int) -> None:
+        self.env = table_env(nats_url, TRIX_GRPC_PORT="0", TRIX_TABLE_SNAPSHOT_EVERY="7")
+        self.rng = random.Random(seed)
+        self.runtime: Runtime | None = None
+        self.service: TableService | None = None
+
+    async def start(self) -> None:
+        config = TableConfig.from_env(self.env)
+        self.service = TableService(config, new_seed=lambda: self.rng.randbytes(32))
+        self.runtime = build(config, self.service)
+        await self.runtime.start()
+
+    async def crash(self) -> None:
+        """Drop everything without draining (what a SIGKILL leaves behind)."""
+        assert self.runtime is not None and self.runtime.nats is not None
+        await self.runtime.nats.client.close()
+        self.runtime.config = self.runtime.config.__class__(
+            **{**self.runtime.config.__dict__, "shutdown_grace_s": 0.0, "drain_delay_s": 0.0}
+        )
+        await self.runtime.stop()
+        self.runtime = None
+
+    async def stop(self) -> None:
+        if self.runtime is not None:
+            await self.runtime.stop()
+            self.runtime = None
+
+    @property
+    def address(self) -> str:
+        assert self.runtime is not None
+        return self.runtime.address
+
+
+@pytest.fixture
+async def table_service(auth_nats: AuthNats) -> AsyncIterator[InProcessTable]:
+    table = InProcessTable(auth_nats.url("table"), seed=4)
+    await table.start()
+    try:
+        yield table
+    finally:
+        await table.stop()
+
+
+@pytest.fixture
+async def gateway(auth_nats: AuthNats) -> AsyncIterator[GatewayClient]:
+    client = await GatewayClient.connect(auth_nats.url("gateway"))
+    try:
+        yield client
+    finally:
+        await client.nc.close()
+
+
+@pytest.fixture
+async def table_nc(auth_nats: AuthNats) -> AsyncIterator[nats.aio.client.Client]:
+    """A NATS connection as the table user (to read logs and snapshots in checks)."""
+    nc = await nats.connect(auth_nats.url("table"))
+    try:
+        yield nc
+    finally:
+        await nc.close()

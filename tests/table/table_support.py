@@ -1,0 +1,313 @@
+"""Helpers of the table tests: a nats-server with one user per service, the table
+service in-process or as a subprocess, and a test client that plays through the API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nats
+from nats.aio.client import Client
+from nats.js.api import DeliverPolicy
+
+from trix.natsio import subjects
+from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, authorization_block, user_url
+from trix.table.identity import TOKEN_HEADER, sign
+from trix.up import free_port, nats_server_binary
+from trix.v1 import common_pb2, events_pb2, table_pb2
+
+REPO = Path(__file__).resolve().parents[2]
+SECRET = b"table-tests-internal-secret-0123456789"
+USERS = ("table", "gateway", "timers", "scoring", "matchmaking")
+KH = 2 * 13 + 11
+QUEENS = (10, 23, 36, 49)
+DOUBLING = {
+    common_pb2.CONTRACT_KING: {KH},
+    common_pb2.CONTRACT_QUEENS: set(QUEENS),
+    common_pb2.CONTRACT_COMPLEX: {KH, *QUEENS},
+}
+
+
+def wait_port(port: int, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing on 127.0.0.1:{port}")
+
+
+class AuthNats:
+    """A JetStream nats-server with one user per service (trix.natsio.permissions)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.passwords = {u: secrets.token_hex(12) for u in USERS}
+        self.conf = workdir / "nats.conf"
+        self.log = workdir / "nats.log"
+        self.conf.write_text(
+            f"listen: 127.0.0.1:{self.port}\n"
+            f'jetstream {{\n  store_dir: "{workdir / "js"}"\n  sync_interval: always\n}}\n'
+            + authorization_block(self.passwords)
+        )
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, user: str) -> str:
+        return user_url(f"nats://127.0.0.1:{self.port}", user, self.passwords[user])
+
+    def start(self) -> None:
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=log)
+        wait_port(self.port)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def table_env(nats_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), env.get("PYTHONPATH", "")]))
+    env.update(
+        {
+            "TRIX_NATS_URL": nats_url,
+            "TRIX_INTERNAL_TOKEN_SECRET": SECRET.decode(),
+            "TRIX_GRPC_PORT": str(free_port()),
+            "TRIX_METRICS_PORT": "-1",
+            "TRIX_LOG_LEVEL": "warning",
+            "TRIX_SHUTDOWN_GRACE_S": "1",
+            "TRIX_DRAIN_DELAY_S": "0",
+            **extra,
+        }
+    )
+    return env
+
+
+class TableProcess:
+    """`python -m trix.table` as a subprocess (for SIGKILL tests)."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.env = env
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "trix.table"], env=self.env, stdout=log, stderr=log)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def token(role: str, name: str) -> str:
+    return sign(SECRET, role, name, time.time(), ttl_s=3600)
+
+
+class CommandError(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+@dataclass
+class GatewayClient:
+    """Plays as the gateway would: NATS requests on the table's command subject."""
+
+    nc: Client
+    timeout_s: float = 20.0
+    sent: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+    @classmethod
+    async def connect(cls, url: str) -> GatewayClient:
+        nc = await nats.connect(url, inbox_prefix=GATEWAY_INBOX_PREFIX.encode(), max_reconnect_attempts=-1)
+        return cls(nc)
+
+    async def request(self, table_id: str, command: table_pb2.TableCommand, tok: str) -> table_pb2.TableCommandReply:
+        t0 = time.perf_counter()
+        msg = await self.nc.request(
+            subjects.table_command(table_id),
+            command.SerializeToString(),
+            timeout=self.timeout_s,
+            headers={TOKEN_HEADER: tok},
+        )
+        self.latencies.append(time.perf_counter() - t0)
+        self.sent += 1
+        reply = table_pb2.TableCommandReply.FromString(msg.data)
+        if reply.HasField("error"):
+            raise CommandError(reply.error.kind, reply.error.message)
+        return reply
+
+    async def view(self, table_id: str, seat: int, tok: str) -> table_pb2.SeatView:
+        cmd = table_pb2.TableCommand(get_seat_view=table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat))
+        return (await self.request(table_id, cmd, tok)).get_seat_view.view
+
+
+def create_request(
+    table_id: str,
+    variant: int,
+    players: Sequence[str],
+    *,
+    options: common_pb2.TableOptions | None = None,
+    bots: Sequence[int] = (),
+    seeds: Sequence[str] = ("", "", "", ""),
+    await_seeds: bool = False,
+    stake: int = 0,
+) -> table_pb2.CreateTableRequest:
+    request = table_pb2.CreateTableRequest(
+        table_id=table_id,
+        variant=common_pb2.Variant.ValueType(variant),
+        options=options or common_pb2.TableOptions(),
+        seats=[
+            common_pb2.Seat(index=s, player_id="" if s in bots else players[s], bot=s in bots, client_seed=seeds[s])
+            for s in range(4)
+        ],
+        await_client_seeds=await_seeds,
+    )
+    if stake:
+        request.stake.coins = stake
+    return request
+
+
+def header(table_id: str, seat: int, action_id: str, last_seen: int) -> table_pb2.ActionHeader:
+    return table_pb2.ActionHeader(table_id=table_id, seat=seat, action_id=action_id, last_seen_sequence=last_seen)
+
+
+def choose_move(view: table_pb2.SeatView, rng: random.Random) -> table_pb2.TableCommand | None:
+    """A legal move for the view's seat chosen by the test client, or None if it has nothing to do."""
+    turn = view.turn
+    h = header(view.table_id, view.seat, f"a{rng.getrandbits(64):x}", view.sequence)
+    if turn.client_seeds:
+        return table_pb2.TableCommand(
+            set_client_seed=table_pb2.SetClientSeedRequest(header=h, client_seed=f"seed-{view.seat}")
+        )
+    if turn.decision == common_pb2.DECISION_CONTRACT:
+        if not view.legal_contracts:
+            return None
+        contract = rng.choice(list(view.legal_contracts))
+        return table_pb2.TableCommand(choose_contract=table_pb2.ChooseContractRequest(header=h, contract=contract))
+    if turn.decision == common_pb2.DECISION_DOUBLE:
+        if any(d.seat == view.seat for d in view.doubles):
+            return None  # answered already
+        eligible = [c for c in view.hand if c.id in DOUBLING.get(view.contract, set())]
+        cards = [c for c in eligible if rng.random() < 0.5]
+        return table_pb2.TableCommand(answer_double=table_pb2.AnswerDoubleRequest(header=h, cards=cards))
+    if turn.decision == common_pb2.DECISION_CARD:
+        if not view.legal_cards:
+            return None
+        return table_pb2.TableCommand(
+            play_card=table_pb2.PlayCardRequest(header=h, card=rng.choice(list(view.legal_cards)))
+        )
+    return None
+
+
+@dataclass
+class Acked:
+    """An acknowledged action: its id, the command and the sequence the reply carried."""
+
+    action_id: str
+    command: table_pb2.TableCommand
+    sequence: int
+
+
+async def play_until(
+    client: GatewayClient,
+    table_id: str,
+    players: Sequence[str],
+    rng: random.Random,
+    *,
+    max_actions: int | None = None,
+    acked: list[Acked] | None = None,
+    retry: bool = False,
+) -> int:
+    """Drive a table through the API until it finishes (or `max_actions`); returns the actions sent."""
+    admin = token("service", "admin")
+    done = 0
+    while max_actions is None or done < max_actions:
+        public = await _retrying(lambda: client.view(table_id, -1, admin), retry)
+        if public.finished:
+            break
+        progressed = False
+        for seat in list(public.turn.seats):
+            tok = token("player", players[seat])
+            view = await _retrying(lambda s=seat, t=tok: client.view(table_id, s, t), retry)  # type: ignore[misc]
+            command = choose_move(view, rng)
+            if command is None:
+                continue
+            action_id = getattr(command, command.WhichOneof("command") or "").header.action_id
+            reply = await _retrying(lambda c=command, t=tok: client.request(table_id, c, t), retry)  # type: ignore[misc]
+            if acked is not None:
+                acked.append(Acked(action_id, command, reply.sequence))
+            done += 1
+            progressed = True
+            break
+        if not progressed:
+            await asyncio.sleep(0.01)
+    return done
+
+
+async def _retrying(call: Any, retry: bool) -> Any:
+    """Retry a request (same bytes, same action id) while the table service restarts."""
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            return await call()
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError, TimeoutError):
+            if not retry or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+async def read_subject(js: Any, subject: str) -> list[events_pb2.Event]:
+    """Every stored event on a subject of TABLE_EVENTS."""
+    out: list[events_pb2.Event] = []
+    sub = await js.subscribe(subject, stream="TABLE_EVENTS", ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=1.0)
+            except nats.errors.TimeoutError:
+                break
+            out.append(events_pb2.Event.FromString(msg.data))
+    finally:
+        await sub.unsubscribe()
+    return out
+
+
+def record_of(events: Sequence[events_pb2.Event]) -> dict[str, Any]:
+    ended = [e for e in events if e.HasField("game_ended")]
+    assert len(ended) == 1, "one GameEnded"
+    record: dict[str, Any] = json.loads(ended[0].game_ended.record_json)
+    return record
