@@ -2,7 +2,9 @@
  * fuzz_engine.c: libFuzzer harness for the rules engine (`make fuzz`).
  *
  * Input byte 0 picks the mode:
- *   even: restore() of the remaining bytes (arbitrary, mostly corrupt) and,
+ *   2 mod 4: the rest is a snapshot body, framed with a valid header and
+ *         CRC so restore's field checks and replay are reached;
+ *   0 mod 4: restore() of the remaining bytes (arbitrary, mostly corrupt) and,
  *         when accepted, a playout from the restored state;
  *   odd:  a game driven by the bytes: variant/options from the first bytes,
  *         then each byte picks a seat and an action (legal or not) or a
@@ -96,9 +98,42 @@ static void drive(const uint8_t *data, size_t size) {
     must(g.phase == TRIX_PHASE_GAME_OVER, "game over after playout");
 }
 
+static uint32_t crc32_ieee(const uint8_t *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+/* Wrap arbitrary bytes as a snapshot body with a valid header, length and
+ * CRC, so the fuzzer reaches restore's field validation and replay. */
+static void restore_framed(const uint8_t *body, size_t n) {
+    uint8_t buf[TRIX_SNAPSHOT_MAX];
+    if (n + 13 > sizeof buf) return;
+    memcpy(buf, "TRXS", 4);
+    buf[4] = 1;
+    uint32_t len = (uint32_t)(n + 13);
+    for (int i = 0; i < 4; i++) buf[5 + i] = (uint8_t)(len >> (8 * i));
+    memcpy(buf + 9, body, n);
+    uint32_t crc = crc32_ieee(buf, n + 9);
+    for (int i = 0; i < 4; i++) buf[n + 9 + i] = (uint8_t)(crc >> (8 * i));
+    trix_game g;
+    if (trix_restore(&g, buf, len) == TRIX_OK) {
+        round_trip(&g);
+        uint8_t pol[4] = {2, 0, 1, 0};
+        must(trix_playout(&g, pol, 7, NULL) == TRIX_OK, "playout after framed restore");
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
+    if ((data[0] & 3) == 2) {
+        restore_framed(data + 1, size - 1);
+        return 0;
+    }
     if ((data[0] & 1) == 0) {
         trix_game g;
         if (trix_restore(&g, data + 1, size - 1) == TRIX_OK) {
@@ -131,6 +166,15 @@ int main(int argc, char **argv) {
         trix_snapshot(&g, buf + 1, sizeof buf - 1, &len);
         buf[0] = 0;
         LLVMFuzzerTestOneInput(buf, len + 1);
+        /* the same body with one byte changed, re-framed with a valid CRC */
+        if (len > 13) {
+            uint8_t body[TRIX_SNAPSHOT_MAX];
+            size_t bn = len - 13;
+            memcpy(body + 1, buf + 1 + 9, bn);
+            body[0] = 2;
+            body[1 + trix_rng_below(&rng, (uint32_t)bn)] ^= (uint8_t)(1u << trix_rng_below(&rng, 8));
+            LLVMFuzzerTestOneInput(body, bn + 1);
+        }
     }
     printf("fuzz standalone: %ld iterations ok\n", iters);
     return 0;
