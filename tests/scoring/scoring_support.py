@@ -20,9 +20,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client
 
 from trix.natsio import subjects
+from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import provision
 from trix.runtime.server import Runtime
-from trix.natsio.connection import NatsConnection
 from trix.scoring import grpc_api, subscribers
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
@@ -129,7 +129,9 @@ class ScoringProcess:
         self.grpc_port = free_port()
         self.workdir = workdir
         self.base_env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
-        self.base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), os.environ.get("PYTHONPATH")]))
+        self.base_env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(REPO / "services"), os.environ.get("PYTHONPATH")])
+        )
         self.base_env.update(scoring_env(nats_url, TRIX_GRPC_PORT=str(self.grpc_port), **extra))
         self.proc: subprocess.Popen[bytes] | None = None
         self.launches = 0
@@ -183,7 +185,9 @@ class EventPublisher:
     async def close(self) -> None:
         await self.nc.drain()
 
-    async def publish(self, table_id: str, sequence: int | None = None, *, msg_id: str | None = None, **body: Any) -> int:
+    async def publish(
+        self, table_id: str, sequence: int | None = None, *, msg_id: str | None = None, **body: Any
+    ) -> int:
         if sequence is None:
             sequence = self.sequences.get(table_id, 0) + 1
         self.sequences[table_id] = max(sequence, self.sequences.get(table_id, 0))
@@ -219,7 +223,9 @@ class EventPublisher:
             created.stake.coins = stake
         return await self.publish(table_id, table_created=created)
 
-    async def deal_scored(self, table_id: str, deal_index: int, contract: int, points: list[int], totals: list[int]) -> int:
+    async def deal_scored(
+        self, table_id: str, deal_index: int, contract: int, points: list[int], totals: list[int]
+    ) -> int:
         return await self.publish(
             table_id,
             deal_scored=events_pb2.DealScored(
@@ -262,3 +268,29 @@ async def wait_until(check: Callable[[], Awaitable[bool]], timeout_s: float = 30
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out waiting for {what}")
         await asyncio.sleep(0.05)
+
+
+class MemoryJournal:
+    """`service.Journal` in memory, with the same dedup and expected-sequence rules as JetStream."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, bytes]] = []
+
+    async def append(self, entry_id: str, payload: bytes, expected_last_sequence: int) -> int:
+        from trix.scoring.service import JournalConflict, JournalDuplicate
+
+        if any(eid == entry_id for eid, _ in self.entries):
+            raise JournalDuplicate(entry_id)
+        if expected_last_sequence != len(self.entries):
+            raise JournalConflict(f"last is {len(self.entries)}")
+        self.entries.append((entry_id, payload))
+        return len(self.entries)
+
+    async def read_from(self, sequence: int) -> list[tuple[int, bytes]]:
+        return [(i + 1, p) for i, (_, p) in enumerate(self.entries) if i + 1 >= sequence]
+
+
+def memory_service(journal: MemoryJournal | None = None) -> ScoringService:
+    config = ScoringConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SCORING_ADMIN_TOKEN": ADMIN_TOKEN})
+    clock = iter(range(1_700_000_000_000, 1_800_000_000_000, 1000))
+    return ScoringService(config, clock=lambda: next(clock))

@@ -89,7 +89,9 @@ async def paid_table(
     variant: int = common_pb2.VARIANT_TRIX,
 ) -> None:
     for seat, player in enumerate(players):
-        await app.stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id=player, ticket_id=f"{table}-{seat}", amount=stake))
+        await app.stub.HoldStake(
+            scoring_pb2.HoldStakeRequest(player_id=player, ticket_id=f"{table}-{seat}", amount=stake)
+        )
     await pub.table_created(
         table,
         players,

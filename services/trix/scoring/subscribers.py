@@ -20,6 +20,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
+from nats.js.errors import NotFoundError
 
 from trix.errors import DomainError
 from trix.natsio import subjects
@@ -32,7 +33,7 @@ log = structlog.get_logger("trix.scoring.subscribers")
 
 EVENTS_STREAM = "TABLE_EVENTS"
 FETCH_BATCH = 256
-ACK_WAIT_S = 10.0
+ACK_WAIT_S = 30.0
 _tasks: set[asyncio.Task[None]] = set()
 
 
@@ -129,10 +130,27 @@ class EventConsumer:
         self.consumed += 1
         await msg.ack()
 
+    async def _start_sequence(self) -> int:
+        """Where to resume: just after the consumer's ack floor.
+
+        Events fetched but not acked when the last process died would otherwise come
+        back only after the ack wait, behind later events of the same table. Recreating
+        the consumer at its ack floor redelivers them first, in stream order; those
+        already applied are skipped by (table, sequence). One scoring process consumes
+        at a time (the durable is recreated at start).
+        """
+        try:
+            info = await self.js.consumer_info(EVENTS_STREAM, self.durable)
+        except NotFoundError:
+            return 1
+        await self.js.delete_consumer(EVENTS_STREAM, self.durable)
+        return int(info.ack_floor.stream_seq) + 1 if info.ack_floor else 1
+
     async def run(self) -> None:
         config = ConsumerConfig(
             durable_name=self.durable,
-            deliver_policy=DeliverPolicy.ALL,
+            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+            opt_start_seq=await self._start_sequence(),
             ack_policy=AckPolicy.EXPLICIT,
             ack_wait=ACK_WAIT_S,
             max_ack_pending=4 * FETCH_BATCH,
