@@ -255,12 +255,15 @@ async def play_until(
     """Drive a table through the API until it finishes (or `max_actions`); returns the actions sent."""
     admin = token("service", "admin")
     done = 0
+    seeded: set[int] = set()
     while max_actions is None or done < max_actions:
         public = await _retrying(lambda: client.view(table_id, -1, admin), retry)
         if public.finished:
             break
         progressed = False
         for seat in list(public.turn.seats):
+            if public.turn.client_seeds and seat in seeded:
+                continue
             tok = token("player", players[seat])
             view = await _retrying(lambda s=seat, t=tok: client.view(table_id, s, t), retry)  # type: ignore[misc]
             command = choose_move(view, rng)
@@ -270,6 +273,8 @@ async def play_until(
             reply = await _retrying(lambda c=command, t=tok: client.request(table_id, c, t), retry)  # type: ignore[misc]
             if acked is not None:
                 acked.append(Acked(action_id, command, reply.sequence))
+            if command.HasField("set_client_seed"):
+                seeded.add(seat)
             done += 1
             progressed = True
             break

@@ -1,35 +1,136 @@
-"""Full games of the four variants through the table service (real NATS, gRPC, C engine)."""
+"""Full games of the four variants through the table service (real NATS, real gRPC,
+the C engine), each checked for leaks (RULES.md §14) on every subject the gateway's
+NATS user can read and on every seat stream of the gRPC API; the finished record
+replays (trix.records) and passes `trix replay` and `trix verify`."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
+import grpc
+import nats
 import pytest
-from table_support import GatewayClient, create_request, play_until, read_subject, record_of, token
+from conftest import InProcessTable
+from leakcheck import check_stream
+from table_support import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
 
 from trix import engine, records
 from trix.natsio import subjects
-from trix.v1 import common_pb2, table_pb2
+from trix.table.identity import TOKEN_METADATA
+from trix.v1 import common_pb2, table_pb2, table_pb2_grpc
 
 PLAYERS = ("alice", "bob", "carol", "dave")
+SIM = common_pb2.DOUBLING_REVEAL_SIMULTANEOUS
+SEQ = common_pb2.DOUBLING_REVEAL_SEQUENTIAL
+
+
+async def grpc_stream(
+    address: str, table_id: str, seat: int, after: int = 0, bots: tuple[int, ...] = ()
+) -> list[bytes]:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = table_pb2_grpc.TableServiceStub(channel)
+        if seat == -1:
+            md = ((TOKEN_METADATA, token("service", "admin")),)
+            call = stub.StreamPublicEvents(
+                table_pb2.StreamPublicEventsRequest(table_id=table_id, after_sequence=after), metadata=md, timeout=60
+            )
+        else:
+            who = token("service", "admin") if seat in bots else token("player", PLAYERS[seat])
+            md = ((TOKEN_METADATA, who),)
+            call = stub.StreamSeatEvents(
+                table_pb2.StreamSeatEventsRequest(table_id=table_id, seat=seat, after_sequence=after),
+                metadata=md,
+                timeout=60,
+            )
+        return [r.event.SerializeToString() async for r in call]
 
 
 @pytest.mark.parametrize(
-    ("variant", "reveal"),
+    ("variant", "reveal", "bots", "await_seeds"),
     [
-        (common_pb2.VARIANT_COMPLEX, common_pb2.DOUBLING_REVEAL_SEQUENTIAL),
+        (common_pb2.VARIANT_TRIX, SEQ, (), False),
+        (common_pb2.VARIANT_TRIX_PARTNERSHIP, SIM, (1,), True),
+        (common_pb2.VARIANT_COMPLEX, SIM, (), True),
+        (common_pb2.VARIANT_COMPLEX_PARTNERSHIP, SEQ, (3,), False),
     ],
+    ids=["trix", "trix-partnership", "complex", "complex-partnership"],
 )
-async def test_full_game(table_service: object, gateway: GatewayClient, variant: int, reveal: int) -> None:
-    table_id = f"g{variant}"
+async def test_full_game_without_leaks(
+    tmp_path: Path,
+    table_service: InProcessTable,
+    gateway: GatewayClient,
+    variant: int,
+    reveal: int,
+    bots: tuple[int, ...],
+    await_seeds: bool,
+) -> None:
+    table_id = f"game-{variant}"
+    seen: dict[str, list[bytes]] = {}
+
+    async def collect(msg: nats.aio.msg.Msg) -> None:
+        seen.setdefault(msg.subject, []).append(msg.data)
+
+    # Everything the gateway's user may subscribe to, live, from before the table exists.
+    for pattern in (subjects.all_seat_events(), subjects.all_public_events()):
+        await gateway.nc.subscribe(pattern, cb=collect)
     options = common_pb2.TableOptions(doubling_reveal=reveal)
-    create = table_pb2.TableCommand(create_table=create_request(table_id, variant, PLAYERS, options=options))
-    reply = await gateway.request(table_id, create, token("service", "matchmaking"))
+    request = create_request(table_id, variant, PLAYERS, options=options, bots=bots, await_seeds=await_seeds)
+    reply = await gateway.request(
+        table_id, table_pb2.TableCommand(create_table=request), token("service", "matchmaking")
+    )
     assert len(reply.create_table.commitment) == 64
     sent = await play_until(gateway, table_id, PLAYERS, random.Random(variant))
     assert sent > 50
-    events = await read_subject(gateway.nc.jetstream(), subjects.public_events(table_id))
-    record = record_of(events)
+
+    stored = await read_subject(gateway.nc.jetstream(), subjects.public_events(table_id))
+    record = record_of(stored)
+    assert record["players"] == [p if s not in bots else f"bot-{s}" for s, p in enumerate(PLAYERS)]
     result = records.replay(record, engine.Game, engine.Options)
-    assert result.differences == []
-    assert record["totals"] == result.record["totals"]
+    assert result.differences == [] and result.finished
+    assert record["ranking"] is not None
+
+    # §14 on every subject the gateway read live, and on the gRPC streams (resume from 0).
+    await gateway.nc.flush()
+    await asyncio.sleep(0.2)
+    simultaneous = reveal == SIM
+    assert len(seen) == 5
+    for subject, messages in seen.items():
+        seat = None if subject.endswith(".public") else int(subject.rsplit(".", 1)[1])
+        check_stream(messages, record, seat=seat, simultaneous=simultaneous, where=subject)
+    streams = await asyncio.gather(
+        *(grpc_stream(table_service.address, table_id, s, bots=bots) for s in (-1, 0, 1, 2, 3))
+    )
+    for seat, messages in zip((-1, 0, 1, 2, 3), streams, strict=True):
+        assert (
+            messages == seen[subjects.public_events(table_id) if seat == -1 else subjects.seat_events(table_id, seat)]
+        )
+        check_stream(
+            messages, record, seat=None if seat == -1 else seat, simultaneous=simultaneous, where=f"grpc {seat}"
+        )
+    resumed = await grpc_stream(table_service.address, table_id, 2, after=40)
+    assert resumed == [m for m in streams[3] if _seq(m) > 40]
+
+    # The finished record passes the record tools.
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    for tool in ("replay", "verify"):
+        done = subprocess.run(
+            [sys.executable, "-m", "trix.cli", tool, str(path)],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env={"PYTHONPATH": str(REPO / "services")},
+            timeout=120,
+        )
+        assert done.returncode == 0, (tool, done.stderr)
+
+
+def _seq(data: bytes) -> int:
+    from trix.v1 import events_pb2
+
+    return events_pb2.Event.FromString(data).sequence
