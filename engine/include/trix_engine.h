@@ -259,8 +259,9 @@ trix_status trix_init(trix_game *g, int variant, const trix_options *opt);
 
 /* Supply a deck: hands[s][0..12] are seat s's cards. It goes to the first
  * deal without a deck; if the game was awaiting that deal, the deal starts
- * (DEAL_STARTED). `ev` may be NULL when `cap` is 0 only if no events result;
- * pass a TRIX_MAX_EVENTS buffer. */
+ * (DEAL_STARTED into `ev`, which then needs TRIX_MAX_EVENTS entries, else
+ * TRIX_E_BUFFER). TRIX_E_BAD_DECK if the hands are not 4 x 13 partitioning
+ * 0..51; TRIX_E_BAD_ARGUMENT if every deal already has its deck. */
 trix_status trix_provide_deal(trix_game *g, const uint8_t hands[TRIX_SEATS][TRIX_HAND_SIZE],
                               trix_event *ev, int cap, int *n_ev);
 /* Same with masks (one uint64 per seat). */
