@@ -44,3 +44,8 @@ bench-engine: engine-ext | $(ENGINE_BUILD) ## moves/s: Python API random play an
 	$(ENGINE_CC) $(ENGINE_CFLAGS) -O2 -o $(ENGINE_BUILD)/bench_playout engine/tests/bench_playout.c $(ENGINE_SRCS)
 	$(ENGINE_BUILD)/bench_playout
 	$(PY) engine/tests/bench_engine.py
+
+.PHONY: test-diff-long
+DIFF_GAMES ?= 10000
+test-diff-long: ## differential test model vs C engine over DIFF_GAMES random games (default 10,000; CI runs 500)
+	TRIX_DIFF_GAMES=$(DIFF_GAMES) $(PY) -m pytest -q -p no:cacheprovider tests/engine/test_differential.py
