@@ -277,6 +277,9 @@ class TableOptions(_message.Message):
     LEAVE_GRACE_S_FIELD_NUMBER: _builtins.int
     MAX_TIMEOUTS_IN_A_ROW_FIELD_NUMBER: _builtins.int
     RAKE_PERCENT_FIELD_NUMBER: _builtins.int
+    CONTRACT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    DOUBLE_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    CARD_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     doubling: _builtins.bool
     """RULES.md §7 `doubling`; unset = true (seeds 000, 001, 002)."""
     doubling_reveal: Global___DoublingReveal.ValueType
@@ -299,6 +302,14 @@ class TableOptions(_message.Message):
     """RULES.md §10 timeouts in a row that make a connected player disconnected; unset = 3."""
     rake_percent: _builtins.int
     """RULES.md §13 percent of a paid table's pot kept by the house, 0..100; unset = 0."""
+    contract_timeout_ms: _builtins.int
+    """RULES.md §9 contract timer in milliseconds; when set it overrides contract_timeout_s
+    (fast tables: bot leagues, tests).
+    """
+    double_timeout_ms: _builtins.int
+    """RULES.md §9 doubling timer in milliseconds; when set it overrides double_timeout_s."""
+    card_timeout_ms: _builtins.int
+    """RULES.md §9 card timer in milliseconds; when set it overrides card_timeout_s."""
     def __init__(
         self,
         *,
@@ -313,15 +324,24 @@ class TableOptions(_message.Message):
         leave_grace_s: _builtins.int | None = ...,
         max_timeouts_in_a_row: _builtins.int | None = ...,
         rake_percent: _builtins.int | None = ...,
+        contract_timeout_ms: _builtins.int | None = ...,
+        double_timeout_ms: _builtins.int | None = ...,
+        card_timeout_ms: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_card_timeout_s", b"_card_timeout_s", "_contract_timeout_s", b"_contract_timeout_s", "_double_timeout_s", b"_double_timeout_s", "_doubling", b"_doubling", "_leave_grace_s", b"_leave_grace_s", "_max_timeouts_in_a_row", b"_max_timeouts_in_a_row", "_partnership_trix_early_end", b"_partnership_trix_early_end", "_rake_percent", b"_rake_percent", "card_timeout_s", b"card_timeout_s", "contract_timeout_s", b"contract_timeout_s", "double_timeout_s", b"double_timeout_s", "doubling", b"doubling", "leave_grace_s", b"leave_grace_s", "max_timeouts_in_a_row", b"max_timeouts_in_a_row", "partnership_trix_early_end", b"partnership_trix_early_end", "rake_percent", b"rake_percent"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_card_timeout_ms", b"_card_timeout_ms", "_card_timeout_s", b"_card_timeout_s", "_contract_timeout_ms", b"_contract_timeout_ms", "_contract_timeout_s", b"_contract_timeout_s", "_double_timeout_ms", b"_double_timeout_ms", "_double_timeout_s", b"_double_timeout_s", "_doubling", b"_doubling", "_leave_grace_s", b"_leave_grace_s", "_max_timeouts_in_a_row", b"_max_timeouts_in_a_row", "_partnership_trix_early_end", b"_partnership_trix_early_end", "_rake_percent", b"_rake_percent", "card_timeout_ms", b"card_timeout_ms", "card_timeout_s", b"card_timeout_s", "contract_timeout_ms", b"contract_timeout_ms", "contract_timeout_s", b"contract_timeout_s", "double_timeout_ms", b"double_timeout_ms", "double_timeout_s", b"double_timeout_s", "doubling", b"doubling", "leave_grace_s", b"leave_grace_s", "max_timeouts_in_a_row", b"max_timeouts_in_a_row", "partnership_trix_early_end", b"partnership_trix_early_end", "rake_percent", b"rake_percent"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_timeout_s", b"_card_timeout_s", "_contract_timeout_s", b"_contract_timeout_s", "_double_timeout_s", b"_double_timeout_s", "_doubling", b"_doubling", "_leave_grace_s", b"_leave_grace_s", "_max_timeouts_in_a_row", b"_max_timeouts_in_a_row", "_partnership_trix_early_end", b"_partnership_trix_early_end", "_rake_percent", b"_rake_percent", "card_timeout_s", b"card_timeout_s", "contract_timeout_s", b"contract_timeout_s", "double_timeout_s", b"double_timeout_s", "doubling", b"doubling", "doubling_reveal", b"doubling_reveal", "doubling_self_take", b"doubling_self_take", "leave_grace_s", b"leave_grace_s", "max_timeouts_in_a_row", b"max_timeouts_in_a_row", "partnership_trix_early_end", b"partnership_trix_early_end", "rake_percent", b"rake_percent", "team_tiebreak", b"team_tiebreak"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_timeout_ms", b"_card_timeout_ms", "_card_timeout_s", b"_card_timeout_s", "_contract_timeout_ms", b"_contract_timeout_ms", "_contract_timeout_s", b"_contract_timeout_s", "_double_timeout_ms", b"_double_timeout_ms", "_double_timeout_s", b"_double_timeout_s", "_doubling", b"_doubling", "_leave_grace_s", b"_leave_grace_s", "_max_timeouts_in_a_row", b"_max_timeouts_in_a_row", "_partnership_trix_early_end", b"_partnership_trix_early_end", "_rake_percent", b"_rake_percent", "card_timeout_ms", b"card_timeout_ms", "card_timeout_s", b"card_timeout_s", "contract_timeout_ms", b"contract_timeout_ms", "contract_timeout_s", b"contract_timeout_s", "double_timeout_ms", b"double_timeout_ms", "double_timeout_s", b"double_timeout_s", "doubling", b"doubling", "doubling_reveal", b"doubling_reveal", "doubling_self_take", b"doubling_self_take", "leave_grace_s", b"leave_grace_s", "max_timeouts_in_a_row", b"max_timeouts_in_a_row", "partnership_trix_early_end", b"partnership_trix_early_end", "rake_percent", b"rake_percent", "team_tiebreak", b"team_tiebreak"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__card_timeout_ms: _TypeAlias = _typing.Literal["card_timeout_ms"]  # noqa: Y015
+    _WhichOneofArgType__card_timeout_ms: _TypeAlias = _typing.Literal["_card_timeout_ms", b"_card_timeout_ms"]  # noqa: Y015
     _WhichOneofReturnType__card_timeout_s: _TypeAlias = _typing.Literal["card_timeout_s"]  # noqa: Y015
     _WhichOneofArgType__card_timeout_s: _TypeAlias = _typing.Literal["_card_timeout_s", b"_card_timeout_s"]  # noqa: Y015
+    _WhichOneofReturnType__contract_timeout_ms: _TypeAlias = _typing.Literal["contract_timeout_ms"]  # noqa: Y015
+    _WhichOneofArgType__contract_timeout_ms: _TypeAlias = _typing.Literal["_contract_timeout_ms", b"_contract_timeout_ms"]  # noqa: Y015
     _WhichOneofReturnType__contract_timeout_s: _TypeAlias = _typing.Literal["contract_timeout_s"]  # noqa: Y015
     _WhichOneofArgType__contract_timeout_s: _TypeAlias = _typing.Literal["_contract_timeout_s", b"_contract_timeout_s"]  # noqa: Y015
+    _WhichOneofReturnType__double_timeout_ms: _TypeAlias = _typing.Literal["double_timeout_ms"]  # noqa: Y015
+    _WhichOneofArgType__double_timeout_ms: _TypeAlias = _typing.Literal["_double_timeout_ms", b"_double_timeout_ms"]  # noqa: Y015
     _WhichOneofReturnType__double_timeout_s: _TypeAlias = _typing.Literal["double_timeout_s"]  # noqa: Y015
     _WhichOneofArgType__double_timeout_s: _TypeAlias = _typing.Literal["_double_timeout_s", b"_double_timeout_s"]  # noqa: Y015
     _WhichOneofReturnType__doubling: _TypeAlias = _typing.Literal["doubling"]  # noqa: Y015
@@ -335,9 +355,15 @@ class TableOptions(_message.Message):
     _WhichOneofReturnType__rake_percent: _TypeAlias = _typing.Literal["rake_percent"]  # noqa: Y015
     _WhichOneofArgType__rake_percent: _TypeAlias = _typing.Literal["_rake_percent", b"_rake_percent"]  # noqa: Y015
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__card_timeout_ms) -> _WhichOneofReturnType__card_timeout_ms | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__card_timeout_s) -> _WhichOneofReturnType__card_timeout_s | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__contract_timeout_ms) -> _WhichOneofReturnType__contract_timeout_ms | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__contract_timeout_s) -> _WhichOneofReturnType__contract_timeout_s | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__double_timeout_ms) -> _WhichOneofReturnType__double_timeout_ms | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__double_timeout_s) -> _WhichOneofReturnType__double_timeout_s | None: ...
     @_typing.overload
