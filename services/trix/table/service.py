@@ -272,6 +272,10 @@ class TableService:
         return await self._seat_command(caller, header, build, needs_turn=False)
 
     async def reclaim(self, caller: Caller, header: ActionHeader) -> int:
+        table = self._table(token(header.table_id, "table id"))
+        if caller.is_service:  # the timers reclaim for a player who reconnected (§10): act as the seat
+            caller = Caller("player", table.player(header.seat) or "-")
+
         def build(table: Table) -> dict[str, Any]:
             if table.paid or not table.bots[header.seat] or not table.player(header.seat):
                 raise IllegalMove("only a player's own seat played by the bot on a free table can be reclaimed")

@@ -179,12 +179,19 @@ class Table:
     def paid(self) -> bool:
         return self.request.HasField("stake")
 
-    def timeout_s(self, decision: int) -> int:
+    def timeout_s(self, decision: int) -> float:
         o = self.request.options
+        # §9 timers in milliseconds (fast tables, tests) override the seconds when set.
+        if decision == common_pb2.DECISION_DOUBLE and o.HasField("double_timeout_ms"):
+            return o.double_timeout_ms / 1000
+        if decision == common_pb2.DECISION_CARD and o.HasField("card_timeout_ms"):
+            return o.card_timeout_ms / 1000
         if decision == common_pb2.DECISION_DOUBLE:
             return o.double_timeout_s if o.HasField("double_timeout_s") else DEFAULT_DOUBLE_TIMEOUT_S
         if decision == common_pb2.DECISION_CARD:
             return o.card_timeout_s if o.HasField("card_timeout_s") else DEFAULT_CARD_TIMEOUT_S
+        if o.HasField("contract_timeout_ms"):
+            return o.contract_timeout_ms / 1000
         return o.contract_timeout_s if o.HasField("contract_timeout_s") else DEFAULT_CONTRACT_TIMEOUT_S
 
     def to_act(self) -> tuple[int, ...]:
