@@ -261,6 +261,8 @@ class ScoringService:
                 except (JournalConflict, JournalDuplicate):
                     await self._catch_up()
                     continue
+                except Exception as exc:  # NATS down or slow: the caller retries
+                    raise UnavailableError("the scoring journal is unavailable; retry") from exc
                 self.crasher.at("after_append", entry)
                 self.state.apply(sequence, entry)
                 self.crasher.at("after_apply", entry)
