@@ -1,0 +1,277 @@
+"""deploy/k8s tested like code (issue 11): the same checks as `make k8s-check`.
+
+Each overlay renders, validates offline (built-in kinds and the vendored CRD schemas)
+and satisfies every project policy; and each check is shown to catch what it is for,
+on a deliberately broken copy of the rendered objects.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import jsonschema
+import k8s_check as kc
+import pytest
+
+from trix.runtime.config import RuntimeConfig
+
+Obj = dict[str, Any]
+
+
+@pytest.fixture(params=kc.OVERLAYS)
+def overlay(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def rendered(overlay: str) -> list[Obj]:
+    return copy.deepcopy(kc.render(overlay))
+
+
+def find(objs: list[Obj], kind: str, name: str) -> Obj:
+    return kc.by_name(objs, kind)[name]
+
+
+def main_container(objs: list[Obj], name: str, kind: str = "Deployment") -> Obj:
+    spec = find(objs, kind, name)["spec"]["template"]["spec"]
+    return next(c for c in spec["containers"] if c["name"] == name)
+
+
+# -- the real manifests pass --------------------------------------------------------------
+
+
+def test_overlay_renders_every_part(overlay: str) -> None:
+    objs = kc.render(overlay)
+    deployments = set(kc.by_name(objs, "Deployment"))
+    assert deployments == {*kc.service_packages(), "envoy"}
+    assert set(kc.by_name(objs, "StatefulSet")) == {"nats"}
+
+
+def test_overlay_validates_offline(overlay: str) -> None:
+    assert kc.validation_errors(kc.render(overlay)) == []
+
+
+@pytest.mark.parametrize("policy", list(kc.POLICIES))
+def test_overlay_policy(overlay: str, policy: str) -> None:
+    assert kc.POLICIES[policy](kc.render(overlay)) == []
+
+
+def test_every_service_package_has_its_manifest() -> None:
+    assert set(kc.service_packages()) == {"gateway", "matchmaking", "table", "timers", "scoring"}
+    for pkg in kc.service_packages():
+        assert (kc.BASE / f"{pkg}.yaml").is_file()
+
+
+def test_nats_conf_is_generated_from_the_permissions() -> None:
+    assert kc.nats_conf_drift() == []
+
+
+def test_nats_conf_passes_nats_server_t(overlay: str) -> None:
+    result = kc.nats_server_test(kc._rendered_file(kc.render(overlay), "nats.conf"))
+    assert result.ok, result.detail
+
+
+def test_envoy_config_validates(overlay: str) -> None:
+    result = kc.envoy_validate(kc._rendered_file(kc.render(overlay), "envoy.yaml"))
+    if result.skipped:
+        pytest.skip(result.detail)
+    assert result.ok, result.detail
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    result = kc.hadolint()
+    assert result.ok, result.detail
+
+
+def test_prod_replicates_streams_three_times_and_dev_once() -> None:
+    for overlay, replicas in (("prod", 3), ("dev", 1)):
+        env = kc.container_env(main_container(kc.render(overlay), "table"), kc.render(overlay))
+        assert RuntimeConfig.from_env("table", env).nats_stream_replicas == replicas
+
+
+def test_prod_secrets_come_from_the_external_store_dev_from_placeholders() -> None:
+    prod = kc.render("prod")
+    assert kc.of_kind(prod, "Secret") == []
+    assert set(kc.by_name(prod, "ExternalSecret")) == {"trix-secrets", "trix-nats-users"}
+    dev_secrets = {s["metadata"]["name"].rsplit("-", 1)[0] for s in kc.of_kind(kc.render("dev"), "Secret")}
+    assert dev_secrets == {"trix-secrets", "trix-nats-users"}
+
+
+def test_timers_and_scoring_scale_on_their_jetstream_consumers(overlay: str) -> None:
+    objs = kc.render(overlay)
+    for name in kc.KEDA_SERVICES:
+        (trigger,) = find(objs, "ScaledObject", name)["spec"]["triggers"]
+        assert trigger["type"] == "nats-jetstream"
+        assert trigger["metadata"]["stream"] == "TABLE_EVENTS"
+        assert trigger["metadata"]["consumer"] == name
+
+
+# -- each check catches what it is for ------------------------------------------------------
+
+
+def test_a_wrong_scaled_object_fails_validation() -> None:
+    objs = rendered("prod")
+    so = find(objs, "ScaledObject", "scoring")
+    so["spec"]["minReplicaCount"] = "two"
+    so["spec"]["triggers"][0]["metadata"].pop("consumer")
+    so["spec"]["scaleTargetRef"]["nmae"] = so["spec"]["scaleTargetRef"].pop("name")
+    errors = kc.validate_object(so)
+    text = "\n".join(errors)
+    assert "minReplicaCount" in text
+    assert "consumer" in text
+    assert "nmae" in text or "'name' is a required property" in text
+
+
+def test_a_wrong_service_monitor_and_external_secret_fail_validation() -> None:
+    objs = rendered("prod")
+    sm = find(objs, "ServiceMonitor", "trix-services")
+    sm["spec"]["endpoints"][0]["interval"] = "fifteen seconds"
+    assert kc.validate_object(sm)
+    es = find(objs, "ExternalSecret", "trix-secrets")
+    es["spec"]["secretStoreRef"]["kind"] = "Vault"
+    assert kc.validate_object(es)
+
+
+def test_a_kind_without_a_schema_is_an_error_not_a_warning() -> None:
+    unknown = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {}}
+    assert "no schema" in kc.validate_object(unknown)[0]
+
+
+def test_a_wrong_builtin_field_fails_validation() -> None:
+    dep = find(rendered("dev"), "Deployment", "table")
+    dep["spec"]["replicas"] = "three"
+    dep["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["grpcc"] = {"port": 50051}
+    assert kc.validate_object(dep)
+
+
+def test_vendored_schemas_are_well_formed() -> None:
+    for path in kc.SCHEMAS.glob("*.json"):
+        schema = json.loads(path.read_text())
+        jsonschema.Draft7Validator.check_schema(schema)
+    assert {k[1] for k in kc.crd_schemas()} == {"ScaledObject", "ServiceMonitor", "ExternalSecret"}
+
+
+def test_probe_on_a_named_port_or_another_port_is_caught() -> None:
+    objs = rendered("dev")
+    c = main_container(objs, "gateway")
+    c["readinessProbe"]["grpc"]["port"] = "grpc"
+    c["livenessProbe"]["grpc"]["port"] = 50052
+    problems = "\n".join(kc.check_probes_and_ports(objs))
+    assert "readinessProbe port must be a number" in problems
+    assert "livenessProbe port 50052 is not a container port" in problems
+
+
+def test_container_port_differing_from_the_config_is_caught() -> None:
+    objs = rendered("dev")
+    c = main_container(objs, "scoring")
+    c["ports"][0]["containerPort"] = 50052
+    assert any("TRIX_GRPC_PORT" in p for p in kc.check_probes_and_ports(objs))
+
+
+def test_missing_probe_resources_and_soft_security_are_caught() -> None:
+    objs = rendered("dev")
+    c = main_container(objs, "timers")
+    del c["readinessProbe"]
+    del c["resources"]["limits"]
+    c["securityContext"]["readOnlyRootFilesystem"] = False
+    c["securityContext"]["capabilities"] = {"add": ["NET_ADMIN"]}
+    c["image"] = "ghcr.io/trix-platform/trix:latest"
+    assert any("no readinessProbe" in p for p in kc.check_probes_and_ports(objs))
+    problems = "\n".join(kc.check_resources_and_security(objs))
+    for needle in ("resources.limits.cpu", "readOnlyRootFilesystem", "capabilities", ":latest"):
+        assert needle in problems
+
+
+def test_hpa_for_a_keda_service_and_two_autoscalers_are_caught() -> None:
+    objs = rendered("dev")
+    hpa = copy.deepcopy(find(objs, "HorizontalPodAutoscaler", "table"))
+    hpa["metadata"]["name"] = "scoring"
+    hpa["spec"]["scaleTargetRef"]["name"] = "scoring"
+    objs = [o for o in objs if not (o["kind"] == "ScaledObject" and o["metadata"]["name"] == "scoring")]
+    extra = copy.deepcopy(find(objs, "HorizontalPodAutoscaler", "gateway"))
+    extra["metadata"]["name"] = "gateway-2"
+    problems = "\n".join(kc.check_disruption_and_scaling([*objs, hpa, extra]))
+    assert "Deployment/scoring: must scale with a KEDA ScaledObject" in problems
+    assert "Deployment/gateway: 2 HPA and 0 ScaledObject" in problems
+
+
+def test_missing_pdb_and_network_policy_are_caught() -> None:
+    objs = [
+        o
+        for o in rendered("dev")
+        if not (o["kind"] in ("PodDisruptionBudget", "NetworkPolicy") and o["metadata"]["name"] == "matchmaking")
+    ]
+    assert any("Deployment/matchmaking: no PodDisruptionBudget" in p for p in kc.check_disruption_and_scaling(objs))
+    assert any("Deployment/matchmaking: no NetworkPolicy" in p for p in kc.check_network_policies(objs))
+
+
+def test_grace_period_not_matching_the_config_is_caught() -> None:
+    objs = rendered("dev")
+    find(objs, "Deployment", "table")["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 10
+    assert any("Deployment/table: terminationGracePeriodSeconds 10" in p for p in kc.check_grace_periods(objs))
+    cm = next(o for o in objs if o["kind"] == "ConfigMap" and "TRIX_SHUTDOWN_GRACE_S" in o.get("data", {}))
+    cm["data"]["TRIX_SHUTDOWN_GRACE_S"] = "30"
+    assert len(kc.check_grace_periods(objs)) == len(kc.service_packages())
+
+
+def test_secret_in_a_config_map_is_caught() -> None:
+    objs = rendered("dev")
+    cm = next(o for o in objs if o["kind"] == "ConfigMap" and "TRIX_GRPC_PORT" in o.get("data", {}))
+    cm["data"]["TRIX_INTERNAL_TOKEN_KEY"] = "abc"
+    cm["data"]["TRIX_NATS_URL"] = "nats://gateway:hunter2@nats:4222"
+    problems = "\n".join(kc.check_no_secrets_in_config(objs))
+    assert "TRIX_INTERNAL_TOKEN_KEY looks like a secret" in problems
+    assert "embeds credentials" in problems
+
+
+def test_a_service_using_another_services_nats_user_is_caught() -> None:
+    objs = rendered("dev")
+    c = main_container(objs, "gateway")
+    for item in c["env"]:
+        if item["name"] == "NATS_PASSWORD":
+            item["valueFrom"]["secretKeyRef"]["key"] = "table"
+        if item["name"] == "TRIX_NATS_URL":
+            item["value"] = "nats://table:$(NATS_PASSWORD)@nats:4222"
+    problems = "\n".join(kc.check_nats_users(objs))
+    assert "Deployment/gateway: must read exactly its own NATS password" in problems
+
+
+def test_exposing_anything_but_envoy_is_caught() -> None:
+    objs = rendered("dev")
+    find(objs, "Service", "gateway")["spec"]["type"] = "NodePort"
+    assert any("Service/gateway" in p for p in kc.check_exposure(objs))
+
+
+def test_nats_without_three_replicas_or_fsync_is_caught() -> None:
+    objs = rendered("dev")
+    find(objs, "StatefulSet", "nats")["spec"]["replicas"] = 1
+    cm = next(o for o in objs if o["kind"] == "ConfigMap" and "nats.conf" in o.get("data", {}))
+    cm["data"]["nats.conf"] = cm["data"]["nats.conf"].replace("sync_interval: always", "sync_interval: 2m")
+    problems = "\n".join(kc.check_nats(objs))
+    assert "replicas 1 != 3" in problems
+    assert "sync_interval must be always" in problems
+
+
+def test_a_broken_nats_conf_fails_nats_server_t() -> None:
+    assert not kc.nats_server_test("jetstream {\n  sync_interval: always\n").ok
+
+
+def test_a_broken_envoy_config_fails_validation() -> None:
+    text = kc._rendered_file(kc.render("dev"), "envoy.yaml").replace("lb_policy: ROUND_ROBIN", "lb_policy: FASTEST")
+    result = kc.envoy_validate(text)
+    if result.skipped:
+        pytest.skip(result.detail)
+    assert not result.ok
+
+
+def test_inconsistent_labels_are_caught() -> None:
+    objs = rendered("dev")
+    find(objs, "Deployment", "timers")["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"] = "timer"
+    assert any("Deployment/timers" in p for p in kc.check_labels(objs))
+
+
+def test_the_command_reports_every_step(capsys: pytest.CaptureFixture[str]) -> None:
+    assert kc.main([]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("k8s-check: ") and " 0 failed" in last
