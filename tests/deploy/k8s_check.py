@@ -25,6 +25,7 @@ a command (`python tests/deploy/k8s_check.py`, what `make k8s-check` runs):
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -121,6 +122,8 @@ def nats_conf(nodes: int = 3) -> str:
         "  name: trix\n"
         "  listen: 0.0.0.0:6222\n"
         "  connect_retries: 120\n"
+        "  # Clients get no other URLs than the ones they were given (each carries its user).\n"
+        "  no_advertise: true\n"
         "  routes: [\n"
         f"{routes}\n"
         "  ]\n"
@@ -238,6 +241,15 @@ def container_env(container: Obj, objs: list[Obj]) -> dict[str, str]:
     for item in container.get("env", []):
         env[item["name"]] = str(item["value"]) if "value" in item else f"<{item['name']}>"
     return env
+
+
+def service_config(name: str, env: Mapping[str, str]) -> object:
+    """The service's own config (trix.<name>.config.<X>Config.from_env) for this environment."""
+    module = importlib.import_module(f"trix.{name}.config")
+    for value in vars(module).values():
+        if isinstance(value, type) and value.__module__ == module.__name__ and hasattr(value, "from_env"):
+            return value.from_env(dict(env))
+    raise CheckError(f"trix.{name}.config has no config class with from_env")
 
 
 def required_grace_s(cfg: RuntimeConfig) -> int:
@@ -401,6 +413,13 @@ def check_disruption_and_scaling(objs: list[Obj]) -> list[str]:
                 if trig.get("type") != "nats-jetstream":
                     out.append(f"ScaledObject/{name}: trigger {trig.get('type')} is not nats-jetstream")
                     continue
+                dep = by_name(objs, "Deployment")[name]
+                main = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == name)
+                durable = getattr(service_config(name, container_env(main, objs)), "consumer", name)
+                if meta.get("consumer") != durable:
+                    out.append(
+                        f"ScaledObject/{name}: consumer {meta.get('consumer')!r} != the service's durable {durable!r}"
+                    )
                 endpoint = str(meta.get("natsServerMonitoringEndpoint", ""))
                 if not endpoint.startswith(f"nats-headless.{NAMESPACE}.svc"):
                     out.append(
@@ -454,8 +473,10 @@ def check_no_secrets_in_config(objs: list[Obj]) -> list[str]:
 
 
 def check_nats_users(objs: list[Obj]) -> list[str]:
-    """Each service connects as its own NATS user with only its own password."""
+    """Each service connects as its own NATS user with only its own password, to every node."""
     out: list[str] = []
+    sts = by_name(objs, "StatefulSet").get("nats", {"spec": {"replicas": 0}})
+    nodes = [f"nats-{i}.nats-headless:4222" for i in range(int(sts["spec"].get("replicas", 0)))]
     for name, dep in by_name(objs, "Deployment").items():
         if name == EXPOSED:
             continue
@@ -468,9 +489,14 @@ def check_nats_users(objs: list[Obj]) -> list[str]:
         ]
         if [r["key"] for r in refs] != [name]:
             out.append(f"Deployment/{name}: must read exactly its own NATS password (key {name}), reads {refs}")
-        url = container_env(main, objs).get("TRIX_NATS_URL", "")
-        if not url.startswith(f"nats://{name}:$(NATS_PASSWORD)@"):
-            out.append(f"Deployment/{name}: TRIX_NATS_URL must connect as NATS user {name}: {url}")
+        urls = container_env(main, objs).get("TRIX_NATS_URL", "").split(",")
+        if any(not u.startswith(f"nats://{name}:$(NATS_PASSWORD)@") for u in urls):
+            out.append(f"Deployment/{name}: TRIX_NATS_URL must connect as NATS user {name}: {urls}")
+        hosts = {u.rsplit("@", 1)[-1] for u in urls}
+        if hosts != set(nodes):
+            out.append(
+                f"Deployment/{name}: TRIX_NATS_URL must list every NATS node {sorted(nodes)}, lists {sorted(hosts)}"
+            )
         if name not in permissions.SERVICE_USERS:
             out.append(f"Deployment/{name}: no NATS user in trix.natsio.permissions.SERVICE_USERS")
     return out

@@ -196,6 +196,12 @@ def test_hpa_for_a_keda_service_and_two_autoscalers_are_caught() -> None:
     assert "Deployment/gateway: 2 HPA and 0 ScaledObject" in problems
 
 
+def test_keda_consumer_other_than_the_services_durable_is_caught() -> None:
+    objs = rendered("dev")
+    find(objs, "ScaledObject", "scoring")["spec"]["triggers"][0]["metadata"]["consumer"] = "scoring-v0"
+    assert any("!= the service's durable 'scoring'" in p for p in kc.check_disruption_and_scaling(objs))
+
+
 def test_missing_pdb_and_network_policy_are_caught() -> None:
     objs = [
         o
