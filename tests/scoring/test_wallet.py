@@ -166,3 +166,17 @@ async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publish
     # The refunded table is neither history nor rated; the others are.
     history = await scoring.stub.ListHistory(scoring_pb2.ListHistoryRequest(player_id="a", page_size=10))
     assert [g.table_id for g in history.games] == ["t5", "t4", "t3", "t1"]
+    # Two rated singles games (t1, t4), over gRPC: ranks 1..4, paged and around a player.
+    board = await scoring.stub.GetLeaderboard(
+        scoring_pb2.GetLeaderboardRequest(variant=common_pb2.VARIANT_TRIX, page_size=2)
+    )
+    assert [e.rank for e in board.entries] == [1, 2] and board.next_page_token == "2"
+    assert all(e.games == 2 for e in board.entries)
+    assert board.entries[0].rating >= board.entries[1].rating
+    around = await scoring.stub.GetLeaderboard(
+        scoring_pb2.GetLeaderboardRequest(variant=common_pb2.VARIANT_TRIX, page_size=1, around_player_id="c")
+    )
+    assert [e.player_id for e in around.entries] == ["c"]
+    with pytest.raises(grpc.aio.AioRpcError) as no_variant:
+        await scoring.stub.GetLeaderboard(scoring_pb2.GetLeaderboardRequest())
+    assert no_variant.value.code() == grpc.StatusCode.INVALID_ARGUMENT
