@@ -8,19 +8,30 @@ from __future__ import annotations
 
 import sys
 
+import structlog
+
 from trix.matchmaking import grpc_api, subscribers
 from trix.matchmaking.config import SERVICE, MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
+from trix.matchmaking.wallet import ScoringWallet
 from trix.natsio.connection import NatsConnection
 from trix.runtime.server import Runtime, run_main
 
+log = structlog.get_logger("trix.matchmaking")
 
-def build(config: MatchmakingConfig) -> Runtime:
-    """Wire the matchmaking's logic to the runtime."""
-    service = MatchmakingService(config)
+
+def build(config: MatchmakingConfig, service: MatchmakingService | None = None) -> Runtime:
+    """Wire the matchmaking's logic to the runtime (tests pass a service with injected clock/RNG)."""
+    if service is None:
+        wallet = ScoringWallet(config.scoring_target, config.internal_token_key) if config.scoring_target else None
+        service = MatchmakingService(config, wallet=wallet)
+    if not config.internal_token_key:
+        log.warning("TRIX_INTERNAL_TOKEN_KEY is not set: trusting player_id from requests (development only)")
+    svc = service
 
     async def start_subscribers(nats: NatsConnection) -> None:
-        await subscribers.start(nats, service)
+        # Partition leases lapse by TTL when the process stops (the KV bucket's 3 s).
+        await subscribers.start(nats, svc, config.runtime.instance)
 
     return Runtime(config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from trix.runtime.config import RuntimeConfig, env_float, env_str
+from trix.runtime.config import RuntimeConfig, env_float, env_int, env_str
 
 SERVICE = "matchmaking"
 
@@ -22,10 +22,33 @@ class MatchmakingConfig:
 
     runtime: RuntimeConfig
     """Settings shared by every service."""
-    bot_fill_after_s: float
+    bot_fill_after_s: float = 20.0
     """TRIX_MATCHMAKING_BOT_FILL_S: wait before bots fill a free table's empty seats."""
-    scoring_target: str
-    """TRIX_SCORING_TARGET: gRPC target of scoring for stakes (host:port), empty = not wired yet."""
+    scoring_target: str = ""
+    """TRIX_SCORING_TARGET: gRPC target of scoring for stakes (host:port), empty = paid tickets refused."""
+    ticket_ttl_s: float = 300.0
+    """TRIX_MATCHMAKING_TICKET_TTL_S: a queued ticket expires after this long without a match."""
+    lobby_ttl_s: float = 1800.0
+    """TRIX_MATCHMAKING_LOBBY_TTL_S: a private table or rematch that never starts expires after this."""
+    rating_window_base: float = 100.0
+    """TRIX_MATCHMAKING_RATING_WINDOW: rating distance accepted at once."""
+    rating_window_growth_per_s: float = 10.0
+    """TRIX_MATCHMAKING_RATING_GROWTH: how much the window widens per second of waiting."""
+    rating_window_max: float = 3000.0
+    """TRIX_MATCHMAKING_RATING_MAX: the widest window."""
+    default_rating: float = 1500.0
+    """TRIX_MATCHMAKING_DEFAULT_RATING: rating of a player the rating source does not know."""
+    partitions: int = 16
+    """TRIX_MATCHMAKING_PARTITIONS: queue partitions replicas lease (all replicas must agree)."""
+    tick_s: float = 0.05
+    """TRIX_MATCHMAKING_TICK_S: how often an owned partition is matched."""
+    claim_timeout_s: float = 3.0
+    """TRIX_MATCHMAKING_CLAIM_TIMEOUT_S: a claim older than this is recovered by the partition owner."""
+    seat_grace_s: float = 60.0
+    """TRIX_MATCHMAKING_SEAT_GRACE_S: a matched player counts as seated this long even before the
+    table service indexes the table."""
+    internal_token_key: str = field(default="", repr=False)
+    """TRIX_INTERNAL_TOKEN_KEY: key of the gateway's identity tokens; empty = trust player_id (dev only)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MatchmakingConfig:
@@ -34,4 +57,15 @@ class MatchmakingConfig:
             runtime=RuntimeConfig.from_env(SERVICE, e),
             bot_fill_after_s=env_float(e, "TRIX_MATCHMAKING_BOT_FILL_S", 20.0),
             scoring_target=env_str(e, "TRIX_SCORING_TARGET", ""),
+            ticket_ttl_s=env_float(e, "TRIX_MATCHMAKING_TICKET_TTL_S", 300.0, minimum=1.0),
+            lobby_ttl_s=env_float(e, "TRIX_MATCHMAKING_LOBBY_TTL_S", 1800.0, minimum=1.0),
+            rating_window_base=env_float(e, "TRIX_MATCHMAKING_RATING_WINDOW", 100.0),
+            rating_window_growth_per_s=env_float(e, "TRIX_MATCHMAKING_RATING_GROWTH", 10.0),
+            rating_window_max=env_float(e, "TRIX_MATCHMAKING_RATING_MAX", 3000.0),
+            default_rating=env_float(e, "TRIX_MATCHMAKING_DEFAULT_RATING", 1500.0),
+            partitions=env_int(e, "TRIX_MATCHMAKING_PARTITIONS", 16, minimum=1, maximum=99),
+            tick_s=env_float(e, "TRIX_MATCHMAKING_TICK_S", 0.05, minimum=0.005),
+            claim_timeout_s=env_float(e, "TRIX_MATCHMAKING_CLAIM_TIMEOUT_S", 3.0, minimum=0.1),
+            seat_grace_s=env_float(e, "TRIX_MATCHMAKING_SEAT_GRACE_S", 60.0),
+            internal_token_key=env_str(e, "TRIX_INTERNAL_TOKEN_KEY", ""),
         )

@@ -1,23 +1,102 @@
 """The gRPC adapter of the matchmaking service: `trix.v1.MatchmakingService` <-> `MatchmakingService`.
 
-Owns proto <-> domain translation only. Each RPC not built yet raises
-`trix.errors.NotBuilt`, which the runtime answers with UNIMPLEMENTED naming
-issue 6, the issue that builds them.
+Owns proto <-> domain translation and the caller's identity: with
+`TRIX_INTERNAL_TOKEN_KEY` set, the player is the one named by the gateway's signed
+`x-trix-identity` token (`trix.runtime.identity`), and a request naming another player
+is refused; without a key (development only) the request's `player_id` is trusted.
+Domain errors become statuses in the runtime's interceptor.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 
-from trix.errors import NotBuilt
-from trix.matchmaking.service import MatchmakingService
+from trix.errors import InvalidArgument, PermissionDenied, Unauthenticated
+from trix.matchmaking.service import (
+    OPTIONS,
+    MatchmakingService,
+    Ticket,
+    Wish,
+    public_state,
+    resolve_wish,
+)
+from trix.runtime.identity import IDENTITY_METADATA, verify
 from trix.runtime.server import ServiceBinding
-from trix.v1 import matchmaking_pb2, matchmaking_pb2_grpc
+from trix.v1 import common_pb2, matchmaking_pb2, matchmaking_pb2_grpc
 
 SERVICE_NAME = "trix.v1.MatchmakingService"
-BUILT_BY_ISSUE = 6
+
+_ENUM_OPTIONS = ("doubling_reveal", "doubling_self_take", "team_tiebreak")
+
+
+def wish_from_proto(wish: matchmaking_pb2.GameWish) -> tuple[Wish, str]:
+    """The domain wish (validated, options resolved) and the preset name."""
+    options: dict[str, int] = {}
+    if not wish.preset:
+        for name in OPTIONS:
+            if name in _ENUM_OPTIONS:
+                value = int(getattr(wish.options, name))
+                if value != 0:
+                    options[name] = value
+            elif wish.options.HasField(name):  # type: ignore[arg-type]
+                options[name] = int(getattr(wish.options, name))
+        unknown = [f.name for f, _ in wish.options.ListFields() if f.name not in OPTIONS]
+        if unknown:
+            raise InvalidArgument(f"unknown table option {unknown[0]}")
+    stake = wish.stake.coins if wish.HasField("stake") else None
+    return resolve_wish(int(wish.variant), options, wish.preset, stake), wish.preset
+
+
+def wish_to_proto(wish: Wish, preset: str = "") -> matchmaking_pb2.GameWish:
+    options = common_pb2.TableOptions()
+    for name, value in wish.options:
+        if name in _ENUM_OPTIONS:
+            setattr(options, name, value)
+        elif name in ("doubling", "partnership_trix_early_end"):
+            setattr(options, name, bool(value))
+        else:
+            setattr(options, name, value)
+    out = matchmaking_pb2.GameWish(variant=wish.variant, options=options, preset=preset)  # type: ignore[arg-type]
+    if wish.paid:
+        out.stake.coins = wish.stake
+    return out
+
+
+def ticket_to_proto(ticket: Ticket) -> matchmaking_pb2.Ticket:
+    state = getattr(matchmaking_pb2, f"TICKET_STATE_{public_state(ticket)}")
+    return matchmaking_pb2.Ticket(
+        ticket_id=ticket.ticket_id,
+        player_id=ticket.player_id,
+        wish=wish_to_proto(ticket.wish, ticket.preset),
+        state=state,
+        table_id=ticket.table_id,
+        seat=max(ticket.seat, 0) if ticket.table_id else 0,
+    )
+
+
+class Identity:
+    """Who is calling: the verified token's player, or (no key configured) the request's."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key.encode()
+
+    def player(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
+        if not self.key:
+            return claimed
+        token = ""
+        for k, v in context.invocation_metadata() or ():
+            if k == IDENTITY_METADATA and isinstance(v, str):
+                token = v
+        if not token:
+            raise Unauthenticated("missing identity token (calls must come through the gateway)")
+        player = verify(self.key, token, time.time())
+        if claimed and claimed != player:
+            raise PermissionDenied("player_id differs from the caller's identity")
+        return player
 
 
 class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
@@ -25,27 +104,42 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
 
     def __init__(self, service: MatchmakingService) -> None:
         self.service = service
+        self.identity = Identity(service.config.internal_token_key)
 
     async def EnqueueTicket(
         self,
         request: matchmaking_pb2.EnqueueTicketRequest,
         context: grpc.aio.ServicerContext[matchmaking_pb2.EnqueueTicketRequest, matchmaking_pb2.EnqueueTicketResponse],
     ) -> matchmaking_pb2.EnqueueTicketResponse:
-        raise NotBuilt("MatchmakingService.EnqueueTicket", BUILT_BY_ISSUE)
+        player = self.identity.player(context, request.player_id)
+        wish, preset = wish_from_proto(request.wish)
+        ticket = await self.service.enqueue(
+            player,
+            wish,
+            partner_id=request.partner_id,
+            client_seed=request.client_seed,
+            request_id=request.request_id,
+            preset=preset,
+        )
+        return matchmaking_pb2.EnqueueTicketResponse(ticket=ticket_to_proto(ticket))
 
     async def CancelTicket(
         self,
         request: matchmaking_pb2.CancelTicketRequest,
         context: grpc.aio.ServicerContext[matchmaking_pb2.CancelTicketRequest, matchmaking_pb2.CancelTicketResponse],
     ) -> matchmaking_pb2.CancelTicketResponse:
-        raise NotBuilt("MatchmakingService.CancelTicket", BUILT_BY_ISSUE)
+        player = self.identity.player(context, request.player_id)
+        ticket = await self.service.cancel(player, request.ticket_id)
+        return matchmaking_pb2.CancelTicketResponse(ticket=ticket_to_proto(ticket))
 
-    def WatchTicket(
+    async def WatchTicket(
         self,
         request: matchmaking_pb2.WatchTicketRequest,
         context: grpc.aio.ServicerContext[matchmaking_pb2.WatchTicketRequest, matchmaking_pb2.WatchTicketResponse],
     ) -> AsyncIterator[matchmaking_pb2.WatchTicketResponse]:
-        raise NotBuilt("MatchmakingService.WatchTicket", BUILT_BY_ISSUE)
+        player = self.identity.player(context, request.player_id)
+        async for ticket in self.service.watch(player, request.ticket_id):
+            yield matchmaking_pb2.WatchTicketResponse(ticket=ticket_to_proto(ticket))
 
     async def CreatePrivateTable(
         self,
@@ -54,7 +148,11 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
             matchmaking_pb2.CreatePrivateTableRequest, matchmaking_pb2.CreatePrivateTableResponse
         ],
     ) -> matchmaking_pb2.CreatePrivateTableResponse:
-        raise NotBuilt("MatchmakingService.CreatePrivateTable", BUILT_BY_ISSUE)
+        player = self.identity.player(context, request.player_id)
+        wish, preset = wish_from_proto(request.wish)
+        ticket = await self.service.create_private(player, wish, request.client_seed, preset)
+        code = ticket.lobby.rsplit(".", 1)[1]
+        return matchmaking_pb2.CreatePrivateTableResponse(code=code, ticket=ticket_to_proto(ticket))
 
     async def JoinPrivateTable(
         self,
@@ -63,7 +161,9 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
             matchmaking_pb2.JoinPrivateTableRequest, matchmaking_pb2.JoinPrivateTableResponse
         ],
     ) -> matchmaking_pb2.JoinPrivateTableResponse:
-        raise NotBuilt("MatchmakingService.JoinPrivateTable", BUILT_BY_ISSUE)
+        player = self.identity.player(context, request.player_id)
+        ticket = await self.service.join_private(player, request.code, request.client_seed)
+        return matchmaking_pb2.JoinPrivateTableResponse(ticket=ticket_to_proto(ticket))
 
     async def StartPrivateTable(
         self,
@@ -72,14 +172,18 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
             matchmaking_pb2.StartPrivateTableRequest, matchmaking_pb2.StartPrivateTableResponse
         ],
     ) -> matchmaking_pb2.StartPrivateTableResponse:
-        raise NotBuilt("MatchmakingService.StartPrivateTable", BUILT_BY_ISSUE)
+        player = self.identity.player(context, request.player_id)
+        table_id = await self.service.start_private(player, request.code)
+        return matchmaking_pb2.StartPrivateTableResponse(table_id=table_id)
 
     async def Rematch(
         self,
         request: matchmaking_pb2.RematchRequest,
         context: grpc.aio.ServicerContext[matchmaking_pb2.RematchRequest, matchmaking_pb2.RematchResponse],
     ) -> matchmaking_pb2.RematchResponse:
-        raise NotBuilt("MatchmakingService.Rematch", BUILT_BY_ISSUE)
+        player = self.identity.player(context, request.player_id)
+        ticket = await self.service.rematch(player, request.table_id)
+        return matchmaking_pb2.RematchResponse(ticket=ticket_to_proto(ticket))
 
 
 def binding(service: MatchmakingService) -> ServiceBinding:
@@ -89,4 +193,4 @@ def binding(service: MatchmakingService) -> ServiceBinding:
     def register(server: grpc.aio.Server) -> None:
         matchmaking_pb2_grpc.add_MatchmakingServiceServicer_to_server(api, server)
 
-    return ServiceBinding(SERVICE_NAME, register, unbuilt_issue=BUILT_BY_ISSUE)
+    return ServiceBinding(SERVICE_NAME, register)

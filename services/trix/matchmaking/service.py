@@ -1,18 +1,1305 @@
 """The matchmaking service's logic: tickets, queues per variant/options/stake, private
-tables by code, partner pairs, bot fill, rating window.
+tables by code, partner pairs, bot fill, rating window, rematch, and the claim protocol
+that lets several replicas share the queues.
 
-Must not import grpc or nats: adapters (`grpc_api`, `subscribers`) translate to and
-from this module, and it raises `trix.errors` domain errors. At this stage (issue 3)
-it holds only its configuration; issue 6 builds the logic here.
+Must not import grpc or nats: adapters (`grpc_api`, `subscribers`, `wallet`) translate to
+and from this module, and it raises `trix.errors` domain errors. Its collaborators are
+injected: a compare-and-set key-value `Store` (JetStream KV in production), a
+`MatchPublisher` (MatchFormed on JetStream), a `Wallet` (scoring's HoldStake /
+ReleaseStake), a `SeatIndex` (player -> current table), a `RatingSource`, a clock and a
+random generator (seating), so every decision is reproducible in a test.
+
+Store layout (keys of the `match_tickets` bucket; `<pp>` a two-digit partition):
+
+| key | value |
+|---|---|
+| `tk.<pp>.<ticket_id>` | a `Ticket` (the ticket id starts with its partition) |
+| `lb.<pp>.<lobby_id>` | a `Lobby`: a private table (`<lobby_id>` = invite code) or a rematch (`r-<table>`) |
+| `mt.<match_id>` | a `MatchRecord`: the four seats; its state is the commit point of a match |
+| `pl.<player_id>` | the player's current ticket id: one live ticket per player |
+
+Claim protocol (no ticket matched twice, none lost when a replica dies; ADR 0005):
+create `mt` PENDING -> compare-and-set each ticket SEARCHING -> CLAIMED(match) -> CAS `mt`
+PENDING -> COMMITTED -> publish MatchFormed (message id = match id) -> tickets MATCHED ->
+`mt` DONE. Whoever finds a stale claim CASes `mt` PENDING -> ABORTED and puts the tickets
+back; the CAS on `mt` decides between a slow claimer and a recoverer, so exactly one of
+"commit" and "abort" happens.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import hashlib
+import json
+import math
+import secrets
+import uuid
+import zlib
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import structlog
+
+from trix.errors import AlreadyExists, IllegalMove, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from trix.matchmaking.config import MatchmakingConfig
+
+log = structlog.get_logger("trix.matchmaking")
+
+# -- rules of the wish -----------------------------------------------------------------
+
+VARIANTS: dict[int, str] = {1: "TRIX", 2: "TRIX_PARTNERSHIP", 3: "COMPLEX", 4: "COMPLEX_PARTNERSHIP"}
+"""RULES.md §2, by the value of `trix.v1.Variant`."""
+PARTNERSHIP_VARIANTS = frozenset({2, 4})
+
+MAX_STAKE_COINS = 10_000_000
+"""A stake above this is refused as absurd (RULES.md §13 sets no upper bound; we do)."""
+MAX_CLIENT_SEED_BYTES = 64
+"""RULES.md §11: at most 64 bytes of UTF-8, no `|`."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One table option: its default (RULES.md), its bounds and whether only partnership uses it."""
+
+    default: int
+    minimum: int
+    maximum: int
+    partnership_only: bool = False
+
+
+# Every TableOptions field (common.proto), resolved to an int: bools 0/1, enums by value.
+OPTIONS: dict[str, OptionSpec] = {
+    "doubling": OptionSpec(1, 0, 1),  # §7 doubling on
+    "doubling_reveal": OptionSpec(1, 1, 2),  # §7 SEQUENTIAL
+    "doubling_self_take": OptionSpec(1, 1, 2),  # §7 NOBODY
+    "team_tiebreak": OptionSpec(1, 1, 2, partnership_only=True),  # §8 LAST_TRIX
+    "partnership_trix_early_end": OptionSpec(1, 0, 1, partnership_only=True),  # §6
+    "contract_timeout_s": OptionSpec(15, 1, 600),  # §9
+    "double_timeout_s": OptionSpec(8, 1, 600),  # §9
+    "card_timeout_s": OptionSpec(12, 1, 600),  # §9
+    "leave_grace_s": OptionSpec(60, 0, 3600),  # §10
+    "max_timeouts_in_a_row": OptionSpec(3, 1, 100),  # §10
+    "rake_percent": OptionSpec(0, 0, 100),  # §13
+}
+
+PRESETS: dict[str, dict[str, int]] = {
+    "standard": {},  # every default: seed 002
+    "majlis-000": {"doubling_self_take": 2},  # seed 000: the trick's leader gains
+    "majlis-001": {"doubling_reveal": 2, "doubling_self_take": 2},  # seed 001: simultaneous doubling
+    "majlis-003": {"doubling": 0, "team_tiebreak": 2},  # seed 003: no doubling, shared team ties
+}
+"""Named rules presets, each a set of options over the defaults (RULES.md: every majlis
+difference is a table option)."""
+
+
+@dataclass(frozen=True)
+class Wish:
+    """What a player asks to play: a variant, fully resolved options and a stake (0 = free)."""
+
+    variant: int
+    options: tuple[tuple[str, int], ...]
+    stake: int = 0
+
+    @property
+    def paid(self) -> bool:
+        return self.stake > 0
+
+    def queue_key(self) -> str:
+        """Tickets meet only within one queue: same variant, options and stake."""
+        opts = ",".join(f"{k}={v}" for k, v in self.options)
+        return f"{self.variant}|{self.stake}|{opts}"
+
+    def options_dict(self) -> dict[str, int]:
+        return dict(self.options)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"variant": self.variant, "options": dict(self.options), "stake": self.stake}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Wish:
+        options = tuple(sorted((k, int(v)) for k, v in raw["options"].items()))
+        return cls(int(raw["variant"]), options, int(raw["stake"]))
+
+
+def resolve_wish(variant: int, options: dict[str, int], preset: str, stake: int | None) -> Wish:
+    """Validate a wish and resolve every option to a value (unset -> RULES.md default)."""
+    if variant not in VARIANTS:
+        raise InvalidArgument(f"unknown variant {variant}; use one of {', '.join(VARIANTS.values())}")
+    partnership = variant in PARTNERSHIP_VARIANTS
+    if preset:
+        if preset not in PRESETS:
+            raise InvalidArgument(f"unknown rules preset {preset!r}; use one of {', '.join(sorted(PRESETS))}")
+        chosen = dict(PRESETS[preset])
+    else:
+        chosen = dict(options)
+        for name, value in chosen.items():
+            spec = OPTIONS.get(name)
+            if spec is None:
+                raise InvalidArgument(f"unknown table option {name!r}")
+            if not spec.minimum <= value <= spec.maximum:
+                raise InvalidArgument(f"table option {name} must be {spec.minimum}..{spec.maximum}: {value}")
+            if spec.partnership_only and not partnership and value != spec.default:
+                raise InvalidArgument(f"table option {name} applies to partnership variants only")
+    if stake is None:
+        coins = 0
+    else:
+        if stake <= 0:
+            raise InvalidArgument(f"a stake must be a positive number of coins: {stake}")
+        if stake > MAX_STAKE_COINS:
+            raise InvalidArgument(f"a stake above {MAX_STAKE_COINS} coins is not accepted: {stake}")
+        coins = stake
+    if coins == 0 and chosen.get("rake_percent", 0) != 0:
+        raise InvalidArgument("rake_percent applies to paid tables only (RULES.md §13)")
+    resolved: list[tuple[str, int]] = []
+    for name, spec in sorted(OPTIONS.items()):
+        value = chosen.get(name, spec.default)
+        if spec.partnership_only and not partnership:
+            value = spec.default  # irrelevant outside partnership: one queue either way
+        resolved.append((name, value))
+    return Wish(variant, tuple(resolved), coins)
+
+
+def check_player_id(player_id: str, what: str = "player id") -> str:
+    if not player_id or len(player_id) > 128 or not all(c.isascii() and (c.isalnum() or c in "_-") for c in player_id):
+        raise InvalidArgument(f"{what} must be 1-128 of A-Z a-z 0-9 _ -: {player_id!r}")
+    return player_id
+
+
+def check_client_seed(seed: str) -> str:
+    if len(seed.encode()) > MAX_CLIENT_SEED_BYTES or "|" in seed:
+        raise InvalidArgument("client seed must be at most 64 bytes of UTF-8 without '|' (RULES.md §11)")
+    return seed
+
+
+# -- records ----------------------------------------------------------------------
+
+SEARCHING = "SEARCHING"
+HOLDING = "HOLDING"  # created, stake being held: not matchable yet
+CLAIMED = "CLAIMED"  # inside a match being committed; shown to clients as searching
+MATCHED = "MATCHED"
+CANCELLED = "CANCELLED"
+EXPIRED = "EXPIRED"
+TERMINAL = frozenset({MATCHED, CANCELLED, EXPIRED})
+
+QUEUE = "queue"
+PRIVATE = "private"
+REMATCH = "rematch"
+
+
+@dataclass
+class Ticket:
+    """A player's ticket, as stored."""
+
+    ticket_id: str
+    player_id: str
+    wish: Wish
+    kind: str = QUEUE
+    partner_id: str = ""
+    client_seed: str = ""
+    rating: float = 0.0
+    created_at: float = 0.0
+    state: str = SEARCHING
+    widened: bool = False
+    lobby: str = ""
+    """The lobby key of a private table or rematch ticket."""
+    match_id: str = ""
+    claimed_at: float = 0.0
+    table_id: str = ""
+    seat: int = -1
+    matched_at: float = 0.0
+    preset: str = ""
+
+    def encode(self) -> bytes:
+        raw = dataclasses.asdict(self)
+        raw["wish"] = self.wish.to_json()
+        return json.dumps(raw, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> Ticket:
+        raw = json.loads(data)
+        raw["wish"] = Wish.from_json(raw["wish"])
+        return cls(**raw)
+
+    @property
+    def partition(self) -> int:
+        return int(self.ticket_id[:2])
+
+    @property
+    def key(self) -> str:
+        return ticket_key(self.ticket_id)
+
+
+@dataclass
+class SeatRecord:
+    """One seat of a match."""
+
+    player_id: str = ""
+    ticket_id: str = ""
+    client_seed: str = ""
+    bot: bool = False
+
+
+PENDING = "PENDING"
+COMMITTED = "COMMITTED"
+ABORTED = "ABORTED"
+DONE = "DONE"
+
+
+@dataclass
+class MatchRecord:
+    """A match: four seats; `state` is the commit point (PENDING -> COMMITTED | ABORTED -> DONE)."""
+
+    match_id: str
+    wish: Wish
+    seats: list[SeatRecord]
+    state: str = PENDING
+    created_at: float = 0.0
+
+    @property
+    def table_id(self) -> str:
+        return self.match_id
+
+    def encode(self) -> bytes:
+        raw = {
+            "match_id": self.match_id,
+            "wish": self.wish.to_json(),
+            "seats": [dataclasses.asdict(s) for s in self.seats],
+            "state": self.state,
+            "created_at": self.created_at,
+        }
+        return json.dumps(raw, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> MatchRecord:
+        raw = json.loads(data)
+        return cls(
+            raw["match_id"],
+            Wish.from_json(raw["wish"]),
+            [SeatRecord(**s) for s in raw["seats"]],
+            raw["state"],
+            raw["created_at"],
+        )
+
+    def ticket_ids(self) -> list[str]:
+        return [s.ticket_id for s in self.seats if s.ticket_id]
+
+
+OPEN = "OPEN"
+STARTED = "STARTED"  # seats chosen: the commit point of a lobby's match
+FORMED = "FORMED"  # MatchFormed published, tickets matched
+CLOSED = "CLOSED"
+
+
+@dataclass
+class LobbyMember:
+    """A player in a lobby."""
+
+    player_id: str
+    ticket_id: str
+    client_seed: str = ""
+
+
+@dataclass
+class Lobby:
+    """A private table (by invite code) or a rematch (by finished table) gathering players."""
+
+    lobby_id: str
+    kind: str
+    host: str
+    wish: Wish
+    members: list[LobbyMember]
+    created_at: float
+    state: str = OPEN
+    match_id: str = ""
+    fixed_seats: dict[str, int] = field(default_factory=dict)
+    """Rematch: each player's seat at the finished table (partners stay opposite)."""
+    fixed_seeds: dict[str, str] = field(default_factory=dict)
+
+    def encode(self) -> bytes:
+        raw = dataclasses.asdict(self)
+        raw["wish"] = self.wish.to_json()
+        return json.dumps(raw, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> Lobby:
+        raw = json.loads(data)
+        raw["wish"] = Wish.from_json(raw["wish"])
+        raw["members"] = [LobbyMember(**m) for m in raw["members"]]
+        return cls(**raw)
+
+
+def ticket_key(ticket_id: str) -> str:
+    if len(ticket_id) < 3 or not ticket_id[:2].isdigit() or not ticket_id.isalnum():
+        raise NotFound(f"no ticket {ticket_id!r}")
+    return f"tk.{ticket_id[:2]}.{ticket_id}"
+
+
+def match_key(match_id: str) -> str:
+    return f"mt.{match_id}"
+
+
+def player_key(player_id: str) -> str:
+    return f"pl.{player_id}"
+
+
+# -- collaborators --------------------------------------------------------------------
+
+Versioned = tuple[bytes, int]
+
+
+class Store(Protocol):
+    """A key-value store with compare-and-set on a key's revision (JetStream KV)."""
+
+    async def get(self, key: str) -> Versioned | None: ...
+
+    async def create(self, key: str, value: bytes) -> int | None:
+        """The new revision, or None if the key exists."""
+
+    async def update(self, key: str, value: bytes, revision: int) -> int | None:
+        """The new revision, or None if the key's revision is not `revision`."""
+
+    async def delete(self, key: str, revision: int) -> bool: ...
+
+    def watch(self, key: str) -> AsyncIterator[Versioned | None]:
+        """The key's current value (None if absent), then every change."""
+
+
+class MatchPublisher(Protocol):
+    """Publishes MatchFormed, idempotently by match id."""
+
+    async def match_formed(self, match: MatchRecord) -> None: ...
+
+
+class Wallet(Protocol):
+    """Scoring's stake holds (RULES.md §13), idempotent by ticket id."""
+
+    async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
+        """Raises ResourceExhausted when the balance does not cover `coins`."""
+
+    async def release(self, player_id: str, ticket_id: str) -> None: ...
+
+
+class SeatIndex(Protocol):
+    """Player -> the table the player sits at now, if any (the table service's index)."""
+
+    async def current_table(self, player_id: str) -> str | None: ...
+
+
+class RatingSource(Protocol):
+    """A player's rating in a variant, or None if unknown."""
+
+    async def rating(self, player_id: str, variant: int) -> float | None: ...
+
+
+class NoWallet:
+    """The wallet when scoring is not configured: paid tickets are refused."""
+
+    async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
+        raise Unavailable("paid tables are not available: the wallet (scoring service) is not configured")
+
+    async def release(self, player_id: str, ticket_id: str) -> None:
+        raise Unavailable("the wallet (scoring service) is not configured")
+
+
+class NoSeatIndex:
+    async def current_table(self, player_id: str) -> str | None:
+        return None
+
+
+class NoRatings:
+    async def rating(self, player_id: str, variant: int) -> float | None:
+        return None
+
+
+class NotAllowedNow(IllegalMove):
+    """A request the current state forbids (already seated, table full, already matched)."""
+
+
+# -- the pure matching -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RatingWindow:
+    """The accepted rating distance, widening with waiting time."""
+
+    base: float
+    growth_per_s: float
+    maximum: float
+
+    def at(self, waited_s: float) -> float:
+        return min(self.maximum, self.base + self.growth_per_s * max(0.0, waited_s))
+
+
+@dataclass
+class Unit:
+    """One ticket, or a partner pair (both named each other) that must sit opposite."""
+
+    tickets: list[Ticket]
+
+    @property
+    def size(self) -> int:
+        return len(self.tickets)
+
+    @property
+    def created_at(self) -> float:
+        return min(t.created_at for t in self.tickets)
+
+    @property
+    def rating(self) -> float:
+        return sum(t.rating for t in self.tickets) / len(self.tickets)
+
+
+def build_units(tickets: Iterable[Ticket]) -> list[Unit]:
+    """Solo tickets and mutual partner pairs, oldest first; a ticket whose partner is not
+    queued (yet) waits."""
+    by_player = {t.player_id: t for t in tickets}
+    units: list[Unit] = []
+    seen: set[str] = set()
+    for t in by_player.values():
+        if t.player_id in seen:
+            continue
+        if not t.partner_id:
+            units.append(Unit([t]))
+            seen.add(t.player_id)
+            continue
+        mate = by_player.get(t.partner_id)
+        if mate is not None and mate.partner_id == t.player_id and mate.player_id not in seen:
+            units.append(Unit(sorted([t, mate], key=lambda x: x.ticket_id)))
+            seen.update((t.player_id, mate.player_id))
+    units.sort(key=lambda u: (u.created_at, u.tickets[0].ticket_id))
+    return units
+
+
+@dataclass
+class Group:
+    """Units that will share a table; bots take the seats left."""
+
+    units: list[Unit]
+
+    @property
+    def humans(self) -> int:
+        return sum(u.size for u in self.units)
+
+
+def form_groups(
+    tickets: Iterable[Ticket], now: float, window: RatingWindow, bot_fill_after_s: float, bots_allowed: bool
+) -> list[Group]:
+    """Groups of one queue: the oldest unit is the anchor; candidates within the anchor's
+    rating window (it widens with the anchor's wait) are taken closest first. An anchor that
+    has waited `bot_fill_after_s` takes what it found and bots fill the rest (free tables)."""
+    units = build_units(tickets)
+    used: set[int] = set()
+    groups: list[Group] = []
+    for i, anchor in enumerate(units):
+        if i in used:
+            continue
+        waited = now - anchor.created_at
+        width = window.at(waited)
+        candidates = sorted(
+            (
+                (abs(u.rating - anchor.rating), u.created_at, j)
+                for j, u in enumerate(units)
+                if j != i and j not in used and abs(u.rating - anchor.rating) <= width
+            ),
+        )
+        need = 4 - anchor.size
+        chosen = [i]
+        for _, _, j in candidates:
+            if need == 0:
+                break
+            if units[j].size <= need:
+                chosen.append(j)
+                need -= units[j].size
+        if need == 0 or (bots_allowed and waited >= bot_fill_after_s):
+            used.update(chosen)
+            groups.append(Group([units[j] for j in chosen]))
+    return groups
+
+
+def assign_seats(group: Group, rng: Any) -> list[Ticket | None]:
+    """Seats 0..3 at random (RULES.md §1): each pair in {s, s+2}, None = a bot."""
+    seats: list[Ticket | None] = [None] * 4
+    pairs = [u for u in group.units if u.size == 2]
+    solos = [u.tickets[0] for u in group.units if u.size == 1]
+    teams = [0, 1]
+    rng.shuffle(teams)
+    for team, pair in zip(teams, pairs, strict=False):
+        a, b = pair.tickets
+        if rng.random() < 0.5:
+            a, b = b, a
+        seats[team], seats[team + 2] = a, b
+    free = [s for s in range(4) if seats[s] is None]
+    rng.shuffle(free)
+    for seat, ticket in zip(free, solos, strict=False):
+        seats[seat] = ticket
+    return seats
+
+
+# -- the service -----------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def partition_of(text: str, partitions: int) -> int:
+    return zlib.crc32(text.encode()) % partitions
 
 
 class MatchmakingService:
-    """The matchmaking's domain logic (issue 6)."""
+    """The matchmaking's domain logic."""
 
-    def __init__(self, config: MatchmakingConfig) -> None:
+    def __init__(
+        self,
+        config: MatchmakingConfig,
+        *,
+        store: Store | None = None,
+        publisher: MatchPublisher | None = None,
+        wallet: Wallet | None = None,
+        seat_index: SeatIndex | None = None,
+        ratings: RatingSource | None = None,
+        clock: Callable[[], float] | None = None,
+        rng: Any = None,
+    ) -> None:
+        import random
+        import time
+
         self.config = config
+        self._store = store
+        self._publisher = publisher
+        self.wallet: Wallet = wallet or NoWallet()
+        self.seat_index: SeatIndex = seat_index or NoSeatIndex()
+        self.ratings: RatingSource = ratings or NoRatings()
+        self.clock: Callable[[], float] = clock or time.time
+        self.rng = rng if rng is not None else random.Random()
+        self.window = RatingWindow(
+            config.rating_window_base, config.rating_window_growth_per_s, config.rating_window_max
+        )
+        # The view of owned partitions: ticket id -> (ticket, revision); lobby key -> (lobby, revision).
+        self.pools: dict[int, dict[str, tuple[Ticket, int]]] = {}
+        self.lobbies: dict[int, dict[str, tuple[Lobby, int]]] = {}
+        self.matches_formed = 0
+        self.claim_conflicts = 0
+
+    def wire(self, store: Store, publisher: MatchPublisher) -> None:
+        """Attach the store and publisher once NATS is connected."""
+        self._store = store
+        self._publisher = publisher
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise Unavailable("matchmaking is starting: its store is not connected yet")
+        return self._store
+
+    @property
+    def publisher(self) -> MatchPublisher:
+        if self._publisher is None:
+            raise Unavailable("matchmaking is starting: NATS is not connected yet")
+        return self._publisher
+
+    # -- store helpers ------------------------------------------------------------
+
+    async def _get_ticket(self, ticket_id: str) -> tuple[Ticket, int] | None:
+        got = await self.store.get(ticket_key(ticket_id))
+        return None if got is None else (Ticket.decode(got[0]), got[1])
+
+    async def _get_match(self, match_id: str) -> tuple[MatchRecord, int] | None:
+        got = await self.store.get(match_key(match_id))
+        return None if got is None else (MatchRecord.decode(got[0]), got[1])
+
+    async def _get_lobby(self, key: str) -> tuple[Lobby, int] | None:
+        got = await self.store.get(key)
+        return None if got is None else (Lobby.decode(got[0]), got[1])
+
+    def _note(self, ticket: Ticket, revision: int) -> None:
+        """Keep an owned partition's view current after our own write."""
+        pool = self.pools.get(ticket.partition)
+        if pool is not None:
+            have = pool.get(ticket.ticket_id)
+            if have is None or have[1] < revision:
+                if ticket.state in TERMINAL:
+                    pool.pop(ticket.ticket_id, None)
+                else:
+                    pool[ticket.ticket_id] = (ticket, revision)
+
+    async def _cas_ticket(
+        self, ticket_id: str, change: Callable[[Ticket], bool], *, attempts: int = 20
+    ) -> tuple[Ticket, int] | None:
+        """Read-modify-write a ticket: `change` mutates and returns True, or returns False to stop."""
+        for _ in range(attempts):
+            got = await self._get_ticket(ticket_id)
+            if got is None:
+                return None
+            ticket, rev = got
+            if not change(ticket):
+                return ticket, rev
+            new_rev = await self.store.update(ticket.key, ticket.encode(), rev)
+            if new_rev is not None:
+                self._note(ticket, new_rev)
+                return ticket, new_rev
+        raise Unavailable("ticket is changing too fast; retry")
+
+    # -- identity of ids ------------------------------------------------------------
+
+    def _new_ticket_id(self, partition: int, player_id: str, request_id: str) -> str:
+        if request_id:
+            digest = hashlib.sha256(f"{player_id}|{request_id}".encode()).hexdigest()[:30]
+        else:
+            digest = uuid.uuid4().hex[:30]
+        return f"{partition:02d}{digest}"
+
+    # -- enqueue ---------------------------------------------------------------------
+
+    async def enqueue(
+        self,
+        player_id: str,
+        wish: Wish,
+        *,
+        partner_id: str = "",
+        client_seed: str = "",
+        request_id: str = "",
+        preset: str = "",
+    ) -> Ticket:
+        """Queue a player; paid tickets hold the stake first (RULES.md §13)."""
+        check_player_id(player_id)
+        check_client_seed(client_seed)
+        if partner_id:
+            check_player_id(partner_id, "partner id")
+            if wish.variant not in PARTNERSHIP_VARIANTS:
+                raise InvalidArgument("a partner can be named only in partnership variants")
+            if partner_id == player_id:
+                raise InvalidArgument("a player cannot be his own partner")
+        if len(request_id) > 128:
+            raise InvalidArgument("request id must be at most 128 characters")
+        partition = partition_of(wish.queue_key(), self.config.partitions)
+        ticket_id = self._new_ticket_id(partition, player_id, request_id)
+        rating = await self.ratings.rating(player_id, wish.variant)
+        ticket = Ticket(
+            ticket_id=ticket_id,
+            player_id=player_id,
+            wish=wish,
+            kind=QUEUE,
+            partner_id=partner_id,
+            client_seed=client_seed,
+            rating=self.config.default_rating if rating is None else rating,
+            created_at=self.clock(),
+            preset=preset,
+        )
+        return await self._admit(ticket)
+
+    async def _admit(self, ticket: Ticket, *, rematch_of: str = "") -> Ticket:
+        """Store the ticket (HOLDING: not matchable), take the player's lock, hold the stake
+        (paid), then make it SEARCHING. A crash midway leaves a HOLDING ticket the partition
+        owner expires."""
+        existing = await self._get_ticket(ticket.ticket_id)
+        if existing is not None:  # an idempotent repeat of the same request
+            if existing[0].player_id != ticket.player_id:
+                raise AlreadyExists("request id already used")
+            return existing[0]
+        await self._check_not_seated(ticket.player_id, rematch_of)
+        ticket.state = HOLDING
+        if await self.store.create(ticket.key, ticket.encode()) is None:
+            got = await self._get_ticket(ticket.ticket_id)
+            if got is None:
+                raise Unavailable("ticket vanished while being created; retry")
+            return got[0]
+        try:
+            await self._take_player_lock(ticket.player_id, ticket.ticket_id, rematch_of)
+            if ticket.wish.paid:
+                await self.wallet.hold(ticket.player_id, ticket.ticket_id, ticket.wish.stake)
+        except BaseException:
+            await self._finish_unmatched(ticket.ticket_id, CANCELLED, release=False)
+            raise
+
+        def searching(t: Ticket) -> bool:
+            if t.state != HOLDING:
+                return False
+            t.state = SEARCHING
+            return True
+
+        done = await self._cas_ticket(ticket.ticket_id, searching)
+        if done is None or done[0].state != SEARCHING:
+            if ticket.wish.paid:  # cancelled while the stake was being held
+                await self.wallet.release(ticket.player_id, ticket.ticket_id)
+            return done[0] if done is not None else ticket
+        return done[0]
+
+    async def _check_not_seated(self, player_id: str, rematch_of: str) -> None:
+        table = await self.seat_index.current_table(player_id)
+        if table and table != rematch_of:
+            raise NotAllowedNow(f"player {player_id} is already seated at table {table}")
+
+    async def _take_player_lock(self, player_id: str, ticket_id: str, rematch_of: str) -> None:
+        key = player_key(player_id)
+        for _ in range(20):
+            if await self.store.create(key, ticket_id.encode()) is not None:
+                return
+            got = await self.store.get(key)
+            if got is None:
+                continue
+            held_id, rev = got[0].decode(), got[1]
+            if held_id == ticket_id:
+                return
+            held = await self._get_ticket(held_id)
+            if held is not None:
+                t = held[0]
+                if t.state in (SEARCHING, HOLDING, CLAIMED) and t.ticket_id != ticket_id:
+                    raise AlreadyExists(f"player {player_id} is already queued (ticket {t.ticket_id})")
+                if (
+                    t.state == MATCHED
+                    and t.table_id != rematch_of
+                    and self.clock() - t.matched_at < self.config.seat_grace_s
+                ):
+                    raise NotAllowedNow(f"player {player_id} is already seated at table {t.table_id}")
+            if await self.store.update(key, ticket_id.encode(), rev) is not None:
+                return
+        raise Unavailable("player lock is contended; retry")
+
+    async def _release_player_lock(self, player_id: str, ticket_id: str) -> None:
+        key = player_key(player_id)
+        got = await self.store.get(key)
+        if got is not None and got[0].decode() == ticket_id:
+            await self.store.delete(key, got[1])
+
+    # -- cancel, expire ----------------------------------------------------------------
+
+    async def cancel(self, player_id: str, ticket_id: str) -> Ticket:
+        """Cancel a searching ticket; a held stake is released. Matched tickets stay matched."""
+        check_player_id(player_id)
+        got = await self._get_ticket(ticket_id)
+        if got is None:
+            raise NotFound(f"no ticket {ticket_id!r}")
+        if got[0].player_id != player_id:
+            raise PermissionDenied("the ticket belongs to another player")
+        if got[0].lobby and not await self._leave_lobby(got[0]):
+            # The table already started: the ticket ends matched.
+            deadline = self.clock() + 2 * self.config.claim_timeout_s
+            while self.clock() < deadline:
+                now_t = await self._get_ticket(ticket_id)
+                if now_t is not None and now_t[0].state == MATCHED:
+                    raise NotAllowedNow(f"ticket already matched to table {now_t[0].table_id}")
+                await asyncio.sleep(0.05)
+            raise NotAllowedNow("the table has already started")
+        deadline = self.clock() + 2 * self.config.claim_timeout_s
+        while True:
+            ticket = await self._finish_unmatched(ticket_id, CANCELLED)
+            if ticket.state == CLAIMED:
+                # Inside a match being committed: it ends matched or back in the queue.
+                if self.clock() > deadline:
+                    raise Unavailable("the ticket is being matched; retry")
+                await asyncio.sleep(0.05)
+                continue
+            if ticket.state == MATCHED:
+                raise NotAllowedNow(f"ticket already matched to table {ticket.table_id}")
+            if ticket.state == EXPIRED:
+                raise NotAllowedNow("ticket already expired")
+            return ticket
+
+    async def _finish_unmatched(self, ticket_id: str, final: str, *, release: bool = True) -> Ticket:
+        """SEARCHING/HOLDING -> CANCELLED or EXPIRED, then release the stake and the lock."""
+        moved = False
+
+        def finish(t: Ticket) -> bool:
+            nonlocal moved
+            if t.state not in (SEARCHING, HOLDING):
+                return False
+            t.state = final
+            moved = True
+            return True
+
+        got = await self._cas_ticket(ticket_id, finish)
+        if got is None:
+            raise NotFound(f"no ticket {ticket_id!r}")
+        ticket = got[0]
+        if moved:
+            if release and ticket.wish.paid:
+                await self.wallet.release(ticket.player_id, ticket.ticket_id)
+            await self._release_player_lock(ticket.player_id, ticket.ticket_id)
+        return ticket
+
+    async def ticket(self, player_id: str, ticket_id: str) -> Ticket:
+        got = await self._get_ticket(ticket_id)
+        if got is None:
+            raise NotFound(f"no ticket {ticket_id!r}")
+        if got[0].player_id != player_id:
+            raise PermissionDenied("the ticket belongs to another player")
+        return got[0]
+
+    async def watch(self, player_id: str, ticket_id: str) -> AsyncIterator[Ticket]:
+        """The ticket now and at each change, until it is matched, cancelled or expired."""
+        await self.ticket(player_id, ticket_id)
+        last: tuple[str, bool] | None = None
+        async for item in self.store.watch(ticket_key(ticket_id)):
+            if item is None:
+                continue
+            t = Ticket.decode(item[0])
+            view = (public_state(t), t.widened)
+            if view != last:
+                last = view
+                yield t
+            if t.state in TERMINAL:
+                return
+
+    # -- private tables -------------------------------------------------------------------
+
+    def _lobby_key(self, lobby_id: str) -> str:
+        return f"lb.{partition_of(lobby_id, self.config.partitions):02d}.{lobby_id}"
+
+    async def create_private(self, host: str, wish: Wish, client_seed: str = "", preset: str = "") -> Ticket:
+        """A private table with a fresh invite code; the host's ticket comes back with it."""
+        check_player_id(host)
+        check_client_seed(client_seed)
+        alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+        for _ in range(10):
+            code = "".join(secrets.choice(alphabet) for _ in range(6))
+            key = self._lobby_key(code)
+            lobby = Lobby(code, PRIVATE, host, wish, [], self.clock())
+            if await self.store.create(key, lobby.encode()) is not None:
+                break
+        else:
+            raise Unavailable("could not allocate an invite code; retry")
+        try:
+            return await self._join_lobby(key, host, client_seed, preset)
+        except BaseException:
+            got = await self._get_lobby(key)
+            if got is not None:
+                await self.store.delete(key, got[1])
+            raise
+
+    async def join_private(self, player_id: str, code: str, client_seed: str = "") -> Ticket:
+        check_player_id(player_id)
+        check_client_seed(client_seed)
+        if not code.isalnum() or len(code) > 16:
+            raise NotFound("no private table with this invite code")
+        return await self._join_lobby(self._lobby_key(code.upper()), player_id, client_seed, "")
+
+    async def _join_lobby(self, key: str, player_id: str, client_seed: str, preset: str) -> Ticket:
+        got = await self._get_lobby(key)
+        if got is None:
+            raise NotFound("no private table with this invite code")
+        lobby = got[0]
+        self._check_lobby_open(lobby, player_id)
+        rematch_of = lobby.lobby_id[2:] if lobby.kind == REMATCH else ""
+        if lobby.kind == REMATCH:
+            client_seed = lobby.fixed_seeds.get(player_id, "")
+        partition = int(key.split(".")[1])
+        ticket = Ticket(
+            ticket_id=self._new_ticket_id(partition, player_id, ""),
+            player_id=player_id,
+            wish=lobby.wish,
+            kind=lobby.kind,
+            client_seed=client_seed,
+            created_at=self.clock(),
+            lobby=key,
+            preset=preset,
+        )
+        ticket = await self._admit(ticket, rematch_of=rematch_of)
+        for _ in range(50):
+            got = await self._get_lobby(key)
+            if got is None:
+                await self._finish_unmatched(ticket.ticket_id, CANCELLED)
+                raise NotFound("no private table with this invite code")
+            lobby, rev = got
+            try:
+                self._check_lobby_open(lobby, player_id)
+            except BaseException:
+                await self._finish_unmatched(ticket.ticket_id, CANCELLED)
+                raise
+            lobby.members.append(LobbyMember(player_id, ticket.ticket_id, client_seed))
+            if await self.store.update(key, lobby.encode(), rev) is not None:
+                break
+        else:
+            await self._finish_unmatched(ticket.ticket_id, CANCELLED)
+            raise Unavailable("the private table is busy; retry")
+        everyone = len(lobby.members) == 4 or (
+            lobby.kind == REMATCH and {m.player_id for m in lobby.members} == set(lobby.fixed_seats)
+        )
+        if everyone:
+            await self._start_lobby(key)
+        got_t = await self._get_ticket(ticket.ticket_id)
+        return got_t[0] if got_t is not None else ticket
+
+    def _check_lobby_open(self, lobby: Lobby, player_id: str) -> None:
+        if lobby.state != OPEN:
+            raise NotAllowedNow("the table has already started or was closed")
+        if any(m.player_id == player_id for m in lobby.members):
+            raise AlreadyExists(f"player {player_id} is already at this table")
+        if lobby.kind == REMATCH and player_id not in lobby.fixed_seats:
+            raise PermissionDenied("only the players of the finished table can accept its rematch")
+        if len(lobby.members) >= 4:
+            raise NotAllowedNow("the private table is full")
+
+    async def _leave_lobby(self, ticket: Ticket) -> bool:
+        """A lobby ticket being cancelled leaves its lobby (the host closes a private table).
+        False if the lobby has started: the ticket is (being) matched."""
+        for _ in range(50):
+            got = await self._get_lobby(ticket.lobby)
+            if got is None:
+                return True
+            lobby, rev = got
+            if lobby.state in (STARTED, FORMED):
+                return False
+            if lobby.state != OPEN:
+                return True
+            if lobby.kind == PRIVATE and lobby.host == ticket.player_id:
+                others = [m for m in lobby.members if m.player_id != ticket.player_id]
+                lobby.state = CLOSED
+                lobby.members = [m for m in lobby.members if m.player_id == ticket.player_id]
+                if await self.store.update(ticket.lobby, lobby.encode(), rev) is not None:
+                    for m in others:
+                        await self._finish_unmatched(m.ticket_id, CANCELLED)
+                    return True
+                continue
+            lobby.members = [m for m in lobby.members if m.ticket_id != ticket.ticket_id]
+            if await self.store.update(ticket.lobby, lobby.encode(), rev) is not None:
+                return True
+        raise Unavailable("the private table is busy; retry")
+
+    async def start_private(self, host: str, code: str) -> str:
+        """Start a private table now; bots take the empty seats (free tables only)."""
+        check_player_id(host)
+        key = self._lobby_key(code.upper()) if code.isalnum() and len(code) <= 16 else ""
+        got = await self._get_lobby(key) if key else None
+        if got is None or got[0].kind != PRIVATE:
+            raise NotFound("no private table with this invite code")
+        lobby = got[0]
+        if lobby.host != host:
+            raise PermissionDenied("only the host can start the private table")
+        if lobby.state in (STARTED, FORMED):
+            return lobby.match_id
+        if lobby.state != OPEN:
+            raise NotAllowedNow("the private table was closed")
+        if lobby.wish.paid and len(lobby.members) < 4:
+            raise NotAllowedNow("a paid table starts only with four players: bots never sit at paid tables")
+        match_id = await self._start_lobby(key)
+        if not match_id:
+            raise NotAllowedNow("the private table could not start")
+        return match_id
+
+    async def _start_lobby(self, key: str) -> str:
+        """OPEN -> STARTED with the seats chosen (the commit point), then form the match."""
+        for _ in range(50):
+            got = await self._get_lobby(key)
+            if got is None:
+                return ""
+            lobby, rev = got
+            if lobby.state == FORMED:
+                return lobby.match_id
+            if lobby.state == STARTED:
+                await self._form_lobby_match(lobby, key, rev)
+                return lobby.match_id
+            if lobby.state != OPEN or not lobby.members:
+                return ""
+            lobby.state = STARTED
+            lobby.match_id = new_match_id()
+            new_rev = await self.store.update(key, lobby.encode(), rev)
+            if new_rev is not None:
+                await self._form_lobby_match(lobby, key, new_rev)
+                return lobby.match_id
+        raise Unavailable("the private table is busy; retry")
+
+    async def _form_lobby_match(self, lobby: Lobby, key: str, lobby_rev: int) -> None:
+        seats = [SeatRecord(bot=True) for _ in range(4)]
+        if lobby.kind == REMATCH:
+            for m in lobby.members:
+                seats[lobby.fixed_seats[m.player_id]] = SeatRecord(m.player_id, m.ticket_id, m.client_seed)
+        else:
+            # Seats drawn from the match id, so every replica finishing this lobby seats alike.
+            import random
+
+            order = list(range(4))
+            random.Random(lobby.match_id).shuffle(order)
+            for seat, m in zip(order, lobby.members, strict=False):
+                seats[seat] = SeatRecord(m.player_id, m.ticket_id, m.client_seed)
+        record = MatchRecord(lobby.match_id, lobby.wish, seats, COMMITTED, self.clock())
+        rev = await self.store.create(match_key(record.match_id), record.encode())
+        if rev is None:
+            got = await self._get_match(record.match_id)
+            if got is None:
+                return
+            record, rev = got
+        await self._complete(record, rev)
+        lobby.state = FORMED
+        await self.store.update(key, lobby.encode(), lobby_rev)
+
+    # -- rematch ---------------------------------------------------------------------------
+
+    async def rematch(self, player_id: str, table_id: str) -> Ticket:
+        """Accept a rematch of a finished table: the same seats, a new table once all accept
+        (free tables: after the bot-fill wait, those who accepted and bots)."""
+        check_player_id(player_id)
+        if not table_id.isalnum() or len(table_id) > 64:
+            raise NotFound(f"no match formed table {table_id!r}")
+        got = await self._get_match(table_id)
+        if got is None:
+            raise NotFound(f"no match formed table {table_id!r}")
+        old = got[0]
+        seats = {s.player_id: i for i, s in enumerate(old.seats) if not s.bot}
+        if player_id not in seats:
+            raise PermissionDenied("only the players of the finished table can accept its rematch")
+        key = self._lobby_key(f"r-{table_id}")
+        lobby = Lobby(
+            f"r-{table_id}",
+            REMATCH,
+            player_id,
+            old.wish,
+            [],
+            self.clock(),
+            fixed_seats=seats,
+            fixed_seeds={s.player_id: s.client_seed for s in old.seats if not s.bot},
+        )
+        await self.store.create(key, lobby.encode())
+        return await self._join_lobby(key, player_id, "", "")
+
+    # -- matching: run by the owner of a partition ------------------------------------------
+
+    def observe(self, partition: int, key: str, value: bytes | None, revision: int) -> None:
+        """A change seen by the partition's watcher."""
+        kind = key[:2]
+        if kind == "tk":
+            pool = self.pools.setdefault(partition, {})
+            ticket_id = key.rsplit(".", 1)[1]
+            have = pool.get(ticket_id)
+            if have is not None and have[1] >= revision:
+                return
+            if value is None:
+                pool.pop(ticket_id, None)
+                return
+            ticket = Ticket.decode(value)
+            if ticket.state in TERMINAL:
+                pool.pop(ticket_id, None)
+            else:
+                pool[ticket_id] = (ticket, revision)
+        elif kind == "lb":
+            lobbies = self.lobbies.setdefault(partition, {})
+            have_l = lobbies.get(key)
+            if have_l is not None and have_l[1] >= revision:
+                return
+            if value is None:
+                lobbies.pop(key, None)
+                return
+            lobby = Lobby.decode(value)
+            if lobby.state in (CLOSED, FORMED):
+                lobbies.pop(key, None)
+            else:
+                lobbies[key] = (lobby, revision)
+
+    def release_partition(self, partition: int) -> None:
+        self.pools.pop(partition, None)
+        self.lobbies.pop(partition, None)
+
+    async def run_partition(self, partition: int) -> int:
+        """One round over an owned partition: recover stale claims, expire, widen, match,
+        start lobbies whose wait is over. Returns the number of matches formed."""
+        now = self.clock()
+        pool = self.pools.get(partition, {})
+        queues: dict[str, list[tuple[Ticket, int]]] = {}
+        chores: list[asyncio.Future[Any]] = []
+        for ticket, rev in list(pool.values()):
+            if ticket.state == CLAIMED:
+                if now - ticket.claimed_at > self.config.claim_timeout_s:
+                    chores.append(asyncio.ensure_future(self._recover_claim(ticket)))
+                continue
+            if ticket.state == HOLDING:
+                if now - ticket.created_at > self.config.claim_timeout_s * 10:
+                    chores.append(asyncio.ensure_future(self._expire_holding(ticket)))
+                continue
+            if ticket.state in TERMINAL or ticket.kind != QUEUE:
+                continue  # lobby tickets end with their lobby
+            if now - ticket.created_at > self.config.ticket_ttl_s:
+                chores.append(asyncio.ensure_future(self._expire(ticket)))
+                continue
+            if not ticket.widened and self.window.at(now - ticket.created_at) > self.window.base:
+                chores.append(asyncio.ensure_future(self._mark_widened(ticket.ticket_id)))
+            queues.setdefault(ticket.wish.queue_key(), []).append((ticket, rev))
+        for key, (lobby, _) in list(self.lobbies.get(partition, {}).items()):
+            if lobby.state == STARTED or (
+                lobby.state == OPEN
+                and lobby.kind == REMATCH
+                and not lobby.wish.paid
+                and lobby.members
+                and now - lobby.created_at >= self.config.bot_fill_after_s
+            ):
+                chores.append(asyncio.ensure_future(self._start_lobby(key)))
+            elif lobby.state == OPEN and now - lobby.created_at > self.config.lobby_ttl_s:
+                chores.append(asyncio.ensure_future(self._close_lobby(key)))
+        commits: list[asyncio.Future[bool]] = []
+        for entries in queues.values():
+            revisions = {t.ticket_id: r for t, r in entries}
+            wish = entries[0][0].wish
+            groups = form_groups(
+                [t for t, _ in entries], now, self.window, self.config.bot_fill_after_s, bots_allowed=not wish.paid
+            )
+            for group in groups:
+                seats = assign_seats(group, self.rng)
+                commits.append(asyncio.ensure_future(self._commit(wish, seats, revisions)))
+        results = await asyncio.gather(*commits, *chores, return_exceptions=True)
+        formed = 0
+        for result in results[: len(commits)]:
+            if result is True:
+                formed += 1
+            elif isinstance(result, BaseException):
+                log.warning("match commit failed", error=repr(result))
+        for result in results[len(commits) :]:
+            if isinstance(result, BaseException):
+                log.warning("matchmaking chore failed", error=repr(result))
+        return formed
+
+    async def _mark_widened(self, ticket_id: str) -> None:
+        def widen(t: Ticket) -> bool:
+            if t.state != SEARCHING or t.widened:
+                return False
+            t.widened = True
+            return True
+
+        await self._cas_ticket(ticket_id, widen)
+
+    async def _expire(self, ticket: Ticket) -> None:
+        if ticket.lobby:
+            await self._leave_lobby(ticket)
+        await self._finish_unmatched(ticket.ticket_id, EXPIRED)
+
+    async def _expire_holding(self, ticket: Ticket) -> None:
+        """A ticket whose creator died between storing it and holding the stake."""
+        got = await self._get_ticket(ticket.ticket_id)
+        if got is None or got[0].state != HOLDING:
+            return
+        if ticket.wish.paid:
+            await self.wallet.release(ticket.player_id, ticket.ticket_id)  # idempotent, even if never held
+        await self._finish_unmatched(ticket.ticket_id, EXPIRED, release=False)
+
+    async def _close_lobby(self, key: str) -> None:
+        got = await self._get_lobby(key)
+        if got is None or got[0].state != OPEN:
+            return
+        lobby, rev = got
+        lobby.state = CLOSED
+        if await self.store.update(key, lobby.encode(), rev) is not None:
+            for m in lobby.members:
+                await self._finish_unmatched(m.ticket_id, EXPIRED)
+
+    async def _commit(self, wish: Wish, seats: Sequence[Ticket | None], revisions: dict[str, int]) -> bool:
+        """The claim protocol for one queue group; False if a ticket changed under us."""
+        record = MatchRecord(
+            new_match_id(),
+            wish,
+            [SeatRecord(bot=True) if t is None else SeatRecord(t.player_id, t.ticket_id, t.client_seed) for t in seats],
+            PENDING,
+            self.clock(),
+        )
+        mkey = match_key(record.match_id)
+        mrev = await self.store.create(mkey, record.encode())
+        if mrev is None:
+            return False
+        claimed: list[str] = []
+        now = self.clock()
+        for original in sorted((t for t in seats if t is not None), key=lambda x: x.ticket_id):
+            t = dataclasses.replace(original, state=CLAIMED, match_id=record.match_id, claimed_at=now)
+            rev = await self.store.update(t.key, t.encode(), revisions[t.ticket_id])
+            if rev is None:
+                self.claim_conflicts += 1
+                await self._abort(record, mrev, claimed)
+                # Refresh the view of a ticket that changed under us.
+                fresh = await self._get_ticket(t.ticket_id)
+                pool = self.pools.get(t.partition)
+                if pool is not None:
+                    if fresh is None or fresh[0].state in TERMINAL:
+                        pool.pop(t.ticket_id, None)
+                    else:
+                        pool[t.ticket_id] = fresh
+                return False
+            self._note(t, rev)
+            claimed.append(t.ticket_id)
+        record.state = COMMITTED
+        new_mrev = await self.store.update(mkey, record.encode(), mrev)
+        if new_mrev is None:  # a recoverer aborted the match first
+            await self._revert(record.match_id, claimed)
+            return False
+        await self._complete(record, new_mrev)
+        return True
+
+    async def _abort(self, record: MatchRecord, mrev: int, claimed: list[str]) -> None:
+        record.state = ABORTED
+        if await self.store.update(match_key(record.match_id), record.encode(), mrev) is None:
+            got = await self._get_match(record.match_id)
+            if got is not None and got[0].state in (COMMITTED, DONE):
+                await self._complete(*got)
+                return
+        await self._revert(record.match_id, claimed)
+
+    async def _revert(self, match_id: str, ticket_ids: Iterable[str]) -> None:
+        def back(t: Ticket) -> bool:
+            if t.state != CLAIMED or t.match_id != match_id:
+                return False
+            t.state = SEARCHING
+            t.match_id = ""
+            t.claimed_at = 0.0
+            return True
+
+        for ticket_id in ticket_ids:
+            await self._cas_ticket(ticket_id, back)
+
+    async def _recover_claim(self, ticket: Ticket) -> None:
+        """A claim older than the timeout: finish its match or abort it (the CAS on `mt` decides)."""
+        got = await self._get_match(ticket.match_id)
+        if got is None:
+            await self._revert(ticket.match_id, [ticket.ticket_id])
+            return
+        record, mrev = got
+        if record.state == PENDING:
+            log.info("recovering a stale claim", match_id=record.match_id)
+            await self._abort(record, mrev, record.ticket_ids())
+        elif record.state == ABORTED:
+            await self._revert(record.match_id, record.ticket_ids())
+        else:
+            await self._complete(record, mrev)
+
+    async def _complete(self, record: MatchRecord, mrev: int) -> None:
+        """Forward from COMMITTED: publish MatchFormed (idempotent), tickets MATCHED, `mt` DONE."""
+        if record.state == DONE:
+            return
+        await self.publisher.match_formed(record)
+        now = self.clock()
+        for seat, s in enumerate(record.seats):
+            if not s.ticket_id:
+                continue
+
+            def matched(t: Ticket, seat: int = seat) -> bool:
+                if t.state in TERMINAL:
+                    if t.state != MATCHED:
+                        log.error("a finished ticket is in a committed match", ticket_id=t.ticket_id)
+                    return False
+                t.state = MATCHED
+                t.match_id = record.match_id
+                t.table_id = record.table_id
+                t.seat = seat
+                t.matched_at = now
+                return True
+
+            await self._cas_ticket(s.ticket_id, matched)
+        record.state = DONE
+        if await self.store.update(match_key(record.match_id), record.encode(), mrev) is not None:
+            self.matches_formed += 1
+            log.info(
+                "match formed",
+                match_id=record.match_id,
+                players=[s.player_id for s in record.seats],
+                bots=sum(s.bot for s in record.seats),
+            )
+
+
+def new_match_id() -> str:
+    """A match id, which is also the id of the table the table service creates."""
+    return "m" + uuid.uuid4().hex
+
+
+def public_state(ticket: Ticket) -> str:
+    """The state a client sees: HOLDING and CLAIMED are still searching (or widened)."""
+    if ticket.state in (SEARCHING, HOLDING, CLAIMED):
+        return "WIDENED" if ticket.widened else "SEARCHING"
+    return ticket.state
+
+
+def ceil_div(a: int, b: int) -> int:
+    return math.ceil(a / b)
