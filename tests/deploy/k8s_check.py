@@ -252,6 +252,23 @@ def service_config(name: str, env: Mapping[str, str]) -> object:
     raise CheckError(f"trix.{name}.config has no config class with from_env")
 
 
+def declared_durables(name: str, env: Mapping[str, str]) -> set[tuple[str, str]]:
+    """(stream, durable consumer) pairs the service consumes, as its code declares them:
+    `<X>_STREAM` / `<X>_CONSUMER` constants of trix.<name>.subscribers, and a `consumer`
+    config field (its durable on the module's EVENTS_STREAM). Empty if it declares none yet."""
+    module = importlib.import_module(f"trix.{name}.subscribers")
+    constants = {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)}
+    pairs = {
+        (constants[f"{k.removesuffix('_CONSUMER')}_STREAM"], v)
+        for k, v in constants.items()
+        if k.endswith("_CONSUMER") and f"{k.removesuffix('_CONSUMER')}_STREAM" in constants
+    }
+    consumer = getattr(service_config(name, env), "consumer", None)
+    if isinstance(consumer, str) and "EVENTS_STREAM" in constants:
+        pairs.add((constants["EVENTS_STREAM"], consumer))
+    return pairs
+
+
 def required_grace_s(cfg: RuntimeConfig) -> int:
     """Worst-case shutdown of trix.runtime.server.Runtime.stop: the drain delay, in-flight
     calls' grace, the NATS drain (max(1, grace)), plus slack."""
@@ -408,18 +425,19 @@ def check_disruption_and_scaling(objs: list[Obj]) -> list[str]:
             if not any(m.get("type") == "Resource" and m["resource"]["name"] == "cpu" for m in metrics):
                 out.append(f"HorizontalPodAutoscaler/{name}: does not scale on CPU")
         for so in k:
+            dep = by_name(objs, "Deployment")[name]
+            main = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == name)
+            declared = declared_durables(name, container_env(main, objs))
+            scaled_on = {(t["metadata"].get("stream"), t["metadata"].get("consumer")) for t in so["spec"]["triggers"]}
+            if declared and scaled_on != declared:
+                out.append(
+                    f"ScaledObject/{name}: scales on {sorted(scaled_on)}, the service consumes {sorted(declared)}"
+                )
             for trig in so["spec"]["triggers"]:
                 meta = trig.get("metadata", {})
                 if trig.get("type") != "nats-jetstream":
                     out.append(f"ScaledObject/{name}: trigger {trig.get('type')} is not nats-jetstream")
                     continue
-                dep = by_name(objs, "Deployment")[name]
-                main = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == name)
-                durable = getattr(service_config(name, container_env(main, objs)), "consumer", name)
-                if meta.get("consumer") != durable:
-                    out.append(
-                        f"ScaledObject/{name}: consumer {meta.get('consumer')!r} != the service's durable {durable!r}"
-                    )
                 endpoint = str(meta.get("natsServerMonitoringEndpoint", ""))
                 if not endpoint.startswith(f"nats-headless.{NAMESPACE}.svc"):
                     out.append(
