@@ -27,6 +27,7 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from trix.natsio.connection import NatsConnection
+from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec
 from trix.runtime.config import EXIT_CONFIG_ERROR, ConfigError, RuntimeConfig
 from trix.runtime.interceptors import RuntimeInterceptor
 from trix.runtime.logs import configure_logging
@@ -61,8 +62,12 @@ class Runtime:
         services: Sequence[ServiceBinding],
         *,
         start_subscribers: SubscriberHook | None = None,
+        nats_declared: tuple[Sequence[StreamSpec], Sequence[KvSpec]] | None = None,
     ) -> None:
         self.config = config
+        self.nats_declared = nats_declared
+        """The streams and buckets this service provisions (default: all; a least-privilege
+        NATS user may not touch the table service's private ones)."""
         self.services = tuple(services)
         self.start_subscribers = start_subscribers
         self.metrics = RpcMetrics()
@@ -110,7 +115,14 @@ class Runtime:
             self.metrics_port = self._metrics_endpoint.port
             log.info("metrics listening", metrics_port=self.metrics_port, path="/metrics")
         if cfg.nats_enabled:
-            self.nats = NatsConnection(cfg.nats_url, name=cfg.instance, stream_replicas=cfg.nats_stream_replicas)
+            streams, buckets = self.nats_declared or (STREAMS, KV_BUCKETS)
+            self.nats = NatsConnection(
+                cfg.nats_url,
+                name=cfg.instance,
+                stream_replicas=cfg.nats_stream_replicas,
+                streams=streams,
+                buckets=buckets,
+            )
             await self.nats.connect()
             if self.start_subscribers is not None:
                 await self.start_subscribers(self.nats)
