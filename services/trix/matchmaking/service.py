@@ -693,17 +693,19 @@ class MatchmakingService:
         (paid), then make it SEARCHING. A crash midway leaves a HOLDING ticket the partition
         owner expires."""
         existing = await self._get_ticket(ticket.ticket_id)
+        if existing is None:
+            await self._check_not_seated(ticket.player_id, rematch_of)
+            ticket.state = HOLDING
+            if await self.store.create(ticket.key, ticket.encode()) is None:
+                existing = await self._get_ticket(ticket.ticket_id)
+                if existing is None:
+                    raise Unavailable("ticket vanished while being created; retry")
         if existing is not None:  # an idempotent repeat of the same request
             if existing[0].player_id != ticket.player_id:
                 raise AlreadyExists("request id already used")
-            return existing[0]
-        await self._check_not_seated(ticket.player_id, rematch_of)
-        ticket.state = HOLDING
-        if await self.store.create(ticket.key, ticket.encode()) is None:
-            got = await self._get_ticket(ticket.ticket_id)
-            if got is None:
-                raise Unavailable("ticket vanished while being created; retry")
-            return got[0]
+            if existing[0].state != HOLDING:
+                return existing[0]
+            ticket = existing[0]  # the first attempt stopped midway (its replica died): resume it
         try:
             await self._take_player_lock(ticket.player_id, ticket.ticket_id, rematch_of)
             if ticket.wish.paid:
