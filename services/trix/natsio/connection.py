@@ -34,6 +34,7 @@ class NatsConnection:
         reconnect_wait_s: float = 0.5,
         request_timeout_s: float = 5.0,
         stream_replicas: int = 1,
+        inbox_prefix: str | None = None,
     ) -> None:
         self.servers = [s.strip() for s in servers.split(",")] if isinstance(servers, str) else list(servers)
         self.name = name
@@ -42,6 +43,9 @@ class NatsConnection:
         self.reconnect_wait_s = reconnect_wait_s
         self.request_timeout_s = request_timeout_s
         self.stream_replicas = stream_replicas
+        self.inbox_prefix = inbox_prefix
+        """Prefix of reply inboxes (default `_INBOX`); a user allowed to subscribe only under its
+        own prefix (the gateway: `permissions.GATEWAY_INBOX_PREFIX`) must pass it."""
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self.provisioned = asyncio.Event()
@@ -67,6 +71,9 @@ class NatsConnection:
         delay = 0.2
         while True:
             try:
+                extra: dict[str, bytes] = {}
+                if self.inbox_prefix:
+                    extra["inbox_prefix"] = self.inbox_prefix.encode()
                 self.nc = await nats.connect(
                     servers=self.servers,
                     name=self.name,
@@ -78,6 +85,7 @@ class NatsConnection:
                     reconnected_cb=self._on_reconnected,
                     error_cb=self._on_error,
                     closed_cb=self._on_closed,
+                    **extra,
                 )
                 break
             except Exception as exc:

@@ -21,6 +21,8 @@ SERVICE_USERS = ("table", "timers", "scoring", "matchmaking", "gateway")
 GATEWAY_INBOX_PREFIX = "_INBOX_gateway"
 """The gateway connects with this `inbox_prefix` and may subscribe only under it, so it
 never sees replies addressed to another service's inbox."""
+GATEWAY_ACCOUNTS_BUCKET = "gateway_accounts"
+"""The gateway's own KV bucket (guest accounts, issue 9): the only bucket it may read or write."""
 
 PRIVATE_STREAMS = ("TABLE_LOG", "TABLE_SNAPSHOTS", "KV_table_secrets")
 PRIVATE_SUBJECTS = (subjects.all_table_logs(), subjects.all_table_snapshots(), "$KV.table_secrets.>")
@@ -33,6 +35,20 @@ def _private_api_subjects() -> list[str]:
         out += [f"$JS.API.*.*.{stream}", f"$JS.API.*.*.{stream}.>", f"$JS.API.*.*.*.{stream}"]
         out += [f"$JS.API.*.*.*.{stream}.>", f"$JS.ACK.{stream}.>"]
     return out
+
+
+def _gateway_accounts_subjects() -> list[str]:
+    """The gateway's guest accounts bucket: provision it, read and write its keys."""
+    stream = f"KV_{GATEWAY_ACCOUNTS_BUCKET}"
+    return [
+        f"$KV.{GATEWAY_ACCOUNTS_BUCKET}.>",
+        f"$JS.API.STREAM.INFO.{stream}",
+        f"$JS.API.STREAM.CREATE.{stream}",
+        f"$JS.API.STREAM.UPDATE.{stream}",
+        f"$JS.API.STREAM.MSG.GET.{stream}",
+        f"$JS.API.DIRECT.GET.{stream}",
+        f"$JS.API.DIRECT.GET.{stream}.>",
+    ]
 
 
 def gateway_permissions() -> dict[str, object]:
@@ -52,6 +68,7 @@ def gateway_permissions() -> dict[str, object]:
                 f"$JS.API.CONSUMER.MSG.NEXT.{events}.>",
                 f"$JS.ACK.{events}.>",
                 f"$JS.FC.{events}.>",
+                *_gateway_accounts_subjects(),
             ]
         },
         "subscribe": {"allow": [subjects.all_seat_events(), subjects.all_public_events(), f"{GATEWAY_INBOX_PREFIX}.>"]},

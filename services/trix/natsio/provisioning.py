@@ -110,6 +110,7 @@ KV_BUCKETS: tuple[KvSpec, ...] = (
     KvSpec("timer_replicas", "Timers replicas' heartbeats, for sharing the firing of deadlines (issue 7).", ttl_s=5.0),
     KvSpec("match_tickets", "Matchmaking tickets and claims (issue 6)."),
     KvSpec("match_leases", "Matchmaking replicas' heartbeats and queue-partition leases (issue 6).", ttl_s=3.0),
+    KvSpec("gateway_accounts", "Guest accounts of the gateway: SHA-256 of a device secret -> player (issue 9)."),
     KvSpec("consumer_progress", "Last (table, sequence) applied by each durable consumer."),
 )
 
