@@ -63,11 +63,17 @@ class Runtime:
         *,
         start_subscribers: SubscriberHook | None = None,
         nats_declared: tuple[Sequence[StreamSpec], Sequence[KvSpec]] | None = None,
+        nats_inbox_prefix: str | None = None,
+        grpc_options: Sequence[tuple[str, int]] = (),
     ) -> None:
         self.config = config
         self.nats_declared = nats_declared
         """The streams and buckets this service provisions (default: all; a least-privilege
         NATS user may not touch the table service's private ones)."""
+        self.nats_inbox_prefix = nats_inbox_prefix
+        """Reply-inbox prefix of a NATS user confined to its own inboxes (the gateway)."""
+        self.grpc_options = tuple(grpc_options)
+        """Extra grpc.aio server options, e.g. message size limits (the gateway)."""
         self.services = tuple(services)
         self.start_subscribers = start_subscribers
         self.metrics = RpcMetrics()
@@ -96,7 +102,7 @@ class Runtime:
             {s.full_name: s.unbuilt_issue for s in self.services if s.unbuilt_issue is not None},
             self._stopping,
         )
-        server = grpc.aio.server(interceptors=[interceptor], options=[("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(interceptors=[interceptor], options=[("grpc.so_reuseport", 0), *self.grpc_options])
         for service in self.services:
             service.register(server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -122,6 +128,7 @@ class Runtime:
                 stream_replicas=cfg.nats_stream_replicas,
                 streams=streams,
                 buckets=buckets,
+                inbox_prefix=self.nats_inbox_prefix,
             )
             await self.nats.connect()
             if self.start_subscribers is not None:
