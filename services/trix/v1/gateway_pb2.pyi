@@ -206,8 +206,17 @@ class SessionRequest(_message.Message):
     CANCEL_MATCH_FIELD_NUMBER: _builtins.int
     RESUME_FIELD_NUMBER: _builtins.int
     PING_FIELD_NUMBER: _builtins.int
+    WATCH_FIELD_NUMBER: _builtins.int
+    CREATE_PRIVATE_FIELD_NUMBER: _builtins.int
+    JOIN_PRIVATE_FIELD_NUMBER: _builtins.int
+    START_PRIVATE_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     ping: _builtins.bool
     """Keep-alive."""
+    request_id: _builtins.str
+    """Chosen by the client; echoed on the answer (and on an error) to this request."""
     @_builtins.property
     def action(self) -> Global___Action:
         """An in-game action."""
@@ -224,6 +233,30 @@ class SessionRequest(_message.Message):
     def resume(self) -> Global___EventsRequest:
         """Resume from this table sequence after a reconnect."""
 
+    @_builtins.property
+    def watch(self) -> Global___SpectateRequest:
+        """Watch a table as a spectator (public events only, RULES.md §14)."""
+
+    @_builtins.property
+    def create_private(self) -> Global___CreatePrivateGameRequest:
+        """Create a private game with an invite code."""
+
+    @_builtins.property
+    def join_private(self) -> Global___JoinPrivateGameRequest:
+        """Join a private game by code."""
+
+    @_builtins.property
+    def start_private(self) -> Global___StartPrivateGameRequest:
+        """Start the player's private game early with bots."""
+
+    @_builtins.property
+    def query(self) -> Global___QueryRequest:
+        """A query (standings, history, records, balance...)."""
+
+    @_builtins.property
+    def view(self) -> Global___GetViewRequest:
+        """Ask for a fresh view of the player's seat."""
+
     def __init__(
         self,
         *,
@@ -232,12 +265,19 @@ class SessionRequest(_message.Message):
         cancel_match: Global___CancelMatchRequest | None = ...,
         resume: Global___EventsRequest | None = ...,
         ping: _builtins.bool = ...,
+        watch: Global___SpectateRequest | None = ...,
+        create_private: Global___CreatePrivateGameRequest | None = ...,
+        join_private: Global___JoinPrivateGameRequest | None = ...,
+        start_private: Global___StartPrivateGameRequest | None = ...,
+        query: Global___QueryRequest | None = ...,
+        view: Global___GetViewRequest | None = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel_match", b"cancel_match", "find_match", b"find_match", "kind", b"kind", "ping", b"ping", "resume", b"resume"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "resume", b"resume", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel_match", b"cancel_match", "find_match", b"find_match", "kind", b"kind", "ping", b"ping", "resume", b"resume"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "request_id", b"request_id", "resume", b"resume", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["action", "find_match", "cancel_match", "resume", "ping"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["action", "find_match", "cancel_match", "resume", "ping", "watch", "create_private", "join_private", "start_private", "query", "view"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -255,8 +295,14 @@ class SessionResponse(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     PONG_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    PRIVATE_GAME_FIELD_NUMBER: _builtins.int
+    PRIVATE_STARTED_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     pong: _builtins.bool
     """Keep-alive reply."""
+    request_id: _builtins.str
+    """The request_id of the request this answers, if any."""
     @_builtins.property
     def event(self) -> _events_pb2.Event:
         """A table event this player may see."""
@@ -277,6 +323,18 @@ class SessionResponse(_message.Message):
     def snapshot(self) -> _table_pb2.SeatView:
         """A fresh view when the resume gap is too old."""
 
+    @_builtins.property
+    def query(self) -> Global___QueryResponse:
+        """The answer to a query."""
+
+    @_builtins.property
+    def private_game(self) -> Global___CreatePrivateGameResponse:
+        """A private game was created."""
+
+    @_builtins.property
+    def private_started(self) -> Global___StartPrivateGameResponse:
+        """A private game was started."""
+
     def __init__(
         self,
         *,
@@ -286,12 +344,16 @@ class SessionResponse(_message.Message):
         error: Global___ClientError | None = ...,
         snapshot: _table_pb2.SeatView | None = ...,
         pong: _builtins.bool = ...,
+        query: Global___QueryResponse | None = ...,
+        private_game: Global___CreatePrivateGameResponse | None = ...,
+        private_started: Global___StartPrivateGameResponse | None = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "kind", b"kind", "pong", b"pong", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "kind", b"kind", "pong", b"pong", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "request_id", b"request_id", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -822,3 +884,49 @@ class QueryResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 
 Global___QueryResponse: _TypeAlias = QueryResponse  # noqa: Y015
+
+@_typing.final
+class GetViewRequest(_message.Message):
+    """Request of GatewayService.GetView."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table; empty = the player's current table."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetViewRequest: _TypeAlias = GetViewRequest  # noqa: Y015
+
+@_typing.final
+class GetViewResponse(_message.Message):
+    """Response of GatewayService.GetView."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VIEW_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def view(self) -> _table_pb2.SeatView:
+        """What the caller's seat may see now."""
+
+    def __init__(
+        self,
+        *,
+        view: _table_pb2.SeatView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetViewResponse: _TypeAlias = GetViewResponse  # noqa: Y015

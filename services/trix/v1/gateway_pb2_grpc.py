@@ -90,6 +90,11 @@ class GatewayServiceStub:
                 request_serializer=trix_dot_v1_dot_gateway__pb2.QueryRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_gateway__pb2.QueryResponse.FromString,
                 _registered_method=True)
+        self.GetView = channel.unary_unary(
+                '/trix.v1.GatewayService/GetView',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.GetViewRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.GetViewResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -173,6 +178,13 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetView(self, request, context):
+        """The caller's current view of a table where he holds a seat (RULES.md §14).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -230,6 +242,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.Query,
                     request_deserializer=trix_dot_v1_dot_gateway__pb2.QueryRequest.FromString,
                     response_serializer=trix_dot_v1_dot_gateway__pb2.QueryResponse.SerializeToString,
+            ),
+            'GetView': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetView,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.GetViewRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.GetViewResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -530,6 +547,33 @@ class GatewayService:
             '/trix.v1.GatewayService/Query',
             trix_dot_v1_dot_gateway__pb2.QueryRequest.SerializeToString,
             trix_dot_v1_dot_gateway__pb2.QueryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetView(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/GetView',
+            trix_dot_v1_dot_gateway__pb2.GetViewRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.GetViewResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -58,6 +58,8 @@ class GatewayServiceStub:
     """Public events of a table, for spectators (RULES.md §14)."""
     Query: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.QueryRequest, _gateway_pb2.QueryResponse]
     """Standings, history, records, leaderboards, statistics and balance."""
+    GetView: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _gateway_pb2.GetViewResponse]
+    """The caller's current view of a table where he holds a seat (RULES.md §14)."""
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -86,6 +88,8 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """Public events of a table, for spectators (RULES.md §14)."""
     Query: _aio.UnaryUnaryMultiCallable[_gateway_pb2.QueryRequest, _gateway_pb2.QueryResponse]  # type: ignore[assignment]
     """Standings, history, records, leaderboards, statistics and balance."""
+    GetView: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _gateway_pb2.GetViewResponse]  # type: ignore[assignment]
+    """The caller's current view of a table where he holds a seat (RULES.md §14)."""
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API of the platform."""
@@ -177,5 +181,13 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.QueryResponse, _abc.Awaitable[_gateway_pb2.QueryResponse]]:
         """Standings, history, records, leaderboards, statistics and balance."""
+
+    @_abc_1.abstractmethod
+    def GetView(
+        self,
+        request: _gateway_pb2.GetViewRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.GetViewResponse, _abc.Awaitable[_gateway_pb2.GetViewResponse]]:
+        """The caller's current view of a table where he holds a seat (RULES.md §14)."""
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
