@@ -8,12 +8,14 @@ see `trix.runtime.config.RuntimeConfig`) plus the timers's own. A bad value rais
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from trix.runtime.config import RuntimeConfig, env_float
+from trix.runtime.config import ConfigError, RuntimeConfig, env_float, env_str
 
 SERVICE = "timers"
+MIN_SECRET_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -23,12 +25,34 @@ class TimersConfig:
     runtime: RuntimeConfig
     """Settings shared by every service."""
     tick_s: float
-    """TRIX_TIMERS_TICK_S: how often due deadlines are checked."""
+    """TRIX_TIMERS_TICK_S: longest sleep of the scheduler between two looks at the due deadlines
+    (it also wakes on every change; default 1)."""
+    internal_secret: bytes = field(repr=False, default=b"")
+    """TRIX_INTERNAL_TOKEN_SECRET: key of the HMAC caller token the table checks on AutoAct and
+    Leave (the same key as the table's). Unset: a random key, so the table refuses every command."""
+    claim_timeout_s: float = 5.0
+    """TRIX_TIMERS_CLAIM_TIMEOUT_S: a claimed deadline whose outcome is not recorded within this
+    time (the claiming replica died) is claimed again and re-sent; the table applies it once."""
+    takeover_s: float = 1.0
+    """TRIX_TIMERS_TAKEOVER_S: a replica fires a table it is not the preferred replica of only this
+    long after the deadline (the preferred one is dead or slow)."""
+    command_timeout_s: float = 3.0
+    """TRIX_TIMERS_COMMAND_TIMEOUT_S: how long to wait for the table's answer to AutoAct or Leave."""
+    heartbeat_s: float = 1.0
+    """TRIX_TIMERS_HEARTBEAT_S: how often a replica renews its heartbeat (the bucket TTL is 5 s)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TimersConfig:
         e = os.environ if env is None else env
+        raw = env_str(e, "TRIX_INTERNAL_TOKEN_SECRET", "")
+        if raw and len(raw.encode()) < MIN_SECRET_BYTES:
+            raise ConfigError(f"TRIX_INTERNAL_TOKEN_SECRET: at least {MIN_SECRET_BYTES} bytes")
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
-            tick_s=env_float(e, "TRIX_TIMERS_TICK_S", 0.1),
+            tick_s=env_float(e, "TRIX_TIMERS_TICK_S", 1.0, minimum=0.001),
+            internal_secret=raw.encode() if raw else secrets.token_bytes(32),
+            claim_timeout_s=env_float(e, "TRIX_TIMERS_CLAIM_TIMEOUT_S", 5.0, minimum=0.1),
+            takeover_s=env_float(e, "TRIX_TIMERS_TAKEOVER_S", 1.0),
+            command_timeout_s=env_float(e, "TRIX_TIMERS_COMMAND_TIMEOUT_S", 3.0, minimum=0.1),
+            heartbeat_s=env_float(e, "TRIX_TIMERS_HEARTBEAT_S", 1.0, minimum=0.05),
         )

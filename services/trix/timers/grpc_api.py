@@ -1,21 +1,25 @@
 """The gRPC adapter of the timers service: `trix.v1.TimersService` <-> `TimersService`.
 
-Owns proto <-> domain translation only. Each RPC not built yet raises
-`trix.errors.NotBuilt`, which the runtime answers with UNIMPLEMENTED naming
-issue 7, the issue that builds them.
+Owns proto <-> domain translation only: pending deadlines of a table and a player's
+presence as the timers see them (inspection and tools; the work happens on NATS).
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import grpc
 
-from trix.errors import NotBuilt
+from trix.natsio.subjects import token
 from trix.runtime.server import ServiceBinding
 from trix.timers.service import TimersService
-from trix.v1 import timers_pb2, timers_pb2_grpc
+from trix.v1 import common_pb2, timers_pb2, timers_pb2_grpc
 
 SERVICE_NAME = "trix.v1.TimersService"
-BUILT_BY_ISSUE = 7
+
+
+def _stamp(t: float) -> datetime:
+    return datetime.fromtimestamp(t, UTC)
 
 
 class TimersApi(timers_pb2_grpc.TimersServiceServicer):
@@ -29,14 +33,25 @@ class TimersApi(timers_pb2_grpc.TimersServiceServicer):
         request: timers_pb2.ListDeadlinesRequest,
         context: grpc.aio.ServicerContext[timers_pb2.ListDeadlinesRequest, timers_pb2.ListDeadlinesResponse],
     ) -> timers_pb2.ListDeadlinesResponse:
-        raise NotBuilt("TimersService.ListDeadlines", BUILT_BY_ISSUE)
+        table_id = token(request.table_id, "table id")
+        out = timers_pb2.ListDeadlinesResponse()
+        for seat, decision, turn_seq, deadline in await self.service.pending_deadlines(table_id):
+            d = out.deadlines.add(
+                table_id=table_id, seat=seat, decision=common_pb2.Decision.ValueType(decision), turn_seq=turn_seq
+            )
+            d.deadline.FromDatetime(_stamp(deadline))
+        return out
 
     async def GetPresence(
         self,
         request: timers_pb2.GetPresenceRequest,
         context: grpc.aio.ServicerContext[timers_pb2.GetPresenceRequest, timers_pb2.GetPresenceResponse],
     ) -> timers_pb2.GetPresenceResponse:
-        raise NotBuilt("TimersService.GetPresence", BUILT_BY_ISSUE)
+        connected, timeouts, leave_at = await self.service.presence(token(request.player_id, "player id"))
+        out = timers_pb2.GetPresenceResponse(connected=connected, timeouts_in_a_row=timeouts)
+        if leave_at is not None:
+            out.leave_at.FromDatetime(_stamp(leave_at))
+        return out
 
 
 def binding(service: TimersService) -> ServiceBinding:
@@ -46,4 +61,4 @@ def binding(service: TimersService) -> ServiceBinding:
     def register(server: grpc.aio.Server) -> None:
         timers_pb2_grpc.add_TimersServiceServicer_to_server(api, server)
 
-    return ServiceBinding(SERVICE_NAME, register, unbuilt_issue=BUILT_BY_ISSUE)
+    return ServiceBinding(SERVICE_NAME, register)

@@ -1,17 +1,739 @@
-"""The timers service's logic: a deadline for every pending decision (RULES.md §9), disconnect grace and leaving (§10).
+"""The timers service's logic: a deadline for every pending decision (RULES.md §9),
+disconnect grace, timeouts in a row and leaving (§10).
+
+Owns:
+- `TableDoc`, the timers' durable state of one table (one JSON document per table in
+  the `timer_deadlines` KV bucket, key `t.<table>`): the current turn with one slot per
+  pending seat, and per seat its presence, timeouts in a row and a pending leave or
+  reclaim. The pure functions `apply_event`, `apply_presence`, `due_jobs`, `claim` and
+  `record` are the whole policy; they never do I/O.
+- `TimersService`, which runs that policy against two ports: `DocStore` (get and
+  compare-and-set put of documents: JetStream KV in production) and `TableCommands`
+  (AutoAct, Leave, ReclaimSeat requests to the table's owner).
+
+Firing is exactly once: a replica first *claims* a due slot by a compare-and-set of
+the document's revision, then sends the command, then records the outcome. Two
+replicas cannot both win the claim; a replica that dies after its claim leaves a
+claim that goes stale after `claim_timeout_s`, and another replica sends the same
+command again, which the table applies at most once (AutoAct carries the turn's
+sequence, Leave and ReclaimSeat a fixed action id). Work is shared by rendezvous
+hashing of the table id over the live replicas: the preferred replica fires at the
+deadline, the others only `takeover_s` later.
 
 Must not import grpc or nats: adapters (`grpc_api`, `subscribers`) translate to and
-from this module, and it raises `trix.errors` domain errors. At this stage (issue 3)
-it holds only its configuration; issue 7 builds the logic here.
+from this module.
 """
 
 from __future__ import annotations
 
+import asyncio
+import heapq
+import uuid
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, Protocol
+
+import structlog
+
+from trix.errors import NotFound, Unavailable
+from trix.natsio.subjects import token
+from trix.timers.clock import Clock, SystemClock
 from trix.timers.config import TimersConfig
+from trix.v1 import common_pb2, events_pb2
+
+log = structlog.get_logger("trix.timers")
+
+# RULES.md §9 "owner picks a contract 15 s, a doubling answer 8 s, playing a card 12 s";
+# "All three are table options."
+DEFAULT_CONTRACT_TIMEOUT_S = 15.0
+DEFAULT_DOUBLE_TIMEOUT_S = 8.0
+DEFAULT_CARD_TIMEOUT_S = 12.0
+# RULES.md §10 "`leave_grace_s` (default 60)", "`max_timeouts_in_a_row` (default 3)".
+DEFAULT_LEAVE_GRACE_S = 60.0
+DEFAULT_MAX_TIMEOUTS_IN_A_ROW = 3
+
+PENDING = "pending"
+CLAIMED = "claimed"
+FIRED = "fired"
+REFUSED = "refused"
+
+AUTO = "auto"
+LEAVE = "leave"
+RECLAIM = "reclaim"
+
+LEAVE_REASON_GRACE_EXPIRED = 2  # trix.v1.LeaveReason
+LEAVE_REASON_TIMEOUTS = 3
+
+
+def table_key(table_id: str) -> str:
+    return f"t.{token(table_id, 'table id')}"
+
+
+def player_key(player_id: str) -> str:
+    return f"p.{token(player_id, 'player id')}"
+
+
+class Outcome(Enum):
+    """The table's answer to a command of the timers."""
+
+    ACCEPTED = "accepted"
+    REFUSED = "refused"
+    """The table said no for good: the turn moved on (a human move won), the seat already left..."""
+    UNAVAILABLE = "unavailable"
+    """No answer (owner down, handover): the claim goes stale and the command is sent again."""
+
+
+class CasConflict(Exception):
+    """The document changed since it was read (another replica wrote it)."""
+
+
+class DocStore(Protocol):
+    """Durable JSON documents with compare-and-set (JetStream KV)."""
+
+    async def get(self, key: str) -> tuple[dict[str, Any] | None, int]:
+        """The document and its revision; (None, 0) if missing."""
+        ...
+
+    async def put(self, key: str, doc: dict[str, Any], revision: int) -> int:
+        """Write if the stored revision is still `revision` (0: the key must not exist); CasConflict if not."""
+        ...
+
+
+class TableCommands(Protocol):
+    """The commands the timers send to a table's owner (RULES.md §9, §10)."""
+
+    async def auto_act(self, table_id: str, seat: int, turn_seq: int) -> Outcome: ...
+
+    async def leave(self, table_id: str, seat: int, reason: int, action_id: str) -> Outcome: ...
+
+    async def reclaim(self, table_id: str, seat: int, action_id: str) -> Outcome: ...
+
+
+# -- the durable document ------------------------------------------------------------------
+
+
+@dataclass
+class Slot:
+    """One thing to do at `due`: an AutoAct for a seat, a Leave, a ReclaimSeat."""
+
+    due: float
+    state: str = PENDING
+    claimed_at: float = 0.0
+    claimed_by: str = ""
+    reason: int = 0
+    """Leave: the LeaveReason."""
+    action_id: str = ""
+    """Leave, ReclaimSeat: the fixed action id that makes a re-send idempotent at the table."""
+
+
+@dataclass
+class TurnDoc:
+    """The decision now due (from TurnStarted)."""
+
+    seq: int
+    decision: int
+    deadline: float
+    client_seeds: bool
+    slots: dict[str, Slot]
+    """Seat (as text, JSON keys) -> its AutoAct slot."""
+
+
+@dataclass
+class SeatDoc:
+    """What the timers know of one seat."""
+
+    player: str = ""
+    bot: bool = False
+    left: bool = False
+    control_seq: int = 0
+    """Sequence of the last SeatLeft/SeatControlChanged applied (out-of-order guard)."""
+    human_seq: int = 0
+    """The last turn the seat answered itself."""
+    autos: list[int] = field(default_factory=list)
+    """Turns timed out and auto-played since `human_seq` (RULES.md §10 timeouts in a row)."""
+    disconnected: bool = False
+    presence_seq: int = 0
+    away: Slot | None = None
+    """A pending Leave: disconnected or too many timeouts, grace running (§10)."""
+    reclaim: Slot | None = None
+    """A pending ReclaimSeat: the player came back to his free-table seat (§10)."""
+
+    def timeouts_in_a_row(self) -> int:
+        return sum(1 for t in self.autos if t > self.human_seq)
+
+
+@dataclass
+class TableDoc:
+    """The timers' state of one table (see the module docstring)."""
+
+    table_id: str
+    created: bool = False
+    paid: bool = False
+    finished: bool = False
+    leave_grace_s: float = DEFAULT_LEAVE_GRACE_S
+    max_timeouts: int = DEFAULT_MAX_TIMEOUTS_IN_A_ROW
+    timeouts_s: list[float] = field(
+        default_factory=lambda: [DEFAULT_CONTRACT_TIMEOUT_S, DEFAULT_DOUBLE_TIMEOUT_S, DEFAULT_CARD_TIMEOUT_S]
+    )
+    """Contract, doubling, card: used only if a TurnStarted carries no deadline."""
+    turn: TurnDoc | None = None
+    seats: list[SeatDoc] = field(default_factory=lambda: [SeatDoc() for _ in range(4)])
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TableDoc:
+        turn = data.get("turn")
+        return cls(
+            table_id=data["table_id"],
+            created=data["created"],
+            paid=data["paid"],
+            finished=data["finished"],
+            leave_grace_s=data["leave_grace_s"],
+            max_timeouts=data["max_timeouts"],
+            timeouts_s=list(data["timeouts_s"]),
+            turn=None
+            if turn is None
+            else TurnDoc(
+                seq=turn["seq"],
+                decision=turn["decision"],
+                deadline=turn["deadline"],
+                client_seeds=turn["client_seeds"],
+                slots={k: Slot(**v) for k, v in turn["slots"].items()},
+            ),
+            seats=[
+                SeatDoc(
+                    **{
+                        **s,
+                        "away": None if s["away"] is None else Slot(**s["away"]),
+                        "reclaim": None if s["reclaim"] is None else Slot(**s["reclaim"]),
+                    }
+                )
+                for s in data["seats"]
+            ],
+        )
+
+
+@dataclass(frozen=True)
+class Job:
+    """A due slot of a table: what to send, and which slot it is."""
+
+    kind: str
+    table_id: str
+    seat: int
+    due: float
+    turn_seq: int = 0
+    counts: bool = False
+    """AutoAct of a real decision (not the seed turn): counts towards timeouts in a row."""
+    reason: int = 0
+    action_id: str = ""
+
+
+# -- the policy (pure) -----------------------------------------------------------------------
+
+
+def _seconds(options: common_pb2.TableOptions, ms: str, s: str, default: float) -> float:
+    if options.HasField(ms):  # type: ignore[arg-type]
+        return float(getattr(options, ms)) / 1000
+    if options.HasField(s):  # type: ignore[arg-type]
+        return float(getattr(options, s))
+    return default
+
+
+def _timeout_s(doc: TableDoc, decision: int) -> float:
+    if decision == common_pb2.DECISION_DOUBLE:
+        return doc.timeouts_s[1]
+    if decision == common_pb2.DECISION_CARD:
+        return doc.timeouts_s[2]
+    return doc.timeouts_s[0]
+
+
+def _start_away(doc: TableDoc, seat: int, reason: int, key: str, now: float) -> None:
+    """§10: the seat has `leave_grace_s` to come back, then it has left for good."""
+    s = doc.seats[seat]
+    if doc.finished or s.bot or s.left or not s.player:
+        return
+    due = now + doc.leave_grace_s
+    if s.away is not None and s.away.due <= due:
+        return
+    s.away = Slot(due=due, reason=reason, action_id=key)
+
+
+def apply_event(doc: TableDoc, event: events_pb2.Event, now: float) -> bool:
+    """Fold one public table event into the document; True if it changed.
+
+    Tolerates redeliveries and events of one table handled out of order by different
+    replicas: every field is guarded by the sequence that set it.
+    """
+    which = event.WhichOneof("body")
+    seq = event.sequence
+    if which == "table_created":
+        if doc.created:
+            return False
+        created = event.table_created
+        o = created.options
+        doc.created = True
+        doc.paid = created.HasField("stake")
+        doc.leave_grace_s = float(o.leave_grace_s) if o.HasField("leave_grace_s") else DEFAULT_LEAVE_GRACE_S
+        doc.max_timeouts = (
+            int(o.max_timeouts_in_a_row) if o.HasField("max_timeouts_in_a_row") else DEFAULT_MAX_TIMEOUTS_IN_A_ROW
+        )
+        doc.timeouts_s = [
+            _seconds(o, "contract_timeout_ms", "contract_timeout_s", DEFAULT_CONTRACT_TIMEOUT_S),
+            _seconds(o, "double_timeout_ms", "double_timeout_s", DEFAULT_DOUBLE_TIMEOUT_S),
+            _seconds(o, "card_timeout_ms", "card_timeout_s", DEFAULT_CARD_TIMEOUT_S),
+        ]
+        for pb_seat in created.seats:
+            if 0 <= pb_seat.index <= 3:
+                s = doc.seats[pb_seat.index]
+                s.player = pb_seat.player_id
+                if s.control_seq == 0:
+                    s.bot = pb_seat.bot
+        return True
+    if which == "turn_started":
+        ts = event.turn_started
+        if doc.finished or (doc.turn is not None and doc.turn.seq >= ts.turn_seq):
+            return False
+        _end_turn(doc)
+        deadline = (
+            ts.deadline.ToDatetime().timestamp() if ts.HasField("deadline") else now + _timeout_s(doc, int(ts.decision))
+        )
+        doc.turn = TurnDoc(
+            seq=ts.turn_seq,
+            decision=int(ts.decision),
+            deadline=deadline,
+            client_seeds=ts.client_seeds,
+            slots={str(s): Slot(due=deadline) for s in ts.seats if 0 <= s <= 3},
+        )
+        return True
+    if which == "seat_left":
+        seat = event.seat_left.seat
+        if not 0 <= seat <= 3 or seq <= doc.seats[seat].control_seq:
+            return False
+        s = doc.seats[seat]
+        s.control_seq, s.left, s.away = seq, True, None
+        return True
+    if which == "seat_control_changed":
+        change = event.seat_control_changed
+        seat = change.seat
+        if not 0 <= seat <= 3 or seq <= doc.seats[seat].control_seq:
+            return False
+        s = doc.seats[seat]
+        s.control_seq, s.bot = seq, change.bot
+        if not change.bot:  # reclaimed: the player is back (§10), his count starts again
+            s.left, s.reclaim, s.away, s.autos, s.human_seq = False, None, None, [], seq
+        return True
+    if which == "game_ended":
+        if doc.finished:
+            return False
+        _end_turn(doc)
+        doc.finished, doc.turn = True, None
+        for s in doc.seats:
+            s.away = s.reclaim = None
+        return True
+    return False
+
+
+def _end_turn(doc: TableDoc) -> None:
+    """A turn is over: a seat whose slot we never fired (or the table refused) answered itself."""
+    turn = doc.turn
+    if turn is None or turn.client_seeds:
+        return
+    for seat_text, slot in turn.slots.items():
+        if slot.state in (PENDING, REFUSED):
+            s = doc.seats[int(seat_text)]
+            s.human_seq = max(s.human_seq, turn.seq)
+            if s.away is not None and s.away.reason == LEAVE_REASON_TIMEOUTS and s.away.state == PENDING:
+                s.away = None  # §10: he answers again, he is not treated as disconnected any more
+
+
+def apply_presence(doc: TableDoc, player_id: str, connected: bool, presence_seq: int, now: float) -> bool:
+    """PlayerConnected / PlayerDisconnected for a player seated at this table (§10)."""
+    changed = False
+    for seat, s in enumerate(doc.seats):
+        if s.player != player_id or presence_seq <= s.presence_seq:
+            continue
+        s.presence_seq = presence_seq
+        s.disconnected = not connected
+        changed = True
+        if connected:
+            s.away = None if s.away is None or s.away.state == PENDING else s.away
+            s.autos = []
+            if s.bot and s.left and not doc.paid and not doc.finished:
+                # §10 "On a free table ... the player may reclaim it while the game lasts."
+                s.reclaim = Slot(due=now, action_id=f"reclaim-{seat}-p{presence_seq}")
+        else:
+            _start_away(doc, seat, LEAVE_REASON_GRACE_EXPIRED, f"leave-{seat}-p{presence_seq}", now)
+    return changed
+
+
+def _slot_due(slot: Slot, claim_timeout_s: float) -> float | None:
+    if slot.state == PENDING:
+        return slot.due
+    if slot.state == CLAIMED:
+        return slot.claimed_at + claim_timeout_s  # the claimer died: claim again
+    return None
+
+
+def all_jobs(doc: TableDoc, claim_timeout_s: float) -> list[Job]:
+    """Every slot still to send, with the time it is due."""
+    if doc.finished:
+        return []
+    jobs: list[Job] = []
+    turn = doc.turn
+    if turn is not None:
+        for seat_text, slot in turn.slots.items():
+            due = _slot_due(slot, claim_timeout_s)
+            if due is not None:
+                counts = not turn.client_seeds and turn.decision != common_pb2.DECISION_UNSPECIFIED
+                jobs.append(Job(AUTO, doc.table_id, int(seat_text), due, turn_seq=turn.seq, counts=counts))
+    for seat, s in enumerate(doc.seats):
+        for kind, other in ((LEAVE, s.away), (RECLAIM, s.reclaim)):
+            if other is not None and (due := _slot_due(other, claim_timeout_s)) is not None:
+                jobs.append(Job(kind, doc.table_id, seat, due, reason=other.reason, action_id=other.action_id))
+    return jobs
+
+
+def _slot_of(doc: TableDoc, job: Job) -> Slot | None:
+    if job.kind == AUTO:
+        if doc.turn is None or doc.turn.seq != job.turn_seq:
+            return None
+        return doc.turn.slots.get(str(job.seat))
+    s = doc.seats[job.seat]
+    slot = s.away if job.kind == LEAVE else s.reclaim
+    return slot if slot is not None and slot.action_id == job.action_id else None
+
+
+def claim(doc: TableDoc, job: Job, replica: str, now: float, claim_timeout_s: float) -> bool:
+    """Take the job if it is still due and nobody holds a live claim on it."""
+    slot = _slot_of(doc, job)
+    if slot is None or doc.finished:
+        return False
+    due = _slot_due(slot, claim_timeout_s)
+    if due is None or due > now:
+        return False
+    slot.state, slot.claimed_at, slot.claimed_by = CLAIMED, now, replica
+    return True
+
+
+def record(doc: TableDoc, job: Job, outcome: Outcome, now: float) -> bool:
+    """Write down what the table answered."""
+    if outcome is Outcome.UNAVAILABLE:
+        return False  # the claim goes stale and the job is sent again
+    slot = _slot_of(doc, job)
+    s = doc.seats[job.seat]
+    if job.kind == AUTO:
+        if slot is not None:
+            slot.state = FIRED if outcome is Outcome.ACCEPTED else REFUSED
+        if outcome is Outcome.ACCEPTED and job.counts and job.turn_seq > s.human_seq:
+            if job.turn_seq not in s.autos:
+                s.autos.append(job.turn_seq)
+            # §10 "a connected player who lets that many decisions in a row time out is
+            # treated as disconnected": his grace period starts now.
+            if s.timeouts_in_a_row() >= doc.max_timeouts:
+                _start_away(doc, job.seat, LEAVE_REASON_TIMEOUTS, f"leave-{job.seat}-t{job.turn_seq}", now)
+        return True
+    if slot is None:
+        return False
+    if outcome is Outcome.ACCEPTED:
+        slot.state = FIRED
+    elif job.kind == LEAVE:
+        s.away = None
+    else:
+        s.reclaim = None
+    return True
+
+
+def next_due(doc: TableDoc, claim_timeout_s: float) -> float | None:
+    jobs = all_jobs(doc, claim_timeout_s)
+    return min((j.due for j in jobs), default=None)
+
+
+def rendezvous(table_id: str, replicas: set[str]) -> str:
+    """The replica preferred for a table: highest hash of (table, replica)."""
+    return max(replicas, key=lambda r: (zlib.crc32(f"{table_id}|{r}".encode()), r))
+
+
+# -- the service -------------------------------------------------------------------------------
 
 
 class TimersService:
-    """The timers's domain logic (issue 7)."""
+    """The timers's domain logic (see the module docstring)."""
 
-    def __init__(self, config: TimersConfig) -> None:
+    def __init__(self, config: TimersConfig, *, clock: Clock | None = None, replica_id: str | None = None) -> None:
         self.config = config
+        self.clock: Clock = clock or SystemClock()
+        self.replica_id = replica_id or f"{config.runtime.instance}-{uuid.uuid4().hex[:8]}"
+        self.stats: Counter[str] = Counter()
+        self.lateness_s: list[float] = []
+        """How late each command was sent after its due time (for the bench)."""
+        self._store: DocStore | None = None
+        self._table: TableCommands | None = None
+        self._docs: dict[str, TableDoc] = {}
+        self._due: dict[str, float] = {}
+        self._heap: list[tuple[float, str]] = []
+        self._members: set[str] = set()
+        self._firing: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._runner: asyncio.Task[None] | None = None
+
+    def attach(self, store: DocStore, table: TableCommands) -> None:
+        self._store, self._table = store, table
+
+    @property
+    def store(self) -> DocStore:
+        if self._store is None:
+            raise Unavailable("timers storage is not connected yet")
+        return self._store
+
+    @property
+    def table(self) -> TableCommands:
+        if self._table is None:
+            raise Unavailable("table commands are not connected yet")
+        return self._table
+
+    # -- documents -----------------------------------------------------------------------
+
+    async def _mutate(self, table_id: str, change: Callable[[TableDoc], bool]) -> tuple[bool, TableDoc]:
+        """Read, change, compare-and-set; retried on conflict. Returns (changed, document)."""
+        key = table_key(table_id)
+        while True:
+            data, revision = await self.store.get(key)
+            doc = TableDoc(table_id=table_id) if data is None else TableDoc.from_json(data)
+            if not change(doc):
+                return False, doc
+            try:
+                await self.store.put(key, doc.to_json(), revision)
+            except CasConflict:
+                self.stats["cas_conflicts"] += 1
+                continue
+            return True, doc
+
+    # -- inputs ------------------------------------------------------------------------------
+
+    async def on_event(self, event: events_pb2.Event) -> None:
+        """A public table event (durable consumer)."""
+        which = event.WhichOneof("body")
+        if which not in ("table_created", "turn_started", "seat_left", "seat_control_changed", "game_ended"):
+            return
+        table_id = token(event.table_id, "table id")
+        now = self.clock.now()
+        await self._mutate(table_id, lambda d: apply_event(d, event, now))
+        if which == "table_created":
+            for s in event.table_created.seats:
+                if s.player_id and not s.bot:
+                    await self._index_player(s.player_id, table_id)
+
+    async def _index_player(self, player_id: str, table_id: str) -> None:
+        """p.<player> -> current table, keeping the presence already known."""
+        key = player_key(player_id)
+        while True:
+            data, revision = await self.store.get(key)
+            doc = dict(data or {"connected": True, "seq": 0})
+            if doc.get("table") == table_id:
+                return
+            doc["table"] = table_id
+            try:
+                await self.store.put(key, doc, revision)
+            except CasConflict:
+                continue
+            if not doc["connected"]:  # disconnected before the table was known
+                await self._disconnected_early(table_id, player_id, int(doc["seq"]))
+            return
+
+    async def _disconnected_early(self, table_id: str, player_id: str, presence_seq: int) -> None:
+        now = self.clock.now()
+        await self._mutate(table_id, lambda d: apply_presence(d, player_id, False, presence_seq, now))
+
+    async def on_presence(self, event: events_pb2.Event, presence_seq: int) -> None:
+        """PlayerConnected / PlayerDisconnected from the gateway; `presence_seq` orders them."""
+        if event.HasField("player_connected"):
+            player_id, connected = event.player_connected.player_id, True
+        elif event.HasField("player_disconnected"):
+            player_id, connected = event.player_disconnected.player_id, False
+        else:
+            return
+        key = player_key(player_id)
+        now = self.clock.now()
+        while True:
+            data, revision = await self.store.get(key)
+            doc = dict(data or {"seq": 0})
+            if presence_seq <= int(doc.get("seq", 0)):
+                return
+            doc.update(connected=connected, seq=presence_seq, since=now)
+            try:
+                await self.store.put(key, doc, revision)
+            except CasConflict:
+                continue
+            break
+        table_id = doc.get("table")
+        if table_id:
+            await self._mutate(str(table_id), lambda d: apply_presence(d, player_id, connected, presence_seq, now))
+
+    def on_doc(self, table_id: str, data: dict[str, Any] | None) -> None:
+        """A document changed in the store (the KV watch): reschedule the table."""
+        if data is None:
+            self._docs.pop(table_id, None)
+            self._due.pop(table_id, None)
+            return
+        self._index(TableDoc.from_json(data))
+
+    def on_members(self, members: set[str]) -> None:
+        """The live replicas changed (heartbeats): recompute who fires what."""
+        if members == self._members:
+            return
+        self._members = set(members)
+        for doc in list(self._docs.values()):
+            self._index(doc)
+
+    def _index(self, doc: TableDoc) -> None:
+        self._docs[doc.table_id] = doc
+        due = next_due(doc, self.config.claim_timeout_s)
+        if due is None:
+            self._due.pop(doc.table_id, None)
+            return
+        if self.rendezvous_owner(doc.table_id) != self.replica_id:
+            due += self.config.takeover_s
+        if self._due.get(doc.table_id) != due:
+            self._due[doc.table_id] = due
+            heapq.heappush(self._heap, (due, doc.table_id))
+            self._wake.set()
+
+    def rendezvous_owner(self, table_id: str) -> str:
+        return rendezvous(table_id, self._members | {self.replica_id})
+
+    # -- firing -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._runner is None:
+            self._stopping = False
+            self._runner = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._runner is not None:
+            self._runner.cancel()
+            await asyncio.gather(self._runner, return_exceptions=True)
+            self._runner = None
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            now = self.clock.now()
+            while self._heap and self._heap[0][0] <= now:
+                due, table_id = heapq.heappop(self._heap)
+                if self._due.get(table_id) != due or table_id in self._firing:
+                    continue
+                del self._due[table_id]
+                self._firing.add(table_id)
+                task = asyncio.ensure_future(self._fire_guarded(table_id))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            self._wake.clear()
+            wake_at = self._heap[0][0] if self._heap else now + self.config.tick_s
+            sleeper = asyncio.ensure_future(self.clock.sleep_until(wake_at))
+            waker = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({sleeper, waker}, timeout=self.config.tick_s, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sleeper.cancel()
+                waker.cancel()
+
+    async def _fire_guarded(self, table_id: str) -> None:
+        try:
+            await self.fire(table_id)
+        except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the scheduler
+            log.warning("firing failed, will retry", table_id=table_id, error=repr(exc))
+            self.stats["fire_errors"] += 1
+            self._due[table_id] = self.clock.now() + self.config.tick_s
+            heapq.heappush(self._heap, (self._due[table_id], table_id))
+        finally:
+            self._firing.discard(table_id)
+            due = self._due.get(table_id)
+            if due is not None:  # rescheduled while firing: its heap entry was skipped
+                heapq.heappush(self._heap, (due, table_id))
+            self._wake.set()
+
+    async def fire(self, table_id: str) -> int:
+        """Claim and send every due job of a table; returns how many were sent."""
+        data, _ = await self.store.get(table_key(table_id))
+        if data is None:
+            return 0
+        doc = TableDoc.from_json(data)
+        now = self.clock.now()
+        sent = 0
+        for job in all_jobs(doc, self.config.claim_timeout_s):
+            if job.due > now:
+                continue
+            won, doc = await self._mutate(table_id, self._claimer(job, now))
+            if not won:
+                self.stats["claims_lost"] += 1
+                continue
+            self.lateness_s.append(self.clock.now() - job.due)
+            outcome = await self._send(job)
+            sent += 1
+            self.stats[f"{job.kind}_{outcome.value}"] += 1
+            log.info("timer fired", table_id=table_id, kind=job.kind, seat=job.seat, outcome=outcome.value)
+            _, doc = await self._mutate(table_id, self._recorder(job, outcome))
+        self._index(doc)
+        return sent
+
+    def _claimer(self, job: Job, now: float) -> Callable[[TableDoc], bool]:
+        return lambda d: claim(d, job, self.replica_id, now, self.config.claim_timeout_s)
+
+    def _recorder(self, job: Job, outcome: Outcome) -> Callable[[TableDoc], bool]:
+        return lambda d: record(d, job, outcome, self.clock.now())
+
+    async def _send(self, job: Job) -> Outcome:
+        if job.kind == AUTO:
+            return await self.table.auto_act(job.table_id, job.seat, job.turn_seq)
+        if job.kind == LEAVE:
+            return await self.table.leave(job.table_id, job.seat, job.reason, job.action_id)
+        return await self.table.reclaim(job.table_id, job.seat, job.action_id)
+
+    # -- reads (gRPC) ------------------------------------------------------------------------------
+
+    async def table_doc(self, table_id: str) -> TableDoc:
+        data, _ = await self.store.get(table_key(table_id))
+        if data is None:
+            raise NotFound(f"no timers for table {table_id!r}")
+        return TableDoc.from_json(data)
+
+    async def pending_deadlines(self, table_id: str) -> list[tuple[int, int, int, float]]:
+        """(seat, decision, turn_seq, deadline) of the seats whose decision is pending, earliest first."""
+        doc = await self.table_doc(table_id)
+        turn = doc.turn
+        if turn is None or doc.finished:
+            return []
+        out = [
+            (int(s), turn.decision, turn.seq, turn.deadline) for s, slot in turn.slots.items() if slot.state == PENDING
+        ]
+        return sorted(out, key=lambda d: (d[3], d[0]))
+
+    async def presence(self, player_id: str) -> tuple[bool, int, float | None]:
+        """(connected, timeouts in a row, leave_at) of a player, as the timers see it (§10)."""
+        data, _ = await self.store.get(player_key(player_id))
+        if data is None:
+            raise NotFound(f"unknown player {player_id!r}")
+        connected = bool(data.get("connected", True))
+        table_id = data.get("table")
+        if not table_id:
+            return connected, 0, None
+        try:
+            doc = await self.table_doc(str(table_id))
+        except NotFound:
+            return connected, 0, None
+        for s in doc.seats:
+            if s.player == player_id:
+                leave_at = s.away.due if s.away is not None and s.away.state == PENDING else None
+                return connected, s.timeouts_in_a_row(), leave_at
+        return connected, 0, None
