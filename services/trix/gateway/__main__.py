@@ -11,18 +11,36 @@ import sys
 from trix.gateway import grpc_api, subscribers
 from trix.gateway.config import SERVICE, GatewayConfig
 from trix.gateway.service import GatewayService
+from trix.gateway.upstream import GrpcMatchmaking, GrpcScoring
 from trix.natsio.connection import NatsConnection
+from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET, GATEWAY_INBOX_PREFIX
+from trix.natsio.provisioning import KV_BUCKETS
 from trix.runtime.server import Runtime, run_main
 
 
-def build(config: GatewayConfig) -> Runtime:
-    """Wire the gateway's logic to the runtime."""
-    service = GatewayService(config)
+def build(config: GatewayConfig, service: GatewayService | None = None) -> Runtime:
+    """Wire the gateway's logic to the runtime (tests may pass their own service)."""
+    service = service or GatewayService(config)
+    if config.matchmaking_target:
+        service.matchmaking = GrpcMatchmaking(config.matchmaking_target, config.identity_key, config.call_timeout_s)
+    if config.scoring_target:
+        service.scoring = GrpcScoring(config.scoring_target, config.call_timeout_s)
 
     async def start_subscribers(nats: NatsConnection) -> None:
         await subscribers.start(nats, service)
 
-    return Runtime(config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers)
+    # Least privilege (RULES.md §14): the gateway's NATS user provisions only its own bucket,
+    # and receives replies only under its own inbox prefix.
+    declared = ((), [b for b in KV_BUCKETS if b.bucket == GATEWAY_ACCOUNTS_BUCKET])
+    limit = config.max_message_bytes
+    return Runtime(
+        config.runtime,
+        [grpc_api.binding(service)],
+        start_subscribers=start_subscribers,
+        nats_declared=declared,
+        nats_inbox_prefix=GATEWAY_INBOX_PREFIX,
+        grpc_options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", 4 * 1024 * 1024)],
+    )
 
 
 def main() -> int:

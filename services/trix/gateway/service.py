@@ -1,18 +1,678 @@
 """The gateway service's logic: players' sessions: authentication, one stream per
 connected player, resume, per-seat filtering, rate limits, presence.
 
-Must not import grpc or nats: adapters (`grpc_api`, `subscribers`) translate to and
-from this module, and it raises `trix.errors` domain errors. At this stage (issue 3)
-it holds only its configuration; issue 9 builds the logic here.
+Owns `GatewayService` (sign-in, authentication, the seat check of every action, the
+translation of a client action into a table command, queries) and `Session` (one
+player's live stream: its outbox, the tables it follows, its ticket watchers, its rate
+limit). What it reaches is behind ports (`TablePort`, `MatchmakingPort`, `ScoringPort`,
+`AccountsPort`, `PresencePort`): NATS and gRPC adapters live in `subscribers` and
+`upstream`. Must not import grpc or nats; raises `trix.errors` domain errors only,
+whose messages are safe to show (never exception text, never a hidden card:
+the gateway forwards only the per-seat subject of the caller's own seat and the public
+subject, RULES.md §14).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import re
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import structlog
+
+from trix.errors import (
+    DomainError,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    StaleTurn,
+    Unauthenticated,
+    Unavailable,
+)
 from trix.gateway.config import GatewayConfig
+from trix.gateway.tokens import HmacTokens, Principal, TokenVerifier, hash_device_secret
+from trix.v1 import common_pb2, events_pb2, gateway_pb2, matchmaking_pb2, table_pb2
+
+log = structlog.get_logger("trix.gateway")
+
+ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+ACTION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+MIN_DEVICE_SECRET = 16
+MAX_DEVICE_SECRET = 256
+MAX_DISPLAY_NAME = 32
+MAX_CLIENT_SEED_BYTES = 64
+TERMINAL_TICKET_STATES = (
+    matchmaking_pb2.TICKET_STATE_MATCHED,
+    matchmaking_pb2.TICKET_STATE_CANCELLED,
+    matchmaking_pb2.TICKET_STATE_EXPIRED,
+)
+SPECTATOR = -1
+
+
+# -- ports ----------------------------------------------------------------------------------
+
+
+class TablePort(Protocol):
+    """Table commands (NATS requests to the owner) and stored-then-live events."""
+
+    async def command(
+        self, table_id: str, command: table_pb2.TableCommand, player_id: str
+    ) -> table_pb2.TableCommandReply:
+        """Send a command as the player; raises the table's domain error."""
+        ...
+
+    def events(self, table_id: str, seat: int) -> AsyncIterator[events_pb2.Event]:
+        """The seat's subject (or the public one for SPECTATOR) from its start, then live,
+        ending after GameEnded."""
+        ...
+
+
+class MatchmakingPort(Protocol):
+    async def enqueue(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket: ...
+    async def cancel(self, player_id: str, ticket_id: str) -> matchmaking_pb2.Ticket: ...
+    def watch(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.Ticket]: ...
+    async def create_private(
+        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest
+    ) -> gateway_pb2.CreatePrivateGameResponse: ...
+    async def join_private(
+        self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest
+    ) -> matchmaking_pb2.Ticket: ...
+    async def start_private(self, player_id: str, code: str) -> str: ...
+
+
+class ScoringPort(Protocol):
+    async def query(self, request: gateway_pb2.QueryRequest) -> gateway_pb2.QueryResponse: ...
+
+
+class AccountsPort(Protocol):
+    """Guest accounts by hashed device secret (JetStream KV `gateway_accounts`)."""
+
+    async def get(self, key: str) -> bytes | None: ...
+    async def create(self, key: str, value: bytes) -> bool:
+        """Store if absent; False when another sign-in created it first."""
+        ...
+
+
+class PresencePort(Protocol):
+    async def publish(self, player_id: str, event: events_pb2.Event) -> None: ...
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def check_id(value: str, what: str) -> str:
+    if not ID.fullmatch(value):
+        raise InvalidArgument(f"{what} must be 1-128 of A-Z a-z 0-9 _ -")
+    return value
+
+
+def check_client_seed(seed: str) -> str:
+    """RULES.md §11: at most 64 bytes of UTF-8, no `|`."""
+    if len(seed.encode()) > MAX_CLIENT_SEED_BYTES or "|" in seed:
+        raise InvalidArgument("client seed: at most 64 bytes of UTF-8, no '|' (RULES.md §11)")
+    return seed
+
+
+class RateLimiter:
+    """A token bucket: `rate` messages per second, up to `burst` at once."""
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.clock = clock
+        self.at = clock()
+
+    def allow(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+def client_error(err: DomainError, action_id: str = "") -> gateway_pb2.ClientError:
+    from trix.errors import status_code_name
+
+    return gateway_pb2.ClientError(code=status_code_name(err), message=err.public_message, action_id=action_id)
+
+
+@dataclass
+class SeatMap:
+    """Who sits where at a table (public: RULES.md §14)."""
+
+    players: list[str]
+    finished: bool = False
+
+
+@dataclass
+class PlayerState:
+    """What the gateway remembers of a player between calls (per replica, a cache)."""
+
+    table_id: str = ""
+    ticket_id: str = ""
+    sessions: int = 0
+
+
+# -- the service ----------------------------------------------------------------------------
 
 
 class GatewayService:
-    """The gateway's domain logic (issue 9)."""
+    """The gateway's domain logic."""
 
-    def __init__(self, config: GatewayConfig) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        verifier: TokenVerifier | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.config = config
+        self.clock = clock
+        self.tokens = HmacTokens(config.token_key or secrets.token_bytes(32), config.token_ttl_s)
+        self.verifier: TokenVerifier = verifier or self.tokens
+        self.tables: TablePort | None = None
+        self.matchmaking: MatchmakingPort | None = None
+        self.scoring: ScoringPort | None = None
+        self.accounts: AccountsPort | None = None
+        self.presence: PresencePort | None = None
+        self.seat_maps: dict[str, SeatMap] = {}
+        self.players: dict[str, PlayerState] = {}
+        self.live: dict[str, Session] = {}
+
+    # -- ports ------------------------------------------------------------------------------
+
+    def _tables(self) -> TablePort:
+        if self.tables is None:
+            raise Unavailable("tables are not reachable yet; retry")
+        return self.tables
+
+    def _mm(self) -> MatchmakingPort:
+        if self.matchmaking is None:
+            raise Unavailable("matchmaking is not reachable; retry")
+        return self.matchmaking
+
+    def _scoring(self) -> ScoringPort:
+        if self.scoring is None:
+            raise Unavailable("scoring is not reachable; retry")
+        return self.scoring
+
+    def player(self, player_id: str) -> PlayerState:
+        return self.players.setdefault(player_id, PlayerState())
+
+    # -- sign-in and authentication ---------------------------------------------------------
+
+    async def sign_in(self, device_secret: str, display_name: str) -> tuple[str, str, int]:
+        """Guest sign-in: (player id, token, expires at). Same secret, same player."""
+        if not MIN_DEVICE_SECRET <= len(device_secret) <= MAX_DEVICE_SECRET:
+            raise InvalidArgument(f"device secret must be {MIN_DEVICE_SECRET}-{MAX_DEVICE_SECRET} characters")
+        name = " ".join(display_name.split())[:MAX_DISPLAY_NAME]
+        if self.accounts is None:
+            raise Unavailable("accounts are not reachable yet; retry")
+        key = hash_device_secret(device_secret)
+        stored = await self.accounts.get(key)
+        if stored is None:
+            player_id = "g" + uuid.uuid4().hex[:15]
+            doc = {"player_id": player_id, "display_name": name, "created": int(self.clock())}
+            if not await self.accounts.create(key, json.dumps(doc).encode()):
+                stored = await self.accounts.get(key)
+        if stored is not None:
+            player_id = str(json.loads(stored)["player_id"])
+        token, expires = self.tokens.issue(player_id, name, self.clock())
+        log.info("signed in", player_id=player_id)
+        return player_id, token, expires
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """`authorization: Bearer <token>` -> the principal; Unauthenticated otherwise."""
+        if not authorization:
+            raise Unauthenticated("missing token: sign in and send `authorization: Bearer <token>`")
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthenticated("malformed authorization: use `Bearer <token>`")
+        return self.verifier.verify(token.strip(), self.clock())
+
+    # -- seats ------------------------------------------------------------------------------
+
+    async def seat_map(self, table_id: str, player_id: str, *, refresh: bool = False) -> SeatMap:
+        cached = self.seat_maps.get(table_id)
+        if cached is not None and not refresh:
+            return cached
+        command = table_pb2.TableCommand(get_seat_view=table_pb2.GetSeatViewRequest(table_id=table_id, seat=SPECTATOR))
+        reply = await self._tables().command(table_id, command, player_id)
+        view = reply.get_seat_view.view
+        seats = SeatMap([s.player_id for s in sorted(view.seats, key=lambda s: s.index)], view.finished)
+        self.seat_maps[table_id] = seats
+        return seats
+
+    async def seat_of(self, table_id: str, player_id: str) -> int:
+        """The caller's seat at a table; PERMISSION_DENIED when he holds none."""
+        check_id(table_id, "table id")
+        seats = await self.seat_map(table_id, player_id)
+        if player_id not in seats.players:
+            raise PermissionDenied("you hold no seat at this table")
+        self.player(player_id).table_id = table_id
+        return seats.players.index(player_id)
+
+    def current_table(self, player_id: str, table_id: str) -> str:
+        if table_id:
+            return check_id(table_id, "table id")
+        current = self.player(player_id).table_id
+        if not current:
+            raise NotFound("no current table: give table_id")
+        return current
+
+    # -- actions ----------------------------------------------------------------------------
+
+    async def act(self, player_id: str, action: gateway_pb2.Action) -> gateway_pb2.SubmitActionResponse:
+        """One in-game action of the player at his own seat (one NATS request to the owner)."""
+        table_id = self.current_table(player_id, action.table_id)
+        action_id = action.action_id or uuid.uuid4().hex
+        if not ACTION_ID.fullmatch(action_id):
+            raise InvalidArgument("action id must be 1-64 of A-Z a-z 0-9 _ . : -")
+        kind = action.WhichOneof("kind")
+        if kind is None:
+            raise InvalidArgument("the action is empty")
+        seat = await self.seat_of(table_id, player_id)
+        header = table_pb2.ActionHeader(
+            table_id=table_id, seat=seat, action_id=action_id, last_seen_sequence=action.last_seen_sequence
+        )
+        command = table_pb2.TableCommand()
+        if kind == "choose_contract":
+            if action.choose_contract not in common_pb2.Contract.values() or action.choose_contract == 0:
+                raise InvalidArgument("unknown contract")
+            command.choose_contract.header.CopyFrom(header)
+            command.choose_contract.contract = action.choose_contract
+        elif kind == "answer_double":
+            cards = list(action.answer_double.cards)
+            if len(cards) > 5 or any(not 0 <= c.id < 52 for c in cards):
+                raise InvalidArgument("cards must be card ids 0..51, at most five")
+            command.answer_double.header.CopyFrom(header)
+            command.answer_double.cards.extend(common_pb2.Card(id=c.id) for c in cards)
+        elif kind == "play_card":
+            if not 0 <= action.play_card.id < 52:
+                raise InvalidArgument("card must be a card id 0..51")
+            command.play_card.header.CopyFrom(header)
+            command.play_card.card.id = action.play_card.id
+        elif kind == "leave":
+            if not action.leave:
+                raise InvalidArgument("leave must be true")
+            command.leave_table.header.CopyFrom(header)
+            command.leave_table.reason = events_pb2.LEAVE_REASON_EXPLICIT
+        elif kind == "client_seed":
+            command.set_client_seed.header.CopyFrom(header)
+            command.set_client_seed.client_seed = check_client_seed(action.client_seed)
+        else:  # pragma: no cover - every oneof member is handled above
+            raise InvalidArgument("unknown action")
+        reply = await self._tables().command(table_id, command, player_id)
+        return gateway_pb2.SubmitActionResponse(action_id=action_id, sequence=reply.sequence)
+
+    async def view(self, player_id: str, table_id: str) -> table_pb2.SeatView:
+        """The caller's seat view, or the public view when he watches without a seat."""
+        table_id = self.current_table(player_id, table_id)
+        seats = await self.seat_map(table_id, player_id)
+        seat = seats.players.index(player_id) if player_id in seats.players else SPECTATOR
+        command = table_pb2.TableCommand(get_seat_view=table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat))
+        reply = await self._tables().command(table_id, command, player_id)
+        return reply.get_seat_view.view
+
+    # -- matchmaking ------------------------------------------------------------------------
+
+    async def find_match(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket:
+        check_client_seed(request.client_seed)
+        if request.partner_id:
+            check_id(request.partner_id, "partner id")
+        ticket = await self._mm().enqueue(player_id, request)
+        self.player(player_id).ticket_id = ticket.ticket_id
+        return ticket
+
+    async def cancel_match(self, player_id: str, ticket_id: str) -> matchmaking_pb2.Ticket:
+        ticket_id = ticket_id or self.player(player_id).ticket_id
+        check_id(ticket_id, "ticket id")
+        return await self._mm().cancel(player_id, ticket_id)
+
+    async def create_private(
+        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest
+    ) -> gateway_pb2.CreatePrivateGameResponse:
+        check_client_seed(request.client_seed)
+        reply = await self._mm().create_private(player_id, request)
+        self.player(player_id).ticket_id = reply.ticket.ticket_id
+        return reply
+
+    async def join_private(self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest) -> matchmaking_pb2.Ticket:
+        check_client_seed(request.client_seed)
+        check_id(request.code, "code")
+        ticket = await self._mm().join_private(player_id, request)
+        self.player(player_id).ticket_id = ticket.ticket_id
+        return ticket
+
+    async def start_private(self, player_id: str, code: str) -> str:
+        check_id(code, "code")
+        return await self._mm().start_private(player_id, code)
+
+    def watch_ticket(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.Ticket]:
+        return self._mm().watch(player_id, check_id(ticket_id, "ticket id"))
+
+    # -- queries ----------------------------------------------------------------------------
+
+    async def query(self, player_id: str, request: gateway_pb2.QueryRequest) -> gateway_pb2.QueryResponse:
+        """Scoring queries; player ids default to the caller; balance and ledger are his own."""
+        which = request.WhichOneof("query")
+        if which is None:
+            raise InvalidArgument("the query is empty")
+        q = gateway_pb2.QueryRequest()
+        q.CopyFrom(request)
+        if which == "standings":
+            check_id(q.standings.table_id or self.current_table(player_id, ""), "table id")
+            q.standings.table_id = q.standings.table_id or self.current_table(player_id, "")
+        elif which == "history":
+            q.history.player_id = check_id(q.history.player_id or player_id, "player id")
+        elif which == "game_record":
+            q.game_record.table_id = check_id(q.game_record.table_id or self.current_table(player_id, ""), "table id")
+        elif which == "player_stats":
+            q.player_stats.player_id = check_id(q.player_stats.player_id or player_id, "player id")
+        elif which == "balance":
+            if q.balance.player_id not in ("", player_id):
+                raise PermissionDenied("a balance is visible to its owner only")
+            q.balance.player_id = player_id
+        elif which == "ledger":
+            if q.ledger.player_id not in ("", player_id):
+                raise PermissionDenied("a ledger is visible to its owner only")
+            q.ledger.player_id = player_id
+        elif which == "leaderboard" and q.leaderboard.around_player_id:
+            check_id(q.leaderboard.around_player_id, "player id")
+        reply = await self._scoring().query(q)
+        if which == "game_record" and reply.game_record.record_json:
+            # RULES.md §14: hands and the seed are public only once the game has ended.
+            record = json.loads(reply.game_record.record_json)
+            if not (record.get("fairness") or {}).get("server_seed"):
+                raise StaleTurn("the game is still running; its record is available when it ends")
+        return reply
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def open_session(self, principal: Principal, *, interactive: bool = True) -> Session:
+        """A new session; an interactive one replaces the player's previous session."""
+        session = Session(self, principal, interactive=interactive)
+        if interactive:
+            old = self.live.get(principal.player_id)
+            self.live[principal.player_id] = session
+            if old is not None:
+                old.push(
+                    gateway_pb2.SessionResponse(
+                        error=gateway_pb2.ClientError(code="ABORTED", message="replaced by a newer session")
+                    )
+                )
+                await old.close()
+            state = self.player(principal.player_id)
+            state.sessions += 1
+            await self._presence(principal.player_id, session.session_id, connected=True)
+        return session
+
+    async def closed(self, session: Session) -> None:
+        if not session.interactive:
+            return
+        pid = session.principal.player_id
+        state = self.player(pid)
+        state.sessions = max(0, state.sessions - 1)
+        if self.live.get(pid) is session:
+            del self.live[pid]
+            await self._presence(pid, session.session_id, connected=False)
+
+    async def _presence(self, player_id: str, session_id: str, *, connected: bool) -> None:
+        if self.presence is None:
+            return
+        event = events_pb2.Event()
+        if connected:
+            event.player_connected.player_id = player_id
+            event.player_connected.session_id = session_id
+        else:
+            event.player_disconnected.player_id = player_id
+            event.player_disconnected.session_id = session_id
+        try:
+            await asyncio.wait_for(self.presence.publish(player_id, event), self.config.call_timeout_s)
+        except Exception as exc:  # noqa: BLE001 - presence is best effort; timers keep the seat anyway
+            log.warning("presence not published", player_id=player_id, error=type(exc).__name__)
+
+
+@dataclass
+class _Follow:
+    table_id: str
+    seat: int
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass
+class Session:
+    """One player's stream: requests in, everything he may see out."""
+
+    gateway: GatewayService
+    principal: Principal
+    interactive: bool = True
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    outbox: asyncio.Queue[gateway_pb2.SessionResponse | None] = field(init=False)
+    follows: dict[tuple[str, int], _Follow] = field(default_factory=dict)
+    last_seq: dict[tuple[str, int], int] = field(default_factory=dict)
+    watchers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    limiter: RateLimiter = field(init=False)
+    closed: bool = False
+
+    def __post_init__(self) -> None:
+        self.outbox = asyncio.Queue(self.gateway.config.outbox_size)
+        self.limiter = RateLimiter(self.gateway.config.rate_per_s, self.gateway.config.rate_burst)
+
+    @property
+    def player_id(self) -> str:
+        return self.principal.player_id
+
+    def push(self, message: gateway_pb2.SessionResponse) -> None:
+        if self.closed:
+            return
+        try:
+            self.outbox.put_nowait(message)
+        except asyncio.QueueFull:  # a client that does not read: end its session, it resumes later
+            log.warning("session outbox full, closing", player_id=self.player_id)
+            self._finish()
+
+    def _finish(self) -> None:
+        if not self.closed:
+            self.closed = True
+            with contextlib.suppress(asyncio.QueueFull):
+                self.outbox.put_nowait(None)
+
+    async def messages(self) -> AsyncIterator[gateway_pb2.SessionResponse]:
+        while True:
+            message = await self.outbox.get()
+            if message is None:
+                return
+            yield message
+
+    async def close(self) -> None:
+        self._finish()
+        tasks = [f.task for f in self.follows.values() if f.task is not None] + list(self.watchers.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.follows.clear()
+        self.watchers.clear()
+        await self.gateway.closed(self)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def handle(self, request: gateway_pb2.SessionRequest) -> None:
+        """Answer one client message; errors become typed ClientError messages."""
+        rid = request.request_id[:64]
+        which = request.WhichOneof("kind")
+        action_id = request.action.action_id[:64] if which == "action" else ""
+        try:
+            if not self.limiter.allow():
+                raise ResourceExhausted("rate limit: slow down")
+            await self._dispatch(request, which, rid)
+        except DomainError as err:
+            self.push(gateway_pb2.SessionResponse(error=client_error(err, action_id), request_id=rid))
+        except Exception as exc:
+            error_id = uuid.uuid4().hex[:16]
+            log.error("unexpected error in session", error_id=error_id, exc_info=exc)
+            internal = gateway_pb2.ClientError(code="INTERNAL", message=f"internal error (error id {error_id})")
+            internal.action_id = action_id
+            self.push(gateway_pb2.SessionResponse(error=internal, request_id=rid))
+
+    async def handle_malformed(self) -> None:
+        """A message whose bytes did not decode: a typed error, the session goes on."""
+        code = "RESOURCE_EXHAUSTED" if not self.limiter.allow() else "INVALID_ARGUMENT"
+        message = "rate limit: slow down" if code == "RESOURCE_EXHAUSTED" else "the request did not decode"
+        self.push(gateway_pb2.SessionResponse(error=gateway_pb2.ClientError(code=code, message=message)))
+
+    async def _dispatch(self, request: gateway_pb2.SessionRequest, which: str | None, rid: str) -> None:
+        gw, pid = self.gateway, self.player_id
+        out = gateway_pb2.SessionResponse(request_id=rid)
+        if which == "action":
+            out.accepted.CopyFrom(await gw.act(pid, request.action))
+        elif which == "find_match":
+            ticket = await gw.find_match(pid, request.find_match)
+            out.ticket.CopyFrom(ticket)
+            self.push(out)
+            self.watch_ticket(ticket)
+            return
+        elif which == "cancel_match":
+            out.ticket.CopyFrom(await gw.cancel_match(pid, request.cancel_match.ticket_id))
+        elif which == "resume":
+            await self.resume(request.resume.table_id, request.resume.after_sequence)
+            return
+        elif which == "ping":
+            out.pong = True
+        elif which == "watch":
+            await self.spectate(request.watch.table_id, request.watch.after_sequence)
+            return
+        elif which == "create_private":
+            created = await gw.create_private(pid, request.create_private)
+            out.private_game.CopyFrom(created)
+            self.push(out)
+            self.watch_ticket(created.ticket)
+            return
+        elif which == "join_private":
+            ticket = await gw.join_private(pid, request.join_private)
+            out.ticket.CopyFrom(ticket)
+            self.push(out)
+            self.watch_ticket(ticket)
+            return
+        elif which == "start_private":
+            out.private_started.table_id = await gw.start_private(pid, request.start_private.code)
+        elif which == "query":
+            out.query.CopyFrom(await gw.query(pid, request.query))
+        elif which == "view":
+            out.snapshot.CopyFrom(await gw.view(pid, request.view.table_id))
+        else:
+            raise InvalidArgument("empty or unknown request")
+        self.push(out)
+
+    # -- tickets ----------------------------------------------------------------------------
+
+    def watch_ticket(self, ticket: matchmaking_pb2.Ticket) -> None:
+        """Forward the ticket's updates; follow its table once matched."""
+        if ticket.state == matchmaking_pb2.TICKET_STATE_MATCHED and ticket.table_id:
+            self._follow_matched(ticket)
+            return
+        if ticket.ticket_id in self.watchers or ticket.state in TERMINAL_TICKET_STATES:
+            return
+        task = asyncio.ensure_future(self._watch(ticket.ticket_id))
+        self.watchers[ticket.ticket_id] = task
+
+    async def _watch(self, ticket_id: str) -> None:
+        delay = 0.1
+        while not self.closed:
+            try:
+                async for ticket in self.gateway.watch_ticket(self.player_id, ticket_id):
+                    self.push(gateway_pb2.SessionResponse(ticket=ticket))
+                    if ticket.state == matchmaking_pb2.TICKET_STATE_MATCHED and ticket.table_id:
+                        self._follow_matched(ticket)
+                    if ticket.state in TERMINAL_TICKET_STATES:
+                        return
+                return
+            except DomainError as err:
+                if not isinstance(err, Unavailable):
+                    self.push(gateway_pb2.SessionResponse(error=client_error(err)))
+                    return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    def _follow_matched(self, ticket: matchmaking_pb2.Ticket) -> None:
+        self.gateway.player(self.player_id).table_id = ticket.table_id
+        self._start_follow(ticket.table_id, ticket.seat, 0)
+
+    # -- table events -----------------------------------------------------------------------
+
+    async def resume(self, table_id: str, after: int) -> None:
+        """Follow the player's seat from `after`: exactly the missing events, in order."""
+        gw = self.gateway
+        if not table_id and not gw.player(self.player_id).table_id:
+            ticket_id = gw.player(self.player_id).ticket_id
+            if ticket_id and ticket_id not in self.watchers:  # not seated yet: the ticket leads to the table
+                task = asyncio.ensure_future(self._watch(ticket_id))
+                self.watchers[ticket_id] = task
+                return
+        table_id = gw.current_table(self.player_id, table_id)
+        seat = await gw.seat_of(table_id, self.player_id)
+        self._start_follow(table_id, seat, after)
+
+    async def spectate(self, table_id: str, after: int) -> None:
+        """Public events of any table (RULES.md §14) for a signed-in player."""
+        check_id(table_id, "table id")
+        await self.gateway.seat_map(table_id, self.player_id)  # NOT_FOUND for an unknown table
+        self._start_follow(table_id, SPECTATOR, after)
+
+    def _start_follow(self, table_id: str, seat: int, after: int) -> None:
+        key = (table_id, seat)
+        old = self.follows.get(key)
+        if old is not None and old.task is not None and not old.task.done():
+            old.task.cancel()
+        self.last_seq[key] = after
+        follow = _Follow(table_id, seat)
+        follow.task = asyncio.ensure_future(self._follow(follow))
+        self.follows[key] = follow
+
+    async def _follow(self, follow: _Follow) -> None:
+        key = (follow.table_id, follow.seat)
+        delay = 0.1
+        first = True
+        while not self.closed:
+            try:
+                async for event in self.gateway._tables().events(follow.table_id, follow.seat):
+                    delay = 0.1
+                    last = self.last_seq[key]
+                    if first and last > 0 and not event.HasField("table_created") and event.sequence > last + 1:
+                        # The stored history no longer reaches back to `last`: one fresh view instead.
+                        view = await self.gateway.view(self.player_id, follow.table_id)
+                        self.push(gateway_pb2.SessionResponse(snapshot=view))
+                        self.last_seq[key] = last = view.sequence
+                    first = False
+                    if event.sequence <= last:
+                        continue
+                    self.last_seq[key] = event.sequence
+                    self.push(gateway_pb2.SessionResponse(event=event))
+                    if event.HasField("game_ended"):
+                        seats = self.gateway.seat_maps.get(follow.table_id)
+                        if seats is not None:
+                            seats.finished = True
+                        return
+                return
+            except asyncio.CancelledError:
+                raise
+            except DomainError as err:
+                if not isinstance(err, Unavailable):
+                    self.push(gateway_pb2.SessionResponse(error=client_error(err)))
+                    return
+            except Exception as exc:  # noqa: BLE001 - a broken subscription is retried from last_seq
+                log.warning("event stream broke, resuming", table_id=follow.table_id, error=type(exc).__name__)
+            first = True
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)

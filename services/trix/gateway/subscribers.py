@@ -1,16 +1,142 @@
-"""NATS handlers of the gateway service.
+"""NATS adapters of the gateway service.
 
-Owns the gateway's subscriptions and consumers, translating messages to
-`GatewayService` calls. Subscriptions: none yet; issue 9 subscribes to per-seat and
-public table subjects only and publishes presence.
+Owns the gateway's NATS side, within the whitelist of its NATS user
+(`trix.natsio.permissions.gateway_permissions`):
+- `NatsTables` (`TablePort`): table commands as NATS requests on the owner's subject
+  with the player's caller token in the `Trix-Caller` header and a deadline; events
+  of one seat's subject or the public subject of a table through an ordered JetStream
+  consumer on TABLE_EVENTS (stored, then live). Nothing else: never a table's log,
+  snapshots or secrets (RULES.md §14).
+- `KvAccounts` (`AccountsPort`): guest accounts in the `gateway_accounts` bucket.
+- `NatsPresence` (`PresencePort`): PlayerConnected / PlayerDisconnected on
+  `trix.presence.<player>`, stored by the PRESENCE stream the timers consume.
 """
 
 from __future__ import annotations
 
-from trix.gateway.service import GatewayService
+import time
+from collections.abc import AsyncIterator
+
+import nats.errors
+import structlog
+from nats.js.api import DeliverPolicy
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+
+from trix.errors import DomainError, Unavailable, from_kind
+from trix.gateway.service import SPECTATOR, GatewayService
+from trix.gateway.tokens import table_caller_token
+from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
+from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET
+from trix.natsio.publish import publish_once
+from trix.v1 import events_pb2, table_pb2
+
+log = structlog.get_logger("trix.gateway.nats")
+
+CALLER_HEADER = "Trix-Caller"
+"""NATS header of the caller token (the table service's `TOKEN_HEADER`)."""
+EVENTS_STREAM = "TABLE_EVENTS"
+INTERNAL_KIND = "Internal"
+
+
+class NatsTables:
+    """`TablePort` over NATS."""
+
+    def __init__(self, nats: NatsConnection, secret: bytes, timeout_s: float) -> None:
+        self.nats = nats
+        self.secret = secret
+        self.timeout_s = timeout_s
+
+    async def command(
+        self, table_id: str, command: table_pb2.TableCommand, player_id: str
+    ) -> table_pb2.TableCommandReply:
+        token = table_caller_token(self.secret, player_id, time.time())
+        try:
+            msg = await self.nats.client.request(
+                subjects.table_command(table_id),
+                command.SerializeToString(),
+                timeout=self.timeout_s,
+                headers={CALLER_HEADER: token},
+            )
+        except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError):
+            raise Unavailable("the table did not answer; retry with the same action id") from None
+        except nats.errors.Error:
+            raise Unavailable("the table is not reachable; retry with the same action id") from None
+        reply = table_pb2.TableCommandReply.FromString(msg.data)
+        if reply.HasField("error"):
+            if reply.error.kind == INTERNAL_KIND:
+                raise Unavailable("the table failed to answer; retry with the same action id")
+            err = from_kind(reply.error.kind, reply.error.message)
+            if type(err) is DomainError:
+                raise Unavailable("the table refused the request")
+            raise err
+        return reply
+
+    async def events(self, table_id: str, seat: int) -> AsyncIterator[events_pb2.Event]:
+        subject = subjects.public_events(table_id) if seat == SPECTATOR else subjects.seat_events(table_id, seat)
+        sub = await self.nats.jetstream.subscribe(
+            subject, stream=EVENTS_STREAM, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL
+        )
+        try:
+            while True:
+                try:
+                    msg = await sub.next_msg(timeout=30.0)
+                except nats.errors.TimeoutError:
+                    continue
+                event = events_pb2.Event.FromString(msg.data)
+                yield event
+                if event.HasField("game_ended"):
+                    return
+        finally:
+            try:
+                await sub.unsubscribe()
+            except Exception as exc:  # noqa: BLE001 - the connection may be gone
+                log.debug("unsubscribe failed", error=type(exc).__name__)
+
+
+class KvAccounts:
+    """`AccountsPort` on the `gateway_accounts` bucket."""
+
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def get(self, key: str) -> bytes | None:
+        kv = await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET)
+        try:
+            entry = await kv.get(key)
+        except KeyNotFoundError:
+            return None
+        return entry.value
+
+    async def create(self, key: str, value: bytes) -> bool:
+        kv = await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET)
+        try:
+            await kv.create(key, value)
+        except KeyWrongLastSequenceError:
+            return False
+        return True
+
+
+class NatsPresence:
+    """`PresencePort`: presence events stored by the PRESENCE stream."""
+
+    def __init__(self, nats: NatsConnection, timeout_s: float) -> None:
+        self.nats = nats
+        self.timeout_s = timeout_s
+
+    async def publish(self, player_id: str, event: events_pb2.Event) -> None:
+        await publish_once(
+            self.nats.jetstream,
+            subjects.presence(player_id),
+            event.SerializeToString(),
+            attempt_timeout_s=self.timeout_s,
+            deadline_s=self.timeout_s * 2,
+        )
 
 
 async def start(nats: NatsConnection, service: GatewayService) -> None:
-    """Start the gateway's subscriptions once NATS is connected and provisioned."""
-    del nats, service  # nothing to subscribe to before issue 9
+    """Attach the NATS ports once NATS is connected and provisioned."""
+    timeout = service.config.call_timeout_s
+    service.tables = NatsTables(nats, service.config.table_secret, timeout)
+    service.accounts = KvAccounts(nats)
+    service.presence = NatsPresence(nats, timeout)

@@ -1,0 +1,217 @@
+"""`trix demo`: one whole game, four bot clients, all through the gateway.
+
+Owns the demo: start the embedded platform (`trix.play.EmbeddedPlatform`), sign in four
+guests, queue them for one table through their Session streams, let each play quick
+legal moves from its own seat view, print progress and the final standings, then check
+the game record with `trix replay` and `trix verify` and that scoring's standings equal
+the replayed totals. Exit 0 only if the game finished and all of that holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import grpc
+
+from trix.play import (
+    VARIANTS,
+    EmbeddedPlatform,
+    GatewayClient,
+    SeatState,
+    new_action,
+    pick,
+    temp_state_dir,
+)
+from trix.v1 import gateway_pb2, matchmaking_pb2, scoring_pb2
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+
+
+def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", default="", help="a running gateway (default: start the embedded platform)")
+    parser.add_argument("--variant", choices=sorted(VARIANTS), default="trix")
+    parser.add_argument("--seed", type=int, default=2024, help="seed of the bots' choices")
+    parser.add_argument("--timeout", type=float, default=170.0, help="seconds the game may take")
+    parser.add_argument("--state-dir", type=Path, default=None, help="data folder (default: a fresh temp folder)")
+
+
+class Bot:
+    """One bot client: a Session, its seat's view, a quick legal move on each turn."""
+
+    def __init__(self, target: str, index: int, seed: int, variant: int, say: bool) -> None:
+        self.client = GatewayClient(target)
+        self.index = index
+        self.rng = random.Random(seed * 10 + index)
+        self.variant = variant
+        self.state = SeatState()
+        self.say = say
+        self.moves = 0
+        self.latencies: list[float] = []
+        self.sent_at: dict[str, float] = {}
+
+    def log(self, text: str) -> None:
+        if self.say:
+            print(text, flush=True)
+
+    async def run(self, run_id: str) -> SeatState:
+        await self.client.sign_in(f"demo-device-{run_id}-{self.index:02d}", f"bot{self.index + 1}")
+        stream = self.client.open()
+        wish = matchmaking_pb2.GameWish(variant=self.variant)  # type: ignore[arg-type]
+        self.client.send(gateway_pb2.SessionRequest(find_match=gateway_pb2.FindMatchRequest(wish=wish)))
+        st = self.state
+        async for m in stream:
+            kind = m.WhichOneof("kind")
+            if kind == "ticket" and m.ticket.state == matchmaking_pb2.TICKET_STATE_MATCHED:
+                st.table_id, st.seat = m.ticket.table_id, m.ticket.seat
+            elif kind == "event":
+                st.apply(m.event)
+                body = m.event.WhichOneof("body")
+                if body == "turn_started" and st.my_turn():
+                    self._view()
+                elif body == "deal_scored" and self.index == 0:
+                    d = m.event.deal_scored
+                    self.log(f"  deal {d.deal_index + 1:>2} scored: points {list(d.points.values)} totals {st.totals}")
+                elif body == "game_ended":
+                    break
+            elif kind == "snapshot":
+                st.view = m.snapshot
+                st.sequence = max(st.sequence, m.snapshot.sequence)
+                if st.my_turn() and st.turn is not None and m.snapshot.turn.turn_seq == st.turn.turn_seq:
+                    self._act()
+            elif kind == "accepted":
+                sent = self.sent_at.pop(m.accepted.action_id, None)
+                if sent is not None:
+                    self.latencies.append(time.perf_counter() - sent)
+                st.sequence = max(st.sequence, m.accepted.sequence)
+            elif kind == "error":
+                if not st.table_id:
+                    raise RuntimeError(f"bot{self.index + 1}: {m.error.code}: {m.error.message}")
+                if st.my_turn():
+                    self._view()
+        await self.client.close()
+        return st
+
+    def _view(self) -> None:
+        self.client.send(gateway_pb2.SessionRequest(view=gateway_pb2.GetViewRequest(table_id=self.state.table_id)))
+
+    def _act(self) -> None:
+        st = self.state
+        assert st.view is not None and st.turn is not None
+        choice = pick(st.view, st.turn.decision, self.rng)
+        if choice is None:
+            return
+        action = new_action(st)
+        action.MergeFrom(choice)
+        self.sent_at[action.action_id] = time.perf_counter()
+        self.moves += 1
+        self.client.send(gateway_pb2.SessionRequest(action=action))
+
+
+async def _standings(target: str, token: str, table_id: str, want: list[int]) -> list[int]:
+    """Scoring's totals for the table, once it has consumed the game (or the last seen)."""
+    channel = grpc.aio.insecure_channel(target)
+    from trix.v1 import gateway_pb2_grpc
+
+    stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+    totals: list[int] = []
+    try:
+        for _ in range(100):
+            q = gateway_pb2.QueryRequest(standings=scoring_pb2.GetStandingsRequest(table_id=table_id))
+            try:
+                reply = await stub.Query(q, metadata=(("authorization", f"Bearer {token}"),), timeout=5)
+                totals = list(reply.standings.totals.values)
+            except grpc.aio.AioRpcError:
+                totals = []
+            if totals == want:
+                return totals
+            await asyncio.sleep(0.2)
+        return totals
+    finally:
+        await channel.close()
+
+
+async def _demo(args: argparse.Namespace, target: str) -> int:
+    from trix.records import load_record, replay, verify
+
+    engine = importlib.import_module("trix.engine")  # the C rules engine, as `trix replay` loads it
+
+    run_id = f"{int(time.time())}-{random.Random().randrange(10**6)}"
+    bots = [Bot(target, i, args.seed, VARIANTS[args.variant], say=(i == 0)) for i in range(4)]
+    started = time.monotonic()
+    print(f"four bots sign in and ask for a {args.variant} table...", flush=True)
+    states = await asyncio.wait_for(asyncio.gather(*(b.run(run_id) for b in bots)), args.timeout)
+    took = time.monotonic() - started
+    st = states[0]
+    ok = True
+    if not all(s.ended for s in states) or not st.record_json:
+        print("FAIL: the game did not end", flush=True)
+        return EXIT_FAILED
+    moves = sum(b.moves for b in bots)
+    lat = sorted(x for b in bots for x in b.latencies)
+    p50 = lat[len(lat) // 2] * 1000 if lat else 0.0
+    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else 0.0
+    print(f"game {st.table_id} finished in {took:.1f}s: {moves} moves, per move p50 {p50:.1f} ms p99 {p99:.1f} ms")
+    names = [f"bot{i + 1}" for i in range(4)]
+    seat_names = {s.seat: names[i] for i, s in enumerate(states)}
+    ranking = json.loads(st.record_json).get("ranking") or [0, 0, 0, 0]
+    print("final standings:")
+    for seat in sorted(range(4), key=lambda s: (ranking[s], s)):
+        print(f"  {ranking[seat]}. seat {seat} {seat_names.get(seat, '?'):<5} {st.totals[seat]:>6}")
+    record = load_record(st.record_json)
+    result = replay(record, engine.Game, engine.Options)
+    replayed = list(result.record.get("totals") or [])
+    if result.differences or not result.finished:
+        ok = False
+        print(f"trix replay: FAIL {result.differences[:3]}")
+    else:
+        print(f"trix replay: ok, {len(result.record['deals'])} deals, totals {replayed}")
+    report = verify(record)
+    print(f"trix verify: {'ok' if report.ok else 'FAIL'} ({len(report.lines)} checks)")
+    ok = ok and report.ok
+    scored = await _standings(target, bots[0].client.token, st.table_id, replayed)
+    same = scored == replayed == st.totals
+    print(f"scoring standings {scored} {'==' if same else '!='} replayed totals {replayed}")
+    ok = ok and same
+    print("demo: ok" if ok else "demo: FAILED", flush=True)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    platform: EmbeddedPlatform | None = None
+    target = args.server
+    if not target:
+        state_dir = args.state_dir or temp_state_dir("trix-demo-")
+        print(f"starting the embedded platform in {state_dir}...", flush=True)
+        platform = EmbeddedPlatform(state_dir, fresh=True, env={"TRIX_MATCHMAKING_BOT_FILL_S": "30"})
+        try:
+            target = platform.start()
+        except RuntimeError as err:
+            platform.stop()
+            print(f"trix demo: {err}", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"platform ready in {time.monotonic() - started:.1f}s, gateway at {target}", flush=True)
+    try:
+        code = asyncio.run(_demo(args, target))
+    except TimeoutError:
+        print(f"trix demo: the game did not finish within {args.timeout:.0f}s", file=sys.stderr)
+        code = EXIT_FAILED
+    except grpc.aio.AioRpcError as err:
+        print(f"trix demo: {err.code().name}: {err.details()}", file=sys.stderr)
+        code = EXIT_FAILED
+    except RuntimeError as err:
+        print(f"trix demo: {err}", file=sys.stderr)
+        code = EXIT_FAILED
+    finally:
+        if platform is not None:
+            platform.stop()
+    print(f"trix demo: {'passed' if code == 0 else 'failed'} in {time.monotonic() - started:.1f}s", flush=True)
+    return code

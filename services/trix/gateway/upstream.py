@@ -1,0 +1,176 @@
+"""gRPC clients of the gateway: matchmaking and scoring.
+
+Owns `GrpcMatchmaking` (`MatchmakingPort`) and `GrpcScoring` (`ScoringPort`): every
+call carries a deadline (TRIX_GATEWAY_CALL_TIMEOUT_S) and, for matchmaking, the
+player's `x-trix-identity` token signed with TRIX_INTERNAL_TOKEN_KEY
+(`trix.runtime.identity`). A refused call becomes the domain error of its status code
+with the upstream's public message; an upstream failure (INTERNAL, UNKNOWN,
+UNAUTHENTICATED between services) becomes UNAVAILABLE without its text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import grpc
+
+from trix.errors import (
+    AlreadyExists,
+    DomainError,
+    IllegalMove,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    StaleTurn,
+    Unavailable,
+)
+from trix.runtime.identity import IDENTITY_METADATA, sign
+from trix.v1 import gateway_pb2, matchmaking_pb2, matchmaking_pb2_grpc, scoring_pb2_grpc
+
+_PASSED: dict[grpc.StatusCode, type[DomainError]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
+    grpc.StatusCode.NOT_FOUND: NotFound,
+    grpc.StatusCode.ALREADY_EXISTS: AlreadyExists,
+    grpc.StatusCode.FAILED_PRECONDITION: IllegalMove,
+    grpc.StatusCode.ABORTED: StaleTurn,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+}
+WATCH_DEADLINE_S = 3600.0
+
+
+def domain_error(err: grpc.aio.AioRpcError, what: str) -> DomainError:
+    cls = _PASSED.get(err.code())
+    if cls is not None:
+        return cls((err.details() or what)[:300])
+    return Unavailable(f"{what} is unavailable; retry")
+
+
+class GrpcMatchmaking:
+    """`MatchmakingPort` over `trix.v1.MatchmakingService`."""
+
+    def __init__(self, target: str, identity_key: bytes, timeout_s: float) -> None:
+        self.target = target
+        self.channel: grpc.aio.Channel | None = None
+        self.key = identity_key
+        self.timeout_s = timeout_s
+
+    @property
+    def stub(self) -> matchmaking_pb2_grpc.MatchmakingServiceAsyncStub:
+        if self.channel is None:  # made in the serving loop: grpc.aio binds a channel to its loop
+            self.channel = grpc.aio.insecure_channel(self.target)
+        return matchmaking_pb2_grpc.MatchmakingServiceStub(self.channel)
+
+    def _md(self, player_id: str) -> tuple[tuple[str, str], ...]:
+        if not self.key:
+            return ()
+        return ((IDENTITY_METADATA, sign(self.key, player_id, int(time.time()) + 300)),)
+
+    async def enqueue(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket:
+        req = matchmaking_pb2.EnqueueTicketRequest(
+            player_id=player_id, wish=request.wish, partner_id=request.partner_id, client_seed=request.client_seed
+        )
+        try:
+            reply = await self.stub.EnqueueTicket(req, timeout=self.timeout_s, metadata=self._md(player_id))
+        except grpc.aio.AioRpcError as err:
+            raise domain_error(err, "matchmaking") from None
+        return reply.ticket
+
+    async def cancel(self, player_id: str, ticket_id: str) -> matchmaking_pb2.Ticket:
+        req = matchmaking_pb2.CancelTicketRequest(player_id=player_id, ticket_id=ticket_id)
+        try:
+            reply = await self.stub.CancelTicket(req, timeout=self.timeout_s, metadata=self._md(player_id))
+        except grpc.aio.AioRpcError as err:
+            raise domain_error(err, "matchmaking") from None
+        return reply.ticket
+
+    async def watch(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.Ticket]:
+        req = matchmaking_pb2.WatchTicketRequest(player_id=player_id, ticket_id=ticket_id)
+        call = self.stub.WatchTicket(req, timeout=WATCH_DEADLINE_S, metadata=self._md(player_id))
+        try:
+            async for reply in call:
+                yield reply.ticket
+        except grpc.aio.AioRpcError as err:
+            raise domain_error(err, "matchmaking") from None
+        finally:
+            call.cancel()
+
+    async def create_private(
+        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest
+    ) -> gateway_pb2.CreatePrivateGameResponse:
+        req = matchmaking_pb2.CreatePrivateTableRequest(
+            player_id=player_id, wish=request.wish, client_seed=request.client_seed
+        )
+        try:
+            reply = await self.stub.CreatePrivateTable(req, timeout=self.timeout_s, metadata=self._md(player_id))
+        except grpc.aio.AioRpcError as err:
+            raise domain_error(err, "matchmaking") from None
+        return gateway_pb2.CreatePrivateGameResponse(code=reply.code, ticket=reply.ticket)
+
+    async def join_private(self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest) -> matchmaking_pb2.Ticket:
+        req = matchmaking_pb2.JoinPrivateTableRequest(
+            player_id=player_id, code=request.code, client_seed=request.client_seed
+        )
+        try:
+            reply = await self.stub.JoinPrivateTable(req, timeout=self.timeout_s, metadata=self._md(player_id))
+        except grpc.aio.AioRpcError as err:
+            raise domain_error(err, "matchmaking") from None
+        return reply.ticket
+
+    async def start_private(self, player_id: str, code: str) -> str:
+        req = matchmaking_pb2.StartPrivateTableRequest(player_id=player_id, code=code)
+        try:
+            reply = await self.stub.StartPrivateTable(req, timeout=self.timeout_s, metadata=self._md(player_id))
+        except grpc.aio.AioRpcError as err:
+            raise domain_error(err, "matchmaking") from None
+        return str(reply.table_id)
+
+    async def close(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+
+
+class GrpcScoring:
+    """`ScoringPort` over `trix.v1.ScoringService`."""
+
+    def __init__(self, target: str, timeout_s: float) -> None:
+        self.target = target
+        self.channel: grpc.aio.Channel | None = None
+        self.timeout_s = timeout_s
+
+    @property
+    def stub(self) -> scoring_pb2_grpc.ScoringServiceAsyncStub:
+        if self.channel is None:
+            self.channel = grpc.aio.insecure_channel(self.target)
+        return scoring_pb2_grpc.ScoringServiceStub(self.channel)
+
+    async def query(self, request: gateway_pb2.QueryRequest) -> gateway_pb2.QueryResponse:
+        which = request.WhichOneof("query")
+        out = gateway_pb2.QueryResponse()
+        t = self.timeout_s
+        try:
+            if which == "standings":
+                out.standings.CopyFrom(await self.stub.GetStandings(request.standings, timeout=t))
+            elif which == "history":
+                out.history.CopyFrom(await self.stub.ListHistory(request.history, timeout=t))
+            elif which == "game_record":
+                out.game_record.CopyFrom(await self.stub.GetGameRecord(request.game_record, timeout=t))
+            elif which == "leaderboard":
+                out.leaderboard.CopyFrom(await self.stub.GetLeaderboard(request.leaderboard, timeout=t))
+            elif which == "player_stats":
+                out.player_stats.CopyFrom(await self.stub.GetPlayerStats(request.player_stats, timeout=t))
+            elif which == "balance":
+                out.balance.CopyFrom(await self.stub.GetBalance(request.balance, timeout=t))
+            elif which == "ledger":
+                out.ledger.CopyFrom(await self.stub.ListLedger(request.ledger, timeout=t))
+            else:
+                raise InvalidArgument("the query is empty")
+        except grpc.aio.AioRpcError as err:
+            raise domain_error(err, "scoring") from None
+        return out
+
+    async def close(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
