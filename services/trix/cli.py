@@ -17,6 +17,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "selfplay": ("trix.selfplay", "play whole games with the built-in bots"),
     "bench": ("trix.bench", "benchmarks: `trix bench engine`, `trix bench bot`"),
     "up": ("trix.up", "start NATS and every service on loopback"),
+    "play": ("trix.play", "play a game in the terminal through the gateway (embedded platform without --server)"),
+    "demo": ("trix.demo", "one whole game of four bot clients through the gateway, then replay and verify it"),
 }
 
 
