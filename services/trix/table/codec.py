@@ -45,26 +45,26 @@ async def dispatch(
         reply.sequence = view.sequence
         reply.get_seat_view.view.CopyFrom(view)
     elif which == "set_client_seed":
-        c = command.set_client_seed
-        reply.sequence = await service.set_client_seed(caller, _header(c.header), c.client_seed)
+        seed = command.set_client_seed
+        reply.sequence = await service.set_client_seed(caller, _header(seed.header), seed.client_seed)
     elif which == "choose_contract":
-        c = command.choose_contract
-        reply.sequence = await service.act(caller, _header(c.header), action_from("contract", c.contract))
+        choose = command.choose_contract
+        reply.sequence = await service.act(caller, _header(choose.header), action_from("contract", choose.contract))
     elif which == "answer_double":
-        c = command.answer_double
-        action = action_from("double", [card.id for card in c.cards])
-        reply.sequence = await service.act(caller, _header(c.header), action)
+        answer = command.answer_double
+        action = action_from("double", [card.id for card in answer.cards])
+        reply.sequence = await service.act(caller, _header(answer.header), action)
     elif which == "play_card":
-        c = command.play_card
-        reply.sequence = await service.act(caller, _header(c.header), action_from("card", c.card.id))
+        play = command.play_card
+        reply.sequence = await service.act(caller, _header(play.header), action_from("card", play.card.id))
     elif which == "leave_table":
-        c = command.leave_table
-        reply.sequence = await service.leave(caller, _header(c.header), int(c.reason))
+        leave = command.leave_table
+        reply.sequence = await service.leave(caller, _header(leave.header), int(leave.reason))
     elif which == "reclaim_seat":
         reply.sequence = await service.reclaim(caller, _header(command.reclaim_seat.header))
     elif which == "auto_act":
-        c = command.auto_act
-        reply.sequence = await service.auto_act(caller, c.table_id, c.seat, c.turn_seq)
+        auto = command.auto_act
+        reply.sequence = await service.auto_act(caller, auto.table_id, auto.seat, auto.turn_seq)
     else:
         raise InvalidArgument("empty command")
     return reply
@@ -79,7 +79,7 @@ async def handle_command(service: TableService, data: bytes, token: str | None) 
     except DomainError as err:
         reply.error.kind = error_kind(err)
         reply.error.message = err.public_message
-    except Exception as exc:  # noqa: BLE001 - the text of an unexpected error never leaves the service
+    except Exception as exc:
         error_id = uuid.uuid4().hex[:16]
         log.error("unexpected error", error_id=error_id, exc_info=exc)
         reply.error.kind = INTERNAL_KIND

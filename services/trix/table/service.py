@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from trix import engine, fairness
+from trix import engine, fairness  # type: ignore[attr-defined]  # engine/python, mapped in by setuptools
 from trix.errors import (
     DomainError,
     IllegalMove,
@@ -356,9 +356,10 @@ class TableService:
 
 def _not_your_turn(table: Table) -> str:
     seats = table.to_act()
-    if table.game is not None and table.options.doubling_reveal == engine.Reveal.SIMULTANEOUS:
-        if table.game.phase == engine.Phase.DOUBLING:
-            return "not your turn"  # §14: do not tell who is still to answer
+    game = table.game
+    simultaneous = table.options.doubling_reveal == engine.Reveal.SIMULTANEOUS
+    if game is not None and simultaneous and game.phase == engine.Phase.DOUBLING:
+        return "not your turn"  # §14: do not tell who is still to answer
     return f"not your turn (seat {seats[0]} to act)" if seats else "not your turn"
 
 
@@ -455,12 +456,12 @@ def action_from(kind: str, value: Any) -> int:
     """The engine action of a command: a card, a contract or a doubling answer."""
     try:
         if kind == "card":
-            return engine.play(int(value))
+            return int(engine.play(int(value)))
         if kind == "contract":
             if not 1 <= int(value) <= 6:
                 raise InvalidArgument("unknown contract")
-            return engine.choose(engine.Contract(int(value) - 1))
-        return engine.double([int(c) for c in value])
+            return int(engine.choose(engine.Contract(int(value) - 1)))
+        return int(engine.double([int(c) for c in value]))
     except DomainError:
         raise
     except (ValueError, TypeError, KeyError):

@@ -184,7 +184,7 @@ class TableBus:
             msg = await self._conn().client.request(
                 subject, command.SerializeToString(), timeout=self.timeout_s, headers=headers
             )
-        except (nats.errors.NoRespondersError, nats.errors.TimeoutError, asyncio.TimeoutError):
+        except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError):
             raise Unavailable("the table's owner did not answer; retry with the same action id") from None
         reply = table_pb2.TableCommandReply.FromString(msg.data)
         if reply.HasField("error"):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from trix import engine, fairness
+from trix import engine, fairness  # type: ignore[attr-defined]  # engine/python, mapped in by setuptools
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 Clock = Callable[[], datetime]
@@ -210,7 +210,7 @@ class Table:
             return None
         for seat in self.game.to_act():
             if self.bots[seat]:
-                return seat
+                return int(seat)
         return None
 
     # -- applying log entries ------------------------------------------------------------
@@ -370,14 +370,16 @@ class Table:
                 played = set(game.view(None)["played_contracts"])
                 available = [contract_pb(c) for c in variant_contracts(self.variant) if c not in played]
 
-                def started(hand: tuple[int, ...]) -> dict[str, Any]:
+                def started(
+                    hand: tuple[int, ...], deal: int = deal, kingdom: int = kingdom, owner: int = owner
+                ) -> dict[str, Any]:
                     return {
                         "deal_started": events_pb2.DealStarted(
                             deal_index=deal,
                             kingdom=kingdom,
                             owner=owner,
                             hand=[card_pb(c) for c in hand],
-                            available_contracts=available,
+                            available_contracts=available,  # noqa: B023 - called in this iteration only
                         )
                     }
 
@@ -493,7 +495,7 @@ class Table:
     def record(self) -> dict[str, Any]:
         """RULES.md §12 record; the server seed only once the game is over (§11, §14)."""
         assert self.game is not None
-        rec = self.game.record()
+        rec: dict[str, Any] = self.game.record()
         rec["players"] = [self.player(s) or f"bot-{s}" for s in range(4)]
         rec["fairness"] = {
             "commitment": self.commitment,

@@ -1,0 +1,12 @@
+# Table service targets (issue 4). Included by the top Makefile.
+PY ?= .venv/bin/python
+
+.PHONY: test-table bench-table
+test-table: ## table service integration + leak tests (real NATS, gRPC, C engine), with a summary line
+	@start=$$(date +%s); \
+	$(PY) -m pytest -q -p no:cacheprovider tests/table; rc=$$?; \
+	echo "test-table: $$( [ $$rc -eq 0 ] && echo PASS || echo FAIL ) in $$(( $$(date +%s) - start ))s (tests/table: games of 4 variants, §14 leak check, commands, permissions, recovery, SIGKILL)"; \
+	exit $$rc
+
+bench-table: ## per-command latency of the table service on loopback (NATS request -> log append -> reply)
+	@PYTHONPATH=services:tests/table $(PY) tests/table/bench_table.py
