@@ -15,10 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from trix.errors import IllegalMove, StaleTurn
 from trix.runtime.config import RuntimeConfig
 from trix.runtime.server import Runtime, ServiceBinding
-from trix.table import grpc_api as table_api
-from trix.table.config import TableConfig
-from trix.table.service import TableService
-from trix.v1 import timers_pb2, timers_pb2_grpc
+from trix.v1 import scoring_pb2, scoring_pb2_grpc, timers_pb2, timers_pb2_grpc
 
 
 class ProbeTimers(timers_pb2_grpc.TimersServiceServicer):
@@ -46,12 +43,22 @@ def runtime_config(**changes: Any) -> RuntimeConfig:
 
 async def start_probe(config: RuntimeConfig) -> tuple[Runtime, ProbeTimers]:
     probe = ProbeTimers()
-    table = TableService(TableConfig.from_env({"TRIX_NATS_URL": "none"}))
 
     def register(server: grpc.aio.Server) -> None:
         timers_pb2_grpc.add_TimersServiceServicer_to_server(probe, server)
 
-    runtime = Runtime(config, [ServiceBinding("trix.v1.TimersService", register), table_api.binding(table)])
+    def register_unbuilt(server: grpc.aio.Server) -> None:
+        # The generated base servicer: every RPC raises NotImplementedError, as an
+        # RPC of a service whose issue has not landed yet would.
+        scoring_pb2_grpc.add_ScoringServiceServicer_to_server(scoring_pb2_grpc.ScoringServiceServicer(), server)
+
+    runtime = Runtime(
+        config,
+        [
+            ServiceBinding("trix.v1.TimersService", register),
+            ServiceBinding("trix.v1.ScoringService", register_unbuilt, unbuilt_issue=99),
+        ],
+    )
     await runtime.start()
     return runtime, probe
 
@@ -113,14 +120,12 @@ async def test_error_table_unimplemented_and_metrics() -> None:
             assert "error id" in details
             assert "secret-internal-detail" not in details and "KeyError" not in details
 
-            from trix.v1 import table_pb2, table_pb2_grpc
-
-            table = table_pb2_grpc.TableServiceStub(channel)
+            unbuilt = scoring_pb2_grpc.ScoringServiceStub(channel)
             with pytest.raises(grpc.aio.AioRpcError) as err:
-                await table.PlayCard(table_pb2.PlayCardRequest(), timeout=10)
+                await unbuilt.GetStandings(scoring_pb2.GetStandingsRequest(), timeout=10)
             assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
-            assert "issue #4" in (err.value.details() or "")
-            assert "PlayCard" in (err.value.details() or "")
+            assert "issue #99" in (err.value.details() or "")
+            assert "GetStandings" in (err.value.details() or "")
 
             health = health_pb2_grpc.HealthStub(channel)
             status = await health.Check(health_pb2.HealthCheckRequest(service="trix.v1.TimersService"), timeout=10)
@@ -134,7 +139,7 @@ async def test_error_table_unimplemented_and_metrics() -> None:
             'grpc_service="trix.v1.TimersService",grpc_type="unary"} 1.0'
         ) in body
         assert 'grpc_code="INTERNAL",grpc_method="GetPresence"' in body
-        assert 'grpc_code="UNIMPLEMENTED",grpc_method="PlayCard",grpc_service="trix.v1.TableService"' in body
+        assert 'grpc_code="UNIMPLEMENTED",grpc_method="GetStandings",grpc_service="trix.v1.ScoringService"' in body
         assert "grpc_server_handling_seconds_bucket{" in body
         assert "boom" not in body and "illegal" not in body  # no ids as labels
     finally:
