@@ -96,6 +96,7 @@ class EmbeddedPlatform:
             "TRIX_MATCHMAKING_BOT_FILL_S": "0",
             "TRIX_TIMERS_TICK_S": "0.05",
             "TRIX_DRAIN_DELAY_S": "0",
+            "TRIX_METRICS_PORT": "0",  # the process binds a free port itself: no race with other programs
             **(env or {}),
         }
         self.gateway_target = ""
@@ -113,10 +114,15 @@ class EmbeddedPlatform:
             child.env.update(self.env)
             child.start()
         deadline = time.monotonic() + timeout_s
+        restarts = 0
         while not all(c.serving for c in sup.services):
             for child in sup.services:
                 if child.proc is not None and child.proc.poll() is not None:
-                    raise RuntimeError(f"{child.name} exited; see {child.log_path}")
+                    restarts += 1  # e.g. its port was taken meanwhile: once more, like `trix up` would
+                    if restarts > 3:
+                        raise RuntimeError(f"{child.name} exited; see {child.log_path}")
+                    time.sleep(0.3)
+                    child.start()
                 if not child.serving and child.check_serving():
                     child.serving = True
             if time.monotonic() > deadline:
@@ -315,7 +321,7 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", default="", help="your fairness seed (RULES.md §11)")
     parser.add_argument("--state-dir", type=Path, default=Path(".state/play"), help="embedded platform data")
     parser.add_argument("--device-file", type=Path, default=None, help="where the guest device secret is kept")
-    parser.add_argument("--card-timeout-ms", type=int, default=0, help="card timer of a new table (0 = default)")
+    parser.add_argument("--card-timeout", type=int, default=0, help="card timer of a new table in s (0 = default)")
     parser.add_argument("--deals", type=int, default=0, help="stop after this many deals (0 = the whole game)")
 
 
@@ -359,8 +365,8 @@ class Terminal:
 
     def _wish(self) -> matchmaking_pb2.GameWish:
         wish = matchmaking_pb2.GameWish(variant=VARIANTS[self.args.variant])
-        if self.args.card_timeout_ms:
-            wish.options.card_timeout_ms = self.args.card_timeout_ms
+        if self.args.card_timeout:
+            wish.options.card_timeout_s = self.args.card_timeout
         return wish
 
     async def _run(self) -> int:

@@ -316,11 +316,10 @@ class GatewayService:
         reply = await self._tables().command(table_id, command, player_id)
         return gateway_pb2.SubmitActionResponse(action_id=action_id, sequence=reply.sequence)
 
-    async def view(self, player_id: str, table_id: str) -> table_pb2.SeatView:
-        """The caller's seat view, or the public view when he watches without a seat."""
+    async def view(self, player_id: str, table_id: str, *, spectator: bool = False) -> table_pb2.SeatView:
+        """The caller's seat view (PERMISSION_DENIED without a seat), or the public view."""
         table_id = self.current_table(player_id, table_id)
-        seats = await self.seat_map(table_id, player_id)
-        seat = seats.players.index(player_id) if player_id in seats.players else SPECTATOR
+        seat = SPECTATOR if spectator else await self.seat_of(table_id, player_id)
         command = table_pb2.TableCommand(get_seat_view=table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat))
         reply = await self._tables().command(table_id, command, player_id)
         return reply.get_seat_view.view
@@ -651,7 +650,8 @@ class Session:
                     last = self.last_seq[key]
                     if first and last > 0 and not event.HasField("table_created") and event.sequence > last + 1:
                         # The stored history no longer reaches back to `last`: one fresh view instead.
-                        view = await self.gateway.view(self.player_id, follow.table_id)
+                        spectator = follow.seat == SPECTATOR
+                        view = await self.gateway.view(self.player_id, follow.table_id, spectator=spectator)
                         self.push(gateway_pb2.SessionResponse(snapshot=view))
                         self.last_seq[key] = last = view.sequence
                     first = False

@@ -1,0 +1,31 @@
+"""Fixtures of the gateway tests: the whole platform (real nats-server, the five
+services as processes, real gRPC on 127.0.0.1, the real C engine) started once per
+session through `trix.play.EmbeddedPlatform`, and stopped by the fixture."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from gateway_support import Platform
+
+from trix.play import EmbeddedPlatform
+
+
+@pytest.fixture(scope="session")
+def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    state: Path = tmp_path_factory.mktemp("gateway-platform")
+    env = {
+        "TRIX_GATEWAY_RATE_PER_S": "400",
+        "TRIX_GATEWAY_RATE_BURST": "400",
+        "TRIX_MATCHMAKING_BOT_FILL_S": "0",
+    }
+    embedded = EmbeddedPlatform(state, fresh=True, env=env)
+    try:
+        target = embedded.start()
+        gateway = next(c for c in embedded.supervisor.services if c.name == "gateway")
+        assert gateway.proc is not None
+        yield Platform(target, embedded.env, state, gateway.proc.pid)
+    finally:
+        embedded.stop()
