@@ -18,6 +18,9 @@ from nats.js.errors import BucketNotFoundError, NotFoundError
 from trix.natsio import subjects
 
 DAY_S = 24 * 3600.0
+TABLE_LEASE_TTL_S = 2.0
+"""TTL of a table shard's lease and of a table replica's heartbeat (issue 5): an owner that
+stops renewing loses its shards after this long, so a SIGKILL costs players a few seconds."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,12 @@ STREAMS: tuple[StreamSpec, ...] = (
 )
 
 KV_BUCKETS: tuple[KvSpec, ...] = (
-    KvSpec("table_leases", "Owner lease of each table (issue 5).", ttl_s=10.0),
+    KvSpec(
+        "table_leases",
+        "Owner lease of each of the TABLE_SHARDS command shards, renewed by CAS on its revision (issue 5).",
+        ttl_s=TABLE_LEASE_TTL_S,
+    ),
+    KvSpec("table_replicas", "Table replicas' heartbeats: who shares the shards (issue 5).", ttl_s=TABLE_LEASE_TTL_S),
     KvSpec("player_tables", "Player -> current table index (issue 4)."),
     KvSpec("table_secrets", "Server seed of each running table (private to the table service, RULES.md §11, §14)."),
     KvSpec("timer_deadlines", "Pending decision deadlines (issue 7)."),
