@@ -17,6 +17,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -56,6 +57,8 @@ class Bot:
         self.moves = 0
         self.latencies: list[float] = []
         self.sent_at: dict[str, float] = {}
+        self.acted = 0
+        """turn_seq of the last turn this bot answered (one answer per turn)."""
 
     def log(self, text: str) -> None:
         if self.say:
@@ -66,6 +69,24 @@ class Bot:
         stream = self.client.open()
         wish = matchmaking_pb2.GameWish(variant=self.variant)  # type: ignore[arg-type]
         self.client.send(gateway_pb2.SessionRequest(find_match=gateway_pb2.FindMatchRequest(wish=wish)))
+        st = self.state
+        nudge = asyncio.ensure_future(self._nudge())
+        try:
+            await self._loop(stream)
+        finally:
+            nudge.cancel()
+        await self.client.close()
+        return st
+
+    async def _nudge(self) -> None:
+        """A turn whose answer got lost (a race between a view and a newer turn) is asked again."""
+        while True:
+            await asyncio.sleep(1.0)
+            st = self.state
+            if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted:
+                self._view()
+
+    async def _loop(self, stream: Any) -> None:
         st = self.state
         async for m in stream:
             kind = m.WhichOneof("kind")
@@ -84,7 +105,10 @@ class Bot:
             elif kind == "snapshot":
                 st.view = m.snapshot
                 st.sequence = max(st.sequence, m.snapshot.sequence)
-                if st.my_turn() and st.turn is not None and m.snapshot.turn.turn_seq == st.turn.turn_seq:
+                turn = m.snapshot.turn
+                if st.seat in turn.seats and turn.turn_seq != self.acted and not m.snapshot.finished:
+                    st.turn = turn
+                    self.acted = turn.turn_seq
                     self._act()
             elif kind == "accepted":
                 sent = self.sent_at.pop(m.accepted.action_id, None)
@@ -95,9 +119,8 @@ class Bot:
                 if not st.table_id:
                     raise RuntimeError(f"bot{self.index + 1}: {m.error.code}: {m.error.message}")
                 if st.my_turn():
+                    self.acted = 0
                     self._view()
-        await self.client.close()
-        return st
 
     def _view(self) -> None:
         self.client.send(gateway_pb2.SessionRequest(view=gateway_pb2.GetViewRequest(table_id=self.state.table_id)))

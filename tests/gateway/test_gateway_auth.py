@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
-from gateway_support import Platform, Seated, assert_clean, auth, forged_tokens, seated, signed_in, status_of
+from gateway_support import Platform, Seated, assert_clean, auth, forged_tokens, signed_in, status_of
 
 from trix.gateway.tokens import HmacTokens
 from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2, scoring_pb2
