@@ -38,7 +38,7 @@ def forged_tokens(platform: Platform, player_id: str) -> dict[str, str]:
     """Every kind of bad token for `player_id`."""
     good, _ = HmacTokens(platform.token_key, 3600).issue(player_id, "x", 1.7e9 + 10**8)
     expired, _ = HmacTokens(platform.token_key, 60).issue(player_id, "x", 1_000_000_000)
-    h, p, s = good.split(".")
+    h, p, _sig = good.split(".")
     bad_sig = f"{h}.{p}.{b64(b'0' * 32)}"
     none_header = b64(json.dumps({"alg": "none", "typ": "JWT"}).encode())
     alg_none = f"{none_header}.{p}."
