@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import ctypes
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -269,6 +270,8 @@ class Supervisor:
         base_env = dict(os.environ)
         base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
         base_env["PYTHONUNBUFFERED"] = "1"
+        # One caller-token secret for the table, the timers and the gateway (issue 9), unless given.
+        base_env.setdefault("TRIX_INTERNAL_TOKEN_SECRET", secrets.token_hex(32))
         children: list[Child] = []
         first_port: dict[str, int] = {}
         for service in SERVICES:
