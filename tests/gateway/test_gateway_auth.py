@@ -37,10 +37,14 @@ def calls(stub: gateway_pb2_grpc.GatewayServiceAsyncStub, table_id: str) -> dict
         "GetView": lambda md: stub.GetView(gateway_pb2.GetViewRequest(table_id=table_id), metadata=md),
         "Events": lambda md: _first(stub.Events(gateway_pb2.EventsRequest(table_id=table_id), metadata=md)),
         "Spectate": lambda md: _first(stub.Spectate(gateway_pb2.SpectateRequest(table_id=table_id), metadata=md)),
-        "Session": lambda md: _first(
-            stub.Session(iter([gateway_pb2.SessionRequest(ping=True)]), metadata=md)  # type: ignore[arg-type]
-        ),
+        "Session": lambda md: _first(stub.Session(_pings(), metadata=md)),
     }
+
+
+async def _pings() -> Any:
+    """A client that keeps its side of the stream open, like a mobile client."""
+    yield gateway_pb2.SessionRequest(ping=True)
+    await asyncio.sleep(30)
 
 
 async def _first(call: Any) -> Any:
