@@ -6,6 +6,7 @@ would (NATS requests, presence events)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import secrets
@@ -189,7 +190,10 @@ class Client_:
 
     async def _on_event(self, msg: Any) -> None:
         event = events_pb2.Event.FromString(msg.data)
-        self.events.setdefault(event.table_id, []).append(event)
+        seen = self.events.setdefault(event.table_id, [])
+        if seen and event.sequence <= seen[-1].sequence:
+            return  # a copy republished by a recovering table owner
+        seen.append(event)
         self.changed.set()
 
     async def request(self, table_id: str, command: table_pb2.TableCommand, tok: str) -> table_pb2.TableCommandReply:
@@ -249,10 +253,8 @@ class Client_:
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {what}")
             self.changed.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), 0.05)
-            except TimeoutError:
-                pass
 
 
 async def eventually(check: Callable[[], Awaitable[Any]], timeout_s: float = 20.0, what: str = "condition") -> Any:
