@@ -16,6 +16,7 @@ import uuid
 import structlog
 
 from trix.errors import DomainError, InvalidArgument, error_kind
+from trix.natsio.subjects import token as subject_token
 from trix.table.identity import verify
 from trix.table.service import ActionHeader, TableService, action_from
 from trix.v1 import table_pb2
@@ -41,6 +42,7 @@ async def dispatch(
         reply.sequence = created.sequence
         reply.create_table.CopyFrom(created)
     elif which == "get_seat_view":
+        await service.ensure_loaded(subject_token(command.get_seat_view.table_id, "table id"))
         view = service.seat_view(caller, command.get_seat_view.table_id, command.get_seat_view.seat)
         reply.sequence = view.sequence
         reply.get_seat_view.view.CopyFrom(view)

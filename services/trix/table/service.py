@@ -47,6 +47,10 @@ class LogConflict(Exception):
     """The log's last sequence is not the one expected: another writer appended (stale owner)."""
 
 
+class NotOwner(Unavailable):
+    """This replica does not (or no longer) hold the lease of the table's shard (issue 5)."""
+
+
 class TableStore(Protocol):
     """Durable storage of tables (JetStream in production)."""
 
@@ -112,6 +116,10 @@ class TableService:
         self._locks: dict[str, asyncio.Lock] = {}
         self._store: TableStore | None = None
         self._sink: EventSink | None = None
+        self.may_write: Callable[[str], bool] = lambda table_id: True
+        """Whether this replica holds a valid lease on the table's shard (set by the lease
+        manager, issue 5); checked right before every append."""
+        self.recover_concurrency = 16
 
     def attach(self, store: TableStore, sink: EventSink) -> None:
         self._store, self._sink = store, sink
@@ -137,17 +145,33 @@ class TableService:
             raise NotFound(f"unknown table {table_id!r}")
         return table
 
+    async def ensure_loaded(self, table_id: str) -> None:
+        """A table of an owned shard missing from memory (created by a previous owner after this
+        replica listed the shard's tables) is rebuilt from its log before it is used."""
+        if table_id in self.tables or not self.may_write(table_id):
+            return
+        async with self._lock(table_id):
+            if table_id not in self.tables:
+                await self._recover_one(table_id)
+
     # -- commit: log first, then state, then events -------------------------------------------
 
     async def _commit(self, table: Table, trial: Table, entry: dict[str, Any], routed: list[Routed]) -> int:
         data = json.dumps(entry, separators=(",", ":")).encode()
         msg_id = f"{table.table_id}.{entry['id']}"
+        if not self.may_write(table.table_id):
+            raise NotOwner("this replica no longer owns the table; retry with the same action id")
         try:
             trial.log_seq = await self.store.append(table.table_id, data, msg_id, table.log_seq)
         except LogConflict:
-            # Another writer appended: this copy is stale. Rebuild from the log; the client retries.
+            # Another writer appended (a stale copy, or the same action id stored already):
+            # rebuild from the log; a repeated action id answers its first result.
             log.warning("table log conflict, reloading", table_id=table.table_id)
+            self.tables.pop(table.table_id, None)
             await self._recover_one(table.table_id)
+            reloaded = self.tables.get(table.table_id)
+            if reloaded is not None and entry["id"] in reloaded.results:
+                return reloaded.results[entry["id"]]
             raise Unavailable("the table moved on; retry") from None
         self.tables[table.table_id] = trial
         await self.sink.publish(table.table_id, routed)
@@ -172,6 +196,7 @@ class TableService:
         if not caller.is_service:
             raise PermissionDenied("only the platform creates tables")
         table_id = token(request.table_id, "table id")
+        await self.ensure_loaded(table_id)
         async with self._lock(table_id):
             existing = self.tables.get(table_id)
             if existing is not None:  # idempotent on the table id
@@ -211,6 +236,7 @@ class TableService:
         if not 0 <= header.seat <= 3:
             raise InvalidArgument(f"seat must be 0..3: {header.seat}")
         action_id = token(header.action_id, "action id")
+        await self.ensure_loaded(table_id)
         async with self._lock(table_id):
             table = self._table(table_id)
             if not caller.is_player(table.player(header.seat)):
@@ -258,7 +284,8 @@ class TableService:
         return await self._seat_command(caller, header, build)
 
     async def leave(self, caller: Caller, header: ActionHeader, reason: int) -> int:
-        table = self._table(token(header.table_id, "table id"))
+        await self.ensure_loaded(token(header.table_id, "table id"))
+        table = self._table(header.table_id)
         if caller.is_service:  # the timers decide a leave (§10 grace, timeouts): act as the seat
             caller = Caller("player", table.player(header.seat) or "-")
 
@@ -272,7 +299,8 @@ class TableService:
         return await self._seat_command(caller, header, build, needs_turn=False)
 
     async def reclaim(self, caller: Caller, header: ActionHeader) -> int:
-        table = self._table(token(header.table_id, "table id"))
+        await self.ensure_loaded(token(header.table_id, "table id"))
+        table = self._table(header.table_id)
         if caller.is_service:  # the timers reclaim for a player who reconnected (§10): act as the seat
             caller = Caller("player", table.player(header.seat) or "-")
 
@@ -288,6 +316,7 @@ class TableService:
         if not caller.is_service:
             raise PermissionDenied("only the timers act for a seat")
         table_id = token(table_id, "table id")
+        await self.ensure_loaded(table_id)
         async with self._lock(table_id):
             table = self._table(table_id)
             turn = table.turn
@@ -321,14 +350,27 @@ class TableService:
 
     # -- recovery ----------------------------------------------------------------------------------
 
-    async def recover(self) -> int:
-        """Rebuild every table in the log (unfinished ones fully) and republish missing events."""
-        count = 0
-        for table_id in await self.store.log_tables():
-            async with self._lock(table_id):
+    async def recover(self, owned: Callable[[str], bool] | None = None) -> int:
+        """Rebuild every table in the log (those `owned` selects), republish missing events."""
+        table_ids = [t for t in await self.store.log_tables() if owned is None or owned(t)]
+        gate = asyncio.Semaphore(self.recover_concurrency)
+
+        async def one(table_id: str) -> None:
+            async with gate, self._lock(table_id):
                 await self._recover_one(table_id)
-            count += 1
-        return count
+
+        await asyncio.gather(*(one(t) for t in table_ids))
+        return len(table_ids)
+
+    def forget(self, dropped: Callable[[str], bool]) -> int:
+        """Drop the in-memory tables `dropped` selects (their shard moved to another replica)."""
+        gone = [t for t in self.tables if dropped(t)]
+        for table_id in gone:
+            self.tables.pop(table_id, None)
+            lock = self._locks.get(table_id)
+            if lock is not None and not lock.locked():
+                self._locks.pop(table_id, None)
+        return len(gone)
 
     async def _recover_one(self, table_id: str) -> None:
         seed = await self.store.get_secret(table_id)
@@ -349,7 +391,7 @@ class TableService:
             return
         self.tables[table_id] = table
         missing = await self.sink.publish_missing(table_id, replayed) if replayed else 0
-        if table.finished:
+        if table.finished and replayed:  # else the final snapshot was written already
             await self._finish(table)
         log.info("table recovered", table_id=table_id, sequence=table.sequence, republished=missing)
 

@@ -8,30 +8,42 @@ Owns the table's NATS side:
   table index in `player_tables`;
 - `JetStreamSink`, the `EventSink` port: every event copy on the subjects its audience
   may read (RULES.md §14), stored by TABLE_EVENTS for resume;
-- the command subscription (this replica owns every shard until issue 5 adds leases),
-  the MatchFormed consumer, and `TableBus`, which the gRPC API uses to forward
-  commands to the owner and to read a seat's stored events.
+- the shard leases' NATS side (issue 5): `KvLeaseStore` (the `table_leases` and
+  `table_replicas` buckets, CAS on revisions), the watchers feeding `LeaseManager`, and
+  `ShardRouter`, the `ShardHost` that rebuilds a shard's tables from snapshot + log when
+  its lease is won, and only then subscribes `trix.table.cmd.<shard>.*` (so commands
+  reach the owner, and nobody while a shard changes hands: the caller sees no
+  responders and retries with the same action id); when the lease is handed over it
+  drains the subscription and finishes the commands in flight first;
+- the MatchFormed consumer (a queue group shared by the replicas; the create goes to the
+  owner as a command), and `TableBus`, which the gRPC API uses to forward commands to
+  the owner and to read a seat's stored events.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import Any
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
 
 import nats.errors
 import structlog
 from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js.api import DeliverPolicy
-from nats.js.errors import APIError, KeyNotFoundError, NotFoundError
+from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
+from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
-from trix.errors import DomainError, Unavailable, from_kind
+from trix.errors import Unavailable, from_kind
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.consumer import MemoryProgress, subscribe_durable
+from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
 from trix.table.codec import INTERNAL_KIND, handle_command
-from trix.table.identity import TOKEN_HEADER, Caller
+from trix.table.identity import TOKEN_HEADER, sign
+from trix.table.leases import LeaseManager
 from trix.table.service import LogConflict, TableService
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import events_pb2, table_pb2
@@ -44,7 +56,13 @@ EVENTS_STREAM = "TABLE_EVENTS"
 SECRETS_BUCKET = "table_secrets"
 PLAYERS_BUCKET = "player_tables"
 WRONG_LAST_SEQUENCE = 10071
-MATCH_CONSUMER = "table-match-formed"
+MATCH_CONSUMER = "table-match-formed-q"
+"""Durable of the MatchFormed consumer, delivered to the replicas' queue group (issue 5)."""
+WRITER_HEADER = "Trix-Writer"
+"""Header of a log entry: which replica appended it, under which lease epoch (the KV revision at
+which it won the shard). Epochs only grow along a table's log: a stale owner never appends."""
+LEASES_BUCKET = "table_leases"
+REPLICAS_BUCKET = "table_replicas"
 
 
 class JetStreamStore:
@@ -52,9 +70,13 @@ class JetStreamStore:
 
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
+        self.writer: Callable[[str], str] | None = None
+        """`<replica>/<lease epoch>` of a table's writer, stored with each entry (audit, tests)."""
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
         headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(expected_last)}
+        if self.writer is not None:
+            headers[WRITER_HEADER] = self.writer(table_id)
         try:
             ack = await publish_once(
                 self.nats.jetstream, subjects.table_log(table_id), entry, msg_id=msg_id, headers=headers
@@ -63,6 +85,10 @@ class JetStreamStore:
             if err.err_code == WRONG_LAST_SEQUENCE:
                 raise LogConflict(str(err)) from None
             raise
+        if ack.duplicate:
+            # This action id is in the log already (stored by an earlier attempt or an earlier
+            # owner): the caller reloads the table and answers the first result.
+            raise LogConflict(f"duplicate action {msg_id}")
         return int(ack.seq)
 
     async def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]:
@@ -180,12 +206,23 @@ class TableBus:
         """Send a command to the table's owner; raises its domain error."""
         headers = {TOKEN_HEADER: token} if token else None
         subject = subjects.table_command(table_id)
-        try:
-            msg = await self._conn().client.request(
-                subject, command.SerializeToString(), timeout=self.timeout_s, headers=headers
-            )
-        except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError):
-            raise Unavailable("the table's owner did not answer; retry with the same action id") from None
+        data = command.SerializeToString()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        while True:
+            # No responders: the table's shard is changing hands (issue 5); the same bytes
+            # (same action id) are sent again until the deadline, so nothing applies twice.
+            try:
+                msg = await self._conn().client.request(
+                    subject, data, timeout=max(0.1, deadline - loop.time()), headers=headers
+                )
+                break
+            except nats.errors.NoRespondersError:
+                if loop.time() + 0.1 >= deadline:
+                    raise Unavailable("the table's owner did not answer; retry with the same action id") from None
+                await asyncio.sleep(0.1)
+            except (TimeoutError, nats.errors.TimeoutError):
+                raise Unavailable("the table's owner did not answer; retry with the same action id") from None
         reply = table_pb2.TableCommandReply.FromString(msg.data)
         if reply.HasField("error"):
             if reply.error.kind == INTERNAL_KIND:
@@ -212,21 +249,154 @@ class TableBus:
             await sub.unsubscribe()
 
 
-class _Handlers:
-    def __init__(self, service: TableService) -> None:
-        self.service = service
-        self.tasks: set[asyncio.Task[None]] = set()
+class KvLeaseStore:
+    """`LeaseStore` on the `table_leases` (key = shard) and `table_replicas` (key = replica) buckets."""
 
-    async def on_command(self, msg: Msg) -> None:
+    def __init__(self, leases: KeyValue, replicas: KeyValue) -> None:
+        self.leases = leases
+        self.replicas = replicas
+
+    async def heartbeat(self, replica: str) -> None:
+        await self.replicas.put(replica, b"up")
+
+    async def leave(self, replica: str) -> None:
+        await self.replicas.delete(replica)
+
+    async def create(self, shard: int, owner: str) -> int | None:
+        try:
+            return int(await self.leases.create(str(shard), owner.encode()))
+        except KeyWrongLastSequenceError:
+            return None
+
+    async def update(self, shard: int, owner: str, last: int) -> int | None:
+        try:
+            return int(await self.leases.update(str(shard), owner.encode(), last=last))
+        except KeyWrongLastSequenceError:
+            return None
+
+    async def release(self, shard: int, last: int) -> None:
+        with contextlib.suppress(KeyWrongLastSequenceError):
+            await self.leases.delete(str(shard), last=last)
+
+
+async def watch_leases(kv: KeyValue, manager: LeaseManager, *, members: bool) -> asyncio.Task[None]:
+    """Feed every lease (or heartbeat) change to the manager; returns once the current values are in."""
+    watcher = await kv.watchall()
+    ready = asyncio.get_running_loop().create_future()
+
+    async def run() -> None:
+        async for entry in watcher:
+            if entry is None:
+                if not ready.done():
+                    ready.set_result(None)
+                continue
+            alive = entry.operation not in (KV_DEL, KV_PURGE)
+            if members:
+                manager.on_member(entry.key, alive)
+            elif entry.key.isdigit():
+                owner = (entry.value or b"").decode() if alive else None
+                manager.on_lease(int(entry.key), owner, int(entry.revision or 0))
+
+    task = asyncio.ensure_future(run())
+    await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+    return task
+
+
+def shard_of_subject(subject: str) -> int:
+    """`trix.table.cmd.<shard>.<table>` -> shard."""
+    return int(subject.split(".")[3])
+
+
+class ShardRouter:
+    """`ShardHost`: serve the commands of the shards this replica holds (see the module docstring)."""
+
+    def __init__(self, nats: NatsConnection, service: TableService) -> None:
+        self.nats = nats
+        self.service = service
+        self.manager: LeaseManager | None = None
+        self.subs: dict[int, Subscription] = {}
+        self.draining: set[int] = set()
+        self.inflight: dict[int, set[asyncio.Task[None]]] = {}
+        self.served = 0
+
+    def serving(self, shard: int) -> bool:
+        """Subscribed (or draining) and the lease still valid: may answer the shard's commands."""
+        if shard not in self.subs and shard not in self.draining:
+            return False
+        return self.manager is None or self.manager.valid(shard)
+
+    def owns_table(self, table_id: str) -> bool:
+        return self.serving(subjects.table_shard(table_id))
+
+    def writer(self, table_id: str) -> str:
+        assert self.manager is not None
+        held = self.manager.held.get(subjects.table_shard(table_id))
+        return f"{self.manager.me}/{held.epoch if held else 0}"
+
+    async def acquired(self, shards: list[int]) -> None:
+        wanted = set(shards)
+        t0 = time.perf_counter()
+        count = await self.service.recover(lambda t: subjects.table_shard(t) in wanted)
+        for shard in shards:
+            if shard in self.subs or (self.manager is not None and shard not in self.manager.held):
+                continue
+            self.subs[shard] = await self.nats.client.subscribe(
+                subjects.table_commands_of_shard(shard), cb=self._on_command
+            )
+        log.info("shards serving", shards=shards, tables=count, rebuild_s=round(time.perf_counter() - t0, 3))
+
+    async def releasing(self, shard: int) -> None:
+        sub = self.subs.pop(shard, None)
+        if sub is None:
+            return
+        self.draining.add(shard)
+        try:
+            await asyncio.wait_for(sub.drain(), 2.0)  # type: ignore[no-untyped-call]  # no new commands; queued ones are dispatched
+        except Exception as exc:  # noqa: BLE001 - the subscription is gone either way
+            log.warning("shard drain failed", shard=shard, error=repr(exc))
+        tasks = self.inflight.get(shard, set())
+        if tasks:
+            await asyncio.wait(tasks, timeout=2.0)  # finish the commands in flight
+        self.draining.discard(shard)
+
+    async def lost(self, shard: int) -> None:
+        self.draining.discard(shard)
+        sub = self.subs.pop(shard, None)
+        if sub is not None:
+            try:
+                await sub.unsubscribe()
+            except Exception as exc:  # noqa: BLE001 - connection closed: nothing to undo
+                log.warning("shard unsubscribe failed", shard=shard, error=repr(exc))
+        dropped = self.service.forget(lambda t: subjects.table_shard(t) == shard)
+        log.info("shard dropped", shard=shard, tables=dropped)
+
+    async def _on_command(self, msg: Msg) -> None:
+        shard = shard_of_subject(msg.subject)
+        if not self.serving(shard):
+            return  # not ours (any more): no answer, the owner's comes, or the caller retries
         task = asyncio.ensure_future(self._answer(msg))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        tasks = self.inflight.setdefault(shard, set())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
     async def _answer(self, msg: Msg) -> None:
         token = (msg.headers or {}).get(TOKEN_HEADER)
         reply = await handle_command(self.service, msg.data, token)
+        self.served += 1
         if msg.reply:
-            await msg.respond(reply)
+            try:
+                await msg.respond(reply)
+            except Exception as exc:  # noqa: BLE001 - the caller retries
+                log.warning("reply failed", error=repr(exc))
+
+
+class MatchCreator:
+    """MatchFormed -> CreateTable, sent to the table's owner like any command."""
+
+    def __init__(self, nats: NatsConnection, service: TableService, deadline_s: float = 60.0) -> None:
+        self.nats = nats
+        self.service = service
+        self.deadline_s = deadline_s
 
     async def on_match(self, event: events_pb2.Event) -> None:
         if not event.HasField("match_formed"):
@@ -235,22 +405,88 @@ class _Handlers:
         request = table_pb2.CreateTableRequest(table_id=m.match_id, variant=m.variant, options=m.options, seats=m.seats)
         if m.HasField("stake"):
             request.stake.CopyFrom(m.stake)
+        command = table_pb2.TableCommand(create_table=request).SerializeToString()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.deadline_s
+        while True:
+            token = sign(self.service.config.internal_secret, "service", "matchmaking", time.time(), ttl_s=60)
+            try:
+                msg = await self.nats.client.request(
+                    subjects.table_command(m.match_id), command, timeout=5.0, headers={TOKEN_HEADER: token}
+                )
+            except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError):
+                if loop.time() > deadline:
+                    raise  # not acknowledged: redelivered later
+                await asyncio.sleep(0.2)
+                continue
+            reply = table_pb2.TableCommandReply.FromString(msg.data)
+            if not reply.HasField("error"):
+                return
+            if reply.error.kind in ("Unavailable", INTERNAL_KIND) and loop.time() < deadline:
+                await asyncio.sleep(0.2)
+                continue
+            log.error("match refused", match_id=m.match_id, error=reply.error.message)  # not retried forever
+            return
+
+
+class TableReplica:
+    """What `start` leaves running: the router, the lease manager and their watchers."""
+
+    def __init__(self, router: ShardRouter, manager: LeaseManager, watchers: list[asyncio.Task[None]]) -> None:
+        self.router = router
+        self.manager = manager
+        self.watchers = watchers
+
+    async def handover(self, timeout_s: float = 10.0) -> None:
+        """Graceful shutdown (SIGTERM): every shard to another replica, then stop."""
         try:
-            await self.service.create_table(Caller("service", "matchmaking"), request)
-        except DomainError as err:  # a bad match is not retried forever
-            log.error("match refused", match_id=m.match_id, error=err.public_message)
+            await asyncio.wait_for(self.manager.handover(timeout_s), timeout_s + 2)
+        except Exception as exc:  # noqa: BLE001 - shutting down anyway; the leases expire
+            log.warning("handover incomplete", error=repr(exc))
+        await self.close()
+
+    async def close(self) -> None:
+        await self.manager.stop()
+        for task in self.watchers:
+            task.cancel()
+        await asyncio.gather(*self.watchers, return_exceptions=True)
 
 
-async def start(nats: NatsConnection, service: TableService, bus: TableBus | None = None) -> Any:
-    """Recover every table, then serve commands and consume MatchFormed."""
-    service.attach(JetStreamStore(nats), JetStreamSink(nats))
-    recovered = await service.recover()
-    log.info("tables recovered", tables=recovered, live=sum(1 for t in service.tables.values() if not t.finished))
-    handlers = _Handlers(service)
-    await nats.client.subscribe(subjects.all_table_commands(), cb=handlers.on_command)
-    await subscribe_durable(
-        nats.jetstream, subjects.match_formed(), MATCH_CONSUMER, handlers.on_match, MemoryProgress(), stream="MATCHES"
+def replica_id(instance: str) -> str:
+    """A replica's id in the leases: its instance name plus a fresh suffix (a restart is a new replica)."""
+    base = "".join(c if c.isalnum() or c in "-_" else "-" for c in instance)[:60] or "table"
+    return f"{base}-{uuid.uuid4().hex[:8]}"
+
+
+async def start(nats: NatsConnection, service: TableService, bus: TableBus | None = None) -> TableReplica:
+    """Join the replicas, win a fair share of the shards (rebuilding their tables), serve their
+    commands, and consume MatchFormed in the replicas' queue group."""
+    store = JetStreamStore(nats)
+    service.attach(store, JetStreamSink(nats))
+    router = ShardRouter(nats, service)
+    service.may_write = router.owns_table
+    js = nats.jetstream
+    leases_kv = await js.key_value(LEASES_BUCKET)
+    replicas_kv = await js.key_value(REPLICAS_BUCKET)
+    manager = LeaseManager(replica_id(service.config.runtime.instance), KvLeaseStore(leases_kv, replicas_kv), router)
+    router.manager = manager
+    store.writer = router.writer
+    watchers = [
+        await watch_leases(replicas_kv, manager, members=True),
+        await watch_leases(leases_kv, manager, members=False),
+    ]
+    await manager.start()
+    log.info("table replica started", replica=manager.me, shards=len(manager.held), tables=len(service.tables))
+    creator = MatchCreator(nats, service)
+    wrapped = IdempotentEventHandler(creator.on_match, MemoryProgress())
+    await js.subscribe(
+        subjects.match_formed(),
+        durable=MATCH_CONSUMER,
+        queue=MATCH_CONSUMER,
+        stream="MATCHES",
+        cb=wrapped.__call__,
+        manual_ack=True,
     )
     if bus is not None:
         bus.nats = nats
-    return handlers
+    return TableReplica(router, manager, watchers)

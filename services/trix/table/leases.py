@@ -1,0 +1,367 @@
+"""Shard leases: which table replica owns which command shard (issue 5).
+
+ARCHITECTURE.md: "A table has one writer at a time (a lease with a TTL, and the log's
+expected-last-sequence check so a stale owner cannot append)" and "tables are spread
+by leases". Tables are grouped in `TABLE_SHARDS` shards (crc32 of the table id, see
+`trix.natsio.subjects.table_shard`); a replica owns a shard while it holds the shard's
+lease, a key of the `table_leases` bucket that it renews by compare-and-set on the
+key's revision. Only the owner subscribes to the shard's command subject.
+
+Owns:
+- `plan`, the pure balancing decision: exact quotas over the live replicas (sorted ids,
+  the first `shards % n` get one more), acquire free or expired shards up to the quota
+  (preferred by rendezvous hashing so replicas rarely race for the same shard), release
+  shards above the quota only when another live replica is below its own;
+- `LeaseManager`, the loops around it: heartbeat + renew every `renew_s`, rebalance on
+  every change seen by the watchers, graceful `handover()`. A lease is *valid* for
+  `valid_s` after the renewal that kept it was sent (shorter than the TTL after which
+  another replica may take the shard), so an owner stops writing before anyone else
+  may start; the log's expected-last-sequence check covers the rest (pauses between
+  the check and the append).
+
+No nats or grpc imports: the `LeaseStore` and `ShardHost` ports are implemented in
+`trix.table.subscribers`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+
+from trix.natsio.provisioning import TABLE_LEASE_TTL_S
+from trix.natsio.subjects import TABLE_SHARDS
+
+log = structlog.get_logger("trix.table.leases")
+
+RENEW_S = 0.4
+"""Heartbeat and lease renewal period."""
+VALID_S = 1.5
+"""How long after a renewal was sent the owner still writes (< TABLE_LEASE_TTL_S)."""
+MEMBER_TTL_S = 1.2
+"""A replica whose heartbeat has not been seen for this long no longer counts in the quotas
+(shorter than the lease TTL: when its leases become free, the survivors' quotas already
+include them)."""
+ORPHAN_S = 1.0
+"""A shard free for this long is taken by any replica, even above its quota."""
+MAX_RELEASE_PER_ROUND = 4
+"""Shards handed over at once while rebalancing (each pauses its tables for a moment)."""
+
+
+def quotas(live: Iterable[str], shards: int = TABLE_SHARDS) -> dict[str, int]:
+    """Exact shares: `shards // n` each, one more for the first `shards % n` ids in order."""
+    ids = sorted(set(live))
+    if not ids:
+        return {}
+    base, extra = divmod(shards, len(ids))
+    return {r: base + (1 if i < extra else 0) for i, r in enumerate(ids)}
+
+
+def preference(replica: str, shard: int) -> int:
+    """Rendezvous hash: how much `replica` wants `shard` (replicas prefer different shards)."""
+    return int.from_bytes(hashlib.blake2b(f"{replica}/{shard}".encode(), digest_size=8).digest(), "big")
+
+
+@dataclass(frozen=True)
+class Plan:
+    acquire: tuple[int, ...] = ()
+    release: tuple[int, ...] = ()
+
+
+def plan(
+    me: str,
+    live: Iterable[str],
+    held: Iterable[int],
+    owners: dict[int, str],
+    free_for: dict[int, float],
+    shards: int = TABLE_SHARDS,
+) -> Plan:
+    """The next balancing step of replica `me`.
+
+    `owners`: shard -> owner of every lease currently held (by anyone, `me` included);
+    `free_for`: shard -> seconds it has been free (no owner, or its lease expired).
+    """
+    members = set(live) | {me}
+    quota = quotas(members, shards)
+    mine = set(held)
+    counts = {r: 0 for r in members}
+    for shard, owner in owners.items():
+        if owner in counts and shard not in free_for:
+            counts[owner] += 1
+    counts[me] = len(mine)
+    free = sorted((s for s in free_for if s not in mine), key=lambda s: -preference(me, s))
+    want = quota[me] - len(mine)
+    if want > 0:
+        return Plan(acquire=tuple(free[:want]))
+    orphans = [s for s in free if free_for[s] >= ORPHAN_S]
+    if orphans and want == 0:
+        return Plan(acquire=(orphans[0],))
+    deficit = sum(max(0, quota[r] - counts[r]) for r in members if r != me)
+    if want < 0 and deficit > 0:
+        give = min(-want, deficit, MAX_RELEASE_PER_ROUND)
+        return Plan(release=tuple(sorted(mine, key=lambda s: preference(me, s))[:give]))
+    return Plan()
+
+
+class LeaseStore(Protocol):
+    """The `table_leases` and `table_replicas` buckets."""
+
+    async def heartbeat(self, replica: str) -> None: ...
+
+    async def leave(self, replica: str) -> None: ...
+
+    async def create(self, shard: int, owner: str) -> int | None:
+        """The new revision, or None if the key exists."""
+        ...
+
+    async def update(self, shard: int, owner: str, last: int) -> int | None:
+        """CAS on the revision: the new one, or None if the lease moved on (or expired)."""
+        ...
+
+    async def release(self, shard: int, last: int) -> None: ...
+
+
+class ShardHost(Protocol):
+    """What owning a shard means to the table service (`trix.table.subscribers.ShardRouter`)."""
+
+    async def acquired(self, shards: list[int]) -> None:
+        """Rebuild the shards' tables, then serve their commands."""
+        ...
+
+    async def releasing(self, shard: int) -> None:
+        """Stop accepting the shard's commands and finish the ones in flight."""
+        ...
+
+    async def lost(self, shard: int) -> None:
+        """Stop serving at once and forget the shard's tables."""
+        ...
+
+
+@dataclass
+class Seen:
+    """The last version of a lease seen by the watcher."""
+
+    owner: str | None
+    revision: int
+    at: float
+
+
+@dataclass
+class Held:
+    revision: int
+    valid_until: float
+    epoch: int = 0
+    """The revision at which the lease was won (renewals keep it): grows with every new owner."""
+    releasing: bool = False
+
+
+@dataclass
+class LeaseManager:
+    """Holds, renews, balances and hands over this replica's shard leases."""
+
+    me: str
+    store: LeaseStore
+    host: ShardHost
+    shards: int = TABLE_SHARDS
+    ttl_s: float = TABLE_LEASE_TTL_S
+    renew_s: float = RENEW_S
+    valid_s: float = VALID_S
+    clock: Callable[[], float] = time.monotonic
+    held: dict[int, Held] = field(default_factory=dict)
+    seen: dict[int, Seen] = field(default_factory=dict)
+    members: dict[str, float] = field(default_factory=dict)
+    leaving: bool = False
+    _closed: bool = False
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _balance_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    # -- what the watchers report -------------------------------------------------------
+
+    def on_lease(self, shard: int, owner: str | None, revision: int) -> None:
+        self.seen[shard] = Seen(owner, revision, self.clock())
+        held = self.held.get(shard)
+        if held is not None and owner != self.me and revision > held.revision:
+            log.warning("shard lease taken by another replica", shard=shard, owner=owner)
+            self._spawn(self._lose(shard))
+        self._wake.set()
+
+    def on_member(self, replica: str, alive: bool) -> None:
+        if alive:
+            new = replica not in self.members
+            self.members[replica] = self.clock()
+            if new:
+                self._wake.set()
+        elif self.members.pop(replica, None) is not None:
+            self._wake.set()
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def valid(self, shard: int) -> bool:
+        """May this replica still write the shard's tables (lease held and fresh)?"""
+        held = self.held.get(shard)
+        return held is not None and self.clock() < held.valid_until
+
+    def live(self) -> list[str]:
+        now = self.clock()
+        alive = [r for r, at in self.members.items() if now - at < MEMBER_TTL_S]
+        return alive if self.leaving else sorted({*alive, self.me})
+
+    def free_for(self) -> dict[int, float]:
+        now = self.clock()
+        out: dict[int, float] = {}
+        for shard in range(self.shards):
+            seen = self.seen.get(shard)
+            if seen is None:
+                out[shard] = self.ttl_s  # never seen since start: free as far as we know
+            elif seen.owner is None:
+                out[shard] = now - seen.at
+            elif now - seen.at > self.ttl_s and shard not in self.held:
+                out[shard] = now - seen.at - self.ttl_s
+        return out
+
+    def owners(self) -> dict[int, str]:
+        return {s: v.owner for s, v in self.seen.items() if v.owner is not None}
+
+    # -- loops --------------------------------------------------------------------------------
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.append(task)
+        task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
+
+    async def start(self, settle_s: float = 8.0) -> None:
+        """Heartbeat, then balance until this replica holds its quota (or `settle_s` passed)."""
+        await self.store.heartbeat(self.me)
+        self.members[self.me] = self.clock()
+        deadline = self.clock() + settle_s
+        self._spawn(self._renew_loop())
+        while self.clock() < deadline:
+            await self.balance()
+            quota = quotas(self.live(), self.shards).get(self.me, 0)
+            if len(self.held) >= quota:
+                break
+            await asyncio.sleep(0.1)
+        self._spawn(self._balance_loop())
+
+    async def stop(self) -> None:
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _renew_loop(self) -> None:
+        while not self._closed:
+            started = self.clock()
+            try:
+                if not self.leaving:
+                    await self.store.heartbeat(self.me)
+                await asyncio.gather(*(self._renew(s) for s in list(self.held)))
+            except Exception as exc:  # noqa: BLE001 - NATS away: keep trying, validity runs out
+                log.warning("lease renewal failed", error=repr(exc))
+            await asyncio.sleep(max(0.0, self.renew_s - (self.clock() - started)))
+
+    async def _renew(self, shard: int) -> None:
+        held = self.held.get(shard)
+        if held is None or held.releasing:
+            return
+        sent = self.clock()
+        try:
+            revision = await self.store.update(shard, self.me, held.revision)
+        except Exception as exc:  # noqa: BLE001 - transient: try again next round
+            log.warning("lease renewal failed", shard=shard, error=repr(exc))
+            return
+        if self.held.get(shard) is not held or held.releasing:
+            return
+        if revision is None:
+            log.warning("shard lease lost", shard=shard)
+            await self._lose(shard)
+            return
+        held.revision = revision
+        held.valid_until = sent + self.valid_s
+
+    async def _lose(self, shard: int) -> None:
+        if self.held.pop(shard, None) is not None:
+            await self.host.lost(shard)
+            self._wake.set()
+
+    async def _balance_loop(self) -> None:
+        while not self._closed:
+            # asyncio.wait, not wait_for: on 3.11 wait_for may swallow a cancellation.
+            waiter = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({waiter}, timeout=self.renew_s)
+            finally:
+                waiter.cancel()
+            self._wake.clear()
+            try:
+                await self.balance()
+            except Exception as exc:  # noqa: BLE001 - try again next round
+                log.warning("shard balancing failed", error=repr(exc))
+
+    async def balance(self) -> None:
+        """One balancing step (see `plan`)."""
+        async with self._balance_lock:
+            if self.leaving:
+                return
+            step = plan(self.me, self.live(), self.held, self.owners(), self.free_for(), self.shards)
+            if step.acquire:
+                await self._acquire(list(step.acquire))
+            for shard in step.release:
+                await self._release(shard)
+
+    async def _acquire(self, shards: list[int]) -> None:
+        got: list[int] = []
+        for shard in shards:
+            sent = self.clock()
+            seen = self.seen.get(shard)
+            revision: int | None = None
+            if seen is not None and seen.owner is not None:
+                revision = await self.store.update(shard, self.me, seen.revision)  # take over an expired lease
+            if revision is None:
+                revision = await self.store.create(shard, self.me)
+            if revision is None:
+                self.seen[shard] = Seen(seen.owner if seen else "?", seen.revision if seen else 0, self.clock())
+                continue
+            self.held[shard] = Held(revision, sent + self.valid_s, epoch=revision)
+            got.append(shard)
+        if got:
+            log.info("shards acquired", shards=got, held=len(self.held))
+            await self.host.acquired(got)
+
+    async def _release(self, shard: int) -> None:
+        held = self.held.get(shard)
+        if held is None:
+            return
+        held.releasing = True
+        try:
+            await self.host.releasing(shard)
+            if self.clock() < held.valid_until:
+                await self.store.release(shard, held.revision)
+        except Exception as exc:  # noqa: BLE001 - the lease then simply expires
+            log.warning("shard release failed", shard=shard, error=repr(exc))
+        self.held.pop(shard, None)
+        await self.host.lost(shard)
+        log.info("shard handed over", shard=shard, held=len(self.held))
+
+    async def handover(self, timeout_s: float = 10.0) -> None:
+        """Graceful shutdown: leave the membership, hand every shard over, then stop."""
+        async with self._balance_lock:
+            self.leaving = True
+        try:
+            await self.store.leave(self.me)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("leaving the membership failed", error=repr(exc))
+        # Give the others a moment to see that this replica is leaving (their quotas grow).
+        await asyncio.sleep(min(0.2, timeout_s))
+        deadline = self.clock() + timeout_s
+        for shard in sorted(self.held, key=lambda s: preference(self.me, s)):
+            if self.clock() > deadline:
+                break
+            await self._release(shard)
+        await self.stop()
