@@ -471,6 +471,8 @@ class TimersService:
         self.stats: Counter[str] = Counter()
         self.lateness_s: list[float] = []
         """How late each command was sent after its due time (for the bench)."""
+        self.ingest_lag_s: list[float] = []
+        """How long after the table started a turn the timers received it (for the bench)."""
         self._store: DocStore | None = None
         self._table: TableCommands | None = None
         self._docs: dict[str, TableDoc] = {}
@@ -524,6 +526,8 @@ class TimersService:
             return
         table_id = token(event.table_id, "table id")
         now = self.clock.now()
+        if which == "turn_started" and event.HasField("time"):
+            self.ingest_lag_s.append(now - event.time.ToDatetime().timestamp())
         await self._mutate(table_id, lambda d: apply_event(d, event, now))
         if which == "table_created":
             for s in event.table_created.seats:

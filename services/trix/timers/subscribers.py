@@ -94,6 +94,7 @@ class NatsTableCommands:
         self.nats = nats_conn
         self.secret = secret
         self.timeout_s = timeout_s
+        self._audits: set[asyncio.Task[None]] = set()
 
     async def _request(self, table_id: str, command: table_pb2.TableCommand) -> Outcome:
         headers = {TOKEN_HEADER: sign_service_token(self.secret, "timers", time.time())}
@@ -117,6 +118,11 @@ class NatsTableCommands:
         return Outcome.UNAVAILABLE
 
     async def _audit(self, subject: str, payload: bytes, msg_id: str) -> None:
+        task = asyncio.ensure_future(self._audit_now(subject, payload, msg_id))
+        self._audits.add(task)
+        task.add_done_callback(self._audits.discard)
+
+    async def _audit_now(self, subject: str, payload: bytes, msg_id: str) -> None:
         try:
             await publish_once(self.nats.jetstream, subject, payload, msg_id=msg_id, deadline_s=5.0)
         except Exception as exc:  # noqa: BLE001 - the audit copy must not stop the timers
@@ -219,16 +225,25 @@ class TimersNats:
                 log.warning("timers fetch failed", error=repr(exc))
                 await asyncio.sleep(0.2)
                 continue
+            # One lane per subject (a table's public events, a player's presence): in order
+            # within a lane, lanes in parallel.
+            lanes: dict[str, list[Msg]] = {}
             for msg in msgs:
-                try:
-                    await handle(msg)
-                except Exception as exc:  # noqa: BLE001 - redelivered after a short delay
-                    log.warning("timers event failed, redelivering", error=repr(exc))
+                lanes.setdefault(msg.subject, []).append(msg)
+            await asyncio.gather(*(self._lane(lane, handle) for lane in lanes.values()))
+
+    async def _lane(self, msgs: list[Msg], handle: Any) -> None:
+        for i, msg in enumerate(msgs):
+            try:
+                await handle(msg)
+            except Exception as exc:  # noqa: BLE001 - redelivered after a short delay, with what follows
+                log.warning("timers event failed, redelivering", error=repr(exc))
+                for later in msgs[i:]:
                     with contextlib.suppress(Exception):
-                        await msg.nak(delay=0.5)
-                    continue
-                with contextlib.suppress(Exception):
-                    await msg.ack()
+                        await later.nak(delay=0.5)
+                return
+            with contextlib.suppress(Exception):
+                await msg.ack()
 
     async def _watch_docs(self, kv: KeyValue) -> None:
         while True:
