@@ -1,0 +1,367 @@
+"""The bot swarm's worker process: many asyncio clients of the public gateway.
+
+Owns `worker_main` (one OS process, started by `trix.loadtest.runner` through
+multiprocessing) and `SwarmBot` (one mobile-like player: guest sign-in, one Session
+stream, quick match, a think time before each move, resume from its last sequence
+after a cut). Reuses the gateway client of `trix play` (`GatewayClient`, `SeatState`,
+`pick`, `new_action`). Reports to the parent once a second through a queue: actions
+and their client-seen latency, errors by status code, connected players, tables seen,
+finished games with their record.
+
+Bounded: every bot stops at `stop_at` (wall clock), after `max_actions`, or at its
+game's end; the parent's `fast` event switches every bot to full speed (the finish
+phase after the measured window).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from trix.play import GatewayClient, SeatState, new_action, pick
+from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
+
+TICK_S = 1.0
+NUDGE_S = 1.0
+CONNECT_RETRIES = 8
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    worker: int
+    target: str
+    run_id: str
+    players: int
+    """Table-seeking bots in this worker."""
+    guests: int
+    """Churn guests: join the queue, leave it (and play if matched first)."""
+    think_min_s: float
+    think_max_s: float
+    disconnect_per_min: float
+    ramp_s: float
+    """Sign-ins are spread over this many seconds."""
+    stop_at: float
+    """Wall-clock time after which every bot stops."""
+    max_actions: int
+    """Actions per bot at most."""
+    variant: int = common_pb2.VARIANT_TRIX
+    separate_connections: bool = True
+    seed: int = 1
+
+
+@dataclass
+class Stats:
+    """Accumulated since the last tick."""
+
+    actions: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    view_ms: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    reconnects: int = 0
+    new_tables: list[str] = field(default_factory=list)
+    games: list[dict[str, Any]] = field(default_factory=list)
+
+    def take(self) -> dict[str, Any]:
+        out = {
+            "actions": self.actions,
+            "latencies_ms": self.latencies_ms,
+            "view_ms": self.view_ms,
+            "errors": dict(self.errors),
+            "reconnects": self.reconnects,
+            "new_tables": self.new_tables,
+            "games": self.games,
+        }
+        self.actions, self.latencies_ms, self.view_ms = 0, [], []
+        self.errors, self.reconnects, self.new_tables, self.games = Counter(), 0, [], []
+        return out
+
+
+class Swarm:
+    """What the bots of one worker share."""
+
+    def __init__(self, cfg: WorkerConfig, fast: Any) -> None:
+        self.cfg = cfg
+        self.fast = fast
+        self.stats = Stats()
+        self.connected = 0
+        self.tables_seen: set[str] = set()
+        self.tables_reported: set[str] = set()
+        self.finished = 0
+
+    def think(self, rng: random.Random) -> float:
+        if self.fast.is_set() or self.cfg.think_max_s <= 0:
+            return 0.0
+        return rng.uniform(self.cfg.think_min_s, self.cfg.think_max_s)
+
+
+class LoadClient(GatewayClient):
+    """`trix play`'s client with its own TCP connection, like a phone (no shared subchannel)."""
+
+    def __init__(self, target: str, separate: bool) -> None:
+        super().__init__(target)
+        if separate:
+            self.channel = grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+            self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+
+
+class SwarmBot:
+    """One player: sign in, quick match, play with a think time, resume after a cut."""
+
+    def __init__(self, swarm: Swarm, index: int, guest: bool) -> None:
+        self.swarm = swarm
+        cfg = swarm.cfg
+        self.index = index
+        self.guest = guest
+        self.rng = random.Random(cfg.seed * 1_000_003 + cfg.worker * 100_003 + index)
+        self.client = LoadClient(cfg.target, cfg.separate_connections)
+        self.state = SeatState()
+        self.acted = 0
+        """turn_seq of the last turn this bot answered."""
+        self.sent_at: dict[str, float] = {}
+        self.view_sent = 0.0
+        self.actions = 0
+        self.pending: asyncio.TimerHandle | None = None
+        self.cut_at = self._next_cut()
+        self.ticket_id = ""
+        self.cutting = False
+
+    def _next_cut(self) -> float:
+        rate = self.swarm.cfg.disconnect_per_min
+        if rate <= 0:
+            return float("inf")
+        return time.monotonic() + self.rng.expovariate(rate / 60.0)
+
+    def _error(self, code: str) -> None:
+        self.swarm.stats.errors[code] += 1
+
+    async def run(self) -> None:
+        cfg = self.swarm.cfg
+        await asyncio.sleep(self.rng.uniform(0.0, cfg.ramp_s))
+        kind = "guest" if self.guest else "bot"
+        for attempt in range(CONNECT_RETRIES):
+            try:
+                await self.client.sign_in(f"lt-{cfg.run_id}-{cfg.worker}-{kind}{self.index}", f"{kind}{self.index}")
+                break
+            except grpc.aio.AioRpcError as err:
+                self._error(err.code().name)
+                await asyncio.sleep(0.5 * (attempt + 1))
+        else:
+            return
+        try:
+            await self._session(first=True)
+        finally:
+            if self.pending is not None:
+                self.pending.cancel()
+            with contextlib.suppress(Exception):
+                await self.client.close()
+
+    async def _session(self, first: bool) -> None:
+        st = self.state
+        cfg = self.swarm.cfg
+        while not st.ended and time.time() < cfg.stop_at and self.actions < cfg.max_actions:
+            stream = self.client.open()
+            self.swarm.connected += 1
+            if first:
+                wish = matchmaking_pb2.GameWish(variant=self.swarm.cfg.variant)  # type: ignore[arg-type]
+                seed = f"lt{self.index}"
+                self.client.send(
+                    gateway_pb2.SessionRequest(find_match=gateway_pb2.FindMatchRequest(wish=wish, client_seed=seed))
+                )
+                first = False
+                if self.guest:
+                    asyncio.get_running_loop().call_later(self.rng.uniform(0.05, 1.0), self._cancel_ticket)
+            else:
+                self.swarm.stats.reconnects += 1
+                resume = gateway_pb2.EventsRequest(table_id=st.table_id, after_sequence=st.sequence)
+                self.client.send(gateway_pb2.SessionRequest(resume=resume))
+                self._view()
+            watchdog = asyncio.ensure_future(self._watchdog())
+            self.cutting = False
+            try:
+                cut = await self._loop(stream)
+            except asyncio.CancelledError:
+                if not self.cutting:
+                    raise
+                cut = True
+            except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.CANCELLED:
+                    self._error(err.code().name)
+                cut = True
+                await asyncio.sleep(0.2)
+            finally:
+                watchdog.cancel()
+                self.swarm.connected -= 1
+            if not cut or (self.guest and not st.table_id):
+                return
+            if not st.table_id:  # cut before the match: nothing to resume, queue again
+                first = True
+
+    def _cancel_ticket(self) -> None:
+        if not self.state.table_id and self.ticket_id:
+            req = gateway_pb2.CancelMatchRequest(ticket_id=self.ticket_id)
+            self.client.send(gateway_pb2.SessionRequest(cancel_match=req))
+
+    async def _watchdog(self) -> None:
+        """Re-ask a lost turn; cut the stream at the churn times; stop at the deadline."""
+        while True:
+            await asyncio.sleep(NUDGE_S * (0.5 + self.rng.random()))
+            st = self.state
+            if time.time() >= self.swarm.cfg.stop_at or self.actions >= self.swarm.cfg.max_actions:
+                self._cut()
+                return
+            if st.table_id and time.monotonic() >= self.cut_at and not self.swarm.fast.is_set():
+                self.cut_at = self._next_cut()
+                self._cut()
+                return
+            if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted and self.pending is None:
+                self._view()
+
+    def _cut(self) -> None:
+        self.cutting = True
+        self.client.cut()
+
+    async def _loop(self, stream: Any) -> bool:
+        """Handle the session's messages; True when the stream was cut (resume), False when done."""
+        st = self.state
+        swarm = self.swarm
+        async for m in stream:
+            kind = m.WhichOneof("kind")
+            if kind == "event":
+                st.apply(m.event)
+                body = m.event.WhichOneof("body")
+                if body == "turn_started" and st.my_turn():
+                    self._on_turn()
+                elif body == "game_ended":
+                    swarm.finished += 1
+                    if st.table_id not in swarm.tables_reported:
+                        swarm.tables_reported.add(st.table_id)
+                        swarm.stats.games.append(
+                            {
+                                "table_id": st.table_id,
+                                "record_json": st.record_json,
+                                "totals": st.totals,
+                                "token": self.client.token,
+                            }
+                        )
+                    return False
+            elif kind == "snapshot":
+                if self.view_sent:
+                    swarm.stats.view_ms.append((time.perf_counter() - self.view_sent) * 1000)
+                    self.view_sent = 0.0
+                st.view = m.snapshot
+                st.sequence = max(st.sequence, m.snapshot.sequence)
+                if m.snapshot.finished:
+                    continue
+                turn = m.snapshot.turn
+                if st.seat in turn.seats and turn.turn_seq != self.acted and self.pending is None:
+                    st.turn = turn
+                    self.acted = turn.turn_seq
+                    delay = swarm.think(self.rng)
+                    self.pending = asyncio.get_running_loop().call_later(delay, self._act, turn.turn_seq)
+            elif kind == "accepted":
+                sent = self.sent_at.pop(m.accepted.action_id, None)
+                if sent is not None:
+                    swarm.stats.latencies_ms.append((time.perf_counter() - sent) * 1000)
+                    swarm.stats.actions += 1
+                st.sequence = max(st.sequence, m.accepted.sequence)
+            elif kind == "ticket":
+                t = m.ticket
+                self.ticket_id = t.ticket_id
+                if t.state == matchmaking_pb2.TICKET_STATE_MATCHED:
+                    st.table_id, st.seat = t.table_id, t.seat
+                    if t.table_id not in swarm.tables_seen:
+                        swarm.tables_seen.add(t.table_id)
+                        swarm.stats.new_tables.append(t.table_id)
+                elif t.state == matchmaking_pb2.TICKET_STATE_CANCELLED and self.guest:
+                    return False
+            elif kind == "error":
+                self._error(m.error.code or "UNKNOWN")
+                self.sent_at.pop(m.error.action_id, None)
+                if st.my_turn():
+                    self.acted = 0
+                    self._view()
+        return not st.ended
+
+    def _on_turn(self) -> None:
+        st = self.state
+        assert st.turn is not None
+        if st.turn.client_seeds:  # RULES.md §11: a seed before the first deal, no view needed
+            if st.turn.turn_seq != self.acted:
+                self.acted = st.turn.turn_seq
+                action = new_action(st)
+                action.client_seed = f"lt-{self.index}"
+                self._send_action(action)
+            return
+        self._view()
+
+    def _view(self) -> None:
+        if not self.state.table_id:
+            return
+        self.view_sent = time.perf_counter()
+        self.client.send(gateway_pb2.SessionRequest(view=gateway_pb2.GetViewRequest(table_id=self.state.table_id)))
+
+    def _act(self, turn_seq: int) -> None:
+        self.pending = None
+        st = self.state
+        if st.view is None or st.turn is None or st.turn.turn_seq != turn_seq or not st.my_turn():
+            return
+        choice = pick(st.view, st.turn.decision, self.rng)
+        if choice is None:
+            return
+        action = new_action(st)
+        action.MergeFrom(choice)
+        self._send_action(action)
+
+    def _send_action(self, action: gateway_pb2.Action) -> None:
+        self.sent_at[action.action_id] = time.perf_counter()
+        self.actions += 1
+        self.client.send(gateway_pb2.SessionRequest(action=action))
+
+
+async def _tick(swarm: Swarm, out: Any, bots: list[SwarmBot]) -> None:
+    while True:
+        await asyncio.sleep(TICK_S)
+        _report(swarm, out, bots)
+
+
+def _report(swarm: Swarm, out: Any, bots: list[SwarmBot]) -> None:
+    data = swarm.stats.take()
+    data.update(
+        worker=swarm.cfg.worker,
+        at=time.time(),
+        connected=swarm.connected,
+        matched=sum(1 for b in bots if b.state.table_id),
+        finished_bots=sum(1 for b in bots if b.state.ended),
+    )
+    out.put(("tick", data))
+
+
+async def _worker(cfg: WorkerConfig, out: Any, fast: Any) -> None:
+    swarm = Swarm(cfg, fast)
+    bots = [SwarmBot(swarm, i, guest=False) for i in range(cfg.players)]
+    bots += [SwarmBot(swarm, cfg.players + i, guest=True) for i in range(cfg.guests)]
+    ticker = asyncio.ensure_future(_tick(swarm, out, bots))
+    try:
+        await asyncio.gather(*(b.run() for b in bots), return_exceptions=False)
+    finally:
+        ticker.cancel()
+        _report(swarm, out, bots)
+        out.put(("done", {"worker": cfg.worker}))
+
+
+def worker_main(cfg: WorkerConfig, out: Any, fast: Any) -> None:
+    """The worker process's entry point (multiprocessing, spawn)."""
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_worker(cfg, out, fast))
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:10]

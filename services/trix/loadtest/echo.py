@@ -1,0 +1,74 @@
+"""The baseline: a bare gRPC echo through the same kind of server (grpc.aio, its own
+process, loopback), driven the same way the bots drive the gateway (messages on
+bidirectional streams, several client processes), so the report can state the
+platform's per-action cost as a ratio to the cheapest possible round trip.
+
+Owns `echo_server_main` (the server process) and `echo_client_main` (one client
+process: `streams` ping-pong streams for `seconds`). Raw bytes, no protobuf, no logic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+METHOD = "/trix.loadtest.Echo/Stream"
+
+
+async def _serve(port_out: Any, stop: Any) -> None:
+    async def stream(requests: AsyncIterator[bytes], _context: grpc.aio.ServicerContext[bytes, bytes]) -> Any:
+        async for payload in requests:
+            yield payload
+
+    handler = grpc.method_handlers_generic_handler(
+        "trix.loadtest.Echo", {"Stream": grpc.stream_stream_rpc_method_handler(stream)}
+    )
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    port_out.put(port)
+    await asyncio.get_running_loop().run_in_executor(None, stop.wait)
+    await server.stop(0.5)
+
+
+def echo_server_main(port_out: Any, stop: Any) -> None:
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(port_out, stop))
+
+
+async def _ping_pong(target: str, seconds: float, streams: int) -> tuple[int, list[float]]:
+    channel = grpc.aio.insecure_channel(target)
+    call_factory: Any = channel.stream_stream(METHOD)
+    count = 0
+    latencies: list[float] = []
+    deadline = time.monotonic() + seconds
+    payload = b"x" * 64
+
+    async def one() -> None:
+        nonlocal count
+        call = call_factory()
+        while time.monotonic() < deadline:
+            t0 = time.perf_counter()
+            await call.write(payload)
+            await call.read()
+            latencies.append((time.perf_counter() - t0) * 1000)
+            count += 1
+        await call.done_writing()
+
+    try:
+        await asyncio.gather(*(one() for _ in range(streams)))
+    finally:
+        await channel.close()
+    return count, latencies
+
+
+def echo_client_main(target: str, seconds: float, streams: int, out: Any) -> None:
+    count, latencies = asyncio.run(_ping_pong(target, seconds, streams))
+    latencies.sort()
+    out.put((count, latencies[:: max(1, len(latencies) // 2000)]))

@@ -1,0 +1,92 @@
+"""Figures of a load-test run: percentiles, the per-second timeline, the PNG chart.
+
+Owns `percentile`, `Timeline` (one row per second: tables, players, actions/s,
+latency percentiles, errors, CPU and memory of every service process) and
+`write_chart` (matplotlib, headless: latency and throughput over time).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an already sorted list (0.0 when empty)."""
+    if not sorted_values:
+        return 0.0
+    k = min(len(sorted_values) - 1, max(0, round(q / 100.0 * len(sorted_values) + 0.5) - 1))
+    return sorted_values[k]
+
+
+@dataclass
+class Second:
+    at: float
+    phase: str
+    actions: int = 0
+    latencies: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    connected: int = 0
+    tables_playing: int = 0
+    games_finished: int = 0
+    processes: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def row(self, start: float) -> dict[str, Any]:
+        lat = sorted(self.latencies)
+        return {
+            "t": round(self.at - start, 1),
+            "phase": self.phase,
+            "tables": self.tables_playing,
+            "players": self.connected,
+            "actions_per_s": self.actions,
+            "p50_ms": round(percentile(lat, 50), 2),
+            "p95_ms": round(percentile(lat, 95), 2),
+            "p99_ms": round(percentile(lat, 99), 2),
+            "max_ms": round(lat[-1], 2) if lat else 0.0,
+            "errors": sum(self.errors.values()),
+            "games_finished": self.games_finished,
+            "processes": self.processes,
+        }
+
+
+def write_chart(rows: list[dict[str, Any]], path: Path, title: str) -> None:
+    """Latency percentiles and throughput over time, one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = [r["t"] for r in rows]
+    fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(11, 9), sharex=True)
+    for key, style in (("p50_ms", "-"), ("p95_ms", "--"), ("p99_ms", "-."), ("max_ms", ":")):
+        ax1.plot(t, [r[key] for r in rows], style, label=key)
+    ax1.set_ylabel("action latency (ms)")
+    ax1.set_yscale("symlog", linthresh=10)
+    ax1.legend(loc="upper left")
+    ax1.grid(True, alpha=0.3)
+    ax2.plot(t, [r["actions_per_s"] for r in rows], label="actions/s")
+    ax2.plot(t, [r["errors"] for r in rows], label="errors/s", color="red")
+    ax2b = ax2.twinx()
+    ax2b.plot(t, [r["tables"] for r in rows], color="gray", alpha=0.6, label="tables")
+    ax2b.set_ylabel("tables playing")
+    ax2.set_ylabel("per second")
+    ax2.legend(loc="upper left")
+    ax2.grid(True, alpha=0.3)
+    names = sorted({n for r in rows for n in r["processes"]})
+    for name in names:
+        ax3.plot(t, [r["processes"].get(name, {}).get("cpu", 0.0) for r in rows], label=name)
+    ax3.set_ylabel("CPU % (100 = one core)")
+    ax3.set_xlabel("seconds")
+    ax3.legend(loc="upper left", fontsize="small", ncol=3)
+    ax3.grid(True, alpha=0.3)
+    for ax in (ax1, ax2, ax3):
+        for r0, r1 in itertools.pairwise(rows):
+            if r0["phase"] != r1["phase"]:
+                ax.axvline(r1["t"], color="black", alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

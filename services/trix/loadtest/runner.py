@@ -1,0 +1,512 @@
+"""`trix loadtest SCENARIO`: run the bot swarm against the platform, measure, verify.
+
+Owns the command: start the embedded platform (`trix up` as a library, unless
+`--server`), measure the bare gRPC echo baseline, start the worker processes
+(`trix.loadtest.bots`), sample CPU and memory of every service process (psutil on the
+pids the launcher started), collect the per-second figures, switch the bots to full
+speed after the measured window so every table finishes, then check every game's
+record with the code of `trix replay` and `trix verify` (records saved under the
+results folder for the CLI) and that scoring's standings equal the replayed totals.
+Writes summary.json, timeline.json and chart.png; prints the summary LAST as one JSON
+line; exits 1 when a game is not verified or a given p99 / error budget is breached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import json
+import multiprocessing as mp
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from trix.loadtest.bots import WorkerConfig, new_run_id, worker_main
+from trix.loadtest.echo import echo_client_main, echo_server_main
+from trix.loadtest.report import Second, percentile, write_chart
+from trix.loadtest.scenarios import SCENARIOS, Scenario
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+PROGRESS_EVERY_S = 5.0
+
+
+def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", choices=sorted(SCENARIOS), help="steady | peak | churn | failover")
+    parser.add_argument("--tables", type=int, default=20, help="tables to fill (4 bot players each)")
+    parser.add_argument("--duration", type=float, default=30.0, help="measured window in seconds")
+    parser.add_argument("--workers", type=int, default=2, help="bot processes (each runs many asyncio clients)")
+    parser.add_argument("--server", default="", help="a running gateway host:port (default: start the platform)")
+    parser.add_argument("--ramp", type=float, default=0.0, help="spread sign-ins over s (default: tables/50, >= 2)")
+    parser.add_argument("--ramp-timeout", type=float, default=60.0, help="s to wait for every player to be seated")
+    parser.add_argument("--finish-timeout", type=float, default=900.0, help="s the finish phase may take")
+    parser.add_argument("--max-actions", type=int, default=3000, help="actions per bot at most")
+    parser.add_argument("--max-p99-ms", type=float, default=0.0, help="budget: exit 1 above this window p99")
+    parser.add_argument("--max-errors", type=int, default=-1, help="budget: exit 1 above this many errors")
+    parser.add_argument("--no-finish", action="store_true", help="stop after the window (no verification)")
+    parser.add_argument("--echo-seconds", type=float, default=5.0, help="duration of the echo baseline (0 = skip)")
+    parser.add_argument("--bot-fill", type=float, default=20.0, help="TRIX_MATCHMAKING_BOT_FILL_S of the platform")
+    parser.add_argument("--shared-connections", action="store_true", help="bots share TCP connections")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default loadtest/results/...)")
+    parser.add_argument("--state-dir", type=Path, default=None, help="embedded platform data (default: temp)")
+
+
+# -- process sampling -------------------------------------------------------------------------
+
+
+class Sampler(threading.Thread):
+    """CPU (% of one core) and RSS (MB) of every service process, once a second."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        super().__init__(daemon=True, name="loadtest-sampler")
+        import psutil
+
+        self.procs: dict[str, Any] = {}
+        for name, pid in pids.items():
+            with contextlib.suppress(psutil.Error):
+                p = psutil.Process(pid)
+                p.cpu_percent(None)
+                self.procs[name] = p
+        self.latest: dict[str, dict[str, float]] = {}
+        self.peaks: dict[str, dict[str, float]] = {}
+        self.sums: Counter[str] = Counter()
+        self.samples = 0
+        self.stop = threading.Event()
+
+    def add(self, name: str, pid: int) -> None:
+        import psutil
+
+        with contextlib.suppress(psutil.Error):
+            p = psutil.Process(pid)
+            p.cpu_percent(None)
+            self.procs[name] = p
+
+    def run(self) -> None:
+        import psutil
+
+        while not self.stop.wait(1.0):
+            sample: dict[str, dict[str, float]] = {}
+            for name, p in list(self.procs.items()):
+                try:
+                    cpu = p.cpu_percent(None)
+                    rss = p.memory_info().rss / 1e6
+                except psutil.Error:
+                    continue
+                sample[name] = {"cpu": round(cpu, 1), "rss_mb": round(rss, 1)}
+                peak = self.peaks.setdefault(name, {"cpu_max": 0.0, "rss_max_mb": 0.0})
+                peak["cpu_max"] = max(peak["cpu_max"], cpu)
+                peak["rss_max_mb"] = max(peak["rss_max_mb"], round(rss, 1))
+                self.sums[name] += int(cpu * 10)
+            self.samples += 1
+            self.latest = sample
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        out = {}
+        for name, peak in self.peaks.items():
+            avg = self.sums[name] / 10 / max(1, self.samples)
+            out[name] = {"cpu_avg": round(avg, 1), **{k: round(v, 1) for k, v in peak.items()}}
+        return out
+
+
+# -- the echo baseline ------------------------------------------------------------------------
+
+
+def echo_baseline(ctx: Any, seconds: float, workers: int, streams: int) -> dict[str, float]:
+    """Round trips per second of a bare grpc.aio echo (server in its own process)."""
+    port_q, stop = ctx.Queue(), ctx.Event()
+    server = ctx.Process(target=echo_server_main, args=(port_q, stop), daemon=True)
+    server.start()
+    try:
+        port = port_q.get(timeout=30)
+        out = ctx.Queue()
+        per = max(1, streams // workers)
+        clients = [
+            ctx.Process(target=echo_client_main, args=(f"127.0.0.1:{port}", seconds, per, out), daemon=True)
+            for _ in range(workers)
+        ]
+        for c in clients:
+            c.start()
+        total, lat = 0, []
+        for _ in clients:
+            count, sample = out.get(timeout=seconds + 60)
+            total += count
+            lat += sample
+        for c in clients:
+            c.join(10)
+        lat.sort()
+        return {
+            "echo_baseline_per_s": round(total / seconds, 1),
+            "echo_p50_ms": round(percentile(lat, 50), 3),
+            "echo_p99_ms": round(percentile(lat, 99), 3),
+            "echo_streams": per * workers,
+        }
+    finally:
+        stop.set()
+        server.join(5)
+        if server.is_alive():
+            server.kill()
+
+
+# -- verification -----------------------------------------------------------------------------
+
+
+async def _standings(target: str, token: str, table_id: str, want: list[int], tries: int) -> list[int]:
+    import grpc
+
+    from trix.v1 import gateway_pb2, gateway_pb2_grpc, scoring_pb2
+
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+        totals: list[int] = []
+        for _ in range(tries):
+            q = gateway_pb2.QueryRequest(standings=scoring_pb2.GetStandingsRequest(table_id=table_id))
+            try:
+                reply = await stub.Query(q, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
+                totals = list(reply.standings.totals.values)
+            except grpc.aio.AioRpcError:
+                totals = []
+            if totals == want:
+                return totals
+            await asyncio.sleep(0.5)
+        return totals
+
+
+async def verify_games(
+    target: str, tables: set[str], games: dict[str, dict[str, Any]], records_dir: Path
+) -> tuple[int, list[str]]:
+    """Replay and verify every record; scoring's standings must equal the replayed totals."""
+    from trix.records import load_record, replay, verify
+
+    engine = importlib.import_module("trix.engine")
+    os.makedirs(records_dir, exist_ok=True)
+    failures: list[str] = []
+    to_query: list[tuple[str, str, list[int]]] = []
+    for table_id in sorted(tables):
+        game = games.get(table_id)
+        if game is None:
+            failures.append(f"{table_id}: the game did not finish")
+            continue
+        (records_dir / f"{table_id}.json").write_text(game["record_json"])
+        try:
+            record = load_record(game["record_json"])
+            result = replay(record, engine.Game, engine.Options)
+            report = verify(record)
+        except Exception as err:  # noqa: BLE001 - a bad record is a failed game, reported, never a crash
+            failures.append(f"{table_id}: record rejected: {err}")
+            continue
+        replayed = list(result.record.get("totals") or [])
+        if result.differences or not result.finished:
+            failures.append(f"{table_id}: replay differs: {result.differences[:2]}")
+        elif not report.ok:
+            failures.append(f"{table_id}: verify failed")
+        elif replayed != list(game["totals"]):
+            failures.append(f"{table_id}: client totals {game['totals']} != replayed {replayed}")
+        else:
+            to_query.append((table_id, game["token"], replayed))
+    sem = asyncio.Semaphore(16)
+
+    async def check(table_id: str, token: str, replayed: list[int]) -> str | None:
+        async with sem:
+            scored = await _standings(target, token, table_id, replayed, tries=60)
+        return None if scored == replayed else f"{table_id}: scoring {scored} != replayed {replayed}"
+
+    results = await asyncio.gather(*(check(*item) for item in to_query))
+    failures += [r for r in results if r is not None]
+    return len(tables) - len(failures), failures
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+class Run:
+    def __init__(self, args: argparse.Namespace, scenario: Scenario) -> None:
+        self.args = args
+        self.sc = scenario
+        self.ctx = mp.get_context("spawn")
+        self.platform: Any = None
+        self.target: str = args.server
+        self.pids: dict[str, int] = {}
+        self.seconds: dict[int, Second] = {}
+        self.phase = "ramp"
+        self.tables: set[str] = set()
+        self.games: dict[str, dict[str, Any]] = {}
+        self.errors: Counter[str] = Counter()
+        self.window_errors: Counter[str] = Counter()
+        self.window_lat: list[float] = []
+        self.window_actions = 0
+        self.view_lat: list[float] = []
+        self.connected: dict[int, int] = {}
+        self.matched: dict[int, int] = {}
+        self.reconnects = 0
+        self.events: list[str] = []
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.out = args.out or Path("loadtest/results") / f"{scenario.name}-{args.tables}-{stamp}"
+
+    def say(self, text: str) -> None:
+        print(f"loadtest: {text}", flush=True)
+
+    # -- platform
+
+    def start_platform(self) -> None:
+        if self.target:
+            return
+        from trix.play import EmbeddedPlatform, temp_state_dir
+
+        state_dir = self.args.state_dir or temp_state_dir("trix-loadtest-")
+        env = {"TRIX_MATCHMAKING_BOT_FILL_S": str(self.args.bot_fill)}
+        self.platform = EmbeddedPlatform(state_dir, fresh=True, env=env)
+        self.platform.supervisor.replicas["table"] = self.sc.table_replicas
+        self.say(f"starting the platform in {state_dir} (table replicas: {self.sc.table_replicas})")
+        self.target = self.platform.start()
+        sup = self.platform.supervisor
+        for child in [sup.nats, *sup.services]:
+            if child is not None and child.proc is not None:
+                self.pids[child.name] = child.proc.pid
+        self.say(f"platform ready, gateway at {self.target}; processes {self.pids}")
+
+    def stop_platform(self) -> None:
+        if self.platform is not None:
+            self.platform.stop()
+
+    def kill_table_replica(self) -> None:
+        if self.platform is None:
+            self.events.append("failover: no embedded platform, nothing killed")
+            return
+        tables = [c for c in self.platform.supervisor.services if c.name.startswith("table")]
+        victim = tables[-1] if len(tables) > 1 else None
+        if victim is None or victim.proc is None:
+            self.events.append("failover: a single table replica; not killed")
+            return
+        os.kill(victim.proc.pid, signal.SIGKILL)
+        note = f"failover: SIGKILL {victim.name} pid {victim.proc.pid} at t={time.time() - self.t0:.1f}s"
+        self.events.append(note)
+        self.say(note)
+
+    # -- collecting
+
+    def on_tick(self, data: dict[str, Any]) -> None:
+        at = int(data["at"])
+        sec = self.seconds.get(at)
+        if sec is None:
+            sec = self.seconds[at] = Second(at=float(at), phase=self.phase)
+        sec.actions += data["actions"]
+        sec.latencies += data["latencies_ms"]
+        sec.errors.update(data["errors"])
+        self.errors.update(data["errors"])
+        self.view_lat += data["view_ms"]
+        self.reconnects += data["reconnects"]
+        self.connected[data["worker"]] = data["connected"]
+        self.matched[data["worker"]] = data["matched"]
+        self.tables.update(data["new_tables"])
+        for g in data["games"]:
+            self.games.setdefault(g["table_id"], g)
+        if self.phase == "window":
+            self.window_lat += data["latencies_ms"]
+            self.window_actions += data["actions"]
+            self.window_errors.update(data["errors"])
+        sec.connected = sum(self.connected.values())
+        sec.tables_playing = len(self.tables) - len(self.games)
+        sec.games_finished = len(self.games)
+        sec.processes = self.sampler.latest if self.sampler else {}
+
+    # -- main
+
+    def run(self) -> int:
+        args = self.args
+        self.t0 = time.time()
+        self.sampler: Sampler | None = None
+        echo: dict[str, float] = {"echo_baseline_per_s": 0.0}
+        try:
+            self.start_platform()
+            if args.echo_seconds > 0:
+                self.say(f"echo baseline: {args.echo_seconds:.0f}s of bare grpc.aio stream round trips")
+                echo = echo_baseline(self.ctx, args.echo_seconds, args.workers, streams=128)
+                self.say(f"echo baseline: {echo}")
+            summary = self.swarm(echo)
+        finally:
+            if self.sampler is not None:
+                self.sampler.stop.set()
+            self.stop_platform()
+        return self.finish(summary)
+
+    def swarm(self, echo: dict[str, float]) -> dict[str, Any]:
+        args, sc = self.args, self.sc
+        players = 4 * args.tables
+        guests = int(sc.queue_churn * args.tables)
+        ramp = args.ramp or max(2.0, args.tables / 50.0)
+        run_id = new_run_id()
+        stop_at = time.time() + ramp + args.ramp_timeout + args.duration + args.finish_timeout + 30
+        out, fast = self.ctx.Queue(), self.ctx.Event()
+        procs = []
+        for w in range(args.workers):
+            cfg = WorkerConfig(
+                worker=w,
+                target=self.target,
+                run_id=run_id,
+                players=players // args.workers + (1 if w < players % args.workers else 0),
+                guests=guests // args.workers + (1 if w < guests % args.workers else 0),
+                think_min_s=sc.think_min_s,
+                think_max_s=sc.think_max_s,
+                disconnect_per_min=sc.disconnect_per_min,
+                ramp_s=ramp,
+                stop_at=stop_at,
+                max_actions=args.max_actions,
+                separate_connections=not args.shared_connections,
+                seed=args.seed,
+            )
+            p = self.ctx.Process(target=worker_main, args=(cfg, out, fast), daemon=True, name=f"loadtest-bots-{w}")
+            p.start()
+            procs.append(p)
+        self.sampler = Sampler(self.pids)
+        for i, p in enumerate(procs):
+            if p.pid is not None:
+                self.sampler.add(f"bots-{i}", p.pid)
+        self.sampler.start()
+        self.say(f"{args.workers} bot processes, {players} players for {args.tables} tables, {guests} queue guests")
+        done = 0
+        started = time.time()
+        window_start = window_end = finish_start = 0.0
+        kill_at = float("inf")
+        next_progress = started + PROGRESS_EVERY_S
+        killed = False
+        finish_deadline = float("inf")
+        while done < len(procs):
+            try:
+                kind, data = out.get(timeout=0.5)
+            except queue.Empty:
+                kind, data = "", {}
+            if kind == "tick":
+                self.on_tick(data)
+            elif kind == "done":
+                done += 1
+            now = time.time()
+            if self.phase == "ramp":
+                seated = sum(self.matched.values())
+                if seated >= players or now - started > ramp + args.ramp_timeout:
+                    self.phase = "window"
+                    window_start = now
+                    if sc.kill_table_replica_at >= 0:
+                        kill_at = now + sc.kill_table_replica_at * args.duration
+                    self.say(f"window starts: {seated}/{players} players seated, {len(self.tables)} tables")
+            elif self.phase == "window":
+                if not killed and now >= kill_at:
+                    killed = True
+                    self.kill_table_replica()
+                if now - window_start >= args.duration:
+                    window_end = now
+                    self.phase = "finish"
+                    finish_start = now
+                    finish_deadline = now + args.finish_timeout
+                    fast.set()
+                    self.say(f"window over after {args.duration:.0f}s; bots finish every table at full speed")
+                    if args.no_finish:
+                        break
+            elif self.phase == "finish":
+                if self.tables and len(self.games) >= len(self.tables) and sum(self.connected.values()) == 0:
+                    break
+                if now > finish_deadline:
+                    self.say(f"finish timeout: {len(self.games)}/{len(self.tables)} games ended")
+                    break
+            if now >= next_progress:
+                next_progress = now + PROGRESS_EVERY_S
+                last = self.seconds.get(int(now) - 1)
+                lat = sorted(last.latencies) if last else []
+                self.say(
+                    f"t={now - started:5.0f}s {self.phase:<6} tables {len(self.tables) - len(self.games):>5} "
+                    f"players {sum(self.connected.values()):>5} actions/s {last.actions if last else 0:>5} "
+                    f"p50 {percentile(lat, 50):6.1f} p99 {percentile(lat, 99):7.1f} ms "
+                    f"games {len(self.games)} errors {sum(self.errors.values())}"
+                )
+        finish_s = time.time() - finish_start if finish_start else 0.0
+        for p in procs:
+            p.join(3)
+            if p.is_alive():
+                p.kill()
+        while True:  # the last ticks
+            try:
+                kind, data = out.get_nowait()
+            except queue.Empty:
+                break
+            if kind == "tick":
+                self.on_tick(data)
+        window_s = (window_end or time.time()) - (window_start or started)
+        verified, failures = 0, list[str]()
+        if not args.no_finish and self.tables:
+            self.say(f"checking {len(self.tables)} records with trix replay / trix verify and scoring's standings")
+            verified, failures = asyncio.run(verify_games(self.target, self.tables, self.games, self.out / "records"))
+        lat = sorted(self.window_lat)
+        rows = [s.row(started) for _, s in sorted(self.seconds.items())]
+        window_rows = [r for r in rows if r["phase"] == "window"]
+        actions_per_s = self.window_actions / window_s if window_s > 0 else 0.0
+        summary: dict[str, Any] = {
+            "scenario": sc.name,
+            "tables": len(self.tables),
+            "tables_requested": args.tables,
+            "tables_max_concurrent": max((r["tables"] for r in window_rows), default=0),
+            "players": max((r["players"] for r in window_rows), default=0),
+            "duration_s": round(window_s, 1),
+            "actions_per_s": round(actions_per_s, 1),
+            "p50_ms": round(percentile(lat, 50), 2),
+            "p95_ms": round(percentile(lat, 95), 2),
+            "p99_ms": round(percentile(lat, 99), 2),
+            "max_ms": round(lat[-1], 2) if lat else 0.0,
+            "view_p50_ms": round(percentile(sorted(self.view_lat), 50), 2),
+            "errors": sum(self.errors.values()),
+            "errors_by_code": dict(self.errors),
+            "window_errors": sum(self.window_errors.values()),
+            "reconnects": self.reconnects,
+            "games_finished": len(self.games),
+            "games_verified": verified,
+            "games_failed": len(self.tables) - verified,
+            "failures": failures[:10],
+            "finish_s": round(finish_s, 1),
+            **echo,
+            "echo_ratio": round(echo["echo_baseline_per_s"] / actions_per_s, 1) if actions_per_s else 0.0,
+            "processes": self.sampler.summary() if self.sampler else {},
+            "events": self.events,
+            "workers": args.workers,
+        }
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "timeline.json").write_text(json.dumps(rows))
+        try:
+            title = f"trix loadtest {sc.name}: {args.tables} tables, {args.duration:.0f}s window"
+            write_chart(rows, self.out / "chart.png", title)
+        except Exception as err:  # noqa: BLE001 - a chart problem must not hide the figures
+            self.say(f"chart not written: {err}")
+        return summary
+
+    def finish(self, summary: dict[str, Any]) -> int:
+        args = self.args
+        breaches = []
+        if not args.no_finish and summary["games_verified"] != summary["tables"]:
+            breaches.append(f"games_verified {summary['games_verified']} != tables {summary['tables']}")
+        if summary["tables"] == 0:
+            breaches.append("no table was formed")
+        if args.max_p99_ms > 0 and summary["p99_ms"] > args.max_p99_ms:
+            breaches.append(f"p99 {summary['p99_ms']} ms > budget {args.max_p99_ms} ms")
+        if args.max_errors >= 0 and summary["errors"] > args.max_errors:
+            breaches.append(f"errors {summary['errors']} > budget {args.max_errors}")
+        summary["breaches"] = breaches
+        summary["ok"] = not breaches
+        summary["results"] = str(self.out)
+        (self.out / "summary.json").write_text(json.dumps(summary, indent=1))
+        for b in breaches:
+            self.say(f"FAILED: {b}")
+        print(json.dumps(summary), flush=True)
+        return EXIT_OK if not breaches else EXIT_FAILED
+
+
+def run_loadtest(args: argparse.Namespace) -> int:
+    if args.tables < 1 or args.duration <= 0 or args.workers < 1:
+        print("trix loadtest: --tables, --duration and --workers must be positive", file=sys.stderr)
+        return 2
+    return Run(args, SCENARIOS[args.scenario]).run()

@@ -1,0 +1,36 @@
+"""The load-test scenarios: pace, churn and failover settings per name.
+
+Owns `Scenario` and `SCENARIOS`. A scenario only says how the bots behave; the size
+(tables, duration) comes from the command line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    think_min_s: float
+    """Think time before each action, uniform in [min, max] (per seat; one seat acts at a time)."""
+    think_max_s: float
+    disconnect_per_min: float = 0.0
+    """Per player: expected network cuts per minute (then resume on a new Session)."""
+    queue_churn: float = 0.0
+    """Extra guests per table who join the queue and leave it (cancel) during the window."""
+    table_replicas: int = 1
+    kill_table_replica_at: float = -1.0
+    """Fraction of the measured window after which one table replica is SIGKILLed (<0: never)."""
+
+
+SCENARIOS: dict[str, Scenario] = {
+    # human pace: one action per table every 2-3 s
+    "steady": Scenario("steady", 2.0, 3.0),
+    # as fast as the bots can play
+    "peak": Scenario("peak", 0.0, 0.0),
+    # human-ish pace, players cut and resume, guests join and leave the queue
+    "churn": Scenario("churn", 0.5, 1.5, disconnect_per_min=2.0, queue_churn=0.25),
+    # a table replica killed half way through the window
+    "failover": Scenario("failover", 0.5, 1.5, table_replicas=3, kill_table_replica_at=0.5),
+}
