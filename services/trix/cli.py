@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "up": ("trix.up", "start NATS and every service on loopback"),
     "play": ("trix.play", "play a game in the terminal through the gateway (embedded platform without --server)"),
     "demo": ("trix.demo", "one whole game of four bot clients through the gateway, then replay and verify it"),
+    "loadtest": ("trix.loadtest.runner", "bot swarm through the gateway: steady, peak, churn, failover (issue 10)"),
 }
 
 
