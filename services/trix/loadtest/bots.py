@@ -170,11 +170,7 @@ class SwarmBot:
             stream = self.client.open()
             self.swarm.connected += 1
             if first:
-                wish = matchmaking_pb2.GameWish(variant=self.swarm.cfg.variant)  # type: ignore[arg-type]
-                seed = f"lt{self.index}"
-                self.client.send(
-                    gateway_pb2.SessionRequest(find_match=gateway_pb2.FindMatchRequest(wish=wish, client_seed=seed))
-                )
+                self._find_match()
                 first = False
                 if self.guest:
                     asyncio.get_running_loop().call_later(self.rng.uniform(0.05, 1.0), self._cancel_ticket)
@@ -203,6 +199,13 @@ class SwarmBot:
                 return
             if not st.table_id:  # cut before the match: nothing to resume, queue again
                 first = True
+
+    def _find_match(self) -> None:
+        if self.state.table_id:
+            return
+        wish = matchmaking_pb2.GameWish(variant=self.swarm.cfg.variant)  # type: ignore[arg-type]
+        request = gateway_pb2.FindMatchRequest(wish=wish, client_seed=f"lt{self.index}")
+        self.client.send(gateway_pb2.SessionRequest(find_match=request))
 
     def _cancel_ticket(self) -> None:
         if not self.state.table_id and self.ticket_id:
@@ -285,6 +288,9 @@ class SwarmBot:
             elif kind == "error":
                 self._error(m.error.code or "UNKNOWN")
                 self.sent_at.pop(m.error.action_id, None)
+                if not st.table_id and not self.guest and m.error.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+                    # the quick match failed: ask again after a pause, as a phone would
+                    asyncio.get_running_loop().call_later(1.0 + self.rng.random() * 2, self._find_match)
                 if st.my_turn():
                     self.acted = 0
                     self._view()

@@ -466,7 +466,7 @@ class Run:
             "reconnects": self.reconnects,
             "games_finished": len(self.games),
             "games_verified": verified,
-            "games_failed": len(self.tables) - verified,
+            "games_failed": None if args.no_finish else len(self.tables) - verified,
             "failures": failures[:10],
             "finish_s": round(finish_s, 1),
             **echo,
