@@ -58,6 +58,11 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="results folder (default loadtest/results/...)")
     parser.add_argument("--state-dir", type=Path, default=None, help="embedded platform data (default: temp)")
+    parser.add_argument(
+        "--diagnose-nats-no-fsync",
+        action="store_true",
+        help="DIAGNOSIS ONLY: embedded NATS without sync_interval: always (how much of the cost is fsync)",
+    )
 
 
 # -- process sampling -------------------------------------------------------------------------
@@ -265,6 +270,8 @@ class Run:
         env = {"TRIX_MATCHMAKING_BOT_FILL_S": str(self.args.bot_fill)}
         self.platform = EmbeddedPlatform(state_dir, fresh=True, env=env)
         self.platform.supervisor.replicas["table"] = self.sc.table_replicas
+        if self.args.diagnose_nats_no_fsync:
+            self._without_fsync(self.platform.supervisor)
         self.say(f"starting the platform in {state_dir} (table replicas: {self.sc.table_replicas})")
         self.target = self.platform.start()
         sup = self.platform.supervisor
@@ -272,6 +279,18 @@ class Run:
             if child is not None and child.proc is not None:
                 self.pids[child.name] = child.proc.pid
         self.say(f"platform ready, gateway at {self.target}; processes {self.pids}")
+
+    def _without_fsync(self, sup: Any) -> None:
+        original = sup._nats_child
+
+        def child() -> Any:
+            made = original()
+            conf = sup.state_dir / "nats.conf"
+            conf.write_text(conf.read_text().replace("  sync_interval: always\n", ""))
+            return made
+
+        sup._nats_child = child
+        self.events.append("diagnosis: NATS without sync_interval: always")
 
     def stop_platform(self) -> None:
         if self.platform is not None:
