@@ -32,6 +32,9 @@ from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 TICK_S = 1.0
 NUDGE_S = 1.0
 CONNECT_RETRIES = 8
+RETRIES = 6
+RETRYABLE = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
+"""Codes the platform asks the caller to retry with the same action id (table/service.py)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class Stats:
     latencies_ms: list[float] = field(default_factory=list)
     view_ms: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    retried: Counter[str] = field(default_factory=Counter)
     reconnects: int = 0
     new_tables: list[str] = field(default_factory=list)
     games: list[dict[str, Any]] = field(default_factory=list)
@@ -75,12 +79,13 @@ class Stats:
             "latencies_ms": self.latencies_ms,
             "view_ms": self.view_ms,
             "errors": dict(self.errors),
+            "retried": dict(self.retried),
             "reconnects": self.reconnects,
             "new_tables": self.new_tables,
             "games": self.games,
         }
         self.actions, self.latencies_ms, self.view_ms = 0, [], []
-        self.errors, self.reconnects, self.new_tables, self.games = Counter(), 0, [], []
+        self.errors, self.retried, self.reconnects, self.new_tables, self.games = Counter(), Counter(), 0, [], []
         return out
 
 
@@ -126,6 +131,9 @@ class SwarmBot:
         self.acted = 0
         """turn_seq of the last turn this bot answered."""
         self.sent_at: dict[str, float] = {}
+        self.inflight: dict[str, tuple[gateway_pb2.Action, int]] = {}
+        """Actions sent and not yet accepted, with their retry count."""
+        self.match_retries = 0
         self.view_sent = 0.0
         self.actions = 0
         self.pending: asyncio.TimerHandle | None = None
@@ -270,6 +278,7 @@ class SwarmBot:
                     delay = swarm.think(self.rng)
                     self.pending = asyncio.get_running_loop().call_later(delay, self._act, turn.turn_seq)
             elif kind == "accepted":
+                self.inflight.pop(m.accepted.action_id, None)
                 sent = self.sent_at.pop(m.accepted.action_id, None)
                 if sent is not None:
                     swarm.stats.latencies_ms.append((time.perf_counter() - sent) * 1000)
@@ -286,11 +295,23 @@ class SwarmBot:
                 elif t.state == matchmaking_pb2.TICKET_STATE_CANCELLED and self.guest:
                     return False
             elif kind == "error":
-                self._error(m.error.code or "UNKNOWN")
-                self.sent_at.pop(m.error.action_id, None)
-                if not st.table_id and not self.guest and m.error.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+                code = m.error.code or "UNKNOWN"
+                loop = asyncio.get_running_loop()
+                failed = self.inflight.pop(m.error.action_id, None)
+                if failed is not None and code in RETRYABLE and failed[1] < RETRIES:
+                    # the documented contract: retry with the same action id (counted, not an error)
+                    swarm.stats.retried[code] += 1
+                    self.inflight[m.error.action_id] = (failed[0], failed[1] + 1)
+                    loop.call_later(0.2 * (failed[1] + 1), self._resend, m.error.action_id)
+                    continue
+                if not st.table_id and not self.guest and code in RETRYABLE and self.match_retries < RETRIES:
                     # the quick match failed: ask again after a pause, as a phone would
-                    asyncio.get_running_loop().call_later(1.0 + self.rng.random() * 2, self._find_match)
+                    self.match_retries += 1
+                    swarm.stats.retried[code] += 1
+                    loop.call_later(1.0 + self.rng.random() * 2, self._find_match)
+                    continue
+                self._error(code)
+                self.sent_at.pop(m.error.action_id, None)
                 if st.my_turn():
                     self.acted = 0
                     self._view()
@@ -328,8 +349,14 @@ class SwarmBot:
 
     def _send_action(self, action: gateway_pb2.Action) -> None:
         self.sent_at[action.action_id] = time.perf_counter()
+        self.inflight[action.action_id] = (action, 0)
         self.actions += 1
         self.client.send(gateway_pb2.SessionRequest(action=action))
+
+    def _resend(self, action_id: str) -> None:
+        sent = self.inflight.get(action_id)
+        if sent is not None and not self.state.ended:
+            self.client.send(gateway_pb2.SessionRequest(action=sent[0]))
 
 
 async def _tick(swarm: Swarm, out: Any, bots: list[SwarmBot]) -> None:

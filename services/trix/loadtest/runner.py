@@ -246,6 +246,7 @@ class Run:
         self.games: dict[str, dict[str, Any]] = {}
         self.errors: Counter[str] = Counter()
         self.window_errors: Counter[str] = Counter()
+        self.retried: Counter[str] = Counter()
         self.window_lat: list[float] = []
         self.window_actions = 0
         self.view_lat: list[float] = []
@@ -321,6 +322,7 @@ class Run:
         sec.latencies += data["latencies_ms"]
         sec.errors.update(data["errors"])
         self.errors.update(data["errors"])
+        self.retried.update(data["retried"])
         self.view_lat += data["view_ms"]
         self.reconnects += data["reconnects"]
         self.connected[data["worker"]] = data["connected"]
@@ -482,6 +484,7 @@ class Run:
             "errors": sum(self.errors.values()),
             "errors_by_code": dict(self.errors),
             "window_errors": sum(self.window_errors.values()),
+            "retried_by_code": dict(self.retried),
             "reconnects": self.reconnects,
             "games_finished": len(self.games),
             "games_verified": verified,
