@@ -310,6 +310,9 @@ class SwarmBot:
                     swarm.stats.retried[code] += 1
                     loop.call_later(1.0 + self.rng.random() * 2, self._find_match)
                     continue
+                if not st.table_id and self.match_retries and code == "ALREADY_EXISTS":
+                    swarm.stats.retried[code] += 1  # the earlier quick match did get through: keep waiting
+                    continue
                 self._error(code)
                 self.sent_at.pop(m.error.action_id, None)
                 if st.my_turn():
