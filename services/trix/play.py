@@ -199,6 +199,13 @@ class GatewayClient:
         return str(reply.player_id)
 
     async def _requests(self) -> AsyncIterator[gateway_pb2.SessionRequest]:
+        # Write only once the gateway has accepted the session (its headers arrived): a
+        # write racing a refusal would hide the refusal's status (ADR 0009).
+        call = self.call
+        if call is not None:
+            await call.initial_metadata()
+            if call.done():
+                return
         while True:
             request = await self.outgoing.get()
             if request is None:

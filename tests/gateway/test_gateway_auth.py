@@ -141,3 +141,19 @@ async def test_same_device_secret_same_player_and_token_checks(platform: Platfor
         await channel.close()
         for c in (one, two, other):
             await c.close()
+
+
+async def test_refused_session_reports_unauthenticated_every_time(platform: Platform) -> None:
+    """A client that writes at once on a Session the gateway refuses sees UNAUTHENTICATED,
+    never the client library's INTERNAL for a write that raced the refusal (ADR 0009)."""
+    channel = grpc.aio.insecure_channel(platform.target)
+    stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+    try:
+        codes: dict[grpc.StatusCode, int] = {}
+        for i in range(120):
+            md = auth("not.a.token") if i % 2 else ()
+            code = await status_of(asyncio.wait_for(_first(stub.Session(_pings(), metadata=md)), 20))
+            codes[code] = codes.get(code, 0) + 1
+        assert codes == {grpc.StatusCode.UNAUTHENTICATED: 120}, codes
+    finally:
+        await channel.close()

@@ -22,7 +22,7 @@ import grpc
 from google.protobuf import timestamp_pb2
 from google.protobuf.message import DecodeError, Message
 
-from trix.errors import InvalidArgument, ResourceExhausted
+from trix.errors import InvalidArgument, ResourceExhausted, Unauthenticated
 from trix.gateway.service import GatewayService, RateLimiter
 from trix.gateway.service import Session as PlayerSession
 from trix.gateway.tokens import Principal
@@ -31,6 +31,9 @@ from trix.v1 import gateway_pb2
 
 SERVICE_NAME = "trix.v1.GatewayService"
 MAX_PEERS = 10000
+SESSION_HEADER = "x-trix-session"
+"""Initial metadata of an accepted Session: the session id. Clients write after it."""
+REFUSAL_GRACE_S = 1.0
 
 
 class Malformed:
@@ -48,6 +51,20 @@ def _decoder(cls: type[Message]) -> Callable[[bytes], Any]:
             return MALFORMED
 
     return decode
+
+
+async def _settle_first_write(request_iterator: AsyncIterator[Any]) -> None:
+    """Let a refused stream's first client message arrive before the trailers go out.
+
+    A client that writes as soon as it opens the stream (most do) races the refusal: if
+    the trailers and RST_STREAM reach it before its first write, grpcio's asyncio client
+    reports the failed write as `INTERNAL: Internal error from Core` instead of the
+    server's status (grpc/grpc#36066). Waiting (boundedly) for that first message makes
+    the write complete before the stream closes, so the client sees UNAUTHENTICATED.
+    Clients that wait for the session's headers before writing never race at all.
+    """
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(anext(aiter(request_iterator), None), REFUSAL_GRACE_S)
 
 
 def _checked(request: Any) -> Any:
@@ -102,8 +119,16 @@ class GatewayApi:
         )
 
     async def Session(self, request_iterator: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
-        principal = self._auth(context)
+        try:
+            principal = self._auth(context)
+        except Unauthenticated:
+            await _settle_first_write(request_iterator)
+            raise
         session = await self.service.open_session(principal)
+        # Accepted: the session's headers go out now, before anything is read. A client
+        # writes once it has them (`initial_metadata()`), so no write of its can race the
+        # trailers of a refused stream (see `_settle_first_write`).
+        await context.send_initial_metadata(((SESSION_HEADER, session.session_id),))
 
         async def read() -> None:
             try:
