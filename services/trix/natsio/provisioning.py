@@ -64,6 +64,9 @@ class KvSpec:
     history: int = 1
     ttl_s: float = 0.0
     """0 = entries never expire."""
+    memory: bool = False
+    """Memory storage: for short-lived coordination keys renewed many times a second (leases),
+    which need no fsync and are rebuilt by their owners if the server restarts."""
 
     def config(self, replicas: int = 1) -> KeyValueConfig:
         return KeyValueConfig(
@@ -71,7 +74,7 @@ class KvSpec:
             description=self.description,
             history=self.history,
             ttl=self.ttl_s or None,
-            storage=StorageType.FILE,
+            storage=StorageType.MEMORY if self.memory else StorageType.FILE,
             replicas=replicas,
         )
 
@@ -110,8 +113,14 @@ KV_BUCKETS: tuple[KvSpec, ...] = (
         "table_leases",
         "Owner lease of each of the TABLE_SHARDS command shards, renewed by CAS on its revision (issue 5).",
         ttl_s=TABLE_LEASE_TTL_S,
+        memory=True,
     ),
-    KvSpec("table_replicas", "Table replicas' heartbeats: who shares the shards (issue 5).", ttl_s=TABLE_LEASE_TTL_S),
+    KvSpec(
+        "table_replicas",
+        "Table replicas' heartbeats: who shares the shards (issue 5).",
+        ttl_s=TABLE_LEASE_TTL_S,
+        memory=True,
+    ),
     KvSpec("player_tables", "Player -> current table index (issue 4)."),
     KvSpec("table_secrets", "Server seed of each running table (private to the table service, RULES.md §11, §14)."),
     KvSpec("timer_deadlines", "Pending decision deadlines (issue 7)."),
