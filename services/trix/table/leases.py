@@ -279,9 +279,19 @@ class LeaseManager:
         if self.held.get(shard) is not held or held.releasing:
             return
         if revision is None:
-            log.warning("shard lease lost", shard=shard)
-            await self._lose(shard)
-            return
+            # Expired while this replica was too slow to renew, or taken. Expired and still
+            # free: win it again at once (a new epoch; the log check covers anything appended
+            # in between). Taken: stop serving it.
+            try:
+                revision = await self.store.create(shard, self.me)
+            except Exception as exc:  # noqa: BLE001 - treat as lost
+                log.warning("lease re-creation failed", shard=shard, error=repr(exc))
+            if revision is None or self.held.get(shard) is not held:
+                log.warning("shard lease lost", shard=shard)
+                await self._lose(shard)
+                return
+            log.warning("shard lease expired and won again", shard=shard)
+            held.epoch = revision
         held.revision = revision
         held.valid_until = sent + self.valid_s
 

@@ -47,10 +47,6 @@ class LogConflict(Exception):
     """The log's last sequence is not the one expected: another writer appended (stale owner)."""
 
 
-class NotOwner(Unavailable):
-    """This replica does not (or no longer) hold the lease of the table's shard (issue 5)."""
-
-
 class TableStore(Protocol):
     """Durable storage of tables (JetStream in production)."""
 
@@ -160,7 +156,8 @@ class TableService:
         data = json.dumps(entry, separators=(",", ":")).encode()
         msg_id = f"{table.table_id}.{entry['id']}"
         if not self.may_write(table.table_id):
-            raise NotOwner("this replica no longer owns the table; retry with the same action id")
+            # Lease lost or lapsed (issue 5): UNAVAILABLE, so the caller retries with the same action id.
+            raise Unavailable("this replica no longer owns the table; retry with the same action id")
         try:
             trial.log_seq = await self.store.append(table.table_id, data, msg_id, table.log_seq)
         except LogConflict:
@@ -375,8 +372,10 @@ class TableService:
     async def _recover_one(self, table_id: str) -> None:
         seed = await self.store.get_secret(table_id)
         if seed is None:
-            log.error("table secret missing, table skipped", table_id=table_id)
-            return
+            async for _ in self.store.read_log(table_id, 0):
+                log.error("table secret missing, table skipped", table_id=table_id)
+                break
+            return  # no log either: a table not created yet
         snap = await self.store.get_snapshot(table_id)
         table = Table.from_snapshot(snap, seed) if snap is not None else None
         replayed: list[Routed] = []

@@ -1,0 +1,132 @@
+"""A paused owner (SIGSTOP past its lease, then SIGCONT) appends nothing and stops serving;
+SIGTERM hands a replica's tables over with no more than a short pause."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+
+from replicas_support import (
+    VARIANTS,
+    Ack,
+    Cluster,
+    Driver,
+    GameStats,
+    GatewayClient,
+    check_games,
+)
+
+from trix.natsio.provisioning import TABLE_LEASE_TTL_S
+from trix.natsio.subjects import table_shard
+from trix.table.leases import VALID_S
+
+
+async def _games(cluster: Cluster, count: int, seed: int) -> tuple[GatewayClient, GameStats, list[Driver]]:
+    client = await GatewayClient.connect(cluster.server.url("gateway"))
+    client.timeout_s = 1.5
+    stats = GameStats()
+    drivers = [Driver(client, stats, seed * 100 + i) for i in range(count)]
+    await asyncio.gather(*(d.create(f"h{seed}-{i}", VARIANTS[i % 2]) for i, d in enumerate(drivers)))
+    return client, stats, drivers
+
+
+def _resume(stats: GameStats, tables: list[str], since: float) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for t in tables:
+        after = [a.acked for a in stats.acks if a.table_id == t and a.sent >= since]
+        if after:
+            out[t] = min(after) - since
+    return out
+
+
+async def test_paused_owner_cannot_append_and_stops_serving(cluster: Cluster) -> None:
+    client, stats, drivers = await _games(cluster, 6, seed=1)
+    stop = asyncio.Event()
+
+    async def run(d: Driver, t: str) -> None:
+        while not stop.is_set() and t not in stats.finished:
+            await d.play(t, max_actions=1)
+
+    tasks = [asyncio.ensure_future(run(d, t)) for d, t in zip(drivers, stats.tables, strict=True)]
+    try:
+        await asyncio.sleep(2.0)
+        leases = await cluster.leases()
+        target = stats.tables[0]
+        victim = cluster.index_of(leases[table_shard(target)])
+        paused_id = leases[table_shard(target)]
+        owned = [t for t in stats.tables if leases[table_shard(t)] == paused_id]
+        cluster.signal(victim, signal.SIGSTOP)
+        stopped = time.monotonic()
+        # Another replica takes the shard over and appends (the table's next acknowledged action).
+        while len(_resume(stats, owned, stopped)) < len(owned):
+            assert time.monotonic() - stopped < 15, "no takeover"
+            await asyncio.sleep(0.05)
+        resumed = _resume(stats, owned, stopped)
+        assert (await cluster.leases())[table_shard(target)] != paused_id
+        await asyncio.sleep(max(0.0, TABLE_LEASE_TTL_S - (time.monotonic() - stopped)) + 0.5)
+        cluster.signal(victim, signal.SIGCONT)
+        await asyncio.sleep(3.0)  # it wakes up with stale tables and queued commands
+        stop.set()
+        await asyncio.gather(*tasks)
+        verdict = await check_games(cluster.nc, stats, finished=False)  # type: ignore[arg-type]
+        assert verdict.lost == 0 and verdict.applied_twice == 0, verdict
+        # Lease epochs only grow along every table's log: the woken owner appended nothing
+        # after the new owner's first entry, and each log is one contiguous history.
+        assert verdict.epochs_ok and verdict.games_ok == verdict.games, verdict.problems
+        log = cluster.procs[victim].log_path.read_text()
+        assert "shard dropped" in log  # it stopped serving the shards it lost
+        assert max(resumed.values()) <= TABLE_LEASE_TTL_S + 3.0, resumed
+        assert VALID_S < TABLE_LEASE_TTL_S
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await client.nc.close()
+
+
+async def test_sigterm_hands_tables_over_with_a_short_pause(cluster: Cluster) -> None:
+    client, stats, drivers = await _games(cluster, 6, seed=2)
+    stop = asyncio.Event()
+
+    async def run(d: Driver, t: str) -> None:
+        while not stop.is_set() and t not in stats.finished:
+            await d.play(t, max_actions=1)
+
+    tasks = [asyncio.ensure_future(run(d, t)) for d, t in zip(drivers, stats.tables, strict=True)]
+    try:
+        await asyncio.sleep(2.0)
+        leases = await cluster.leases()
+        target = stats.tables[0]
+        victim_id = leases[table_shard(target)]
+        victim = cluster.index_of(victim_id)
+        owned = [t for t in stats.tables if leases[table_shard(t)] == victim_id and t not in stats.finished]
+        acked = asyncio.get_running_loop().create_future()
+
+        def on_ack(ack: Ack) -> None:
+            if ack.table_id == target and not acked.done():
+                cluster.terminate(victim)  # SIGTERM right at an acknowledged move
+                acked.set_result(time.monotonic())
+
+        for d in drivers:
+            d.on_ack.append(on_ack)
+        since = await asyncio.wait_for(acked, 30)
+        code = await asyncio.get_running_loop().run_in_executor(None, cluster.wait_exit, victim, 20)
+        assert code == 0
+        while len(_resume(stats, owned, since)) < len(owned):
+            assert time.monotonic() - since < 15, "tables not resumed"
+            await asyncio.sleep(0.05)
+        resumed = _resume(stats, owned, since)
+        leases = await cluster.leases()
+        assert victim_id not in leases.values()  # every shard handed over before it exited
+        assert len(leases) == 64
+        stop.set()
+        await asyncio.gather(*tasks)
+        verdict = await check_games(cluster.nc, stats, finished=False)  # type: ignore[arg-type]
+        assert verdict.lost == 0 and verdict.applied_twice == 0, verdict
+        assert verdict.epochs_ok and verdict.games_ok == verdict.games, verdict.problems
+        # A short pause: handed over, not waited out (a kill costs at least the lease TTL).
+        assert max(resumed.values()) < TABLE_LEASE_TTL_S, resumed
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await client.nc.close()
