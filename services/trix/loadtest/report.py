@@ -62,7 +62,8 @@ def write_chart(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     t = [r["t"] for r in rows]
     fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(11, 9), sharex=True)
     for key, style in (("p50_ms", "-"), ("p95_ms", "--"), ("p99_ms", "-."), ("max_ms", ":")):
-        ax1.plot(t, [r[key] for r in rows], style, label=key)
+        # a second without an accepted action has no latency: a gap, not a zero
+        ax1.plot(t, [r[key] if r["actions_per_s"] else float("nan") for r in rows], style, label=key)
     ax1.set_ylabel("action latency (ms)")
     ax1.set_yscale("symlog", linthresh=10)
     ax1.legend(loc="upper left")
