@@ -1,0 +1,19 @@
+# Table replicas targets (issue 5): leases, routing, failover. Included by the top Makefile.
+PY ?= .venv/bin/python
+
+.PHONY: test-replicas fault-replicas fault-tables bench-tables
+test-replicas: ## table replicas: lease plan, CI SIGKILL fault run, SIGSTOP/SIGCONT owner, SIGTERM handover, 1->3 rebalance
+	@start=$$(date +%s); \
+	$(PY) -m pytest -q -p no:cacheprovider tests/replicas; rc=$$?; \
+	echo "test-replicas: $$( [ $$rc -eq 0 ] && echo PASS || echo FAIL ) in $$(( $$(date +%s) - start ))s"; \
+	exit $$rc
+
+fault-replicas: ## 3 replicas, concurrent bot games, >= 20 SIGKILLs of table owners; last line: one JSON summary
+	@PYTHONPATH=services $(PY) tests/replicas/fault.py --kills $${KILLS:-20} --slots $${SLOTS:-8}
+
+fault-tables: ## the issue's name: the pause/handover tests, then fault-replicas (JSON last)
+	@$(PY) -m pytest -q -p no:cacheprovider tests/replicas/test_handover.py >&2
+	@$(MAKE) --no-print-directory fault-replicas
+
+bench-tables: ## actions/s with 1 and 3 table replicas under the same load (a benchmark, not a test)
+	@PYTHONPATH=services $(PY) tests/replicas/bench_replicas.py
