@@ -1,0 +1,59 @@
+"""The load-test smoke in CI (issue 10): the same entry point as `make loadtest-smoke`
+(`trix loadtest steady`, its own embedded platform on loopback, bots through the public
+gateway), asserting correctness, not speed: every table's game finished, replayed,
+verified and equal to scoring's standings, and zero errors. Budgets on latency are
+deliberately absent here (the CI machine is shared). The settings are SMOKE_ARGV at the
+CI_SMOKE size (2 tables, 10 s: whole games must finish within CI's ~2 minutes);
+TRIX_LOADTEST_SMOKE_TABLES=20 TRIX_LOADTEST_SMOKE_DURATION=30 runs `make loadtest-smoke`'s size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trix.loadtest.scenarios import CI_SMOKE, SMOKE_ARGV
+
+pytestmark = pytest.mark.timeout(1200)
+
+
+def _argv(out: Path) -> list[str]:
+    argv = list(SMOKE_ARGV)
+    tables = os.environ.get("TRIX_LOADTEST_SMOKE_TABLES", CI_SMOKE["--tables"])
+    duration = os.environ.get("TRIX_LOADTEST_SMOKE_DURATION", CI_SMOKE["--duration"])
+    if tables:
+        argv[argv.index("--tables") + 1] = tables
+    if duration:
+        argv[argv.index("--duration") + 1] = duration
+    return [*argv, "--echo-seconds", "2", "--out", str(out), "--state-dir", str(out / "state")]
+
+
+def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
+    argv = _argv(tmp_path / "run")
+    proc = subprocess.run(
+        [sys.executable, "-m", "trix.cli", "loadtest", *argv],
+        capture_output=True,
+        text=True,
+        timeout=880,
+        check=False,
+    )
+    lines = proc.stdout.strip().splitlines()
+    assert lines, proc.stderr[-2000:]
+    summary = json.loads(lines[-1])  # the summary is printed LAST as one JSON line
+    tables = int(argv[argv.index("--tables") + 1])
+    assert summary["tables"] == tables, proc.stdout[-3000:]
+    assert summary["games_verified"] == summary["tables"], summary["failures"]
+    assert summary["games_failed"] == 0
+    assert summary["errors"] == 0, summary["errors_by_code"]
+    assert summary["players"] == 4 * tables
+    for key in ("actions_per_s", "p50_ms", "p99_ms", "echo_baseline_per_s"):
+        assert summary[key] > 0, key
+    assert {"gateway", "table", "nats"} <= set(summary["processes"])
+    assert (tmp_path / "run" / "chart.png").stat().st_size > 0
+    assert len(json.loads((tmp_path / "run" / "timeline.json").read_text())) > 0
+    assert proc.returncode == 0, proc.stdout[-3000:]
