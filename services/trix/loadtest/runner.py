@@ -302,6 +302,9 @@ class Run:
             self.events.append("failover: no embedded platform, nothing killed")
             return
         tables = [c for c in self.platform.supervisor.services if c.name.startswith("table")]
+        # the busiest replica (CPU over the last second) owns tables being played: kill that one
+        latest = self.sampler.latest if self.sampler is not None else {}
+        tables.sort(key=lambda c: latest.get(c.name, {}).get("cpu", 0.0))
         victim = tables[-1] if len(tables) > 1 else None
         if victim is None or victim.proc is None:
             self.events.append("failover: a single table replica; not killed")

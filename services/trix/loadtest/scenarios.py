@@ -21,7 +21,7 @@ class Scenario:
     """Extra guests per table who join the queue and leave it (cancel) during the window."""
     table_replicas: int = 1
     kill_table_replica_at: float = -1.0
-    """Fraction of the measured window after which one table replica is SIGKILLed (<0: never)."""
+    """Fraction of the measured window after which the busiest table replica is SIGKILLed (<0: never)."""
 
 
 SCENARIOS: dict[str, Scenario] = {
