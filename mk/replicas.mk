@@ -2,7 +2,7 @@
 PY ?= .venv/bin/python
 
 .PHONY: test-replicas fault-replicas fault-tables bench-tables
-test-replicas: ## table replicas: lease plan, CI SIGKILL fault run, SIGSTOP/SIGCONT owner, SIGTERM handover, 1->3 rebalance
+test-replicas: ## table replicas: lease plan, CI SIGKILL fault run, SIGSTOP/SIGCONT owner, SIGTERM handover
 	@start=$$(date +%s); \
 	$(PY) -m pytest -q -p no:cacheprovider tests/replicas; rc=$$?; \
 	echo "test-replicas: $$( [ $$rc -eq 0 ] && echo PASS || echo FAIL ) in $$(( $$(date +%s) - start ))s"; \
