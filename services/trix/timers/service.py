@@ -64,6 +64,9 @@ AUTO = "auto"
 LEAVE = "leave"
 RECLAIM = "reclaim"
 
+RETRY_UNAVAILABLE_S = 0.2
+"""Pause before a job the table did not answer is sent again."""
+
 LEAVE_REASON_GRACE_EXPIRED = 2  # trix.v1.LeaveReason
 LEAVE_REASON_TIMEOUTS = 3
 
@@ -422,9 +425,14 @@ def claim(doc: TableDoc, job: Job, replica: str, now: float, claim_timeout_s: fl
 
 def record(doc: TableDoc, job: Job, outcome: Outcome, now: float) -> bool:
     """Write down what the table answered."""
-    if outcome is Outcome.UNAVAILABLE:
-        return False  # the claim goes stale and the job is sent again
     slot = _slot_of(doc, job)
+    if outcome is Outcome.UNAVAILABLE:
+        # No answer (owner handover, lazy load): release the claim, the job is due again at once.
+        # (A replica that dies instead leaves its claim to go stale after claim_timeout_s.)
+        if slot is None or slot.state != CLAIMED:
+            return False
+        slot.state, slot.claimed_at, slot.claimed_by = PENDING, 0.0, ""
+        return True
     s = doc.seats[job.seat]
     if job.kind == AUTO:
         if slot is not None:
@@ -688,6 +696,8 @@ class TimersService:
             self.stats[f"{job.kind}_{outcome.value}"] += 1
             log.info("timer fired", table_id=table_id, kind=job.kind, seat=job.seat, outcome=outcome.value)
             _, doc = await self._mutate(table_id, self._recorder(job, outcome))
+            if outcome is Outcome.UNAVAILABLE:
+                await asyncio.sleep(RETRY_UNAVAILABLE_S)  # real time: the owner is changing hands
         self._index(doc)
         return sent
 
