@@ -76,7 +76,9 @@ def ar(text: str, lang: str) -> str:
 class EmbeddedPlatform:
     """`trix up` as a library: start NATS and the five services, stop them all."""
 
-    def __init__(self, state_dir: Path, *, fresh: bool = False, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, state_dir: Path, *, fresh: bool = False, env: dict[str, str] | None = None, edge: bool = False
+    ) -> None:
         from trix.up import Supervisor
 
         self.supervisor = Supervisor(
@@ -100,6 +102,9 @@ class EmbeddedPlatform:
             **(env or {}),
         }
         self.gateway_target = ""
+        self.edge = edge
+        self.edge_url = ""
+        """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON) when started with edge=True."""
 
     def start(self, timeout_s: float = 90.0) -> str:
         """Start everything; the gateway's target once every service is SERVING."""
@@ -130,6 +135,17 @@ class EmbeddedPlatform:
             time.sleep(0.1)
         gateway = next(c for c in sup.services if c.name.startswith("gateway"))
         self.gateway_target = f"127.0.0.1:{gateway.grpc_port}"
+        if self.edge:
+            for _ in range(3):  # a port taken meanwhile: once more on fresh ports
+                sup.edge_port = 0
+                sup.edge_child = sup._edge_child(gateway.grpc_port)
+                sup.edge_child.start()
+                if sup.edge_ready(max(5.0, deadline - time.monotonic())):
+                    break
+                sup._stop_group([sup.edge_child], 2.0)
+            else:
+                raise RuntimeError(f"the edge (envoy) did not start; see {sup.state_dir / 'logs' / 'edge.log'}")
+            self.edge_url = f"http://127.0.0.1:{sup.edge_port}"
         return self.gateway_target
 
     def stop(self) -> None:

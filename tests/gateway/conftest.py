@@ -1,6 +1,7 @@
 """Fixtures of the gateway tests: the whole platform (real nats-server, the five
-services as processes, real gRPC on 127.0.0.1, the real C engine) started once per
-session through `trix.play.EmbeddedPlatform`, and stopped by the fixture."""
+services as processes, real gRPC on 127.0.0.1, the real C engine, a real Envoy edge in
+front of the gateway) started once per session through `trix.play.EmbeddedPlatform`,
+and stopped by the fixture."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
         "TRIX_GATEWAY_RATE_BURST": "400",
         "TRIX_MATCHMAKING_BOT_FILL_S": "0",
     }
-    embedded = EmbeddedPlatform(state, fresh=True, env=env)
+    embedded = EmbeddedPlatform(state, fresh=True, env=env, edge=True)
     try:
         target = embedded.start()
         gateway = next(c for c in embedded.supervisor.services if c.name == "gateway")
         assert gateway.proc is not None
-        yield Platform(target, embedded.env, state, gateway.proc.pid)
+        yield Platform(target, embedded.env, state, gateway.proc.pid, embedded.edge_url)
     finally:
         embedded.stop()

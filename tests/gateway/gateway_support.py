@@ -24,6 +24,8 @@ class Platform:
     env: dict[str, str]
     state_dir: Path
     gateway_pid: int
+    edge_url: str = ""
+    """The Envoy edge in front of the gateway (gRPC-Web, HTTP/JSON)."""
 
     @property
     def token_key(self) -> bytes:

