@@ -163,6 +163,7 @@ class TimersNats:
         """Cleared by tests to hold event consumption (a human move racing a deadline)."""
         self.flowing.set()
         self.events_handled = 0
+        self.stopping = False
 
     async def start(self) -> None:
         js = self.nats.jetstream
@@ -196,6 +197,13 @@ class TimersNats:
         self.service.start()
 
     async def stop(self) -> None:
+        # Let the consumers finish (and ack) the batch in hand, so the next replica does not
+        # wait ack_wait for events this one fetched but never handled.
+        self.stopping = True
+        self.flowing.set()
+        consumers = self.tasks[3:]
+        if consumers:
+            await asyncio.wait(consumers, timeout=3.0)
         await self.service.stop()
         for task in self.tasks:
             task.cancel()
@@ -215,10 +223,10 @@ class TimersNats:
         await self.service.on_presence(event, int(msg.metadata.sequence.stream))
 
     async def _consume(self, sub: Any, handle: Any) -> None:
-        while True:
+        while not self.stopping:
             await self.flowing.wait()
             try:
-                msgs = await sub.fetch(64, timeout=1.0)
+                msgs = await sub.fetch(64, timeout=0.5)
             except (nats.errors.TimeoutError, TimeoutError):
                 continue
             except Exception as exc:  # noqa: BLE001 - reconnecting: try again
