@@ -276,7 +276,7 @@ class Run:
         self.say(f"starting the platform in {state_dir} (table replicas: {self.sc.table_replicas})")
         self.target = self.platform.start()
         sup = self.platform.supervisor
-        for child in [sup.nats, *sup.services]:
+        for child in [sup.nats, *sup.services, getattr(sup, "edge_child", None)]:
             if child is not None and child.proc is not None:
                 self.pids[child.name] = child.proc.pid
         self.say(f"platform ready, gateway at {self.target}; processes {self.pids}")
