@@ -214,24 +214,34 @@ class GatewayClient:
         self.token, self.player_id = reply.token, reply.player_id
         return str(reply.player_id)
 
-    async def _requests(self) -> AsyncIterator[gateway_pb2.SessionRequest]:
+    async def _requests(
+        self, call: Any, outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None]
+    ) -> AsyncIterator[gateway_pb2.SessionRequest]:
+        # Bound to its own call and queue: after a cut, the previous stream's request
+        # generator can never take a request meant for the new stream.
         # Write only once the gateway has accepted the session (its headers arrived): a
         # write racing a refusal would hide the refusal's status (ADR 0009).
-        call = self.call
-        if call is not None:
-            await call.initial_metadata()
-            if call.done():
-                return
+        await call.initial_metadata()
+        if call.done():
+            return
         while True:
-            request = await self.outgoing.get()
+            request = await outgoing.get()
             if request is None:
                 return
             yield request
 
     def open(self) -> AsyncIterator[gateway_pb2.SessionResponse]:
         """Open the Session stream; iterate the result for everything the player may see."""
-        self.outgoing = asyncio.Queue()
-        self.call = self.stub.Session(self._requests(), metadata=self.metadata)
+        outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None] = asyncio.Queue()
+        box: list[Any] = []
+
+        async def requests() -> AsyncIterator[gateway_pb2.SessionRequest]:
+            async for request in self._requests(box[0], outgoing):
+                yield request
+
+        self.outgoing = outgoing
+        self.call = self.stub.Session(requests(), metadata=self.metadata)
+        box.append(self.call)
         return self.call.__aiter__()  # type: ignore[no-any-return]
 
     def send(self, request: gateway_pb2.SessionRequest) -> None:
