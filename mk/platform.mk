@@ -9,7 +9,7 @@ UP_ARGS ?=
 STAMP_RUN := $(VENV)/.trix-installed
 STAMP_DEV := $(VENV)/.trix-dev-installed
 
-.PHONY: venv dev proto proto-check buf-lint buf-breaking lint typecheck pytest test integration up ci
+.PHONY: play venv dev proto proto-check buf-lint buf-breaking lint typecheck pytest test integration up ci
 
 $(VENV)/bin/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ needed"'
@@ -65,5 +65,8 @@ integration: $(STAMP_DEV) ## integration tests only: real NATS, real gRPC, real 
 
 up: $(STAMP_RUN) ## install and start the platform on loopback (`trix up`; UP_ARGS="--replicas table=3")
 	$(VENV)/bin/trix up $(UP_ARGS)
+
+play: $(STAMP_RUN) ## install, start the embedded platform (NATS + every service on loopback) and play a game in the terminal
+	$(VENV)/bin/trix play $(PLAY_ARGS)
 
 ci: test ## same as test
