@@ -292,6 +292,9 @@ class Supervisor:
         base_env["PYTHONUNBUFFERED"] = "1"
         # One caller-token secret for the table, the timers and the gateway (issue 9), unless given.
         base_env.setdefault("TRIX_INTERNAL_TOKEN_SECRET", secrets.token_hex(32))
+        # And one identity key for the gateway's `x-trix-identity` tokens to matchmaking: a
+        # service never takes a player id from a client (ARCHITECTURE.md), so never unset.
+        base_env.setdefault("TRIX_INTERNAL_TOKEN_KEY", secrets.token_hex(32))
         children: list[Child] = []
         first_port: dict[str, int] = {}
         for service in SERVICES:
