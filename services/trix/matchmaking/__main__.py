@@ -26,7 +26,7 @@ def build(config: MatchmakingConfig, service: MatchmakingService | None = None) 
         wallet = ScoringWallet(config.scoring_target, config.internal_token_key) if config.scoring_target else None
         service = MatchmakingService(config, wallet=wallet)
     if not config.internal_token_key:
-        log.warning("TRIX_INTERNAL_TOKEN_KEY is not set: trusting player_id from requests (development only)")
+        log.warning("TRIX_INTERNAL_TOKEN_KEY is not set: every player call will be refused (UNAUTHENTICATED)")
     svc = service
 
     async def start_subscribers(nats: NatsConnection) -> None:

@@ -48,7 +48,7 @@ class MatchmakingConfig:
     """TRIX_MATCHMAKING_SEAT_GRACE_S: a matched player counts as seated this long even before the
     table service indexes the table."""
     internal_token_key: str = field(default="", repr=False)
-    """TRIX_INTERNAL_TOKEN_KEY: key of the gateway's identity tokens; empty = trust player_id (dev only)."""
+    """TRIX_INTERNAL_TOKEN_KEY: key of the gateway's identity tokens; empty = refuse every player call."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MatchmakingConfig:

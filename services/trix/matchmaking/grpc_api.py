@@ -3,7 +3,7 @@
 Owns proto <-> domain translation and the caller's identity: with
 `TRIX_INTERNAL_TOKEN_KEY` set, the player is the one named by the gateway's signed
 `x-trix-identity` token (`trix.runtime.identity`), and a request naming another player
-is refused; without a key (development only) the request's `player_id` is trusted.
+is refused; without a key every player call is refused (fail closed).
 Domain errors become statuses in the runtime's interceptor.
 """
 
@@ -79,14 +79,17 @@ def ticket_to_proto(ticket: Ticket) -> matchmaking_pb2.Ticket:
 
 
 class Identity:
-    """Who is calling: the verified token's player, or (no key configured) the request's."""
+    """Who is calling: the player named by the gateway's verified token, never the request's.
+
+    Without a configured key nothing verifies, so every player call is refused: identity
+    comes only from the gateway (ARCHITECTURE.md), never from a client-supplied field."""
 
     def __init__(self, key: str) -> None:
         self.key = key.encode()
 
     def player(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
         if not self.key:
-            return claimed
+            raise Unauthenticated("identity tokens cannot be checked: no identity key is configured")
         token = ""
         for k, v in context.invocation_metadata() or ():
             if k == IDENTITY_METADATA and isinstance(v, str):
