@@ -12,7 +12,7 @@ setup(
                 "engine/src/trix_bot.c",
             ],
             include_dirs=["engine/include"],
-            extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"],
+            extra_compile_args=["-std=c11", "-O3", "-funroll-loops", "-Wall", "-Wextra", "-Werror"],
         )
     ],
 )
