@@ -2,13 +2,13 @@
 PY ?= .venv/bin/python
 
 .PHONY: test-replicas fault-replicas fault-tables bench-tables
-test-replicas: ## table replicas: lease plan, CI SIGKILL fault run, SIGSTOP/SIGCONT owner, SIGTERM handover
+test-replicas: ## table replicas: lease plan, startup fair share, CI SIGKILL fault run (3 kills), SIGSTOP/SIGCONT owner, SIGTERM handover
 	@start=$$(date +%s); \
 	$(PY) -m pytest -q -p no:cacheprovider tests/replicas; rc=$$?; \
 	echo "test-replicas: $$( [ $$rc -eq 0 ] && echo PASS || echo FAIL ) in $$(( $$(date +%s) - start ))s"; \
 	exit $$rc
 
-fault-replicas: ## 3 replicas, concurrent bot games, >= 20 SIGKILLs of table owners; last line: one JSON summary
+fault-replicas: ## 3 replicas, concurrent bot games, >= 20 SIGKILLs of table owners (asserts resume <= 5 s); last line: one JSON summary
 	@PYTHONPATH=services $(PY) tests/replicas/fault.py --kills $${KILLS:-20} --slots $${SLOTS:-8}
 
 fault-tables: ## the issue's name: the pause/handover tests, then fault-replicas (JSON last)

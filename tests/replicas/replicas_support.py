@@ -48,9 +48,22 @@ from trix.natsio.subjects import TABLE_SHARDS, table_shard
 from trix.table.leases import quotas
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
-__all__ = ["AuthNats", "Cluster", "Driver", "GameStats", "check_games", "even_table_ids", "percentile"]
+__all__ = [
+    "CI_RESUME_BOUND_S",
+    "AuthNats",
+    "Cluster",
+    "Driver",
+    "GameStats",
+    "check_games",
+    "even_table_ids",
+    "percentile",
+]
 
 WRITER_HEADER = "Trix-Writer"
+CI_RESUME_BOUND_S = float(os.environ.get("TRIX_CI_RESUME_BOUND_S", "12"))
+"""Resume bound of the CI tests (kill or pause -> next acknowledged action). The issue's 5 s is
+asserted by `make fault-replicas`; the shared 2-core CI box, often loaded far above its cores,
+gets this generous bound, and the tests print what they measured."""
 RETRYABLE_KINDS = ("Unavailable",)
 
 

@@ -8,6 +8,7 @@ import signal
 import time
 
 from replicas_support import (
+    CI_RESUME_BOUND_S,
     VARIANTS,
     Ack,
     Cluster,
@@ -76,7 +77,9 @@ async def test_paused_owner_cannot_append_and_stops_serving(cluster: Cluster) ->
         assert verdict.epochs_ok and verdict.games_ok == verdict.games, verdict.problems
         log = cluster.procs[victim].log_path.read_text()
         assert "shard dropped" in log  # it stopped serving the shards it lost
-        assert max(resumed.values()) <= TABLE_LEASE_TTL_S + 3.0, resumed
+        # TTL + rebuild + the caller's retry: ~3 s on an idle box; the shared CI box gets more room.
+        print("SIGSTOP resume:", {t: round(v, 2) for t, v in resumed.items()})
+        assert max(resumed.values()) <= max(TABLE_LEASE_TTL_S + 3.0, CI_RESUME_BOUND_S), resumed
         assert VALID_S < TABLE_LEASE_TTL_S
     finally:
         stop.set()

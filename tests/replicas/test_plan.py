@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trix.table.leases import ORPHAN_S, plan, quotas
+from trix.table.leases import ORPHAN_S, Plan, plan, quotas
 
 
 def test_quotas_are_exact_and_sum_to_the_shards() -> None:
@@ -33,6 +33,27 @@ def test_the_dead_replicas_expired_shards_are_shared_by_the_survivors() -> None:
 
 
 def test_an_orphan_shard_is_taken_even_at_quota() -> None:
+    # In a's view shard 63 is b's to take (b is below quota); if b does not (its view differs),
+    # a takes it after ORPHAN_S if it prefers it most, after 2 * ORPHAN_S in any case.
     owners = {s: "a" if s < 32 else "b" for s in range(63)}
-    step = plan("a", ["a", "b"], range(32), owners, {63: ORPHAN_S + 0.1})
-    assert step.acquire == (63,)
+    assert plan("a", ["a", "b"], range(32), owners, {63: 0.1}) == Plan()
+    assert plan("a", ["a", "b"], range(32), owners, {63: 2 * ORPHAN_S + 0.1}).acquire == (63,)
+
+
+def test_survivors_split_a_dead_owners_shards_without_overlap() -> None:
+    owners = {s: ["a", "b", "c"][s % 3] for s in range(64)}
+    expired = {s: 0.1 for s in range(64) if s % 3 == 2}
+    steps = {r: plan(r, ["a", "b"], [s for s in range(64) if owners[s] == r], owners, expired) for r in ("a", "b")}
+    got_a, got_b = set(steps["a"].acquire), set(steps["b"].acquire)
+    assert not got_a & got_b and got_a | got_b == set(expired)
+    assert len(got_a) + 22 == 32 and len(got_b) + 21 == 32
+
+
+def test_a_full_replica_gives_only_what_the_free_shards_do_not_cover() -> None:
+    free = {s: 0.1 for s in range(60, 64)}
+    owners = {s: "a" for s in range(60)}
+    assert len(plan("a", ["a", "b"], range(60), owners, free).release) == 4  # the per-round cap
+    owners = {s: "a" if s < 34 else "b" for s in range(60)}
+    assert len(plan("a", ["a", "b"], range(34), owners, free).release) == 2
+    owners = {s: "a" if s < 32 else "b" for s in range(60)}
+    assert plan("a", ["a", "b"], range(32), owners, free) == Plan()  # b takes the free ones

@@ -43,14 +43,19 @@ RENEW_S = 0.4
 """Heartbeat and lease renewal period."""
 VALID_S = 1.5
 """How long after a renewal was sent the owner still writes (< TABLE_LEASE_TTL_S)."""
-MEMBER_TTL_S = 1.2
-"""A replica whose heartbeat has not been seen for this long no longer counts in the quotas
-(shorter than the lease TTL: when its leases become free, the survivors' quotas already
-include them)."""
+MEMBER_TTL_S = 5.0
+"""A replica whose heartbeat has not been seen for this long no longer counts in the quotas.
+Longer than the lease TTL on purpose: under a saturated CPU heartbeats arrive late and in
+bursts, and a replica flapping in and out of the quotas makes the others shuffle shards. A
+dead owner leaves the quotas sooner: as soon as one of its leases is seen expired with no
+heartbeat of it since (see `LeaseManager.live`)."""
 ORPHAN_S = 1.0
-"""A shard free for this long is taken by any replica, even above its quota."""
+"""A free shard that nobody below its quota takes: after this long the replica preferring it
+most (rendezvous) takes it, even above its quota; after twice this long, anyone does."""
 MAX_RELEASE_PER_ROUND = 4
 """Shards handed over at once while rebalancing (each pauses its tables for a moment)."""
+BALANCE_S = 0.2
+"""Balancing period when no watcher event wakes the loop (an expiry is not an event)."""
 
 
 def quotas(live: Iterable[str], shards: int = TABLE_SHARDS) -> dict[str, int]:
@@ -73,6 +78,22 @@ class Plan:
     release: tuple[int, ...] = ()
 
 
+def assign(free: Iterable[int], room: dict[str, int]) -> dict[int, str]:
+    """Free shards -> the member below quota that takes each: in shard order, the member with room
+    left that prefers the shard most. Every replica with the same view computes the same answer,
+    so survivors split a dead owner's shards without racing for them."""
+    left = dict(room)
+    out: dict[int, str] = {}
+    for shard in sorted(free):
+        candidates = [r for r, n in left.items() if n > 0]
+        if not candidates:
+            break
+        winner = max(candidates, key=lambda r: (preference(r, shard), r))
+        left[winner] -= 1
+        out[shard] = winner
+    return out
+
+
 def plan(
     me: str,
     live: Iterable[str],
@@ -85,23 +106,36 @@ def plan(
 
     `owners`: shard -> owner of every lease currently held (by anyone, `me` included);
     `free_for`: shard -> seconds it has been free (no owner, or its lease expired).
+
+    1. Free shards are assigned to the members below their quota (`assign`); `me` takes its own.
+    2. A free shard still free after `ORPHAN_S` (views differ, or everyone is at quota) goes to
+       the member preferring it most, after `2 * ORPHAN_S` to anyone: no shard stays orphaned.
+    3. Above quota, release at most `MAX_RELEASE_PER_ROUND` shards, and only as many as the
+       other members miss beyond the free shards (the newcomers take them).
     """
-    members = set(live) | {me}
+    members = sorted(set(live) | {me})
     quota = quotas(members, shards)
     mine = set(held)
     counts = {r: 0 for r in members}
     for shard, owner in owners.items():
-        if owner in counts and shard not in free_for:
+        if owner in counts and owner != me and shard not in free_for:
             counts[owner] += 1
     counts[me] = len(mine)
-    free = sorted((s for s in free_for if s not in mine), key=lambda s: -preference(me, s))
+    free = [s for s in free_for if s not in mine]
+    room = {r: max(0, quota[r] - counts[r]) for r in members}
+    assigned = assign(free, room)
+    acquire = [s for s, r in assigned.items() if r == me]
+    for shard in free:
+        if assigned.get(shard) == me:
+            continue
+        age = free_for[shard]
+        top = max(members, key=lambda r: (preference(r, shard), r))
+        if age >= 2 * ORPHAN_S or (age >= ORPHAN_S and top == me):
+            acquire.append(shard)
+    if acquire:
+        return Plan(acquire=tuple(sorted(acquire, key=lambda s: -preference(me, s))))
     want = quota[me] - len(mine)
-    if want > 0:
-        return Plan(acquire=tuple(free[:want]))
-    orphans = [s for s in free if free_for[s] >= ORPHAN_S]
-    if orphans and want == 0:
-        return Plan(acquire=(orphans[0],))
-    deficit = sum(max(0, quota[r] - counts[r]) for r in members if r != me)
+    deficit = sum(room[r] for r in members if r != me) - len(free)
     if want < 0 and deficit > 0:
         give = min(-want, deficit, MAX_RELEASE_PER_ROUND)
         return Plan(release=tuple(sorted(mine, key=lambda s: preference(me, s))[:give]))
@@ -123,7 +157,9 @@ class LeaseStore(Protocol):
         """CAS on the revision: the new one, or None if the lease moved on (or expired)."""
         ...
 
-    async def release(self, shard: int, last: int) -> None: ...
+    async def release(self, shard: int, last: int) -> bool:
+        """Delete the lease (CAS on the revision): False if the revision moved on."""
+        ...
 
 
 class ShardHost(Protocol):
@@ -175,6 +211,8 @@ class LeaseManager:
     held: dict[int, Held] = field(default_factory=dict)
     seen: dict[int, Seen] = field(default_factory=dict)
     members: dict[str, float] = field(default_factory=dict)
+    dead: dict[str, float] = field(default_factory=dict)
+    """Replica -> when one of its leases was seen expired: out of the quotas until it heartbeats again."""
     leaving: bool = False
     _closed: bool = False
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -186,16 +224,17 @@ class LeaseManager:
     def on_lease(self, shard: int, owner: str | None, revision: int) -> None:
         self.seen[shard] = Seen(owner, revision, self.clock())
         held = self.held.get(shard)
-        if held is not None and owner != self.me and revision > held.revision:
+        if held is not None and not held.releasing and owner != self.me and revision > held.revision:
             log.warning("shard lease taken by another replica", shard=shard, owner=owner)
             self._spawn(self._lose(shard))
         self._wake.set()
 
     def on_member(self, replica: str, alive: bool) -> None:
         if alive:
-            new = replica not in self.members
-            self.members[replica] = self.clock()
-            if new:
+            now = self.clock()
+            before = self.members.get(replica)
+            self.members[replica] = now
+            if before is None or now - before > self.ttl_s or replica in self.dead:  # new, or back
                 self._wake.set()
         elif self.members.pop(replica, None) is not None:
             self._wake.set()
@@ -208,9 +247,22 @@ class LeaseManager:
         return held is not None and self.clock() < held.valid_until
 
     def live(self) -> list[str]:
+        """The members sharing the shards: heartbeat seen within `MEMBER_TTL_S`, and not an owner
+        whose lease was seen expired with no heartbeat of it since (dead: its shards are free)."""
         now = self.clock()
-        alive = [r for r, at in self.members.items() if now - at < MEMBER_TTL_S]
-        return alive if self.leaving else sorted({*alive, self.me})
+        for seen in self.seen.values():
+            if seen.owner is not None and seen.owner != self.me and now - seen.at > self.ttl_s:
+                # Dead from that moment on (even once its shards have new owners), until a
+                # heartbeat of it arrives after it.
+                self.dead[seen.owner] = max(self.dead.get(seen.owner, 0.0), seen.at + self.ttl_s)
+        for r in [r for r in self.dead if r not in self.members]:
+            del self.dead[r]
+        alive = [
+            r
+            for r, at in self.members.items()
+            if now - at < MEMBER_TTL_S and not (r in self.dead and at <= self.dead[r])
+        ]
+        return sorted(alive) if self.leaving else sorted({*alive, self.me})
 
     def free_for(self) -> dict[int, float]:
         now = self.clock()
@@ -264,7 +316,7 @@ class LeaseManager:
                 await asyncio.gather(*(self._renew(s) for s in list(self.held)))
             except Exception as exc:  # noqa: BLE001 - NATS away: keep trying, validity runs out
                 log.warning("lease renewal failed", error=repr(exc))
-            await asyncio.sleep(max(0.0, self.renew_s - (self.clock() - started)))
+            await asyncio.sleep(max(0.05, self.renew_s - (self.clock() - started)))
 
     async def _renew(self, shard: int) -> None:
         held = self.held.get(shard)
@@ -276,7 +328,12 @@ class LeaseManager:
         except Exception as exc:  # noqa: BLE001 - transient: try again next round
             log.warning("lease renewal failed", shard=shard, error=repr(exc))
             return
-        if self.held.get(shard) is not held or held.releasing:
+        if self.held.get(shard) is not held:
+            return
+        if held.releasing:
+            if revision is not None:  # the release deletes at this revision
+                held.revision = revision
+                held.valid_until = sent + self.valid_s
             return
         if revision is None:
             # Expired while this replica was too slow to renew, or taken. Expired and still
@@ -305,7 +362,7 @@ class LeaseManager:
             # asyncio.wait, not wait_for: on 3.11 wait_for may swallow a cancellation.
             waiter = asyncio.ensure_future(self._wake.wait())
             try:
-                await asyncio.wait({waiter}, timeout=self.renew_s)
+                await asyncio.wait({waiter}, timeout=BALANCE_S)
             finally:
                 waiter.cancel()
             self._wake.clear()
@@ -322,24 +379,35 @@ class LeaseManager:
             step = plan(self.me, self.live(), self.held, self.owners(), self.free_for(), self.shards)
             if step.acquire:
                 await self._acquire(list(step.acquire))
-            for shard in step.release:
-                await self._release(shard)
+            if step.release:
+                await asyncio.gather(*(self._release(s) for s in step.release))
 
     async def _acquire(self, shards: list[int]) -> None:
-        got: list[int] = []
-        for shard in shards:
+        """Win the shards' leases (all at once: a dead owner's tables resume together)."""
+
+        async def one(shard: int) -> bool:
             sent = self.clock()
             seen = self.seen.get(shard)
             revision: int | None = None
-            if seen is not None and seen.owner is not None:
-                revision = await self.store.update(shard, self.me, seen.revision)  # take over an expired lease
+            try:
+                if seen is not None and seen.owner is not None:
+                    revision = await self.store.update(shard, self.me, seen.revision)  # take over an expired lease
+                if revision is None:
+                    revision = await self.store.create(shard, self.me)
+            except Exception as exc:  # noqa: BLE001 - transient: the next round tries again
+                log.warning("lease acquisition failed", shard=shard, error=repr(exc))
+                return False
             if revision is None:
-                revision = await self.store.create(shard, self.me)
-            if revision is None:
-                self.seen[shard] = Seen(seen.owner if seen else "?", seen.revision if seen else 0, self.clock())
-                continue
+                # Someone else holds it (our view was late): count it as theirs from now on.
+                now_seen = self.seen.get(shard)
+                if now_seen is None or now_seen is seen:
+                    self.seen[shard] = Seen(seen.owner if seen else "?", seen.revision if seen else 0, self.clock())
+                return False
             self.held[shard] = Held(revision, sent + self.valid_s, epoch=revision)
-            got.append(shard)
+            return True
+
+        won = await asyncio.gather(*(one(s) for s in shards))
+        got = [s for s, ok in zip(shards, won, strict=True) if ok]
         if got:
             log.info("shards acquired", shards=got, held=len(self.held))
             await self.host.acquired(got)
@@ -351,8 +419,16 @@ class LeaseManager:
         held.releasing = True
         try:
             await self.host.releasing(shard)
-            if self.clock() < held.valid_until:
-                await self.store.release(shard, held.revision)
+            # A renewal sent just before the release may land first: retry at its revision.
+            for _ in range(3):
+                if self.clock() >= held.valid_until:
+                    break  # the lease simply expires
+                seen = self.seen.get(shard)
+                if seen is not None and seen.owner == self.me and seen.revision > held.revision:
+                    held.revision = seen.revision
+                if await self.store.release(shard, held.revision):
+                    break
+                await asyncio.sleep(0.1)
         except Exception as exc:  # noqa: BLE001 - the lease then simply expires
             log.warning("shard release failed", shard=shard, error=repr(exc))
         self.held.pop(shard, None)

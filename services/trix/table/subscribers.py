@@ -23,7 +23,6 @@ Owns the table's NATS side:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -274,9 +273,16 @@ class KvLeaseStore:
         except KeyWrongLastSequenceError:
             return None
 
-    async def release(self, shard: int, last: int) -> None:
-        with contextlib.suppress(KeyWrongLastSequenceError):
+    async def release(self, shard: int, last: int) -> bool:
+        try:
             await self.leases.delete(str(shard), last=last)
+        except KeyWrongLastSequenceError:
+            return False
+        except APIError as err:
+            if err.err_code == WRONG_LAST_SEQUENCE:  # a delete's CAS failure comes as a plain 400
+                return False
+            raise
+        return True
 
 
 async def watch_leases(kv: KeyValue, manager: LeaseManager, *, members: bool) -> asyncio.Task[None]:
