@@ -59,6 +59,8 @@ class Bot:
         self.sent_at: dict[str, float] = {}
         self.acted = 0
         """turn_seq of the last turn this bot answered (one answer per turn)."""
+        self.acted_at = 0.0
+        """When that answer was sent: an answer still unacknowledged after a while is re-sent."""
 
     def log(self, text: str) -> None:
         if self.say:
@@ -83,7 +85,15 @@ class Bot:
         while True:
             await asyncio.sleep(1.0)
             st = self.state
-            if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted:
+            if not st.my_turn() or st.turn is None:
+                continue
+            if st.turn.turn_seq != self.acted:
+                self._view()
+            elif time.perf_counter() - self.acted_at > 3.0:
+                # Our answer to this turn was sent but the turn is still ours: the answer or
+                # its reply was lost. Ask again; the table refuses a second answer to a turn
+                # that is over (stale sequence), so at most one answer per turn is applied.
+                self.acted = 0
                 self._view()
 
     async def _loop(self, stream: Any) -> None:
@@ -109,6 +119,7 @@ class Bot:
                 if st.seat in turn.seats and turn.turn_seq != self.acted and not m.snapshot.finished:
                     st.turn = turn
                     self.acted = turn.turn_seq
+                    self.acted_at = time.perf_counter()
                     self._act()
             elif kind == "accepted":
                 sent = self.sent_at.pop(m.accepted.action_id, None)

@@ -89,7 +89,8 @@ class EmbeddedPlatform:
             nats_port=0,
             grace_s=5.0,
             ready_timeout_s=90.0,
-            log_level="warning",
+            # The services' log files under <state>/logs: quiet by default, TRIX_LOG_LEVEL to debug.
+            log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
         )
         self.env = {
             "TRIX_INTERNAL_TOKEN_SECRET": secrets.token_hex(32),
