@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import nats.errors
 import structlog
@@ -37,30 +36,6 @@ log = structlog.get_logger("trix.gateway.nats")
 CALLER_HEADER = "Trix-Caller"
 """NATS header of the caller token (the table service's `TOKEN_HEADER`)."""
 EVENTS_STREAM = "TABLE_EVENTS"
-STALL_CHECK_S = 5.0
-"""A seat subscription quiet this long asks the server whether it is behind."""
-
-
-class StalledSubscription(Exception):
-    """An ordered consumer that stopped delivering while the server still has events for it."""
-
-
-async def _stalled(sub: Any, last_stream_seq: int) -> bool:
-    """Whether the consumer's server side is ahead of what this subscription delivered.
-
-    Seen on loaded machines: an ordered push consumer (nats-py 2.16) went silent for minutes
-    while its subject kept growing. The consumer's info tells: messages still pending, or
-    delivered by the server past the last one we received.
-    """
-    try:
-        info = await sub.consumer_info()
-    except Exception as exc:  # noqa: BLE001 - the consumer may be gone: resubscribe
-        log.info("consumer info failed, resubscribing", error=type(exc).__name__)
-        return True
-    delivered = info.delivered.stream_seq if info.delivered is not None else 0
-    return bool(info.num_pending) or (delivered or 0) > last_stream_seq
-
-
 INTERNAL_KIND = "Internal"
 
 
@@ -102,18 +77,12 @@ class NatsTables:
         sub = await self.nats.jetstream.subscribe(
             subject, stream=EVENTS_STREAM, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL
         )
-        last_stream_seq = 0
         try:
             while True:
                 try:
-                    msg = await sub.next_msg(timeout=STALL_CHECK_S)
+                    msg = await sub.next_msg(timeout=30.0)
                 except nats.errors.TimeoutError:
-                    if await _stalled(sub, last_stream_seq):
-                        # The server has events for this seat that never reached us: raise,
-                        # and the session resubscribes from its last sequence (no gap, no dup).
-                        raise StalledSubscription(subject) from None
                     continue
-                last_stream_seq = msg.metadata.sequence.stream
                 event = events_pb2.Event.FromString(msg.data)
                 yield event
                 if event.HasField("game_ended"):
