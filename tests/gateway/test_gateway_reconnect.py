@@ -208,6 +208,7 @@ class CuttingPlayer:
                 stream = self._reopen()
 
 
+@pytest.mark.seat_stream_stall
 @pytest.mark.parametrize("seeds", [(901, 902)])
 async def test_cuts_at_random_points_of_whole_games(platform: Platform, seeds: tuple[int, ...]) -> None:
     players = [CuttingPlayer(await signed_in(platform.target, f"cutter{s}"), s) for s in seeds]
