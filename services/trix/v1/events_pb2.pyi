@@ -821,3 +821,33 @@ class MatchFormed(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchFormed: _TypeAlias = MatchFormed  # noqa: Y015
+
+@_typing.final
+class RecordArchived(_message.Message):
+    """Scoring durably stored a finished game's record (issue 4); published by scoring on
+    `trix.scoring.archived.<table>` (stream SCORING_ARCHIVED) after the journal entry of
+    the game's GameEnded is stored. The table service then purges the table's private log,
+    snapshot and server seed (ADR 0003). Not a table event: no table sequence of its own.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    GAME_ENDED_SEQUENCE_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table whose record is stored."""
+    game_ended_sequence: _builtins.int
+    """The table sequence of the GameEnded event whose record scoring stored."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        game_ended_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_ended_sequence", b"game_ended_sequence", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordArchived: _TypeAlias = RecordArchived  # noqa: Y015

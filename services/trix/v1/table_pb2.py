@@ -22,71 +22,72 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from trix.v1 import common_pb2 as trix_dot_v1_dot_common__pb2
 from trix.v1 import events_pb2 as trix_dot_v1_dot_events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13trix/v1/table.proto\x12\x07trix.v1\x1a\x14trix/v1/common.proto\x1a\x14trix/v1/events.proto\"]\n\x0c\x41\x63tionHeader\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x11\n\taction_id\x18\x03 \x01(\t\x12\x1a\n\x12last_seen_sequence\x18\x04 \x01(\x04\"\xca\x01\n\x12\x43reateTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x03 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x1c\n\x05seats\x18\x04 \x03(\x0b\x32\r.trix.v1.Seat\x12\x1d\n\x05stake\x18\x05 \x01(\x0b\x32\x0e.trix.v1.Stake\x12\x1a\n\x12\x61wait_client_seeds\x18\x06 \x01(\x08\"M\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommitment\x18\x02 \x01(\t\x12\x10\n\x08sequence\x18\x03 \x01(\x04\"4\n\x12GetSeatViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"6\n\x13GetSeatViewResponse\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.trix.v1.SeatView\"\xc4\x04\n\x08SeatView\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12!\n\x07variant\x18\x04 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x05 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x1c\n\x05seats\x18\x06 \x03(\x0b\x32\r.trix.v1.Seat\x12\x1b\n\x04hand\x18\x07 \x03(\x0b\x32\r.trix.v1.Card\x12\x12\n\nhand_sizes\x18\x08 \x03(\x05\x12\x12\n\ndeal_index\x18\t \x01(\x05\x12\x0f\n\x07kingdom\x18\n \x01(\x05\x12#\n\x08\x63ontract\x18\x0b \x01(\x0e\x32\x11.trix.v1.Contract\x12\x1c\n\x05trick\x18\x0c \x03(\x0b\x32\r.trix.v1.Card\x12\x1d\n\x06layout\x18\r \x03(\x0b\x32\r.trix.v1.Card\x12&\n\x07\x64oubles\x18\x0e \x03(\x0b\x32\x15.trix.v1.DoubleAnswer\x12#\n\x06totals\x18\x0f \x01(\x0b\x32\x13.trix.v1.SeatScores\x12\"\n\x04turn\x18\x10 \x01(\x0b\x32\x14.trix.v1.TurnStarted\x12\"\n\x0blegal_cards\x18\x11 \x03(\x0b\x32\r.trix.v1.Card\x12*\n\x0flegal_contracts\x18\x12 \x03(\x0e\x32\x11.trix.v1.Contract\x12\x12\n\ncommitment\x18\x13 \x01(\t\x12\x10\n\x08\x66inished\x18\x14 \x01(\x08\"R\n\x14SetClientSeedRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12\x13\n\x0b\x63lient_seed\x18\x02 \x01(\t\")\n\x15SetClientSeedResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"c\n\x15\x43hooseContractRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12#\n\x08\x63ontract\x18\x02 \x01(\x0e\x32\x11.trix.v1.Contract\"*\n\x16\x43hooseContractResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"Z\n\x13\x41nswerDoubleRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12\x1c\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\r.trix.v1.Card\"(\n\x14\x41nswerDoubleResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"U\n\x0fPlayCardRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12\x1b\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\r.trix.v1.Card\"$\n\x10PlayCardResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"`\n\x11LeaveTableRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12$\n\x06reason\x18\x02 \x01(\x0e\x32\x14.trix.v1.LeaveReason\"&\n\x12LeaveTableResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\";\n\x12ReclaimSeatRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\"\'\n\x13ReclaimSeatResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"B\n\x0e\x41utoActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x10\n\x08turn_seq\x18\x03 \x01(\x04\"#\n\x0f\x41utoActResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"Q\n\x17StreamSeatEventsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x16\n\x0e\x61\x66ter_sequence\x18\x03 \x01(\x04\"9\n\x18StreamSeatEventsResponse\x12\x1d\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.trix.v1.Event\"E\n\x19StreamPublicEventsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\";\n\x1aStreamPublicEventsResponse\x12\x1d\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.trix.v1.Event\"\xf4\x03\n\x0cTableCommand\x12\x33\n\x0c\x63reate_table\x18\x01 \x01(\x0b\x32\x1b.trix.v1.CreateTableRequestH\x00\x12\x38\n\x0fset_client_seed\x18\x02 \x01(\x0b\x32\x1d.trix.v1.SetClientSeedRequestH\x00\x12\x39\n\x0f\x63hoose_contract\x18\x03 \x01(\x0b\x32\x1e.trix.v1.ChooseContractRequestH\x00\x12\x35\n\ranswer_double\x18\x04 \x01(\x0b\x32\x1c.trix.v1.AnswerDoubleRequestH\x00\x12-\n\tplay_card\x18\x05 \x01(\x0b\x32\x18.trix.v1.PlayCardRequestH\x00\x12\x31\n\x0bleave_table\x18\x06 \x01(\x0b\x32\x1a.trix.v1.LeaveTableRequestH\x00\x12+\n\x08\x61uto_act\x18\x07 \x01(\x0b\x32\x17.trix.v1.AutoActRequestH\x00\x12\x34\n\rget_seat_view\x18\x08 \x01(\x0b\x32\x1b.trix.v1.GetSeatViewRequestH\x00\x12\x33\n\x0creclaim_seat\x18\t \x01(\x0b\x32\x1b.trix.v1.ReclaimSeatRequestH\x00\x42\t\n\x07\x63ommand\"\xc2\x01\n\x11TableCommandReply\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12$\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x15.trix.v1.CommandError\x12\x34\n\x0c\x63reate_table\x18\n \x01(\x0b\x32\x1c.trix.v1.CreateTableResponseH\x00\x12\x35\n\rget_seat_view\x18\x0b \x01(\x0b\x32\x1c.trix.v1.GetSeatViewResponseH\x00\x42\x08\n\x06result\"-\n\x0c\x43ommandError\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t2\xde\x06\n\x0cTableService\x12H\n\x0b\x43reateTable\x12\x1b.trix.v1.CreateTableRequest\x1a\x1c.trix.v1.CreateTableResponse\x12H\n\x0bGetSeatView\x12\x1b.trix.v1.GetSeatViewRequest\x1a\x1c.trix.v1.GetSeatViewResponse\x12N\n\rSetClientSeed\x12\x1d.trix.v1.SetClientSeedRequest\x1a\x1e.trix.v1.SetClientSeedResponse\x12Q\n\x0e\x43hooseContract\x12\x1e.trix.v1.ChooseContractRequest\x1a\x1f.trix.v1.ChooseContractResponse\x12K\n\x0c\x41nswerDouble\x12\x1c.trix.v1.AnswerDoubleRequest\x1a\x1d.trix.v1.AnswerDoubleResponse\x12?\n\x08PlayCard\x12\x18.trix.v1.PlayCardRequest\x1a\x19.trix.v1.PlayCardResponse\x12\x45\n\nLeaveTable\x12\x1a.trix.v1.LeaveTableRequest\x1a\x1b.trix.v1.LeaveTableResponse\x12H\n\x0bReclaimSeat\x12\x1b.trix.v1.ReclaimSeatRequest\x1a\x1c.trix.v1.ReclaimSeatResponse\x12<\n\x07\x41utoAct\x12\x17.trix.v1.AutoActRequest\x1a\x18.trix.v1.AutoActResponse\x12Y\n\x10StreamSeatEvents\x12 .trix.v1.StreamSeatEventsRequest\x1a!.trix.v1.StreamSeatEventsResponse0\x01\x12_\n\x12StreamPublicEvents\x12\".trix.v1.StreamPublicEventsRequest\x1a#.trix.v1.StreamPublicEventsResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13trix/v1/table.proto\x12\x07trix.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14trix/v1/common.proto\x1a\x14trix/v1/events.proto\"]\n\x0c\x41\x63tionHeader\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x11\n\taction_id\x18\x03 \x01(\t\x12\x1a\n\x12last_seen_sequence\x18\x04 \x01(\x04\"\xca\x01\n\x12\x43reateTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x03 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x1c\n\x05seats\x18\x04 \x03(\x0b\x32\r.trix.v1.Seat\x12\x1d\n\x05stake\x18\x05 \x01(\x0b\x32\x0e.trix.v1.Stake\x12\x1a\n\x12\x61wait_client_seeds\x18\x06 \x01(\x08\"M\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommitment\x18\x02 \x01(\t\x12\x10\n\x08sequence\x18\x03 \x01(\x04\"4\n\x12GetSeatViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"6\n\x13GetSeatViewResponse\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.trix.v1.SeatView\"\xf5\x04\n\x08SeatView\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12!\n\x07variant\x18\x04 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x05 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x1c\n\x05seats\x18\x06 \x03(\x0b\x32\r.trix.v1.Seat\x12\x1b\n\x04hand\x18\x07 \x03(\x0b\x32\r.trix.v1.Card\x12\x12\n\nhand_sizes\x18\x08 \x03(\x05\x12\x12\n\ndeal_index\x18\t \x01(\x05\x12\x0f\n\x07kingdom\x18\n \x01(\x05\x12#\n\x08\x63ontract\x18\x0b \x01(\x0e\x32\x11.trix.v1.Contract\x12\x1c\n\x05trick\x18\x0c \x03(\x0b\x32\r.trix.v1.Card\x12\x1d\n\x06layout\x18\r \x03(\x0b\x32\r.trix.v1.Card\x12&\n\x07\x64oubles\x18\x0e \x03(\x0b\x32\x15.trix.v1.DoubleAnswer\x12#\n\x06totals\x18\x0f \x01(\x0b\x32\x13.trix.v1.SeatScores\x12\"\n\x04turn\x18\x10 \x01(\x0b\x32\x14.trix.v1.TurnStarted\x12\"\n\x0blegal_cards\x18\x11 \x03(\x0b\x32\r.trix.v1.Card\x12*\n\x0flegal_contracts\x18\x12 \x03(\x0e\x32\x11.trix.v1.Contract\x12\x12\n\ncommitment\x18\x13 \x01(\t\x12\x10\n\x08\x66inished\x18\x14 \x01(\x08\x12/\n\x0bserver_time\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"R\n\x14SetClientSeedRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12\x13\n\x0b\x63lient_seed\x18\x02 \x01(\t\")\n\x15SetClientSeedResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"c\n\x15\x43hooseContractRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12#\n\x08\x63ontract\x18\x02 \x01(\x0e\x32\x11.trix.v1.Contract\"*\n\x16\x43hooseContractResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"Z\n\x13\x41nswerDoubleRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12\x1c\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\r.trix.v1.Card\"(\n\x14\x41nswerDoubleResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"U\n\x0fPlayCardRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12\x1b\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\r.trix.v1.Card\"$\n\x10PlayCardResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"`\n\x11LeaveTableRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\x12$\n\x06reason\x18\x02 \x01(\x0e\x32\x14.trix.v1.LeaveReason\"&\n\x12LeaveTableResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\";\n\x12ReclaimSeatRequest\x12%\n\x06header\x18\x01 \x01(\x0b\x32\x15.trix.v1.ActionHeader\"\'\n\x13ReclaimSeatResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"B\n\x0e\x41utoActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x10\n\x08turn_seq\x18\x03 \x01(\x04\"#\n\x0f\x41utoActResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"Q\n\x17StreamSeatEventsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x16\n\x0e\x61\x66ter_sequence\x18\x03 \x01(\x04\"9\n\x18StreamSeatEventsResponse\x12\x1d\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.trix.v1.Event\"E\n\x19StreamPublicEventsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\";\n\x1aStreamPublicEventsResponse\x12\x1d\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.trix.v1.Event\"\xf4\x03\n\x0cTableCommand\x12\x33\n\x0c\x63reate_table\x18\x01 \x01(\x0b\x32\x1b.trix.v1.CreateTableRequestH\x00\x12\x38\n\x0fset_client_seed\x18\x02 \x01(\x0b\x32\x1d.trix.v1.SetClientSeedRequestH\x00\x12\x39\n\x0f\x63hoose_contract\x18\x03 \x01(\x0b\x32\x1e.trix.v1.ChooseContractRequestH\x00\x12\x35\n\ranswer_double\x18\x04 \x01(\x0b\x32\x1c.trix.v1.AnswerDoubleRequestH\x00\x12-\n\tplay_card\x18\x05 \x01(\x0b\x32\x18.trix.v1.PlayCardRequestH\x00\x12\x31\n\x0bleave_table\x18\x06 \x01(\x0b\x32\x1a.trix.v1.LeaveTableRequestH\x00\x12+\n\x08\x61uto_act\x18\x07 \x01(\x0b\x32\x17.trix.v1.AutoActRequestH\x00\x12\x34\n\rget_seat_view\x18\x08 \x01(\x0b\x32\x1b.trix.v1.GetSeatViewRequestH\x00\x12\x33\n\x0creclaim_seat\x18\t \x01(\x0b\x32\x1b.trix.v1.ReclaimSeatRequestH\x00\x42\t\n\x07\x63ommand\"\xc2\x01\n\x11TableCommandReply\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12$\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x15.trix.v1.CommandError\x12\x34\n\x0c\x63reate_table\x18\n \x01(\x0b\x32\x1c.trix.v1.CreateTableResponseH\x00\x12\x35\n\rget_seat_view\x18\x0b \x01(\x0b\x32\x1c.trix.v1.GetSeatViewResponseH\x00\x42\x08\n\x06result\"-\n\x0c\x43ommandError\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t2\xde\x06\n\x0cTableService\x12H\n\x0b\x43reateTable\x12\x1b.trix.v1.CreateTableRequest\x1a\x1c.trix.v1.CreateTableResponse\x12H\n\x0bGetSeatView\x12\x1b.trix.v1.GetSeatViewRequest\x1a\x1c.trix.v1.GetSeatViewResponse\x12N\n\rSetClientSeed\x12\x1d.trix.v1.SetClientSeedRequest\x1a\x1e.trix.v1.SetClientSeedResponse\x12Q\n\x0e\x43hooseContract\x12\x1e.trix.v1.ChooseContractRequest\x1a\x1f.trix.v1.ChooseContractResponse\x12K\n\x0c\x41nswerDouble\x12\x1c.trix.v1.AnswerDoubleRequest\x1a\x1d.trix.v1.AnswerDoubleResponse\x12?\n\x08PlayCard\x12\x18.trix.v1.PlayCardRequest\x1a\x19.trix.v1.PlayCardResponse\x12\x45\n\nLeaveTable\x12\x1a.trix.v1.LeaveTableRequest\x1a\x1b.trix.v1.LeaveTableResponse\x12H\n\x0bReclaimSeat\x12\x1b.trix.v1.ReclaimSeatRequest\x1a\x1c.trix.v1.ReclaimSeatResponse\x12<\n\x07\x41utoAct\x12\x17.trix.v1.AutoActRequest\x1a\x18.trix.v1.AutoActResponse\x12Y\n\x10StreamSeatEvents\x12 .trix.v1.StreamSeatEventsRequest\x1a!.trix.v1.StreamSeatEventsResponse0\x01\x12_\n\x12StreamPublicEvents\x12\".trix.v1.StreamPublicEventsRequest\x1a#.trix.v1.StreamPublicEventsResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'trix.v1.table_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ACTIONHEADER']._serialized_start=76
-  _globals['_ACTIONHEADER']._serialized_end=169
-  _globals['_CREATETABLEREQUEST']._serialized_start=172
-  _globals['_CREATETABLEREQUEST']._serialized_end=374
-  _globals['_CREATETABLERESPONSE']._serialized_start=376
-  _globals['_CREATETABLERESPONSE']._serialized_end=453
-  _globals['_GETSEATVIEWREQUEST']._serialized_start=455
-  _globals['_GETSEATVIEWREQUEST']._serialized_end=507
-  _globals['_GETSEATVIEWRESPONSE']._serialized_start=509
-  _globals['_GETSEATVIEWRESPONSE']._serialized_end=563
-  _globals['_SEATVIEW']._serialized_start=566
-  _globals['_SEATVIEW']._serialized_end=1146
-  _globals['_SETCLIENTSEEDREQUEST']._serialized_start=1148
-  _globals['_SETCLIENTSEEDREQUEST']._serialized_end=1230
-  _globals['_SETCLIENTSEEDRESPONSE']._serialized_start=1232
-  _globals['_SETCLIENTSEEDRESPONSE']._serialized_end=1273
-  _globals['_CHOOSECONTRACTREQUEST']._serialized_start=1275
-  _globals['_CHOOSECONTRACTREQUEST']._serialized_end=1374
-  _globals['_CHOOSECONTRACTRESPONSE']._serialized_start=1376
-  _globals['_CHOOSECONTRACTRESPONSE']._serialized_end=1418
-  _globals['_ANSWERDOUBLEREQUEST']._serialized_start=1420
-  _globals['_ANSWERDOUBLEREQUEST']._serialized_end=1510
-  _globals['_ANSWERDOUBLERESPONSE']._serialized_start=1512
-  _globals['_ANSWERDOUBLERESPONSE']._serialized_end=1552
-  _globals['_PLAYCARDREQUEST']._serialized_start=1554
-  _globals['_PLAYCARDREQUEST']._serialized_end=1639
-  _globals['_PLAYCARDRESPONSE']._serialized_start=1641
-  _globals['_PLAYCARDRESPONSE']._serialized_end=1677
-  _globals['_LEAVETABLEREQUEST']._serialized_start=1679
-  _globals['_LEAVETABLEREQUEST']._serialized_end=1775
-  _globals['_LEAVETABLERESPONSE']._serialized_start=1777
-  _globals['_LEAVETABLERESPONSE']._serialized_end=1815
-  _globals['_RECLAIMSEATREQUEST']._serialized_start=1817
-  _globals['_RECLAIMSEATREQUEST']._serialized_end=1876
-  _globals['_RECLAIMSEATRESPONSE']._serialized_start=1878
-  _globals['_RECLAIMSEATRESPONSE']._serialized_end=1917
-  _globals['_AUTOACTREQUEST']._serialized_start=1919
-  _globals['_AUTOACTREQUEST']._serialized_end=1985
-  _globals['_AUTOACTRESPONSE']._serialized_start=1987
-  _globals['_AUTOACTRESPONSE']._serialized_end=2022
-  _globals['_STREAMSEATEVENTSREQUEST']._serialized_start=2024
-  _globals['_STREAMSEATEVENTSREQUEST']._serialized_end=2105
-  _globals['_STREAMSEATEVENTSRESPONSE']._serialized_start=2107
-  _globals['_STREAMSEATEVENTSRESPONSE']._serialized_end=2164
-  _globals['_STREAMPUBLICEVENTSREQUEST']._serialized_start=2166
-  _globals['_STREAMPUBLICEVENTSREQUEST']._serialized_end=2235
-  _globals['_STREAMPUBLICEVENTSRESPONSE']._serialized_start=2237
-  _globals['_STREAMPUBLICEVENTSRESPONSE']._serialized_end=2296
-  _globals['_TABLECOMMAND']._serialized_start=2299
-  _globals['_TABLECOMMAND']._serialized_end=2799
-  _globals['_TABLECOMMANDREPLY']._serialized_start=2802
-  _globals['_TABLECOMMANDREPLY']._serialized_end=2996
-  _globals['_COMMANDERROR']._serialized_start=2998
-  _globals['_COMMANDERROR']._serialized_end=3043
-  _globals['_TABLESERVICE']._serialized_start=3046
-  _globals['_TABLESERVICE']._serialized_end=3908
+  _globals['_ACTIONHEADER']._serialized_start=109
+  _globals['_ACTIONHEADER']._serialized_end=202
+  _globals['_CREATETABLEREQUEST']._serialized_start=205
+  _globals['_CREATETABLEREQUEST']._serialized_end=407
+  _globals['_CREATETABLERESPONSE']._serialized_start=409
+  _globals['_CREATETABLERESPONSE']._serialized_end=486
+  _globals['_GETSEATVIEWREQUEST']._serialized_start=488
+  _globals['_GETSEATVIEWREQUEST']._serialized_end=540
+  _globals['_GETSEATVIEWRESPONSE']._serialized_start=542
+  _globals['_GETSEATVIEWRESPONSE']._serialized_end=596
+  _globals['_SEATVIEW']._serialized_start=599
+  _globals['_SEATVIEW']._serialized_end=1228
+  _globals['_SETCLIENTSEEDREQUEST']._serialized_start=1230
+  _globals['_SETCLIENTSEEDREQUEST']._serialized_end=1312
+  _globals['_SETCLIENTSEEDRESPONSE']._serialized_start=1314
+  _globals['_SETCLIENTSEEDRESPONSE']._serialized_end=1355
+  _globals['_CHOOSECONTRACTREQUEST']._serialized_start=1357
+  _globals['_CHOOSECONTRACTREQUEST']._serialized_end=1456
+  _globals['_CHOOSECONTRACTRESPONSE']._serialized_start=1458
+  _globals['_CHOOSECONTRACTRESPONSE']._serialized_end=1500
+  _globals['_ANSWERDOUBLEREQUEST']._serialized_start=1502
+  _globals['_ANSWERDOUBLEREQUEST']._serialized_end=1592
+  _globals['_ANSWERDOUBLERESPONSE']._serialized_start=1594
+  _globals['_ANSWERDOUBLERESPONSE']._serialized_end=1634
+  _globals['_PLAYCARDREQUEST']._serialized_start=1636
+  _globals['_PLAYCARDREQUEST']._serialized_end=1721
+  _globals['_PLAYCARDRESPONSE']._serialized_start=1723
+  _globals['_PLAYCARDRESPONSE']._serialized_end=1759
+  _globals['_LEAVETABLEREQUEST']._serialized_start=1761
+  _globals['_LEAVETABLEREQUEST']._serialized_end=1857
+  _globals['_LEAVETABLERESPONSE']._serialized_start=1859
+  _globals['_LEAVETABLERESPONSE']._serialized_end=1897
+  _globals['_RECLAIMSEATREQUEST']._serialized_start=1899
+  _globals['_RECLAIMSEATREQUEST']._serialized_end=1958
+  _globals['_RECLAIMSEATRESPONSE']._serialized_start=1960
+  _globals['_RECLAIMSEATRESPONSE']._serialized_end=1999
+  _globals['_AUTOACTREQUEST']._serialized_start=2001
+  _globals['_AUTOACTREQUEST']._serialized_end=2067
+  _globals['_AUTOACTRESPONSE']._serialized_start=2069
+  _globals['_AUTOACTRESPONSE']._serialized_end=2104
+  _globals['_STREAMSEATEVENTSREQUEST']._serialized_start=2106
+  _globals['_STREAMSEATEVENTSREQUEST']._serialized_end=2187
+  _globals['_STREAMSEATEVENTSRESPONSE']._serialized_start=2189
+  _globals['_STREAMSEATEVENTSRESPONSE']._serialized_end=2246
+  _globals['_STREAMPUBLICEVENTSREQUEST']._serialized_start=2248
+  _globals['_STREAMPUBLICEVENTSREQUEST']._serialized_end=2317
+  _globals['_STREAMPUBLICEVENTSRESPONSE']._serialized_start=2319
+  _globals['_STREAMPUBLICEVENTSRESPONSE']._serialized_end=2378
+  _globals['_TABLECOMMAND']._serialized_start=2381
+  _globals['_TABLECOMMAND']._serialized_end=2881
+  _globals['_TABLECOMMANDREPLY']._serialized_start=2884
+  _globals['_TABLECOMMANDREPLY']._serialized_end=3078
+  _globals['_COMMANDERROR']._serialized_start=3080
+  _globals['_COMMANDERROR']._serialized_end=3125
+  _globals['_TABLESERVICE']._serialized_start=3128
+  _globals['_TABLESERVICE']._serialized_end=3990
 # @@protoc_insertion_point(module_scope)

@@ -10,6 +10,7 @@ table's call.
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from trix.v1 import common_pb2 as _common_pb2
 from trix.v1 import events_pb2 as _events_pb2
@@ -216,6 +217,7 @@ class SeatView(_message.Message):
     LEGAL_CONTRACTS_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
+    SERVER_TIME_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     sequence: _builtins.int
@@ -278,6 +280,14 @@ class SeatView(_message.Message):
     def legal_contracts(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.Contract.ValueType]:
         """Legal contracts for the viewer when he must pick one."""
 
+    @_builtins.property
+    def server_time(self) -> _timestamp_pb2.Timestamp:
+        """When the table built this view (server clock). `turn.deadline` is when the timers
+        act for the seat(s) due (RULES.md §9); a client counts down
+        `turn.deadline - server_time` from the moment it receives the view, whatever its
+        own clock says.
+        """
+
     def __init__(
         self,
         *,
@@ -301,10 +311,11 @@ class SeatView(_message.Message):
         legal_contracts: _abc.Iterable[_common_pb2.Contract.ValueType] | None = ...,
         commitment: _builtins.str = ...,
         finished: _builtins.bool = ...,
+        server_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "server_time", b"server_time", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "contract", b"contract", "deal_index", b"deal_index", "doubles", b"doubles", "finished", b"finished", "hand", b"hand", "hand_sizes", b"hand_sizes", "kingdom", b"kingdom", "layout", b"layout", "legal_cards", b"legal_cards", "legal_contracts", b"legal_contracts", "options", b"options", "seat", b"seat", "seats", b"seats", "sequence", b"sequence", "table_id", b"table_id", "totals", b"totals", "trick", b"trick", "turn", b"turn", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "contract", b"contract", "deal_index", b"deal_index", "doubles", b"doubles", "finished", b"finished", "hand", b"hand", "hand_sizes", b"hand_sizes", "kingdom", b"kingdom", "layout", b"layout", "legal_cards", b"legal_cards", "legal_contracts", b"legal_contracts", "options", b"options", "seat", b"seat", "seats", b"seats", "sequence", b"sequence", "server_time", b"server_time", "table_id", b"table_id", "totals", b"totals", "trick", b"trick", "turn", b"turn", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
