@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import k8s_check as kc
 import pytest
+import yaml
 
 from trix.runtime.config import RuntimeConfig
 
@@ -77,6 +80,37 @@ def test_envoy_config_validates(overlay: str) -> None:
     if result.skipped:
         pytest.skip(result.detail)
     assert result.ok, result.detail
+
+
+def _transcoder_print_options(envoy_yaml: str) -> dict[str, Any]:
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node.get("name") == "envoy.filters.http.grpc_json_transcoder":
+                return node["typed_config"]["print_options"]
+            for value in node.values():
+                found = walk(value)
+                if found is not None:
+                    return found
+        elif isinstance(node, list):
+            for value in node:
+                found = walk(value)
+                if found is not None:
+                    return found
+        return None
+
+    options = walk(yaml.safe_load(envoy_yaml))
+    assert isinstance(options, dict), "no grpc_json_transcoder filter"
+    return options
+
+
+def test_cluster_edge_streams_json_like_the_local_edge(overlay: str) -> None:
+    """HTTP/JSON clients read Events/Spectate the same way on a laptop and on the cluster:
+    one JSON object per line (not one JSON array that only closes when the stream ends)."""
+    local_text = (Path(__file__).resolve().parents[2] / "services/trix/edge/envoy.yaml").read_text()
+    local = _transcoder_print_options(re.sub(r"\$\{[A-Z_]+\}", "0", local_text))  # the template's ${...} slots
+    cluster = _transcoder_print_options(kc._rendered_file(kc.render(overlay), "envoy.yaml"))
+    assert local["stream_newline_delimited"] is True
+    assert cluster == local
 
 
 def test_dockerfile_passes_hadolint() -> None:
