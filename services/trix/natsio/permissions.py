@@ -7,7 +7,8 @@ owns the private data (table logs, snapshots, server seeds: RULES.md §14); the
 gateway is whitelisted to table command requests, presence, its own inbox and the
 per-seat and public table event subjects (live and through JetStream on
 TABLE_EVENTS), and the server refuses it everything else. The other backend
-services may use everything except the table service's private streams and bucket.
+services may use everything except the table service's private streams and bucket;
+of them only scoring may publish RecordArchived (`trix.scoring.archived.*`).
 """
 
 from __future__ import annotations
@@ -75,9 +76,14 @@ def gateway_permissions() -> dict[str, object]:
     }
 
 
-def backend_permissions() -> dict[str, object]:
-    """Timers, scoring, matchmaking: everything but the table service's private data."""
+def backend_permissions(user: str = "scoring") -> dict[str, object]:
+    """Timers, scoring, matchmaking: everything but the table service's private data.
+
+    Only scoring may publish RecordArchived (it makes the table service purge a finished
+    table's log, ADR 0003): timers and matchmaking are refused it."""
     private = [*PRIVATE_SUBJECTS, *_private_api_subjects()]
+    if user != "scoring":
+        private.append(subjects.all_records_archived())
     return {
         "publish": {"allow": [">"], "deny": private},
         "subscribe": {"allow": [">"], "deny": list(PRIVATE_SUBJECTS)},
@@ -89,7 +95,7 @@ def permissions_of(user: str) -> dict[str, object]:
         return gateway_permissions()
     if user == "table":
         return {"publish": {"allow": [">"]}, "subscribe": {"allow": [">"]}}
-    return backend_permissions()
+    return backend_permissions(user)
 
 
 def authorization_block(passwords: Mapping[str, str]) -> str:

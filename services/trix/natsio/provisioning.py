@@ -106,6 +106,13 @@ STREAMS: tuple[StreamSpec, ...] = (
         (subjects.scoring_journal(),),
         "The scoring journal (issue 8): game results and double-entry wallet postings, kept forever.",
     ),
+    StreamSpec(
+        "SCORING_ARCHIVED",
+        (subjects.all_records_archived(),),
+        "RecordArchived: scoring stored a finished game's record; the table service then purges "
+        "that table's log, snapshot and seed (issue 4, ADR 0003).",
+        max_age_s=7 * DAY_S,
+    ),
 )
 
 KV_BUCKETS: tuple[KvSpec, ...] = (

@@ -14,6 +14,7 @@ Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a play
 | `trix.timers.autoact.<t>` | AutoAct sent by the timers (audit; delivered as a command) | table |
 | `trix.timers.leave.<t>` | Leave decided by the timers (audit; delivered as a command) | table |
 | `trix.scoring.journal` | the scoring journal: applied game events and wallet postings | scoring only |
+| `trix.scoring.archived.<t>` | RecordArchived: scoring stored the table's finished record | table service |
 
 Tokens are checked so an id can never inject a wildcard or an extra token.
 """
@@ -152,3 +153,13 @@ def scoring_journal() -> str:
     """The scoring service's journal (issue 8): every applied game event and wallet
     posting, in order; its projections are rebuilt by replaying it."""
     return f"{ROOT}.scoring.journal"
+
+
+def record_archived(table_id: str) -> str:
+    """RecordArchived of a table, published by scoring once the finished game's record is in
+    its journal; the table service then purges the table's log, snapshot and seed (issue 4)."""
+    return f"{ROOT}.scoring.archived.{token(table_id, 'table id')}"
+
+
+def all_records_archived() -> str:
+    return f"{ROOT}.scoring.archived.*"

@@ -9,20 +9,30 @@ from __future__ import annotations
 import sys
 
 from trix.natsio.connection import NatsConnection
+from trix.natsio.permissions import PRIVATE_STREAMS
+from trix.natsio.provisioning import KV_BUCKETS, STREAMS
 from trix.runtime.server import Runtime, run_main
 from trix.scoring import grpc_api, subscribers
 from trix.scoring.config import SERVICE, ScoringConfig
 from trix.scoring.service import ScoringService
 
 
-def build(config: ScoringConfig) -> Runtime:
+def build(config: ScoringConfig, service: ScoringService | None = None) -> Runtime:
     """Wire the scoring's logic to the runtime."""
-    service = ScoringService(config)
+    service = service or ScoringService(config)
 
     async def start_subscribers(nats: NatsConnection) -> None:
         await subscribers.start(nats, service)  # the consumer runs until NATS drains
 
-    return Runtime(config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers)
+    # Least privilege: the scoring's NATS user may not touch the table's private streams
+    # (RULES.md §14), so it does not declare them either (the table service does).
+    declared = (
+        [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
+        [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],
+    )
+    return Runtime(
+        config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers, nats_declared=declared
+    )
 
 
 def main() -> int:

@@ -7,6 +7,12 @@ protos into plain dicts and hands them to `ScoringService.apply_table_event`, wh
 applies each (table, sequence) once. An event is acked only after it is applied (or
 found applied before); a failure leaves it unacked and JetStream redelivers it. It
 also loads the journal (`journal.JetStreamJournal`) before consuming anything.
+
+After a GameEnded is in the journal (the game's record stored durably), and before the
+event is acked, it publishes RecordArchived on `trix.scoring.archived.<table>`: the
+table service then purges that table's private log (ADR 0003). A crash in between
+leaves the event unacked; its redelivery finds it applied and publishes again (the
+table service's purge is idempotent), so the signal is never lost.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from nats.js.errors import NotFoundError
 from trix.errors import DomainError
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
+from trix.natsio.publish import publish_once
 from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import ScoringService
 from trix.v1 import common_pb2, events_pb2
@@ -127,8 +134,21 @@ class EventConsumer:
                 log.error("event rejected", table_id=event.table_id, sequence=event.sequence, error=str(err))
                 await msg.term()
                 return
+            if domain["type"] == "game_ended" and event.table_id in self.service.state.records:
+                await self._archived(event.table_id, event.sequence)
         self.consumed += 1
         await msg.ack()
+
+    async def _archived(self, table_id: str, sequence: int) -> None:
+        """The record is in the journal: tell the table service (issue 4, ADR 0003)."""
+        body = events_pb2.RecordArchived(table_id=table_id, game_ended_sequence=sequence)
+        await publish_once(
+            self.js,
+            subjects.record_archived(table_id),
+            body.SerializeToString(),
+            msg_id=f"archived.{table_id}.{sequence}",
+            deadline_s=10.0,
+        )
 
     async def _start_sequence(self) -> int:
         """Where to resume: just after the consumer's ack floor.

@@ -70,6 +70,10 @@ class TableStore(Protocol):
 
     async def clear_player_table(self, player_id: str, table_id: str) -> None: ...
 
+    async def purge_table(self, table_id: str) -> None:
+        """Remove the table's log, then its snapshot, then its server seed (idempotent)."""
+        ...
+
 
 class EventSink(Protocol):
     """Where events go (the per-seat and public subjects, RULES.md §14)."""
@@ -78,6 +82,10 @@ class EventSink(Protocol):
 
     async def publish_missing(self, table_id: str, routed: list[Routed]) -> int:
         """Publish the copies not stored yet (after a crash); returns how many."""
+        ...
+
+    async def stored_through(self, table_id: str) -> int:
+        """The lowest last stored event sequence over the table's public and seat subjects."""
         ...
 
 
@@ -345,6 +353,45 @@ class TableService:
         table = self.authorize_view(caller, table_id, seat)
         return build_view(table, None if seat == -1 else seat)
 
+    # -- expiry of finished tables (issue 4) ---------------------------------------------------
+
+    async def archive(self, table_id: str, game_ended_sequence: int) -> bool:
+        """RecordArchived: scoring stored this finished game's record, so the table's private
+        log, snapshot and server seed go (the TABLE_EVENTS copies keep their max_age).
+
+        Done by the table's owner under the table's lock (UNAVAILABLE elsewhere: the message is
+        redelivered to the owner). Only a finished table whose GameEnded has the sequence
+        scoring names is purged, and only once every event is stored on every subject
+        (missing copies are republished from the log first, since the log is about to go).
+        Idempotent: a repeated signal, or one after a purge interrupted by a crash, purges
+        what is left. Returns False when the signal is refused (the table is not finished).
+        """
+        table_id = token(table_id, "table id")
+        if not self.may_write(table_id):
+            raise Unavailable("this replica does not own the table")
+        async with self._lock(table_id):
+            table = self.tables.get(table_id)
+            if table is None:
+                await self._recover_one(table_id)
+                table = self.tables.get(table_id)
+            if table is not None:
+                if not table.finished or table.sequence != game_ended_sequence:
+                    log.warning(
+                        "archive signal refused: table not finished at that sequence",
+                        table_id=table_id,
+                        sequence=table.sequence,
+                        game_ended_sequence=game_ended_sequence,
+                    )
+                    return False
+                if await self.sink.stored_through(table_id) < table.sequence:
+                    full = await self._rebuild(table_id, table.server_seed, use_snapshot=False)
+                    if full is not None:
+                        await self.sink.publish_missing(table_id, full[1])
+            await self.store.purge_table(table_id)
+            self.tables.pop(table_id, None)
+        log.info("finished table purged", table_id=table_id)
+        return True
+
     # -- recovery ----------------------------------------------------------------------------------
 
     async def recover(self, owned: Callable[[str], bool] | None = None) -> int:
@@ -376,7 +423,19 @@ class TableService:
                 log.error("table secret missing, table skipped", table_id=table_id)
                 break
             return  # no log either: a table not created yet
-        snap = await self.store.get_snapshot(table_id)
+        rebuilt = await self._rebuild(table_id, seed, use_snapshot=True)
+        if rebuilt is None:
+            return
+        table, replayed = rebuilt
+        self.tables[table_id] = table
+        missing = await self.sink.publish_missing(table_id, replayed) if replayed else 0
+        if table.finished and replayed:  # else the final snapshot was written already
+            await self._finish(table)
+        log.info("table recovered", table_id=table_id, sequence=table.sequence, republished=missing)
+
+    async def _rebuild(self, table_id: str, seed: bytes, *, use_snapshot: bool) -> tuple[Table, list[Routed]] | None:
+        """The table from its snapshot (if asked and present) plus the log tail, and the events replayed."""
+        snap = await self.store.get_snapshot(table_id) if use_snapshot else None
         table = Table.from_snapshot(snap, seed) if snap is not None else None
         replayed: list[Routed] = []
         now = self.clock()
@@ -386,13 +445,7 @@ class TableService:
                 table = Table.from_create(entry, seed)
             replayed += table.apply_entry(entry, now, live=False)
             table.log_seq = log_seq
-        if table is None:
-            return
-        self.tables[table_id] = table
-        missing = await self.sink.publish_missing(table_id, replayed) if replayed else 0
-        if table.finished and replayed:  # else the final snapshot was written already
-            await self._finish(table)
-        log.info("table recovered", table_id=table_id, sequence=table.sequence, republished=missing)
+        return None if table is None else (table, replayed)
 
 
 def _not_your_turn(table: Table) -> str:

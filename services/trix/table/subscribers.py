@@ -16,8 +16,10 @@ Owns the table's NATS side:
   responders and retries with the same action id); when the lease is handed over it
   drains the subscription and finishes the commands in flight first;
 - the MatchFormed consumer (a queue group shared by the replicas; the create goes to the
-  owner as a command), and `TableBus`, which the gRPC API uses to forward commands to
-  the owner and to read a seat's stored events.
+  owner as a command), the RecordArchived consumer (`Archiver`: scoring stored a finished
+  game's record, the owner purges the table's log, snapshot and seed, ADR 0003), and
+  `TableBus`, which the gRPC API uses to forward commands to the owner and to read a
+  seat's stored events.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from nats.js.api import DeliverPolicy
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
-from trix.errors import Unavailable, from_kind
+from trix.errors import InvalidArgument, Unavailable, from_kind
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress
@@ -61,6 +63,10 @@ WRITER_HEADER = "Trix-Writer"
 """Header of a log entry: which replica appended it, under which lease epoch (the KV revision at
 which it won the shard). Epochs only grow along a table's log: a stale owner never appends."""
 LEASES_BUCKET = "table_leases"
+ARCHIVE_STREAM = "SCORING_ARCHIVED"
+ARCHIVE_CONSUMER = "table-records-archived-q"
+"""Durable of the RecordArchived consumer, delivered to the replicas' queue group (issue 4)."""
+ARCHIVE_RETRY_S = 0.5
 REPLICAS_BUCKET = "table_replicas"
 
 
@@ -143,6 +149,14 @@ class JetStreamStore:
         if entry.value == table_id.encode():
             await kv.delete(player_id)
 
+    async def purge_table(self, table_id: str) -> None:
+        # Log first: a crash after it leaves a finished snapshot, which recovery reads as a
+        # finished table (nothing to republish), and the redelivered signal purges the rest.
+        js = self.nats.jetstream
+        await js.purge_stream(LOG_STREAM, subject=subjects.table_log(table_id))
+        await js.purge_stream(SNAPSHOT_STREAM, subject=subjects.table_snapshot(table_id))
+        await js.purge_stream(f"KV_{SECRETS_BUCKET}", subject=f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}")
+
 
 def destinations(table_id: str, audience: int) -> list[str]:
     """RULES.md §14: public events reach every subject; a seat's copy only that seat's subject."""
@@ -173,8 +187,8 @@ class JetStreamSink:
 
         await asyncio.gather(*(chain(s, e) for s, e in by_subject.items()))
 
-    async def publish_missing(self, table_id: str, routed: list[Routed]) -> int:
-        """Publish the copies a crash left unpublished (above each subject's last stored event)."""
+    async def _last_stored(self, table_id: str) -> dict[str, int]:
+        """Each subject's last stored event sequence (absent: nothing stored)."""
         last: dict[str, int] = {}
         for subject in destinations(table_id, ALL):
             try:
@@ -182,6 +196,15 @@ class JetStreamSink:
             except NotFoundError:
                 continue
             last[subject] = events_pb2.Event.FromString(msg.data or b"").sequence
+        return last
+
+    async def stored_through(self, table_id: str) -> int:
+        last = await self._last_stored(table_id)
+        return min(last.get(subject, 0) for subject in destinations(table_id, ALL))
+
+    async def publish_missing(self, table_id: str, routed: list[Routed]) -> int:
+        """Publish the copies a crash left unpublished (above each subject's last stored event)."""
+        last = await self._last_stored(table_id)
         before = sum(1 for r in routed for s in destinations(table_id, r.audience) if r.event.sequence > last.get(s, 0))
         await self.publish(table_id, routed, last)
         return before
@@ -435,6 +458,43 @@ class MatchCreator:
             return
 
 
+class Archiver:
+    """RecordArchived (scoring stored a finished game's record) -> purge the table (issue 4).
+
+    A durable consumer in the replicas' queue group on SCORING_ARCHIVED: the message is
+    acked once the table's owner has purged (or refused) it; a replica that does not own
+    the table, or any failure, naks it for redelivery, so a restart of either side loses
+    no signal.
+    """
+
+    def __init__(self, service: TableService) -> None:
+        self.service = service
+        self.purged = 0
+
+    async def on_msg(self, msg: Msg) -> None:
+        try:
+            body = events_pb2.RecordArchived.FromString(msg.data)
+        except Exception:  # noqa: BLE001 - a poison message must not block the consumer
+            log.error("undecodable RecordArchived dropped", subject=msg.subject)
+            await msg.term()
+            return
+        try:
+            if await self.service.archive(body.table_id, body.game_ended_sequence):
+                self.purged += 1
+        except Unavailable:
+            await msg.nak(delay=ARCHIVE_RETRY_S)  # not the owner (now): redelivered
+            return
+        except InvalidArgument as err:
+            log.error("bad RecordArchived dropped", error=str(err))
+            await msg.term()
+            return
+        except Exception as exc:  # noqa: BLE001 - NATS trouble: try again later
+            log.warning("table purge failed, retrying", table_id=body.table_id, error=repr(exc))
+            await msg.nak(delay=ARCHIVE_RETRY_S)
+            return
+        await msg.ack()
+
+
 class TableReplica:
     """What `start` leaves running: the router, the lease manager and their watchers."""
 
@@ -491,6 +551,15 @@ async def start(nats: NatsConnection, service: TableService, bus: TableBus | Non
         queue=MATCH_CONSUMER,
         stream="MATCHES",
         cb=wrapped.__call__,
+        manual_ack=True,
+    )
+    archiver = Archiver(service)
+    await js.subscribe(
+        subjects.all_records_archived(),
+        durable=ARCHIVE_CONSUMER,
+        queue=ARCHIVE_CONSUMER,
+        stream=ARCHIVE_STREAM,
+        cb=archiver.on_msg,
         manual_ack=True,
     )
     if bus is not None:
