@@ -297,8 +297,10 @@ class TableService:
         def build(table: Table) -> dict[str, Any]:
             if header.seat in table.left:
                 raise IllegalMove("seat already left")
-            if table.paid and table.game is None:
-                raise IllegalMove("the game has not started")
+            # A paid table may be left before its first deal too (while seeds are awaited):
+            # RULES.md §10 "A player who leaves for good ... from a paid table ends the game
+            # at once", and §13 "A paid table that ends before its first card is played ...
+            # refunds every stake" (scoring settles from the record: no card played).
             return {"op": "leave", "seat": header.seat, "reason": int(reason) or 1}
 
         return await self._seat_command(caller, header, build, needs_turn=False)

@@ -239,8 +239,16 @@ class Table:
                 ALL,
                 seat_left=events_pb2.SeatLeft(seat=seat, player_id=self.player(seat), reason=entry["reason"]),
             )
-            if self.paid and self.game is not None:
-                # §10: a paid table ends at once; the engine ranks the leaver last.
+            if self.paid:
+                # RULES.md §10 "A player who leaves for good ... from a **paid** table ends the
+                # game at once: the leaver is ranked last ...; an unfinished deal does not count."
+                # The engine ranks the leaver last. Before the first deal (seeds awaited) there is
+                # no deal yet: an undealt game is left, so the record has no deal and the
+                # others share place 1 (totals all 0). Either way no card was played if the
+                # leave comes first, and §13 "A paid table that ends before its first card is
+                # played (it could not start) refunds every stake" is scoring's settlement.
+                if self.game is None:
+                    self.game = engine.Game(self.variant, self.options)
                 self._map(out, now, self.game.leave(seat), auto=False)
             else:
                 self.bots[seat] = True  # §10 free table: a bot takes the seat
