@@ -190,8 +190,8 @@ class TimersNats:
             asyncio.ensure_future(self._watch_docs(deadlines)),
             asyncio.ensure_future(self._watch_members(replicas)),
             asyncio.ensure_future(self._heartbeat(replicas)),
-            asyncio.ensure_future(self._consume(events, self._on_event)),
-            asyncio.ensure_future(self._consume(presence, self._on_presence)),
+            asyncio.ensure_future(self._consume(events, self._events_lane)),
+            asyncio.ensure_future(self._consume(presence, self._presence_lane)),
         ]
         await asyncio.wait_for(self.watch_ready.wait(), 30)
         self.service.start()
@@ -213,16 +213,39 @@ class TimersNats:
             replicas = await self.nats.jetstream.key_value(REPLICAS_BUCKET)
             await replicas.delete(f"r.{self.service.replica_id}")
 
-    async def _on_event(self, msg: Msg) -> None:
-        event = events_pb2.Event.FromString(msg.data)
-        await self.service.on_event(event)
-        self.events_handled += 1
+    async def _events_lane(self, msgs: list[Msg]) -> None:
+        """One table's public events of a fetched batch: one document write for all of them
+        (issue 10), then every message acked; on failure all are redelivered (a repeated
+        event is harmless: `apply_event` guards by sequence)."""
+        try:
+            await self.service.on_events([events_pb2.Event.FromString(m.data) for m in msgs])
+        except Exception as exc:  # noqa: BLE001 - redelivered after a short delay
+            log.warning("timers events failed, redelivering", error=repr(exc), count=len(msgs))
+            for msg in msgs:
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=0.5)
+            return
+        self.events_handled += len(msgs)
+        for msg in msgs:
+            with contextlib.suppress(Exception):
+                await msg.ack()
 
-    async def _on_presence(self, msg: Msg) -> None:
-        event = events_pb2.Event.FromString(msg.data)
-        await self.service.on_presence(event, int(msg.metadata.sequence.stream))
+    async def _presence_lane(self, msgs: list[Msg]) -> None:
+        """One player's presence events, one by one in order (each a compare-and-set)."""
+        for i, msg in enumerate(msgs):
+            try:
+                event = events_pb2.Event.FromString(msg.data)
+                await self.service.on_presence(event, int(msg.metadata.sequence.stream))
+            except Exception as exc:  # noqa: BLE001 - redelivered after a short delay, with what follows
+                log.warning("timers presence event failed, redelivering", error=repr(exc))
+                for later in msgs[i:]:
+                    with contextlib.suppress(Exception):
+                        await later.nak(delay=0.5)
+                return
+            with contextlib.suppress(Exception):
+                await msg.ack()
 
-    async def _consume(self, sub: Any, handle: Any) -> None:
+    async def _consume(self, sub: Any, lane: Any) -> None:
         while not self.stopping:
             await self.flowing.wait()
             try:
@@ -238,20 +261,7 @@ class TimersNats:
             lanes: dict[str, list[Msg]] = {}
             for msg in msgs:
                 lanes.setdefault(msg.subject, []).append(msg)
-            await asyncio.gather(*(self._lane(lane, handle) for lane in lanes.values()))
-
-    async def _lane(self, msgs: list[Msg], handle: Any) -> None:
-        for i, msg in enumerate(msgs):
-            try:
-                await handle(msg)
-            except Exception as exc:  # noqa: BLE001 - redelivered after a short delay, with what follows
-                log.warning("timers event failed, redelivering", error=repr(exc))
-                for later in msgs[i:]:
-                    with contextlib.suppress(Exception):
-                        await later.nak(delay=0.5)
-                return
-            with contextlib.suppress(Exception):
-                await msg.ack()
+            await asyncio.gather(*(lane(msgs_of_lane) for msgs_of_lane in lanes.values()))
 
     async def _watch_docs(self, kv: KeyValue) -> None:
         while True:
@@ -262,10 +272,11 @@ class TimersNats:
                         self.watch_ready.set()
                         continue
                     table_id = entry.key[2:]
+                    revision = int(entry.revision or 0)
                     if entry.operation in ("DEL", "PURGE") or not entry.value:
                         self.service.on_doc(table_id, None)
-                    else:
-                        self.service.on_doc(table_id, json.loads(entry.value))
+                    elif not self.service.knows(table_id, revision):  # not this replica's own write
+                        self.service.on_doc(table_id, json.loads(entry.value), revision)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - resubscribe; the watch replays the last values
