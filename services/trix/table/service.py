@@ -353,7 +353,9 @@ class TableService:
     def seat_view(self, caller: Caller, table_id: str, seat: int) -> table_pb2.SeatView:
         """What `seat` (or -1, spectators) may see now (RULES.md §14)."""
         table = self.authorize_view(caller, table_id, seat)
-        return build_view(table, None if seat == -1 else seat)
+        view = build_view(table, None if seat == -1 else seat)
+        view.server_time.FromDatetime(self.clock())  # the countdown's reference (turn.deadline)
+        return view
 
     # -- expiry of finished tables (issue 4) ---------------------------------------------------
 
@@ -515,9 +517,15 @@ def build_view(table: Table, seat: int | None) -> table_pb2.SeatView:
                 seats=table.turn.seats,
                 decision=common_pb2.Decision.ValueType(table.turn.decision),
                 turn_seq=table.turn.seq,
+                deal_index=0 if table.game is None else table.game.deal_index,
                 client_seeds=table.turn.client_seeds,
             )
         )
+        if table.turn.deadline_ms:
+            # The TurnStarted's deadline, which the timers act on (RULES.md §9: contract 15 s,
+            # doubling 8 s, card 12 s by default, or the table's options); public (§14
+            # "deadlines: yes, yes, yes"), so spectators get it too.
+            out.turn.deadline.FromMilliseconds(table.turn.deadline_ms)
     game = table.game
     if game is None:
         out.hand_sizes.extend([0, 0, 0, 0])

@@ -19,7 +19,7 @@ import base64
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from trix import engine, fairness  # type: ignore[attr-defined]  # engine/python, mapped in by setuptools
@@ -93,12 +93,23 @@ class Routed:
 
 @dataclass
 class Turn:
-    """The decision now due: its sequence (the TurnStarted event's), seats and kind."""
+    """The decision now due: its sequence (the TurnStarted event's), seats, kind and deadline."""
 
     seq: int
     seats: tuple[int, ...]
     decision: int
     client_seeds: bool = False
+    deadline_ms: int = 0
+    """The TurnStarted's deadline (what the timers act on, RULES.md §9), ms since the epoch;
+    0 in snapshots written before it was kept."""
+
+
+def to_ms(when: datetime) -> int:
+    return int(when.timestamp() * 1000)
+
+
+def from_ms(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
 
 
 @dataclass
@@ -216,7 +227,15 @@ class Table:
     # -- applying log entries ------------------------------------------------------------
 
     def apply_entry(self, entry: dict[str, Any], now: datetime, *, live: bool) -> list[Routed]:
-        """Apply one log entry; live, also play the bots' moves and record them in `entry["acts"]`."""
+        """Apply one log entry; live, also play the bots' moves and record them in `entry["acts"]`.
+
+        Live, the entry records its time (`t`, ms): a replay uses it, so rebuilt events and
+        turn deadlines are the ones published (entries logged before `t` existed use `now`).
+        """
+        if live:
+            entry["t"] = to_ms(now)
+        if "t" in entry:
+            now = from_ms(int(entry["t"]))
         out: list[Routed] = []
         op = entry["op"]
         turn_before = self.turn
@@ -346,7 +365,7 @@ class Table:
         )
         body.deadline.FromDatetime(deadline)
         event = self._emit(out, now, ALL, turn_started=body)
-        self.turn = Turn(event.sequence, seats, decision, client_seeds)
+        self.turn = Turn(event.sequence, seats, decision, client_seeds, to_ms(deadline))
 
     # -- engine events -> trix.v1.Event ---------------------------------------------------
 
