@@ -1,7 +1,7 @@
 # Table replicas targets (issue 5): leases, routing, failover. Included by the top Makefile.
 PY ?= .venv/bin/python
 
-.PHONY: test-replicas fault-replicas fault-tables bench-tables
+.PHONY: test-replicas fault-replicas fault-tables rebalance-tables bench-tables
 test-replicas: ## table replicas: lease plan, startup fair share, CI SIGKILL fault run (3 kills), SIGSTOP/SIGCONT owner, SIGTERM handover
 	@start=$$(date +%s); \
 	$(PY) -m pytest -q -p no:cacheprovider tests/replicas; rc=$$?; \
@@ -15,5 +15,8 @@ fault-tables: ## the issue's name: the pause/handover tests, then fault-replicas
 	@$(PY) -m pytest -q -p no:cacheprovider tests/replicas/test_handover.py >&2
 	@$(MAKE) --no-print-directory fault-replicas
 
-bench-tables: ## actions/s with 1 and 3 table replicas under the same load (a benchmark, not a test)
-	@PYTHONPATH=services $(PY) tests/replicas/bench_replicas.py
+rebalance-tables: ## 1 replica with 300 running tables, 2 join: asserts spread within 20 % of even and no game interrupted > 5 s (TABLES=300); last line: JSON
+	@PYTHONPATH=services $(PY) tests/replicas/rebalance.py --tables $${TABLES:-300}
+
+bench-tables: ## actions/s with 1 and 3 table replicas under the same load, and the scaling factor (a benchmark, not a test; TABLES=24 SECONDS=20); last line: JSON
+	@PYTHONPATH=services $(PY) tests/replicas/bench_replicas.py --tables $${TABLES:-24} --seconds $${SECONDS:-20}

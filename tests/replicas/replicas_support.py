@@ -24,7 +24,7 @@ import nats
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
-from nats.js.api import DeliverPolicy
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table"))
 
@@ -51,6 +51,7 @@ from trix.v1 import common_pb2, events_pb2, table_pb2
 __all__ = [
     "CI_RESUME_BOUND_S",
     "AuthNats",
+    "Call",
     "Cluster",
     "Driver",
     "GameStats",
@@ -102,13 +103,8 @@ class Cluster:
         self.nc: Client | None = None
 
     def _process(self, i: int) -> TableProcess:
-        env = table_env(
-            self.server.url("table"),
-            TRIX_INSTANCE=f"table-r{i}",
-            TRIX_TABLE_SNAPSHOT_EVERY="13",
-            TRIX_LOG_LEVEL="info",
-            **self.env,
-        )
+        settings = {"TRIX_TABLE_SNAPSHOT_EVERY": "13", "TRIX_LOG_LEVEL": "info", **self.env}
+        env = table_env(self.server.url("table"), TRIX_INSTANCE=f"table-r{i}", **settings)
         return TableProcess(env, self.workdir / f"table-r{i}.log")
 
     async def connect(self) -> None:
@@ -205,12 +201,23 @@ class Ack:
     """When the command was first sent (retries included until `acked`)."""
 
 
+@dataclass(frozen=True)
+class Call:
+    """One answered request of a table (a view or a move): first sent -> answered, retries included."""
+
+    table_id: str
+    started: float
+    answered: float
+
+
 @dataclass
 class GameStats:
     acks: list[Ack] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)
     finished: set[str] = field(default_factory=set)
     retries: int = 0
+    calls: list[Call] | None = None
+    """Every answered request, if set to a list (the rebalancing run measures interruptions on it)."""
 
 
 PLAYER = "hum"
@@ -238,6 +245,8 @@ class Driver:
             try:
                 reply = await self.client.request(table_id, command, tok)
                 self._last_sent, self._last_acked = sent, time.monotonic()
+                if self.stats.calls is not None:
+                    self.stats.calls.append(Call(table_id, self._started, self._last_acked))
                 return reply
             except (nats.errors.NoRespondersError, nats.errors.TimeoutError, TimeoutError):
                 pass
@@ -253,6 +262,14 @@ class Driver:
         request = create_request(table_id, variant, [PLAYER, "", "", ""], bots=(1, 2, 3))
         await self._call(table_id, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))
         self.stats.tables.append(table_id)
+
+    async def look(self, table_id: str) -> table_pb2.SeatView:
+        """Seat 0's view (a cheap request: probes whether the table answers)."""
+        command = table_pb2.TableCommand(get_seat_view=table_pb2.GetSeatViewRequest(table_id=table_id, seat=0))
+        view = (await self._call(table_id, command, token("player", PLAYER))).get_seat_view.view
+        if view.finished:
+            self.stats.finished.add(table_id)
+        return view
 
     async def play(self, table_id: str, *, max_actions: int | None = None, pace_s: float = 0.0) -> int:
         tok = token("player", PLAYER)
@@ -295,20 +312,37 @@ async def read_log(js: Any, table_id: str) -> list[tuple[str, str]]:
         seq = msg.seq + 1
 
 
-async def read_events(js: Any, subject: str) -> list[events_pb2.Event]:
-    """Every stored event on a subject of TABLE_EVENTS (counted first: no idle wait at the end)."""
-    info = await js.stream_info("TABLE_EVENTS", subjects_filter=subject)
-    count = (info.state.subjects or {}).get(subject, 0)
-    out: list[events_pb2.Event] = []
-    if not count:
-        return out
-    sub = await js.subscribe(subject, stream="TABLE_EVENTS", ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
+async def read_table_events(js: Any, table_id: str) -> dict[str, list[events_pb2.Event]]:
+    """Every stored event of a table (public and per-seat subjects), by subject.
+
+    One pull consumer over the table's subjects, deleted as soon as it is read. Not one
+    ordered consumer per subject: those outlive their unsubscribe (until the server's
+    inactive threshold, 5 s), and checking 300 tables made 1,500 of them within seconds,
+    over the 1,000 consumers per stream that nats-server 2.15 allows by default (the
+    rebalancing draft failed with "maximum consumers limit reached")."""
+    prefix = subjects.public_events(table_id).rsplit(".", 1)[0]
+    config = ConsumerConfig(
+        filter_subject=f"{prefix}.>",
+        deliver_policy=DeliverPolicy.ALL,
+        ack_policy=AckPolicy.NONE,
+        mem_storage=True,
+        num_replicas=1,
+        inactive_threshold=30.0,  # removed by the server even if this process dies first
+    )
+    info = await js.add_consumer("TABLE_EVENTS", config=config)
+    out: dict[str, list[events_pb2.Event]] = {}
     try:
-        while len(out) < count:
-            msg = await sub.next_msg(timeout=10.0)
-            out.append(events_pb2.Event.FromString(msg.data))
+        sub = await js.pull_subscribe_bind(consumer=info.name, stream="TABLE_EVENTS")
+        try:
+            got, pending = 0, int(info.num_pending or 0)
+            while got < pending:
+                for msg in await sub.fetch(min(256, pending - got), timeout=10.0):
+                    out.setdefault(msg.subject, []).append(events_pb2.Event.FromString(msg.data))
+                    got += 1
+        finally:
+            await sub.unsubscribe()
     finally:
-        await sub.unsubscribe()
+        await js.delete_consumer("TABLE_EVENTS", info.name)
     return out
 
 
@@ -343,13 +377,14 @@ async def check_games(nc: Client, stats: GameStats, *, finished: bool = True) ->
         if epochs != sorted(epochs):
             epochs_ok = False
             problems.append(f"{table_id}: lease epochs go back along the log: {epochs}")
-        public = await read_events(js, subjects.public_events(table_id))
+        stored = await read_table_events(js, table_id)
+        public = stored.get(subjects.public_events(table_id), [])
         seqs = [e.sequence for e in public]
         good = seqs == list(range(1, len(seqs) + 1))
         if not good:
             problems.append(f"{table_id}: public stream has a gap or a duplicate")
         for seat in range(4):
-            seat_seqs = [e.sequence for e in await read_events(js, subjects.seat_events(table_id, seat))]
+            seat_seqs = [e.sequence for e in stored.get(subjects.seat_events(table_id, seat), [])]
             if seat_seqs != seqs:
                 good = False
                 problems.append(f"{table_id}: seat {seat} stream differs from the public one")
