@@ -24,7 +24,7 @@ from trix.runtime.config import RuntimeConfig
 from trix.runtime.identity import IDENTITY_METADATA, sign
 from trix.runtime.server import Runtime
 from trix.up import free_port, nats_server_binary
-from trix.v1 import events_pb2, matchmaking_pb2_grpc
+from trix.v1 import events_pb2, matchmaking_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN_KEY = "test-internal-key"
@@ -179,3 +179,108 @@ class ReplicaProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+SCORING_ADMIN_TOKEN = "test-scoring-admin"
+SCORING_ADMIN = (("x-trix-admin-token", SCORING_ADMIN_TOKEN),)
+
+
+def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
+    env = {
+        "TRIX_NATS_URL": nats_url,
+        "TRIX_METRICS_PORT": "-1",
+        "TRIX_SCORING_ADMIN_TOKEN": SCORING_ADMIN_TOKEN,
+        "TRIX_SHUTDOWN_GRACE_S": "1",
+        "TRIX_DRAIN_DELAY_S": "0",
+        "TRIX_LOG_LEVEL": "warning",
+    }
+    env.update(extra)
+    return env
+
+
+class ScoringApp:
+    """The real scoring service (`trix.scoring.__main__.build`) in this process, serving gRPC on
+    loopback over the test's nats-server, with a stub for grants, balances and totals."""
+
+    def __init__(self, nats_url: str) -> None:
+        from trix.scoring.__main__ import build as build_scoring
+        from trix.scoring.config import ScoringConfig
+
+        self.runtime = build_scoring(ScoringConfig.from_env(scoring_env(nats_url)))
+        self.channel: grpc.aio.Channel | None = None
+        self.stub: scoring_pb2_grpc.ScoringServiceStub
+
+    @property
+    def address(self) -> str:
+        return self.runtime.address
+
+    async def start(self) -> None:
+        await self.runtime.start()
+        self.channel = grpc.aio.insecure_channel(self.runtime.address)
+        self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
+
+    async def stop(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+            self.channel = None
+        await self.runtime.stop()
+
+    async def grant(self, player: str, coins: int) -> None:
+        request = scoring_pb2.GrantRequest(player_id=player, amount=coins, grant_id=f"grant-{player}")
+        await self.stub.Grant(request, metadata=SCORING_ADMIN, timeout=30)
+
+    async def balance(self, player: str) -> tuple[int, int]:
+        got = await self.stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=player), timeout=30)
+        return got.available, got.held
+
+    async def totals(self) -> scoring_pb2.GetWalletTotalsResponse:
+        return await self.stub.GetWalletTotals(scoring_pb2.GetWalletTotalsRequest(), metadata=SCORING_ADMIN, timeout=30)
+
+
+async def publish_rated_game(nats_url: str, table_id: str, players: list[str], ranking: list[int]) -> None:
+    """A finished TRIX game as the table service reports it (TableCreated, GameEnded with a record
+    showing a card played), so scoring rates its four players (ADR 0004)."""
+    import json
+
+    from google.protobuf.timestamp_pb2 import Timestamp
+
+    from trix.v1 import common_pb2
+
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream(timeout=10)
+        record = {
+            "format": "trix-game/1",
+            "variant": "TRIX",
+            "players": players,
+            "deals": [{"contract": "KING", "plays": [{"seat": 0, "card": "2C"}]}],
+            "totals": [0, 0, 0, 0],
+            "ranking": ranking,
+        }
+        bodies: list[dict[str, Any]] = [
+            {
+                "table_created": events_pb2.TableCreated(
+                    variant=common_pb2.VARIANT_TRIX,
+                    seats=[common_pb2.Seat(index=s, player_id=p) for s, p in enumerate(players)],
+                )
+            },
+            {
+                "game_ended": events_pb2.GameEnded(
+                    record_json=json.dumps(record),
+                    totals=common_pb2.SeatScores(values=[0, 0, 0, 0]),
+                    ranking=ranking,
+                    left_seat=-1,
+                )
+            },
+        ]
+        for sequence, body in enumerate(bodies, start=1):
+            stamp = Timestamp()
+            stamp.FromMilliseconds(1_700_000_000_000 + sequence)
+            event = events_pb2.Event(table_id=table_id, sequence=sequence, time=stamp, **body)
+            await js.publish(
+                subjects.public_events(table_id),
+                event.SerializeToString(),
+                headers={"Nats-Msg-Id": f"{table_id}:{sequence}"},
+            )
+    finally:
+        await nc.close()

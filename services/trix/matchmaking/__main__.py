@@ -13,7 +13,7 @@ import structlog
 from trix.matchmaking import grpc_api, subscribers
 from trix.matchmaking.config import SERVICE, MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
-from trix.matchmaking.wallet import ScoringWallet
+from trix.matchmaking.wallet import ScoringRatings, ScoringWallet
 from trix.natsio.connection import NatsConnection
 from trix.runtime.server import Runtime, run_main
 
@@ -24,7 +24,17 @@ def build(config: MatchmakingConfig, service: MatchmakingService | None = None) 
     """Wire the matchmaking's logic to the runtime (tests pass a service with injected clock/RNG)."""
     if service is None:
         wallet = ScoringWallet(config.scoring_target, config.internal_token_key) if config.scoring_target else None
-        service = MatchmakingService(config, wallet=wallet)
+        ratings = (
+            ScoringRatings(
+                config.scoring_target,
+                default=config.default_rating,
+                scale=config.rating_scale,
+                timeout_s=config.rating_timeout_s,
+            )
+            if config.scoring_target
+            else None
+        )
+        service = MatchmakingService(config, wallet=wallet, ratings=ratings)
     if not config.internal_token_key:
         log.warning("TRIX_INTERNAL_TOKEN_KEY is not set: every player call will be refused (UNAUTHENTICATED)")
     svc = service

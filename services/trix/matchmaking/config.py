@@ -38,6 +38,9 @@ class MatchmakingConfig:
     """TRIX_MATCHMAKING_RATING_MAX: the widest window."""
     default_rating: float = 1500.0
     """TRIX_MATCHMAKING_DEFAULT_RATING: rating of a player the rating source does not know."""
+    rating_scale: float = 20.0
+    """TRIX_MATCHMAKING_RATING_SCALE: matchmaking points per point of scoring's rating (mu - 3 sigma,
+    ADR 0004): a player's rating here is default + scale * scoring's."""
     partitions: int = 16
     """TRIX_MATCHMAKING_PARTITIONS: queue partitions replicas lease (all replicas must agree)."""
     tick_s: float = 0.05
@@ -47,6 +50,17 @@ class MatchmakingConfig:
     seat_grace_s: float = 60.0
     """TRIX_MATCHMAKING_SEAT_GRACE_S: a matched player counts as seated this long even before the
     table service indexes the table."""
+    retention_s: float = 600.0
+    """TRIX_MATCHMAKING_RETENTION_S: a cancelled or expired ticket (and the player's lock naming it)
+    is purged this long after it finished; a retried enqueue with the same request id within it
+    gets the same ticket back."""
+    matched_retention_s: float = 7200.0
+    """TRIX_MATCHMAKING_MATCHED_RETENTION_S: a matched ticket, its match record and a formed or closed
+    lobby are purged this long after they finished (a rematch needs the match record: a game and
+    the rematch must fit in it; keep it above TRIX_MATCHMAKING_SEAT_GRACE_S)."""
+    rating_timeout_s: float = 0.3
+    """TRIX_MATCHMAKING_RATING_TIMEOUT_S: how long an enqueue waits for scoring's rating before it
+    uses the default (matching never waits on scoring)."""
     internal_token_key: str = field(default="", repr=False)
     """TRIX_INTERNAL_TOKEN_KEY: key of the gateway's identity tokens; empty = refuse every player call."""
 
@@ -63,9 +77,13 @@ class MatchmakingConfig:
             rating_window_growth_per_s=env_float(e, "TRIX_MATCHMAKING_RATING_GROWTH", 10.0),
             rating_window_max=env_float(e, "TRIX_MATCHMAKING_RATING_MAX", 3000.0),
             default_rating=env_float(e, "TRIX_MATCHMAKING_DEFAULT_RATING", 1500.0),
+            rating_scale=env_float(e, "TRIX_MATCHMAKING_RATING_SCALE", 20.0),
             partitions=env_int(e, "TRIX_MATCHMAKING_PARTITIONS", 16, minimum=1, maximum=99),
             tick_s=env_float(e, "TRIX_MATCHMAKING_TICK_S", 0.05, minimum=0.005),
             claim_timeout_s=env_float(e, "TRIX_MATCHMAKING_CLAIM_TIMEOUT_S", 3.0, minimum=0.1),
             seat_grace_s=env_float(e, "TRIX_MATCHMAKING_SEAT_GRACE_S", 60.0),
+            retention_s=env_float(e, "TRIX_MATCHMAKING_RETENTION_S", 600.0, minimum=0.1),
+            matched_retention_s=env_float(e, "TRIX_MATCHMAKING_MATCHED_RETENTION_S", 7200.0, minimum=0.1),
+            rating_timeout_s=env_float(e, "TRIX_MATCHMAKING_RATING_TIMEOUT_S", 0.3, minimum=0.01),
             internal_token_key=env_str(e, "TRIX_INTERNAL_TOKEN_KEY", ""),
         )

@@ -18,6 +18,12 @@ Store layout (keys of the `match_tickets` bucket; `<pp>` a two-digit partition):
 | `mt.<match_id>` | a `MatchRecord`: the four seats; its state is the commit point of a match |
 | `pl.<player_id>` | the player's current ticket id: one live ticket per player |
 
+Retention: a finished ticket (and the player's lock naming it) is purged `retention_s` after it
+was cancelled or expired, a matched ticket, its match record and a finished lobby
+`matched_retention_s` after they finished (rematch reads the match record). The partition
+owner does it, purging each key only up to the revision it saw, so a replica that is behind
+or a concurrent writer can never remove a newer value.
+
 Claim protocol (no ticket matched twice, none lost when a replica dies; ADR 0005):
 create `mt` PENDING -> compare-and-set each ticket SEARCHING -> CLAIMED(match) -> CAS `mt`
 PENDING -> COMMITTED -> publish MatchFormed (message id = match id) -> tickets MATCHED ->
@@ -30,13 +36,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import hashlib
 import json
 import math
 import secrets
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -210,6 +217,8 @@ class Ticket:
     seat: int = -1
     matched_at: float = 0.0
     preset: str = ""
+    finished_at: float = 0.0
+    """When it was cancelled or expired (matched: `matched_at`); its retention runs from here."""
 
     def encode(self) -> bytes:
         raw = dataclasses.asdict(self)
@@ -316,6 +325,8 @@ class Lobby:
     fixed_seats: dict[str, int] = field(default_factory=dict)
     """Rematch: each player's seat at the finished table (partners stay opposite)."""
     fixed_seeds: dict[str, str] = field(default_factory=dict)
+    finished_at: float = 0.0
+    """When it was formed or closed; its retention runs from here."""
 
     def encode(self) -> bytes:
         raw = dataclasses.asdict(self)
@@ -362,6 +373,10 @@ class Store(Protocol):
 
     async def delete(self, key: str, revision: int) -> bool: ...
 
+    async def purge(self, key: str, revision: int) -> None:
+        """Remove the key's values up to `revision`, leaving no marker; a newer value stays
+        (so it is safe against any concurrent writer)."""
+
     def watch(self, key: str) -> AsyncIterator[Versioned | None]:
         """The key's current value (None if absent), then every change."""
 
@@ -400,7 +415,7 @@ class NoWallet:
         raise Unavailable("paid tables are not available: the wallet (scoring service) is not configured")
 
     async def release(self, player_id: str, ticket_id: str) -> None:
-        raise Unavailable("the wallet (scoring service) is not configured")
+        return None  # without a wallet nothing was ever held
 
 
 class NoSeatIndex:
@@ -484,36 +499,73 @@ class Group:
 
 
 def form_groups(
-    tickets: Iterable[Ticket], now: float, window: RatingWindow, bot_fill_after_s: float, bots_allowed: bool
+    tickets: Iterable[Ticket],
+    now: float,
+    window: RatingWindow,
+    bot_fill_after_s: float,
+    bots_allowed: bool,
+    limit: int | None = None,
 ) -> list[Group]:
     """Groups of one queue: the oldest unit is the anchor; candidates within the anchor's
     rating window (it widens with the anchor's wait) are taken closest first. An anchor that
-    has waited `bot_fill_after_s` takes what it found and bots fill the rest (free tables)."""
+    has waited `bot_fill_after_s` takes what it found and bots fill the rest (free tables).
+
+    Linear in the queue's size: the units sit in a list sorted by rating, linked so that a
+    unit taken is unlinked, and an anchor walks outwards from its own place (the nearer side
+    first) until its table is full or both sides leave the window. (A quadratic scan here
+    held the event loop for seconds under a burst of thousands of tickets in one queue and
+    starved the partition-lease renewals.) At most `limit` groups are formed per call."""
     units = build_units(tickets)
-    used: set[int] = set()
+    n = len(units)
+    order = sorted(range(n), key=lambda j: (units[j].rating, units[j].created_at, j))
+    place = [0] * n
+    for k, j in enumerate(order):
+        place[j] = k
+    prev = list(range(-1, n - 1))  # linked list over sorted places of the units not taken
+    nxt = list(range(1, n + 1))
+
+    def unlink(k: int) -> None:
+        if prev[k] >= 0:
+            nxt[prev[k]] = nxt[k]
+        if nxt[k] < n:
+            prev[nxt[k]] = prev[k]
+
+    used = [False] * n
     groups: list[Group] = []
     for i, anchor in enumerate(units):
-        if i in used:
+        if used[i]:
             continue
+        if limit is not None and len(groups) >= limit:
+            break
         waited = now - anchor.created_at
         width = window.at(waited)
-        candidates = sorted(
-            (
-                (abs(u.rating - anchor.rating), u.created_at, j)
-                for j, u in enumerate(units)
-                if j != i and j not in used and abs(u.rating - anchor.rating) <= width
-            ),
-        )
         need = 4 - anchor.size
         chosen = [i]
-        for _, _, j in candidates:
-            if need == 0:
+        left, right = prev[place[i]], nxt[place[i]]
+        while need > 0:
+            lj = order[left] if left >= 0 else -1
+            rj = order[right] if right < n else -1
+            lkey = (abs(units[lj].rating - anchor.rating), units[lj].created_at, lj) if lj >= 0 else None
+            rkey = (abs(units[rj].rating - anchor.rating), units[rj].created_at, rj) if rj >= 0 else None
+            if lkey is not None and lkey[0] > width:
+                lkey = None
+            if rkey is not None and rkey[0] > width:
+                rkey = None
+            if lkey is None and rkey is None:
                 break
+            if rkey is None or (lkey is not None and lkey < rkey):
+                j = lj
+                left = prev[left]
+            else:
+                j = rj
+                right = nxt[right]
             if units[j].size <= need:
                 chosen.append(j)
                 need -= units[j].size
         if need == 0 or (bots_allowed and waited >= bot_fill_after_s):
-            used.update(chosen)
+            for j in chosen:
+                used[j] = True
+                unlink(place[j])
             groups.append(Group([units[j] for j in chosen]))
     return groups
 
@@ -540,6 +592,16 @@ def assign_seats(group: Group, rng: Any) -> list[Ticket | None]:
 # -- the service -----------------------------------------------------------------------
 
 T = TypeVar("T")
+
+ADMISSION_LIMIT = 64
+"""Enqueues a replica works on at once (the others wait their turn)."""
+ROUND_COMMITS = 64
+"""Matches a partition's round commits at most (each is ~15 sequential store calls)."""
+ROUND_CHORES = 128
+"""Chores (expiry, widening, claim recovery, lobby starts, retirement) a round runs at most."""
+WIDENED_FACTOR = 1.5
+"""A ticket is shown WIDENED once its rating window reached this multiple of the base (with
+the defaults after 5 s): marking it costs a store write, so not on the first tick."""
 
 
 def partition_of(text: str, partitions: int) -> int:
@@ -578,8 +640,15 @@ class MatchmakingService:
         # The view of owned partitions: ticket id -> (ticket, revision); lobby key -> (lobby, revision).
         self.pools: dict[int, dict[str, tuple[Ticket, int]]] = {}
         self.lobbies: dict[int, dict[str, tuple[Lobby, int]]] = {}
+        # Finished tickets and lobbies of owned partitions waiting for their retention to end:
+        # key -> (due time, revision, player id, match id, stake to release); a lobby has none of them.
+        self.retiring: dict[int, dict[str, tuple[float, int, str, str, bool]]] = {}
         self.matches_formed = 0
         self.claim_conflicts = 0
+        self.retired = 0
+        # Enqueues in flight at once: more wait here, costing the event loop nothing, so a
+        # burst cannot queue thousands of store calls ahead of the lease renewals.
+        self._admission = asyncio.Semaphore(ADMISSION_LIMIT)
 
     def wire(self, store: Store, publisher: MatchPublisher) -> None:
         """Attach the store and publisher once NATS is connected."""
@@ -674,7 +743,13 @@ class MatchmakingService:
             raise InvalidArgument("request id must be at most 128 characters")
         partition = partition_of(wish.queue_key(), self.config.partitions)
         ticket_id = self._new_ticket_id(partition, player_id, request_id)
-        rating = await self.ratings.rating(player_id, wish.variant)
+        async with self._admission:
+            return await self._enqueue(ticket_id, player_id, wish, partner_id, client_seed, preset)
+
+    async def _enqueue(
+        self, ticket_id: str, player_id: str, wish: Wish, partner_id: str, client_seed: str, preset: str
+    ) -> Ticket:
+        rating = await self._rating(player_id, wish.variant)
         ticket = Ticket(
             ticket_id=ticket_id,
             player_id=player_id,
@@ -687,6 +762,17 @@ class MatchmakingService:
             preset=preset,
         )
         return await self._admit(ticket)
+
+    async def _rating(self, player_id: str, variant: int) -> float | None:
+        """The player's rating from the rating source (scoring); None (the default rating) if
+        it is unknown, slow or failing: matching never waits on scoring."""
+        try:
+            return await asyncio.wait_for(self.ratings.rating(player_id, variant), self.config.rating_timeout_s)
+        except TimeoutError:
+            log.warning("rating lookup timed out; default rating used", player_id=player_id)
+        except Exception as exc:  # noqa: BLE001 - any failure of the source: the default rating
+            log.warning("rating lookup failed; default rating used", error=repr(exc))
+        return None
 
     async def _admit(self, ticket: Ticket, *, rematch_of: str = "") -> Ticket:
         """Store the ticket (HOLDING: not matchable), take the player's lock, hold the stake
@@ -762,7 +848,7 @@ class MatchmakingService:
         key = player_key(player_id)
         got = await self.store.get(key)
         if got is not None and got[0].decode() == ticket_id:
-            await self.store.delete(key, got[1])
+            await self.store.purge(key, got[1])  # no tombstone left behind (nobody watches locks)
 
     # -- cancel, expire ----------------------------------------------------------------
 
@@ -807,6 +893,7 @@ class MatchmakingService:
             if t.state not in (SEARCHING, HOLDING):
                 return False
             t.state = final
+            t.finished_at = self.clock()
             moved = True
             return True
 
@@ -947,6 +1034,7 @@ class MatchmakingService:
             if lobby.kind == PRIVATE and lobby.host == ticket.player_id:
                 others = [m for m in lobby.members if m.player_id != ticket.player_id]
                 lobby.state = CLOSED
+                lobby.finished_at = self.clock()
                 lobby.members = [m for m in lobby.members if m.player_id == ticket.player_id]
                 if await self.store.update(ticket.lobby, lobby.encode(), rev) is not None:
                     for m in others:
@@ -1023,6 +1111,7 @@ class MatchmakingService:
             record, rev = got
         await self._complete(record, rev)
         lobby.state = FORMED
+        lobby.finished_at = self.clock()
         await self.store.update(key, lobby.encode(), lobby_rev)
 
     # -- rematch ---------------------------------------------------------------------------
@@ -1065,55 +1154,110 @@ class MatchmakingService:
             have = pool.get(ticket_id)
             if have is not None and have[1] >= revision:
                 return
+            retiring = self.retiring.setdefault(partition, {})
             if value is None:
                 pool.pop(ticket_id, None)
+                retiring.pop(key, None)
                 return
             ticket = Ticket.decode(value)
             if ticket.state in TERMINAL:
                 pool.pop(ticket_id, None)
+                match_id = ticket.match_id if ticket.state == MATCHED else ""
+                release = ticket.wish.paid and ticket.state != MATCHED
+                retiring[key] = (self._retention_due(ticket), revision, ticket.player_id, match_id, release)
             else:
                 pool[ticket_id] = (ticket, revision)
+                retiring.pop(key, None)
         elif kind == "lb":
             lobbies = self.lobbies.setdefault(partition, {})
             have_l = lobbies.get(key)
             if have_l is not None and have_l[1] >= revision:
                 return
+            retiring_l = self.retiring.setdefault(partition, {})
             if value is None:
                 lobbies.pop(key, None)
+                retiring_l.pop(key, None)
                 return
             lobby = Lobby.decode(value)
             if lobby.state in (CLOSED, FORMED):
                 lobbies.pop(key, None)
+                finished = lobby.finished_at or lobby.created_at
+                retiring_l[key] = (finished + self.config.matched_retention_s, revision, "", "", False)
             else:
                 lobbies[key] = (lobby, revision)
 
     def release_partition(self, partition: int) -> None:
         self.pools.pop(partition, None)
         self.lobbies.pop(partition, None)
+        self.retiring.pop(partition, None)
+
+    # -- retention: finished records are purged, never kept forever ------------------------
+
+    def _retention_due(self, ticket: Ticket) -> float:
+        if ticket.state == MATCHED:
+            return (ticket.matched_at or ticket.created_at) + self.config.matched_retention_s
+        return (ticket.finished_at or ticket.created_at) + self.config.retention_s
+
+    def _retire_chores(self, partition: int, now: float) -> list[Callable[[], Awaitable[None]]]:
+        retiring = self.retiring.get(partition, {})
+        due = [key for key, entry in retiring.items() if entry[0] <= now]
+        return [functools.partial(self._retire, partition, key) for key in due[:ROUND_CHORES]]
+
+    async def _retire(self, partition: int, key: str) -> None:
+        """Purge a finished ticket (with its player lock and, matched, its match record; an
+        unmatched paid one releases its stake first) or a finished lobby, each only up to the
+        revision seen (a newer value is kept)."""
+        entry = self.retiring.get(partition, {}).get(key)
+        if entry is None:
+            return
+        _, revision, player_id, match_id, release = entry
+        if release:
+            # Idempotent: makes sure no stake of an unmatched ticket outlives it, also when the
+            # release at cancel/expiry failed or a hold landed after its call had timed out.
+            await self.wallet.release(player_id, key.rsplit(".", 1)[1])
+        if match_id:
+            got = await self.store.get(match_key(match_id))
+            if got is not None and MatchRecord.decode(got[0]).state in (DONE, ABORTED):
+                await self.store.purge(match_key(match_id), got[1])
+        if player_id:
+            lock = await self.store.get(player_key(player_id))
+            if lock is not None and lock[0].decode() == key.rsplit(".", 1)[1]:
+                await self.store.purge(player_key(player_id), lock[1])
+        await self.store.purge(key, revision)  # last: a crash before it leaves the ticket to retry
+        pending = self.retiring.get(partition)
+        if pending is not None and pending.get(key) == entry:
+            del pending[key]
+        self.retired += 1
 
     async def run_partition(self, partition: int) -> int:
         """One round over an owned partition: recover stale claims, expire, widen, match,
-        start lobbies whose wait is over. Returns the number of matches formed."""
+        start lobbies whose wait is over. Returns the number of matches formed.
+
+        A round's work is bounded (`ROUND_COMMITS` matches and `ROUND_CHORES` chores; the
+        rest waits for the next tick), so a burst of thousands of tickets never puts
+        thousands of store calls in flight at once ahead of the lease renewals."""
         now = self.clock()
         pool = self.pools.get(partition, {})
         queues: dict[str, list[tuple[Ticket, int]]] = {}
-        chores: list[asyncio.Future[Any]] = []
+        chores: list[Callable[[], Awaitable[Any]]] = []
+        widen_at = self.window.base * WIDENED_FACTOR
         for ticket, rev in list(pool.values()):
             if ticket.state == CLAIMED:
                 if now - ticket.claimed_at > self.config.claim_timeout_s:
-                    chores.append(asyncio.ensure_future(self._recover_claim(ticket)))
+                    chores.append(functools.partial(self._recover_claim, ticket))
                 continue
             if ticket.state == HOLDING:
                 if now - ticket.created_at > self.config.claim_timeout_s * 10:
-                    chores.append(asyncio.ensure_future(self._expire_holding(ticket)))
+                    chores.append(functools.partial(self._expire_holding, ticket))
                 continue
             if ticket.state in TERMINAL or ticket.kind != QUEUE:
                 continue  # lobby tickets end with their lobby
             if now - ticket.created_at > self.config.ticket_ttl_s:
-                chores.append(asyncio.ensure_future(self._expire(ticket)))
+                chores.append(functools.partial(self._expire, ticket))
                 continue
-            if not ticket.widened and self.window.at(now - ticket.created_at) > self.window.base:
-                chores.append(asyncio.ensure_future(self._mark_widened(ticket.ticket_id)))
+            width = self.window.at(now - ticket.created_at)
+            if not ticket.widened and width > self.window.base and width >= widen_at:
+                chores.append(functools.partial(self._mark_widened, ticket.ticket_id))
             queues.setdefault(ticket.wish.queue_key(), []).append((ticket, rev))
         for key, (lobby, _) in list(self.lobbies.get(partition, {}).items()):
             if lobby.state == STARTED or (
@@ -1123,20 +1267,30 @@ class MatchmakingService:
                 and lobby.members
                 and now - lobby.created_at >= self.config.bot_fill_after_s
             ):
-                chores.append(asyncio.ensure_future(self._start_lobby(key)))
+                chores.append(functools.partial(self._start_lobby, key))
             elif lobby.state == OPEN and now - lobby.created_at > self.config.lobby_ttl_s:
-                chores.append(asyncio.ensure_future(self._close_lobby(key)))
+                chores.append(functools.partial(self._close_lobby, key))
+        chores.extend(self._retire_chores(partition, now))
         commits: list[asyncio.Future[bool]] = []
         for entries in queues.values():
+            room = ROUND_COMMITS - len(commits)
+            if room <= 0:
+                break
             revisions = {t.ticket_id: r for t, r in entries}
             wish = entries[0][0].wish
             groups = form_groups(
-                [t for t, _ in entries], now, self.window, self.config.bot_fill_after_s, bots_allowed=not wish.paid
+                [t for t, _ in entries],
+                now,
+                self.window,
+                self.config.bot_fill_after_s,
+                bots_allowed=not wish.paid,
+                limit=room,
             )
             for group in groups:
                 seats = assign_seats(group, self.rng)
                 commits.append(asyncio.ensure_future(self._commit(wish, seats, revisions)))
-        results = await asyncio.gather(*commits, *chores, return_exceptions=True)
+        started = [asyncio.ensure_future(chore()) for chore in chores[:ROUND_CHORES]]
+        results = await asyncio.gather(*commits, *started, return_exceptions=True)
         formed = 0
         for result in results[: len(commits)]:
             if result is True:
@@ -1177,6 +1331,7 @@ class MatchmakingService:
             return
         lobby, rev = got
         lobby.state = CLOSED
+        lobby.finished_at = self.clock()
         if await self.store.update(key, lobby.encode(), rev) is not None:
             for m in lobby.members:
                 await self._finish_unmatched(m.ticket_id, EXPIRED)

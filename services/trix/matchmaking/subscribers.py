@@ -40,8 +40,10 @@ SEATS_BUCKET = "player_tables"
 class KvStore:
     """`trix.matchmaking.service.Store` over a JetStream KV bucket."""
 
-    def __init__(self, kv: KeyValue) -> None:
+    def __init__(self, kv: KeyValue, js: nats.js.JetStreamContext | None = None, bucket: str = TICKETS_BUCKET) -> None:
         self.kv = kv
+        self.js = js
+        self.bucket = bucket
 
     async def get(self, key: str) -> Versioned | None:
         try:
@@ -72,6 +74,12 @@ class KvStore:
                 return False
             raise
         return True
+
+    async def purge(self, key: str, revision: int) -> None:
+        """Stream purge of the key's subject below `revision + 1`: no marker, a newer value stays."""
+        if self.js is None:
+            raise RuntimeError("KvStore.purge needs the JetStream context")
+        await self.js.purge_stream(f"KV_{self.bucket}", seq=revision + 1, subject=f"$KV.{self.bucket}.{key}")
 
     async def watch(self, key: str) -> AsyncIterator[Versioned | None]:
         watcher = await self.kv.watch(key)
@@ -146,7 +154,23 @@ class KvSeatIndex:
 
 
 class PartitionOwner:
-    """Leases a fair share of the queue partitions and runs the matcher on them."""
+    """Leases a fair share of the queue partitions and runs the matcher on them.
+
+    Renewing the leases is a task of its own that does nothing else: every `RENEW_S` it
+    compare-and-sets every owned lease at once, each call bounded by a timeout. Listing the
+    members, taking free partitions and giving up extra ones is another task, so a slow
+    key listing never delays a renewal. (Both used to be one loop: the renewals waited
+    behind the listing, behind each other, and behind whatever the busy event loop was
+    doing, and under a burst they came later than the leases' 3 s TTL.) A renewal that
+    finds the revision moved reads the lease: if it still names this replica (an earlier
+    renewal that timed out was applied after all) it keeps it, otherwise the partition is
+    given up; its matcher stops after its current round instead of being cancelled in the
+    middle of claims."""
+
+    RENEW_S = 0.5
+    BALANCE_S = 1.0
+    CALL_TIMEOUT_S = 2.0
+    STOP_WAIT_S = 5.0
 
     def __init__(self, nats: NatsConnection, service: MatchmakingService, instance: str) -> None:
         self.nats = nats
@@ -155,92 +179,169 @@ class PartitionOwner:
         self.partitions = service.config.partitions
         self.owned: dict[int, int] = {}  # partition -> lease revision
         self.tasks: dict[int, asyncio.Task[None]] = {}
-        self._loop_task: asyncio.Task[None] | None = None
+        self.stopping: dict[int, asyncio.Event] = {}
+        self.renewals = 0
+        self.lost = 0
+        self.max_renew_gap_s = 0.0
+        """Longest time between two completed renewal rounds (a lease lapses past the TTL)."""
+        self._renew_task: asyncio.Task[None] | None = None
+        self._balance_task: asyncio.Task[None] | None = None
         self._leases: KeyValue | None = None
         self._tickets: KeyValue | None = None
+        self._background: set[asyncio.Future[None]] = set()
 
     async def start(self) -> None:
         js = self.nats.jetstream
         self._leases = await js.key_value(LEASES_BUCKET)
         self._tickets = await js.key_value(TICKETS_BUCKET)
-        self._loop_task = asyncio.create_task(self._lease_loop())
+        self._renew_task = asyncio.create_task(self._renew_loop())
+        self._balance_task = asyncio.create_task(self._balance_loop())
 
     async def stop(self) -> None:
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-            await asyncio.gather(self._loop_task, return_exceptions=True)
+        for task in (self._balance_task, self._renew_task):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         for p in list(self.tasks):
             await self._drop(p, release=True)
         if self._leases is not None:
             with contextlib.suppress(Exception):
                 await self._leases.delete(f"member.{self.member}")
 
-    async def _lease_loop(self) -> None:
+    async def _renew_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        while True:
+            started = loop.time()
+            try:
+                await self._renew_once()
+                now = loop.time()
+                self.max_renew_gap_s = max(self.max_renew_gap_s, now - last)
+                last = now
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - NATS hiccups: the next round retries
+                log.warning("lease renewal error", error=repr(exc))
+            # Renew on a fixed beat: the time a round took counts against the interval.
+            await asyncio.sleep(max(0.05, self.RENEW_S - (loop.time() - started)))
+
+    async def _renew_once(self) -> None:
         assert self._leases is not None
         leases = self._leases
+        owned = dict(self.owned)
+        calls = [asyncio.wait_for(leases.put(f"member.{self.member}", b"1"), self.CALL_TIMEOUT_S)]
+        calls += [
+            asyncio.wait_for(leases.update(f"part.{p:02d}", self.member.encode(), last=rev), self.CALL_TIMEOUT_S)
+            for p, rev in owned.items()
+        ]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        self.renewals += 1
+        for (p, rev), result in zip(owned.items(), results[1:], strict=True):
+            if isinstance(result, int):
+                if self.owned.get(p) == rev:
+                    self.owned[p] = result
+            elif isinstance(result, nats.js.errors.KeyWrongLastSequenceError):
+                await self._recheck(p, rev)
+            elif isinstance(result, BaseException):
+                log.warning("lease renewal failed", partition=p, error=repr(result))
+        if isinstance(results[0], BaseException):
+            log.warning("heartbeat failed", error=repr(results[0]))
+
+    async def _recheck(self, p: int, rev: int) -> None:
+        """The lease's revision moved: still ours (a timed-out renewal landed), or lost."""
+        assert self._leases is not None
+        try:
+            entry = await asyncio.wait_for(self._leases.get(f"part.{p:02d}"), self.CALL_TIMEOUT_S)
+            mine = (entry.value or b"") == self.member.encode()
+            current = int(entry.revision or 0)
+        except nats.js.errors.KeyNotFoundError:
+            mine, current = False, 0
+        if self.owned.get(p) != rev:
+            return
+        if mine:
+            self.owned[p] = current
+            return
+        self.lost += 1
+        log.warning("partition lease lost", partition=p)
+        dropping = asyncio.ensure_future(self._drop(p, release=False))
+        self._background.add(dropping)
+        dropping.add_done_callback(self._background.discard)
+
+    async def _balance_loop(self) -> None:
         while True:
             try:
-                await leases.put(f"member.{self.member}", b"1")
-                try:
-                    keys = await leases.keys()
-                except nats.js.errors.NoKeysError:
-                    keys = []
-                members = max(1, sum(1 for k in keys if k.startswith("member.")))
-                target = math.ceil(self.partitions / members)
-                for p, rev in list(self.owned.items()):
-                    try:
-                        self.owned[p] = await leases.update(f"part.{p:02d}", self.member.encode(), last=rev)
-                    except nats.js.errors.KeyWrongLastSequenceError:
-                        log.warning("partition lease lost", partition=p)
-                        await self._drop(p, release=False)
-                if len(self.owned) > target:
-                    await self._drop(max(self.owned), release=True)
-                taken = {k for k in keys if k.startswith("part.")}
-                for p in range(self.partitions):
-                    if len(self.owned) >= target:
-                        break
-                    if p in self.owned or f"part.{p:02d}" in taken:
-                        continue
-                    try:
-                        rev = await leases.create(f"part.{p:02d}", self.member.encode())
-                    except nats.js.errors.KeyWrongLastSequenceError:
-                        continue
-                    self.owned[p] = rev
-                    self.tasks[p] = asyncio.create_task(self._run(p))
-                    log.info("partition leased", partition=p, member=self.member)
+                await self._balance_once()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - NATS hiccups: keep trying
-                log.warning("lease loop error", error=repr(exc))
-            await asyncio.sleep(0.5)
+                log.warning("lease balance error", error=repr(exc))
+            await asyncio.sleep(self.BALANCE_S)
+
+    async def _balance_once(self) -> None:
+        assert self._leases is not None
+        leases = self._leases
+        await leases.put(f"member.{self.member}", b"1")
+        try:
+            keys = await leases.keys()
+        except nats.js.errors.NoKeysError:
+            keys = []
+        members = max(1, sum(1 for k in keys if k.startswith("member.")))
+        target = math.ceil(self.partitions / members)
+        if len(self.owned) > target:
+            await self._drop(max(self.owned), release=True)
+        taken = {k for k in keys if k.startswith("part.")}
+        for p in range(self.partitions):
+            if len(self.owned) >= target:
+                break
+            if p in self.owned or p in self.tasks or f"part.{p:02d}" in taken:
+                continue
+            try:
+                rev = await leases.create(f"part.{p:02d}", self.member.encode())
+            except nats.js.errors.KeyWrongLastSequenceError:
+                continue
+            self.owned[p] = rev
+            self.stopping[p] = asyncio.Event()
+            self.tasks[p] = asyncio.create_task(self._run(p, self.stopping[p]))
+            log.info("partition leased", partition=p, member=self.member)
 
     async def _drop(self, p: int, *, release: bool) -> None:
+        """Stop matching partition p (after the current round) and, if asked, free its lease."""
         rev = self.owned.pop(p, None)
-        task = self.tasks.pop(p, None)
+        stop = self.stopping.pop(p, None)
+        task = self.tasks.get(p)
+        if stop is not None:
+            stop.set()
         if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-        self.service.release_partition(p)
+            try:
+                await asyncio.wait_for(asyncio.shield(task), self.STOP_WAIT_S)
+            except Exception:  # noqa: BLE001 - TimeoutError, or the round failed: stop it now
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            if self.tasks.get(p) is task:
+                del self.tasks[p]
+        if p not in self.owned:
+            self.service.release_partition(p)
         if release and rev is not None and self._leases is not None:
             with contextlib.suppress(Exception):
-                await self._leases.delete(f"part.{p:02d}", last=rev)
+                await self._leases.delete(f"part.{p:02d}", last=self.owned.get(p, rev))
 
-    async def _run(self, p: int) -> None:
-        """Watch the partition's tickets and lobbies; match on every tick."""
+    async def _run(self, p: int, stop: asyncio.Event) -> None:
+        """Watch the partition's tickets and lobbies; match on every tick until told to stop."""
         assert self._tickets is not None
         self.service.pools.setdefault(p, {})
         self.service.lobbies.setdefault(p, {})
         watcher = await self._tickets.watch(f"*.{p:02d}.*")
         feed = asyncio.create_task(self._feed(p, watcher))
         try:
-            while True:
+            while not stop.is_set():
                 try:
                     await self.service.run_partition(p)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - the next tick retries
                     log.warning("matching round failed", partition=p, error=repr(exc))
-                await asyncio.sleep(self.service.config.tick_s)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.service.config.tick_s)
         finally:
             feed.cancel()
             await asyncio.gather(feed, return_exceptions=True)
@@ -262,7 +363,7 @@ class PartitionOwner:
 async def start(nats: NatsConnection, service: MatchmakingService, instance: str = "matchmaking") -> PartitionOwner:
     """Wire the service to NATS and start leasing partitions."""
     js = nats.jetstream
-    service.wire(KvStore(await js.key_value(TICKETS_BUCKET)), MatchFormedPublisher(nats))
+    service.wire(KvStore(await js.key_value(TICKETS_BUCKET), js), MatchFormedPublisher(nats))
     if isinstance(service.seat_index, NoSeatIndex):
         service.seat_index = KvSeatIndex(await js.key_value(SEATS_BUCKET))
     owner = PartitionOwner(nats, service, instance)
