@@ -813,6 +813,8 @@ class KeyTerminal(Terminal):
                 return "no card to double: Enter answers no"
             labels = [("+" if c in self.marked else " ") + card_str(c) for c in choices]
             return "double: " + self._items(labels) + "  (space marks, Enter answers; - Enter: none)"
+        if not choices:
+            return "no legal card"
         return "play: " + self._items([card_str(c) for c in choices]) + "  (←/→, Enter)"
 
     def _items(self, labels: list[str]) -> str:
