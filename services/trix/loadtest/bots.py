@@ -31,6 +31,12 @@ from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 
 TICK_S = 1.0
 NUDGE_S = 1.0
+SWEEP_S = 0.25
+"""The worker's one sweeper visits its live bots this often (each bot's check is due every
+0.5-1.5 NUDGE_S): one loop for all bots instead of one sleeping task per bot (issue 10)."""
+LAG_PROBE_S = 0.05
+"""The event-loop lag probe: how late a LAG_PROBE_S sleep wakes up is how long any message
+waited in this worker before a bot saw it (the swarm's own share of the latency)."""
 CONNECT_RETRIES = 8
 RETRIES = 6
 RETRYABLE = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
@@ -58,6 +64,9 @@ class WorkerConfig:
     variant: int = common_pb2.VARIANT_TRIX
     separate_connections: bool = True
     seed: int = 1
+    ramp_concurrency: int = 0
+    """Players of this worker between sign-in and their first ticket at once (0: no limit):
+    the ramp goes as fast as matchmaking answers instead of bursting past its deadlines."""
 
 
 @dataclass
@@ -72,6 +81,8 @@ class Stats:
     reconnects: int = 0
     new_tables: list[str] = field(default_factory=list)
     games: list[dict[str, Any]] = field(default_factory=list)
+    lag_ms: list[float] = field(default_factory=list)
+    """Event-loop lag samples (ms late of each LAG_PROBE_S sleep)."""
 
     def take(self) -> dict[str, Any]:
         out = {
@@ -83,8 +94,9 @@ class Stats:
             "reconnects": self.reconnects,
             "new_tables": self.new_tables,
             "games": self.games,
+            "lag_ms": self.lag_ms,
         }
-        self.actions, self.latencies_ms, self.view_ms = 0, [], []
+        self.actions, self.latencies_ms, self.view_ms, self.lag_ms = 0, [], [], []
         self.errors, self.retried, self.reconnects, self.new_tables, self.games = Counter(), Counter(), 0, [], []
         return out
 
@@ -100,6 +112,9 @@ class Swarm:
         self.tables_seen: set[str] = set()
         self.tables_reported: set[str] = set()
         self.finished = 0
+        self.live: set[SwarmBot] = set()
+        """Bots with an open session: the sweeper checks them (lost turn, churn cut, stop)."""
+        self.gate = asyncio.Semaphore(cfg.ramp_concurrency) if cfg.ramp_concurrency > 0 else None
 
     def think(self, rng: random.Random) -> float:
         if self.fast.is_set() or self.cfg.think_max_s <= 0:
@@ -140,6 +155,9 @@ class SwarmBot:
         self.cut_at = self._next_cut()
         self.ticket_id = ""
         self.cutting = False
+        self.next_check = 0.0
+        self.gated = False
+        """Holds a place of the ramp gate (from sign-in to the first ticket)."""
 
     def _next_cut(self) -> float:
         rate = self.swarm.cfg.disconnect_per_min
@@ -153,23 +171,32 @@ class SwarmBot:
     async def run(self) -> None:
         cfg = self.swarm.cfg
         await asyncio.sleep(self.rng.uniform(0.0, cfg.ramp_s))
+        if self.swarm.gate is not None:
+            await self.swarm.gate.acquire()
+            self.gated = True
         kind = "guest" if self.guest else "bot"
-        for attempt in range(CONNECT_RETRIES):
-            try:
-                await self.client.sign_in(f"lt-{cfg.run_id}-{cfg.worker}-{kind}{self.index}", f"{kind}{self.index}")
-                break
-            except grpc.aio.AioRpcError as err:
-                self._error(err.code().name)
-                await asyncio.sleep(0.5 * (attempt + 1))
-        else:
-            return
         try:
+            for attempt in range(CONNECT_RETRIES):
+                try:
+                    await self.client.sign_in(f"lt-{cfg.run_id}-{cfg.worker}-{kind}{self.index}", f"{kind}{self.index}")
+                    break
+                except grpc.aio.AioRpcError as err:
+                    self._error(err.code().name)
+                    await asyncio.sleep(0.5 * (attempt + 1))
+            else:
+                return
             await self._session(first=True)
         finally:
+            self._ungate()
             if self.pending is not None:
                 self.pending.cancel()
             with contextlib.suppress(Exception):
                 await self.client.close()
+
+    def _ungate(self) -> None:
+        if self.gated and self.swarm.gate is not None:
+            self.gated = False
+            self.swarm.gate.release()
 
     async def _session(self, first: bool) -> None:
         st = self.state
@@ -187,7 +214,8 @@ class SwarmBot:
                 resume = gateway_pb2.EventsRequest(table_id=st.table_id, after_sequence=st.sequence)
                 self.client.send(gateway_pb2.SessionRequest(resume=resume))
                 self._view()
-            watchdog = asyncio.ensure_future(self._watchdog())
+            self.next_check = time.monotonic() + NUDGE_S * (0.5 + self.rng.random())
+            self.swarm.live.add(self)
             self.cutting = False
             try:
                 cut = await self._loop(stream)
@@ -201,7 +229,7 @@ class SwarmBot:
                 cut = True
                 await asyncio.sleep(0.2)
             finally:
-                watchdog.cancel()
+                self.swarm.live.discard(self)
                 self.swarm.connected -= 1
             if not cut or (self.guest and not st.table_id):
                 return
@@ -220,20 +248,22 @@ class SwarmBot:
             req = gateway_pb2.CancelMatchRequest(ticket_id=self.ticket_id)
             self.client.send(gateway_pb2.SessionRequest(cancel_match=req))
 
-    async def _watchdog(self) -> None:
-        """Re-ask a lost turn; cut the stream at the churn times; stop at the deadline."""
-        while True:
-            await asyncio.sleep(NUDGE_S * (0.5 + self.rng.random()))
-            st = self.state
-            if time.time() >= self.swarm.cfg.stop_at or self.actions >= self.swarm.cfg.max_actions:
-                self._cut()
-                return
-            if st.table_id and time.monotonic() >= self.cut_at and not self.swarm.fast.is_set():
-                self.cut_at = self._next_cut()
-                self._cut()
-                return
-            if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted and self.pending is None:
-                self._view()
+    def check(self, now: float, wall: float, fast: bool) -> None:
+        """The sweeper's visit (every 0.5-1.5 NUDGE_S): stop at the deadline; cut the stream
+        at the churn times; re-ask a lost turn."""
+        self.next_check = now + NUDGE_S * (0.5 + self.rng.random())
+        st = self.state
+        if wall >= self.swarm.cfg.stop_at or self.actions >= self.swarm.cfg.max_actions:
+            self.swarm.live.discard(self)
+            self._cut()
+            return
+        if st.table_id and now >= self.cut_at and not fast:
+            self.cut_at = self._next_cut()
+            self.swarm.live.discard(self)
+            self._cut()
+            return
+        if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted and self.pending is None:
+            self._view()
 
     def _cut(self) -> None:
         self.cutting = True
@@ -287,6 +317,7 @@ class SwarmBot:
             elif kind == "ticket":
                 t = m.ticket
                 self.ticket_id = t.ticket_id
+                self._ungate()
                 if t.state == matchmaking_pb2.TICKET_STATE_MATCHED:
                     st.table_id, st.seat = t.table_id, t.seat
                     if t.table_id not in swarm.tables_seen:
@@ -304,6 +335,8 @@ class SwarmBot:
                     self.inflight[m.error.action_id] = (failed[0], failed[1] + 1)
                     loop.call_later(0.2 * (failed[1] + 1), self._resend, m.error.action_id)
                     continue
+                if not st.table_id:
+                    self._ungate()
                 if not st.table_id and not self.guest and code in RETRYABLE and self.match_retries < RETRIES:
                     # the quick match failed: ask again after a pause, as a phone would
                     self.match_retries += 1
@@ -368,6 +401,25 @@ async def _tick(swarm: Swarm, out: Any, bots: list[SwarmBot]) -> None:
         _report(swarm, out, bots)
 
 
+async def _sweep(swarm: Swarm) -> None:
+    """Every bot's periodic check, from one task (see SwarmBot.check)."""
+    while True:
+        await asyncio.sleep(SWEEP_S)
+        now, wall, fast = time.monotonic(), time.time(), swarm.fast.is_set()
+        for bot in list(swarm.live):
+            if now >= bot.next_check:
+                bot.check(now, wall, fast)
+
+
+async def _probe_lag(swarm: Swarm) -> None:
+    """How late this worker's loop runs a callback: the swarm's own delay on every message."""
+    loop = asyncio.get_running_loop()
+    while True:
+        before = loop.time()
+        await asyncio.sleep(LAG_PROBE_S)
+        swarm.stats.lag_ms.append(max(0.0, (loop.time() - before - LAG_PROBE_S) * 1000))
+
+
 def _report(swarm: Swarm, out: Any, bots: list[SwarmBot]) -> None:
     data = swarm.stats.take()
     data.update(
@@ -384,11 +436,16 @@ async def _worker(cfg: WorkerConfig, out: Any, fast: Any) -> None:
     swarm = Swarm(cfg, fast)
     bots = [SwarmBot(swarm, i, guest=False) for i in range(cfg.players)]
     bots += [SwarmBot(swarm, cfg.players + i, guest=True) for i in range(cfg.guests)]
-    ticker = asyncio.ensure_future(_tick(swarm, out, bots))
+    helpers = [
+        asyncio.ensure_future(_tick(swarm, out, bots)),
+        asyncio.ensure_future(_sweep(swarm)),
+        asyncio.ensure_future(_probe_lag(swarm)),
+    ]
     try:
         await asyncio.gather(*(b.run() for b in bots), return_exceptions=False)
     finally:
-        ticker.cancel()
+        for helper in helpers:
+            helper.cancel()
         _report(swarm, out, bots)
         out.put(("done", {"worker": cfg.worker}))
 

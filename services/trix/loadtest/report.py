@@ -29,6 +29,8 @@ class Second:
     actions: int = 0
     latencies: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    lag_ms: list[float] = field(default_factory=list)
+    """The bot workers' event-loop lag samples (the swarm's own delay)."""
     connected: int = 0
     tables_playing: int = 0
     games_finished: int = 0
@@ -47,6 +49,7 @@ class Second:
             "p99_ms": round(percentile(lat, 99), 2),
             "max_ms": round(lat[-1], 2) if lat else 0.0,
             "errors": sum(self.errors.values()),
+            "bot_lag_p99_ms": round(percentile(sorted(self.lag_ms), 99), 2),
             "games_finished": self.games_finished,
             "processes": self.processes,
         }

@@ -21,6 +21,7 @@ import json
 import multiprocessing as mp
 import os
 import queue
+import shutil
 import signal
 import sys
 import threading
@@ -37,16 +38,33 @@ from trix.loadtest.scenarios import SCENARIOS, Scenario
 EXIT_OK = 0
 EXIT_FAILED = 1
 PROGRESS_EVERY_S = 5.0
+PLAYERS_PER_WORKER = 500
+"""`--workers 0`: one bot process per this many players (at least 2), so no worker's loop
+becomes the bottleneck of a large run (its lag is reported: bot_lag_p99_ms)."""
+RAMP_CONCURRENCY = 64
+"""Sign-ins + quick matches in flight at once during the ramp: a burst of hundreds made
+matchmaking's partition leases lapse and the gateway answer UNAVAILABLE (issue 10)."""
 
 
 def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", choices=sorted(SCENARIOS), help="steady | peak | churn | failover")
     parser.add_argument("--tables", type=int, default=20, help="tables to fill (4 bot players each)")
     parser.add_argument("--duration", type=float, default=30.0, help="measured window in seconds")
-    parser.add_argument("--workers", type=int, default=2, help="bot processes (each runs many asyncio clients)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help=f"bot processes, each an asyncio loop of clients (0: one per {PLAYERS_PER_WORKER} players, >= 2)",
+    )
     parser.add_argument("--server", default="", help="a running gateway host:port (default: start the platform)")
     parser.add_argument("--ramp", type=float, default=0.0, help="spread sign-ins over s (default: tables/50, >= 2)")
     parser.add_argument("--ramp-timeout", type=float, default=60.0, help="s to wait for every player to be seated")
+    parser.add_argument(
+        "--ramp-concurrency",
+        type=int,
+        default=RAMP_CONCURRENCY,
+        help="players between sign-in and their first ticket at once, all workers (0 = no limit)",
+    )
     parser.add_argument("--finish-timeout", type=float, default=900.0, help="s the finish phase may take")
     parser.add_argument("--max-actions", type=int, default=3000, help="actions per bot at most")
     parser.add_argument("--max-p99-ms", type=float, default=0.0, help="budget: exit 1 above this window p99")
@@ -238,6 +256,7 @@ class Run:
         self.sc = scenario
         self.ctx = mp.get_context("spawn")
         self.platform: Any = None
+        self.temp_state: Path | None = None
         self.target: str = args.server
         self.pids: dict[str, int] = {}
         self.seconds: dict[int, Second] = {}
@@ -248,12 +267,14 @@ class Run:
         self.window_errors: Counter[str] = Counter()
         self.retried: Counter[str] = Counter()
         self.window_lat: list[float] = []
+        self.window_lag: list[float] = []
         self.window_actions = 0
         self.view_lat: list[float] = []
         self.connected: dict[int, int] = {}
         self.matched: dict[int, int] = {}
         self.reconnects = 0
         self.events: list[str] = []
+        self.load_at_window: list[float] = []
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.out = args.out or Path("loadtest/results") / f"{scenario.name}-{args.tables}-{stamp}"
 
@@ -268,6 +289,7 @@ class Run:
         from trix.play import EmbeddedPlatform, temp_state_dir
 
         state_dir = self.args.state_dir or temp_state_dir("trix-loadtest-")
+        self.temp_state = None if self.args.state_dir else state_dir
         env = {"TRIX_MATCHMAKING_BOT_FILL_S": str(self.args.bot_fill)}
         self.platform = EmbeddedPlatform(state_dir, fresh=True, env=env)
         self.platform.supervisor.replicas["table"] = self.sc.table_replicas
@@ -296,6 +318,13 @@ class Run:
     def stop_platform(self) -> None:
         if self.platform is not None:
             self.platform.stop()
+        if self.temp_state is not None:
+            # the services' logs go with the results; the NATS data of a temp state goes away
+            with contextlib.suppress(OSError):
+                if (self.temp_state / "logs").is_dir():
+                    shutil.copytree(self.temp_state / "logs", self.out / "logs", dirs_exist_ok=True)
+            shutil.rmtree(self.temp_state, ignore_errors=True)
+            self.temp_state = None
 
     def kill_table_replica(self) -> None:
         if self.platform is None:
@@ -324,6 +353,7 @@ class Run:
         sec.actions += data["actions"]
         sec.latencies += data["latencies_ms"]
         sec.errors.update(data["errors"])
+        sec.lag_ms += data.get("lag_ms", [])
         self.errors.update(data["errors"])
         self.retried.update(data["retried"])
         self.view_lat += data["view_ms"]
@@ -335,6 +365,7 @@ class Run:
             self.games.setdefault(g["table_id"], g)
         if self.phase == "window":
             self.window_lat += data["latencies_ms"]
+            self.window_lag += data.get("lag_ms", [])
             self.window_actions += data["actions"]
             self.window_errors.update(data["errors"])
         sec.connected = sum(self.connected.values())
@@ -353,7 +384,7 @@ class Run:
             self.start_platform()
             if args.echo_seconds > 0:
                 self.say(f"echo baseline: {args.echo_seconds:.0f}s of bare grpc.aio stream round trips")
-                echo = echo_baseline(self.ctx, args.echo_seconds, args.workers, streams=128)
+                echo = echo_baseline(self.ctx, args.echo_seconds, args.workers or 2, streams=128)
                 self.say(f"echo baseline: {echo}")
             summary = self.swarm(echo)
         finally:
@@ -368,16 +399,18 @@ class Run:
         guests = int(sc.queue_churn * args.tables)
         ramp = args.ramp or max(2.0, args.tables / 50.0)
         run_id = new_run_id()
+        workers = args.workers or max(2, -(-players // PLAYERS_PER_WORKER))
+        gate = args.ramp_concurrency
         stop_at = time.time() + ramp + args.ramp_timeout + args.duration + args.finish_timeout + 30
         out, fast = self.ctx.Queue(), self.ctx.Event()
         procs = []
-        for w in range(args.workers):
+        for w in range(workers):
             cfg = WorkerConfig(
                 worker=w,
                 target=self.target,
                 run_id=run_id,
-                players=players // args.workers + (1 if w < players % args.workers else 0),
-                guests=guests // args.workers + (1 if w < guests % args.workers else 0),
+                players=players // workers + (1 if w < players % workers else 0),
+                guests=guests // workers + (1 if w < guests % workers else 0),
                 think_min_s=sc.think_min_s,
                 think_max_s=sc.think_max_s,
                 disconnect_per_min=sc.disconnect_per_min,
@@ -386,6 +419,7 @@ class Run:
                 max_actions=args.max_actions,
                 separate_connections=not args.shared_connections,
                 seed=args.seed,
+                ramp_concurrency=0 if gate <= 0 else max(1, gate // workers),
             )
             p = self.ctx.Process(target=worker_main, args=(cfg, out, fast), daemon=True, name=f"loadtest-bots-{w}")
             p.start()
@@ -395,7 +429,7 @@ class Run:
             if p.pid is not None:
                 self.sampler.add(f"bots-{i}", p.pid)
         self.sampler.start()
-        self.say(f"{args.workers} bot processes, {players} players for {args.tables} tables, {guests} queue guests")
+        self.say(f"{workers} bot processes, {players} players for {args.tables} tables, {guests} queue guests")
         done = 0
         started = time.time()
         window_start = window_end = finish_start = 0.0
@@ -418,6 +452,7 @@ class Run:
                 if seated >= players or now - started > ramp + args.ramp_timeout:
                     self.phase = "window"
                     window_start = now
+                    self.load_at_window = [round(x, 2) for x in os.getloadavg()]
                     if sc.kill_table_replica_at >= 0:
                         kill_at = now + sc.kill_table_replica_at * args.duration
                     self.say(f"window starts: {seated}/{players} players seated, {len(self.tables)} tables")
@@ -468,6 +503,7 @@ class Run:
             self.say(f"checking {len(self.tables)} records with trix replay / trix verify and scoring's standings")
             verified, failures = asyncio.run(verify_games(self.target, self.tables, self.games, self.out / "records"))
         lat = sorted(self.window_lat)
+        lag = sorted(self.window_lag)
         rows = [s.row(started) for _, s in sorted(self.seconds.items())]
         window_rows = [r for r in rows if r["phase"] == "window"]
         actions_per_s = self.window_actions / window_s if window_s > 0 else 0.0
@@ -484,6 +520,8 @@ class Run:
             "p99_ms": round(percentile(lat, 99), 2),
             "max_ms": round(lat[-1], 2) if lat else 0.0,
             "view_p50_ms": round(percentile(sorted(self.view_lat), 50), 2),
+            "bot_lag_p50_ms": round(percentile(lag, 50), 2),
+            "bot_lag_p99_ms": round(percentile(lag, 99), 2),
             "errors": sum(self.errors.values()),
             "errors_by_code": dict(self.errors),
             "window_errors": sum(self.window_errors.values()),
@@ -498,7 +536,9 @@ class Run:
             "echo_ratio": round(echo["echo_baseline_per_s"] / actions_per_s, 1) if actions_per_s else 0.0,
             "processes": self.sampler.summary() if self.sampler else {},
             "events": self.events,
-            "workers": args.workers,
+            "workers": workers,
+            "load_avg_window_start": self.load_at_window,
+            "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "timeline.json").write_text(json.dumps(rows))
@@ -531,7 +571,7 @@ class Run:
 
 
 def run_loadtest(args: argparse.Namespace) -> int:
-    if args.tables < 1 or args.duration <= 0 or args.workers < 1:
-        print("trix loadtest: --tables, --duration and --workers must be positive", file=sys.stderr)
+    if args.tables < 1 or args.duration <= 0 or args.workers < 0:
+        print("trix loadtest: --tables and --duration must be positive, --workers >= 0", file=sys.stderr)
         return 2
     return Run(args, SCENARIOS[args.scenario]).run()
