@@ -365,6 +365,8 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state-dir", type=Path, default=Path(".state/play"), help="embedded platform data")
     parser.add_argument("--device-file", type=Path, default=None, help="where the guest device secret is kept")
     parser.add_argument("--card-timeout", type=int, default=0, help="card timer of a new table in s (0 = default)")
+    parser.add_argument("--contract-timeout", type=int, default=0, help="contract timer of a new table in s")
+    parser.add_argument("--double-timeout", type=int, default=0, help="doubling timer of a new table in s")
     parser.add_argument("--deals", type=int, default=0, help="stop after this many deals (0 = the whole game)")
     parser.add_argument(
         "--plain", action="store_true", help="read whole lines even on a terminal (no keys, no live countdown)"
@@ -415,6 +417,10 @@ class Terminal:
         wish = matchmaking_pb2.GameWish(variant=VARIANTS[self.args.variant])
         if self.args.card_timeout:
             wish.options.card_timeout_s = self.args.card_timeout
+        if getattr(self.args, "contract_timeout", 0):
+            wish.options.contract_timeout_s = self.args.contract_timeout
+        if getattr(self.args, "double_timeout", 0):
+            wish.options.double_timeout_s = self.args.double_timeout
         return wish
 
     async def _run(self) -> int:
@@ -810,7 +816,7 @@ class KeyTerminal(Terminal):
             return "contract: " + self._items(labels) + "  (←/→, Enter)"
         if t.decision == common_pb2.DECISION_DOUBLE:
             if not choices:
-                return "no card to double: Enter answers no"
+                return "double: no card to double  (Enter answers no)"
             labels = [("+" if c in self.marked else " ") + card_str(c) for c in choices]
             return "double: " + self._items(labels) + "  (space marks, Enter answers; - Enter: none)"
         if not choices:

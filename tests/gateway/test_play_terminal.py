@@ -34,10 +34,12 @@ CTRL_C = b"\x03"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 FOOTER = re.compile(r"your turn, (\d+)s left  \|  (play|contract|double): ([^\r\n]*)")
 """The status line on this seat's turn once its choices are shown (ANSI stripped)."""
+CARD = re.compile(r"[2-9TJQKA][CDHS]")
 ITEM = re.compile(r"(\[| )([^\[\] ]+)(\]| )")
 """One choice on the status line: `[7H]` under the cursor, ` 7H ` otherwise."""
-CARD_TIMEOUT_S = 40
-"""Long card turns: a loaded machine never lets the timers play for the terminal."""
+TURN_TIMEOUT_S = 40
+"""Long turns (contract, doubling, card): on a loaded machine the timers never act for
+the terminal while the test is answering from the keys."""
 
 
 class Tty:
@@ -123,7 +125,9 @@ class Tty:
 @pytest.fixture
 def play(platform: Platform, tmp_path: Path) -> Iterator[Tty]:
     argv = [sys.executable, "-m", "trix.cli", "play", "--server", platform.target, "--lang", "ar"]
-    argv += ["--card-timeout", str(CARD_TIMEOUT_S), "--device-file", str(tmp_path / "device"), "--name", "pty"]
+    for timer in ("--card-timeout", "--contract-timeout", "--double-timeout"):
+        argv += [timer, str(TURN_TIMEOUT_S)]
+    argv += ["--device-file", str(tmp_path / "device"), "--name", "pty"]
     tty = Tty(argv)
     try:
         yield tty
@@ -155,8 +159,17 @@ def card_turn(tty: Tty) -> tuple[int, list[str]]:
             cards, cursor = choices(found[3])
             assert cursor == 0 and cards, found[0]
             return int(found[1]), cards
-        tty.send(RIGHT + ENTER if found[2] == "contract" else ENTER)  # a contract; no double
-        tty.expect(re.compile(r"\|  sent "), 30)
+        if found[2] == "contract":
+            tty.send(RIGHT + ENTER)
+            tty.expect(re.compile(r"\|  sent "), 30)
+            continue
+        doublable = CARD.findall(found[3].split("  (")[0])
+        if doublable:  # space marks the card under the cursor, Enter answers
+            tty.send(b" " + ENTER)
+            tty.expect(f"|  sent double {doublable[0]}", 30)
+        else:
+            tty.send(ENTER)
+            tty.expect("|  sent double none", 30)
 
 
 def assert_restored(tty: Tty) -> None:
@@ -172,7 +185,7 @@ def test_arrow_keys_play_the_highlighted_card_with_a_live_countdown(play: Tty) -
 
     # The countdown of this turn goes down on the status line while nobody acts.
     later = play.expect(re.compile(rf"your turn, (?!{left}s)(\d+)s left  \|  play: "), 20)
-    assert 0 < int(later[1]) < left <= CARD_TIMEOUT_S
+    assert 0 < int(later[1]) < left <= TURN_TIMEOUT_S
 
     # → moves the cursor to the next legal card, Enter plays it, the server accepts it.
     target = cards[1 % len(cards)]
