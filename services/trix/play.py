@@ -277,8 +277,9 @@ def new_action(state: SeatState) -> gateway_pb2.Action:
 # -- rendering ------------------------------------------------------------------------------
 
 
-def render(state: SeatState, names: list[str], lang: str, now: float) -> str:
-    """The table as plain text."""
+def render(state: SeatState, names: list[str], lang: str, now: float, countdown: bool = True) -> str:
+    """The table as plain text (`countdown=False`: without the turn line, which the
+    interactive mode keeps live on its status line instead)."""
     v = state.view
     if v is None:
         return "waiting for the table..."
@@ -312,7 +313,7 @@ def render(state: SeatState, names: list[str], lang: str, now: float) -> str:
             shown = " ".join(card_str(c) + ("*" if c in legal else "") for c in cards)
             label = f"{SUIT_NAMES['en'][suit]} {ar(SUIT_NAMES['ar'][suit], 'ar')}"
             lines.append(f"  {label:<22} {shown}")
-    if state.turn is not None and state.turn.HasField("deadline"):
+    if countdown and state.turn is not None and state.turn.HasField("deadline"):
         left = max(0.0, state.turn.deadline.seconds + state.turn.deadline.nanos / 1e9 - now)
         who = "your turn" if state.my_turn() else f"seat {', '.join(map(str, state.turn.seats))} to act"
         lines.append(f"{who}: {left:.0f}s left")
@@ -396,6 +397,8 @@ class Terminal:
         self.out = sys.stdout
         self.quitting = False
         """Set by `q`: the Session is cut on purpose, its end is no error."""
+        self.static_countdown = True
+        """The table's text ends with a "Ns left" line (the line mode; `KeyTerminal` keeps it live)."""
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -475,7 +478,7 @@ class Terminal:
             st.sequence = max(st.sequence, m.snapshot.sequence)
             self.names = [s.display_name or s.player_id for s in sorted(m.snapshot.seats, key=lambda s: s.index)]
             self.say("")
-            self.say(render(st, self.names, self.args.lang, time.time()))
+            self.say(render(st, self.names, self.args.lang, time.time(), self.static_countdown))
             if st.my_turn():
                 self._prompt()
         elif kind == "event":
@@ -576,6 +579,10 @@ DOUBLABLE = {
     common_pb2.CONTRACT_COMPLEX: (KH, *QUEENS),
 }
 """Cards each doubling contract lets a seat double (RULES.md §7)."""
+HELP = (
+    "keys: ←/→ choose, Enter plays (or picks the contract); doubling: space marks a card, Enter answers;"
+    " or type a card code (7H), a contract number or - and Enter; q Enter or Ctrl-C quits"
+)
 TURN_ENDS = {"card_played", "contract_chosen", "seat_passed", "doubles_revealed", "deal_scored", "game_ended"}
 """Events after which the turn in `SeatState.turn` is no longer anybody's."""
 
@@ -686,6 +693,7 @@ class KeyTerminal(Terminal):
         """Server clock minus ours, from the last SeatView.server_time."""
         self.footer_on = False
         self.drawn = ""
+        self.static_countdown = False
 
     # -- the terminal's mode ----------------------------------------------------------------
 
@@ -730,6 +738,7 @@ class KeyTerminal(Terminal):
                 if handler is not None:
                     loop.add_signal_handler(sig, handler)
                     handled.append(sig)
+            self.say(HELP)
             self.footer_on = True
             ticker = asyncio.ensure_future(self._tick())
             try:
