@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from replicas_support import VARIANTS, AuthNats, Cluster, Driver, GameStats, GatewayClient, percentile
 
 WARMUP_S = 3.0
+IDLE_S = 5.0
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -43,6 +44,8 @@ class Rate:
     """Latency of a move (request sent -> acknowledged)."""
     cpu: dict[str, float]
     """Cores used during the window: nats-server, table replicas (sum), this driver."""
+    idle_lease_writes: float
+    """Writes per second to the lease and heartbeat buckets before any table exists."""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -74,6 +77,7 @@ async def measure(replicas: int, tables: int, seconds: float) -> Rate:
             for i in range(replicas):
                 cluster.start(i)
             await cluster.wait_balanced(list(range(replicas)), timeout_s=60)
+            idle = await cluster.lease_writes_per_s(IDLE_S)
             client = await GatewayClient.connect(server.url("gateway"))
             stats = GameStats()
             drivers = [Driver(client, stats, 500 + i) for i in range(tables)]
@@ -113,6 +117,7 @@ async def measure(replicas: int, tables: int, seconds: float) -> Rate:
                 p50_ms=percentile(latencies, 50),
                 p95_ms=percentile(latencies, 95),
                 cpu={k: round((cpu1[k] - cpu0[k]) / elapsed, 2) for k in cpu1},
+                idle_lease_writes=idle,
             )
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -131,7 +136,8 @@ async def main_async(tables: int, seconds: float) -> dict[str, object]:
         rates[n] = r = await measure(n, tables, seconds)
         print(
             f"{n} replica{'s' if n > 1 else ' '}: {r.acked:.1f} actions/s ({r.logged:.1f} log appends/s), "
-            f"move latency p50 {r.p50_ms:.0f} ms p95 {r.p95_ms:.0f} ms, cores used {r.cpu} "
+            f"move latency p50 {r.p50_ms:.0f} ms p95 {r.p95_ms:.0f} ms, cores used {r.cpu}, "
+            f"idle lease writes {r.idle_lease_writes:.0f}/s "
             f"({tables} concurrent games, {seconds:g} s)",
             flush=True,
         )
@@ -148,6 +154,8 @@ async def main_async(tables: int, seconds: float) -> dict[str, object]:
         "p95_ms_3": round(three.p95_ms),
         "cores_1": one.cpu,
         "cores_3": three.cpu,
+        "idle_lease_writes_per_s_1": round(one.idle_lease_writes, 1),
+        "idle_lease_writes_per_s_3": round(three.idle_lease_writes, 1),
         "cpus": os.cpu_count() or 0,
         "load_1m": round(os.getloadavg()[0], 1),
     }

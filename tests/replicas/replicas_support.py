@@ -166,6 +166,18 @@ class Cluster:
         pairs = await asyncio.gather(*(one(s) for s in range(TABLE_SHARDS)))
         return {s: o for s, o in pairs if o is not None}
 
+    async def lease_writes(self) -> int:
+        """Writes so far to the `table_leases` and `table_replicas` buckets (renewals, heartbeats, handovers)."""
+        assert self.nc is not None
+        js = self.nc.jetstream()
+        infos = [await js.stream_info(f"KV_{b}") for b in ("table_leases", "table_replicas")]
+        return sum(int(i.state.last_seq) for i in infos)
+
+    async def lease_writes_per_s(self, seconds: float) -> float:
+        before, t0 = await self.lease_writes(), time.monotonic()
+        await asyncio.sleep(seconds)
+        return (await self.lease_writes() - before) / (time.monotonic() - t0)
+
     @staticmethod
     def index_of(replica_id: str) -> int:
         """`table-r2-1a2b3c4d` -> 2."""
