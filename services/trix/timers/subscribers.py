@@ -46,6 +46,7 @@ PRESENCE_CONSUMER = "timers-presence"
 TOKEN_HEADER = "Trix-Caller"
 """The table's caller-token header (trix.table.identity.TOKEN_HEADER; services do not import each other)."""
 TOKEN_TTL_S = 300
+FETCH_BATCH = 64
 REFUSED_KINDS = {"StaleTurn", "IllegalMove", "NotFound", "PermissionDenied", "InvalidArgument", "Unauthenticated"}
 
 
@@ -249,7 +250,7 @@ class TimersNats:
         while not self.stopping:
             await self.flowing.wait()
             try:
-                msgs = await sub.fetch(64, timeout=0.5)
+                msgs = await sub.fetch(FETCH_BATCH, timeout=0.5)
             except (nats.errors.TimeoutError, TimeoutError):
                 continue
             except Exception as exc:  # noqa: BLE001 - reconnecting: try again
@@ -262,6 +263,9 @@ class TimersNats:
             for msg in msgs:
                 lanes.setdefault(msg.subject, []).append(msg)
             await asyncio.gather(*(lane(msgs_of_lane) for msgs_of_lane in lanes.values()))
+            linger = self.service.config.fetch_linger_s
+            if len(msgs) < FETCH_BATCH and linger > 0 and not self.stopping:
+                await asyncio.sleep(linger)  # let the next events gather: one fetch for several
 
     async def _watch_docs(self, kv: KeyValue) -> None:
         while True:
