@@ -209,6 +209,7 @@ class ScoringApp:
         self.runtime = build_scoring(ScoringConfig.from_env(scoring_env(nats_url)))
         self.channel: grpc.aio.Channel | None = None
         self.stub: scoring_pb2_grpc.ScoringServiceStub
+        self.stopped = False
 
     @property
     def address(self) -> str:
@@ -220,6 +221,10 @@ class ScoringApp:
         self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
 
     async def stop(self) -> None:
+        """Stop serving (a test may stop it early: a second call does nothing)."""
+        if self.stopped:
+            return
+        self.stopped = True
         if self.channel is not None:
             await self.channel.close()
             self.channel = None

@@ -12,6 +12,7 @@ import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import grpc
 import nats
 import nats.js.errors
 import pytest
@@ -151,8 +152,9 @@ async def test_a_lock_taken_by_a_newer_ticket_survives_the_old_tickets_purge(env
     env.clock.advance(RETENTION_S)  # the old ticket's retention is over, the new one searches on
     keys, _ = await wait_for_keys(env, {tk(new), "pl.c1"})
     assert keys == {tk(new), "pl.c1"}
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the AlreadyExists status: the lock holds
+    with pytest.raises(grpc.aio.AioRpcError) as err:  # the lock still holds the new ticket
         await enqueue(api, "c1")
+    assert err.value.code() == grpc.StatusCode.ALREADY_EXISTS
 
 
 async def test_purge_removes_only_the_revision_seen(nats_server: NatsServer) -> None:

@@ -593,7 +593,7 @@ def assign_seats(group: Group, rng: Any) -> list[Ticket | None]:
 
 T = TypeVar("T")
 
-ADMISSION_LIMIT = 64
+ADMISSION_LIMIT = 256
 """Enqueues a replica works on at once (the others wait their turn)."""
 ROUND_COMMITS = 64
 """Matches a partition's round commits at most (each is ~15 sequential store calls)."""
@@ -693,11 +693,20 @@ class MatchmakingService:
                     pool[ticket.ticket_id] = (ticket, revision)
 
     async def _cas_ticket(
-        self, ticket_id: str, change: Callable[[Ticket], bool], *, attempts: int = 20
+        self,
+        ticket_id: str,
+        change: Callable[[Ticket], bool],
+        *,
+        attempts: int = 20,
+        known: tuple[Ticket, int] | None = None,
     ) -> tuple[Ticket, int] | None:
-        """Read-modify-write a ticket: `change` mutates and returns True, or returns False to stop."""
-        for _ in range(attempts):
-            got = await self._get_ticket(ticket_id)
+        """Read-modify-write a ticket: `change` mutates and returns True, or returns False to stop.
+        `known`: the ticket and revision just written by us, tried first without a read."""
+        for attempt in range(attempts):
+            if attempt == 0 and known is not None:
+                got: tuple[Ticket, int] | None = (dataclasses.replace(known[0]), known[1])
+            else:
+                got = await self._get_ticket(ticket_id)
             if got is None:
                 return None
             ticket, rev = got
@@ -779,10 +788,14 @@ class MatchmakingService:
         (paid), then make it SEARCHING. A crash midway leaves a HOLDING ticket the partition
         owner expires."""
         existing = await self._get_ticket(ticket.ticket_id)
+        created: tuple[Ticket, int] | None = None
         if existing is None:
             await self._check_not_seated(ticket.player_id, rematch_of)
             ticket.state = HOLDING
-            if await self.store.create(ticket.key, ticket.encode()) is None:
+            rev = await self.store.create(ticket.key, ticket.encode())
+            if rev is not None:
+                created = (ticket, rev)
+            else:
                 existing = await self._get_ticket(ticket.ticket_id)
                 if existing is None:
                     raise Unavailable("ticket vanished while being created; retry")
@@ -806,7 +819,7 @@ class MatchmakingService:
             t.state = SEARCHING
             return True
 
-        done = await self._cas_ticket(ticket.ticket_id, searching)
+        done = await self._cas_ticket(ticket.ticket_id, searching, known=created)
         if done is None or done[0].state != SEARCHING:
             if ticket.wish.paid:  # cancelled while the stake was being held
                 await self.wallet.release(ticket.player_id, ticket.ticket_id)
@@ -1349,15 +1362,29 @@ class MatchmakingService:
         mrev = await self.store.create(mkey, record.encode())
         if mrev is None:
             return False
-        claimed: list[str] = []
         now = self.clock()
-        for original in sorted((t for t in seats if t is not None), key=lambda x: x.ticket_id):
-            t = dataclasses.replace(original, state=CLAIMED, match_id=record.match_id, claimed_at=now)
-            rev = await self.store.update(t.key, t.encode(), revisions[t.ticket_id])
-            if rev is None:
-                self.claim_conflicts += 1
-                await self._abort(record, mrev, claimed)
-                # Refresh the view of a ticket that changed under us.
+        wanted = [
+            dataclasses.replace(t, state=CLAIMED, match_id=record.match_id, claimed_at=now)
+            for t in seats
+            if t is not None
+        ]
+        # The claims go out together (each is a compare-and-set on its own ticket; the `mt`
+        # record, not the order of the claims, decides the match).
+        results = await asyncio.gather(
+            *(self.store.update(t.key, t.encode(), revisions[t.ticket_id]) for t in wanted), return_exceptions=True
+        )
+        claimed: dict[str, tuple[Ticket, int]] = {}
+        failed: list[Ticket] = []
+        for t, rev in zip(wanted, results, strict=True):
+            if isinstance(rev, int):
+                self._note(t, rev)
+                claimed[t.ticket_id] = (t, rev)
+            else:
+                failed.append(t)
+        if failed:
+            self.claim_conflicts += 1
+            await self._abort(record, mrev, list(claimed))
+            for t in failed:  # refresh the view of a ticket that changed under us
                 fresh = await self._get_ticket(t.ticket_id)
                 pool = self.pools.get(t.partition)
                 if pool is not None:
@@ -1365,15 +1392,16 @@ class MatchmakingService:
                         pool.pop(t.ticket_id, None)
                     else:
                         pool[t.ticket_id] = fresh
-                return False
-            self._note(t, rev)
-            claimed.append(t.ticket_id)
+            for rev in results:
+                if isinstance(rev, BaseException):
+                    raise rev
+            return False
         record.state = COMMITTED
         new_mrev = await self.store.update(mkey, record.encode(), mrev)
         if new_mrev is None:  # a recoverer aborted the match first
-            await self._revert(record.match_id, claimed)
+            await self._revert(record.match_id, list(claimed))
             return False
-        await self._complete(record, new_mrev)
+        await self._complete(record, new_mrev, claimed)
         return True
 
     async def _abort(self, record: MatchRecord, mrev: int, claimed: list[str]) -> None:
@@ -1412,12 +1440,17 @@ class MatchmakingService:
         else:
             await self._complete(record, mrev)
 
-    async def _complete(self, record: MatchRecord, mrev: int) -> None:
-        """Forward from COMMITTED: publish MatchFormed (idempotent), tickets MATCHED, `mt` DONE."""
+    async def _complete(
+        self, record: MatchRecord, mrev: int, claimed: dict[str, tuple[Ticket, int]] | None = None
+    ) -> None:
+        """Forward from COMMITTED: publish MatchFormed (idempotent), tickets MATCHED, `mt` DONE.
+        `claimed`: the tickets as our claims wrote them (no read needed when still current)."""
         if record.state == DONE:
             return
         await self.publisher.match_formed(record)
         now = self.clock()
+        known = claimed or {}
+        writes: list[Awaitable[tuple[Ticket, int] | None]] = []
         for seat, s in enumerate(record.seats):
             if not s.ticket_id:
                 continue
@@ -1434,7 +1467,8 @@ class MatchmakingService:
                 t.matched_at = now
                 return True
 
-            await self._cas_ticket(s.ticket_id, matched)
+            writes.append(self._cas_ticket(s.ticket_id, matched, known=known.get(s.ticket_id)))
+        await asyncio.gather(*writes)
         record.state = DONE
         if await self.store.update(match_key(record.match_id), record.encode(), mrev) is not None:
             self.matches_formed += 1
