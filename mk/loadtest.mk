@@ -4,7 +4,10 @@
 LOADTEST ?= $(VENV)/bin/trix loadtest
 LOADTEST_ARGS ?=
 
-.PHONY: loadtest-smoke loadtest-steady loadtest-peak loadtest-churn loadtest-failover
+LOADTEST_SCALE ?= 10 20 40 80 160 320 640 1000
+LOADTEST_PROFILE ?= peak --tables 20 --duration 40 --no-finish
+
+.PHONY: loadtest-smoke loadtest-steady loadtest-peak loadtest-churn loadtest-failover loadtest-scale loadtest-profile
 
 loadtest-smoke: $(STAMP_DEV) ## load-test smoke (CI): 20 tables, 30 s, every game verified, zero errors
 	$(LOADTEST) steady --tables 20 --duration 30 --max-errors 0 $(LOADTEST_ARGS)  # = trix.loadtest.scenarios.SMOKE_ARGV
@@ -20,3 +23,15 @@ loadtest-churn: $(STAMP_DEV) ## churn: 100 tables, players cut and resume, guest
 
 loadtest-failover: $(STAMP_DEV) ## failover: table=3 replicas, one SIGKILLed half way through a 60 s window
 	$(LOADTEST) failover --tables 50 --duration 60 $(LOADTEST_ARGS)
+
+loadtest-scale: $(STAMP_DEV) ## steady at growing sizes (LOADTEST_SCALE) until p99 > 150 ms or an error: the largest size that holds
+	@held=0; log=$$(mktemp); for n in $(LOADTEST_SCALE); do \
+	  $(LOADTEST) steady --tables $$n --duration 60 --no-finish --max-p99-ms 150 --max-errors 0 $(LOADTEST_ARGS) > $$log 2>&1; rc=$$?; \
+	  tail -1 $$log | cut -c1-400; \
+	  if [ $$rc = 0 ]; then held=$$n; echo "loadtest-scale: $$n tables hold (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	  else echo "loadtest-scale: p99 or errors over budget at $$n tables (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; break; fi; \
+	done; rm -f $$log; echo "loadtest-scale: largest steady size within p99 150 ms and zero errors: $$held tables"
+
+loadtest-profile: $(STAMP_DEV) ## py-spy + top on every process of a run (LOADTEST_PROFILE), then the shares per function (ADR 0010)
+	PROF_DIR=/tmp/trix-prof loadtest/profile/profile_run.sh run 25 -- $(LOADTEST_PROFILE)
+	$(PY) loadtest/profile/analyze.py /tmp/trix-prof/run 25 50

@@ -54,6 +54,9 @@ def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
     for key in ("actions_per_s", "p50_ms", "p99_ms", "echo_baseline_per_s"):
         assert summary[key] > 0, key
     assert {"gateway", "table", "nats"} <= set(summary["processes"])
+    # the swarm measures itself (its event-loop lag) and the box (load average) with every run
+    assert summary["workers"] >= 2 and {"bots-0", "bots-1"} <= set(summary["processes"])
+    assert summary["bot_lag_p99_ms"] >= 0 and len(summary["load_avg_end"]) == 3
     assert (tmp_path / "run" / "chart.png").stat().st_size > 0
     assert len(json.loads((tmp_path / "run" / "timeline.json").read_text())) > 0
     assert proc.returncode == 0, proc.stdout[-3000:]
