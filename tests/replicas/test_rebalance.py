@@ -14,7 +14,9 @@ from replicas_support import CI_RESUME_BOUND_S
 
 
 async def test_two_new_replicas_take_a_fair_share_without_dropping_games(tmp_path: Path) -> None:
-    result = await run_rebalance(tmp_path, tables=64, probe_s=1.0, move_s=5.0, baseline_s=3.0, seed=4, say=print)
+    result = await run_rebalance(
+        tmp_path, tables=64, probe_s=2.0, move_s=4.0, baseline_s=4.0, balance_timeout_s=60.0, seed=4, say=print
+    )
     print(
         "rebalance CI:",
         {
