@@ -8,5 +8,5 @@ test-table: ## table service integration + leak tests (real NATS, gRPC, C engine
 	echo "test-table: $$( [ $$rc -eq 0 ] && echo PASS || echo FAIL ) in $$(( $$(date +%s) - start ))s (tests/table: games of 4 variants, §14 leak check, commands, permissions, recovery, SIGKILL)"; \
 	exit $$rc
 
-bench-table: ## per-command latency of the table service on loopback (NATS request -> log append -> reply)
-	@PYTHONPATH=services:tests/table $(PY) tests/table/bench_table.py
+bench-table: ## per-action cost of the table service on loopback: latency, actions/s, JetStream messages and CPU per action, event publishing before/after (ADR 0003 §13; BENCH_ROUNDS, BENCH_TABLES, BENCH_ACTIONS)
+	@PYTHONPATH=services:tests/table $(PY) tests/table/bench_table.py $(BENCH_GAMES)

@@ -392,7 +392,9 @@ class TableService:
                     if full is not None:
                         await self.sink.publish_missing(table_id, full[1])
             await self.store.purge_table(table_id)
-            self.tables.pop(table_id, None)
+        # The finished table stays in this replica's memory (views of the final state keep
+        # answering, e.g. a client asking right after GameEnded) until a restart or a shard
+        # move; nothing rebuilds it afterwards (NOT_FOUND; scoring serves the record).
         log.info("finished table purged", table_id=table_id)
         return True
 

@@ -33,7 +33,7 @@ import nats.errors
 import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.api import DeliverPolicy
+from nats.js.api import DeliverPolicy, PubAck
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
@@ -41,7 +41,7 @@ from trix.errors import InvalidArgument, Unavailable, from_kind
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress
-from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
+from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, MSG_ID_HEADER, publish_once
 from trix.table.codec import INTERNAL_KIND, handle_command
 from trix.table.identity import TOKEN_HEADER, sign
 from trix.table.leases import LeaseManager
@@ -168,24 +168,77 @@ def destinations(table_id: str, audience: int) -> list[str]:
 
 
 class JetStreamSink:
-    """`EventSink` on the TABLE_EVENTS stream."""
+    """`EventSink` on the TABLE_EVENTS stream.
 
-    def __init__(self, nats: NatsConnection) -> None:
+    An action's event copies are sent pipelined (`publish_async`): every copy is written to
+    the connection at once, in order, and only then are the acks awaited together, so an
+    action costs one round of acks instead of one per event on each subject, and no task or
+    timer per message (the stores stay one message per copy, each fsynced by the server:
+    gateway, timers and scoring read the same messages as before). Order per subject holds:
+    one connection delivers the copies to the server in send order, and a broken connection
+    loses a suffix of them, never one in the middle; after a copy that cannot be sent, none
+    of the next is. A copy whose first attempt fails is published again, together with every
+    later copy of its subject, one after the other with retries (`publish_once`, same
+    Nats-Msg-Id: a copy stored already is not stored twice). `pipelined = False` is the
+    previous path (one copy after the other per subject, each ack awaited), kept for that
+    fallback and for `make bench-table`'s before/after figures (ADR 0003 decision 13).
+    """
+
+    def __init__(self, nats: NatsConnection, *, pipelined: bool = True) -> None:
         self.nats = nats
+        self.pipelined = pipelined
+        self.attempt_timeout_s = 2.0
 
     async def publish(self, table_id: str, routed: list[Routed], last: dict[str, int] | None = None) -> None:
-        by_subject: dict[str, list[events_pb2.Event]] = {}
+        copies: list[tuple[str, str, bytes]] = []  # (subject, msg id, payload), in order
         for r in routed:
+            data = r.event.SerializeToString()
             for subject in destinations(table_id, r.audience):
                 if last is None or r.event.sequence > last.get(subject, 0):
-                    by_subject.setdefault(subject, []).append(r.event)
+                    copies.append((subject, f"{subject}.{r.event.sequence}", data))
+        if not copies:
+            return
+        rest: dict[str, list[tuple[str, bytes]]] = {}
+        if self.pipelined:
+            ok = await self._send_all(copies)
+            for (subject, msg_id, data), stored in zip(copies, ok, strict=True):
+                if not stored:
+                    rest.setdefault(subject, []).append((msg_id, data))
+                elif subject in rest:
+                    # A later copy stored after an earlier one failed: only a server refusing one
+                    # message and accepting the next could do it (not a connection loss).
+                    log.error("event copy stored after a failed earlier one", subject=subject, msg_id=msg_id)
+        else:
+            for subject, msg_id, data in copies:
+                rest.setdefault(subject, []).append((msg_id, data))
 
-        async def chain(subject: str, events: list[events_pb2.Event]) -> None:
-            for event in events:  # in order on each subject
-                msg_id = f"{subject}.{event.sequence}"
-                await publish_once(self.nats.jetstream, subject, event.SerializeToString(), msg_id=msg_id)
+        async def chain(subject: str, items: list[tuple[str, bytes]]) -> None:
+            for msg_id, data in items:  # in order on each subject
+                await publish_once(self.nats.jetstream, subject, data, msg_id=msg_id)
 
-        await asyncio.gather(*(chain(s, e) for s, e in by_subject.items()))
+        if rest:
+            await asyncio.gather(*(chain(s, items) for s, items in rest.items()))
+
+    async def _send_all(self, copies: list[tuple[str, str, bytes]]) -> list[bool]:
+        """Publish every copy in order without waiting, then await the acks together (one
+        attempt each, `attempt_timeout_s`); whether each copy is stored."""
+        js = self.nats.jetstream
+        futures: list[asyncio.Future[PubAck] | None] = []
+        for subject, msg_id, data in copies:
+            if len(futures) > 0 and futures[-1] is None:
+                futures.append(None)  # after a copy that could not be sent, none is: order holds
+                continue
+            try:
+                futures.append(await js.publish_async(subject, data, headers={MSG_ID_HEADER: msg_id}))
+            except Exception as exc:  # noqa: BLE001 - not sent (reconnecting, buffer full): retried in order
+                log.info("event publish deferred", subject=subject, error=type(exc).__name__)
+                futures.append(None)
+        waiting = [f for f in futures if f is not None]
+        if waiting:
+            _, pending = await asyncio.wait(waiting, timeout=self.attempt_timeout_s)
+            for f in pending:
+                f.cancel()  # no ack in time: retried (same Nats-Msg-Id, stored at most once)
+        return [f is not None and not f.cancelled() and f.exception() is None for f in futures]
 
     async def _last_stored(self, table_id: str) -> dict[str, int]:
         """Each subject's last stored event sequence (absent: nothing stored)."""

@@ -1,0 +1,56 @@
+"""The table's event publishing (ADR 0003 decisions 5 and 13) on a real nats-server: an action's
+copies, sent pipelined, land on the public and seat subjects in order, each exactly once, also
+when the same action's events are published again (a retry after lost acks, or recovery) by
+either path; a seat-only copy reaches only its seat's subject (RULES.md §14)."""
+
+from __future__ import annotations
+
+import nats
+from conftest import InProcessTable
+from table_support import read_subject
+
+from trix.natsio import subjects
+from trix.table.subscribers import JetStreamSink
+from trix.table.table import ALL, PUBLIC_ONLY, Routed
+from trix.v1 import common_pb2, events_pb2
+
+
+def action_events(table_id: str, first: int, count: int) -> list[Routed]:
+    """An action's events: a DealStarted at `first` (a copy per seat with its hand, a public one
+    without), then `count - 1` public TurnStarted."""
+    out: list[Routed] = []
+    for seq in range(first, first + count):
+        if seq == first:
+            for seat in (0, 1, 2, 3, PUBLIC_ONLY):
+                hand = [] if seat == PUBLIC_ONLY else [common_pb2.Card(id=seat)]
+                started = events_pb2.DealStarted(deal_index=0, hand=hand)
+                out.append(Routed(events_pb2.Event(table_id=table_id, sequence=seq, deal_started=started), seat))
+            continue
+        turn = events_pb2.TurnStarted(seats=[seq % 4], turn_seq=seq)
+        out.append(Routed(events_pb2.Event(table_id=table_id, sequence=seq, turn_started=turn), ALL))
+    return out
+
+
+async def test_event_copies_stored_once_each_in_order_on_every_subject_also_when_republished(
+    table_service: InProcessTable, table_nc: nats.aio.client.Client
+) -> None:
+    service = table_service.service
+    assert service is not None
+    sink = service.sink
+    assert isinstance(sink, JetStreamSink) and sink.pipelined
+    t = "sink"
+    first = action_events(t, 1, 4)
+    second = action_events(t, 5, 6)
+    await sink.publish(t, first)
+    await sink.publish(t, first + second)  # the first action again (lost acks): stored once
+    sink.pipelined = False
+    await sink.publish(t, second)  # the previous, one-by-one path: still once
+    sink.pipelined = True
+    assert await sink.stored_through(t) == 10
+    js = table_nc.jetstream()
+    for seat in (None, 0, 1, 2, 3):
+        subject = subjects.public_events(t) if seat is None else subjects.seat_events(t, seat)
+        events = await read_subject(js, subject)
+        assert [e.sequence for e in events] == list(range(1, 11)), subject
+        hands = [[c.id for c in e.deal_started.hand] for e in events if e.HasField("deal_started")]
+        assert hands == [[] if seat is None else [seat]] * 2, subject  # each hand only on its own subject
