@@ -57,6 +57,28 @@ def test_health_serving_then_not_serving_on_sigterm(service_process: type[Servic
     assert events.index("shutting down") < events.index("stopped")
 
 
+def test_sigusr1_logs_every_asyncio_task_as_one_json_record(service_process: type[ServiceProcess]) -> None:
+    service = service_process("table", TRIX_DRAIN_DELAY_S="0.1")
+    service.start()
+    assert service.proc is not None
+    with grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}") as channel:
+        wait_serving(channel)
+    service.proc.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + 30
+    dump: dict[str, object] = {}
+    while time.monotonic() < deadline and not dump:
+        records = [json.loads(line) for line in service.stderr_lines()]
+        dump = next((r for r in records if r["event"] == "asyncio tasks"), {})
+        time.sleep(0.2)
+    service.proc.send_signal(signal.SIGTERM)
+    assert service.proc.wait(30) == 0  # the process keeps serving after the dump, then stops cleanly
+    assert dump, "no task dump logged"
+    tasks = dump["tasks"]
+    assert isinstance(tasks, dict) and dump["count"] == len(tasks) > 0
+    frames = [frame for chain in tasks.values() for frame in chain]
+    assert any("trix/runtime/server.py" in frame and " serve" in frame for frame in frames), frames
+
+
 def test_logs_are_json_with_context_and_metrics_name_rpcs(service_process: type[ServiceProcess]) -> None:
     service = service_process("table")
     service.start()

@@ -55,7 +55,6 @@ def _last_hand_card(text: str) -> str:
     return str(cards[0])
 
 
-@pytest.mark.seat_stream_stall
 @pytest.mark.timeout(200)
 def test_trix_demo_plays_replays_and_verifies(tmp_path: Path) -> None:
     started = time.monotonic()

@@ -55,6 +55,8 @@ TERMINAL_TICKET_STATES = (
     matchmaking_pb2.TICKET_STATE_EXPIRED,
 )
 SPECTATOR = -1
+CLOSE_WAIT_S = 2.0
+"""How long closing a session waits for its follow and ticket tasks to end."""
 
 
 # -- ports ----------------------------------------------------------------------------------
@@ -189,6 +191,8 @@ class GatewayService:
         self.seat_maps: dict[str, SeatMap] = {}
         self.players: dict[str, PlayerState] = {}
         self.live: dict[str, Session] = {}
+        self._closing: set[asyncio.Future[None]] = set()
+        """Replaced sessions being closed in the background (references keep them alive)."""
 
     # -- ports ------------------------------------------------------------------------------
 
@@ -411,7 +415,10 @@ class GatewayService:
                         error=gateway_pb2.ClientError(code="ABORTED", message="replaced by a newer session")
                     )
                 )
-                await old.close()
+                # Closed beside the new session, never in its way: the new one answers at
+                # once even if the old one's tasks take a while to wind down.
+                self._closing.add(closing := asyncio.ensure_future(old.close()))
+                closing.add_done_callback(self._closing.discard)
             state = self.player(principal.player_id)
             state.sessions += 1
             await self._presence(principal.player_id, session.session_id, connected=True)
@@ -500,7 +507,11 @@ class Session:
         tasks = [f.task for f in self.follows.values() if f.task is not None] + list(self.watchers.values())
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:
+            # Bounded: a cancellation can be swallowed below us (Python 3.11's wait_for
+            # returns a result that raced the cancel), so never wait on it forever; such a
+            # task sees `closed` at its next step and ends by itself.
+            await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
         self.follows.clear()
         self.watchers.clear()
         await self.gateway.closed(self)
@@ -591,6 +602,8 @@ class Session:
         while not self.closed:
             try:
                 async for ticket in self.gateway.watch_ticket(self.player_id, ticket_id):
+                    if self.closed:
+                        return
                     self.push(gateway_pb2.SessionResponse(ticket=ticket))
                     if ticket.state == matchmaking_pb2.TICKET_STATE_MATCHED and ticket.table_id:
                         self._follow_matched(ticket)
@@ -643,9 +656,11 @@ class Session:
         key = (follow.table_id, follow.seat)
         delay = 0.1
         first = True
-        while not self.closed:
+        while not self.closed and self.follows.get(key) is follow:
             try:
                 async for event in self.gateway._tables().events(follow.table_id, follow.seat):
+                    if self.closed or self.follows.get(key) is not follow:
+                        return  # the session ended or a newer follow took over (a swallowed cancel)
                     delay = 0.1
                     last = self.last_seq[key]
                     if first and last > 0 and not event.HasField("table_created") and event.sequence > last + 1:

@@ -183,6 +183,10 @@ class RuntimeInterceptor(grpc.aio.ServerInterceptor):
                         if not work.done():
                             work.cancel()
                             await asyncio.gather(work, return_exceptions=True)
+                        elif not work.cancelled():
+                            # Seen even when we are cancelled (the client left): a failed
+                            # write to a gone client is not an error worth a log line.
+                            work.exception()
                     if not work.cancelled() and work.done():
                         work.result()  # re-raises the handler's error, if any
                         call.code = _code_of(context)

@@ -155,6 +155,28 @@ class Runtime:
         log.info("stopped")
 
 
+def _await_chain(coro: object) -> list[str]:
+    """Where a coroutine waits: its frame, then each awaited coroutine/generator's frame."""
+    lines: list[str] = []
+    seen = 0
+    while coro is not None and seen < 30:
+        seen += 1
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None) or getattr(coro, "ag_frame", None)
+        if frame is not None:
+            lines.append(f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+        else:
+            lines.append(f"<{type(coro).__name__}>")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None) or getattr(coro, "ag_await", None)
+    return lines
+
+
+def dump_tasks() -> None:
+    """SIGUSR1: every pending asyncio task's await chain, as one JSON log record, for finding
+    what a live process waits on (`kill -USR1 <pid>`). Names code locations only, never data."""
+    tasks = {f"{task.get_name()}#{i}": _await_chain(task.get_coro()) for i, task in enumerate(asyncio.all_tasks())}
+    log.warning("asyncio tasks", count=len(tasks), tasks=tasks)
+
+
 async def serve(runtime: Runtime) -> int:
     """Run until SIGTERM or SIGINT, then shut down; 0 on a clean stop, 1 if start failed."""
     loop = asyncio.get_running_loop()
@@ -166,6 +188,7 @@ async def serve(runtime: Runtime) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig.name)
+    loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
     starting = asyncio.ensure_future(runtime.start())
     waiting = asyncio.ensure_future(stop_requested.wait())
     await asyncio.wait({starting, waiting}, return_when=asyncio.FIRST_COMPLETED)
