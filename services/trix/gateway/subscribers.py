@@ -105,39 +105,28 @@ class NatsTables:
         try:
             await self.nats.client.flush(timeout=max(1, round(self.timeout_s)))
             reconnects = self.nats.reconnects
-            events, next_seq = await self._stored(subject, 0)
-            for event in events:
-                if event.sequence > last:
-                    last = event.sequence
-                    yield event
-                    if event.HasField("game_ended"):
-                        return
+            pending, next_seq = await self._stored(subject, 0)
             verified = False
             while True:
+                for event in pending:
+                    if event.sequence > last:
+                        last = event.sequence
+                        yield event
+                        if event.HasField("game_ended"):
+                            return
                 msg: Msg | None = None
                 try:
                     async with asyncio.timeout(QUIET_RECHECK_S):
                         msg = await live.get()
                 except TimeoutError:
                     pass
+                pending = []
                 if msg is None or not verified or self.nats.reconnects != reconnects:
                     reconnects = self.nats.reconnects
                     verified = msg is not None
-                    events, next_seq = await self._stored(subject, next_seq)
-                    for event in events:
-                        if event.sequence > last:
-                            last = event.sequence
-                            yield event
-                            if event.HasField("game_ended"):
-                                return
-                if msg is None:
-                    continue
-                event = events_pb2.Event.FromString(msg.data)
-                if event.sequence > last:
-                    last = event.sequence
-                    yield event
-                    if event.HasField("game_ended"):
-                        return
+                    pending, next_seq = await self._stored(subject, next_seq)
+                if msg is not None:
+                    pending.append(events_pb2.Event.FromString(msg.data))
         finally:
             try:
                 await sub.unsubscribe()
