@@ -2,8 +2,9 @@
 nats-server; solo tickets arrive at a steady rate; prints one JSON line with the tickets
 matched per second and the p50/p99 wait (enqueue sent -> MatchFormed seen).
 
-Also counts what a burst costs: enqueue calls that failed (by status) and partition
-leases a replica lost ("partition lease lost" in its log) during the run.
+Also counts what a burst costs: enqueue calls that failed (by status), partition leases a
+replica lost to another ("partition lease lost" in its log) and leases that expired but were
+taken back by their owner before anyone else ("renewed late").
 
 Usage: bench.py [--rate 300] [--seconds 20] [--replicas 3] [--logs DIR]
 """
@@ -123,9 +124,9 @@ def main() -> int:
             for r in replicas:
                 r.stop()
             server.stop()
-        figures["lease_lapses"] = sum(
-            r.log_path.read_text(errors="replace").count("partition lease lost") for r in replicas
-        )
+        logs = [r.log_path.read_text(errors="replace") for r in replicas]
+        figures["leases_lost"] = sum(text.count("partition lease lost") for text in logs)
+        figures["leases_renewed_late"] = sum(text.count("partition lease renewed late") for text in logs)
     print(json.dumps(figures, separators=(",", ":")))
     return 0
 

@@ -41,7 +41,7 @@ def build(config: MatchmakingConfig, service: MatchmakingService | None = None) 
 
     async def start_subscribers(nats: NatsConnection) -> None:
         # Partition leases lapse by TTL when the process stops (the KV bucket's 3 s).
-        await subscribers.start(nats, svc, config.runtime.instance)
+        svc.partition_owner = await subscribers.start(nats, svc, config.runtime.instance)
 
     return Runtime(config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers)
 

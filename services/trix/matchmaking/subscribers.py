@@ -182,6 +182,8 @@ class PartitionOwner:
         self.stopping: dict[int, asyncio.Event] = {}
         self.renewals = 0
         self.lost = 0
+        self.late = 0
+        """Leases that expired (renewals too late) and were taken back before anyone else took them."""
         self.max_renew_gap_s = 0.0
         """Longest time between two completed renewal rounds (a lease lapses past the TTL)."""
         self._renew_task: asyncio.Task[None] | None = None
@@ -248,14 +250,23 @@ class PartitionOwner:
             log.warning("heartbeat failed", error=repr(results[0]))
 
     async def _recheck(self, p: int, rev: int) -> None:
-        """The lease's revision moved: still ours (a timed-out renewal landed), or lost."""
+        """The lease's revision moved: still ours (a timed-out renewal landed), expired with
+        nobody else holding it (taken back at once: the matcher and its view go on), or lost."""
         assert self._leases is not None
+        key = f"part.{p:02d}"
         try:
-            entry = await asyncio.wait_for(self._leases.get(f"part.{p:02d}"), self.CALL_TIMEOUT_S)
+            entry = await asyncio.wait_for(self._leases.get(key), self.CALL_TIMEOUT_S)
             mine = (entry.value or b"") == self.member.encode()
             current = int(entry.revision or 0)
         except nats.js.errors.KeyNotFoundError:
             mine, current = False, 0
+            try:
+                current = await asyncio.wait_for(self._leases.create(key, self.member.encode()), self.CALL_TIMEOUT_S)
+                mine = True
+                self.late += 1
+                log.warning("partition lease renewed late", partition=p)
+            except nats.js.errors.KeyWrongLastSequenceError:
+                pass  # another replica took it first
         if self.owned.get(p) != rev:
             return
         if mine:
@@ -316,7 +327,7 @@ class PartitionOwner:
                 await asyncio.wait_for(asyncio.shield(task), self.STOP_WAIT_S)
             except Exception:  # noqa: BLE001 - TimeoutError, or the round failed: stop it now
                 task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+                await asyncio.wait([task], timeout=self.STOP_WAIT_S)  # never hang a shutdown
             if self.tasks.get(p) is task:
                 del self.tasks[p]
         if p not in self.owned:
@@ -344,9 +355,9 @@ class PartitionOwner:
                     await asyncio.wait_for(stop.wait(), self.service.config.tick_s)
         finally:
             feed.cancel()
-            await asyncio.gather(feed, return_exceptions=True)
+            await asyncio.wait([feed], timeout=self.STOP_WAIT_S)
             with contextlib.suppress(Exception):
-                await watcher.stop()  # type: ignore[no-untyped-call]
+                await asyncio.wait_for(watcher.stop(), self.CALL_TIMEOUT_S)  # type: ignore[no-untyped-call]
 
     async def _feed(self, p: int, watcher: KeyValue.KeyWatcher) -> None:
         while True:
