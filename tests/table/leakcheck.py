@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trix import engine
+from trix.natsio import seatstream
 from trix.v1 import events_pb2
 
 
@@ -53,3 +54,27 @@ def check_stream(
             assert b"hand" not in data, where
     assert ended, f"{where}: no GameEnded"
     return len(messages)
+
+
+def check_own_copies(messages: Sequence[bytes], record: dict[str, Any], *, seat: int, where: str) -> int:
+    """A seat's own subject: only that seat's copies of per-seat events (its hand in each
+    DealStarted, RULES.md §14), one per deal, in order; public events are not copied there."""
+    hands = [[{engine.parse_card(c) for c in h} for h in deal["hands"]] for deal in record["deals"]]
+    last_seq = 0
+    for data in messages:
+        event = events_pb2.Event.FromString(data)
+        assert event.sequence > last_seq, f"{where}: sequences increase"
+        last_seq = event.sequence
+        assert seatstream.has_seat_copies(event), f"{where}: a public event on a seat subject"
+        d = event.deal_started
+        assert {c.id for c in d.hand} == hands[d.deal_index][seat], f"{where}: seat {seat} got a hand not its own"
+    assert len(messages) == len(record["deals"]), f"{where}: one copy per deal"
+    return len(messages)
+
+
+def merged_stream(public: Sequence[bytes], own: Sequence[bytes]) -> list[bytes]:
+    """What a seat sees: the public subject with the seat's own copies in their place."""
+    events = seatstream.merge(
+        (events_pb2.Event.FromString(m) for m in public), (events_pb2.Event.FromString(m) for m in own)
+    )
+    return [e.SerializeToString() for e in events]

@@ -1,7 +1,8 @@
 """The table's event publishing (ADR 0003 decisions 5 and 13) on a real nats-server: an action's
-copies, sent pipelined, land on the public and seat subjects in order, each exactly once, also
-when the same action's events are published again (a retry after lost acks, or recovery) by
-either path; a seat-only copy reaches only its seat's subject (RULES.md §14)."""
+copies, sent pipelined, land in order, each exactly once, also when the same action's events
+are published again (a retry after lost acks, or recovery) by either path; every sequence is on
+the public subject once, and a seat's subject holds only its own copies (RULES.md §14, ADR 0003
+decision 14)."""
 
 from __future__ import annotations
 
@@ -48,9 +49,12 @@ async def test_event_copies_stored_once_each_in_order_on_every_subject_also_when
     sink.pipelined = True
     assert await sink.stored_through(t) == 10
     js = table_nc.jetstream()
-    for seat in (None, 0, 1, 2, 3):
-        subject = subjects.public_events(t) if seat is None else subjects.seat_events(t, seat)
-        events = await read_subject(js, subject)
-        assert [e.sequence for e in events] == list(range(1, 11)), subject
-        hands = [[c.id for c in e.deal_started.hand] for e in events if e.HasField("deal_started")]
-        assert hands == [[] if seat is None else [seat]] * 2, subject  # each hand only on its own subject
+    public = await read_subject(js, subjects.public_events(t))
+    assert [e.sequence for e in public] == list(range(1, 11))  # every sequence, once, in order
+    assert [[c.id for c in e.deal_started.hand] for e in public if e.HasField("deal_started")] == [[], []]
+    for seat in (0, 1, 2, 3):
+        subject = subjects.seat_events(t, seat)
+        own = await read_subject(js, subject)
+        # Only the seat's own copies, each once: public events are not copied to seat subjects.
+        assert [e.sequence for e in own] == [1, 5], subject
+        assert [[c.id for c in e.deal_started.hand] for e in own] == [[seat]] * 2, subject

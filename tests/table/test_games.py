@@ -16,7 +16,7 @@ import grpc
 import nats
 import pytest
 from conftest import InProcessTable
-from leakcheck import check_stream
+from leakcheck import check_own_copies, check_stream, merged_stream
 from table_support import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
 
 from trix import engine, records
@@ -99,16 +99,19 @@ async def test_full_game_without_leaks(
     await asyncio.sleep(0.2)
     simultaneous = reveal == SIM
     assert len(seen) == 5
-    for subject, messages in seen.items():
-        seat = None if subject.endswith(".public") else int(subject.rsplit(".", 1)[1])
-        check_stream(messages, record, seat=seat, simultaneous=simultaneous, where=subject)
+    public = seen[subjects.public_events(table_id)]
+    check_stream(public, record, seat=None, simultaneous=simultaneous, where="public")
+    merged: dict[int, list[bytes]] = {-1: public}
+    for seat in range(4):
+        own = seen[subjects.seat_events(table_id, seat)]
+        check_own_copies(own, record, seat=seat, where=f"seat {seat}")
+        merged[seat] = merged_stream(public, own)
+        check_stream(merged[seat], record, seat=seat, simultaneous=simultaneous, where=f"merged {seat}")
     streams = await asyncio.gather(
         *(grpc_stream(table_service.address, table_id, s, bots=bots) for s in (-1, 0, 1, 2, 3))
     )
     for seat, messages in zip((-1, 0, 1, 2, 3), streams, strict=True):
-        assert (
-            messages == seen[subjects.public_events(table_id) if seat == -1 else subjects.seat_events(table_id, seat)]
-        )
+        assert messages == merged[seat]
         check_stream(
             messages, record, seat=None if seat == -1 else seat, simultaneous=simultaneous, where=f"grpc {seat}"
         )

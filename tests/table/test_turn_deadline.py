@@ -19,8 +19,8 @@ ADMIN = token("service", "admin")
 
 
 async def last_turn(gateway: GatewayClient, table_id: str, seat: int) -> events_pb2.Event:
-    events = await read_subject(gateway.nc.jetstream(), subjects.seat_events(table_id, seat))
-    return [e for e in events if e.HasField("turn_started")][-1]
+    events = await read_subject(gateway.nc.jetstream(), subjects.public_events(table_id))
+    return [e for e in events if e.HasField("turn_started") and seat in e.turn_started.seats][-1]
 
 
 def timeout_of(event: events_pb2.Event) -> timedelta:

@@ -92,10 +92,9 @@ class TableApi(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.StreamSeatEventsRequest, context: Ctx
     ) -> AsyncIterator[table_pb2.StreamSeatEventsResponse]:
         table_id = subjects.token(request.table_id, "table id")
-        subject = subjects.seat_events(table_id, request.seat)
         view = table_pb2.GetSeatViewRequest(table_id=table_id, seat=request.seat)
         await self._send(table_id, context, get_seat_view=view)  # the owner checks the seat is the caller's
-        async for event in self.bus.events(subject, request.after_sequence):
+        async for event in self.bus.events(table_id, request.seat, request.after_sequence):
             yield table_pb2.StreamSeatEventsResponse(event=event)
 
     async def StreamPublicEvents(
@@ -104,7 +103,7 @@ class TableApi(table_pb2_grpc.TableServiceServicer):
         table_id = subjects.token(request.table_id, "table id")
         view = table_pb2.GetSeatViewRequest(table_id=table_id, seat=-1)
         await self._send(table_id, context, get_seat_view=view)  # the table exists, the caller is known
-        async for event in self.bus.events(subjects.public_events(table_id), request.after_sequence):
+        async for event in self.bus.events(table_id, None, request.after_sequence):
             yield table_pb2.StreamPublicEventsResponse(event=event)
 
 

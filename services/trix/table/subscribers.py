@@ -33,12 +33,12 @@ import nats.errors
 import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.api import DeliverPolicy, PubAck
+from nats.js.api import PubAck
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.errors import InvalidArgument, Unavailable, from_kind
-from trix.natsio import subjects
+from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, MSG_ID_HEADER, publish_once
@@ -159,12 +159,17 @@ class JetStreamStore:
 
 
 def destinations(table_id: str, audience: int) -> list[str]:
-    """RULES.md §14: public events reach every subject; a seat's copy only that seat's subject."""
-    if audience == ALL:
-        return [subjects.public_events(table_id), *(subjects.seat_events(table_id, s) for s in range(4))]
-    if audience == PUBLIC_ONLY:
+    """RULES.md §14: a public event (and the public copy of a per-seat event) goes to the
+    public subject only, once; a seat's own copy only to that seat's subject. Readers merge
+    the public subject with their seat's (`trix.natsio.seatstream`, ADR 0003 decision 14)."""
+    if audience in (ALL, PUBLIC_ONLY):
         return [subjects.public_events(table_id)]
     return [subjects.seat_events(table_id, audience)]
+
+
+def every_subject(table_id: str) -> list[str]:
+    """The table's event subjects: public, then each seat's."""
+    return [subjects.public_events(table_id), *(subjects.seat_events(table_id, s) for s in range(4))]
 
 
 class JetStreamSink:
@@ -243,7 +248,7 @@ class JetStreamSink:
     async def _last_stored(self, table_id: str) -> dict[str, int]:
         """Each subject's last stored event sequence (absent: nothing stored)."""
         last: dict[str, int] = {}
-        for subject in destinations(table_id, ALL):
+        for subject in every_subject(table_id):
             try:
                 msg = await self.nats.jetstream.get_last_msg(EVENTS_STREAM, subject)
             except NotFoundError:
@@ -252,8 +257,11 @@ class JetStreamSink:
         return last
 
     async def stored_through(self, table_id: str) -> int:
+        """The last sequence stored on the public subject, which carries every sequence; a
+        seat's own copy is sent before its public copy on the same connection (one connection
+        loses a suffix of what it sends, never a message in the middle)."""
         last = await self._last_stored(table_id)
-        return min(last.get(subject, 0) for subject in destinations(table_id, ALL))
+        return last.get(subjects.public_events(table_id), 0)
 
     async def publish_missing(self, table_id: str, routed: list[Routed]) -> int:
         """Publish the copies a crash left unpublished (above each subject's last stored event)."""
@@ -305,23 +313,12 @@ class TableBus:
             raise from_kind(reply.error.kind, reply.error.message)
         return reply
 
-    async def events(self, subject: str, after: int) -> AsyncIterator[events_pb2.Event]:
-        """A subject's stored events after a table sequence, then live ones, until the game ends."""
-        js = self._conn().jetstream
-        sub = await js.subscribe(subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
-        try:
-            while True:
-                try:
-                    msg = await sub.next_msg(timeout=30.0)
-                except nats.errors.TimeoutError:
-                    continue
-                event = events_pb2.Event.FromString(msg.data)
-                if event.sequence > after:
-                    yield event
-                if event.HasField("game_ended"):
-                    return
-        finally:
-            await sub.unsubscribe()
+    async def events(self, table_id: str, seat: int | None, after: int) -> AsyncIterator[events_pb2.Event]:
+        """What `seat` (None: the public) may see after a table sequence: stored, then live,
+        until the game ends (`trix.natsio.seatstream`)."""
+        async for event in seatstream.follow(self._conn(), table_id, seat, timeout_s=self.timeout_s):
+            if event.sequence > after:
+                yield event
 
 
 class KvLeaseStore:

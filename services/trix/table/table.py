@@ -377,7 +377,9 @@ class Table:
         return event
 
     def _copies(self, out: list[Routed], now: datetime, copies: dict[int, dict[str, Any]]) -> None:
-        """Several copies of one event (same sequence), each for its audience."""
+        """Several copies of one event (same sequence), each for its audience: one per seat,
+        then the public one (PUBLIC_ONLY) last, in that order. Readers take a seat's own copy
+        over the public one (`trix.natsio.seatstream.has_seat_copies` names these events)."""
         self.sequence += 1
         for audience, body in copies.items():
             event = events_pb2.Event(table_id=self.table_id, sequence=self.sequence, **body)

@@ -1,0 +1,100 @@
+"""A seat's stream from the public subject and the seat's own copies (ADR 0003 decision 14):
+every sequence once and in order, the seat's own copy where there is one (RULES.md §14: the
+hand), whatever order the two subjects deliver in, stored then live, holes filled from the
+store; a spectator's stream is the public subject."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from foundation_support import NatsServer
+
+from trix.natsio import seatstream, subjects
+from trix.natsio.connection import NatsConnection
+from trix.natsio.publish import publish_once
+from trix.natsio.seatstream import _Merger
+from trix.v1 import common_pb2, events_pb2
+
+T = "ss1"
+
+
+def turn(seq: int) -> events_pb2.Event:
+    return events_pb2.Event(table_id=T, sequence=seq, turn_started=events_pb2.TurnStarted(seats=[seq % 4]))
+
+
+def dealt(seq: int, hand: list[int]) -> events_pb2.Event:
+    cards = [common_pb2.Card(id=c) for c in hand]
+    return events_pb2.Event(table_id=T, sequence=seq, deal_started=events_pb2.DealStarted(hand=cards))
+
+
+def ended(seq: int) -> events_pb2.Event:
+    return events_pb2.Event(table_id=T, sequence=seq, game_ended=events_pb2.GameEnded())
+
+
+def hands(events: list[events_pb2.Event]) -> list[list[int]]:
+    return [[c.id for c in e.deal_started.hand] for e in events if e.HasField("deal_started")]
+
+
+def test_a_seats_own_copy_replaces_the_public_one_of_the_same_sequence() -> None:
+    merged = seatstream.merge([turn(1), dealt(2, []), turn(3)], [dealt(2, [7, 8])])
+    assert [e.sequence for e in merged] == [1, 2, 3]
+    assert hands(merged) == [[7, 8]]
+
+
+def test_merger_holds_a_public_deal_until_its_own_copy_comes() -> None:
+    m = _Merger(seat=1)
+    assert [e.sequence for e in m.feed([(turn(1), False), (dealt(2, []), False), (turn(3), False)])] == [1]
+    assert m.waiting and not m.gap and [e.sequence for e, _ in m.leftover] == [2, 3]
+    out = m.feed([(dealt(2, [5]), True), *m.leftover])  # the store had it: fed before the leftover
+    assert [e.sequence for e in out] == [2, 3] and hands(out) == [[5]]
+    assert not m.waiting
+
+
+def test_merger_stops_at_a_gap_and_skips_what_it_already_gave() -> None:
+    m = _Merger(seat=None)
+    assert [e.sequence for e in m.feed([(turn(1), False), (turn(2), False), (turn(4), False)])] == [1, 2]
+    assert m.gap and [e.sequence for e, _ in m.leftover] == [4]
+    out = m.feed([(turn(1), False), (turn(2), False), (turn(3), False), (turn(4), False), *m.leftover])
+    assert [e.sequence for e in out] == [3, 4] and not m.gap
+    assert m.feed([(dealt(5, []), False)])[0].sequence == 5  # a spectator takes the public copy
+
+
+async def test_follow_reads_stored_then_live_with_own_copies_in_any_order(nats_server: NatsServer) -> None:
+    conn = NatsConnection(nats_server.url, "test-seatstream")
+    await conn.connect(give_up_after_s=30)
+    public, own, other = subjects.public_events(T), subjects.seat_events(T, 2), subjects.seat_events(T, 3)
+
+    async def put(subject: str, event: events_pb2.Event) -> None:
+        await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
+
+    async def take(stream: AsyncIterator[events_pb2.Event], n: int) -> list[events_pb2.Event]:
+        return [await asyncio.wait_for(anext(stream), 30) for _ in range(n)]
+
+    try:
+        # Stored before anyone follows: a deal whose public copy was stored before the seat's.
+        await put(public, turn(1))
+        await put(public, dealt(2, []))
+        await put(own, dealt(2, [10, 11]))
+        await put(other, dealt(2, [20, 21]))
+        seat = seatstream.follow(conn, T, 2, timeout_s=10)
+        watcher = seatstream.follow(conn, T, None, timeout_s=10)
+        first = await take(seat, 2)
+        assert [e.sequence for e in first] == [1, 2] and hands(first) == [[10, 11]]
+        assert hands(await take(watcher, 2)) == [[]]
+        # Live: the public copy of a deal ahead of the seat's own copy; then the end.
+        await put(public, turn(3))
+        await put(public, dealt(4, []))
+        await asyncio.sleep(0.3)
+        await put(own, dealt(4, [12]))
+        await put(other, dealt(4, [22]))
+        await put(public, ended(5))
+        rest = await take(seat, 3)
+        assert [e.sequence for e in rest] == [3, 4, 5] and hands(rest) == [[12]]
+        assert [e.sequence for e in await take(watcher, 3)] == [3, 4, 5]
+        for stream in (seat, watcher):  # both end after GameEnded
+            assert [e async for e in stream] == []
+        info = await conn.jetstream.stream_info(seatstream.EVENTS_STREAM)
+        assert info.state.consumer_count == 0  # every history consumer was deleted after use
+    finally:
+        await conn.drain()
