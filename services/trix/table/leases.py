@@ -421,7 +421,23 @@ class LeaseManager:
         got = [s for s, ok in zip(shards, won, strict=True) if ok]
         if got:
             log.info("shards acquired", shards=got, held=len(self.held))
-            await self.host.acquired(got)
+            try:
+                await self.host.acquired(got)
+            except Exception as exc:  # noqa: BLE001 - a rebuild that failed (NATS slow): give the shards up
+                # Held but not served would leave their tables unanswered for as long as this
+                # replica renews: free them instead, the next round (here or elsewhere) tries again.
+                log.warning("shards not served, leases given up", shards=got, error=repr(exc))
+                await asyncio.gather(*(self._give_up(s) for s in got))
+
+    async def _give_up(self, shard: int) -> None:
+        held = self.held.get(shard)
+        if held is None:
+            return
+        try:
+            await self.store.release(shard, held.revision)
+        except Exception as exc:  # noqa: BLE001 - then the lease simply expires
+            log.warning("shard release failed", shard=shard, error=repr(exc))
+        await self._lose(shard)
 
     async def _release(self, shard: int) -> None:
         held = self.held.get(shard)
