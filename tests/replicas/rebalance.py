@@ -117,13 +117,20 @@ async def run_rebalance(
             next_move = time.monotonic() + rng.uniform(0, move_s)
             while not stop.is_set() and t not in stats.finished:
                 started = time.monotonic()
-                if started >= next_move:
-                    await d.play(t, max_actions=1)
-                    next_move = started + move_s
-                else:
-                    await d.look(t)
+                try:
+                    if started >= next_move:
+                        await d.play(t, max_actions=1)
+                        next_move = started + move_s
+                    else:
+                        await d.look(t)
+                except AssertionError:  # no answer within the driver's deadline (60 s)
+                    stuck[t] = round(started - joined, 1) if joined else round(started - t0, 1)
+                    say(f"table {t} did not answer for {d.deadline_s:g}s (request sent at {stuck[t]}s)")
+                    return
                 await asyncio.sleep(max(0.0, probe_s * rng.uniform(0.8, 1.2) - (time.monotonic() - started)))
 
+        stuck: dict[str, float] = {}
+        joined = 0.0
         tasks = [asyncio.ensure_future(run(d, t, i)) for i, (d, t) in enumerate(zip(drivers, ids, strict=True))]
         await asyncio.sleep(baseline_s)
         joined = time.monotonic()
@@ -142,7 +149,7 @@ async def run_rebalance(
         until = settled + move_s + 2 * probe_s
         while time.monotonic() < until + 60:
             moved = {a.table_id for a in stats.acks if a.sent >= settled}
-            if time.monotonic() >= until and all(t in moved or t in stats.finished for t in ids):
+            if time.monotonic() >= until and all(t in moved or t in stats.finished or t in stuck for t in ids):
                 break
             await asyncio.sleep(0.5)
         stop.set()
@@ -185,6 +192,7 @@ async def run_rebalance(
             "shards": {f"r{Cluster.index_of(o)}": list(final.values()).count(o) for o in sorted(set(final.values()))},
             "tables_probed_after_join": len(worst),
             "tables_not_moved_after_balance": len(not_moved),
+            "tables_stuck": stuck,
             "requests": len(calls),
             "retries": stats.retries,
             "actions_acked": verdict.actions_acked,
@@ -216,6 +224,7 @@ def passed(result: dict[str, Any], bound_s: float = BOUND_S) -> bool:
         and result["max_interruption_s"] <= bound_s
         and result["tables_probed_after_join"] == result["tables"]
         and result["tables_not_moved_after_balance"] == 0
+        and not result["tables_stuck"]
         and result["lost"] == 0
         and result["applied_twice"] == 0
         and result["streams_ok"]
