@@ -1,0 +1,133 @@
+"""Pure tests of the timers' documents (no NATS): the hand-built JSON of `TableDoc` equals
+`dataclasses.asdict` field for field (a field added to the dataclasses and forgotten in
+`to_json` would silently not be stored), and `_mutate` writes against the last revision it
+knows, reading the store again only after a compare-and-set conflict (issue 10)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict
+from typing import Any
+
+from trix.timers.clock import ManualClock
+from trix.timers.config import TimersConfig
+from trix.timers.service import CasConflict, SeatDoc, Slot, TableDoc, TimersService, TurnDoc, table_key
+from trix.v1 import common_pb2, events_pb2
+
+
+def _full_doc() -> TableDoc:
+    doc = TableDoc(table_id="t1", created=True, paid=True, leave_grace_s=30.0, max_timeouts=2)
+    doc.turn = TurnDoc(
+        seq=7,
+        decision=common_pb2.DECISION_CARD,
+        deadline=12.5,
+        client_seeds=False,
+        slots={"0": Slot(due=12.5), "2": Slot(due=12.5, state="claimed", claimed_at=12.6, claimed_by="r1")},
+    )
+    doc.seats[1] = SeatDoc(
+        player="p1",
+        bot=True,
+        left=True,
+        control_seq=5,
+        human_seq=3,
+        autos=[4, 6],
+        disconnected=True,
+        presence_seq=9,
+        away=Slot(due=40.0, reason=2, action_id="leave-1-p9"),
+        reclaim=Slot(due=41.0, action_id="reclaim-1-p10"),
+    )
+    return doc
+
+
+def test_to_json_is_asdict_and_round_trips() -> None:
+    doc = _full_doc()
+    assert doc.to_json() == asdict(doc)
+    assert TableDoc.from_json(doc.to_json()) == doc
+    empty = TableDoc(table_id="t2")
+    assert empty.to_json() == asdict(empty)
+
+
+def test_from_json_shares_no_list_with_its_input() -> None:
+    data = _full_doc().to_json()
+    kept = copy.deepcopy(data)
+    doc = TableDoc.from_json(data)
+    doc.seats[1].autos.append(8)
+    doc.timeouts_s[0] = 1.0
+    assert data == kept
+
+
+class CountingStore:
+    """A DocStore in memory that counts reads and can be changed behind the service's back."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, tuple[dict[str, Any], int]] = {}
+        self.revision = 0
+        self.gets = 0
+        self.puts = 0
+        self.conflicts = 0
+
+    async def get(self, key: str) -> tuple[dict[str, Any] | None, int]:
+        self.gets += 1
+        doc, rev = self.docs.get(key, (None, 0))
+        return copy.deepcopy(doc), rev
+
+    async def put(self, key: str, doc: dict[str, Any], revision: int) -> int:
+        if self.docs.get(key, (None, 0))[1] != revision:
+            self.conflicts += 1
+            raise CasConflict(key)
+        self.revision += 1
+        self.puts += 1
+        self.docs[key] = (copy.deepcopy(doc), self.revision)
+        return self.revision
+
+
+class NoTable:
+    async def auto_act(self, table_id: str, seat: int, turn_seq: int) -> Any:
+        raise AssertionError("no command expected")
+
+    async def leave(self, table_id: str, seat: int, reason: int, action_id: str) -> Any:
+        raise AssertionError("no command expected")
+
+    async def reclaim(self, table_id: str, seat: int, action_id: str) -> Any:
+        raise AssertionError("no command expected")
+
+
+def _turn(table_id: str, seq: int) -> events_pb2.Event:
+    event = events_pb2.Event(table_id=table_id, sequence=seq)
+    event.turn_started.turn_seq = seq
+    event.turn_started.decision = common_pb2.DECISION_CARD
+    event.turn_started.seats.append(seq % 4)
+    return event
+
+
+async def test_writes_against_the_known_revision_and_rereads_after_a_conflict() -> None:
+    config = TimersConfig.from_env({"TRIX_NATS_URL": "none"})
+    service = TimersService(config, clock=ManualClock(), replica_id="r1")
+    store = CountingStore()
+    service.attach(store, NoTable())
+    created = events_pb2.Event(table_id="t1", sequence=1)
+    created.table_created.seats.add(index=0, player_id="", bot=True)
+
+    # a batch of one table's events: one read (nothing known yet), ONE write
+    await service.on_events([created, _turn("t1", 2), _turn("t1", 3)])
+    assert (store.gets, store.puts) == (1, 1)
+    # the next events: no read, the known revision is current
+    await service.on_events([_turn("t1", 4)])
+    await service.on_events([_turn("t1", 5)])
+    assert (store.gets, store.puts, store.conflicts) == (1, 3, 0)
+
+    # another replica writes: the known revision is stale, the write conflicts, the store is read
+    doc, _ = store.docs[table_key("t1")]
+    store.revision += 1
+    store.docs[table_key("t1")] = (doc, store.revision)
+    await service.on_events([_turn("t1", 6)])
+    assert (store.gets, store.puts, store.conflicts) == (2, 4, 1)
+    stored = TableDoc.from_json(store.docs[table_key("t1")][0])
+    assert stored.turn is not None and stored.turn.seq == 6
+
+    # an event that changes nothing (already applied) writes nothing
+    await service.on_events([_turn("t1", 6)])
+    assert store.puts == 4
+    # the watch echoing this replica's own write is skipped; a newer revision is taken
+    assert service.knows("t1", store.revision)
+    assert not service.knows("t1", store.revision + 1)
