@@ -314,8 +314,12 @@ class LeaseManager:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _renew_loop(self) -> None:
+        due = self.clock()
         while not self._closed:
             started = self.clock()
+            if started - due > self.valid_s - self.renew_s:
+                # The event loop was busy elsewhere: the leases may lapse (diagnostic only).
+                log.warning("lease renewal late", late_s=round(started - due, 3), held=len(self.held))
             ok = True
             try:
                 if not self.leaving:
@@ -324,8 +328,13 @@ class LeaseManager:
             except Exception as exc:  # noqa: BLE001 - NATS away: keep trying, validity runs out
                 log.warning("lease renewal failed", error=repr(exc))
                 ok = False
+            took = self.clock() - started
+            if took > self.valid_s - self.renew_s:
+                log.warning("lease renewal slow", took_s=round(took, 3), held=len(self.held))
             period = self.renew_s if ok else min(self.renew_s, RETRY_S)
-            await asyncio.sleep(max(0.05, period - (self.clock() - started)))
+            pause = max(0.05, period - took)
+            due = self.clock() + pause
+            await asyncio.sleep(pause)
 
     async def _renew(self, shard: int) -> bool:
         """Renew one held lease; False if the attempt failed (try again soon)."""
