@@ -141,6 +141,7 @@ def run_scenario(tmp_path: Path, n: int) -> dict[str, object]:
         formed = asyncio.run(read_matches(nats_server.url, expect=n // 4, timeout_s=max(120.0, n / 40)))
         matched_s = time.monotonic() - t0
         check(tickets, ids, formed)
+        logs = [r.log_path.read_text(errors="replace") for r in replicas]
         return {
             "test": "matchmaking-replicas",
             "tickets": n,
@@ -152,6 +153,10 @@ def run_scenario(tmp_path: Path, n: int) -> dict[str, object]:
             "tickets_matched_per_s": round(n / matched_s, 1),
             "duplicates": 0,
             "lost": 0,
+            # Partition leases the replicas lost to another, or that expired before their renewal
+            # (the killed replica's leases pass to the others by TTL: not counted).
+            "leases_lost": sum(text.count("partition lease lost") for text in logs),
+            "leases_renewed_late": sum(text.count("partition lease renewed late") for text in logs),
         }
     finally:
         for r in replicas:
