@@ -18,5 +18,5 @@ fault-tables: ## the issue's name: the pause/handover tests, then fault-replicas
 rebalance-tables: ## 1 replica with 300 running tables, 2 join: asserts spread within 20 % of even and no game interrupted > 5 s (TABLES=300); last line: JSON
 	@PYTHONPATH=services $(PY) tests/replicas/rebalance.py --tables $${TABLES:-300}
 
-bench-tables: ## actions/s with 1 and 3 table replicas under the same load, and the scaling factor (a benchmark, not a test; TABLES=24 SECONDS=20); last line: JSON
-	@PYTHONPATH=services $(PY) tests/replicas/bench_replicas.py --tables $${TABLES:-24} --seconds $${SECONDS:-20}
+bench-tables: ## actions/s with 1 and 3 table replicas under the same load, and the scaling factor (a benchmark, not a test; TABLES=24 BENCH_S=20); last line: JSON
+	@PYTHONPATH=services $(PY) tests/replicas/bench_replicas.py --tables $${TABLES:-24} --seconds $${BENCH_S:-20}

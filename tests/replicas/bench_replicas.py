@@ -1,5 +1,5 @@
 """Benchmark (not a timed test) of issue 5: actions/s with 1 and with 3 table replicas under
-the same load, so the scaling factor is visible. `make bench-tables` (TABLES=, SECONDS=).
+the same load, so the scaling factor is visible. `make bench-tables` (TABLES=, BENCH_S=).
 
 The load: `--tables` concurrent bot games on one real nats-server (file storage,
 `sync_interval: always`), each driven closed-loop by a test player at seat 0 (view, move,
