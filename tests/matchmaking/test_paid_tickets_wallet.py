@@ -101,6 +101,10 @@ async def test_paid_ticket_holds_the_stake_and_cancel_releases_it(env: Env) -> N
     done = await env.api.CancelTicket(cancel, metadata=identity("alice"), timeout=30)
     assert done.ticket.state == mm.TICKET_STATE_CANCELLED
     assert await env.scoring.balance("alice") == (1000, 0)
+    # A repeated cancel (a client retrying after a lost answer) releases nothing twice.
+    again = await env.api.CancelTicket(cancel, metadata=identity("alice"), timeout=30)
+    assert again.ticket.state == mm.TICKET_STATE_CANCELLED
+    assert await env.scoring.balance("alice") == (1000, 0)
     await assert_conserved(env.scoring)
     assert (await env.scoring.totals()).granted == 1000
 

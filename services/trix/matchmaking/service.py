@@ -599,6 +599,8 @@ ROUND_COMMITS = 64
 """Matches a partition's round commits at most (each is ~15 sequential store calls)."""
 ROUND_CHORES = 128
 """Chores (expiry, widening, claim recovery, lobby starts, retirement) a round runs at most."""
+RETIRE_RETRY_S = 30.0
+"""A purge whose stake release failed (the wallet is down) is tried again this much later."""
 WIDENED_FACTOR = 1.5
 """A ticket is shown WIDENED once its rating window reached this multiple of the base (with
 the defaults after 5 s): marking it costs a store write, so not on the first tick."""
@@ -920,6 +922,9 @@ class MatchmakingService:
             if release and ticket.wish.paid:
                 await self.wallet.release(ticket.player_id, ticket.ticket_id)
             await self._release_player_lock(ticket.player_id, ticket.ticket_id)
+        elif release and ticket.wish.paid and ticket.state == final:
+            # A repeat (the first attempt's release may have failed): release again, idempotent.
+            await self.wallet.release(ticket.player_id, ticket.ticket_id)
         return ticket
 
     async def ticket(self, player_id: str, ticket_id: str) -> Ticket:
@@ -1229,7 +1234,14 @@ class MatchmakingService:
         if release:
             # Idempotent: makes sure no stake of an unmatched ticket outlives it, also when the
             # release at cancel/expiry failed or a hold landed after its call had timed out.
-            await self.wallet.release(player_id, key.rsplit(".", 1)[1])
+            try:
+                await self.wallet.release(player_id, key.rsplit(".", 1)[1])
+            except Exception as exc:  # noqa: BLE001 - the wallet is down: try again later, keep the key
+                pending = self.retiring.get(partition)
+                if pending is not None and pending.get(key) == entry:
+                    pending[key] = (self.clock() + RETIRE_RETRY_S, *entry[1:])
+                log.warning("stake release before purge failed; retried later", key=key, error=repr(exc))
+                return
         if match_id:
             got = await self.store.get(match_key(match_id))
             if got is not None and MatchRecord.decode(got[0]).state in (DONE, ABORTED):
