@@ -34,12 +34,20 @@ def wait_serving(channel: grpc.Channel, timeout_s: float = 60.0) -> None:
     raise TimeoutError("service never became SERVING")
 
 
-def test_health_serving_then_not_serving_on_sigterm(service_process: type[ServiceProcess]) -> None:
-    service = service_process("table", TRIX_DRAIN_DELAY_S="0.5")
+def serving_table(service_process: type[ServiceProcess], drain_s: str) -> ServiceProcess:
+    """A started table service process, once its health says SERVING."""
+    service = service_process("table", TRIX_DRAIN_DELAY_S=drain_s)
     service.start()
     assert service.proc is not None
     with grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}") as channel:
         wait_serving(channel)
+    return service
+
+
+def test_health_serving_then_not_serving_on_sigterm(service_process: type[ServiceProcess]) -> None:
+    service = serving_table(service_process, "0.5")
+    assert service.proc is not None
+    with grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}") as channel:
         watch = health_pb2_grpc.HealthStub(channel).Watch(
             health_pb2.HealthCheckRequest(service="trix.v1.TableService"), timeout=60
         )
@@ -58,11 +66,8 @@ def test_health_serving_then_not_serving_on_sigterm(service_process: type[Servic
 
 
 def test_sigusr1_logs_every_asyncio_task_as_one_json_record(service_process: type[ServiceProcess]) -> None:
-    service = service_process("table", TRIX_DRAIN_DELAY_S="0.1")
-    service.start()
+    service = serving_table(service_process, "0.1")
     assert service.proc is not None
-    with grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}") as channel:
-        wait_serving(channel)
     service.proc.send_signal(signal.SIGUSR1)
     deadline = time.monotonic() + 30
     dump: dict[str, object] = {}
