@@ -289,3 +289,33 @@ async def publish_rated_game(nats_url: str, table_id: str, players: list[str], r
             )
     finally:
         await nc.close()
+
+
+class ScoringProcess:
+    """`python -m trix.scoring` as a subprocess (the wallet of replica tests), with a stub."""
+
+    def __init__(self, workdir: Path, nats_url: str) -> None:
+        self.port = free_port()
+        self.log_path = workdir / "scoring.log"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
+        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), self.env.get("PYTHONPATH")]))
+        self.env.update(scoring_env(nats_url, TRIX_GRPC_PORT=str(self.port)))
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "trix.scoring"], env=self.env, stdout=log, stderr=log)
+        wait_port(self.port, 30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

@@ -1,6 +1,8 @@
 """Several matchmaking replicas (real processes) share the queues through JetStream; one is
 killed (SIGKILL) halfway through the enqueues. Every player is placed exactly once, at a
-table of compatible tickets, partners opposite, nobody at two tables, no ticket lost.
+table of compatible tickets, partners opposite, nobody at two tables, no ticket lost; the
+paid queues' stakes go through the real scoring service (a process): each paid player has
+exactly one stake held, coins conserved.
 
 CI runs 1,000 tickets; `make test-matchmaking` runs 10,000 (MM_TICKETS) and prints the
 figures as one JSON line (MM_FIGURES names the file the figures are written to).
@@ -17,11 +19,12 @@ from pathlib import Path
 
 import grpc
 import pytest
-from mm_support import NatsServer, ReplicaProcess, identity, read_matches
+from mm_support import SCORING_ADMIN, NatsServer, ReplicaProcess, ScoringProcess, identity, read_matches
 
-from trix.v1 import common_pb2
+from trix.v1 import common_pb2, scoring_pb2
 from trix.v1 import matchmaking_pb2 as mm
 from trix.v1.matchmaking_pb2_grpc import MatchmakingServiceStub as Stub
+from trix.v1.scoring_pb2_grpc import ScoringServiceStub as ScoringStub
 
 TICKETS = int(os.environ.get("MM_TICKETS", "1000"))
 REPLICAS = 3
@@ -37,7 +40,13 @@ QUEUES: list[tuple[int, dict[str, object], str]] = [
     (common_pb2.VARIANT_TRIX_PARTNERSHIP, {}, "majlis-003"),
     (common_pb2.VARIANT_COMPLEX, {"card_timeout_s": 20}, ""),
     (common_pb2.VARIANT_COMPLEX_PARTNERSHIP, {"doubling_reveal": common_pb2.DOUBLING_REVEAL_SIMULTANEOUS}, ""),
+    (common_pb2.VARIANT_TRIX, {}, ""),  # paid (PAID_QUEUES): stakes held through the real scoring wallet
+    (common_pb2.VARIANT_COMPLEX, {"rake_percent": 5}, ""),  # paid
 ]
+PAID_QUEUES = {6: 100, 7: 250}
+"""Queue -> stake in coins. Each paid player is granted GRANT coins first; after the run every
+one of them has exactly one stake held (RULES.md §13), whatever replica died mid-enqueue."""
+GRANT = 1000
 
 
 def plan(n: int, rng: random.Random) -> list[dict[str, object]]:
@@ -65,7 +74,10 @@ def plan(n: int, rng: random.Random) -> list[dict[str, object]]:
 
 def wish_of(q: int) -> mm.GameWish:
     variant, options, preset = QUEUES[q]
-    return mm.GameWish(variant=variant, options=common_pb2.TableOptions(**options), preset=preset)  # type: ignore[arg-type]
+    wish = mm.GameWish(variant=variant, options=common_pb2.TableOptions(**options), preset=preset)  # type: ignore[arg-type]
+    if q in PAID_QUEUES:
+        wish.stake.coins = PAID_QUEUES[q]
+    return wish
 
 
 async def enqueue_all(tickets: list[dict[str, object]], replicas: list[ReplicaProcess], kill_at: int) -> dict[str, str]:
@@ -116,9 +128,56 @@ async def enqueue_all(tickets: list[dict[str, object]], replicas: list[ReplicaPr
     return ids
 
 
+async def grant_paid_players(address: str, tickets: list[dict[str, object]]) -> None:
+    channel = grpc.aio.insecure_channel(address)
+    stub = ScoringStub(channel)
+    players = [str(t["player"]) for t in tickets if int(str(t["queue"])) in PAID_QUEUES]
+    try:
+        for start in range(0, len(players), 32):
+            await asyncio.gather(
+                *(
+                    stub.Grant(
+                        scoring_pb2.GrantRequest(player_id=p, amount=GRANT, grant_id=f"g-{p}"),
+                        metadata=SCORING_ADMIN,
+                        timeout=60,
+                    )
+                    for p in players[start : start + 32]
+                )
+            )
+    finally:
+        await channel.close()
+
+
+async def check_stakes(address: str, tickets: list[dict[str, object]]) -> int:
+    """Every paid player has exactly its one stake held; coins are conserved. Returns the holds."""
+    channel = grpc.aio.insecure_channel(address)
+    stub = ScoringStub(channel)
+    try:
+        paid = [
+            (str(t["player"]), PAID_QUEUES[int(str(t["queue"]))])
+            for t in tickets
+            if int(str(t["queue"])) in PAID_QUEUES
+        ]
+        for start in range(0, len(paid), 64):
+            chunk = paid[start : start + 64]
+            balances = await asyncio.gather(
+                *(stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=p), timeout=60) for p, _ in chunk)
+            )
+            for (player, stake), b in zip(chunk, balances, strict=True):
+                assert (b.available, b.held) == (GRANT - stake, stake), f"{player}: stake held {b.held}, not {stake}"
+        totals = await stub.GetWalletTotals(scoring_pb2.GetWalletTotalsRequest(), metadata=SCORING_ADMIN, timeout=60)
+        assert totals.granted == GRANT * len(paid)
+        assert totals.available + totals.held + totals.pots + totals.house == totals.granted
+        assert totals.held == sum(stake for _, stake in paid)
+        return len(paid)
+    finally:
+        await channel.close()
+
+
 def run_scenario(tmp_path: Path, n: int) -> dict[str, object]:
     nats_server = NatsServer(tmp_path)
     nats_server.start()
+    scoring = ScoringProcess(tmp_path, nats_server.url)
     replicas = [
         ReplicaProcess(
             f"mm-{i}",
@@ -127,20 +186,24 @@ def run_scenario(tmp_path: Path, n: int) -> dict[str, object]:
             TRIX_MATCHMAKING_BOT_FILL_S="100000",
             TRIX_MATCHMAKING_TICKET_TTL_S="100000",
             TRIX_MATCHMAKING_CLAIM_TIMEOUT_S="2",
+            TRIX_SCORING_TARGET=scoring.address,
         )
         for i in range(REPLICAS)
     ]
     try:
+        scoring.start()
         for r in replicas:
             r.start()
-        time.sleep(1.5)  # leases settle
         tickets = plan(n, random.Random(20240606))
+        asyncio.run(grant_paid_players(scoring.address, tickets))
+        time.sleep(1.5)  # leases settle
         t0 = time.monotonic()
         ids = asyncio.run(enqueue_all(tickets, replicas, kill_at=n // 2))
         enqueued_s = time.monotonic() - t0
         formed = asyncio.run(read_matches(nats_server.url, expect=n // 4, timeout_s=max(120.0, n / 40)))
         matched_s = time.monotonic() - t0
         check(tickets, ids, formed)
+        holds = asyncio.run(check_stakes(scoring.address, tickets))
         logs = [r.log_path.read_text(errors="replace") for r in replicas]
         return {
             "test": "matchmaking-replicas",
@@ -153,6 +216,7 @@ def run_scenario(tmp_path: Path, n: int) -> dict[str, object]:
             "tickets_matched_per_s": round(n / matched_s, 1),
             "duplicates": 0,
             "lost": 0,
+            "stakes_held_once": holds,
             # Partition leases the replicas lost to another, or that expired before their renewal
             # (the killed replica's leases pass to the others by TTL: not counted).
             "leases_lost": sum(text.count("partition lease lost") for text in logs),
@@ -161,6 +225,7 @@ def run_scenario(tmp_path: Path, n: int) -> dict[str, object]:
     finally:
         for r in replicas:
             r.stop()
+        scoring.stop()
         nats_server.stop()
 
 
@@ -179,6 +244,7 @@ def check(tickets: list[dict[str, object]], ids: dict[str, str], formed: list[ob
         assert len(queues) == 1, f"incompatible tickets at one table: {queues}"
         q = int(str(queues.pop()))
         assert m.variant == QUEUES[q][0]  # type: ignore[attr-defined]
+        assert m.stake.coins == PAID_QUEUES.get(q, 0)  # type: ignore[attr-defined]
         for s in seats:
             assert s.player_id not in seated, f"{s.player_id} at two tables"
             seated[s.player_id] = m.table_id  # type: ignore[attr-defined]

@@ -32,12 +32,34 @@ SHORT_BALANCE = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.RESOURCE_E
 log = structlog.get_logger("trix.matchmaking.wallet")
 
 
+class LazyStub:
+    """A scoring stub whose channel is opened on first use, inside the serving event loop: a
+    grpc.aio channel made before it (the service is built before the loop runs) is bound to
+    another loop and every call on it fails."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.channel: grpc.aio.Channel | None = None
+        self._stub: scoring_pb2_grpc.ScoringServiceAsyncStub | None = None
+
+    def stub(self) -> scoring_pb2_grpc.ScoringServiceAsyncStub:
+        if self._stub is None:
+            self.channel = grpc.aio.insecure_channel(self.target)
+            self._stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
+        return self._stub
+
+    async def close(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+        self.channel = None
+        self._stub = None
+
+
 class ScoringWallet:
     """`trix.matchmaking.service.Wallet` over `trix.v1.ScoringService`."""
 
     def __init__(self, target: str, token_key: str = "", timeout_s: float = 5.0) -> None:
-        self.channel = grpc.aio.insecure_channel(target)
-        self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
+        self.lazy = LazyStub(target)
         self.token_key = token_key.encode()
         self.timeout_s = timeout_s
 
@@ -49,7 +71,7 @@ class ScoringWallet:
     async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
         request = scoring_pb2.HoldStakeRequest(player_id=player_id, ticket_id=ticket_id, amount=coins)
         try:
-            await self.stub.HoldStake(request, timeout=self.timeout_s, metadata=self._metadata(player_id))
+            await self.lazy.stub().HoldStake(request, timeout=self.timeout_s, metadata=self._metadata(player_id))
         except grpc.aio.AioRpcError as err:
             if err.code() in SHORT_BALANCE:
                 raise ResourceExhausted(f"the balance does not cover the stake of {coins} coins") from None
@@ -58,14 +80,14 @@ class ScoringWallet:
     async def release(self, player_id: str, ticket_id: str) -> None:
         request = scoring_pb2.ReleaseStakeRequest(player_id=player_id, ticket_id=ticket_id)
         try:
-            await self.stub.ReleaseStake(request, timeout=self.timeout_s, metadata=self._metadata(player_id))
+            await self.lazy.stub().ReleaseStake(request, timeout=self.timeout_s, metadata=self._metadata(player_id))
         except grpc.aio.AioRpcError as err:
             if err.code() in (grpc.StatusCode.NOT_FOUND,):
                 return  # nothing was held for this ticket
             raise Unavailable("the wallet is unavailable; retry") from None
 
     async def close(self) -> None:
-        await self.channel.close()
+        await self.lazy.close()
 
 
 class ScoringRatings:
@@ -82,8 +104,7 @@ class ScoringRatings:
         backoff_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.channel = grpc.aio.insecure_channel(target)
-        self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
+        self.lazy = LazyStub(target)
         self.default = default
         self.scale = scale
         self.timeout_s = timeout_s
@@ -103,7 +124,7 @@ class ScoringRatings:
             return None  # scoring failed a moment ago: the default, without waiting
         request = scoring_pb2.GetLeaderboardRequest(variant=variant, page_size=1, around_player_id=player_id)  # type: ignore[arg-type]
         try:
-            response = await self.stub.GetLeaderboard(request, timeout=self.timeout_s)
+            response = await self.lazy.stub().GetLeaderboard(request, timeout=self.timeout_s)
         except grpc.aio.AioRpcError as err:
             if err.code() == grpc.StatusCode.NOT_FOUND:  # no rated game yet: a new player
                 value = None
@@ -121,4 +142,4 @@ class ScoringRatings:
         return value
 
     async def close(self) -> None:
-        await self.channel.close()
+        await self.lazy.close()
