@@ -69,10 +69,10 @@ async def log_entries(cluster: Cluster) -> int:
 async def measure(replicas: int, tables: int, seconds: float) -> Rate:
     with tempfile.TemporaryDirectory(prefix="trix-bench-") as tmp:
         server = AuthNats(Path(tmp))
-        server.start()
         cluster = Cluster(server, Path(tmp), replicas, TRIX_LOG_LEVEL="warning")
         client: GatewayClient | None = None
         try:
+            server.start()
             await cluster.connect()
             for i in range(replicas):
                 cluster.start(i)

@@ -94,10 +94,10 @@ async def run_fault(
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     server = AuthNats(workdir)
-    server.start()
     cluster = Cluster(server, workdir, 3)
     client: GatewayClient | None = None
     try:
+        server.start()
         await cluster.connect()
         for i in range(3):  # together: the startup fair share (test_startup.py) splits them
             cluster.start(i)

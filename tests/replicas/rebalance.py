@@ -87,12 +87,12 @@ async def run_rebalance(
 ) -> dict[str, Any]:
     load_start = round(os.getloadavg()[0], 1)
     server = AuthNats(workdir)
-    server.start()
     cluster = Cluster(server, workdir, 1)
     client: GatewayClient | None = None
     stop = asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
     try:
+        server.start()
         await cluster.connect()
         cluster.start(0)
         await cluster.wait_balanced([0], timeout_s=60)

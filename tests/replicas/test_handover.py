@@ -41,6 +41,13 @@ def _resume(stats: GameStats, tables: list[str], since: float) -> dict[str, floa
     return out
 
 
+def _waiting(stats: GameStats, tables: list[str], since: float) -> list[str]:
+    """Tables with no acknowledged action since `since` whose game is not over (a game can end
+    within seconds: the table plays three seats itself, so it need not resume)."""
+    resumed = _resume(stats, tables, since)
+    return [t for t in tables if t not in resumed and t not in stats.finished]
+
+
 async def test_paused_owner_cannot_append_and_stops_serving(cluster: Cluster) -> None:
     client, stats, drivers = await _games(cluster, 6, seed=1)
     stop = asyncio.Event()
@@ -53,17 +60,18 @@ async def test_paused_owner_cannot_append_and_stops_serving(cluster: Cluster) ->
     try:
         await asyncio.sleep(2.0)
         leases = await cluster.leases()
-        target = stats.tables[0]
+        target = next(t for t in stats.tables if t not in stats.finished)
         victim = cluster.index_of(leases[table_shard(target)])
         paused_id = leases[table_shard(target)]
         owned = [t for t in stats.tables if leases[table_shard(t)] == paused_id]
         cluster.signal(victim, signal.SIGSTOP)
         stopped = time.monotonic()
         # Another replica takes the shard over and appends (the table's next acknowledged action).
-        while len(_resume(stats, owned, stopped)) < len(owned):
-            assert time.monotonic() - stopped < 15, "no takeover"
+        while _waiting(stats, owned, stopped):
+            assert time.monotonic() - stopped < 15, f"no takeover: {_waiting(stats, owned, stopped)}"
             await asyncio.sleep(0.05)
         resumed = _resume(stats, owned, stopped)
+        assert resumed, "every game of the paused owner ended before it was paused"
         assert (await cluster.leases())[table_shard(target)] != paused_id
         await asyncio.sleep(max(0.0, TABLE_LEASE_TTL_S - (time.monotonic() - stopped)) + 0.5)
         cluster.signal(victim, signal.SIGCONT)
@@ -99,14 +107,14 @@ async def test_sigterm_hands_tables_over_with_a_short_pause(cluster: Cluster) ->
     try:
         await asyncio.sleep(2.0)
         leases = await cluster.leases()
-        target = stats.tables[0]
+        target = next(t for t in stats.tables if t not in stats.finished)
         victim_id = leases[table_shard(target)]
         victim = cluster.index_of(victim_id)
         owned = [t for t in stats.tables if leases[table_shard(t)] == victim_id and t not in stats.finished]
         acked = asyncio.get_running_loop().create_future()
 
         def on_ack(ack: Ack) -> None:
-            if ack.table_id == target and not acked.done():
+            if ack.table_id in owned and not acked.done():
                 cluster.terminate(victim)  # SIGTERM right at an acknowledged move
                 acked.set_result(time.monotonic())
 
@@ -115,10 +123,11 @@ async def test_sigterm_hands_tables_over_with_a_short_pause(cluster: Cluster) ->
         since = await asyncio.wait_for(acked, 30)
         code = await asyncio.get_running_loop().run_in_executor(None, cluster.wait_exit, victim, 20)
         assert code == 0
-        while len(_resume(stats, owned, since)) < len(owned):
-            assert time.monotonic() - since < 15, "tables not resumed"
+        while _waiting(stats, owned, since):
+            assert time.monotonic() - since < 15, f"tables not resumed: {_waiting(stats, owned, since)}"
             await asyncio.sleep(0.05)
         resumed = _resume(stats, owned, since)
+        assert resumed, "every game of the terminated owner ended first"
         leases = await cluster.leases()
         assert victim_id not in leases.values()  # every shard handed over before it exited
         assert len(leases) == 64
