@@ -32,6 +32,11 @@ async def _games(cluster: Cluster, count: int, seed: int) -> tuple[GatewayClient
     return client, stats, drivers
 
 
+PACE_S = 0.2
+"""Pause between a table's moves: unpaced, a game (~100 moves, the table plays three seats)
+ends within seconds on an idle box, before the pause or kill it is there to survive."""
+
+
 def _resume(stats: GameStats, tables: list[str], since: float) -> dict[str, float]:
     out: dict[str, float] = {}
     for t in tables:
@@ -55,12 +60,13 @@ async def test_paused_owner_cannot_append_and_stops_serving(cluster: Cluster) ->
     async def run(d: Driver, t: str) -> None:
         while not stop.is_set() and t not in stats.finished:
             await d.play(t, max_actions=1)
+            await asyncio.sleep(PACE_S)
 
     tasks = [asyncio.ensure_future(run(d, t)) for d, t in zip(drivers, stats.tables, strict=True)]
     try:
         await asyncio.sleep(2.0)
         leases = await cluster.leases()
-        target = next(t for t in stats.tables if t not in stats.finished)
+        target = next(t for t in stats.tables if t not in stats.finished)  # paced: games last ~20 s
         victim = cluster.index_of(leases[table_shard(target)])
         paused_id = leases[table_shard(target)]
         owned = [t for t in stats.tables if leases[table_shard(t)] == paused_id]
@@ -102,12 +108,13 @@ async def test_sigterm_hands_tables_over_with_a_short_pause(cluster: Cluster) ->
     async def run(d: Driver, t: str) -> None:
         while not stop.is_set() and t not in stats.finished:
             await d.play(t, max_actions=1)
+            await asyncio.sleep(PACE_S)
 
     tasks = [asyncio.ensure_future(run(d, t)) for d, t in zip(drivers, stats.tables, strict=True)]
     try:
         await asyncio.sleep(2.0)
         leases = await cluster.leases()
-        target = next(t for t in stats.tables if t not in stats.finished)
+        target = next(t for t in stats.tables if t not in stats.finished)  # paced: games last ~20 s
         victim_id = leases[table_shard(target)]
         victim = cluster.index_of(victim_id)
         owned = [t for t in stats.tables if leases[table_shard(t)] == victim_id and t not in stats.finished]
