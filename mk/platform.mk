@@ -54,8 +54,8 @@ lint: $(STAMP_DEV) ## ruff check and ruff format --check
 typecheck: $(STAMP_DEV) ## mypy --strict on services/trix (generated trix.v1 excluded, see pyproject)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP_DEV) ## every Python test under tests/
-	$(PY) -m pytest -q --timeout=300 tests $(PYTEST_ARGS)
+pytest: $(STAMP_DEV) ## every Python test under tests/ but those marked outside_ci (their make targets run them; README)
+	$(PY) -m pytest -q --timeout=300 -m "not outside_ci" tests $(PYTEST_ARGS)
 
 test: lint typecheck proto-check buf-lint buf-breaking test-c asan pytest ## the CI suite (what .ci/run and the README run)
 	@echo "make test: all checks passed"

@@ -4,7 +4,7 @@ PY ?= .venv/bin/python
 .PHONY: test-replicas fault-replicas fault-tables rebalance-tables bench-tables
 test-replicas: ## table replicas: lease plan, startup fair share, CI SIGKILL fault run (3 kills), SIGSTOP/SIGCONT owner, SIGTERM handover, and (not in CI) a 64-table rebalance; bound 12 s, the make targets below assert 5 s
 	@start=$$(date +%s); \
-	TRIX_REBALANCE_TEST=1 $(PY) -m pytest -q -p no:cacheprovider tests/replicas; rc=$$?; \
+	$(PY) -m pytest -q -p no:cacheprovider tests/replicas; rc=$$?; \
 	echo "test-replicas: $$( [ $$rc -eq 0 ] && echo PASS || echo FAIL ) in $$(( $$(date +%s) - start ))s"; \
 	exit $$rc
 
