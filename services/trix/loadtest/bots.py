@@ -350,7 +350,12 @@ class SwarmBot:
                 self.sent_at.pop(m.error.action_id, None)
                 if st.my_turn():
                     self.acted = 0
-                    self._view()
+                    if code == "RESOURCE_EXHAUSTED":
+                        # Rate limited: ask again after a pause, as a phone would; asking at
+                        # once turns one refusal into a storm of them.
+                        loop.call_later(0.5 + self.rng.random(), self._view)
+                    else:
+                        self._view()
         return not st.ended
 
     def _on_turn(self) -> None:
