@@ -34,6 +34,8 @@ from trix.v1 import gateway_pb2, matchmaking_pb2, scoring_pb2
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+THINK_S = 0.05
+"""Each bot's pause before it answers its turn."""
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,7 +122,10 @@ class Bot:
                     st.turn = turn
                     self.acted = turn.turn_seq
                     self.acted_at = time.perf_counter()
-                    self._act()
+                    # A short think, as a phone's player would take: a bot answering at once
+                    # sends a view and an action per turn faster than the gateway's
+                    # per-connection rate limit allows (TRIX_GATEWAY_RATE_PER_S, 20/s).
+                    asyncio.get_running_loop().call_later(THINK_S, self._act)
             elif kind == "accepted":
                 sent = self.sent_at.pop(m.accepted.action_id, None)
                 if sent is not None:
@@ -131,7 +136,10 @@ class Bot:
                     raise RuntimeError(f"bot{self.index + 1}: {m.error.code}: {m.error.message}")
                 if st.my_turn():
                     self.acted = 0
-                    self._view()
+                    if m.error.code == "RESOURCE_EXHAUSTED":  # rate limited: ask again after a pause
+                        asyncio.get_running_loop().call_later(0.5, self._view)
+                    else:
+                        self._view()
 
     def _view(self) -> None:
         self.client.send(gateway_pb2.SessionRequest(view=gateway_pb2.GetViewRequest(table_id=self.state.table_id)))
