@@ -257,6 +257,9 @@ class TimersNats:
                 log.warning("timers fetch failed", error=repr(exc))
                 await asyncio.sleep(0.2)
                 continue
+            # A hold that began while this fetch was in flight holds what it brought too
+            # (unacked, in hand) until released: the hold is on handling, not on fetching.
+            await self.flowing.wait()
             # One lane per subject (a table's public events, a player's presence): in order
             # within a lane, lanes in parallel.
             lanes: dict[str, list[Msg]] = {}
