@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -480,11 +481,19 @@ class Supervisor:
             child.close()
 
     def _stop_all(self) -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if self.edge_child is not None:
-            self._stop_group([self.edge_child], self.grace_s)
-        if self.services:
-            self._stop_group(self.services, self.grace_s)
-        if self.nats is not None:
-            self._stop_group([self.nats], self.grace_s)
+        # A second Ctrl-C must not cut the stop short; the caller's own handling comes back
+        # after (an embedding process, e.g. a test run, must not be left ignoring SIGINT:
+        # the programs it starts would inherit the ignore and never see a Ctrl-C).
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            if self.edge_child is not None:
+                self._stop_group([self.edge_child], self.grace_s)
+            if self.services:
+                self._stop_group(self.services, self.grace_s)
+            if self.nats is not None:
+                self._stop_group([self.nats], self.grace_s)
+        finally:
+            if main and previous is not None:
+                signal.signal(signal.SIGINT, previous)
         _say("stopped")

@@ -120,3 +120,19 @@ def test_trix_up_sigkill_leaves_no_orphan(tmp_path: Path) -> None:
     for pid in left:  # never leave them behind, even when the test fails
         os.kill(pid, signal.SIGKILL)
     assert left == [], f"orphans after SIGKILL of trix up: {left}"
+
+
+def test_stopping_an_embedded_platform_gives_the_caller_its_sigint_handler_back(tmp_path: Path) -> None:
+    """The stop ignores a second Ctrl-C while it runs, then puts the caller's handler back: a
+    process left ignoring SIGINT passes the ignore on to every program it starts (a `trix
+    play` started afterwards by the same test run never saw its Ctrl-C)."""
+    from trix.play import EmbeddedPlatform
+
+    before = signal.getsignal(signal.SIGINT)
+    platform = EmbeddedPlatform(tmp_path / "state", fresh=True)
+    try:
+        platform.start()
+    finally:
+        platform.stop()
+    assert signal.getsignal(signal.SIGINT) is before
+    assert before is not signal.SIG_IGN
