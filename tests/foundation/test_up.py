@@ -128,11 +128,16 @@ def test_stopping_an_embedded_platform_gives_the_caller_its_sigint_handler_back(
     play` started afterwards by the same test run never saw its Ctrl-C)."""
     from trix.play import EmbeddedPlatform
 
-    before = signal.getsignal(signal.SIGINT)
-    platform = EmbeddedPlatform(tmp_path / "state", fresh=True)
+    def mine(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, mine)
     try:
-        platform.start()
+        platform = EmbeddedPlatform(tmp_path / "state", fresh=True)
+        try:
+            platform.start()
+        finally:
+            platform.stop()
+        assert signal.getsignal(signal.SIGINT) is mine
     finally:
-        platform.stop()
-    assert signal.getsignal(signal.SIGINT) is before
-    assert before is not signal.SIG_IGN
+        signal.signal(signal.SIGINT, previous)

@@ -60,6 +60,9 @@ class Tty:
         self.pid = os.fork()
         if self.pid == 0:  # the child: only syscalls, then exec
             try:
+                # As a shell starts a foreground job: default Ctrl-C handling, even when this
+                # test run itself was started in the background (which ignores SIGINT).
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.setsid()
                 fcntl.ioctl(self.slave, termios.TIOCSCTTY, 0)
                 for fd in (0, 1, 2):
