@@ -111,6 +111,19 @@ def stub(address: str) -> tuple[grpc.aio.Channel, matchmaking_pb2_grpc.Matchmaki
     return channel, matchmaking_pb2_grpc.MatchmakingServiceStub(channel)
 
 
+async def serving_replica(
+    cfg: MatchmakingConfig, service: MatchmakingService
+) -> tuple[Runtime, grpc.aio.Channel, matchmaking_pb2_grpc.MatchmakingServiceStub]:
+    """A started replica and a stub to it, once the replica has leased every partition."""
+    runtime = await start_replica(cfg, service)
+    channel, api = stub(runtime.address)
+    for _ in range(200):
+        if len(service.pools) == cfg.partitions:
+            break
+        await asyncio.sleep(0.05)
+    return runtime, channel, api
+
+
 async def read_matches(url: str, expect: int | None = None, timeout_s: float = 30.0) -> list[events_pb2.MatchFormed]:
     """Every MatchFormed stored in the MATCHES stream (waiting for `expect` of them)."""
     nc = await nats.connect(url)

@@ -20,8 +20,7 @@ from mm_support import (
     config,
     identity,
     publish_rated_game,
-    start_replica,
-    stub,
+    serving_replica,
 )
 
 from trix.matchmaking.service import SEARCHING, MatchmakingService
@@ -73,12 +72,7 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
     cfg = config(nats_server.url, bot_fill_after_s=1000.0, scoring_target=scoring.address)
     ratings = ScoringRatings(scoring.address, default=DEFAULT, scale=SCALE, timeout_s=2.0)
     service = MatchmakingService(cfg, clock=clock, rng=random.Random(5), ratings=ratings)
-    runtime = await start_replica(cfg, service)
-    channel, api = stub(runtime.address)
-    for _ in range(200):
-        if len(service.pools) == cfg.partitions:
-            break
-        await asyncio.sleep(0.05)
+    runtime, channel, api = await serving_replica(cfg, service)
     try:
         yield Env(clock, service, runtime, api, scoring, ratings)
     finally:

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 import grpc
 import pytest
-from mm_support import FakeClock, NatsServer, ScoringApp, config, identity, read_matches, start_replica, stub
+from mm_support import (
+    FakeClock,
+    NatsServer,
+    ScoringApp,
+    config,
+    identity,
+    read_matches,
+    serving_replica,
+)
 
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringWallet
@@ -46,12 +54,7 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
     cfg = config(nats_server.url, bot_fill_after_s=20.0, ticket_ttl_s=300.0, scoring_target=scoring.address)
     wallet = ScoringWallet(scoring.address, cfg.internal_token_key, timeout_s=10.0)
     service = MatchmakingService(cfg, clock=clock, rng=random.Random(11), wallet=wallet)
-    runtime = await start_replica(cfg, service)
-    channel, api = stub(runtime.address)
-    for _ in range(200):
-        if len(service.pools) == cfg.partitions:
-            break
-        await asyncio.sleep(0.05)
+    runtime, channel, api = await serving_replica(cfg, service)
     try:
         yield Env(clock, service, runtime, api, scoring, nats_server.url)
     finally:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import grpc
 import pytest
-from mm_support import FakeClock, NatsServer, config, identity, read_matches, start_replica, stub
+from mm_support import FakeClock, NatsServer, config, identity, read_matches, serving_replica
 
 from trix.matchmaking.service import MatchmakingService
 from trix.runtime.server import Runtime
@@ -55,13 +55,7 @@ async def env(nats_server: NatsServer, request: pytest.FixtureRequest) -> AsyncI
     ratings = param.get("ratings", {})
     cfg = config(nats_server.url, bot_fill_after_s=param.get("bot_fill_after_s", 20.0), ticket_ttl_s=300.0)
     service = MatchmakingService(cfg, clock=clock, rng=random.Random(7), ratings=Ratings(ratings))
-    runtime = await start_replica(cfg, service)
-    channel, api = stub(runtime.address)
-    # Wait until this replica leased every partition.
-    for _ in range(200):
-        if len(service.pools) == cfg.partitions:
-            break
-        await asyncio.sleep(0.05)
+    runtime, channel, api = await serving_replica(cfg, service)
     try:
         yield Env(clock, service, runtime, api, nats_server.url)
     finally:

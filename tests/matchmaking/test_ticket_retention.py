@@ -16,7 +16,7 @@ import grpc
 import nats
 import nats.js.errors
 import pytest
-from mm_support import FakeClock, NatsServer, config, identity, start_replica, stub
+from mm_support import FakeClock, NatsServer, config, identity, serving_replica
 
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.subscribers import TICKETS_BUCKET, KvStore
@@ -51,12 +51,7 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
         matched_retention_s=MATCHED_RETENTION_S,
     )
     service = MatchmakingService(cfg, clock=clock, rng=random.Random(3))
-    runtime = await start_replica(cfg, service)
-    channel, api = stub(runtime.address)
-    for _ in range(200):
-        if len(service.pools) == cfg.partitions:
-            break
-        await asyncio.sleep(0.05)
+    runtime, channel, api = await serving_replica(cfg, service)
     try:
         yield Env(clock, service, runtime, api, nats_server.url)
     finally:
