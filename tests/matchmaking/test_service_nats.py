@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import grpc
+import nats
 import pytest
 from mm_support import FakeClock, NatsServer, config, identity, read_matches, serving_replica
 
@@ -326,3 +327,39 @@ async def test_host_cancel_closes_the_private_table(env: Env) -> None:
     assert await status_of(api.JoinPrivateTable(late, metadata=identity("g3"))) == grpc.StatusCode.FAILED_PRECONDITION
     # The guest is free to queue again.
     assert (await enqueue(api, "g2")).state == SEARCHING
+
+
+async def test_ticket_watchers_share_one_subscription_not_a_consumer_each(env: Env) -> None:
+    """nats-server allows 1,000 consumers per stream: a KV watch per WatchTicket made a ramp of
+    ~1,000 waiting players fail with INTERNAL. Watchers hold no consumer and still see every
+    change of their ticket (here: the match that seats them)."""
+    nc = await nats.connect(env.nats_url)
+    try:
+        js = nc.jetstream()
+        before = (await js.stream_info("KV_match_tickets")).state.consumer_count
+        tickets = [await enqueue(env.api, f"w{i}") for i in range(3)]
+        calls = [
+            env.api.WatchTicket(mm.WatchTicketRequest(ticket_id=t.ticket_id), metadata=identity(f"w{i}"))
+            for i, t in enumerate(tickets)
+        ]
+        streams = [call.__aiter__() for call in calls]
+        firsts = [await asyncio.wait_for(s.__anext__(), 10) for s in streams]
+        assert [f.ticket.state for f in firsts] == [SEARCHING] * 3
+        during = (await js.stream_info("KV_match_tickets")).state.consumer_count
+        assert during == before, f"{during - before} consumers for 3 ticket watchers"
+        fourth = await enqueue(env.api, "w3")
+
+        async def last_state(stream: AsyncIterator[mm.WatchTicketResponse]) -> mm.Ticket:
+            last = None
+            async for item in stream:
+                last = item.ticket
+            assert last is not None
+            return last
+
+        done = await asyncio.wait_for(
+            asyncio.gather(*(last_state(s) for s in streams), final(env.api, "w3", fourth.ticket_id)), 20
+        )
+        assert {t.state for t in done} == {MATCHED}
+        assert len({t.table_id for t in done}) == 1
+    finally:
+        await nc.close()

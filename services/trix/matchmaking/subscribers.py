@@ -22,6 +22,8 @@ from collections.abc import AsyncIterator
 import nats.js.errors
 import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.matchmaking.service import MatchmakingService, MatchRecord, NoSeatIndex, Versioned
@@ -35,15 +37,106 @@ log = structlog.get_logger("trix.matchmaking.subscribers")
 TICKETS_BUCKET = "match_tickets"
 LEASES_BUCKET = "match_leases"
 SEATS_BUCKET = "player_tables"
+TICKET_PREFIX = "tk"
+"""Tickets are `tk.<partition>.<id>` (`service.ticket_key`); WatchTicket reads them."""
+
+
+class KeyWatchHub:
+    """Wakes the readers of a KV bucket's keys through ONE plain subscription per process.
+
+    A `KeyValue.watch` is an ordered consumer on the bucket's stream; nats-server allows
+    1,000 consumers per stream, so a watch per WatchTicket stream failed with "maximum
+    consumers limit reached" once ~1,000 players waited at once (a load test's ramp of 250
+    tables). Here every write to `$KV.<bucket>.<prefix>.>` only wakes the readers of that
+    key, which then read the key (a direct get): the value read is the store's, in revision
+    order. A lost wake-up (core NATS is at most once) is covered by a re-read after a NATS
+    reconnect and after `RECHECK_S` of quiet.
+    """
+
+    RECHECK_S = 30.0
+
+    def __init__(self, nats: NatsConnection, kv: KeyValue, bucket: str, prefix: str) -> None:
+        self.nats = nats
+        self.kv = kv
+        self.subject_prefix = f"$KV.{bucket}."
+        self.subject = f"$KV.{bucket}.{prefix}.>"
+        self._readers: dict[str, set[asyncio.Event]] = {}
+        self._sub: Subscription | None = None
+        self._reconnects = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._reconnects = self.nats.reconnects
+        self._sub = await self.nats.client.subscribe(self.subject, cb=self._on_write)
+        self._task = asyncio.create_task(self._watch_reconnects())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+
+    async def _on_write(self, msg: Msg) -> None:
+        for event in self._readers.get(msg.subject[len(self.subject_prefix) :], ()):
+            event.set()
+
+    async def _watch_reconnects(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            if self.nats.reconnects != self._reconnects:
+                self._reconnects = self.nats.reconnects
+                for readers in self._readers.values():
+                    for event in readers:
+                        event.set()
+
+    async def watch(self, key: str) -> AsyncIterator[Versioned | None]:
+        """The key's value now and after each change (None once it is deleted)."""
+        wake = asyncio.Event()
+        self._readers.setdefault(key, set()).add(wake)
+        try:
+            last = 0
+            present = False
+            while True:
+                wake.clear()
+                try:
+                    entry = await self.kv.get(key)
+                except nats.js.errors.KeyNotFoundError:
+                    entry = None
+                if entry is None or entry.operation in (KV_DEL, KV_PURGE):
+                    if present:
+                        present = False
+                        yield None
+                elif (entry.revision or 0) > last:
+                    last, present = entry.revision or 0, True
+                    yield (entry.value or b"", last)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), self.RECHECK_S)
+        finally:
+            readers = self._readers.get(key)
+            if readers is not None:
+                readers.discard(wake)
+                if not readers:
+                    del self._readers[key]
 
 
 class KvStore:
     """`trix.matchmaking.service.Store` over a JetStream KV bucket."""
 
-    def __init__(self, kv: KeyValue, js: nats.js.JetStreamContext | None = None, bucket: str = TICKETS_BUCKET) -> None:
+    def __init__(
+        self,
+        kv: KeyValue,
+        js: nats.js.JetStreamContext | None = None,
+        bucket: str = TICKETS_BUCKET,
+        hub: KeyWatchHub | None = None,
+    ) -> None:
         self.kv = kv
         self.js = js
         self.bucket = bucket
+        self.hub = hub
+        """Serves `watch` of the keys it covers without a consumer per watch."""
 
     async def get(self, key: str) -> Versioned | None:
         try:
@@ -82,6 +175,10 @@ class KvStore:
         await self.js.purge_stream(f"KV_{self.bucket}", seq=revision + 1, subject=f"$KV.{self.bucket}.{key}")
 
     async def watch(self, key: str) -> AsyncIterator[Versioned | None]:
+        if self.hub is not None and f"{self.hub.subject_prefix}{key}".startswith(self.hub.subject[:-1]):
+            async for item in self.hub.watch(key):
+                yield item
+            return
         watcher = await self.kv.watch(key)
         try:
             while True:
@@ -191,6 +288,8 @@ class PartitionOwner:
         self._leases: KeyValue | None = None
         self._tickets: KeyValue | None = None
         self._background: set[asyncio.Future[None]] = set()
+        self.hub: KeyWatchHub | None = None
+        """The process's ticket watch hub (started by `start`), stopped with the owner."""
 
     async def start(self) -> None:
         js = self.nats.jetstream
@@ -209,6 +308,8 @@ class PartitionOwner:
         if self._leases is not None:
             with contextlib.suppress(Exception):
                 await self._leases.delete(f"member.{self.member}")
+        if self.hub is not None:
+            await self.hub.stop()
 
     async def _renew_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -374,9 +475,13 @@ class PartitionOwner:
 async def start(nats: NatsConnection, service: MatchmakingService, instance: str = "matchmaking") -> PartitionOwner:
     """Wire the service to NATS and start leasing partitions."""
     js = nats.jetstream
-    service.wire(KvStore(await js.key_value(TICKETS_BUCKET), js), MatchFormedPublisher(nats))
+    tickets = await js.key_value(TICKETS_BUCKET)
+    hub = KeyWatchHub(nats, tickets, TICKETS_BUCKET, TICKET_PREFIX)
+    await hub.start()
+    service.wire(KvStore(tickets, js, hub=hub), MatchFormedPublisher(nats))
     if isinstance(service.seat_index, NoSeatIndex):
         service.seat_index = KvSeatIndex(await js.key_value(SEATS_BUCKET))
     owner = PartitionOwner(nats, service, instance)
+    owner.hub = hub
     await owner.start()
     return owner
