@@ -27,6 +27,7 @@ from typing import Any
 import grpc
 
 from trix.play import GatewayClient, SeatState, new_action, pick
+from trix.runtime import eventloop
 from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 
 TICK_S = 1.0
@@ -458,7 +459,7 @@ async def _worker(cfg: WorkerConfig, out: Any, fast: Any) -> None:
 def worker_main(cfg: WorkerConfig, out: Any, fast: Any) -> None:
     """The worker process's entry point (multiprocessing, spawn)."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_worker(cfg, out, fast))
+        eventloop.run(_worker(cfg, out, fast))
 
 
 def new_run_id() -> str:

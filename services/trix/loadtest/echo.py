@@ -17,6 +17,8 @@ from typing import Any
 
 import grpc
 
+from trix.runtime import eventloop
+
 METHOD = "/trix.loadtest.Echo/Stream"
 
 
@@ -39,7 +41,7 @@ async def _serve(port_out: Any, stop: Any) -> None:
 
 def echo_server_main(port_out: Any, stop: Any) -> None:
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(port_out, stop))
+        eventloop.run(_serve(port_out, stop))
 
 
 async def _ping_pong(target: str, seconds: float, streams: int) -> tuple[int, list[float]]:
@@ -69,6 +71,6 @@ async def _ping_pong(target: str, seconds: float, streams: int) -> tuple[int, li
 
 
 def echo_client_main(target: str, seconds: float, streams: int, out: Any) -> None:
-    count, latencies = asyncio.run(_ping_pong(target, seconds, streams))
+    count, latencies = eventloop.run(_ping_pong(target, seconds, streams))
     latencies.sort()
     out.put((count, latencies[:: max(1, len(latencies) // 2000)]))

@@ -28,6 +28,7 @@ from grpc_reflection.v1alpha import reflection
 
 from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec
+from trix.runtime import eventloop
 from trix.runtime.config import EXIT_CONFIG_ERROR, ConfigError, RuntimeConfig
 from trix.runtime.interceptors import RuntimeInterceptor
 from trix.runtime.logs import configure_logging
@@ -228,6 +229,6 @@ def run_main(service: str, load_config: Callable[[], C], build: Callable[[C], Ru
     configure_logging(rc.service, rc.instance, rc.log_level)
     runtime = build(config)
     try:
-        return asyncio.run(serve(runtime))
+        return eventloop.run(serve(runtime))
     except KeyboardInterrupt:
         return 0
