@@ -203,15 +203,20 @@ class SeatState:
 
 
 class GatewayClient:
-    """One player's connection to the gateway: sign-in, then one Session stream."""
+    """One player's connection to the gateway: sign-in, then one Session stream.
 
-    def __init__(self, target: str) -> None:
+    Asks for EventBatch messages (`batch_events`, issue 10: the events of an action come in
+    one message instead of one each) and flattens them, so a reader of `open()` sees single
+    `event` responses either way."""
+
+    def __init__(self, target: str, *, batch_events: bool = True) -> None:
         self.channel = grpc.aio.insecure_channel(target)
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
         self.token = ""
         self.player_id = ""
         self.outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None] = asyncio.Queue()
         self.call: Any = None
+        self.batch_events = batch_events
 
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
@@ -234,14 +239,20 @@ class GatewayClient:
         await call.initial_metadata()
         if call.done():
             return
+        first = True
         while True:
             request = await outgoing.get()
             if request is None:
                 return
+            if first:
+                first = False
+                if self.batch_events:  # sticky for the stream: the first request carries it
+                    request.batch_events = True
             yield request
 
-    def open(self) -> AsyncIterator[gateway_pb2.SessionResponse]:
-        """Open the Session stream; iterate the result for everything the player may see."""
+    def open(self, *, flatten: bool = True) -> AsyncIterator[gateway_pb2.SessionResponse]:
+        """Open the Session stream; iterate the result for everything the player may see
+        (EventBatch messages flattened into single events unless `flatten` is False)."""
         outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None] = asyncio.Queue()
         box: list[Any] = []
 
@@ -252,7 +263,8 @@ class GatewayClient:
         self.outgoing = outgoing
         self.call = self.stub.Session(requests(), metadata=self.metadata)
         box.append(self.call)
-        return self.call.__aiter__()  # type: ignore[no-any-return]
+        responses: AsyncIterator[gateway_pb2.SessionResponse] = self.call.__aiter__()
+        return flattened(responses) if flatten and self.batch_events else responses
 
     def send(self, request: gateway_pb2.SessionRequest) -> None:
         self.outgoing.put_nowait(request)
@@ -266,6 +278,18 @@ class GatewayClient:
         self.outgoing.put_nowait(None)
         self.cut()
         await self.channel.close()
+
+
+async def flattened(
+    responses: AsyncIterator[gateway_pb2.SessionResponse],
+) -> AsyncIterator[gateway_pb2.SessionResponse]:
+    """Session responses with each EventBatch replaced by its events, one `event` each."""
+    async for m in responses:
+        if m.WhichOneof("kind") == "event_batch":
+            for event in m.event_batch.events:
+                yield gateway_pb2.SessionResponse(event=event)
+        else:
+            yield m
 
 
 def new_action(state: SeatState) -> gateway_pb2.Action:

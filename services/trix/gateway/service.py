@@ -57,6 +57,10 @@ TERMINAL_TICKET_STATES = (
 SPECTATOR = -1
 CLOSE_WAIT_S = 2.0
 """How long closing a session waits for its follow and ticket tasks to end."""
+MAX_BATCH_EVENTS = 64
+MAX_BATCH_BYTES = 256 * 1024
+"""Bounds of one EventBatch (issue 10): far below a client's default 4 MiB receive limit; an
+event larger than the byte bound alone (a GameEnded with its record) goes in its own message."""
 
 
 # -- ports ----------------------------------------------------------------------------------
@@ -465,12 +469,15 @@ class Session:
     principal: Principal
     interactive: bool = True
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
-    outbox: asyncio.Queue[gateway_pb2.SessionResponse | None] = field(init=False)
+    outbox: asyncio.Queue[gateway_pb2.SessionResponse | events_pb2.Event | None] = field(init=False)
+    """What goes out, in order: a table event as itself (wrapped, or batched, on the way out)."""
     follows: dict[tuple[str, int], _Follow] = field(default_factory=dict)
     last_seq: dict[tuple[str, int], int] = field(default_factory=dict)
     watchers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     limiter: RateLimiter = field(init=False)
     closed: bool = False
+    batch_events: bool = False
+    """The client asked for EventBatch messages (`SessionRequest.batch_events`, issue 10)."""
 
     def __post_init__(self) -> None:
         self.outbox = asyncio.Queue(self.gateway.config.outbox_size)
@@ -480,7 +487,7 @@ class Session:
     def player_id(self) -> str:
         return self.principal.player_id
 
-    def push(self, message: gateway_pb2.SessionResponse) -> None:
+    def push(self, message: gateway_pb2.SessionResponse | events_pb2.Event) -> None:
         if self.closed:
             return
         try:
@@ -496,11 +503,43 @@ class Session:
                 self.outbox.put_nowait(None)
 
     async def messages(self) -> AsyncIterator[gateway_pb2.SessionResponse]:
+        """The outbox, in order. With `batch_events`, the events already waiting behind an
+        event (no waiting for more: what arrived while the previous message was written) go
+        out as one EventBatch, up to MAX_BATCH_EVENTS / MAX_BATCH_BYTES; a lone event, and
+        every other kind of message, goes out as before."""
+        outbox = self.outbox
+        held: gateway_pb2.SessionResponse | events_pb2.Event | None = None
+        holding = False
         while True:
-            message = await self.outbox.get()
+            if holding:
+                message, held, holding = held, None, False
+            else:
+                message = await outbox.get()
             if message is None:
                 return
-            yield message
+            if isinstance(message, gateway_pb2.SessionResponse):
+                yield message
+                continue
+            if not self.batch_events or outbox.empty():
+                yield gateway_pb2.SessionResponse(event=message)
+                continue
+            out = gateway_pb2.SessionResponse()
+            events = out.event_batch.events
+            events.append(message)
+            size = message.ByteSize()
+            while len(events) < MAX_BATCH_EVENTS and not outbox.empty():
+                following = outbox.get_nowait()
+                if isinstance(following, events_pb2.Event):
+                    size += following.ByteSize()
+                    if size <= MAX_BATCH_BYTES:
+                        events.append(following)
+                        continue
+                held, holding = following, True  # a non-event, the end, or too big: next round
+                break
+            if len(events) == 1:
+                yield gateway_pb2.SessionResponse(event=message)
+            else:
+                yield out
 
     async def close(self) -> None:
         self._finish()
@@ -523,6 +562,8 @@ class Session:
         rid = request.request_id[:64]
         which = request.WhichOneof("kind")
         action_id = request.action.action_id[:64] if which == "action" else ""
+        if request.batch_events:
+            self.batch_events = True  # sticky: a stream's later requests need not repeat it
         try:
             if not self.limiter.allow():
                 raise ResourceExhausted("rate limit: slow down")
@@ -673,7 +714,7 @@ class Session:
                     if event.sequence <= last:
                         continue
                     self.last_seq[key] = event.sequence
-                    self.push(gateway_pb2.SessionResponse(event=event))
+                    self.push(event)  # wrapped (or batched) by `messages` on the way out
                     if event.HasField("game_ended"):
                         seats = self.gateway.seat_maps.get(follow.table_id)
                         if seats is not None:

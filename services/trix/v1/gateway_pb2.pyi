@@ -213,10 +213,20 @@ class SessionRequest(_message.Message):
     QUERY_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    BATCH_EVENTS_FIELD_NUMBER: _builtins.int
     ping: _builtins.bool
     """Keep-alive."""
     request_id: _builtins.str
     """Chosen by the client; echoed on the answer (and on an error) to this request."""
+    batch_events: _builtins.bool
+    """Opt-in to `SessionResponse.event_batch` (issue 10): once a request of the stream carries
+    true, the gateway sends the table events that are ready at the same moment as one
+    EventBatch instead of one `event` each, for the rest of the stream (false later does not
+    turn it off). A field beside the oneof rather than a session-open message: a client sets
+    it on its first request (events flow only after a request asks for them: resume,
+    find_match, watch...), it costs no extra message or rate-limit token, and a gateway that
+    does not know the field ignores it, so the client works with old gateways too.
+    """
     @_builtins.property
     def action(self) -> Global___Action:
         """An in-game action."""
@@ -272,16 +282,43 @@ class SessionRequest(_message.Message):
         query: Global___QueryRequest | None = ...,
         view: Global___GetViewRequest | None = ...,
         request_id: _builtins.str = ...,
+        batch_events: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "resume", b"resume", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "request_id", b"request_id", "resume", b"resume", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "batch_events", b"batch_events", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "request_id", b"request_id", "resume", b"resume", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["action", "find_match", "cancel_match", "resume", "ping", "watch", "create_private", "join_private", "start_private", "query", "view"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___SessionRequest: _TypeAlias = SessionRequest  # noqa: Y015
+
+@_typing.final
+class EventBatch(_message.Message):
+    """Table events that were ready at the same moment, in order (issue 10): one message
+    instead of one per event. Sent only to a client that set `batch_events`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]:
+        """The events, in table sequence order; never empty."""
+
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[_events_pb2.Event] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EventBatch: _TypeAlias = EventBatch  # noqa: Y015
 
 @_typing.final
 class SessionResponse(_message.Message):
@@ -298,6 +335,7 @@ class SessionResponse(_message.Message):
     QUERY_FIELD_NUMBER: _builtins.int
     PRIVATE_GAME_FIELD_NUMBER: _builtins.int
     PRIVATE_STARTED_FIELD_NUMBER: _builtins.int
+    EVENT_BATCH_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     pong: _builtins.bool
     """Keep-alive reply."""
@@ -335,6 +373,10 @@ class SessionResponse(_message.Message):
     def private_started(self) -> Global___StartPrivateGameResponse:
         """A private game was started."""
 
+    @_builtins.property
+    def event_batch(self) -> Global___EventBatch:
+        """Several table events ready at once (only after the client set `batch_events`)."""
+
     def __init__(
         self,
         *,
@@ -347,13 +389,14 @@ class SessionResponse(_message.Message):
         query: Global___QueryResponse | None = ...,
         private_game: Global___CreatePrivateGameResponse | None = ...,
         private_started: Global___StartPrivateGameResponse | None = ...,
+        event_batch: Global___EventBatch | None = ...,
         request_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "request_id", b"request_id", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "request_id", b"request_id", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
