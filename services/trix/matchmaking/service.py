@@ -641,6 +641,8 @@ class MatchmakingService:
         )
         # The view of owned partitions: ticket id -> (ticket, revision); lobby key -> (lobby, revision).
         self.pools: dict[int, dict[str, tuple[Ticket, int]]] = {}
+        self.wakers: dict[int, asyncio.Event] = {}
+        """A running partition's wake-up: set when its tickets or lobbies change (`observe`)."""
         self.lobbies: dict[int, dict[str, tuple[Lobby, int]]] = {}
         # Finished tickets and lobbies of owned partitions waiting for their retention to end:
         # key -> (due time, revision, player id, match id, stake to release); a lobby has none of them.
@@ -1167,6 +1169,9 @@ class MatchmakingService:
 
     def observe(self, partition: int, key: str, value: bytes | None, revision: int) -> None:
         """A change seen by the partition's watcher."""
+        wake = self.wakers.get(partition)
+        if wake is not None:
+            wake.set()
         kind = key[:2]
         if kind == "tk":
             pool = self.pools.setdefault(partition, {})
