@@ -35,7 +35,7 @@ import termios
 import time
 import unicodedata
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -364,13 +364,28 @@ def verify_view(record_json: str, lang: str) -> str:
 
 def pick(view: table_pb2.SeatView, decision: int, rng: Any) -> gateway_pb2.Action | None:
     """A quick legal choice from the seat's own view."""
+    return _choose(decision, view.legal_cards, view.legal_contracts, rng)
+
+
+def pick_from_turn(turn: events_pb2.TurnStarted, rng: Any) -> gateway_pb2.Action | None:
+    """The same choice as `pick`, from the seat's own TurnStarted, which carries its legal
+    moves (ADR 0003 decision 15): no view needed. None when the turn does not carry them (a
+    client-seed turn, a view's turn, events from before the change): ask for a view then."""
+    if not turn.seat_copies:
+        return None
+    return _choose(turn.decision, turn.legal_cards, turn.legal_contracts, rng)
+
+
+def _choose(
+    decision: int, cards: Sequence[common_pb2.Card], contracts: Sequence[int], rng: Any
+) -> gateway_pb2.Action | None:
     action = gateway_pb2.Action()
-    if decision == common_pb2.DECISION_CONTRACT and view.legal_contracts:
-        action.choose_contract = rng.choice(list(view.legal_contracts))
+    if decision == common_pb2.DECISION_CONTRACT and contracts:
+        action.choose_contract = rng.choice(list(contracts))
     elif decision == common_pb2.DECISION_DOUBLE:
         action.answer_double.SetInParent()
-    elif decision == common_pb2.DECISION_CARD and view.legal_cards:
-        action.play_card.id = rng.choice(list(view.legal_cards)).id
+    elif decision == common_pb2.DECISION_CARD and cards:
+        action.play_card.id = rng.choice(list(cards)).id
     else:
         return None
     return action

@@ -98,3 +98,75 @@ async def test_follow_reads_stored_then_live_with_own_copies_in_any_order(nats_s
         assert info.state.consumer_count == 0  # every history consumer was deleted after use
     finally:
         await conn.drain()
+
+
+def due(seq: int, seat: int, cards: list[int] | None = None) -> events_pb2.Event:
+    """A card turn with seat copies (ADR 0003 decision 15): the public copy (`cards` None, no
+    legal moves, RULES.md §14) or the own copy of the seat due with its legal cards."""
+    turn = events_pb2.TurnStarted(
+        seats=[seat],
+        decision=common_pb2.DECISION_CARD,
+        turn_seq=seq,
+        seat_copies=True,
+        legal_cards=[common_pb2.Card(id=c) for c in cards or []],
+    )
+    return events_pb2.Event(table_id=T, sequence=seq, turn_started=turn)
+
+
+def legal(events: list[events_pb2.Event]) -> list[list[int]]:
+    return [[c.id for c in e.turn_started.legal_cards] for e in events if e.HasField("turn_started")]
+
+
+def test_a_turn_has_an_own_copy_only_for_the_seats_due_a_deal_for_every_seat() -> None:
+    for seat in range(4):
+        assert seatstream.has_seat_copies(dealt(1, []), seat)
+        assert seatstream.has_seat_copies(due(2, 1), seat) == (seat == 1)
+        assert not seatstream.has_seat_copies(turn(3), seat)  # no seat_copies: public only
+
+
+def test_merger_holds_a_public_turn_for_the_seat_due_until_its_own_copy_comes() -> None:
+    m = _Merger(seat=1)
+    assert [e.sequence for e in m.feed([(turn(1), False), (due(2, 1), False), (turn(3), False)])] == [1]
+    assert m.waiting and [e.sequence for e, _ in m.leftover] == [2, 3]
+    out = m.feed([(due(2, 1, [5, 6]), True), *m.leftover])
+    assert [e.sequence for e in out] == [2, 3] and legal(out) == [[5, 6], []]  # the own copy wins
+
+
+def test_other_seats_and_spectators_take_a_public_turn_without_waiting() -> None:
+    for seat in (0, 2, 3, None):
+        m = _Merger(seat=seat)
+        out = m.feed([(turn(1), False), (due(2, 1), False), (turn(3), False)])
+        assert [e.sequence for e in out] == [1, 2, 3] and not m.waiting and legal(out) == [[], [], []]
+
+
+async def test_follow_gives_the_seat_due_its_own_turn_and_the_others_the_public_one(nats_server: NatsServer) -> None:
+    conn = NatsConnection(nats_server.url, "test-seatstream-turns")
+    await conn.connect(give_up_after_s=30)
+    t = "ss2"
+    public, own = subjects.public_events(t), subjects.seat_events(t, 1)
+
+    async def put(subject: str, event: events_pb2.Event) -> None:
+        event.table_id = t
+        await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
+
+    try:
+        await put(public, turn(1))
+        seat_due, other, watcher = (seatstream.follow(conn, t, s, timeout_s=10) for s in (1, 2, None))
+        for stream in (seat_due, other, watcher):
+            assert (await asyncio.wait_for(anext(stream), 30)).sequence == 1
+        # The public copy stored first (a lost own copy, or one still on its way).
+        await put(public, due(2, 1))
+        for stream in (other, watcher):
+            got = await asyncio.wait_for(anext(stream), 30)
+            assert got.sequence == 2 and legal([got]) == [[]]
+        early = asyncio.ensure_future(anext(seat_due))
+        await asyncio.sleep(0.5)
+        assert not early.done()  # the seat due waits for its own copy
+        await put(own, due(2, 1, [7, 9]))
+        got = await asyncio.wait_for(early, 30)
+        assert got.sequence == 2 and legal([got]) == [[7, 9]]
+        await put(public, ended(3))
+        for stream in (seat_due, other, watcher):
+            assert [e.sequence async for e in stream] == [3]
+    finally:
+        await conn.drain()

@@ -57,6 +57,8 @@ def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
     # the swarm measures itself (its event-loop lag) and the box (load average) with every run
     assert summary["workers"] >= 2 and {"bots-0", "bots-1"} <= set(summary["processes"])
     assert summary["bot_lag_p99_ms"] >= 0 and len(summary["load_avg_end"]) == 3
+    # the bots act from their own TurnStarted's legal moves: a view only to resume (ADR 0003 decision 15)
+    assert summary["views_per_action"] < 0.25, summary["views_per_action"]
     assert (tmp_path / "run" / "chart.png").stat().st_size > 0
     assert len(json.loads((tmp_path / "run" / "timeline.json").read_text())) > 0
     assert proc.returncode == 0, proc.stdout[-3000:]

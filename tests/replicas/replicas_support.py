@@ -395,8 +395,8 @@ async def check_games(nc: Client, stats: GameStats, *, finished: bool = True) ->
         good = seqs == list(range(1, len(seqs) + 1))
         if not good:
             problems.append(f"{table_id}: public stream has a gap or a duplicate")
-        per_seat = [e.sequence for e in public if seatstream.has_seat_copies(e)]
-        for seat in range(4):  # a seat's subject: its own copy of each per-seat event, once (ADR 0003 §14)
+        for seat in range(4):  # a seat's subject: its own copy of each per-seat event, once (ADR 0003 §14, §15)
+            per_seat = [e.sequence for e in public if seatstream.has_seat_copies(e, seat)]
             seat_seqs = [e.sequence for e in stored.get(subjects.seat_events(table_id, seat), [])]
             if seat_seqs != per_seat:
                 good = False

@@ -8,7 +8,7 @@ from typing import Any
 
 from trix import engine
 from trix.natsio import seatstream
-from trix.v1 import events_pb2
+from trix.v1 import common_pb2, events_pb2
 
 
 def check_stream(
@@ -20,6 +20,7 @@ def check_stream(
     assert hashlib.sha256(seed).hexdigest() == record["fairness"]["commitment"]
     hands = [[{engine.parse_card(c) for c in h} for h in deal["hands"]] for deal in record["deals"]]
     public: set[int] = set()  # cards shown to everyone so far (played, doubled once public)
+    played: set[int] = set()
     ended = False
     last_seq = 0
     for data in messages:
@@ -35,13 +36,24 @@ def check_stream(
         assert seed not in data and seed_hex.encode() not in data, f"{where}: server seed before the end"
         if body == "deal_started":
             d = event.deal_started
+            played = set()
             got = {c.id for c in d.hand}
             if seat is None:
                 assert not got, f"{where}: a hand on the public subject"
             else:
                 assert got == hands[d.deal_index][seat], f"{where}: seat {seat} got a hand not its own"
+        elif body == "turn_started":
+            t = event.turn_started
+            assert b"hand" not in data, where
+            if seat is None or seat not in t.seats:
+                # §14 "its hand | yes | never (only the number of cards) | never": legal cards
+                # reveal a hand, so only the seat due sees its own (ADR 0003 decision 15).
+                assert not t.legal_cards and not t.legal_contracts, f"{where}: legal moves not its own"
+            else:
+                check_legal_moves(t, hands[t.deal_index][seat] - played, where=where)
         elif body == "card_played":
             public.add(event.card_played.card.id)
+            played.add(event.card_played.card.id)
         elif body == "trick_taken":
             assert {c.id for c in event.trick_taken.cards} <= public, f"{where}: unplayed card in a trick"
         elif body == "double_answered":
@@ -56,19 +68,51 @@ def check_stream(
     return len(messages)
 
 
-def check_own_copies(messages: Sequence[bytes], record: dict[str, Any], *, seat: int, where: str) -> int:
+def check_legal_moves(turn: events_pb2.TurnStarted, held: set[int], *, where: str) -> None:
+    """A seat's own TurnStarted (merged in its stream): the legal moves of its decision, its
+    legal cards among the cards it still holds (ADR 0003 decision 15); none without copies."""
+    cards = {c.id for c in turn.legal_cards}
+    if not turn.seat_copies:
+        assert not cards and not turn.legal_contracts, f"{where}: legal moves without seat copies"
+    elif turn.decision == common_pb2.DECISION_CARD:
+        assert cards and cards <= held and not turn.legal_contracts, f"{where}: legal cards not from its hand"
+    elif turn.decision == common_pb2.DECISION_CONTRACT:
+        assert turn.legal_contracts and not cards, f"{where}: a contract turn without its contracts"
+    else:
+        assert not cards and not turn.legal_contracts, f"{where}: legal moves on a doubling turn"
+
+
+def check_own_copies(
+    messages: Sequence[bytes], public: Sequence[bytes], record: dict[str, Any], *, seat: int, where: str
+) -> int:
     """A seat's own subject: only that seat's copies of per-seat events (its hand in each
-    DealStarted, RULES.md §14), one per deal, in order; public events are not copied there."""
+    DealStarted, its legal moves in each TurnStarted with `seat_copies` naming it, RULES.md
+    §14), each once, in order, exactly those the public subject announces; public events are
+    not copied there."""
     hands = [[{engine.parse_card(c) for c in h} for h in deal["hands"]] for deal in record["deals"]]
+    announced = [
+        e.sequence for e in (events_pb2.Event.FromString(m) for m in public) if seatstream.has_seat_copies(e, seat)
+    ]
     last_seq = 0
+    deals = 0
     for data in messages:
         event = events_pb2.Event.FromString(data)
         assert event.sequence > last_seq, f"{where}: sequences increase"
         last_seq = event.sequence
-        assert seatstream.has_seat_copies(event), f"{where}: a public event on a seat subject"
+        assert seatstream.has_seat_copies(event, seat), f"{where}: a public event (or another seat's) on a seat subject"
+        if event.HasField("turn_started"):
+            assert event.turn_started.legal_cards or event.turn_started.decision != common_pb2.DECISION_CARD, where
+            assert {c.id for c in event.turn_started.legal_cards} <= hands[event.turn_started.deal_index][seat], (
+                f"{where}: seat {seat} got legal cards not its own"
+            )
+            continue
+        deals += 1
         d = event.deal_started
         assert {c.id for c in d.hand} == hands[d.deal_index][seat], f"{where}: seat {seat} got a hand not its own"
-    assert len(messages) == len(record["deals"]), f"{where}: one copy per deal"
+    assert deals == len(record["deals"]), f"{where}: one copy per deal"
+    assert [events_pb2.Event.FromString(m).sequence for m in messages] == announced, (
+        f"{where}: not the copies announced"
+    )
     return len(messages)
 
 

@@ -2,7 +2,7 @@
 copies, sent pipelined, land in order, each exactly once, also when the same action's events
 are published again (a retry after lost acks, or recovery) by either path; every sequence is on
 the public subject once, and a seat's subject holds only its own copies (RULES.md §14, ADR 0003
-decision 14)."""
+decisions 14 and 15)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import common_pb2, events_pb2
 
 
-def action_events(table_id: str, first: int, count: int) -> list[Routed]:
+def action_events(table_id: str, first: int, count: int, due: int) -> list[Routed]:
     """An action's events: a DealStarted at `first` (a copy per seat with its hand, a public one
-    without), then `count - 1` public TurnStarted."""
+    without), a TurnStarted with seat copies for seat `due` (its own copy with its legal cards,
+    a public one without, ADR 0003 decision 15), then public TurnStarted up to `count`."""
     out: list[Routed] = []
     for seq in range(first, first + count):
         if seq == first:
@@ -26,6 +27,12 @@ def action_events(table_id: str, first: int, count: int) -> list[Routed]:
                 hand = [] if seat == PUBLIC_ONLY else [common_pb2.Card(id=seat)]
                 started = events_pb2.DealStarted(deal_index=0, hand=hand)
                 out.append(Routed(events_pb2.Event(table_id=table_id, sequence=seq, deal_started=started), seat))
+            continue
+        if seq == first + 1:
+            for seat in (due, PUBLIC_ONLY):
+                cards = [] if seat == PUBLIC_ONLY else [common_pb2.Card(id=40 + seat)]
+                turn = events_pb2.TurnStarted(seats=[due], turn_seq=seq, seat_copies=True, legal_cards=cards)
+                out.append(Routed(events_pb2.Event(table_id=table_id, sequence=seq, turn_started=turn), seat))
             continue
         turn = events_pb2.TurnStarted(seats=[seq % 4], turn_seq=seq)
         out.append(Routed(events_pb2.Event(table_id=table_id, sequence=seq, turn_started=turn), ALL))
@@ -40,8 +47,8 @@ async def test_event_copies_stored_once_each_in_order_on_every_subject_also_when
     sink = service.sink
     assert isinstance(sink, JetStreamSink) and sink.pipelined
     t = "sink"
-    first = action_events(t, 1, 4)
-    second = action_events(t, 5, 6)
+    first = action_events(t, 1, 4, due=0)
+    second = action_events(t, 5, 6, due=3)
     await sink.publish(t, first)
     await sink.publish(t, first + second)  # the first action again (lost acks): stored once
     sink.pipelined = False
@@ -52,9 +59,14 @@ async def test_event_copies_stored_once_each_in_order_on_every_subject_also_when
     public = await read_subject(js, subjects.public_events(t))
     assert [e.sequence for e in public] == list(range(1, 11))  # every sequence, once, in order
     assert [[c.id for c in e.deal_started.hand] for e in public if e.HasField("deal_started")] == [[], []]
+    assert not any(e.turn_started.legal_cards for e in public)  # RULES.md §14
     for seat in (0, 1, 2, 3):
         subject = subjects.seat_events(t, seat)
         own = await read_subject(js, subject)
         # Only the seat's own copies, each once: public events are not copied to seat subjects.
-        assert [e.sequence for e in own] == [1, 5], subject
-        assert [[c.id for c in e.deal_started.hand] for e in own] == [[seat]] * 2, subject
+        turns = {0: [2], 3: [6]}.get(seat, [])
+        assert [e.sequence for e in own] == sorted([1, 5, *turns]), subject
+        assert [[c.id for c in e.deal_started.hand] for e in own if e.HasField("deal_started")] == [[seat]] * 2
+        assert [[c.id for c in e.turn_started.legal_cards] for e in own if e.HasField("turn_started")] == [
+            [40 + seat]
+        ] * len(turns), subject

@@ -104,7 +104,7 @@ async def test_full_game_without_leaks(
     merged: dict[int, list[bytes]] = {-1: public}
     for seat in range(4):
         own = seen[subjects.seat_events(table_id, seat)]
-        check_own_copies(own, record, seat=seat, where=f"seat {seat}")
+        check_own_copies(own, public, record, seat=seat, where=f"seat {seat}")
         merged[seat] = merged_stream(public, own)
         check_stream(merged[seat], record, seat=seat, simultaneous=simultaneous, where=f"merged {seat}")
     streams = await asyncio.gather(

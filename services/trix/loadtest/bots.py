@@ -26,7 +26,7 @@ from typing import Any
 
 import grpc
 
-from trix.play import GatewayClient, SeatState, new_action, pick
+from trix.play import GatewayClient, SeatState, new_action, pick, pick_from_turn
 from trix.runtime import eventloop
 from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 
@@ -369,7 +369,17 @@ class SwarmBot:
                 action.client_seed = f"lt-{self.index}"
                 self._send_action(action)
             return
-        self._view()
+        if st.turn.seat_copies:
+            # The seat's own copy carries its legal moves (ADR 0003 decision 15): act after
+            # the think time without asking for a view (one round trip less per action).
+            if st.turn.turn_seq != self.acted:
+                if self.pending is not None:
+                    self.pending.cancel()  # an older turn's move, not made: that turn is over
+                self.acted = st.turn.turn_seq
+                delay = self.swarm.think(self.rng)
+                self.pending = asyncio.get_running_loop().call_later(delay, self._act, st.turn.turn_seq)
+            return
+        self._view()  # events from before the change: the legal moves come with the view
 
     def _view(self) -> None:
         if not self.state.table_id:
@@ -380,9 +390,15 @@ class SwarmBot:
     def _act(self, turn_seq: int) -> None:
         self.pending = None
         st = self.state
-        if st.view is None or st.turn is None or st.turn.turn_seq != turn_seq or not st.my_turn():
+        if st.turn is None or st.turn.turn_seq != turn_seq or not st.my_turn():
             return
-        choice = pick(st.view, st.turn.decision, self.rng)
+        choice = pick_from_turn(st.turn, self.rng)  # the own TurnStarted's legal moves, if it has them
+        if choice is None:
+            if st.view is None or st.view.turn.turn_seq != turn_seq:
+                self.acted = 0  # no legal moves at hand: ask for a view (its snapshot acts)
+                self._view()
+                return
+            choice = pick(st.view, st.turn.decision, self.rng)
         if choice is None:
             return
         action = new_action(st)

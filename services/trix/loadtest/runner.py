@@ -273,6 +273,7 @@ class Run:
         self.window_lat: list[float] = []
         self.window_lag: list[float] = []
         self.window_actions = 0
+        self.all_actions = 0
         self.view_lat: list[float] = []
         self.connected: dict[int, int] = {}
         self.matched: dict[int, int] = {}
@@ -369,6 +370,7 @@ class Run:
         self.errors.update(data["errors"])
         self.retried.update(data["retried"])
         self.view_lat += data["view_ms"]
+        self.all_actions += data["actions"]
         self.reconnects += data["reconnects"]
         self.connected[data["worker"]] = data["connected"]
         self.matched[data["worker"]] = data["matched"]
@@ -532,6 +534,9 @@ class Run:
             "p99_ms": round(percentile(lat, 99), 2),
             "max_ms": round(lat[-1], 2) if lat else 0.0,
             "view_p50_ms": round(percentile(sorted(self.view_lat), 50), 2),
+            # Views answered per action, whole run: ~1 when every turn asked for one; now a bot acts
+            # from its own TurnStarted and asks only when resuming (ADR 0003 decision 15).
+            "views_per_action": round(len(self.view_lat) / self.all_actions, 3) if self.all_actions else 0.0,
             "bot_lag_p50_ms": round(percentile(lag, 50), 2),
             "bot_lag_p99_ms": round(percentile(lag, 99), 2),
             "errors": sum(self.errors.values()),

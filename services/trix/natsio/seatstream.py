@@ -5,8 +5,9 @@ Owns how the table's event subjects are read back (ADR 0003 decision 14, ADR 000
   exactly once: each public event, and the public copy of an event that has one copy per
   seat. It is gapless, so a reader knows when it missed something.
 - A seat's subject `trix.table.evt.<t>.seat.<s>` carries only that seat's own copies (its
-  hand in DealStarted, RULES.md §14), each under the sequence of its public copy, and is
-  published before that public copy.
+  hand in DealStarted, its legal moves in a TurnStarted with `seat_copies` for the seats
+  due, RULES.md §14), each under the sequence of its public copy, and is published before
+  that public copy.
 - A seat sees, for each sequence, its own copy where one exists, else the public event
   (`merge`). Public events used to be copied to all four seat subjects as well: five
   stored, fsynced messages per event instead of one.
@@ -50,9 +51,18 @@ CONSUMER_IDLE_S = 30.0
 """The server removes a history consumer left behind (e.g. by a crash) after this long."""
 
 
-def has_seat_copies(event: events_pb2.Event) -> bool:
-    """Whether this public event stands beside one copy per seat (the seat's copy wins)."""
-    return event.HasField("deal_started")
+def has_seat_copies(event: events_pb2.Event, seat: int) -> bool:
+    """Whether this public event stands beside an own copy for `seat` (the seat's copy wins):
+    a DealStarted has one per seat (the hand); a TurnStarted with `seat_copies` one for each
+    seat in `seats` (its legal moves, ADR 0003 decision 15), so another seat or a spectator
+    takes the public copy without waiting."""
+    body = event.WhichOneof("body")
+    if body == "deal_started":
+        return True
+    if body == "turn_started":
+        turn = event.turn_started
+        return turn.seat_copies and seat in turn.seats
+    return False
 
 
 def merge(public: Iterable[events_pb2.Event], own: Iterable[events_pb2.Event]) -> list[events_pb2.Event]:
@@ -89,7 +99,7 @@ class _Merger:
                 continue
             if self.last and event.sequence > self.last + 1:
                 self.gap = True
-            elif self.seat is not None and has_seat_copies(event) and event.sequence not in self.own:
+            elif self.seat is not None and event.sequence not in self.own and has_seat_copies(event, self.seat):
                 self.waiting = True
             if self.gap or self.waiting:
                 self.leftover = [item for item in items[i:] if not item[1]]

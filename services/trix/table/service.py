@@ -499,7 +499,7 @@ def _layout_cards(view: dict[str, Any]) -> list[int]:
 
 def build_view(table: Table, seat: int | None) -> table_pb2.SeatView:
     """SeatView from the engine's view(seat) (RULES.md §14)."""
-    from trix.table.table import card_pb, contract_pb
+    from trix.table.table import card_pb, contract_pb, legal_moves
 
     out = table_pb2.SeatView(
         table_id=table.table_id,
@@ -550,11 +550,9 @@ def build_view(table: Table, seat: int | None) -> table_pb2.SeatView:
         out.doubles.append(common_pb2.DoubleAnswer(seat=s, cards=[card_pb(c) for c in doubles[s]]))
     out.totals.values.extend(view["totals"])
     if seat is not None and not table.finished:
-        for action in game.legal_actions(seat):
-            if action < 52:
-                out.legal_cards.append(card_pb(action))
-            elif action < 64:
-                out.legal_contracts.append(contract_pb(action - 52))
+        cards, contracts = legal_moves(game, seat)  # the same as the seat's own TurnStarted
+        out.legal_cards.extend(cards)
+        out.legal_contracts.extend(contracts)
     return out
 
 

@@ -28,7 +28,8 @@ from trix.v1 import common_pb2, events_pb2, table_pb2
 Clock = Callable[[], datetime]
 
 PUBLIC_ONLY = -1
-"""Audience of the public copy of an event that also has per-seat copies (DealStarted)."""
+"""Audience of the public copy of an event that also has per-seat copies (DealStarted, and
+TurnStarted with `seat_copies`)."""
 ALL = -2
 """Audience of a public event: the public subject and every seat's subject."""
 
@@ -68,6 +69,20 @@ def card_pb(card: int) -> common_pb2.Card:
 
 def contract_pb(contract: int | None) -> common_pb2.Contract.ValueType:
     return common_pb2.Contract.ValueType(0 if contract is None else int(contract) + 1)
+
+
+def legal_moves(game: engine.Game, seat: int) -> tuple[list[common_pb2.Card], list[common_pb2.Contract.ValueType]]:
+    """The engine's legal actions for `seat` now: (cards, contracts), as SeatView and a seat's
+    own TurnStarted carry them; doubling answers are neither. Only ever on that seat's view or
+    own subject: legal cards reveal its hand (RULES.md §14 "its hand | yes | never")."""
+    cards: list[common_pb2.Card] = []
+    contracts: list[common_pb2.Contract.ValueType] = []
+    for action in game.legal_actions(seat):
+        if action < 52:
+            cards.append(card_pb(action))
+        elif action < 64:
+            contracts.append(contract_pb(action - 52))
+    return cards, contracts
 
 
 def engine_options(o: common_pb2.TableOptions) -> engine.Options:
@@ -364,7 +379,25 @@ class Table:
             client_seeds=client_seeds,
         )
         body.deadline.FromDatetime(deadline)
-        event = self._emit(out, now, ALL, turn_started=body)
+        if client_seeds or self.game is None or decision == common_pb2.DECISION_UNSPECIFIED or not seats:
+            event = self._emit(out, now, ALL, turn_started=body)
+        else:
+            # ADR 0003 decision 15: each seat due gets its own copy carrying its legal moves, so
+            # it needs no view to act. Derived from the engine state at this event, live and in
+            # a replay alike (recovery republishes the same copies). RULES.md §14 "its hand |
+            # yes | never (only the number of cards) | never": legal cards reveal the hand, so
+            # they are on the seat's own copy only; the public copy carries none.
+            body.seat_copies = True
+            copies: dict[int, dict[str, Any]] = {}
+            for seat in seats:
+                own = events_pb2.TurnStarted()
+                own.CopyFrom(body)
+                cards, contracts = legal_moves(self.game, seat)
+                own.legal_cards.extend(cards)
+                own.legal_contracts.extend(contracts)
+                copies[seat] = {"turn_started": own}
+            copies[PUBLIC_ONLY] = {"turn_started": body}
+            event = self._copies(out, now, copies)
         self.turn = Turn(event.sequence, seats, decision, client_seeds, to_ms(deadline))
 
     # -- engine events -> trix.v1.Event ---------------------------------------------------
@@ -376,15 +409,17 @@ class Table:
         out.append(Routed(event, audience))
         return event
 
-    def _copies(self, out: list[Routed], now: datetime, copies: dict[int, dict[str, Any]]) -> None:
+    def _copies(self, out: list[Routed], now: datetime, copies: dict[int, dict[str, Any]]) -> events_pb2.Event:
         """Several copies of one event (same sequence), each for its audience: one per seat,
-        then the public one (PUBLIC_ONLY) last, in that order. Readers take a seat's own copy
-        over the public one (`trix.natsio.seatstream.has_seat_copies` names these events)."""
+        then the public one (PUBLIC_ONLY) last, in that order; returns the last. Readers take a
+        seat's own copy over the public one (`trix.natsio.seatstream.has_seat_copies` names
+        these events and the seats that have one)."""
         self.sequence += 1
         for audience, body in copies.items():
             event = events_pb2.Event(table_id=self.table_id, sequence=self.sequence, **body)
             event.time.FromDatetime(now)
             out.append(Routed(event, audience))
+        return event
 
     def _map(self, out: list[Routed], now: datetime, events: list[tuple[Any, ...]], *, auto: bool) -> None:
         assert self.game is not None

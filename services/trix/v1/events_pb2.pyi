@@ -677,6 +677,9 @@ class TurnStarted(_message.Message):
     DEADLINE_FIELD_NUMBER: _builtins.int
     DEAL_INDEX_FIELD_NUMBER: _builtins.int
     CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
+    LEGAL_CARDS_FIELD_NUMBER: _builtins.int
+    LEGAL_CONTRACTS_FIELD_NUMBER: _builtins.int
+    SEAT_COPIES_FIELD_NUMBER: _builtins.int
     decision: _common_pb2.Decision.ValueType
     """The kind of decision."""
     turn_seq: _builtins.int
@@ -688,6 +691,13 @@ class TurnStarted(_message.Message):
     (RULES.md §11); `decision` is then DECISION_UNSPECIFIED and an AutoAct deals
     with empty seeds for the seats that gave none.
     """
+    seat_copies: _builtins.bool
+    """True when each seat in `seats` has its own copy of this event (same sequence, on
+    `trix.table.evt.<t>.seat.<s>`, published before the public copy) carrying its legal
+    moves: every card, contract or doubling turn, not the client-seed turn. Set on the
+    public copy and on the own copies; a reader following a seat in `seats` takes that
+    seat's copy, anyone else the public one (ADR 0003 decision 15).
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Seats whose decision is due (several in SIMULTANEOUS doubling)."""
@@ -695,6 +705,20 @@ class TurnStarted(_message.Message):
     @_builtins.property
     def deadline(self) -> _timestamp_pb2.Timestamp:
         """When the timers act for the seat(s)."""
+
+    @_builtins.property
+    def legal_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
+        """The receiving seat's legal cards now, as SeatView.legal_cards (the engine's legal
+        actions). Filled only on that seat's own copy, on its own subject, never on the public
+        subject: legal cards reveal part of a hand (RULES.md §14 "its hand | yes | never (only
+        the number of cards) | never").
+        """
+
+    @_builtins.property
+    def legal_contracts(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.Contract.ValueType]:
+        """The receiving seat's legal contracts when it must pick one, as
+        SeatView.legal_contracts; only on that seat's own copy, like `legal_cards` (§14).
+        """
 
     def __init__(
         self,
@@ -705,10 +729,13 @@ class TurnStarted(_message.Message):
         deadline: _timestamp_pb2.Timestamp | None = ...,
         deal_index: _builtins.int = ...,
         client_seeds: _builtins.bool = ...,
+        legal_cards: _abc.Iterable[_common_pb2.Card] | None = ...,
+        legal_contracts: _abc.Iterable[_common_pb2.Contract.ValueType] | None = ...,
+        seat_copies: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "deadline", b"deadline", "deal_index", b"deal_index", "decision", b"decision", "seats", b"seats", "turn_seq", b"turn_seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "deadline", b"deadline", "deal_index", b"deal_index", "decision", b"decision", "legal_cards", b"legal_cards", "legal_contracts", b"legal_contracts", "seat_copies", b"seat_copies", "seats", b"seats", "turn_seq", b"turn_seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
