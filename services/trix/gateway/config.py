@@ -55,6 +55,9 @@ class GatewayConfig:
     """TRIX_GATEWAY_MAX_MESSAGE_BYTES: largest message a client may send (RESOURCE_EXHAUSTED above)."""
     outbox_size: int = 2048
     """TRIX_GATEWAY_OUTBOX: messages queued for a slow client before its session is closed."""
+    batch_linger_s: float = 0.002
+    """TRIX_GATEWAY_BATCH_LINGER_MS (in ms): how long an event waits for the rest of its action
+    before going out alone to a client that takes EventBatch messages (0 = never waits)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> GatewayConfig:
@@ -73,4 +76,5 @@ class GatewayConfig:
             rate_burst=env_int(e, "TRIX_GATEWAY_RATE_BURST", 40, minimum=1),
             max_message_bytes=env_int(e, "TRIX_GATEWAY_MAX_MESSAGE_BYTES", 16384, minimum=256),
             outbox_size=env_int(e, "TRIX_GATEWAY_OUTBOX", 2048, minimum=16),
+            batch_linger_s=min(env_float(e, "TRIX_GATEWAY_BATCH_LINGER_MS", 2.0), 50.0) / 1000,
         )

@@ -520,6 +520,12 @@ class Session:
             if isinstance(message, gateway_pb2.SessionResponse):
                 yield message
                 continue
+            if self.batch_events and outbox.empty() and self.gateway.config.batch_linger_s > 0:
+                # An action's events (the card, the next turn, the seat's own copy) reach the
+                # gateway within a millisecond but through separate subscriptions and tasks:
+                # a short wait sends them as one message (one gRPC write here, one read on the
+                # phone) instead of two or three; only events wait, never a reply.
+                await asyncio.sleep(self.gateway.config.batch_linger_s)
             if not self.batch_events or outbox.empty():
                 yield gateway_pb2.SessionResponse(event=message)
                 continue
