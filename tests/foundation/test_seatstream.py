@@ -6,14 +6,14 @@ store; a spectator's stream is the public subject."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from foundation_support import NatsServer
 
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import publish_once
-from trix.natsio.seatstream import _Merger
+from trix.natsio.seatstream import _Merger, _Reader
 from trix.v1 import common_pb2, events_pb2
 
 T = "ss1"
@@ -170,3 +170,160 @@ async def test_follow_gives_the_seat_due_its_own_turn_and_the_others_the_public_
             assert [e.sequence async for e in stream] == [3]
     finally:
         await conn.drain()
+
+
+# One live subscription per subject per hub (ADR 0009 amendment "one live subscription per
+# table"): the readers of a table share it, each with its own merge, refills and queue.
+
+
+def subscribed(conn: NatsConnection, subject: str) -> list[int]:
+    """The client's subscriptions on `subject` (their ids)."""
+    return [sid for sid, sub in conn.client._subs.items() if sub.subject == subject]
+
+
+def publisher(conn: NatsConnection, t: str) -> Callable[[str, events_pb2.Event], Awaitable[None]]:
+    async def put(subject: str, event: events_pb2.Event) -> None:
+        event.table_id = t
+        await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
+
+    return put
+
+
+async def test_four_seats_and_a_spectator_share_one_subscription_each_gets_its_own_stream(
+    nats_server: NatsServer,
+) -> None:
+    conn = NatsConnection(nats_server.url, "test-seatstream-shared")
+    await conn.connect(give_up_after_s=30)
+    t = "ss3"
+    public = subjects.public_events(t)
+    put = publisher(conn, t)
+    feeds = seatstream.LiveFeeds(conn)
+    try:
+        await put(public, turn(1))
+        readers = {s: seatstream.follow(conn, t, s, timeout_s=10, feeds=feeds) for s in (0, 1, 2, 3, None)}
+        for stream in readers.values():
+            assert (await asyncio.wait_for(anext(stream), 30)).sequence == 1
+        first = subscribed(conn, public)
+        assert len(first) == 1 and feeds.subjects()[public] == 5
+        for s in range(4):
+            assert len(subscribed(conn, subjects.seat_events(t, s))) == 1
+        # Live: a deal (own copies first), a turn with seat 1's legal cards, a plain turn, the end.
+        for s in range(4):
+            await put(subjects.seat_events(t, s), dealt(2, [10 * s, 10 * s + 1]))
+        await put(public, dealt(2, []))
+        await put(subjects.seat_events(t, 1), due(3, 1, [7, 9]))
+        await put(public, due(3, 1))
+        await put(public, turn(4))
+        await put(public, ended(5))
+        for s, stream in readers.items():
+            got = await asyncio.wait_for(_all(stream), 30)
+            assert [e.sequence for e in got] == [2, 3, 4, 5], s
+            assert hands(got) == [[] if s is None else [10 * s, 10 * s + 1]], s
+            assert legal(got) == [[7, 9] if s == 1 else [], []], s
+        # The last reader gone, so is the subscription; a new reader gets a fresh one.
+        assert subscribed(conn, public) == [] and feeds.subjects() == {}
+        again = seatstream.follow(conn, t, 2, timeout_s=10, feeds=feeds)
+        assert (await asyncio.wait_for(anext(again), 30)).sequence == 1
+        fresh = subscribed(conn, public)
+        assert len(fresh) == 1 and fresh != first
+        rest = await asyncio.wait_for(_all(again), 30)
+        assert [e.sequence for e in rest] == [2, 3, 4, 5] and hands(rest) == [[20, 21]]
+        assert subscribed(conn, public) == [] and subscribed(conn, subjects.seat_events(t, 2)) == []
+        info = await conn.jetstream.stream_info(seatstream.EVENTS_STREAM)
+        assert info.state.consumer_count == 0
+    finally:
+        await conn.drain()
+
+
+async def test_a_late_reader_gets_the_stored_events_then_the_live_ones_once(nats_server: NatsServer) -> None:
+    conn = NatsConnection(nats_server.url, "test-seatstream-late")
+    await conn.connect(give_up_after_s=30)
+    t = "ss4"
+    public = subjects.public_events(t)
+    put = publisher(conn, t)
+    feeds = seatstream.LiveFeeds(conn)
+    try:
+        await put(public, turn(1))
+        early = seatstream.follow(conn, t, 0, timeout_s=10, feeds=feeds)
+        assert (await asyncio.wait_for(anext(early), 30)).sequence == 1
+        await put(subjects.seat_events(t, 0), dealt(2, [4]))
+        await put(subjects.seat_events(t, 1), dealt(2, [5]))
+        await put(public, dealt(2, []))
+        await put(public, turn(3))
+        assert [e.sequence for e in await _take(early, 2)] == [2, 3]
+        late = seatstream.follow(conn, t, 1, timeout_s=10, feeds=feeds)
+        got = await _take(late, 3)  # stored
+        assert [e.sequence for e in got] == [1, 2, 3] and hands(got) == [[5]]
+        assert len(subscribed(conn, public)) == 1 and feeds.subjects()[public] == 2
+        for seq in (4, 5, 6):
+            await put(public, turn(seq))
+        await put(public, ended(7))
+        for stream in (early, late):  # live, each once
+            assert [e.sequence for e in await asyncio.wait_for(_all(stream), 30)] == [4, 5, 6, 7]
+        assert feeds.subjects() == {}
+    finally:
+        await conn.drain()
+
+
+async def test_a_stalled_reader_delays_no_one_and_resumes_from_the_store(nats_server: NatsServer) -> None:
+    conn = NatsConnection(nats_server.url, "test-seatstream-stalled")
+    await conn.connect(give_up_after_s=30)
+    t = "ss5"
+    public = subjects.public_events(t)
+    put = publisher(conn, t)
+    feeds = seatstream.LiveFeeds(conn, queue_limit=4)
+    try:
+        await put(public, turn(1))
+        slow, fast, watcher = (seatstream.follow(conn, t, s, timeout_s=10, feeds=feeds) for s in (2, 0, None))
+        for stream in (slow, fast, watcher):
+            assert (await asyncio.wait_for(anext(stream), 30)).sequence == 1
+        # `slow` stops consuming; the others keep up, event by event.
+        for seq in range(2, 30):
+            if seq == 10:
+                await put(subjects.seat_events(t, 0), dealt(seq, [1]))
+                await put(subjects.seat_events(t, 2), dealt(seq, [2]))
+                await put(public, dealt(seq, []))
+            else:
+                await put(public, turn(seq))
+            for stream in (fast, watcher):
+                assert (await asyncio.wait_for(anext(stream), 5)).sequence == seq
+        assert feeds.dropped > 0  # the slow reader's queue overflowed
+        await put(public, ended(30))
+        for stream in (fast, watcher):
+            assert [e.sequence for e in await asyncio.wait_for(_all(stream), 30)] == [30]
+        got = await asyncio.wait_for(_all(slow), 30)  # resumes: everything once, in order
+        assert [e.sequence for e in got] == list(range(2, 31)) and hands(got) == [[2]]
+        assert feeds.subjects() == {}
+    finally:
+        await conn.drain()
+
+
+async def test_a_readers_wait_ends_on_an_event_or_its_own_timeout_whatever_timer_is_armed() -> None:
+    loop = asyncio.get_running_loop()
+    reader = _Reader(limit=2)
+    started = loop.time()
+    await reader.wait(0.05)  # nothing comes: times out
+    assert 0.04 <= loop.time() - started < 2 and reader.take() == []
+    waiting = asyncio.ensure_future(reader.wait(30))
+    await asyncio.sleep(0.01)
+    reader.put(turn(1), False)
+    await asyncio.wait_for(waiting, 2)  # an event ends the wait at once
+    started = loop.time()
+    await reader.wait(0.05)  # items are waiting: returns at once
+    assert loop.time() - started < 0.04
+    assert [e.sequence for e, _ in reader.take()] == [1]
+    started = loop.time()
+    await reader.wait(0.05)  # a shorter deadline than the armed 30 s timer
+    assert 0.04 <= loop.time() - started < 2
+    reader.put(turn(2), False)
+    reader.put(turn(3), False)
+    assert not reader.put(turn(4), False) and reader.behind == 4  # full: dropped, the store has it
+    reader.close()
+
+
+async def _take(stream: AsyncIterator[events_pb2.Event], n: int) -> list[events_pb2.Event]:
+    return [await asyncio.wait_for(anext(stream), 30) for _ in range(n)]
+
+
+async def _all(stream: AsyncIterator[events_pb2.Event]) -> list[events_pb2.Event]:
+    return [e async for e in stream]

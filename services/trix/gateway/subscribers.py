@@ -5,7 +5,8 @@ Owns the gateway's NATS side, within the whitelist of its NATS user
 - `NatsTables` (`TablePort`): table commands as NATS requests on the owner's subject
   with the player's caller token in the `Trix-Caller` header and a deadline; a seat's
   events (the table's public subject merged with the seat's own) or a spectator's (the
-  public subject), stored then live, through `trix.natsio.seatstream`. Nothing else:
+  public subject), stored then live, through `trix.natsio.seatstream`, the live part
+  through one subscription per subject for all the process's followers (`LiveFeeds`). Nothing else:
   never a table's log, snapshots or secrets (RULES.md §14).
 - `KvAccounts` (`AccountsPort`): guest accounts in the `gateway_accounts` bucket.
 - `NatsPresence` (`PresencePort`): PlayerConnected / PlayerDisconnected on
@@ -15,7 +16,8 @@ Owns the gateway's NATS side, within the whitelist of its NATS user
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 
 import nats.errors
 import structlog
@@ -44,6 +46,8 @@ class NatsTables:
         self.nats = nats
         self.secret = secret
         self.timeout_s = timeout_s
+        self.feeds = seatstream.LiveFeeds(nats)
+        """The four seats (and spectators) of a table followed here share its live subscriptions."""
 
     async def command(
         self, table_id: str, command: table_pb2.TableCommand, player_id: str
@@ -70,13 +74,15 @@ class NatsTables:
             raise err
         return reply
 
-    async def events(self, table_id: str, seat: int) -> AsyncIterator[events_pb2.Event]:
+    async def events(self, table_id: str, seat: int) -> AsyncGenerator[events_pb2.Event, None]:
         """What the seat (or a spectator) may see: the public subject merged with the seat's
         own, stored then live, no server-side consumer per follower (`trix.natsio.seatstream`)."""
-        async for event in seatstream.follow(
-            self.nats, table_id, None if seat == SPECTATOR else seat, timeout_s=self.timeout_s
-        ):
-            yield event
+        reader = seatstream.follow(
+            self.nats, table_id, None if seat == SPECTATOR else seat, timeout_s=self.timeout_s, feeds=self.feeds
+        )
+        async with aclosing(reader) as events:  # leaves the shared feeds as soon as this ends
+            async for event in events:
+                yield event
 
 
 class KvAccounts:

@@ -16,19 +16,29 @@ Owns how the table's event subjects are read back (ADR 0003 decision 14, ADR 000
 consumers by default; thousands of players follow at once): live events through plain
 subscriptions, stored ones through short-lived pull consumers deleted after each read. The
 store is read when the reader starts, when the public subject shows a gap, when a
-per-seat event's own copy has not arrived yet, after a NATS reconnect, and after a quiet
-spell, so a live message lost on the way is still delivered, in order, once.
+per-seat event's own copy has not arrived yet, after a NATS reconnect, after a quiet
+spell, and after the reader fell behind its live queue, so a live message lost (or dropped)
+on the way is still delivered, in order, once.
+
+`LiveFeeds` shares the live part: one plain subscription per subject per hub (a gateway holds
+one for its connection), reference-counted by the readers of that subject; each message is
+parsed once and put, in arrival order, into every current reader's bounded queue. Four seats
+of a table on one gateway cost one delivery of each public event instead of four (ADR 0009,
+amendment "one live subscription per table"). Everything else stays per reader.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections import deque
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 
 import structlog
+from google.protobuf.message import DecodeError
 from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from trix.errors import Unavailable
@@ -49,6 +59,10 @@ WAIT_RECHECK_S = 0.2
 """While a per-seat event's own copy is missing, the store is read again this often."""
 CONSUMER_IDLE_S = 30.0
 """The server removes a history consumer left behind (e.g. by a crash) after this long."""
+LIVE_QUEUE_LIMIT = 1024
+"""Live events a reader may have waiting (a game is about a thousand); past that a reader that
+does not consume drops what comes and reads it from the store when it resumes, so a slow
+reader never holds up the others of its table."""
 
 
 def has_seat_copies(event: events_pb2.Event, seat: int) -> bool:
@@ -110,23 +124,200 @@ class _Merger:
         return out
 
 
+class _Reader:
+    """One reader's share of the live feeds: what came for it, in arrival order, bounded."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.items: deque[tuple[events_pb2.Event, bool]] = deque()
+        self.behind = 0
+        """The highest sequence dropped because the queue was full: the store has it."""
+        self._wake = asyncio.Event()
+        self._deadline = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._waiting = False
+        self._timed_out = False
+
+    def put(self, event: events_pb2.Event, from_own: bool) -> bool:
+        """Queue a live event; False if dropped (the queue is full)."""
+        self._wake.set()
+        if len(self.items) >= self.limit:
+            self.behind = max(self.behind, event.sequence)
+            return False
+        self.items.append((event, from_own))
+        return True
+
+    async def wait(self, timeout_s: float) -> None:
+        """Until something is queued or `timeout_s` passed. Cancel-safe (no `wait_for`, ADR
+        0009). One timer serves many waits: a timer that fires before the current deadline is
+        set again for it, so a busy reader does not arm and cancel a timer per event (with a
+        thousand readers the loop's timer heap was a sixth of their CPU)."""
+        if self.items:
+            return
+        loop = asyncio.get_running_loop()
+        self._deadline = loop.time() + timeout_s
+        if self._timer is None or self._timer.when() > self._deadline:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(self._deadline, self._on_timer)
+        self._waiting, self._timed_out = True, False
+        try:
+            while not self.items and not self._timed_out:
+                self._wake.clear()
+                await self._wake.wait()
+        finally:
+            self._waiting = False
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if not self._waiting:
+            return  # the next wait arms a new one
+        loop = asyncio.get_running_loop()
+        if loop.time() + 0.001 >= self._deadline:
+            self._timed_out = True
+            self._wake.set()
+        else:
+            self._timer = loop.call_at(self._deadline, self._on_timer)
+
+    def take(self) -> list[tuple[events_pb2.Event, bool]]:
+        items = list(self.items)
+        self.items.clear()
+        return items
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+@dataclass(eq=False)
+class _Feed:
+    """One subject's live subscription and the readers it feeds."""
+
+    subject: str
+    own: bool
+    """A seat's subject: its events are its readers' own copies."""
+    readers: set[_Reader] = field(default_factory=set)
+    opened: asyncio.Future[Subscription] | None = None
+
+
+class LiveFeeds:
+    """The live part of `follow`, shared: one plain subscription per subject (a table's public
+    subject, a seat's subject) for all of this hub's readers of it. The first reader of a
+    subject subscribes, the last one leaving unsubscribes (a later reader gets a fresh
+    subscription); each message is parsed once and queued for every current reader in arrival
+    order. A reader's queue is bounded (`queue_limit`): a reader that does not consume drops
+    live events and reads them from the store instead, never delaying the others.
+
+    One hub per NATS connection user (the gateway's `NatsTables`, the table service's
+    `TableBus`); `follow` without one subscribes for itself alone."""
+
+    def __init__(self, nats: NatsConnection, *, queue_limit: int = LIVE_QUEUE_LIMIT) -> None:
+        self.nats = nats
+        self.queue_limit = queue_limit
+        self.dropped = 0
+        """Live events dropped for readers whose queue was full (they read the store instead)."""
+        self._feeds: dict[str, _Feed] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def subjects(self) -> dict[str, int]:
+        """Each subscribed subject and how many readers it has."""
+        return {subject: len(feed.readers) for subject, feed in self._feeds.items()}
+
+    def _join(self, reader: _Reader, subject: str, own: bool, timeout_s: float) -> _Feed:
+        feed = self._feeds.get(subject)
+        if feed is None:
+            feed = _Feed(subject, own)
+            feed.opened = asyncio.ensure_future(self._open(feed, timeout_s))
+            self._feeds[subject] = feed
+        feed.readers.add(reader)
+        return feed
+
+    @staticmethod
+    async def _ready(feed: _Feed) -> None:
+        """Until the feed's subscription is known to the server (raises if it failed)."""
+        assert feed.opened is not None
+        await asyncio.shield(feed.opened)  # a reader cancelled meanwhile does not cancel it for the others
+
+    async def _open(self, feed: _Feed, timeout_s: float) -> Subscription:
+        nc = self.nats.client
+
+        async def on_msg(msg: Msg) -> None:
+            try:
+                event = events_pb2.Event.FromString(msg.data)
+            except DecodeError:
+                log.warning("undecodable live event dropped", subject=msg.subject)
+                return  # the readers see a gap and read the store
+            for reader in feed.readers:  # no await in between: a stable set, arrival order kept
+                if not reader.put(event, feed.own):
+                    self.dropped += 1
+
+        sub: Subscription | None = None
+        try:
+            sub = await nc.subscribe(feed.subject, cb=on_msg)
+            await nc.flush(timeout=max(1, round(timeout_s)))  # subscribed before any store read
+        except BaseException:
+            if self._feeds.get(feed.subject) is feed:
+                del self._feeds[feed.subject]  # the next reader tries afresh
+            if sub is not None:
+                await _unsubscribe(sub)
+            raise
+        return sub
+
+    async def _leave(self, feed: _Feed, reader: _Reader) -> None:
+        feed.readers.discard(reader)
+        if feed.readers or self._feeds.get(feed.subject) is not feed:
+            return
+        del self._feeds[feed.subject]  # a reader joining from now on subscribes afresh
+        opened = feed.opened
+        assert opened is not None
+        if opened.done():
+            if not opened.cancelled() and opened.exception() is None:
+                await _unsubscribe(opened.result())  # leaves the client's subscriptions at once
+            return
+        task = asyncio.ensure_future(self._close_when_open(opened))  # not in a cancelled reader's way
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    @staticmethod
+    async def _close_when_open(opened: asyncio.Future[Subscription]) -> None:
+        try:
+            sub = await opened
+        except BaseException:  # noqa: BLE001 - it never opened: nothing to close
+            return
+        await _unsubscribe(sub)
+
+
+async def _unsubscribe(sub: Subscription) -> None:
+    try:
+        await sub.unsubscribe()
+    except Exception as exc:  # noqa: BLE001 - the connection may be gone
+        log.debug("unsubscribe failed", error=type(exc).__name__)
+
+
 async def follow(
-    nats: NatsConnection, table_id: str, seat: int | None, *, timeout_s: float
-) -> AsyncIterator[events_pb2.Event]:
+    nats: NatsConnection,
+    table_id: str,
+    seat: int | None,
+    *,
+    timeout_s: float,
+    feeds: LiveFeeds | None = None,
+) -> AsyncGenerator[events_pb2.Event, None]:
     """Every event `seat` may see (None: the public stream), from the table's start, then
-    live, in order, each once, ending after GameEnded."""
+    live, in order, each once, ending after GameEnded. Live events come through `feeds`
+    (shared with its other readers; None: subscriptions of this reader alone)."""
     public = subjects.public_events(table_id)
     own = subjects.seat_events(table_id, seat) if seat is not None else None
     wanted = [public] if own is None else [public, own]
-    live: asyncio.Queue[Msg] = asyncio.Queue()
-
-    async def on_live(msg: Msg) -> None:
-        live.put_nowait(msg)
-
-    subs = [await nats.client.subscribe(s, cb=on_live) for s in wanted]
+    hub = feeds if feeds is not None else LiveFeeds(nats)
+    reader = _Reader(hub.queue_limit)
+    joined: list[_Feed] = []
     merger = _Merger(seat)
     try:
-        await nats.client.flush(timeout=max(1, round(timeout_s)))
+        for subject in wanted:
+            joined.append(hub._join(reader, subject, subject == own, timeout_s))
+        for feed in joined:  # subscribed before the store is read: nothing falls between
+            await hub._ready(feed)
         reconnects = nats.reconnects
         items, next_seq = await _stored(nats, wanted, own, 0, timeout_s)
         waited = 0.0
@@ -135,33 +326,27 @@ async def follow(
                 yield event
                 if event.HasField("game_ended"):
                     return
-            stuck = merger.gap or merger.waiting  # the missing piece is on its way to the store
+            # The missing piece is on its way to the store, or live events were dropped while
+            # this reader did not consume (its queue was full): the store has them.
+            stuck = merger.gap or merger.waiting or merger.last < reader.behind
             if stuck:
                 waited += WAIT_RECHECK_S
                 if waited > timeout_s:
                     raise Unavailable("the table's events have a hole; resuming")
             else:
                 waited = 0.0
-            msg: Msg | None = None
-            try:
-                async with asyncio.timeout(WAIT_RECHECK_S if stuck else QUIET_RECHECK_S):
-                    msg = await live.get()
-            except TimeoutError:
-                pass
+            await reader.wait(WAIT_RECHECK_S if stuck else QUIET_RECHECK_S)
+            live = reader.take()  # everything that arrived meanwhile, in arrival order
             items = []
-            if msg is None or stuck or nats.reconnects != reconnects:
+            if not live or stuck or nats.reconnects != reconnects:
                 reconnects = nats.reconnects
                 items, next_seq = await _stored(nats, wanted, own, next_seq, timeout_s)
             items += merger.leftover
-            while msg is not None:  # everything that arrived meanwhile, in arrival order
-                items.append((events_pb2.Event.FromString(msg.data), msg.subject == own))
-                msg = live.get_nowait() if not live.empty() else None
+            items += live
     finally:
-        for sub in subs:
-            try:
-                await sub.unsubscribe()
-            except Exception as exc:  # noqa: BLE001 - the connection may be gone
-                log.debug("unsubscribe failed", error=type(exc).__name__)
+        reader.close()
+        for feed in joined:
+            await hub._leave(feed, reader)
 
 
 async def _stored(

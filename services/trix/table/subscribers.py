@@ -28,6 +28,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 
 import nats.errors
 import structlog
@@ -277,6 +278,7 @@ class TableBus:
     def __init__(self, timeout_s: float) -> None:
         self.nats: NatsConnection | None = None
         self.timeout_s = timeout_s
+        self._feeds: seatstream.LiveFeeds | None = None
 
     def _conn(self) -> NatsConnection:
         if self.nats is None:
@@ -315,10 +317,16 @@ class TableBus:
 
     async def events(self, table_id: str, seat: int | None, after: int) -> AsyncIterator[events_pb2.Event]:
         """What `seat` (None: the public) may see after a table sequence: stored, then live,
-        until the game ends (`trix.natsio.seatstream`)."""
-        async for event in seatstream.follow(self._conn(), table_id, seat, timeout_s=self.timeout_s):
-            if event.sequence > after:
-                yield event
+        until the game ends (`trix.natsio.seatstream`; the live part shared by the streams of a
+        table through one `LiveFeeds` per connection)."""
+        conn = self._conn()
+        if self._feeds is None or self._feeds.nats is not conn:
+            self._feeds = seatstream.LiveFeeds(conn)
+        reader = seatstream.follow(conn, table_id, seat, timeout_s=self.timeout_s, feeds=self._feeds)
+        async with aclosing(reader) as events:
+            async for event in events:
+                if event.sequence > after:
+                    yield event
 
 
 class KvLeaseStore:
