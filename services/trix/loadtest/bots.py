@@ -41,6 +41,8 @@ waited in this worker before a bot saw it (the swarm's own share of the latency)
 CONNECT_RETRIES = 8
 RETRIES = 6
 RETRYABLE = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
+ERROR_SAMPLES = 10
+"""Errors kept with their message in the summary (`error_samples`)."""
 """Codes the platform asks the caller to retry with the same action id (table/service.py)."""
 
 
@@ -84,6 +86,8 @@ class Stats:
     games: list[dict[str, Any]] = field(default_factory=list)
     lag_ms: list[float] = field(default_factory=list)
     """Event-loop lag samples (ms late of each LAG_PROBE_S sleep)."""
+    error_samples: list[str] = field(default_factory=list)
+    """The first few errors' code and client message (what went wrong, not only how often)."""
 
     def take(self) -> dict[str, Any]:
         out = {
@@ -96,8 +100,9 @@ class Stats:
             "new_tables": self.new_tables,
             "games": self.games,
             "lag_ms": self.lag_ms,
+            "error_samples": self.error_samples,
         }
-        self.actions, self.latencies_ms, self.view_ms, self.lag_ms = 0, [], [], []
+        self.actions, self.latencies_ms, self.view_ms, self.lag_ms, self.error_samples = 0, [], [], [], []
         self.errors, self.retried, self.reconnects, self.new_tables, self.games = Counter(), Counter(), 0, [], []
         return out
 
@@ -348,6 +353,10 @@ class SwarmBot:
                     swarm.stats.retried[code] += 1  # the earlier quick match did get through: keep waiting
                     continue
                 self._error(code)
+                if len(swarm.stats.error_samples) < ERROR_SAMPLES:
+                    turn = st.turn.turn_seq if st.turn is not None else 0
+                    sample = f"{code}: {m.error.message[:160]} (turn {turn}, seq {st.sequence})"
+                    swarm.stats.error_samples.append(sample)
                 self.sent_at.pop(m.error.action_id, None)
                 if st.my_turn():
                     self.acted = 0

@@ -30,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from trix.loadtest.bots import WorkerConfig, new_run_id, worker_main
+from trix.loadtest.bots import ERROR_SAMPLES, WorkerConfig, new_run_id, worker_main
 from trix.loadtest.echo import echo_client_main, echo_server_main
 from trix.loadtest.report import Second, percentile, write_chart
 from trix.loadtest.scenarios import SCENARIOS, Scenario
@@ -64,6 +64,13 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=RAMP_CONCURRENCY,
         help="players between sign-in and their first ticket at once, all workers (0 = no limit)",
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=15.0,
+        help="s the seated tables play at the scenario's pace before the window (unmeasured: the ramp's backlog "
+        "and every table's first deal starting at once are not the steady state)",
     )
     parser.add_argument("--finish-timeout", type=float, default=900.0, help="s the finish phase may take")
     parser.add_argument("--max-actions", type=int, default=3000, help="actions per bot at most")
@@ -268,6 +275,7 @@ class Run:
         self.tables: set[str] = set()
         self.games: dict[str, dict[str, Any]] = {}
         self.errors: Counter[str] = Counter()
+        self.error_samples: list[str] = []
         self.window_errors: Counter[str] = Counter()
         self.retried: Counter[str] = Counter()
         self.window_lat: list[float] = []
@@ -368,6 +376,9 @@ class Run:
         sec.errors.update(data["errors"])
         sec.lag_ms += data.get("lag_ms", [])
         self.errors.update(data["errors"])
+        for sample in data.get("error_samples", []):
+            if len(self.error_samples) < ERROR_SAMPLES:
+                self.error_samples.append(sample)
         self.retried.update(data["retried"])
         self.view_lat += data["view_ms"]
         self.all_actions += data["actions"]
@@ -415,7 +426,7 @@ class Run:
         run_id = new_run_id()
         workers = args.workers or max(2, -(-players // PLAYERS_PER_WORKER))
         gate = args.ramp_concurrency
-        stop_at = time.time() + ramp + args.ramp_timeout + args.duration + args.finish_timeout + 30
+        stop_at = time.time() + ramp + args.ramp_timeout + args.settle + args.duration + args.finish_timeout + 30
         out, fast = self.ctx.Queue(), self.ctx.Event()
         procs = []
         for w in range(workers):
@@ -451,6 +462,7 @@ class Run:
         next_progress = started + PROGRESS_EVERY_S
         killed = False
         finish_deadline = float("inf")
+        settle_end = float("inf")
         while done < len(procs):
             try:
                 kind, data = out.get(timeout=0.5)
@@ -464,11 +476,17 @@ class Run:
             if self.phase == "ramp":
                 seated = sum(self.matched.values())
                 if seated >= players or now - started > ramp + args.ramp_timeout:
+                    self.phase = "settle"
+                    settle_end = now + args.settle
+                    self.say(f"settle: {seated}/{players} players seated; {args.settle:.0f}s unmeasured")
+            if self.phase == "settle":
+                if now >= settle_end:
                     self.phase = "window"
                     window_start = now
                     self.load_at_window = [round(x, 2) for x in os.getloadavg()]
                     if sc.kill_table_replica_at >= 0:
                         kill_at = now + sc.kill_table_replica_at * args.duration
+                    seated = sum(self.matched.values())
                     self.say(f"window starts: {seated}/{players} players seated, {len(self.tables)} tables")
             elif self.phase == "window":
                 if not killed and now >= kill_at:
@@ -541,6 +559,7 @@ class Run:
             "bot_lag_p99_ms": round(percentile(lag, 99), 2),
             "errors": sum(self.errors.values()),
             "errors_by_code": dict(self.errors),
+            "error_samples": self.error_samples,
             "window_errors": sum(self.window_errors.values()),
             "retried_by_code": dict(self.retried),
             "reconnects": self.reconnects,
