@@ -37,6 +37,10 @@ log = structlog.get_logger("trix.matchmaking.subscribers")
 TICKETS_BUCKET = "match_tickets"
 LEASES_BUCKET = "match_leases"
 SEATS_BUCKET = "player_tables"
+STALE_READS = 3
+STALE_READ_S = 0.005
+"""After a wake-up the key is read again up to STALE_READS times, 5, 10 and 20 ms apart, until
+the write that woke it is readable (`KeyWatchHub.watch`); after that the 1 s re-read covers it."""
 TICKET_PREFIX = "tk"
 """Tickets are `tk.<partition>.<id>` (`service.ticket_key`); WatchTicket reads them."""
 
@@ -49,11 +53,15 @@ class KeyWatchHub:
     consumers limit reached" once ~1,000 players waited at once (a load test's ramp of 250
     tables). Here every write to `$KV.<bucket>.<prefix>.>` only wakes the readers of that
     key, which then read the key (a direct get): the value read is the store's, in revision
-    order. A lost wake-up (core NATS is at most once) is covered by a re-read after a NATS
-    reconnect and after `RECHECK_S` of quiet.
+    order. A reader also re-reads its key every `RECHECK_S` and after a NATS reconnect: core
+    NATS is at most once, and a write reaches the subscription before the stream stores it.
+    In load-test ramps (100 tables at once) a few readers were woken, read the previous
+    revision, and with a 30 s re-read waited that long for a match formed in the first
+    seconds (the cause was not pinned down); with the 1 s re-read every ramp seated all
+    tables in 8-10 s, as the consumer per watch did. A waiting ticket costs one get a second.
     """
 
-    RECHECK_S = 30.0
+    RECHECK_S = 1.0
 
     def __init__(self, nats: NatsConnection, kv: KeyValue, bucket: str, prefix: str) -> None:
         self.nats = nats
@@ -92,6 +100,16 @@ class KeyWatchHub:
                     for event in readers:
                         event.set()
 
+    async def _read(self, key: str) -> Versioned | None:
+        """The key's last value (a direct get), None when absent or deleted."""
+        try:
+            entry = await self.kv.get(key)
+        except nats.js.errors.KeyNotFoundError:
+            return None
+        if entry.operation in (KV_DEL, KV_PURGE):
+            return None
+        return (entry.value or b"", entry.revision or 0)
+
     async def watch(self, key: str) -> AsyncIterator[Versioned | None]:
         """The key's value now and after each change (None once it is deleted)."""
         wake = asyncio.Event()
@@ -99,21 +117,32 @@ class KeyWatchHub:
         try:
             last = 0
             present = False
+            woken = False
+            stale = 0
             while True:
                 wake.clear()
-                try:
-                    entry = await self.kv.get(key)
-                except nats.js.errors.KeyNotFoundError:
-                    entry = None
-                if entry is None or entry.operation in (KV_DEL, KV_PURGE):
+                entry = await self._read(key)
+                changed = False
+                if entry is None:
                     if present:
-                        present = False
+                        present, changed = False, True
                         yield None
-                elif (entry.revision or 0) > last:
-                    last, present = entry.revision or 0, True
-                    yield (entry.value or b"", last)
-                with contextlib.suppress(TimeoutError):
+                elif entry[1] > last:
+                    last, present, changed = entry[1], True, True
+                    yield entry
+                if woken and not changed and stale < STALE_READS:
+                    # The write reached this subscription before the stream stored it (core
+                    # delivery does not wait for JetStream), or it was a refused compare-and-
+                    # set: read again shortly, a few times, before waiting for the next write.
+                    stale += 1
+                    await asyncio.sleep(STALE_READ_S * 2 ** (stale - 1))
+                    continue
+                stale = 0
+                try:
                     await asyncio.wait_for(wake.wait(), self.RECHECK_S)
+                    woken = True
+                except TimeoutError:
+                    woken = False
         finally:
             readers = self._readers.get(key)
             if readers is not None:
