@@ -4,7 +4,7 @@
 LOADTEST ?= $(VENV)/bin/trix loadtest
 LOADTEST_ARGS ?=
 
-LOADTEST_SCALE ?= 10 20 40 80 160 320 640 1000
+LOADTEST_SCALE ?= 100 200 300 400 500 600 800 1000
 LOADTEST_PROFILE ?= peak --tables 20 --duration 40 --no-finish
 
 .PHONY: loadtest-smoke loadtest-steady loadtest-peak loadtest-churn loadtest-failover loadtest-scale loadtest-profile
