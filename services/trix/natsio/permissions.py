@@ -25,7 +25,7 @@ never sees replies addressed to another service's inbox."""
 GATEWAY_ACCOUNTS_BUCKET = "gateway_accounts"
 """The gateway's own KV bucket (guest accounts, issue 9): the only bucket it may read or write."""
 
-PRIVATE_STREAMS = ("TABLE_LOG", "TABLE_SNAPSHOTS", "KV_table_secrets")
+PRIVATE_STREAMS = (subjects.TABLE_LOG_STREAM, subjects.TABLE_SNAPSHOTS_STREAM, "KV_table_secrets")
 PRIVATE_SUBJECTS = (subjects.all_table_logs(), subjects.all_table_snapshots(), "$KV.table_secrets.>")
 
 
@@ -54,7 +54,7 @@ def _gateway_accounts_subjects() -> list[str]:
 
 def gateway_permissions() -> dict[str, object]:
     """Whitelist of the gateway: everything not listed is refused by the server."""
-    events = "TABLE_EVENTS"
+    events = subjects.TABLE_EVENTS_STREAM
     return {
         "publish": {
             "allow": [

@@ -81,19 +81,19 @@ class KvSpec:
 
 STREAMS: tuple[StreamSpec, ...] = (
     StreamSpec(
-        "TABLE_LOG",
+        subjects.TABLE_LOG_STREAM,
         (subjects.all_table_logs(),),
         "Each table's accepted actions, the truth of the game (private to the table service).",
     ),
     StreamSpec(
-        "TABLE_SNAPSHOTS",
+        subjects.TABLE_SNAPSHOTS_STREAM,
         (subjects.all_table_snapshots(),),
         "Latest engine snapshot of each table (private to the table service).",
         max_msgs_per_subject=1,
         allow_rollup=True,
     ),
     StreamSpec(
-        "TABLE_EVENTS",
+        subjects.TABLE_EVENTS_STREAM,
         (subjects.all_table_events(),),
         "Per-seat and public table events, for resume and for timers and scoring.",
         max_age_s=7 * DAY_S,

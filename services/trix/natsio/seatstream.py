@@ -48,7 +48,7 @@ from trix.v1 import events_pb2
 
 log = structlog.get_logger("trix.natsio.seatstream")
 
-EVENTS_STREAM = "TABLE_EVENTS"
+EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
 STATUS_HEADER = "Status"
 """Header of a JetStream status message (no messages, request timeout) on a pull's inbox."""
 HISTORY_BATCH = 512

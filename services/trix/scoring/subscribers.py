@@ -39,7 +39,7 @@ from trix.v1 import common_pb2, events_pb2
 
 log = structlog.get_logger("trix.scoring.subscribers")
 
-EVENTS_STREAM = "TABLE_EVENTS"
+EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
 FETCH_BATCH = 256
 ACK_WAIT_S = 30.0
 FETCH_LINGER_S = 0.05

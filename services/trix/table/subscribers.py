@@ -52,9 +52,9 @@ from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.table.nats")
 
-LOG_STREAM = "TABLE_LOG"
-SNAPSHOT_STREAM = "TABLE_SNAPSHOTS"
-EVENTS_STREAM = "TABLE_EVENTS"
+LOG_STREAM = subjects.TABLE_LOG_STREAM
+SNAPSHOT_STREAM = subjects.TABLE_SNAPSHOTS_STREAM
+EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
 SECRETS_BUCKET = "table_secrets"
 PLAYERS_BUCKET = "player_tables"
 WRONG_LAST_SEQUENCE = 10071

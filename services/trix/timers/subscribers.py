@@ -39,7 +39,7 @@ log = structlog.get_logger("trix.timers.nats")
 
 DEADLINES_BUCKET = "timer_deadlines"
 REPLICAS_BUCKET = "timer_replicas"
-EVENTS_STREAM = "TABLE_EVENTS"
+EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
 PRESENCE_STREAM = "PRESENCE"
 EVENTS_CONSUMER = "timers-events"
 PRESENCE_CONSUMER = "timers-presence"
