@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import math
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import nats.js.errors
 import structlog
@@ -53,8 +53,9 @@ class KeyWatchHub:
     consumers limit reached" once ~1,000 players waited at once (a load test's ramp of 250
     tables). Here every write to `$KV.<bucket>.<prefix>.>` only wakes the readers of that
     key, which then read the key (a direct get): the value read is the store's, in revision
-    order. A reader also re-reads its key every `RECHECK_S` and after a NATS reconnect: core
-    NATS is at most once, and a write reaches the subscription before the stream stores it.
+    order. A reader also re-reads its key every `RECHECK_S` (which also covers a NATS
+    reconnect): core NATS is at most once, and a write reaches the subscription before the
+    stream stores it.
     In load-test ramps (100 tables at once) a few readers were woken, read the previous
     revision, and with a 30 s re-read waited that long for a match formed in the first
     seconds (the cause was not pinned down); with the 1 s re-read every ramp seated all
@@ -63,26 +64,25 @@ class KeyWatchHub:
 
     RECHECK_S = 1.0
 
-    def __init__(self, nats: NatsConnection, kv: KeyValue, bucket: str, prefix: str) -> None:
+    def __init__(
+        self, nats: NatsConnection, bucket: str, prefix: str, read: Callable[[str], Awaitable[Versioned | None]]
+    ) -> None:
         self.nats = nats
-        self.kv = kv
+        self.read = read
+        """The key's value now (`KvStore.get`: None when absent or deleted)."""
         self.subject_prefix = f"$KV.{bucket}."
-        self.subject = f"$KV.{bucket}.{prefix}.>"
+        self.key_prefix = f"{prefix}."
         self._readers: dict[str, set[asyncio.Event]] = {}
         self._sub: Subscription | None = None
-        self._reconnects = 0
-        self._task: asyncio.Task[None] | None = None
+
+    def covers(self, key: str) -> bool:
+        return key.startswith(self.key_prefix)
 
     async def start(self) -> None:
-        self._reconnects = self.nats.reconnects
-        self._sub = await self.nats.client.subscribe(self.subject, cb=self._on_write)
-        self._task = asyncio.create_task(self._watch_reconnects())
+        subject = f"{self.subject_prefix}{self.key_prefix}>"
+        self._sub = await self.nats.client.subscribe(subject, cb=self._on_write)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
         if self._sub is not None:
             with contextlib.suppress(Exception):
                 await self._sub.unsubscribe()
@@ -90,25 +90,6 @@ class KeyWatchHub:
     async def _on_write(self, msg: Msg) -> None:
         for event in self._readers.get(msg.subject[len(self.subject_prefix) :], ()):
             event.set()
-
-    async def _watch_reconnects(self) -> None:
-        while True:
-            await asyncio.sleep(1.0)
-            if self.nats.reconnects != self._reconnects:
-                self._reconnects = self.nats.reconnects
-                for readers in self._readers.values():
-                    for event in readers:
-                        event.set()
-
-    async def _read(self, key: str) -> Versioned | None:
-        """The key's last value (a direct get), None when absent or deleted."""
-        try:
-            entry = await self.kv.get(key)
-        except nats.js.errors.KeyNotFoundError:
-            return None
-        if entry.operation in (KV_DEL, KV_PURGE):
-            return None
-        return (entry.value or b"", entry.revision or 0)
 
     async def watch(self, key: str) -> AsyncIterator[Versioned | None]:
         """The key's value now and after each change (None once it is deleted)."""
@@ -121,7 +102,7 @@ class KeyWatchHub:
             stale = 0
             while True:
                 wake.clear()
-                entry = await self._read(key)
+                entry = await self.read(key)
                 changed = False
                 if entry is None:
                     if present:
@@ -154,18 +135,12 @@ class KeyWatchHub:
 class KvStore:
     """`trix.matchmaking.service.Store` over a JetStream KV bucket."""
 
-    def __init__(
-        self,
-        kv: KeyValue,
-        js: nats.js.JetStreamContext | None = None,
-        bucket: str = TICKETS_BUCKET,
-        hub: KeyWatchHub | None = None,
-    ) -> None:
+    def __init__(self, kv: KeyValue, js: nats.js.JetStreamContext | None = None, bucket: str = TICKETS_BUCKET) -> None:
         self.kv = kv
         self.js = js
         self.bucket = bucket
-        self.hub = hub
-        """Serves `watch` of the keys it covers without a consumer per watch."""
+        self.hub: KeyWatchHub | None = None
+        """Serves `watch` of the keys it covers without a consumer per watch (`start`)."""
 
     async def get(self, key: str) -> Versioned | None:
         try:
@@ -204,7 +179,7 @@ class KvStore:
         await self.js.purge_stream(f"KV_{self.bucket}", seq=revision + 1, subject=f"$KV.{self.bucket}.{key}")
 
     async def watch(self, key: str) -> AsyncIterator[Versioned | None]:
-        if self.hub is not None and f"{self.hub.subject_prefix}{key}".startswith(self.hub.subject[:-1]):
+        if self.hub is not None and self.hub.covers(key):
             async for item in self.hub.watch(key):
                 yield item
             return
@@ -319,8 +294,6 @@ class PartitionOwner:
         self._leases: KeyValue | None = None
         self._tickets: KeyValue | None = None
         self._background: set[asyncio.Future[None]] = set()
-        self.wakers: dict[int, asyncio.Event] = {}
-        """Per running partition: set to end its wait before the next round."""
         self.hub: KeyWatchHub | None = None
         """The process's ticket watch hub (started by `start`), stopped with the owner."""
 
@@ -456,9 +429,9 @@ class PartitionOwner:
         task = self.tasks.get(p)
         if stop is not None:
             stop.set()
-            wake = self.wakers.get(p)
+            wake = self.service.wakers.get(p)
             if wake is not None:
-                wake.set()
+                wake.set()  # ends an idle partition's wait
         if task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(task), self.STOP_WAIT_S)
@@ -481,7 +454,6 @@ class PartitionOwner:
         watcher = await self._tickets.watch(f"*.{p:02d}.*")
         feed = asyncio.create_task(self._feed(p, watcher))
         wake = self.service.wakers.setdefault(p, asyncio.Event())
-        self.wakers[p] = wake
         try:
             while not stop.is_set():
                 wake.clear()
@@ -504,8 +476,6 @@ class PartitionOwner:
                     else:
                         await asyncio.wait_for(stop.wait(), self.service.config.tick_s)
         finally:
-            if self.wakers.get(p) is wake:
-                del self.wakers[p]
             if self.service.wakers.get(p) is wake:
                 del self.service.wakers[p]
             feed.cancel()
@@ -528,10 +498,11 @@ class PartitionOwner:
 async def start(nats: NatsConnection, service: MatchmakingService, instance: str = "matchmaking") -> PartitionOwner:
     """Wire the service to NATS and start leasing partitions."""
     js = nats.jetstream
-    tickets = await js.key_value(TICKETS_BUCKET)
-    hub = KeyWatchHub(nats, tickets, TICKETS_BUCKET, TICKET_PREFIX)
+    store = KvStore(await js.key_value(TICKETS_BUCKET), js)
+    hub = KeyWatchHub(nats, TICKETS_BUCKET, TICKET_PREFIX, store.get)
     await hub.start()
-    service.wire(KvStore(tickets, js, hub=hub), MatchFormedPublisher(nats))
+    store.hub = hub
+    service.wire(store, MatchFormedPublisher(nats))
     if isinstance(service.seat_index, NoSeatIndex):
         service.seat_index = KvSeatIndex(await js.key_value(SEATS_BUCKET))
     owner = PartitionOwner(nats, service, instance)
