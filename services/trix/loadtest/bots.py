@@ -41,9 +41,9 @@ waited in this worker before a bot saw it (the swarm's own share of the latency)
 CONNECT_RETRIES = 8
 RETRIES = 6
 RETRYABLE = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
+"""Codes the platform asks the caller to retry with the same action id (table/service.py)."""
 ERROR_SAMPLES = 10
 """Errors kept with their message in the summary (`error_samples`)."""
-"""Codes the platform asks the caller to retry with the same action id (table/service.py)."""
 
 
 @dataclass(frozen=True)
@@ -310,9 +310,7 @@ class SwarmBot:
                 turn = m.snapshot.turn
                 if st.seat in turn.seats and turn.turn_seq != self.acted and self.pending is None:
                     st.turn = turn
-                    self.acted = turn.turn_seq
-                    delay = swarm.think(self.rng)
-                    self.pending = asyncio.get_running_loop().call_later(delay, self._act, turn.turn_seq)
+                    self._plan(turn.turn_seq)
             elif kind == "accepted":
                 self.inflight.pop(m.accepted.action_id, None)
                 sent = self.sent_at.pop(m.accepted.action_id, None)
@@ -384,11 +382,15 @@ class SwarmBot:
             if st.turn.turn_seq != self.acted:
                 if self.pending is not None:
                     self.pending.cancel()  # an older turn's move, not made: that turn is over
-                self.acted = st.turn.turn_seq
-                delay = self.swarm.think(self.rng)
-                self.pending = asyncio.get_running_loop().call_later(delay, self._act, st.turn.turn_seq)
+                self._plan(st.turn.turn_seq)
             return
         self._view()  # events from before the change: the legal moves come with the view
+
+    def _plan(self, turn_seq: int) -> None:
+        """Answer this turn after the scenario's think time."""
+        self.acted = turn_seq
+        delay = self.swarm.think(self.rng)
+        self.pending = asyncio.get_running_loop().call_later(delay, self._act, turn_seq)
 
     def _view(self) -> None:
         if not self.state.table_id:
