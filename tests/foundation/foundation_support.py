@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+from trix.natsio.connection import NatsConnection
 from trix.up import free_port, nats_server_binary
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES_DIR = REPO / "services"
+
+
+@contextlib.asynccontextmanager
+async def connected(url: str, name: str, **options: Any) -> AsyncIterator[NatsConnection]:
+    """A NatsConnection (provisioned) for the block, drained after it."""
+    conn = NatsConnection(url, name, **options)
+    await conn.connect(give_up_after_s=30)
+    try:
+        yield conn
+    finally:
+        await conn.drain()
 
 
 def wait_port(port: int, timeout_s: float = 20.0) -> None:

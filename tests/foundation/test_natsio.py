@@ -7,11 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from foundation_support import NatsServer
+from foundation_support import NatsServer, connected
 
 from trix.errors import InvalidArgument
 from trix.natsio import subjects
-from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import KvProgress, subscribe_durable
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, StreamSpec, provision
 from trix.natsio.publish import publish_once
@@ -33,9 +32,7 @@ def test_subjects_are_built_and_checked() -> None:
 
 
 async def test_provisioning_is_idempotent(nats_server: NatsServer) -> None:
-    conn = NatsConnection(nats_server.url, "test-provision")
-    await conn.connect(give_up_after_s=30)
-    try:
+    async with connected(nats_server.url, "test-provision") as conn:
         js = conn.jetstream
         again = await provision(js)
         assert again.created == [] and again.updated == []
@@ -44,14 +41,10 @@ async def test_provisioning_is_idempotent(nats_server: NatsServer) -> None:
         report = await provision(js, changed, [])
         assert report.updated == ["MATCHES"]
         assert (await js.stream_info("MATCHES")).config.max_age == 7200.0
-    finally:
-        await conn.drain()
 
 
 async def test_publish_retry_with_same_id_is_stored_once(nats_server: NatsServer) -> None:
-    conn = NatsConnection(nats_server.url, "test-publish")
-    await conn.connect(give_up_after_s=30)
-    try:
+    async with connected(nats_server.url, "test-publish") as conn:
         js = conn.jetstream
         subject = subjects.table_log("dup1")
         first = await publish_once(js, subject, b"a", msg_id="action-1")
@@ -59,14 +52,10 @@ async def test_publish_retry_with_same_id_is_stored_once(nats_server: NatsServer
         assert not first.duplicate and second.duplicate and second.seq == first.seq
         info = await js.stream_info("TABLE_LOG", subjects_filter=subject)
         assert info.state.messages == 1
-    finally:
-        await conn.drain()
 
 
 async def test_consumer_applies_each_table_sequence_once(nats_server: NatsServer) -> None:
-    conn = NatsConnection(nats_server.url, "test-consumer")
-    await conn.connect(give_up_after_s=30)
-    try:
+    async with connected(nats_server.url, "test-consumer") as conn:
         js = conn.jetstream
         kv = await js.key_value("consumer_progress")
         seen: list[tuple[str, int]] = []
@@ -91,14 +80,10 @@ async def test_consumer_applies_each_table_sequence_once(nats_server: NatsServer
         assert seen == [("t1", 1), ("t1", 2), ("t2", 1), ("t1", 3), ("t2", 2)]
         assert handler.skipped == 2
         assert await KvProgress(kv, "test_scoring").last("t1") == 3
-    finally:
-        await conn.drain()
 
 
 async def test_nats_restart_loses_no_acknowledged_publish(nats_server: NatsServer) -> None:
-    conn = NatsConnection(nats_server.url, "test-restart", reconnect_wait_s=0.2)
-    await conn.connect(give_up_after_s=30)
-    try:
+    async with connected(nats_server.url, "test-restart", reconnect_wait_s=0.2) as conn:
         js = conn.jetstream
         subject = subjects.table_log("restart1")
         acked: list[int] = []
@@ -132,5 +117,3 @@ async def test_nats_restart_loses_no_acknowledged_publish(nats_server: NatsServe
             bodies.add(int(msg.data))
         await sub.unsubscribe()
         assert bodies == set(range(60))
-    finally:
-        await conn.drain()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from foundation_support import NatsServer
+from foundation_support import NatsServer, connected
 
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
@@ -61,17 +61,15 @@ def test_merger_stops_at_a_gap_and_skips_what_it_already_gave() -> None:
 
 
 async def test_follow_reads_stored_then_live_with_own_copies_in_any_order(nats_server: NatsServer) -> None:
-    conn = NatsConnection(nats_server.url, "test-seatstream")
-    await conn.connect(give_up_after_s=30)
-    public, own, other = subjects.public_events(T), subjects.seat_events(T, 2), subjects.seat_events(T, 3)
+    async with connected(nats_server.url, "test-seatstream") as conn:
+        public, own, other = subjects.public_events(T), subjects.seat_events(T, 2), subjects.seat_events(T, 3)
 
-    async def put(subject: str, event: events_pb2.Event) -> None:
-        await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
+        async def put(subject: str, event: events_pb2.Event) -> None:
+            await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
 
-    async def take(stream: AsyncIterator[events_pb2.Event], n: int) -> list[events_pb2.Event]:
-        return [await asyncio.wait_for(anext(stream), 30) for _ in range(n)]
+        async def take(stream: AsyncIterator[events_pb2.Event], n: int) -> list[events_pb2.Event]:
+            return [await asyncio.wait_for(anext(stream), 30) for _ in range(n)]
 
-    try:
         # Stored before anyone follows: a deal whose public copy was stored before the seat's.
         await put(public, turn(1))
         await put(public, dealt(2, []))
@@ -96,8 +94,6 @@ async def test_follow_reads_stored_then_live_with_own_copies_in_any_order(nats_s
             assert [e async for e in stream] == []
         info = await conn.jetstream.stream_info(seatstream.EVENTS_STREAM)
         assert info.state.consumer_count == 0  # every history consumer was deleted after use
-    finally:
-        await conn.drain()
 
 
 def due(seq: int, seat: int, cards: list[int] | None = None) -> events_pb2.Event:
@@ -140,16 +136,14 @@ def test_other_seats_and_spectators_take_a_public_turn_without_waiting() -> None
 
 
 async def test_follow_gives_the_seat_due_its_own_turn_and_the_others_the_public_one(nats_server: NatsServer) -> None:
-    conn = NatsConnection(nats_server.url, "test-seatstream-turns")
-    await conn.connect(give_up_after_s=30)
-    t = "ss2"
-    public, own = subjects.public_events(t), subjects.seat_events(t, 1)
+    async with connected(nats_server.url, "test-seatstream-turns") as conn:
+        t = "ss2"
+        public, own = subjects.public_events(t), subjects.seat_events(t, 1)
 
-    async def put(subject: str, event: events_pb2.Event) -> None:
-        event.table_id = t
-        await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
+        async def put(subject: str, event: events_pb2.Event) -> None:
+            event.table_id = t
+            await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
 
-    try:
         await put(public, turn(1))
         seat_due, other, watcher = (seatstream.follow(conn, t, s, timeout_s=10) for s in (1, 2, None))
         for stream in (seat_due, other, watcher):
@@ -168,8 +162,6 @@ async def test_follow_gives_the_seat_due_its_own_turn_and_the_others_the_public_
         await put(public, ended(3))
         for stream in (seat_due, other, watcher):
             assert [e.sequence async for e in stream] == [3]
-    finally:
-        await conn.drain()
 
 
 # One live subscription per subject per hub (ADR 0009 amendment "one live subscription per
@@ -192,13 +184,11 @@ def publisher(conn: NatsConnection, t: str) -> Callable[[str, events_pb2.Event],
 async def test_four_seats_and_a_spectator_share_one_subscription_each_gets_its_own_stream(
     nats_server: NatsServer,
 ) -> None:
-    conn = NatsConnection(nats_server.url, "test-seatstream-shared")
-    await conn.connect(give_up_after_s=30)
-    t = "ss3"
-    public = subjects.public_events(t)
-    put = publisher(conn, t)
-    feeds = seatstream.LiveFeeds(conn)
-    try:
+    async with connected(nats_server.url, "test-seatstream-shared") as conn:
+        t = "ss3"
+        public = subjects.public_events(t)
+        put = publisher(conn, t)
+        feeds = seatstream.LiveFeeds(conn)
         await put(public, turn(1))
         readers = {s: seatstream.follow(conn, t, s, timeout_s=10, feeds=feeds) for s in (0, 1, 2, 3, None)}
         for stream in readers.values():
@@ -231,18 +221,14 @@ async def test_four_seats_and_a_spectator_share_one_subscription_each_gets_its_o
         assert subscribed(conn, public) == [] and subscribed(conn, subjects.seat_events(t, 2)) == []
         info = await conn.jetstream.stream_info(seatstream.EVENTS_STREAM)
         assert info.state.consumer_count == 0
-    finally:
-        await conn.drain()
 
 
 async def test_a_late_reader_gets_the_stored_events_then_the_live_ones_once(nats_server: NatsServer) -> None:
-    conn = NatsConnection(nats_server.url, "test-seatstream-late")
-    await conn.connect(give_up_after_s=30)
-    t = "ss4"
-    public = subjects.public_events(t)
-    put = publisher(conn, t)
-    feeds = seatstream.LiveFeeds(conn)
-    try:
+    async with connected(nats_server.url, "test-seatstream-late") as conn:
+        t = "ss4"
+        public = subjects.public_events(t)
+        put = publisher(conn, t)
+        feeds = seatstream.LiveFeeds(conn)
         await put(public, turn(1))
         early = seatstream.follow(conn, t, 0, timeout_s=10, feeds=feeds)
         assert (await asyncio.wait_for(anext(early), 30)).sequence == 1
@@ -261,18 +247,14 @@ async def test_a_late_reader_gets_the_stored_events_then_the_live_ones_once(nats
         for stream in (early, late):  # live, each once
             assert [e.sequence for e in await asyncio.wait_for(_all(stream), 30)] == [4, 5, 6, 7]
         assert feeds.subjects() == {}
-    finally:
-        await conn.drain()
 
 
 async def test_a_stalled_reader_delays_no_one_and_resumes_from_the_store(nats_server: NatsServer) -> None:
-    conn = NatsConnection(nats_server.url, "test-seatstream-stalled")
-    await conn.connect(give_up_after_s=30)
-    t = "ss5"
-    public = subjects.public_events(t)
-    put = publisher(conn, t)
-    feeds = seatstream.LiveFeeds(conn, queue_limit=4)
-    try:
+    async with connected(nats_server.url, "test-seatstream-stalled") as conn:
+        t = "ss5"
+        public = subjects.public_events(t)
+        put = publisher(conn, t)
+        feeds = seatstream.LiveFeeds(conn, queue_limit=4)
         await put(public, turn(1))
         slow, fast, watcher = (seatstream.follow(conn, t, s, timeout_s=10, feeds=feeds) for s in (2, 0, None))
         for stream in (slow, fast, watcher):
@@ -294,8 +276,6 @@ async def test_a_stalled_reader_delays_no_one_and_resumes_from_the_store(nats_se
         got = await asyncio.wait_for(_all(slow), 30)  # resumes: everything once, in order
         assert [e.sequence for e in got] == list(range(2, 31)) and hands(got) == [[2]]
         assert feeds.subjects() == {}
-    finally:
-        await conn.drain()
 
 
 async def test_a_readers_wait_ends_on_an_event_or_its_own_timeout_whatever_timer_is_armed() -> None:
