@@ -96,9 +96,16 @@ def test_logs_are_json_with_context_and_metrics_name_rpcs(service_process: type[
         # No internal identity token: the table refuses (ARCHITECTURE.md, identity only from the gateway).
         assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
         url = f"http://127.0.0.1:{service.metrics_port}/metrics"
+        handled = 'grpc_server_handled_total{grpc_code="UNAUTHENTICATED",grpc_method="PlayCard"'
+        # The server counts a call as handled after its status is on the wire, so the client can
+        # see the status a moment before the counter moves: read until it has (30 s deadline).
+        deadline = time.monotonic() + 30
         body = urllib.request.urlopen(url, timeout=10).read().decode()
+        while handled not in body and time.monotonic() < deadline:
+            time.sleep(0.1)
+            body = urllib.request.urlopen(url, timeout=10).read().decode()
     assert 'grpc_method="PlayCard",grpc_service="trix.v1.TableService"' in body
-    assert 'grpc_server_handled_total{grpc_code="UNAUTHENTICATED",grpc_method="PlayCard"' in body
+    assert handled in body
     assert "t-42" not in body and "req-abc" not in body
     assert service.stop() == 0
     records = [json.loads(line) for line in service.stderr_lines()]  # every line is JSON
