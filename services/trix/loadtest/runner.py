@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import json
 import multiprocessing as mp
@@ -72,6 +73,14 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         help="s the seated tables play at the scenario's pace before the window (unmeasured: the ramp's backlog "
         "and every table's first deal starting at once are not the steady state)",
     )
+    parser.add_argument(
+        "--think",
+        type=_think_range,
+        default=None,
+        metavar="MIN,MAX",
+        help="think time per action in s, uniform in [MIN, MAX], instead of the scenario's (e.g. 20,30 "
+        "measures what connected but mostly idle players cost)",
+    )
     parser.add_argument("--finish-timeout", type=float, default=900.0, help="s the finish phase may take")
     parser.add_argument("--max-actions", type=int, default=3000, help="actions per bot at most")
     parser.add_argument("--max-p99-ms", type=float, default=0.0, help="budget: exit 1 above this window p99")
@@ -88,6 +97,18 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="DIAGNOSIS ONLY: embedded NATS without sync_interval: always (how much of the cost is fsync)",
     )
+
+
+def _think_range(text: str) -> tuple[float, float]:
+    """`MIN,MAX` seconds of think time (0 <= MIN <= MAX)."""
+    low, sep, high = text.partition(",")
+    try:
+        pair = (float(low), float(high if sep else low))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not MIN,MAX seconds: {text!r}") from None
+    if not 0 <= pair[0] <= pair[1]:
+        raise argparse.ArgumentTypeError(f"need 0 <= MIN <= MAX: {text!r}")
+    return pair
 
 
 LAB_RATE_PER_S = 1000
@@ -541,6 +562,7 @@ class Run:
         actions_per_s = self.window_actions / window_s if window_s > 0 else 0.0
         summary: dict[str, Any] = {
             "scenario": sc.name,
+            "think_s": [sc.think_min_s, sc.think_max_s],
             "tables": len(self.tables),
             "tables_requested": args.tables,
             "tables_max_concurrent": max((r["tables"] for r in window_rows), default=0),
@@ -610,4 +632,12 @@ def run_loadtest(args: argparse.Namespace) -> int:
     if args.tables < 1 or args.duration <= 0 or args.workers < 0:
         print("trix loadtest: --tables and --duration must be positive, --workers >= 0", file=sys.stderr)
         return 2
-    return Run(args, SCENARIOS[args.scenario]).run()
+    return Run(args, scenario_of(args)).run()
+
+
+def scenario_of(args: argparse.Namespace) -> Scenario:
+    """The named scenario, with `--think` in place of its pace if given."""
+    scenario = SCENARIOS[args.scenario]
+    if args.think is not None:
+        scenario = dataclasses.replace(scenario, think_min_s=args.think[0], think_max_s=args.think[1])
+    return scenario
