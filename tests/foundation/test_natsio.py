@@ -8,11 +8,12 @@ import asyncio
 
 import pytest
 from foundation_support import NatsServer, connected
+from nats.js.api import StorageType
 
 from trix.errors import InvalidArgument
 from trix.natsio import subjects
 from trix.natsio.consumer import KvProgress, subscribe_durable
-from trix.natsio.provisioning import KV_BUCKETS, STREAMS, StreamSpec, provision
+from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision
 from trix.natsio.publish import publish_once
 from trix.v1 import events_pb2
 
@@ -41,6 +42,29 @@ async def test_provisioning_is_idempotent(nats_server: NatsServer) -> None:
         report = await provision(js, changed, [])
         assert report.updated == ["MATCHES"]
         assert (await js.stream_info("MATCHES")).config.max_age == 7200.0
+
+
+async def test_a_lease_bucket_found_on_file_is_recreated_in_memory(nats_server: NatsServer) -> None:
+    # Issue 10: match_leases moved to memory storage (its renewals were fsynced); a stream's
+    # storage cannot be updated, so provisioning recreates a memory bucket found on file.
+    on_file = KvSpec("test_leases", "leases", ttl_s=3.0)
+    in_memory = KvSpec("test_leases", "leases", ttl_s=3.0, memory=True)
+    async with connected(nats_server.url, "test-provision-memory") as conn:
+        js = conn.jetstream
+        await provision(js, [], [on_file])
+        kv = await js.key_value("test_leases")
+        await kv.put("part.01", b"old-owner")
+        assert (await js.stream_info("KV_test_leases")).config.storage == StorageType.FILE
+        # several services provision at once after an upgrade: all succeed, one bucket in memory
+        reports = await asyncio.gather(*(provision(js, [], [in_memory]) for _ in range(3)))
+        assert any(r.updated == ["KV_test_leases"] for r in reports), reports
+        info = await js.stream_info("KV_test_leases")
+        assert info.config.storage == StorageType.MEMORY
+        assert info.config.max_age == 3.0
+        again = await provision(js, [], [in_memory])
+        assert again.unchanged == ["KV_test_leases"] and again.updated == []
+        kv = await js.key_value("test_leases")
+        await kv.create("part.01", b"new-owner")  # the old lease is gone: the owner takes it again
 
 
 async def test_publish_retry_with_same_id_is_stored_once(nats_server: NatsServer) -> None:

@@ -8,6 +8,7 @@ lost its store comes back with everything declared). Add a stream here, never ad
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -133,7 +134,12 @@ KV_BUCKETS: tuple[KvSpec, ...] = (
     KvSpec("timer_deadlines", "Pending decision deadlines (issue 7)."),
     KvSpec("timer_replicas", "Timers replicas' heartbeats, for sharing the firing of deadlines (issue 7).", ttl_s=5.0),
     KvSpec("match_tickets", "Matchmaking tickets and claims (issue 6)."),
-    KvSpec("match_leases", "Matchmaking replicas' heartbeats and queue-partition leases (issue 6).", ttl_s=3.0),
+    KvSpec(
+        "match_leases",
+        "Matchmaking replicas' heartbeats and queue-partition leases (issue 6).",
+        ttl_s=3.0,
+        memory=True,
+    ),
     KvSpec("gateway_accounts", "Guest accounts of the gateway: SHA-256 of a device secret -> player (issue 9)."),
     KvSpec("consumer_progress", "Last (table, sequence) applied by each durable consumer."),
 )
@@ -191,6 +197,10 @@ async def provision(
             continue
         info = await js.stream_info(f"KV_{kv.bucket}")
         have = info.config
+        if kv.memory and have.storage != StorageType.MEMORY:
+            await _recreate_in_memory(js, kv, replicas)
+            report.updated.append(f"KV_{kv.bucket}")
+            continue
         if (
             have.max_msgs_per_subject != kv.history
             or (have.max_age or 0) != kv.ttl_s
@@ -204,3 +214,22 @@ async def provision(
         else:
             report.unchanged.append(f"KV_{kv.bucket}")
     return report
+
+
+async def _recreate_in_memory(js: JetStreamContext, kv: KvSpec, replicas: int) -> None:
+    """Move a bucket declared `memory` off file storage (issue 10: its renewals were fsynced).
+
+    A stream's storage cannot be updated, so the bucket is deleted and created again: only
+    for memory buckets, whose keys are coordination (leases, heartbeats) that their owners
+    write again within a TTL and whose loss the owners already survive (a nats-server
+    restart loses them the same way). Several services provision at once: whoever creates
+    it first wins, and a create that finds the memory bucket there already is fine.
+    """
+    with contextlib.suppress(BucketNotFoundError, NotFoundError):  # another service deleted it first
+        await js.delete_key_value(kv.bucket)
+    try:
+        await js.create_key_value(config=kv.config(replicas))
+    except Exception:
+        info = await js.stream_info(f"KV_{kv.bucket}")
+        if info.config.storage != StorageType.MEMORY:
+            raise
