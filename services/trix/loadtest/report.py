@@ -1,8 +1,9 @@
 """Figures of a load-test run: percentiles, the per-second timeline, the PNG chart.
 
-Owns `percentile`, `Timeline` (one row per second: tables, players, actions/s,
-latency percentiles, errors, CPU and memory of every service process) and
-`write_chart` (matplotlib, headless: latency and throughput over time).
+Owns `percentile`, `window_cpu` (cores and CPU ms per action, platform and bots apart),
+`Timeline` (one row per second: tables, players, actions/s, latency percentiles, errors,
+CPU and memory of every service process) and `write_chart` (matplotlib, headless:
+latency and throughput over time).
 """
 
 from __future__ import annotations
@@ -20,6 +21,35 @@ def percentile(sorted_values: list[float], q: float) -> float:
         return 0.0
     k = min(len(sorted_values) - 1, max(0, round(q / 100.0 * len(sorted_values) + 0.5) - 1))
     return sorted_values[k]
+
+
+BOT_PROCESS_PREFIX = "bots"
+"""Timeline process names of the bot workers (`bots-0`, ...): the load, not the platform."""
+
+
+def window_cpu(window_rows: list[dict[str, Any]], actions_per_s: float) -> dict[str, Any]:
+    """The measured window's CPU: cores used (mean of the per-second samples), split into
+    the platform (every service process and nats-server) and the bots driving it, and the
+    CPU milliseconds each process kind spends per action (bot workers summed as `bots`).
+
+    The bots share the machine with the platform here; on a real deployment the clients
+    are phones, so `platform_ms_per_action` is the cost the platform itself pays."""
+    if not window_rows:
+        return {"cores": 0.0, "platform_cores": 0.0, "ms_per_action": {}, "platform_ms_per_action": 0.0}
+    percent: Counter[str] = Counter()
+    for row in window_rows:
+        for name, sample in row.get("processes", {}).items():
+            kind = BOT_PROCESS_PREFIX if name.startswith(BOT_PROCESS_PREFIX) else name
+            percent[kind] += sample.get("cpu", 0.0) / len(window_rows)
+    platform = sum(v for k, v in percent.items() if k != BOT_PROCESS_PREFIX)
+    # % of one core / actions per s = ms per action x 0.1
+    per_action = {k: round(v * 10 / actions_per_s, 2) for k, v in percent.most_common()} if actions_per_s > 0 else {}
+    return {
+        "cores": round(sum(percent.values()) / 100, 2),
+        "platform_cores": round(platform / 100, 2),
+        "ms_per_action": per_action,
+        "platform_ms_per_action": round(platform * 10 / actions_per_s, 2) if actions_per_s > 0 else 0.0,
+    }
 
 
 @dataclass

@@ -33,7 +33,7 @@ from typing import Any
 
 from trix.loadtest.bots import ERROR_SAMPLES, WorkerConfig, new_run_id, worker_main
 from trix.loadtest.echo import echo_client_main, echo_server_main
-from trix.loadtest.report import Second, percentile, write_chart
+from trix.loadtest.report import Second, percentile, window_cpu, write_chart
 from trix.loadtest.scenarios import SCENARIOS, Scenario
 
 EXIT_OK = 0
@@ -592,6 +592,7 @@ class Run:
             "finish_s": round(finish_s, 1),
             **echo,
             "echo_ratio": round(echo["echo_baseline_per_s"] / actions_per_s, 1) if actions_per_s else 0.0,
+            "cpu_window": window_cpu(window_rows, actions_per_s),
             "processes": self.sampler.summary() if self.sampler else {},
             "events": self.events,
             "workers": workers,

@@ -1,0 +1,37 @@
+"""The load test's CPU accounting (issue 10): cores and CPU ms per action over the measured
+window, with the bots that drive the load kept apart from the platform they measure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from trix.loadtest.report import window_cpu
+
+
+def _row(**cpu: float) -> dict[str, Any]:
+    return {
+        "phase": "window",
+        "processes": {name.replace("_", "-"): {"cpu": v, "rss_mb": 50.0} for name, v in cpu.items()},
+    }
+
+
+def test_window_cpu_splits_platform_and_bots_and_divides_by_actions() -> None:
+    rows = [
+        _row(nats=30.0, gateway=40.0, bots_0=10.0, bots_1=12.0),
+        _row(nats=50.0, gateway=40.0, bots_0=14.0, bots_1=12.0),
+    ]
+    cpu = window_cpu(rows, actions_per_s=100.0)
+    # means: nats 40 %, gateway 40 %, bots 24 % of a core
+    assert cpu["cores"] == pytest.approx(1.04)
+    assert cpu["platform_cores"] == pytest.approx(0.80)
+    # 40 % of a core at 100 actions/s = 4 ms of CPU per action
+    assert cpu["ms_per_action"] == {"nats": 4.0, "gateway": 4.0, "bots": 2.4}
+    assert cpu["platform_ms_per_action"] == pytest.approx(8.0)
+
+
+def test_window_cpu_without_actions_or_rows_reports_no_cost_per_action() -> None:
+    assert window_cpu([_row(nats=20.0)], actions_per_s=0.0)["ms_per_action"] == {}
+    assert window_cpu([_row(nats=20.0)], actions_per_s=0.0)["cores"] == pytest.approx(0.2)
+    assert window_cpu([], actions_per_s=10.0)["cores"] == 0.0
