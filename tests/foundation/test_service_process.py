@@ -155,3 +155,22 @@ def test_every_service_bad_own_variable(name: str) -> None:
     )
     assert result.returncode == 2, result.stderr
     assert own in result.stderr
+
+
+@pytest.mark.parametrize("name", ["timers", "scoring"])
+def test_consumers_stop_before_nats_drains_so_no_late_delivery_holds_the_exit(
+    service_process: type[ServiceProcess], name: str
+) -> None:
+    # A pull subscription nobody fetches from any more keeps a late delivery (a pull
+    # request's expiry status) in its queue, and NATS's drain waited on it until its timeout,
+    # then asyncio logged "exception was never retrieved". The consumers stop first now.
+    service = service_process(name)
+    service.start()
+    with grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}") as channel:
+        wait_serving(channel)
+    time.sleep(3.0)  # idle: pull requests come and go
+    assert service.stop() == 0
+    records = [json.loads(line) for line in service.stderr_lines()]
+    events = [str(r.get("event", "")) for r in records]
+    assert not [e for e in events if "never retrieved" in e or "drain failed" in e], events
+    assert events.index("shutting down") < events.index("stopped")

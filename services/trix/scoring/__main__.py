@@ -17,12 +17,25 @@ from trix.scoring.config import SERVICE, ScoringConfig
 from trix.scoring.service import ScoringService
 
 
-def build(config: ScoringConfig, service: ScoringService | None = None) -> Runtime:
+class ScoringRuntime(Runtime):
+    """The runtime plus the scoring's event consumer, stopped before NATS drains."""
+
+    consumer: subscribers.EventConsumer | None = None
+
+    async def stop(self) -> None:
+        if self.consumer is not None:
+            await self.consumer.stop()
+            self.consumer = None
+        await super().stop()
+
+
+def build(config: ScoringConfig, service: ScoringService | None = None) -> ScoringRuntime:
     """Wire the scoring's logic to the runtime."""
     service = service or ScoringService(config)
+    runtime: ScoringRuntime
 
     async def start_subscribers(nats: NatsConnection) -> None:
-        await subscribers.start(nats, service)  # the consumer runs until NATS drains
+        runtime.consumer = await subscribers.start(nats, service)
 
     # Least privilege: the scoring's NATS user may not touch the table's private streams
     # (RULES.md §14), so it does not declare them either (the table service does).
@@ -30,9 +43,10 @@ def build(config: ScoringConfig, service: ScoringService | None = None) -> Runti
         [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
         [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],
     )
-    return Runtime(
+    runtime = ScoringRuntime(
         config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers, nats_declared=declared
     )
+    return runtime
 
 
 def main() -> int:

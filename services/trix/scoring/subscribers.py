@@ -45,6 +45,8 @@ ACK_WAIT_S = 30.0
 FETCH_LINGER_S = 0.05
 """After a fetch that did not fill its batch: standings lag play by at most this much more."""
 _tasks: set[asyncio.Task[None]] = set()
+STOP_WAIT_S = 3.0
+"""How long a stopping consumer may take to finish the batch in hand (a fetch waits 1 s)."""
 
 
 def _variant(value: int) -> str:
@@ -118,6 +120,22 @@ class EventConsumer:
         self.service = service
         self.durable = durable
         self.consumed = 0
+        self.stopping = False
+        self.task: asyncio.Task[None] | None = None
+
+    async def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
+        """Finish (and ack) the batch in hand, stop fetching and unsubscribe, before the
+        connection drains: a pull subscription still fetching keeps the drain waiting until
+        its timeout. Bounded: after `timeout_s` the consumer is cancelled (what it held
+        unacked is delivered again; applying is idempotent by (table, sequence))."""
+        self.stopping = True
+        task = self.task
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+        if not done:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def handle(self, msg: Msg) -> None:
         event = events_pb2.Event()
@@ -182,7 +200,16 @@ class EventConsumer:
         sub = await self.js.pull_subscribe(
             subjects.all_public_events(), durable=self.durable, stream=EVENTS_STREAM, config=config
         )
-        while True:
+        try:
+            await self._consume(sub)
+        finally:
+            # Nobody fetches any more: a late delivery left in the subscription would keep the
+            # connection's drain waiting for it until its timeout. Unacked, it comes again.
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    async def _consume(self, sub: JetStreamContext.PullSubscription) -> None:
+        while not self.stopping:
             try:
                 msgs = await sub.fetch(FETCH_BATCH, timeout=1.0)
             except nats.errors.TimeoutError:
@@ -214,7 +241,7 @@ class EventConsumer:
                 await self.handle(msg)
                 return
             except Exception as exc:
-                if self.nc.is_closed:
+                if self.nc.is_closed or self.stopping:
                     raise
                 log.warning("event not applied yet, retrying", error=repr(exc), retry_in_s=delay)
                 await asyncio.sleep(delay)
@@ -228,6 +255,7 @@ async def start(nats_conn: NatsConnection, service: ScoringService) -> EventCons
     log.info("journal loaded", sequence=service.state.sequence)
     consumer = EventConsumer(nats_conn.client, js, service, service.config.consumer)
     task = asyncio.ensure_future(consumer.run())
+    consumer.task = task
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
     return consumer

@@ -26,6 +26,7 @@ import nats.errors
 import structlog
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
@@ -165,6 +166,7 @@ class TimersNats:
         self.flowing.set()
         self.events_handled = 0
         self.stopping = False
+        self.pulls: list[JetStreamContext.PullSubscription] = []
 
     async def start(self) -> None:
         js = self.nats.jetstream
@@ -186,6 +188,7 @@ class TimersNats:
             stream=PRESENCE_STREAM,
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.NEW, ack_wait=30),
         )
+        self.pulls = [events, presence]
         await replicas.put(f"r.{self.service.replica_id}", b"1")
         self.tasks = [
             asyncio.ensure_future(self._watch_docs(deadlines)),
@@ -210,6 +213,13 @@ class TimersNats:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
         self.tasks = []
+        # Nobody fetches any more: a pull subscription still holding a late delivery would
+        # keep the connection's drain waiting for it until its timeout (then an asyncio
+        # "exception was never retrieved" at exit). Unacked, it is redelivered elsewhere.
+        for sub in self.pulls:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        self.pulls = []
         with contextlib.suppress(Exception):
             replicas = await self.nats.jetstream.key_value(REPLICAS_BUCKET)
             await replicas.delete(f"r.{self.service.replica_id}")
@@ -274,16 +284,19 @@ class TimersNats:
         while True:
             try:
                 watcher = await kv.watch("t.*")
-                async for entry in watcher:
-                    if entry is None:
-                        self.watch_ready.set()
-                        continue
-                    table_id = entry.key[2:]
-                    revision = int(entry.revision or 0)
-                    if entry.operation in ("DEL", "PURGE") or not entry.value:
-                        self.service.on_doc(table_id, None)
-                    elif not self.service.knows(table_id, revision):  # not this replica's own write
-                        self.service.on_doc(table_id, json.loads(entry.value), revision)
+                try:
+                    async for entry in watcher:
+                        if entry is None:
+                            self.watch_ready.set()
+                            continue
+                        table_id = entry.key[2:]
+                        revision = int(entry.revision or 0)
+                        if entry.operation in ("DEL", "PURGE") or not entry.value:
+                            self.service.on_doc(table_id, None)
+                        elif not self.service.knows(table_id, revision):  # not this replica's own write
+                            self.service.on_doc(table_id, json.loads(entry.value), revision)
+                finally:
+                    await _stop_watching(watcher)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - resubscribe; the watch replays the last values
@@ -295,16 +308,19 @@ class TimersNats:
         while True:
             try:
                 watcher = await kv.watch("r.*")
-                async for entry in watcher:
-                    if entry is None:
+                try:
+                    async for entry in watcher:
+                        if entry is None:
+                            self.service.on_members(set(members))
+                            continue
+                        name = entry.key[2:]
+                        if entry.operation in ("DEL", "PURGE") or not entry.value:
+                            members.discard(name)
+                        else:
+                            members.add(name)
                         self.service.on_members(set(members))
-                        continue
-                    name = entry.key[2:]
-                    if entry.operation in ("DEL", "PURGE") or not entry.value:
-                        members.discard(name)
-                    else:
-                        members.add(name)
-                    self.service.on_members(set(members))
+                finally:
+                    await _stop_watching(watcher)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - resubscribe
@@ -325,3 +341,10 @@ async def start(nats_conn: NatsConnection, service: TimersService) -> TimersNats
     running = TimersNats(nats_conn, service)
     await running.start()
     return running
+
+
+async def _stop_watching(watcher: KeyValue.KeyWatcher) -> None:
+    """End a KV watch's subscription (and its ordered consumer): before a new watch replaces
+    it after a failure, and when the task stops (else the connection's drain waits on it)."""
+    with contextlib.suppress(Exception):
+        await watcher.stop()  # type: ignore[no-untyped-call]
