@@ -203,6 +203,8 @@ def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
         "TRIX_NATS_URL": nats_url,
         "TRIX_METRICS_PORT": "-1",
         "TRIX_SCORING_ADMIN_TOKEN": SCORING_ADMIN_TOKEN,
+        # the key matchmaking signs its stake calls with (a HoldStake without it is refused)
+        "TRIX_INTERNAL_TOKEN_KEY": TOKEN_KEY,
         "TRIX_SHUTDOWN_GRACE_S": "1",
         "TRIX_DRAIN_DELAY_S": "0",
         "TRIX_LOG_LEVEL": "warning",

@@ -36,7 +36,7 @@ import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scoring_support import ADMIN, EventPublisher, NatsServer, ScoringProcess
+from scoring_support import ADMIN, EventPublisher, NatsServer, ScoringProcess, identity
 
 from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import CRASH_EXIT_CODE, CRASH_POINTS
@@ -125,8 +125,10 @@ class Harness:
         assert self.stub is not None
         deadline = time.monotonic() + 120
         while True:
+            # a stake call carries its player's identity token, as matchmaking signs it
+            metadata = ADMIN if admin else identity(request.player_id) if "Stake" in method else None
             try:
-                return await getattr(self.stub, method)(request, metadata=ADMIN if admin else None, timeout=5)
+                return await getattr(self.stub, method)(request, metadata=metadata, timeout=5)
             except grpc.aio.AioRpcError as err:
                 if err.code() == grpc.StatusCode.FAILED_PRECONDITION:
                     raise ShortBalance(err.details()) from None

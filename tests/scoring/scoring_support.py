@@ -22,6 +22,7 @@ from nats.aio.client import Client
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import provision
+from trix.runtime.identity import IDENTITY_METADATA, sign
 from trix.runtime.server import Runtime
 from trix.scoring import grpc_api, subscribers
 from trix.scoring.config import ScoringConfig
@@ -32,6 +33,13 @@ from trix.v1 import common_pb2, events_pb2, scoring_pb2_grpc
 REPO = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "test-admin-token"
 ADMIN = (("x-trix-admin-token", ADMIN_TOKEN),)
+TOKEN_KEY = "test-internal-token-key"
+"""TRIX_INTERNAL_TOKEN_KEY of the scoring under test: stake calls carry a token signed with it."""
+
+
+def identity(player_id: str, key: str = TOKEN_KEY, ttl_s: int = 60) -> tuple[tuple[str, str], ...]:
+    """The metadata matchmaking sends with a stake call: the player's internal identity token."""
+    return ((IDENTITY_METADATA, sign(key.encode(), player_id, int(time.time()) + ttl_s)),)
 
 
 def wait_port(port: int, timeout_s: float = 20.0) -> None:
@@ -85,6 +93,7 @@ def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
         "TRIX_NATS_URL": nats_url,
         "TRIX_METRICS_PORT": "-1",
         "TRIX_SCORING_ADMIN_TOKEN": ADMIN_TOKEN,
+        "TRIX_INTERNAL_TOKEN_KEY": TOKEN_KEY,
         "TRIX_SHUTDOWN_GRACE_S": "1",
         "TRIX_DRAIN_DELAY_S": "0",
         "TRIX_LOG_LEVEL": "warning",

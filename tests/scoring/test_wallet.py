@@ -9,12 +9,13 @@ import json
 
 import grpc
 import pytest
-from scoring_support import ADMIN, EventPublisher, InProcessScoring, wait_until
+from scoring_support import ADMIN, EventPublisher, InProcessScoring, NatsServer, identity, wait_until
 
 from trix.v1 import common_pb2, scoring_pb2
 
 STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": [{"plays": [{"seat": 0, "card": "2C"}]}]})
 NEVER_STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": []})
+P1 = identity("p1")
 
 
 async def grant(app: InProcessScoring, player: str, amount: int, grant_id: str | None = None) -> None:
@@ -53,21 +54,23 @@ async def test_hold_release_and_short_balance(scoring: InProcessScoring) -> None
     await grant(scoring, "p1", 100)
     stub = scoring.stub
     with pytest.raises(grpc.aio.AioRpcError) as short:
-        await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t0", amount=101))
+        await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t0", amount=101), metadata=P1)
     assert short.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    held = await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60))
+    held = await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60), metadata=P1)
     assert (held.balance.available, held.balance.held) == (40, 60)
-    await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60))  # retried
+    await stub.HoldStake(
+        scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60), metadata=P1
+    )  # retried
     assert await balance(scoring, "p1") == (40, 60)
     with pytest.raises(grpc.aio.AioRpcError) as short2:
-        await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t2", amount=41))
+        await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t2", amount=41), metadata=P1)
     assert short2.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    released = await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1"))
+    released = await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1"), metadata=P1)
     assert (released.balance.available, released.balance.held) == (100, 0)
-    await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1"))  # retried
+    await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1"), metadata=P1)  # retried
     assert await balance(scoring, "p1") == (100, 0)
     with pytest.raises(grpc.aio.AioRpcError) as unknown:
-        await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="nope"))
+        await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="nope"), metadata=P1)
     assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
     ledger = await stub.ListLedger(scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2))
     assert [p.reason for p in ledger.postings] == ["release", "hold"]
@@ -76,6 +79,47 @@ async def test_hold_release_and_short_balance(scoring: InProcessScoring) -> None
     )
     assert [p.reason for p in rest.postings] == ["grant"] and rest.next_page_token == ""
     assert rest.postings[0].debit_account == "mint" and rest.postings[0].credit_account == "player:p1"
+
+
+async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InProcessScoring) -> None:
+    # ARCHITECTURE.md: a player id only from a token services verify, never from a request
+    # field alone; matchmaking signs one per stake call. Refused calls hold and release nothing.
+    await grant(scoring, "p1", 100)
+    hold = scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60)
+    refused = [
+        (None, grpc.StatusCode.UNAUTHENTICATED),  # no token
+        (identity("p1", key="another-key"), grpc.StatusCode.UNAUTHENTICATED),  # forged
+        (identity("p1", ttl_s=-120), grpc.StatusCode.UNAUTHENTICATED),  # expired
+        (identity("p2"), grpc.StatusCode.PERMISSION_DENIED),  # another player's
+    ]
+    for metadata, code in refused:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await scoring.stub.HoldStake(hold, metadata=metadata)
+        assert err.value.code() == code, metadata
+        assert "token" in (err.value.details() or "")
+    assert await balance(scoring, "p1") == (100, 0)
+    await scoring.stub.HoldStake(hold, metadata=P1)
+    release = scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1")
+    for metadata, code in refused:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await scoring.stub.ReleaseStake(release, metadata=metadata)
+        assert err.value.code() == code, metadata
+    assert await balance(scoring, "p1") == (40, 60)
+    await scoring.stub.ReleaseStake(release, metadata=P1)
+    assert await balance(scoring, "p1") == (100, 0)
+
+
+async def test_a_scoring_without_the_token_key_refuses_every_stake_call(nats_server: NatsServer) -> None:
+    app = InProcessScoring(nats_server.url, TRIX_INTERNAL_TOKEN_KEY="")
+    await app.start()
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await app.stub.HoldStake(
+                scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=1), metadata=P1
+            )
+        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        await app.stop()
 
 
 async def paid_table(
@@ -90,7 +134,8 @@ async def paid_table(
 ) -> None:
     for seat, player in enumerate(players):
         await app.stub.HoldStake(
-            scoring_pb2.HoldStakeRequest(player_id=player, ticket_id=f"{table}-{seat}", amount=stake)
+            scoring_pb2.HoldStakeRequest(player_id=player, ticket_id=f"{table}-{seat}", amount=stake),
+            metadata=identity(player),
         )
     await pub.table_created(
         table,

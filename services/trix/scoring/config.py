@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trix.runtime.config import ConfigError, RuntimeConfig, env_str
 
@@ -28,6 +28,9 @@ class ScoringConfig:
     """TRIX_SCORING_CONSUMER: durable name of the table-events consumer."""
     crash_at: str = ""
     """TRIX_SCORING_CRASH_AT: test builds only, `point:kind:n` (see `service.CrashPlan`); empty = never."""
+    internal_token_key: str = field(default="", repr=False)
+    """TRIX_INTERNAL_TOKEN_KEY: key of the internal identity tokens (`trix.runtime.identity`)
+    a stake call must carry for its player; empty = every HoldStake / ReleaseStake refused."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ScoringConfig:
@@ -37,6 +40,7 @@ class ScoringConfig:
             admin_token=env_str(e, "TRIX_SCORING_ADMIN_TOKEN", ""),
             consumer=env_str(e, "TRIX_SCORING_CONSUMER", "scoring"),
             crash_at=_crash_at(env_str(e, "TRIX_SCORING_CRASH_AT", "")),
+            internal_token_key=env_str(e, "TRIX_INTERNAL_TOKEN_KEY", ""),
         )
 
 
