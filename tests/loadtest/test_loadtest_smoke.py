@@ -57,7 +57,7 @@ def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
     # the window's CPU, the platform's apart from the bots driving it
     cpu = summary["cpu_window"]
     assert {"gateway", "table", "nats", "bots"} <= set(cpu["ms_per_action"])
-    assert 0 < cpu["platform_cores"] < cpu["cores"] and cpu["platform_ms_per_action"] > 0
+    assert 0 < cpu["platform_cores"] <= cpu["cores"] and cpu["platform_ms_per_action"] > 0  # 2 decimals
     # the swarm measures itself (its event-loop lag) and the box (load average) with every run
     assert summary["workers"] >= 2 and {"bots-0", "bots-1"} <= set(summary["processes"])
     assert summary["bot_lag_p99_ms"] >= 0 and len(summary["load_avg_end"]) == 3

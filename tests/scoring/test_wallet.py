@@ -15,7 +15,6 @@ from trix.v1 import common_pb2, scoring_pb2
 
 STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": [{"plays": [{"seat": 0, "card": "2C"}]}]})
 NEVER_STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": []})
-P1 = identity("p1")
 
 
 async def grant(app: InProcessScoring, player: str, amount: int, grant_id: str | None = None) -> None:
@@ -53,24 +52,31 @@ async def test_grant_needs_admin_credential(scoring: InProcessScoring) -> None:
 async def test_hold_release_and_short_balance(scoring: InProcessScoring) -> None:
     await grant(scoring, "p1", 100)
     stub = scoring.stub
+
+    async def hold(ticket: str, amount: int) -> scoring_pb2.HoldStakeResponse:
+        request = scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id=ticket, amount=amount)
+        return await stub.HoldStake(request, metadata=identity("p1"))
+
+    async def release(ticket: str) -> scoring_pb2.ReleaseStakeResponse:
+        request = scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id=ticket)
+        return await stub.ReleaseStake(request, metadata=identity("p1"))
+
     with pytest.raises(grpc.aio.AioRpcError) as short:
-        await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t0", amount=101), metadata=P1)
+        await hold("t0", 101)
     assert short.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    held = await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60), metadata=P1)
+    held = await hold("t1", 60)
     assert (held.balance.available, held.balance.held) == (40, 60)
-    await stub.HoldStake(
-        scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60), metadata=P1
-    )  # retried
+    await hold("t1", 60)  # retried
     assert await balance(scoring, "p1") == (40, 60)
     with pytest.raises(grpc.aio.AioRpcError) as short2:
-        await stub.HoldStake(scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t2", amount=41), metadata=P1)
+        await hold("t2", 41)
     assert short2.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    released = await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1"), metadata=P1)
+    released = await release("t1")
     assert (released.balance.available, released.balance.held) == (100, 0)
-    await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1"), metadata=P1)  # retried
+    await release("t1")  # retried
     assert await balance(scoring, "p1") == (100, 0)
     with pytest.raises(grpc.aio.AioRpcError) as unknown:
-        await stub.ReleaseStake(scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="nope"), metadata=P1)
+        await release("nope")
     assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
     ledger = await stub.ListLedger(scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2))
     assert [p.reason for p in ledger.postings] == ["release", "hold"]
@@ -98,14 +104,14 @@ async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InPr
         assert err.value.code() == code, metadata
         assert "token" in (err.value.details() or "")
     assert await balance(scoring, "p1") == (100, 0)
-    await scoring.stub.HoldStake(hold, metadata=P1)
+    await scoring.stub.HoldStake(hold, metadata=identity("p1"))
     release = scoring_pb2.ReleaseStakeRequest(player_id="p1", ticket_id="t1")
     for metadata, code in refused:
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await scoring.stub.ReleaseStake(release, metadata=metadata)
         assert err.value.code() == code, metadata
     assert await balance(scoring, "p1") == (40, 60)
-    await scoring.stub.ReleaseStake(release, metadata=P1)
+    await scoring.stub.ReleaseStake(release, metadata=identity("p1"))
     assert await balance(scoring, "p1") == (100, 0)
 
 
@@ -115,7 +121,7 @@ async def test_a_scoring_without_the_token_key_refuses_every_stake_call(nats_ser
     try:
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await app.stub.HoldStake(
-                scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=1), metadata=P1
+                scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=1), metadata=identity("p1")
             )
         assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
     finally:
