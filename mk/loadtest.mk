@@ -5,6 +5,9 @@ LOADTEST ?= $(VENV)/bin/trix loadtest
 LOADTEST_ARGS ?=
 
 LOADTEST_SCALE ?= 100 200 300 400 500 600 800 1000
+LOADTEST_REPEAT ?= 1
+# This VM's speed varies by a quarter between runs (ADR 0010): LOADTEST_REPEAT=3 calls a size
+# held when most of its runs are within budget.
 LOADTEST_PROFILE ?= peak --tables 20 --duration 40 --no-finish
 
 .PHONY: loadtest-smoke loadtest-steady loadtest-peak loadtest-churn loadtest-failover loadtest-scale loadtest-profile
@@ -24,13 +27,15 @@ loadtest-churn: $(STAMP_DEV) ## churn: 100 tables, players cut and resume, guest
 loadtest-failover: $(STAMP_DEV) ## failover: table=3 replicas, one SIGKILLed half way through a 60 s window
 	$(LOADTEST) failover --tables 50 --duration 60 $(LOADTEST_ARGS)
 
-loadtest-scale: $(STAMP_DEV) ## steady at growing sizes (LOADTEST_SCALE) until p99 > 150 ms or an error: the largest size that holds
+loadtest-scale: $(STAMP_DEV) ## steady at growing sizes (LOADTEST_SCALE, each LOADTEST_REPEAT times) until most runs breach p99 150 ms or errors
 	@held=0; log=$$(mktemp); for n in $(LOADTEST_SCALE); do \
-	  $(LOADTEST) steady --tables $$n --duration 60 --no-finish --max-p99-ms 150 --max-errors 0 $(LOADTEST_ARGS) > $$log 2>&1; rc=$$?; \
-	  tail -1 $$log | cut -c1-400; \
-	  if [ $$rc = 0 ]; then held=$$n; echo "loadtest-scale: $$n tables hold (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
-	  else echo "loadtest-scale: p99 or errors over budget at $$n tables (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; break; fi; \
-	done; rm -f $$log; echo "loadtest-scale: largest steady size within p99 150 ms and zero errors: $$held tables"
+	  ok=0; for r in $$(seq 1 $(LOADTEST_REPEAT)); do \
+	    $(LOADTEST) steady --tables $$n --duration 60 --no-finish --max-p99-ms 150 --max-errors 0 $(LOADTEST_ARGS) > $$log 2>&1 && ok=$$((ok + 1)); \
+	    tail -1 $$log | cut -c1-400; \
+	  done; \
+	  if [ $$((2 * ok)) -gt $(LOADTEST_REPEAT) ]; then held=$$n; echo "loadtest-scale: $$n tables hold in $$ok of $(LOADTEST_REPEAT) runs (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	  else echo "loadtest-scale: p99 or errors over budget at $$n tables in $$(($(LOADTEST_REPEAT) - ok)) of $(LOADTEST_REPEAT) runs (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; break; fi; \
+	done; rm -f $$log; echo "loadtest-scale: largest steady size within p99 150 ms and zero errors in most of $(LOADTEST_REPEAT) runs: $$held tables"
 
 loadtest-profile: $(STAMP_DEV) ## py-spy + top on every process of a run (LOADTEST_PROFILE), then the shares per function (ADR 0010)
 	PROF_DIR=/tmp/trix-prof loadtest/profile/profile_run.sh run 25 -- $(LOADTEST_PROFILE)
