@@ -189,31 +189,47 @@ async def provision(
         else:
             report.unchanged.append(spec.name)
     for kv in buckets:
-        try:
-            await js.key_value(kv.bucket)
-        except BucketNotFoundError:
-            await js.create_key_value(config=kv.config(replicas))
-            report.created.append(f"KV_{kv.bucket}")
-            continue
-        info = await js.stream_info(f"KV_{kv.bucket}")
-        have = info.config
-        if kv.memory and have.storage != StorageType.MEMORY:
-            await _recreate_in_memory(js, kv, replicas)
-            report.updated.append(f"KV_{kv.bucket}")
-            continue
-        if (
-            have.max_msgs_per_subject != kv.history
-            or (have.max_age or 0) != kv.ttl_s
-            or (have.num_replicas or 1) != replicas
-        ):
-            have.max_msgs_per_subject = kv.history
-            have.max_age = kv.ttl_s
-            have.num_replicas = replicas
-            await js.update_stream(config=have)
-            report.updated.append(f"KV_{kv.bucket}")
-        else:
-            report.unchanged.append(f"KV_{kv.bucket}")
+        for attempt in range(PROVISION_ATTEMPTS):
+            try:
+                outcome, name = await _provision_bucket(js, kv, replicas)
+                {"created": report.created, "updated": report.updated, "unchanged": report.unchanged}[outcome].append(
+                    name
+                )
+                break
+            except (BucketNotFoundError, NotFoundError):
+                # Another service deleted the bucket between our reads (moving it to memory,
+                # `_recreate_in_memory`): look again.
+                if attempt == PROVISION_ATTEMPTS - 1:
+                    raise
     return report
+
+
+PROVISION_ATTEMPTS = 3
+
+
+async def _provision_bucket(js: JetStreamContext, kv: KvSpec, replicas: int) -> tuple[str, str]:
+    """Create, recreate, update or keep one bucket: (the report's list, the stream's name)."""
+    name = f"KV_{kv.bucket}"
+    try:
+        info = await js.stream_info(name)
+    except NotFoundError:
+        await js.create_key_value(config=kv.config(replicas))
+        return "created", name
+    have = info.config
+    if kv.memory and have.storage != StorageType.MEMORY:
+        await _recreate_in_memory(js, kv, replicas)
+        return "updated", name
+    if (
+        have.max_msgs_per_subject != kv.history
+        or (have.max_age or 0) != kv.ttl_s
+        or (have.num_replicas or 1) != replicas
+    ):
+        have.max_msgs_per_subject = kv.history
+        have.max_age = kv.ttl_s
+        have.num_replicas = replicas
+        await js.update_stream(config=have)
+        return "updated", name
+    return "unchanged", name
 
 
 async def _recreate_in_memory(js: JetStreamContext, kv: KvSpec, replicas: int) -> None:
