@@ -9,13 +9,11 @@ Domain errors become statuses in the runtime's interceptor.
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import grpc
 
-from trix.errors import InvalidArgument, PermissionDenied, Unauthenticated
+from trix.errors import InvalidArgument
 from trix.matchmaking.service import (
     OPTIONS,
     MatchmakingService,
@@ -24,7 +22,7 @@ from trix.matchmaking.service import (
     public_state,
     resolve_wish,
 )
-from trix.runtime.identity import IDENTITY_METADATA, verify
+from trix.runtime.identity import Identity
 from trix.runtime.server import ServiceBinding
 from trix.v1 import common_pb2, matchmaking_pb2, matchmaking_pb2_grpc
 
@@ -76,30 +74,6 @@ def ticket_to_proto(ticket: Ticket) -> matchmaking_pb2.Ticket:
         table_id=ticket.table_id,
         seat=max(ticket.seat, 0) if ticket.table_id else 0,
     )
-
-
-class Identity:
-    """Who is calling: the player named by the gateway's verified token, never the request's.
-
-    Without a configured key nothing verifies, so every player call is refused: identity
-    comes only from the gateway (ARCHITECTURE.md), never from a client-supplied field."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key.encode()
-
-    def player(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
-        if not self.key:
-            raise Unauthenticated("identity tokens cannot be checked: no identity key is configured")
-        token = ""
-        for k, v in context.invocation_metadata() or ():
-            if k == IDENTITY_METADATA and isinstance(v, str):
-                token = v
-        if not token:
-            raise Unauthenticated("missing identity token (calls must come through the gateway)")
-        player = verify(self.key, token, time.time())
-        if claimed and claimed != player:
-            raise PermissionDenied("player_id differs from the caller's identity")
-        return player
 
 
 class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):

@@ -5,7 +5,9 @@ under (`x-trix-identity`). The gateway authenticates the player, then signs
 `v1.<player_id>.<expires_unix>` with the key shared by the services
 (`TRIX_INTERNAL_TOKEN_KEY`); a service trusts a player id only from a token that
 verifies, never from a request field (ARCHITECTURE.md, "Durability and ownership").
-Pure hashlib/hmac: no grpc, no I/O; the clock is passed in.
+`Identity` is what a service's gRPC adapter asks for the caller's player (matchmaking's
+player calls, scoring's stake calls). Pure hashlib/hmac: no I/O; `sign` and `verify` take
+the clock.
 """
 
 from __future__ import annotations
@@ -13,8 +15,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import time
+from typing import TYPE_CHECKING, Any
 
-from trix.errors import Unauthenticated
+from trix.errors import PermissionDenied, Unauthenticated
+
+if TYPE_CHECKING:
+    import grpc
 
 IDENTITY_METADATA = "x-trix-identity"
 """gRPC metadata key of the internal identity token."""
@@ -48,3 +55,27 @@ def verify(key: bytes, token: str, now: float) -> str:
     if int(expires) < now:
         raise Unauthenticated("identity token expired")
     return player_id
+
+
+class Identity:
+    """Who is calling: the player named by the gateway's verified token, never the request's.
+
+    Without a configured key nothing verifies, so every player call is refused: identity
+    comes only from the gateway (ARCHITECTURE.md), never from a client-supplied field."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key.encode()
+
+    def player(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
+        if not self.key:
+            raise Unauthenticated("identity tokens cannot be checked: no identity key is configured")
+        token = ""
+        for k, v in context.invocation_metadata() or ():
+            if k == IDENTITY_METADATA and isinstance(v, str):
+                token = v
+        if not token:
+            raise Unauthenticated("missing identity token (calls must come through the gateway)")
+        player = verify(self.key, token, time.time())
+        if claimed and claimed != player:
+            raise PermissionDenied("player_id differs from the caller's identity token")
+        return player

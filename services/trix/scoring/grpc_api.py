@@ -9,14 +9,13 @@ a player id is never taken from a request field alone (ARCHITECTURE.md).
 
 from __future__ import annotations
 
-import time
 from typing import Any, cast
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from trix.errors import InvalidArgument, PermissionDenied, Unauthenticated
-from trix.runtime.identity import IDENTITY_METADATA, verify
+from trix.errors import InvalidArgument
+from trix.runtime.identity import Identity
 from trix.runtime.server import ServiceBinding
 from trix.scoring.service import ScoringService
 from trix.scoring.state import Posting
@@ -26,19 +25,6 @@ SERVICE_NAME = "trix.v1.ScoringService"
 ADMIN_TOKEN_HEADER = "x-trix-admin-token"
 
 Context = grpc.aio.ServicerContext[Any, Any]
-
-
-def _stake_caller(context: Context, key: str, player_id: str) -> None:
-    """Refuse a stake call whose identity token is missing, forged, expired or another player's."""
-    if not key:
-        raise Unauthenticated("stake calls are refused: this scoring service has no internal token key")
-    token = next(
-        (v for k, v in context.invocation_metadata() or () if k == IDENTITY_METADATA and isinstance(v, str)), ""
-    )
-    if not token:
-        raise Unauthenticated("a stake call needs the player's identity token")
-    if verify(key.encode(), token, time.time()) != player_id:
-        raise PermissionDenied("the identity token is not for this player")
 
 
 def _admin_credential(context: Context) -> str | None:
@@ -88,6 +74,8 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
 
     def __init__(self, service: ScoringService) -> None:
         self.service = service
+        self.identity = Identity(service.config.internal_token_key)
+        """Stake calls name their player through the identity token matchmaking signs."""
 
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: Context
@@ -169,14 +157,14 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
         return scoring_pb2.GrantResponse(balance=_balance(pair))
 
     async def HoldStake(self, request: scoring_pb2.HoldStakeRequest, context: Context) -> scoring_pb2.HoldStakeResponse:
-        _stake_caller(context, self.service.config.internal_token_key, request.player_id)
+        self.identity.player(context, request.player_id)
         pair = await self.service.hold_stake(request.player_id, request.ticket_id, request.amount)
         return scoring_pb2.HoldStakeResponse(balance=_balance(pair))
 
     async def ReleaseStake(
         self, request: scoring_pb2.ReleaseStakeRequest, context: Context
     ) -> scoring_pb2.ReleaseStakeResponse:
-        _stake_caller(context, self.service.config.internal_token_key, request.player_id)
+        self.identity.player(context, request.player_id)
         pair = await self.service.release_stake(request.player_id, request.ticket_id)
         return scoring_pb2.ReleaseStakeResponse(balance=_balance(pair))
 
