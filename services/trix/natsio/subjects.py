@@ -28,12 +28,12 @@ from trix.errors import InvalidArgument
 
 ROOT = "trix"
 TABLE_SHARDS = 64
+"""Number of command shards; a table's shard is crc32(table_id) % TABLE_SHARDS."""
 
 # The JetStream streams over the table subjects (their specs: `trix.natsio.provisioning`).
 TABLE_LOG_STREAM = "TABLE_LOG"
 TABLE_SNAPSHOTS_STREAM = "TABLE_SNAPSHOTS"
 TABLE_EVENTS_STREAM = "TABLE_EVENTS"
-"""Number of command shards; a table's shard is crc32(table_id) % TABLE_SHARDS."""
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
