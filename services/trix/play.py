@@ -283,11 +283,14 @@ class GatewayClient:
 async def flattened(
     responses: AsyncIterator[gateway_pb2.SessionResponse],
 ) -> AsyncIterator[gateway_pb2.SessionResponse]:
-    """Session responses with each EventBatch replaced by its events, one `event` each."""
+    """Session responses with each EventBatch replaced by its events, one `event` each, then
+    the acceptance it carries (issue 16), as the `accepted` message it stands for."""
     async for m in responses:
         if m.WhichOneof("kind") == "event_batch":
             for event in m.event_batch.events:
                 yield gateway_pb2.SessionResponse(event=event)
+            if m.event_batch.HasField("accepted"):
+                yield gateway_pb2.SessionResponse(accepted=m.event_batch.accepted, request_id=m.request_id)
         else:
             yield m
 

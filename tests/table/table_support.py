@@ -20,10 +20,10 @@ from typing import Any
 
 import nats
 from nats.aio.client import Client
-from nats.js.api import DeliverPolicy
 
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, authorization_block, user_url
+from trix.natsio.seatstream import has_seat_copies
 from trix.table.identity import TOKEN_HEADER, sign
 from trix.up import free_port, nats_server_binary
 from trix.v1 import common_pb2, events_pb2, table_pb2
@@ -295,20 +295,39 @@ async def _retrying(call: Any, retry: bool) -> Any:
             await asyncio.sleep(0.2)
 
 
-async def read_subject(js: Any, subject: str) -> list[events_pb2.Event]:
-    """Every stored event on a subject of TABLE_EVENTS."""
+async def read_events(nc: Client, table_id: str, seat: int, after: int = 0) -> list[events_pb2.Event]:
+    """Everything the owner serves a reader of `seat` (-1: the public) after `after` (issue 16:
+    `read_events`, asked as a service, the way a gap is filled), all of it."""
     out: list[events_pb2.Event] = []
-    sub = await js.subscribe(subject, stream="TABLE_EVENTS", ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
-    try:
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=1.0)
-            except nats.errors.TimeoutError:
-                break
-            out.append(events_pb2.Event.FromString(msg.data))
-    finally:
-        await sub.unsubscribe()
-    return out
+    while True:
+        read = table_pb2.ReadEventsRequest(table_id=table_id, seat=seat, after_sequence=after)
+        msg = await _retrying(
+            lambda: nc.request(
+                subjects.table_command(table_id),
+                table_pb2.TableCommand(read_events=read).SerializeToString(),
+                timeout=20,
+                headers={TOKEN_HEADER: sign(SECRET, "service", "tests", time.time(), ttl_s=600)},
+            ),
+            True,
+        )
+        reply = table_pb2.TableCommandReply.FromString(msg.data)
+        assert not reply.HasField("error"), reply.error
+        got = list(reply.read_events.events)
+        out += got
+        if not got or got[-1].sequence >= reply.read_events.sequence:
+            return out
+        after = got[-1].sequence
+
+
+async def read_subject(js: Any, subject: str) -> list[events_pb2.Event]:
+    """What the table published on one of its event subjects (`trix.table.evt.<t>.public` or
+    `.seat.<s>`), as its owner serves it back: every public copy, or only the seat's own copies."""
+    parts = subject.split(".")
+    table_id = parts[3]
+    if parts[4] == "public":
+        return await read_events(js._nc, table_id, -1)
+    seat = int(parts[5])
+    return [e for e in await read_events(js._nc, table_id, seat) if has_seat_copies(e, seat)]
 
 
 def record_of(events: Sequence[events_pb2.Event]) -> dict[str, Any]:

@@ -1,17 +1,19 @@
-"""The table's event publishing (ADR 0003 decisions 5 and 13) on a real nats-server: an action's
-copies, sent pipelined, land in order, each exactly once, also when the same action's events
-are published again (a retry after lost acks, or recovery) by either path; every sequence is on
-the public subject once, and a seat's subject holds only its own copies (RULES.md §14, ADR 0003
-decisions 14 and 15)."""
+"""The table's event publishing (issue 16, ADR 0012) on a real nats-server: an action's copies
+go out as one core NATS batch per audience, a seat's own copies before the public batch, the
+public batch carrying every sequence once and a seat's batch only its own copies (RULES.md
+§14, ADR 0003 decisions 14 and 15); the results scoring settles from are stored on
+TABLE_RESULTS once each, also when an action's results are published again (recovery)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import nats
 from conftest import InProcessTable
-from table_support import read_subject
+from nats.js.api import DeliverPolicy
 
 from trix.natsio import subjects
-from trix.table.subscribers import JetStreamSink
+from trix.table.subscribers import NatsSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import common_pb2, events_pb2
 
@@ -19,7 +21,8 @@ from trix.v1 import common_pb2, events_pb2
 def action_events(table_id: str, first: int, count: int, due: int) -> list[Routed]:
     """An action's events: a DealStarted at `first` (a copy per seat with its hand, a public one
     without), a TurnStarted with seat copies for seat `due` (its own copy with its legal cards,
-    a public one without, ADR 0003 decision 15), then public TurnStarted up to `count`."""
+    a public one without, ADR 0003 decision 15), then public TurnStarted up to `count`, and a
+    DealScored (a result) last."""
     out: list[Routed] = []
     for seq in range(first, first + count):
         if seq == first:
@@ -34,39 +37,77 @@ def action_events(table_id: str, first: int, count: int, due: int) -> list[Route
                 turn = events_pb2.TurnStarted(seats=[due], turn_seq=seq, seat_copies=True, legal_cards=cards)
                 out.append(Routed(events_pb2.Event(table_id=table_id, sequence=seq, turn_started=turn), seat))
             continue
+        if seq == first + count - 1:
+            scored = events_pb2.DealScored(deal_index=0)
+            out.append(Routed(events_pb2.Event(table_id=table_id, sequence=seq, deal_scored=scored), ALL))
+            continue
         turn = events_pb2.TurnStarted(seats=[seq % 4], turn_seq=seq)
         out.append(Routed(events_pb2.Event(table_id=table_id, sequence=seq, turn_started=turn), ALL))
     return out
 
 
-async def test_event_copies_stored_once_each_in_order_on_every_subject_also_when_republished(
+async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_results_stored_once(
     table_service: InProcessTable, table_nc: nats.aio.client.Client
 ) -> None:
     service = table_service.service
     assert service is not None
     sink = service.sink
-    assert isinstance(sink, JetStreamSink) and sink.pipelined
+    assert isinstance(sink, NatsSink)
     t = "sink"
+    arrived: list[tuple[str, list[events_pb2.Event]]] = []
+
+    async def on_msg(msg: nats.aio.msg.Msg) -> None:
+        arrived.append((msg.subject, list(events_pb2.TableEventBatch.FromString(msg.data).events)))
+
+    sub = await table_nc.subscribe(f"trix.table.evt.{t}.>", cb=on_msg)
+    await table_nc.flush()
     first = action_events(t, 1, 4, due=0)
     second = action_events(t, 5, 6, due=3)
     await sink.publish(t, first)
-    await sink.publish(t, first + second)  # the first action again (lost acks): stored once
-    sink.pipelined = False
-    await sink.publish(t, second)  # the previous, one-by-one path: still once
-    sink.pipelined = True
-    assert await sink.stored_through(t) == 10
-    js = table_nc.jetstream()
-    public = await read_subject(js, subjects.public_events(t))
-    assert [e.sequence for e in public] == list(range(1, 11))  # every sequence, once, in order
-    assert [[c.id for c in e.deal_started.hand] for e in public if e.HasField("deal_started")] == [[], []]
-    assert not any(e.turn_started.legal_cards for e in public)  # RULES.md §14
+    await sink.publish(t, second)
+    await sink.publish_results(t, first + second)  # a recovering owner publishes them again
+    deadline = asyncio.get_running_loop().time() + 20
+    while len(arrived) < 10 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    await sub.unsubscribe()
+
+    public = subjects.public_events(t)
+    # Per action: the four seats' own copies (and seat `due`'s turn), then one public batch.
+    assert [s for s, _ in arrived] == [
+        *(subjects.seat_events(t, s) for s in range(4)),
+        public,
+        *(subjects.seat_events(t, s) for s in range(4)),
+        public,
+    ]
+    batches = [events for s, events in arrived if s == public]
+    assert [[e.sequence for e in b] for b in batches] == [[1, 2, 3, 4], [5, 6, 7, 8, 9, 10]]
+    everything = [e for b in batches for e in b]
+    assert [[c.id for c in e.deal_started.hand] for e in everything if e.HasField("deal_started")] == [[], []]
+    assert not any(e.turn_started.legal_cards for e in everything)  # RULES.md §14
     for seat in (0, 1, 2, 3):
-        subject = subjects.seat_events(t, seat)
-        own = await read_subject(js, subject)
-        # Only the seat's own copies, each once: public events are not copied to seat subjects.
+        own = [e for s, events in arrived if s == subjects.seat_events(t, seat) for e in events]
         turns = {0: [2], 3: [6]}.get(seat, [])
-        assert [e.sequence for e in own] == sorted([1, 5, *turns]), subject
+        assert [e.sequence for e in own] == sorted([1, 5, *turns])  # only the seat's own copies
         assert [[c.id for c in e.deal_started.hand] for e in own if e.HasField("deal_started")] == [[seat]] * 2
         assert [[c.id for c in e.turn_started.legal_cards] for e in own if e.HasField("turn_started")] == [
             [40 + seat]
-        ] * len(turns), subject
+        ] * len(turns)
+
+    js = table_nc.jetstream()
+    results = await js.subscribe(
+        subjects.table_results(t),
+        stream=subjects.TABLE_RESULTS_STREAM,
+        ordered_consumer=True,
+        deliver_policy=DeliverPolicy.ALL,
+    )
+    stored: list[int] = []
+    try:
+        while True:
+            try:
+                msg = await results.next_msg(timeout=1.0)
+            except nats.errors.TimeoutError:
+                break
+            stored.append(events_pb2.Event.FromString(msg.data).sequence)
+    finally:
+        await results.unsubscribe()
+    assert stored == [4, 10]  # the DealScored of each action, once, though published twice

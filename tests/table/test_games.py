@@ -22,7 +22,7 @@ from table_support import REPO, GatewayClient, create_request, play_until, read_
 from trix import engine, records
 from trix.natsio import subjects
 from trix.table.identity import TOKEN_METADATA
-from trix.v1 import common_pb2, table_pb2, table_pb2_grpc
+from trix.v1 import common_pb2, events_pb2, table_pb2, table_pb2_grpc
 
 PLAYERS = ("alice", "bob", "carol", "dave")
 SIM = common_pb2.DOUBLING_REVEAL_SIMULTANEOUS
@@ -73,7 +73,8 @@ async def test_full_game_without_leaks(
     seen: dict[str, list[bytes]] = {}
 
     async def collect(msg: nats.aio.msg.Msg) -> None:
-        seen.setdefault(msg.subject, []).append(msg.data)
+        events = events_pb2.TableEventBatch.FromString(msg.data).events  # one batch per action (issue 16)
+        seen.setdefault(msg.subject, []).extend(e.SerializeToString() for e in events)
 
     # Everything the gateway's user may subscribe to, live, from before the table exists.
     for pattern in (subjects.all_seat_events(), subjects.all_public_events()):

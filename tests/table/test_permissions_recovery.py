@@ -137,7 +137,9 @@ async def test_sigkill_mid_game_loses_nothing(
         acked: list[Acked] = []
         rng = random.Random(11)
         for kill_after in (37, 71):
-            await play_until(gateway, table_id, PLAYERS, rng, max_actions=kill_after - len(acked), acked=acked)
+            await play_until(
+                gateway, table_id, PLAYERS, rng, max_actions=kill_after - len(acked), acked=acked, retry=True
+            )
             # SIGKILL while a command is in flight, then restart; the client retries with the same action id.
             inflight = asyncio.ensure_future(
                 play_until(gateway, table_id, PLAYERS, rng, max_actions=3, acked=acked, retry=True)

@@ -1,7 +1,8 @@
 """A seat's own copy of TurnStarted carries its legal moves (ADR 0003 decision 15): exactly
 what its view gives at that turn, so a client acts without asking for a view; the public copy
 carries none (RULES.md §14 "its hand | yes | never (only the number of cards) | never"), and a
-table rebuilt after a crash republishes the same copies. Real nats-server, the table service
+table rebuilt after a crash publishes the copies the crash lost again, the same, and serves
+every copy as the replay makes it (issue 16). Real nats-server, the table service
 in-process, the C engine."""
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from table_support import GatewayClient, create_request, play_until, read_subjec
 
 from trix.natsio import subjects
 from trix.play import pick, pick_from_turn
-from trix.table.subscribers import destinations, every_subject
-from trix.table.table import Routed
+from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 PLAYERS = ("ann", "ben", "cat", "dan")
@@ -108,6 +108,13 @@ async def test_only_the_seats_due_get_a_copy_and_the_public_one_has_no_legal_mov
                 assert seat in own[seat][event.sequence].turn_started.seats
 
 
+def _subject(table_id: str, audience: int) -> str:
+    """RULES.md §14: public copies on the public subject, a seat's own copy on its subject."""
+    if audience in (ALL, PUBLIC_ONLY):
+        return subjects.public_events(table_id)
+    return subjects.seat_events(table_id, audience)
+
+
 async def test_a_table_rebuilt_after_a_crash_republishes_the_same_turn_copies(
     table_service: InProcessTable, gateway: GatewayClient
 ) -> None:
@@ -133,22 +140,37 @@ async def test_a_table_rebuilt_after_a_crash_republishes_the_same_turn_copies(
     await asyncio.wait_for(reached.wait(), 20)
     turns = [r for r in dropped if r.event.HasField("turn_started") and r.audience >= 0]
     assert turns and all(r.event.turn_started.legal_cards or r.event.turn_started.legal_contracts for r in turns)
+    live: dict[str, list[events_pb2.Event]] = {}
+
+    async def on_msg(msg: Any) -> None:
+        live.setdefault(msg.subject, []).extend(events_pb2.TableEventBatch.FromString(msg.data).events)
+
+    subs = [
+        await gateway.nc.subscribe(subjects.public_events(t), cb=on_msg),
+        *[await gateway.nc.subscribe(subjects.seat_events(t, s), cb=on_msg) for s in range(4)],
+    ]
+    await gateway.nc.flush()
     await table_service.crash()
-    await table_service.start()  # recovery: publish_missing from the log
+    await table_service.start()  # recovery: the last entry's events go out again
     service = table_service.service
     assert service is not None
     table = service.tables[t]
-    assert await service.sink.stored_through(t) == table.sequence
     rebuilt = await service._rebuild(t, table.server_seed, use_snapshot=False)
     assert rebuilt is not None
     js = gateway.nc.jetstream()
-    for subject in every_subject(t):
-        stored = await read_subject(js, subject)
-        expected = [r.event for r in rebuilt[1] if subject in destinations(t, r.audience)]
-        assert stored == expected, subject  # every copy, the republished ones too, as the replay makes it
-    for r in turns:
-        stored = await read_subject(js, subjects.seat_events(t, r.audience))
-        assert r.event in stored  # the copy the crash lost, identical
+    for subject in (subjects.public_events(t), *(subjects.seat_events(t, s) for s in range(4))):
+        served = await read_subject(js, subject)
+        expected = [r.event for r in rebuilt[1] if _subject(t, r.audience) == subject]
+        assert served == expected, subject  # every copy, as the replay makes it
+    deadline = asyncio.get_running_loop().time() + 20
+    while asyncio.get_running_loop().time() < deadline:
+        if all(r.event in live.get(_subject(t, r.audience), []) for r in dropped):
+            break
+        await asyncio.sleep(0.05)
+    for r in dropped:
+        assert r.event in live.get(_subject(t, r.audience), [])  # the copy the crash lost, identical
+    for sub in subs:
+        await sub.unsubscribe()
     release.set()
     with contextlib.suppress(Exception):
         await inflight  # its reply was lost with the crashed process

@@ -67,7 +67,7 @@ event larger than the byte bound alone (a GameEnded with its record) goes in its
 
 
 class TablePort(Protocol):
-    """Table commands (NATS requests to the owner) and stored-then-live events."""
+    """Table commands (NATS requests to the owner) and live events, gaps filled by the owner."""
 
     async def command(
         self, table_id: str, command: table_pb2.TableCommand, player_id: str
@@ -75,9 +75,9 @@ class TablePort(Protocol):
         """Send a command as the player; raises the table's domain error."""
         ...
 
-    def events(self, table_id: str, seat: int) -> AsyncIterator[events_pb2.Event]:
-        """The seat's subject (or the public one for SPECTATOR) from its start, then live,
-        ending after GameEnded."""
+    def events(self, table_id: str, seat: int, player_id: str, after: int = 0) -> AsyncIterator[events_pb2.Event]:
+        """What the seat (or the public, for SPECTATOR) may see after `after`, then live,
+        ending after GameEnded; the owner checks `player_id` may see it."""
         ...
 
 
@@ -478,8 +478,15 @@ class Session:
     closed: bool = False
     batch_events: bool = False
     """The client asked for EventBatch messages (`SessionRequest.batch_events`, issue 10)."""
+    acting: int = 0
+    """The player's actions in flight (sent to the table, no reply yet)."""
+    pending_accepts: dict[str, tuple[int, gateway_pb2.SessionResponse, asyncio.TimerHandle]] = field(
+        default_factory=dict
+    )
+    """Per table: an acceptance waiting for its action's events (sequence, message, fallback)."""
 
     def __post_init__(self) -> None:
+        self._settled = asyncio.Event()
         self.outbox = asyncio.Queue(self.gateway.config.outbox_size)
         self.limiter = RateLimiter(self.gateway.config.rate_per_s, self.gateway.config.rate_burst)
 
@@ -503,10 +510,12 @@ class Session:
                 self.outbox.put_nowait(None)
 
     async def messages(self) -> AsyncIterator[gateway_pb2.SessionResponse]:
-        """The outbox, in order. With `batch_events`, the events already waiting behind an
-        event (no waiting for more: what arrived while the previous message was written) go
-        out as one EventBatch, up to MAX_BATCH_EVENTS / MAX_BATCH_BYTES; a lone event, and
-        every other kind of message, goes out as before."""
+        """The outbox, in order. With `batch_events`, the events waiting behind an event go out
+        as one EventBatch, up to MAX_BATCH_EVENTS / MAX_BATCH_BYTES, and the acceptance of the
+        player's action that produced them rides in the same message (issue 16): one message
+        per action. While the player's action is in flight, its events wait for its reply
+        (bounded by `accept_wait_s`; the reply comes within a millisecond); nothing else
+        waits. A lone event, and every other kind of message, goes out as before."""
         outbox = self.outbox
         held: gateway_pb2.SessionResponse | events_pb2.Event | None = None
         holding = False
@@ -520,35 +529,75 @@ class Session:
             if isinstance(message, gateway_pb2.SessionResponse):
                 yield message
                 continue
-            if self.batch_events and outbox.empty() and self.gateway.config.batch_linger_s > 0:
-                # An action's events (the card, the next turn, the seat's own copy) reach the
-                # gateway within a millisecond but through separate subscriptions and tasks:
-                # a short wait sends them as one message (one gRPC write here, one read on the
-                # phone) instead of two or three; only events wait, never a reply.
-                await asyncio.sleep(self.gateway.config.batch_linger_s)
-            if not self.batch_events or outbox.empty():
+            if not self.batch_events:
                 yield gateway_pb2.SessionResponse(event=message)
                 continue
+            if self.acting and outbox.empty():
+                await self._settled_or(self.gateway.config.accept_wait_s)
             out = gateway_pb2.SessionResponse()
-            events = out.event_batch.events
-            events.append(message)
+            batch = out.event_batch
+            batch.events.append(message)
             size = message.ByteSize()
-            while len(events) < MAX_BATCH_EVENTS and not outbox.empty():
+            while len(batch.events) < MAX_BATCH_EVENTS and not outbox.empty():
                 following = outbox.get_nowait()
                 if isinstance(following, events_pb2.Event):
                     size += following.ByteSize()
                     if size <= MAX_BATCH_BYTES:
-                        events.append(following)
+                        batch.events.append(following)
                         continue
+                elif following is not None and following.WhichOneof("kind") == "accepted":
+                    batch.accepted.CopyFrom(following.accepted)  # the action behind these events
+                    out.request_id = following.request_id
+                    break
                 held, holding = following, True  # a non-event, the end, or too big: next round
                 break
-            if len(events) == 1:
+            if len(batch.events) == 1 and not batch.HasField("accepted"):
                 yield gateway_pb2.SessionResponse(event=message)
             else:
                 yield out
 
+    async def _settled_or(self, timeout_s: float) -> None:
+        """Until no action of this session is in flight, or `timeout_s` (cancel-safe)."""
+        if timeout_s <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(timeout_s, self._settled.set)
+        try:
+            while self.acting and not self.closed:
+                self._settled.clear()
+                await self._settled.wait()
+                if loop.time() >= timer.when():
+                    return
+        finally:
+            timer.cancel()
+
+    def _accepted(self, table_id: str, out: gateway_pb2.SessionResponse) -> None:
+        """An action's acceptance: out now if its events went out already (or this session does
+        not follow the table's seat), else right behind them (`_follow`), or alone after
+        `accept_wait_s` if they do not come."""
+        sequence = out.accepted.sequence
+        follows = [k for k in self.follows if k[0] == table_id and k[1] != SPECTATOR]
+        if not self.batch_events or not follows or self.last_seq.get(follows[0], 0) >= sequence:
+            self.push(out)
+            return
+        self._flush_accepted(table_id)  # an older one still waiting: out first, in order
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(self.gateway.config.accept_wait_s, self._flush_accepted, table_id)
+        self.pending_accepts[table_id] = (sequence, out, timer)
+
+    def _flush_accepted(self, table_id: str, through: int | None = None) -> None:
+        pending = self.pending_accepts.get(table_id)
+        if pending is None or (through is not None and through < pending[0]):
+            return
+        del self.pending_accepts[table_id]
+        pending[2].cancel()
+        self.push(pending[1])
+
     async def close(self) -> None:
         self._finish()
+        for _, _, timer in self.pending_accepts.values():
+            timer.cancel()
+        self.pending_accepts.clear()
         tasks = [f.task for f in self.follows.values() if f.task is not None] + list(self.watchers.values())
         for task in tasks:
             task.cancel()
@@ -593,7 +642,15 @@ class Session:
         gw, pid = self.gateway, self.player_id
         out = gateway_pb2.SessionResponse(request_id=rid)
         if which == "action":
-            out.accepted.CopyFrom(await gw.act(pid, request.action))
+            self.acting += 1
+            try:
+                out.accepted.CopyFrom(await gw.act(pid, request.action))
+            finally:
+                self.acting -= 1
+                if not self.acting:
+                    self._settled.set()
+            self._accepted(request.action.table_id or gw.player(pid).table_id, out)
+            return
         elif which == "find_match":
             ticket = await gw.find_match(pid, request.find_match)
             out.ticket.CopyFrom(ticket)
@@ -705,7 +762,8 @@ class Session:
         first = True
         while not self.closed and self.follows.get(key) is follow:
             try:
-                async for event in self.gateway._tables().events(follow.table_id, follow.seat):
+                tables = self.gateway._tables()
+                async for event in tables.events(follow.table_id, follow.seat, self.player_id, self.last_seq[key]):
                     if self.closed or self.follows.get(key) is not follow:
                         return  # the session ended or a newer follow took over (a swallowed cancel)
                     delay = 0.1
@@ -721,6 +779,8 @@ class Session:
                         continue
                     self.last_seq[key] = event.sequence
                     self.push(event)  # wrapped (or batched) by `messages` on the way out
+                    if self.pending_accepts:
+                        self._flush_accepted(follow.table_id, event.sequence)
                     if event.HasField("game_ended"):
                         seats = self.gateway.seat_maps.get(follow.table_id)
                         if seats is not None:

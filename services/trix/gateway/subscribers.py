@@ -5,9 +5,10 @@ Owns the gateway's NATS side, within the whitelist of its NATS user
 - `NatsTables` (`TablePort`): table commands as NATS requests on the owner's subject
   with the player's caller token in the `Trix-Caller` header and a deadline; a seat's
   events (the table's public subject merged with the seat's own) or a spectator's (the
-  public subject), stored then live, through `trix.natsio.seatstream`, the live part
-  through one subscription per subject for all the process's followers (`LiveFeeds`). Nothing else:
-  never a table's log, snapshots or secrets (RULES.md §14).
+  public subject), live on core NATS through one subscription per subject for all the
+  process's followers (`LiveFeeds`), what was missed asked of the owner with the player's
+  token (`read_events`), through `trix.natsio.seatstream`. Nothing else: never a table's
+  log, snapshots or secrets (RULES.md §14).
 - `KvAccounts` (`AccountsPort`): guest accounts in the `gateway_accounts` bucket.
 - `NatsPresence` (`PresencePort`): PlayerConnected / PlayerDisconnected on
   `trix.presence.<player>`, stored by the PRESENCE stream the timers consume.
@@ -74,11 +75,27 @@ class NatsTables:
             raise err
         return reply
 
-    async def events(self, table_id: str, seat: int) -> AsyncGenerator[events_pb2.Event, None]:
-        """What the seat (or a spectator) may see: the public subject merged with the seat's
-        own, stored then live, no server-side consumer per follower (`trix.natsio.seatstream`)."""
+    async def events(
+        self, table_id: str, seat: int, player_id: str, after: int = 0
+    ) -> AsyncGenerator[events_pb2.Event, None]:
+        """What the seat (or a spectator) may see after `after`: the public subject merged with
+        the seat's own, live, gaps asked of the owner as `player_id` (`trix.natsio.seatstream`)."""
+
+        async def history(since: int) -> list[events_pb2.Event]:
+            read = table_pb2.ReadEventsRequest(
+                table_id=table_id, seat=seat, after_sequence=since, limit=seatstream.HISTORY_BATCH
+            )
+            reply = await self.command(table_id, table_pb2.TableCommand(read_events=read), player_id)
+            return list(reply.read_events.events)
+
         reader = seatstream.follow(
-            self.nats, table_id, None if seat == SPECTATOR else seat, timeout_s=self.timeout_s, feeds=self.feeds
+            self.nats,
+            table_id,
+            None if seat == SPECTATOR else seat,
+            timeout_s=self.timeout_s,
+            history=history,
+            feeds=self.feeds,
+            after=after,
         )
         async with aclosing(reader) as events:  # leaves the shared feeds as soon as this ends
             async for event in events:

@@ -4,9 +4,9 @@ Owns `authorization_block`, the `authorization { users = [...] }` section of a
 nats-server config with one user per service (ARCHITECTURE.md "Each service connects
 to NATS as its own user with the least permissions it needs"). The table service
 owns the private data (table logs, snapshots, server seeds: RULES.md §14); the
-gateway is whitelisted to table command requests, presence, its own inbox and the
-per-seat and public table event subjects (live and through JetStream on
-TABLE_EVENTS), and the server refuses it everything else. The other backend
+gateway is whitelisted to table command requests (reading a seat's missed events is one,
+served by the table's owner), presence, its own inbox and the per-seat and public table
+event subjects (core NATS, issue 16), and the server refuses it everything else. The other backend
 services may use everything except the table service's private streams and bucket;
 of them only scoring may publish RecordArchived (`trix.scoring.archived.*`).
 """
@@ -54,21 +54,12 @@ def _gateway_accounts_subjects() -> list[str]:
 
 def gateway_permissions() -> dict[str, object]:
     """Whitelist of the gateway: everything not listed is refused by the server."""
-    events = subjects.TABLE_EVENTS_STREAM
     return {
         "publish": {
             "allow": [
                 subjects.all_table_commands(),
                 subjects.all_presence(),
                 "$JS.API.INFO",
-                f"$JS.API.STREAM.INFO.{events}",
-                f"$JS.API.CONSUMER.CREATE.{events}",
-                f"$JS.API.CONSUMER.CREATE.{events}.>",
-                f"$JS.API.CONSUMER.INFO.{events}.>",
-                f"$JS.API.CONSUMER.DELETE.{events}.>",
-                f"$JS.API.CONSUMER.MSG.NEXT.{events}.>",
-                f"$JS.ACK.{events}.>",
-                f"$JS.FC.{events}.>",
                 *_gateway_accounts_subjects(),
             ]
         },

@@ -94,9 +94,10 @@ STREAMS: tuple[StreamSpec, ...] = (
         allow_rollup=True,
     ),
     StreamSpec(
-        subjects.TABLE_EVENTS_STREAM,
-        (subjects.all_table_events(),),
-        "Per-seat and public table events, for resume and for timers and scoring.",
+        subjects.TABLE_RESULTS_STREAM,
+        (subjects.all_table_results(),),
+        "The table events scoring settles from (TableCreated, SeatControlChanged, DealScored, "
+        "GameEnded); the others travel on core NATS, unstored (issue 16).",
         max_age_s=7 * DAY_S,
     ),
     StreamSpec("PRESENCE", (subjects.all_presence(),), "Player connected/disconnected events.", max_age_s=DAY_S),

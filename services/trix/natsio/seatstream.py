@@ -1,45 +1,40 @@
-"""A table's event stream as one seat (or a spectator) may see it, stored then live.
+"""A table's event stream as one seat (or a spectator) may see it, live, gaps filled by the owner.
 
-Owns how the table's event subjects are read back (ADR 0003 decision 14, ADR 0009):
-- The public subject `trix.table.evt.<t>.public` carries every table sequence number
-  exactly once: each public event, and the public copy of an event that has one copy per
-  seat. It is gapless, so a reader knows when it missed something.
-- A seat's subject `trix.table.evt.<t>.seat.<s>` carries only that seat's own copies (its
-  hand in DealStarted, its legal moves in a TurnStarted with `seat_copies` for the seats
-  due, RULES.md §14), each under the sequence of its public copy, and is published before
-  that public copy.
+Owns how the table's event subjects are read (ADR 0003 decision 14, ADR 0009, ADR 0012):
+- The table publishes each action's events on core NATS (issue 16), unstored: one
+  `TableEventBatch` on the public subject `trix.table.evt.<t>.public` with every public
+  copy, so it carries every table sequence exactly once and a reader knows when it missed
+  something; before it, one batch on a seat's subject `trix.table.evt.<t>.seat.<s>` with
+  that seat's own copies (its hand in DealStarted, its legal moves in a TurnStarted with
+  `seat_copies`, RULES.md §14), each under the sequence of its public copy.
 - A seat sees, for each sequence, its own copy where one exists, else the public event
-  (`merge`). Public events used to be copied to all four seat subjects as well: five
-  stored, fsynced messages per event instead of one.
+  (`merge`).
+- What a reader missed (it started late, the public subject shows a gap, a per-seat
+  event's own copy did not come, NATS reconnected, the reader fell behind its live queue,
+  or its turn's deadline passed with nothing new) is asked of the table's owner
+  (`History`: TableCommand.read_events, filtered there for the caller's seat). Nothing is
+  read periodically: a quiet table costs nothing until its deadline.
 
-`follow` reads a stream without a server-side consumer per reader (a stream allows 1,000
-consumers by default; thousands of players follow at once): live events through plain
-subscriptions, stored ones through short-lived pull consumers deleted after each read. The
-store is read when the reader starts, when the public subject shows a gap, when a
-per-seat event's own copy has not arrived yet, after a NATS reconnect, after a quiet
-spell, and after the reader fell behind its live queue, so a live message lost (or dropped)
-on the way is still delivered, in order, once.
-
-`LiveFeeds` shares the live part: one plain subscription per subject per hub (a gateway holds
-one for its connection), reference-counted by the readers of that subject; each message is
-parsed once and put, in arrival order, into every current reader's bounded queue. Four seats
-of a table on one gateway cost one delivery of each public event instead of four (ADR 0009,
-amendment "one live subscription per table"). Everything else stays per reader.
+`follow` needs no server-side consumer per reader. `LiveFeeds` shares the live part: one
+plain subscription per subject per hub (a gateway holds one for its connection),
+reference-counted by the readers of that subject; each message is parsed once and put, in
+arrival order, into every current reader's bounded queue. Four seats of a table on one
+gateway cost one delivery of each batch instead of four (ADR 0009, amendment "one live
+subscription per table"). Everything else stays per reader.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import time
 from collections import deque
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
 import structlog
 from google.protobuf.message import DecodeError
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from trix.errors import Unavailable
 from trix.natsio import subjects
@@ -48,21 +43,26 @@ from trix.v1 import events_pb2
 
 log = structlog.get_logger("trix.natsio.seatstream")
 
-EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
-STATUS_HEADER = "Status"
-"""Header of a JetStream status message (no messages, request timeout) on a pull's inbox."""
 HISTORY_BATCH = 512
-"""Stored messages read per pull; a seat sees about a thousand events in a whole game."""
+"""Events asked of the owner at once (its `read_events` limit); a seat sees about a thousand
+events in a whole game."""
+DEADLINE_GRACE_S = 5.0
+"""A turn's deadline passed this long ago and nothing came: the owner is asked (the timers'
+move, or whatever followed, may have been lost on the way)."""
 QUIET_RECHECK_S = 30.0
-"""A stream quiet this long is checked against the store (its last message may be lost)."""
+"""With no turn deadline ahead (it passed, or none is known), a quiet reader asks the owner
+this often (a stalled table, e.g. while the timers restart)."""
 WAIT_RECHECK_S = 0.2
-"""While a per-seat event's own copy is missing, the store is read again this often."""
-CONSUMER_IDLE_S = 30.0
-"""The server removes a history consumer left behind (e.g. by a crash) after this long."""
+"""While a gap stays open (the owner's answer did not close it yet), the owner is asked again
+this often."""
 LIVE_QUEUE_LIMIT = 1024
 """Live events a reader may have waiting (a game is about a thousand); past that a reader that
-does not consume drops what comes and reads it from the store when it resumes, so a slow
-reader never holds up the others of its table."""
+does not consume drops what comes and asks the owner for it when it resumes, so a slow reader
+never holds up the others of its table."""
+
+History = Callable[[int], Awaitable[list[events_pb2.Event]]]
+"""`after` -> up to HISTORY_BATCH events the reader may see after that sequence, oldest first,
+already merged for its seat (the owner's `read_events` with the reader's identity)."""
 
 
 def has_seat_copies(event: events_pb2.Event, seat: int) -> bool:
@@ -97,6 +97,13 @@ class _Merger:
     waiting: bool = False
     """A per-seat event's public copy came before the seat's own copy."""
     leftover: list[tuple[events_pb2.Event, bool]] = field(default_factory=list)
+    deadline_s: float = 0.0
+    """The latest turn's deadline seen (epoch seconds; 0: none): a reader quiet past it asks."""
+
+    def quiet_s(self, now_s: float) -> float:
+        """How long a reader with nothing missing may wait before it asks the owner."""
+        due = self.deadline_s + DEADLINE_GRACE_S - now_s
+        return due if due > 0 else QUIET_RECHECK_S
 
     def feed(self, items: list[tuple[events_pb2.Event, bool]]) -> list[events_pb2.Event]:
         """Items in arrival order, each (event, from the seat's own subject); what to emit.
@@ -120,6 +127,8 @@ class _Merger:
                 break
             event = self.own.pop(event.sequence, event)
             self.last = event.sequence
+            if event.HasField("turn_started") and event.turn_started.HasField("deadline"):
+                self.deadline_s = event.turn_started.deadline.ToMicroseconds() / 1e6
             out.append(event)
         return out
 
@@ -244,18 +253,19 @@ class LiveFeeds:
 
         async def on_msg(msg: Msg) -> None:
             try:
-                event = events_pb2.Event.FromString(msg.data)
+                events = events_pb2.TableEventBatch.FromString(msg.data).events
             except DecodeError:
-                log.warning("undecodable live event dropped", subject=msg.subject)
-                return  # the readers see a gap and read the store
+                log.warning("undecodable live events dropped", subject=msg.subject)
+                return  # the readers see a gap and ask the owner
             for reader in feed.readers:  # no await in between: a stable set, arrival order kept
-                if not reader.put(event, feed.own):
-                    self.dropped += 1
+                for event in events:
+                    if not reader.put(event, feed.own):
+                        self.dropped += 1
 
         sub: Subscription | None = None
         try:
             sub = await nc.subscribe(feed.subject, cb=on_msg)
-            await nc.flush(timeout=max(1, round(timeout_s)))  # subscribed before any store read
+            await nc.flush(timeout=max(1, round(timeout_s)))  # subscribed before the owner is asked
         except BaseException:
             if self._feeds.get(feed.subject) is feed:
                 del self._feeds[feed.subject]  # the next reader tries afresh
@@ -301,33 +311,39 @@ async def follow(
     seat: int | None,
     *,
     timeout_s: float,
+    history: History,
     feeds: LiveFeeds | None = None,
+    after: int = 0,
 ) -> AsyncGenerator[events_pb2.Event, None]:
-    """Every event `seat` may see (None: the public stream), from the table's start, then
-    live, in order, each once, ending after GameEnded. Live events come through `feeds`
-    (shared with its other readers; None: subscriptions of this reader alone)."""
+    """Every event `seat` may see (None: the public stream) after sequence `after`, then live,
+    in order, each once, ending after GameEnded. Live events come through `feeds` (shared with
+    its other readers; None: subscriptions of this reader alone); what is missed, from
+    `history`. If the owner no longer holds the events right after `after` (an archived
+    finished table), the first event yielded is the oldest it holds: the caller sees the jump."""
     public = subjects.public_events(table_id)
     own = subjects.seat_events(table_id, seat) if seat is not None else None
     wanted = [public] if own is None else [public, own]
     hub = feeds if feeds is not None else LiveFeeds(nats)
     reader = _Reader(hub.queue_limit)
     joined: list[_Feed] = []
-    merger = _Merger(seat)
+    merger = _Merger(seat, last=after)
     try:
         for subject in wanted:
             joined.append(hub._join(reader, subject, subject == own, timeout_s))
-        for feed in joined:  # subscribed before the store is read: nothing falls between
+        for feed in joined:  # subscribed before the owner is asked: nothing falls between
             await hub._ready(feed)
         reconnects = nats.reconnects
-        items, next_seq = await _stored(nats, wanted, own, 0, timeout_s)
+        items = await _missed(history, merger.last, seat)
+        if items and merger.last and items[0][0].sequence > merger.last + 1:
+            merger.last = items[0][0].sequence - 1  # the owner's history starts later: jump once
         waited = 0.0
         while True:
             for event in merger.feed(items):
                 yield event
                 if event.HasField("game_ended"):
                     return
-            # The missing piece is on its way to the store, or live events were dropped while
-            # this reader did not consume (its queue was full): the store has them.
+            # The missing piece was lost on the way or is still on it, or live events were
+            # dropped while this reader did not consume (its queue was full): the owner has them.
             stuck = merger.gap or merger.waiting or merger.last < reader.behind
             if stuck:
                 waited += WAIT_RECHECK_S
@@ -335,12 +351,12 @@ async def follow(
                     raise Unavailable("the table's events have a hole; resuming")
             else:
                 waited = 0.0
-            await reader.wait(WAIT_RECHECK_S if stuck else QUIET_RECHECK_S)
+            await reader.wait(WAIT_RECHECK_S if stuck else merger.quiet_s(time.time()))
             live = reader.take()  # everything that arrived meanwhile, in arrival order
             items = []
             if not live or stuck or nats.reconnects != reconnects:
                 reconnects = nats.reconnects
-                items, next_seq = await _stored(nats, wanted, own, next_seq, timeout_s)
+                items = await _missed(history, merger.last, seat)
             items += merger.leftover
             items += live
     finally:
@@ -349,66 +365,16 @@ async def follow(
             await hub._leave(feed, reader)
 
 
-async def _stored(
-    nats: NatsConnection, wanted: list[str], own: str | None, start_seq: int, timeout_s: float
-) -> tuple[list[tuple[events_pb2.Event, bool]], int]:
-    """The subjects' stored events from stream sequence `start_seq` (0: all) in stream
-    order, each with whether it is the seat's own copy, and the stream sequence to read from
-    next time; one ephemeral pull consumer, deleted after."""
-    js = nats.jetstream
-    config = ConsumerConfig(
-        ack_policy=AckPolicy.NONE,
-        deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start_seq else DeliverPolicy.ALL,
-        opt_start_seq=start_seq or None,
-        inactive_threshold=CONSUMER_IDLE_S,
-        mem_storage=True,
-        num_replicas=1,
-    )
-    if len(wanted) == 1:
-        config.filter_subject = wanted[0]
-    else:
-        config.filter_subjects = list(wanted)
-    info = await js.add_consumer(EVENTS_STREAM, config=config, timeout=timeout_s)
+async def _missed(history: History, after: int, seat: int | None) -> list[tuple[events_pb2.Event, bool]]:
+    """What the owner holds after `after`, as merger items: an event that has an own copy for
+    `seat` is that copy (the owner merged it), fed as the own copy and as its public one."""
     items: list[tuple[events_pb2.Event, bool]] = []
-    next_seq = start_seq
-    try:
-        while True:
-            batch = await _pull(nats, info.name, timeout_s)
-            for msg in batch:
-                next_seq = msg.metadata.sequence.stream + 1
-                items.append((events_pb2.Event.FromString(msg.data), msg.subject == own))
-            if len(batch) < HISTORY_BATCH or (batch and batch[-1].metadata.num_pending == 0):
-                break
-    finally:
-        try:
-            await js.delete_consumer(EVENTS_STREAM, info.name)
-        except Exception as exc:  # noqa: BLE001 - its inactivity threshold removes it anyway
-            log.debug("consumer not deleted", error=type(exc).__name__)
-    return items, next_seq  # next_seq still 0 if nothing is stored yet: next time reads all
-
-
-async def _pull(nats: NatsConnection, consumer: str, timeout_s: float) -> list[Msg]:
-    """One no-wait pull of up to HISTORY_BATCH messages: what is stored, then a status."""
-    nc = nats.client
-    got: asyncio.Queue[Msg] = asyncio.Queue()
-
-    async def on_msg(msg: Msg) -> None:
-        got.put_nowait(msg)
-
-    inbox = nc.new_inbox()
-    sub = await nc.subscribe(inbox, cb=on_msg)
-    try:
-        request = json.dumps({"batch": HISTORY_BATCH, "no_wait": True}).encode()
-        await nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{EVENTS_STREAM}.{consumer}", request, reply=inbox)
-        batch: list[Msg] = []
-        async with asyncio.timeout(timeout_s):
-            while len(batch) < HISTORY_BATCH:
-                msg = await got.get()
-                if msg.headers and msg.headers.get(STATUS_HEADER):
-                    break  # 404 no (more) messages, 408 request done
-                batch.append(msg)
-        return batch
-    except TimeoutError:
-        raise Unavailable("the table's events could not be read; retrying") from None
-    finally:
-        await sub.unsubscribe()
+    while True:
+        got = await history(after)
+        for event in got:
+            if seat is not None and has_seat_copies(event, seat):
+                items.append((event, True))
+            items.append((event, False))
+        if len(got) < HISTORY_BATCH:
+            return items
+        after = got[-1].sequence

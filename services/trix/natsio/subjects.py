@@ -7,8 +7,9 @@ Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a play
 | `trix.table.cmd.<sh>.<t>` | TableCommand requests to the table's owner | table owners (per shard) |
 | `trix.table.log.<t>` | the table's JetStream log (private: hands, seed) | table service only |
 | `trix.table.snap.<t>` | table snapshots (private) | table service only |
-| `trix.table.evt.<t>.seat.<s>` | events seat `s` may see (RULES.md §14) | gateway, that seat |
-| `trix.table.evt.<t>.public` | public events (spectators, timers, scoring) | anyone |
+| `trix.table.evt.<t>.seat.<s>` | core NATS: batches of seat `s`'s own copies (RULES.md §14) | gateway, that seat |
+| `trix.table.evt.<t>.public` | core NATS: batches of public events (spectators, timers) | anyone |
+| `trix.table.results.<t>` | the results scoring settles from (TABLE_RESULTS, durable) | scoring |
 | `trix.presence.<p>` | PlayerConnected / PlayerDisconnected | timers |
 | `trix.match.formed` | MatchFormed | table service |
 | `trix.timers.autoact.<t>` | AutoAct sent by the timers (audit; delivered as a command) | table |
@@ -33,7 +34,9 @@ TABLE_SHARDS = 64
 # The JetStream streams over the table subjects (their specs: `trix.natsio.provisioning`).
 TABLE_LOG_STREAM = "TABLE_LOG"
 TABLE_SNAPSHOTS_STREAM = "TABLE_SNAPSHOTS"
-TABLE_EVENTS_STREAM = "TABLE_EVENTS"
+TABLE_RESULTS_STREAM = "TABLE_RESULTS"
+"""The durable part of a table's events (issue 16): TableCreated, SeatControlChanged,
+DealScored and GameEnded, what scoring settles from. The other events travel on core NATS."""
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
@@ -118,6 +121,15 @@ def all_public_events() -> str:
 
 def all_table_events() -> str:
     return f"{ROOT}.table.evt.>"
+
+
+def table_results(table_id: str) -> str:
+    """A table's durable results (TABLE_RESULTS): the public events scoring needs."""
+    return f"{ROOT}.table.results.{token(table_id, 'table id')}"
+
+
+def all_table_results() -> str:
+    return f"{ROOT}.table.results.*"
 
 
 # -- presence, matches, timers ------------------------------------------------------

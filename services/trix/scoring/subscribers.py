@@ -1,7 +1,7 @@
 """NATS handlers of the scoring service.
 
-Owns the scoring's consumer of table events: a durable pull consumer on the public
-table events (`trix.table.evt.*.public` in TABLE_EVENTS) that translates the events
+Owns the scoring's consumer of table events: a durable pull consumer on the tables'
+results (`trix.table.results.*` in TABLE_RESULTS, issue 16) that translates the events
 scoring needs (TableCreated, SeatControlChanged, DealScored, GameEnded) from their
 protos into plain dicts and hands them to `ScoringService.apply_table_event`, which
 applies each (table, sequence) once. An event is acked only after it is applied (or
@@ -39,7 +39,7 @@ from trix.v1 import common_pb2, events_pb2
 
 log = structlog.get_logger("trix.scoring.subscribers")
 
-EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
+EVENTS_STREAM = subjects.TABLE_RESULTS_STREAM
 FETCH_BATCH = 256
 ACK_WAIT_S = 30.0
 FETCH_LINGER_S = 0.05
@@ -198,7 +198,7 @@ class EventConsumer:
             max_ack_pending=4 * FETCH_BATCH,
         )
         sub = await self.js.pull_subscribe(
-            subjects.all_public_events(), durable=self.durable, stream=EVENTS_STREAM, config=config
+            subjects.all_table_results(), durable=self.durable, stream=EVENTS_STREAM, config=config
         )
         try:
             await self._consume(sub)

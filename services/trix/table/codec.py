@@ -46,6 +46,12 @@ async def dispatch(
         view = service.seat_view(caller, command.get_seat_view.table_id, command.get_seat_view.seat)
         reply.sequence = view.sequence
         reply.get_seat_view.view.CopyFrom(view)
+    elif which == "read_events":
+        read = command.read_events
+        events, sequence = await service.read_events(caller, read.table_id, read.seat, read.after_sequence, read.limit)
+        reply.sequence = sequence
+        reply.read_events.sequence = sequence
+        reply.read_events.events.extend(events)
     elif which == "set_client_seed":
         seed = command.set_client_seed
         reply.sequence = await service.set_client_seed(caller, _header(seed.header), seed.client_seed)

@@ -4,8 +4,9 @@ Owns proto <-> command translation only: every unary RPC becomes a `TableCommand
 forwarded over NATS to the table's owner (ARCHITECTURE.md: "its gRPC API forwards
 the same way, so any replica accepts any table's call"), carrying the caller token
 from the `x-trix-caller` metadata unchanged; the owner checks it. Streams first ask
-the owner for the seat's view (the same permission check), then read the seat's (or
-the public) subject from the TABLE_EVENTS stream.
+the owner for the seat's view (the same permission check), then follow the seat's (or
+the public) events: live on core NATS, what was missed asked of the owner with the
+caller's token (`TableBus.events`).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ class TableApi(table_pb2_grpc.TableServiceServicer):
         table_id = subjects.token(request.table_id, "table id")
         view = table_pb2.GetSeatViewRequest(table_id=table_id, seat=request.seat)
         await self._send(table_id, context, get_seat_view=view)  # the owner checks the seat is the caller's
-        async for event in self.bus.events(table_id, request.seat, request.after_sequence):
+        async for event in self.bus.events(table_id, request.seat, request.after_sequence, _token(context)):
             yield table_pb2.StreamSeatEventsResponse(event=event)
 
     async def StreamPublicEvents(
@@ -103,7 +104,7 @@ class TableApi(table_pb2_grpc.TableServiceServicer):
         table_id = subjects.token(request.table_id, "table id")
         view = table_pb2.GetSeatViewRequest(table_id=table_id, seat=-1)
         await self._send(table_id, context, get_seat_view=view)  # the table exists, the caller is known
-        async for event in self.bus.events(table_id, None, request.after_sequence):
+        async for event in self.bus.events(table_id, None, request.after_sequence, _token(context)):
             yield table_pb2.StreamPublicEventsResponse(event=event)
 
 

@@ -6,7 +6,11 @@ table, appends the resulting log entry to the table's JetStream log through the
 `TableStore` port (deduplicated by the action id, guarded by the log's expected last
 sequence) and only then swaps the new state in, publishes the events through the
 `EventSink` port and answers with the new table sequence (ARCHITECTURE.md flow 2).
-Recovery rebuilds every unfinished table from its snapshot plus the log tail.
+The log entry is the one stored message of an action (issue 16, ADR 0012): its events
+are derived from it bit-exactly by replay, so they travel on core NATS unstored, and the
+owner serves a reader's gap (`read_events`) from the table's recent events in memory or,
+further back, by replaying the log. Recovery rebuilds every unfinished table from its
+snapshot plus the log tail and publishes the events of its last entry again.
 
 Must not import grpc or nats: adapters (`grpc_api`, `subscribers`) translate to and
 from this module, and it raises `trix.errors` domain errors.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,10 +42,16 @@ from trix.errors import (
 from trix.natsio.subjects import token
 from trix.table.config import TableConfig
 from trix.table.identity import Caller
-from trix.table.table import Clock, Routed, Table
+from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 log = structlog.get_logger("trix.table")
+
+RECENT_EVENTS = 512
+"""Event copies of each table kept in its owner's memory for readers' gaps and resumes (a deal
+is about 200 copies); older ones are rebuilt from the log (`read_events`)."""
+READ_LIMIT = 512
+"""Events in one `read_events` answer at most (the reader asks again for the rest)."""
 
 
 class LogConflict(Exception):
@@ -76,16 +87,15 @@ class TableStore(Protocol):
 
 
 class EventSink(Protocol):
-    """Where events go (the per-seat and public subjects, RULES.md §14)."""
+    """Where events go (the per-seat and public subjects, RULES.md §14; the results scoring
+    needs on their durable stream)."""
 
-    async def publish(self, table_id: str, routed: list[Routed]) -> None: ...
-
-    async def publish_missing(self, table_id: str, routed: list[Routed]) -> int:
-        """Publish the copies not stored yet (after a crash); returns how many."""
+    async def publish(self, table_id: str, routed: list[Routed]) -> None:
+        """An action's event copies to their readers, and its results durably (awaited)."""
         ...
 
-    async def stored_through(self, table_id: str) -> int:
-        """The lowest last stored event sequence over the table's public and seat subjects."""
+    async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
+        """Only the durable results among `routed` (again after a crash: stored once)."""
         ...
 
 
@@ -120,6 +130,8 @@ class TableService:
         self._locks: dict[str, asyncio.Lock] = {}
         self._store: TableStore | None = None
         self._sink: EventSink | None = None
+        self.recent: dict[str, deque[Routed]] = {}
+        """Each table's latest event copies, in order (`read_events`)."""
         self.may_write: Callable[[str], bool] = lambda table_id: True
         """Whether this replica holds a valid lease on the table's shard (set by the lease
         manager, issue 5); checked right before every append."""
@@ -179,12 +191,19 @@ class TableService:
                 return reloaded.results[entry["id"]]
             raise Unavailable("the table moved on; retry") from None
         self.tables[table.table_id] = trial
+        self._remember(table.table_id, routed)
         await self.sink.publish(table.table_id, routed)
         if trial.finished:
             await self._finish(trial)
         elif trial.entries % self.config.snapshot_every == 0:
             await self.store.put_snapshot(trial.table_id, trial.to_snapshot())
         return trial.sequence
+
+    def _remember(self, table_id: str, routed: list[Routed]) -> None:
+        recent = self.recent.get(table_id)
+        if recent is None:
+            recent = self.recent[table_id] = deque(maxlen=RECENT_EVENTS)
+        recent.extend(routed)
 
     async def _finish(self, table: Table) -> None:
         """Game over: final snapshot, players' current-table index cleared (issue 4)."""
@@ -357,17 +376,48 @@ class TableService:
         view.server_time.FromDatetime(self.clock())  # the countdown's reference (turn.deadline)
         return view
 
+    async def read_events(
+        self, caller: Caller, table_id: str, seat: int, after: int, limit: int = 0
+    ) -> tuple[list[events_pb2.Event], int]:
+        """What `seat` (-1: the public) may see after sequence `after`, oldest first, and the
+        table's sequence (RULES.md §14: a seat's own copy where it has one, else the public
+        copy; never another seat's). From memory when it reaches back that far, else
+        replayed from the log (bit-exact, the entries keep their time); a finished table whose
+        log was archived answers what memory holds, and the reader takes a fresh view."""
+        table_id = token(table_id, "table id")
+        await self.ensure_loaded(table_id)
+        table = self.authorize_view(caller, table_id, seat)
+        limit = min(limit or READ_LIMIT, READ_LIMIT)
+        if after >= table.sequence:
+            return [], table.sequence
+        recent = self.recent.get(table_id)
+        copies: list[Routed] = list(recent) if recent else []
+        if not copies or copies[0].event.sequence > after + 1:
+            full = await self._rebuild(table_id, table.server_seed, use_snapshot=False)
+            if full is not None and full[1]:
+                copies = full[1]
+        own: dict[int, events_pb2.Event] = {}
+        if seat >= 0:
+            own = {r.event.sequence: r.event for r in copies if r.audience == seat}
+        out: list[events_pb2.Event] = []
+        for r in copies:
+            if r.audience not in (ALL, PUBLIC_ONLY) or r.event.sequence <= after:
+                continue
+            out.append(own.get(r.event.sequence, r.event))
+            if len(out) >= limit:
+                break
+        return out, table.sequence
+
     # -- expiry of finished tables (issue 4) ---------------------------------------------------
 
     async def archive(self, table_id: str, game_ended_sequence: int) -> bool:
         """RecordArchived: scoring stored this finished game's record, so the table's private
-        log, snapshot and server seed go (the TABLE_EVENTS copies keep their max_age).
+        log, snapshot and server seed go.
 
         Done by the table's owner under the table's lock (UNAVAILABLE elsewhere: the message is
         redelivered to the owner). Only a finished table whose GameEnded has the sequence
-        scoring names is purged, and only once every event is stored on every subject
-        (missing copies are republished from the log first, since the log is about to go).
-        Idempotent: a repeated signal, or one after a purge interrupted by a crash, purges
+        scoring names is purged (scoring names it once it stored the record, so every result
+        the log holds reached it). Idempotent: a repeated signal, or one after a purge interrupted by a crash, purges
         what is left. Returns False when the signal is refused (the table is not finished).
         """
         table_id = token(table_id, "table id")
@@ -378,23 +428,19 @@ class TableService:
             if table is None:
                 await self._recover_one(table_id)
                 table = self.tables.get(table_id)
-            if table is not None:
-                if not table.finished or table.sequence != game_ended_sequence:
-                    log.warning(
-                        "archive signal refused: table not finished at that sequence",
-                        table_id=table_id,
-                        sequence=table.sequence,
-                        game_ended_sequence=game_ended_sequence,
-                    )
-                    return False
-                if await self.sink.stored_through(table_id) < table.sequence:
-                    full = await self._rebuild(table_id, table.server_seed, use_snapshot=False)
-                    if full is not None:
-                        await self.sink.publish_missing(table_id, full[1])
+            if table is not None and (not table.finished or table.sequence != game_ended_sequence):
+                log.warning(
+                    "archive signal refused: table not finished at that sequence",
+                    table_id=table_id,
+                    sequence=table.sequence,
+                    game_ended_sequence=game_ended_sequence,
+                )
+                return False
             await self.store.purge_table(table_id)
-        # The finished table stays in this replica's memory (views of the final state keep
-        # answering, e.g. a client asking right after GameEnded) until a restart or a shard
-        # move; nothing rebuilds it afterwards (NOT_FOUND; scoring serves the record).
+        # The finished table stays in this replica's memory (views of the final state and its
+        # recent events keep answering, e.g. a client asking right after GameEnded) until a
+        # restart or a shard move; nothing rebuilds it afterwards (NOT_FOUND; scoring serves
+        # the record).
         log.info("finished table purged", table_id=table_id)
         return True
 
@@ -417,6 +463,7 @@ class TableService:
         gone = [t for t in self.tables if dropped(t)]
         for table_id in gone:
             self.tables.pop(table_id, None)
+            self.recent.pop(table_id, None)
             lock = self._locks.get(table_id)
             if lock is not None and not lock.locked():
                 self._locks.pop(table_id, None)
@@ -434,10 +481,17 @@ class TableService:
             return
         table, replayed = rebuilt
         self.tables[table_id] = table
-        missing = await self.sink.publish_missing(table_id, replayed) if replayed else 0
+        self.recent.pop(table_id, None)
+        self._remember(table_id, replayed)
+        if replayed:
+            # A crash may have come between an append and its publishing: the results since the
+            # snapshot go again (stored once: message ids, and scoring applies by sequence), and
+            # the last entry's events go to the live readers again (they drop what they have).
+            await self.sink.publish_results(table_id, replayed)
+            await self.sink.publish(table_id, [r for r in replayed if r.event.sequence > table.last_entry_from])
         if table.finished and replayed:  # else the final snapshot was written already
             await self._finish(table)
-        log.info("table recovered", table_id=table_id, sequence=table.sequence, republished=missing)
+        log.info("table recovered", table_id=table_id, sequence=table.sequence, replayed=len(replayed))
 
     async def _rebuild(self, table_id: str, seed: bytes, *, use_snapshot: bool) -> tuple[Table, list[Routed]] | None:
         """The table from its snapshot (if asked and present) plus the log tail, and the events replayed."""

@@ -6,8 +6,10 @@ Owns the table's NATS side:
   Nats-Expected-Last-Subject-Sequence so a stale writer cannot append), snapshots on
   TABLE_SNAPSHOTS, server seeds in the `table_secrets` bucket, the player -> current
   table index in `player_tables`;
-- `JetStreamSink`, the `EventSink` port: every event copy on the subjects its audience
-  may read (RULES.md §14), stored by TABLE_EVENTS for resume;
+- `NatsSink`, the `EventSink` port: an action's event copies as one core NATS batch per
+  audience on the subjects it may read (RULES.md §14), unstored (the log entry is the
+  action's one stored message; readers' gaps are served by `read_events`, issue 16), and
+  the results scoring settles from on the durable TABLE_RESULTS stream;
 - the shard leases' NATS side (issue 5): `KvLeaseStore` (the `table_leases` and
   `table_replicas` buckets, CAS on revisions), the watchers feeding `LeaseManager`, and
   `ShardRouter`, the `ShardHost` that rebuilds a shard's tables from snapshot + log when
@@ -34,7 +36,6 @@ import nats.errors
 import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.api import PubAck
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
@@ -42,7 +43,7 @@ from trix.errors import InvalidArgument, Unavailable, from_kind
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress
-from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, MSG_ID_HEADER, publish_once
+from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
 from trix.table.codec import INTERNAL_KIND, handle_command
 from trix.table.identity import TOKEN_HEADER, sign
 from trix.table.leases import LeaseManager
@@ -50,11 +51,13 @@ from trix.table.service import LogConflict, TableService
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import events_pb2, table_pb2
 
+RESULT_BODIES = frozenset({"table_created", "seat_control_changed", "deal_scored", "game_ended"})
+"""The public events scoring settles from: stored on TABLE_RESULTS (issue 16)."""
+
 log = structlog.get_logger("trix.table.nats")
 
 LOG_STREAM = subjects.TABLE_LOG_STREAM
 SNAPSHOT_STREAM = subjects.TABLE_SNAPSHOTS_STREAM
-EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
 SECRETS_BUCKET = "table_secrets"
 PLAYERS_BUCKET = "player_tables"
 WRONG_LAST_SEQUENCE = 10071
@@ -159,117 +162,50 @@ class JetStreamStore:
         await js.purge_stream(f"KV_{SECRETS_BUCKET}", subject=f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}")
 
 
-def destinations(table_id: str, audience: int) -> list[str]:
-    """RULES.md §14: a public event (and the public copy of a per-seat event) goes to the
-    public subject only, once; a seat's own copy only to that seat's subject. Readers merge
-    the public subject with their seat's (`trix.natsio.seatstream`, ADR 0003 decision 14)."""
-    if audience in (ALL, PUBLIC_ONLY):
-        return [subjects.public_events(table_id)]
-    return [subjects.seat_events(table_id, audience)]
+class NatsSink:
+    """`EventSink` on core NATS, plus the durable results (see the module docstring).
 
+    An action's own copies go first, one batch per seat that has any, then its public batch,
+    on the same connection, so a reader of both subjects gets a seat's copy before the public
+    copy it stands for. A core publish that fails (NATS reconnecting) is not retried: readers
+    see the gap and ask the owner. The results are published one after the other, each
+    awaited (`publish_once`, Nats-Msg-Id `<table>.<sequence>`: stored once), before the
+    command is answered, so scoring never misses one and never gets one twice."""
 
-def every_subject(table_id: str) -> list[str]:
-    """The table's event subjects: public, then each seat's."""
-    return [subjects.public_events(table_id), *(subjects.seat_events(table_id, s) for s in range(4))]
-
-
-class JetStreamSink:
-    """`EventSink` on the TABLE_EVENTS stream.
-
-    An action's event copies are sent pipelined (`publish_async`): every copy is written to
-    the connection at once, in order, and only then are the acks awaited together, so an
-    action costs one round of acks instead of one per event on each subject, and no task or
-    timer per message (the stores stay one message per copy, each fsynced by the server:
-    gateway, timers and scoring read the same messages as before). Order per subject holds:
-    one connection delivers the copies to the server in send order, and a broken connection
-    loses a suffix of them, never one in the middle; after a copy that cannot be sent, none
-    of the next is. A copy whose first attempt fails is published again, together with every
-    later copy of its subject, one after the other with retries (`publish_once`, same
-    Nats-Msg-Id: a copy stored already is not stored twice). `pipelined = False` is the
-    previous path (one copy after the other per subject, each ack awaited), kept for that
-    fallback and for `make bench-table`'s before/after figures (ADR 0003 decision 13).
-    """
-
-    def __init__(self, nats: NatsConnection, *, pipelined: bool = True) -> None:
+    def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
-        self.pipelined = pipelined
-        self.attempt_timeout_s = 2.0
+        self.published = 0
+        """Batches published (tests, benchmarks)."""
 
-    async def publish(self, table_id: str, routed: list[Routed], last: dict[str, int] | None = None) -> None:
-        copies: list[tuple[str, str, bytes]] = []  # (subject, msg id, payload), in order
+    async def publish(self, table_id: str, routed: list[Routed]) -> None:
+        own: dict[int, list[events_pb2.Event]] = {}
+        public: list[events_pb2.Event] = []
         for r in routed:
-            data = r.event.SerializeToString()
-            for subject in destinations(table_id, r.audience):
-                if last is None or r.event.sequence > last.get(subject, 0):
-                    copies.append((subject, f"{subject}.{r.event.sequence}", data))
-        if not copies:
-            return
-        rest: dict[str, list[tuple[str, bytes]]] = {}
-        if self.pipelined:
-            ok = await self._send_all(copies)
-            for (subject, msg_id, data), stored in zip(copies, ok, strict=True):
-                if not stored:
-                    rest.setdefault(subject, []).append((msg_id, data))
-                elif subject in rest:
-                    # A later copy stored after an earlier one failed: only a server refusing one
-                    # message and accepting the next could do it (not a connection loss).
-                    log.error("event copy stored after a failed earlier one", subject=subject, msg_id=msg_id)
-        else:
-            for subject, msg_id, data in copies:
-                rest.setdefault(subject, []).append((msg_id, data))
-
-        async def chain(subject: str, items: list[tuple[str, bytes]]) -> None:
-            for msg_id, data in items:  # in order on each subject
-                await publish_once(self.nats.jetstream, subject, data, msg_id=msg_id)
-
-        if rest:
-            await asyncio.gather(*(chain(s, items) for s, items in rest.items()))
-
-    async def _send_all(self, copies: list[tuple[str, str, bytes]]) -> list[bool]:
-        """Publish every copy in order without waiting, then await the acks together (one
-        attempt each, `attempt_timeout_s`); whether each copy is stored."""
-        js = self.nats.jetstream
-        futures: list[asyncio.Future[PubAck] | None] = []
-        for subject, msg_id, data in copies:
-            if len(futures) > 0 and futures[-1] is None:
-                futures.append(None)  # after a copy that could not be sent, none is: order holds
-                continue
+            if r.audience in (ALL, PUBLIC_ONLY):
+                public.append(r.event)
+            else:
+                own.setdefault(r.audience, []).append(r.event)
+        batches = [(subjects.seat_events(table_id, seat), events) for seat, events in sorted(own.items())]
+        if public:
+            batches.append((subjects.public_events(table_id), public))
+        nc = self.nats.client
+        for subject, events in batches:
             try:
-                futures.append(await js.publish_async(subject, data, headers={MSG_ID_HEADER: msg_id}))
-            except Exception as exc:  # noqa: BLE001 - not sent (reconnecting, buffer full): retried in order
-                log.info("event publish deferred", subject=subject, error=type(exc).__name__)
-                futures.append(None)
-        waiting = [f for f in futures if f is not None]
-        if waiting:
-            _, pending = await asyncio.wait(waiting, timeout=self.attempt_timeout_s)
-            for f in pending:
-                f.cancel()  # no ack in time: retried (same Nats-Msg-Id, stored at most once)
-        return [f is not None and not f.cancelled() and f.exception() is None for f in futures]
+                await nc.publish(subject, events_pb2.TableEventBatch(events=events).SerializeToString())
+                self.published += 1
+            except Exception as exc:  # noqa: BLE001 - readers ask the owner for what they miss
+                log.info("event batch not published", subject=subject, error=type(exc).__name__)
+        await self.publish_results(table_id, routed)
 
-    async def _last_stored(self, table_id: str) -> dict[str, int]:
-        """Each subject's last stored event sequence (absent: nothing stored)."""
-        last: dict[str, int] = {}
-        for subject in every_subject(table_id):
-            try:
-                msg = await self.nats.jetstream.get_last_msg(EVENTS_STREAM, subject)
-            except NotFoundError:
-                continue
-            last[subject] = events_pb2.Event.FromString(msg.data or b"").sequence
-        return last
-
-    async def stored_through(self, table_id: str) -> int:
-        """The last sequence stored on the public subject, which carries every sequence; a
-        seat's own copy is sent before its public copy on the same connection (one connection
-        loses a suffix of what it sends, never a message in the middle)."""
-        last = await self._last_stored(table_id)
-        return last.get(subjects.public_events(table_id), 0)
-
-    async def publish_missing(self, table_id: str, routed: list[Routed]) -> int:
-        """Publish the copies a crash left unpublished (above each subject's last stored event)."""
-        last = await self._last_stored(table_id)
-        before = sum(1 for r in routed for s in destinations(table_id, r.audience) if r.event.sequence > last.get(s, 0))
-        await self.publish(table_id, routed, last)
-        return before
+    async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
+        for r in routed:
+            if r.audience == ALL and r.event.WhichOneof("body") in RESULT_BODIES:
+                await publish_once(
+                    self.nats.jetstream,
+                    subjects.table_results(table_id),
+                    r.event.SerializeToString(),
+                    msg_id=f"{table_id}.{r.event.sequence}",
+                )
 
 
 class TableBus:
@@ -315,14 +251,30 @@ class TableBus:
             raise from_kind(reply.error.kind, reply.error.message)
         return reply
 
-    async def events(self, table_id: str, seat: int | None, after: int) -> AsyncIterator[events_pb2.Event]:
-        """What `seat` (None: the public) may see after a table sequence: stored, then live,
-        until the game ends (`trix.natsio.seatstream`; the live part shared by the streams of a
-        table through one `LiveFeeds` per connection)."""
+    async def events(
+        self, table_id: str, seat: int | None, after: int, token: str | None = None
+    ) -> AsyncIterator[events_pb2.Event]:
+        """What `seat` (None: the public) may see after a table sequence: what the owner holds,
+        then live, until the game ends (`trix.natsio.seatstream`; the live part shared by the
+        streams of a table through one `LiveFeeds` per connection). `token` is the caller's:
+        the owner serves only what it may see."""
         conn = self._conn()
         if self._feeds is None or self._feeds.nats is not conn:
             self._feeds = seatstream.LiveFeeds(conn)
-        reader = seatstream.follow(conn, table_id, seat, timeout_s=self.timeout_s, feeds=self._feeds)
+
+        async def history(since: int) -> list[events_pb2.Event]:
+            read = table_pb2.ReadEventsRequest(
+                table_id=table_id,
+                seat=-1 if seat is None else seat,
+                after_sequence=since,
+                limit=seatstream.HISTORY_BATCH,
+            )
+            reply = await self.forward(table_id, table_pb2.TableCommand(read_events=read), token)
+            return list(reply.read_events.events)
+
+        reader = seatstream.follow(
+            conn, table_id, seat, timeout_s=self.timeout_s, history=history, feeds=self._feeds, after=after
+        )
         async with aclosing(reader) as events:
             async for event in events:
                 if event.sequence > after:
@@ -586,7 +538,7 @@ async def start(nats: NatsConnection, service: TableService, bus: TableBus | Non
     """Join the replicas, win a fair share of the shards (rebuilding their tables), serve their
     commands, and consume MatchFormed in the replicas' queue group."""
     store = JetStreamStore(nats)
-    service.attach(store, JetStreamSink(nats))
+    service.attach(store, NatsSink(nats))
     router = ShardRouter(nats, service)
     service.may_write = router.owns_table
     js = nats.jetstream

@@ -150,6 +150,9 @@ class Table:
     trick: list[tuple[int, int]] = field(default_factory=list)
     contract: int | None = None
     running_totals: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    last_entry_from: int = 0
+    """The sequence before the last applied entry's events (a recovering owner publishes the
+    events above it again: a crash may have come between that entry's append and its events)."""
 
     # -- construction ---------------------------------------------------------------
 
@@ -190,6 +193,7 @@ class Table:
             trick=list(self.trick),
             contract=self.contract,
             running_totals=list(self.running_totals),
+            last_entry_from=self.last_entry_from,
         )
 
     # -- facts ------------------------------------------------------------------------
@@ -254,6 +258,7 @@ class Table:
         out: list[Routed] = []
         op = entry["op"]
         turn_before = self.turn
+        self.last_entry_from = self.sequence
         if op == "create":
             self._emit(out, now, ALL, table_created=self._table_created())
             for s in self.seats:

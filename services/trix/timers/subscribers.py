@@ -6,10 +6,12 @@ Owns:
 - `NatsTableCommands`, the `TableCommands` port: AutoAct, LeaveTable and ReclaimSeat as
   NATS requests on the table's command subject, signed as the `timers` service, each
   also written to the TIMERS stream for audit (Nats-Msg-Id = table, turn/action, seat);
-- `TimersNats`, the running subscriptions: two durable pull consumers shared by every
-  replica (`timers-events` on the public table events, `timers-presence` on PRESENCE),
-  a watch of the `t.*` documents that feeds the scheduler, and the replica heartbeat in
-  `timer_replicas` whose watch gives the live replicas.
+- `TimersNats`, the running subscriptions: the tables' public event batches on core NATS
+  in the replicas' queue group (issue 16: each batch reaches one replica, which writes the
+  table's document; one lane per table keeps a table's batches in order), a durable pull
+  consumer shared by every replica on PRESENCE (`timers-presence`), a watch of the `t.*`
+  documents that feeds the scheduler, and the replica heartbeat in `timer_replicas` whose
+  watch gives the live replicas.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 import nats.errors
 import structlog
 from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
@@ -40,9 +43,9 @@ log = structlog.get_logger("trix.timers.nats")
 
 DEADLINES_BUCKET = "timer_deadlines"
 REPLICAS_BUCKET = "timer_replicas"
-EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
 PRESENCE_STREAM = "PRESENCE"
-EVENTS_CONSUMER = "timers-events"
+EVENTS_QUEUE = "timers-events"
+"""Queue group of the replicas' subscription to the public event batches."""
 PRESENCE_CONSUMER = "timers-presence"
 TOKEN_HEADER = "Trix-Caller"
 """The table's caller-token header (trix.table.identity.TOKEN_HEADER; services do not import each other)."""
@@ -167,6 +170,9 @@ class TimersNats:
         self.events_handled = 0
         self.stopping = False
         self.pulls: list[JetStreamContext.PullSubscription] = []
+        self.events_sub: Subscription | None = None
+        self.lanes: dict[str, asyncio.Task[None]] = {}
+        """The last batch task of each table: the next one waits for it (a table's batches in order)."""
 
     async def start(self) -> None:
         js = self.nats.jetstream
@@ -176,27 +182,23 @@ class TimersNats:
         self.service.attach(
             KvDocStore(deadlines), NatsTableCommands(self.nats, cfg.internal_secret, cfg.command_timeout_s)
         )
-        events = await js.pull_subscribe(
-            subjects.all_public_events(),
-            durable=EVENTS_CONSUMER,
-            stream=EVENTS_STREAM,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL, ack_wait=30),
-        )
         presence = await js.pull_subscribe(
             subjects.all_presence(),
             durable=PRESENCE_CONSUMER,
             stream=PRESENCE_STREAM,
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.NEW, ack_wait=30),
         )
-        self.pulls = [events, presence]
+        self.pulls = [presence]
         await replicas.put(f"r.{self.service.replica_id}", b"1")
         self.tasks = [
             asyncio.ensure_future(self._watch_docs(deadlines)),
             asyncio.ensure_future(self._watch_members(replicas)),
             asyncio.ensure_future(self._heartbeat(replicas)),
-            asyncio.ensure_future(self._consume(events, self._events_lane)),
             asyncio.ensure_future(self._consume(presence, self._presence_lane)),
         ]
+        self.events_sub = await self.nats.client.subscribe(
+            subjects.all_public_events(), queue=EVENTS_QUEUE, cb=self._on_batch
+        )
         await asyncio.wait_for(self.watch_ready.wait(), 30)
         self.service.start()
 
@@ -205,7 +207,11 @@ class TimersNats:
         # wait ack_wait for events this one fetched but never handled.
         self.stopping = True
         self.flowing.set()
-        consumers = self.tasks[3:]
+        if self.events_sub is not None:
+            with contextlib.suppress(Exception):
+                await self.events_sub.unsubscribe()
+            self.events_sub = None
+        consumers = self.tasks[3:] + list(self.lanes.values())
         if consumers:
             await asyncio.wait(consumers, timeout=3.0)
         await self.service.stop()
@@ -224,22 +230,46 @@ class TimersNats:
             replicas = await self.nats.jetstream.key_value(REPLICAS_BUCKET)
             await replicas.delete(f"r.{self.service.replica_id}")
 
-    async def _events_lane(self, msgs: list[Msg]) -> None:
-        """One table's public events of a fetched batch: one document write for all of them
-        (issue 10), then every message acked; on failure all are redelivered (a repeated
-        event is harmless: `apply_event` guards by sequence)."""
+    async def _on_batch(self, msg: Msg) -> None:
+        """One action's public events: queued behind the table's previous batch (its lane)."""
         try:
-            await self.service.on_events([events_pb2.Event.FromString(m.data) for m in msgs])
-        except Exception as exc:  # noqa: BLE001 - redelivered after a short delay
-            log.warning("timers events failed, redelivering", error=repr(exc), count=len(msgs))
-            for msg in msgs:
-                with contextlib.suppress(Exception):
-                    await msg.nak(delay=0.5)
+            events = list(events_pb2.TableEventBatch.FromString(msg.data).events)
+        except Exception:  # noqa: BLE001 - a poison message must not stop the subscription
+            log.error("undecodable event batch dropped", subject=msg.subject)
             return
-        self.events_handled += len(msgs)
-        for msg in msgs:
-            with contextlib.suppress(Exception):
-                await msg.ack()
+        if not events or self.stopping:
+            return
+        table_id = events[0].table_id
+        before = self.lanes.get(table_id)
+        task = asyncio.ensure_future(self._events_lane(before, events))
+        self.lanes[table_id] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self.lanes.get(table_id) is finished:
+                del self.lanes[table_id]
+
+        task.add_done_callback(done)
+
+    async def _events_lane(self, before: asyncio.Task[None] | None, events: list[events_pb2.Event]) -> None:
+        """One table's batch: one document write for all its events (issue 10), after the
+        table's previous batch; a failed write is tried again until it holds or the replica
+        stops (a repeated event is harmless: `apply_event` guards by sequence)."""
+        if before is not None:
+            await asyncio.wait({before})
+        delay = 0.1
+        while True:
+            await self.flowing.wait()
+            try:
+                await self.service.on_events(events)
+            except Exception as exc:  # noqa: BLE001 - NATS trouble: again after a short delay
+                if self.stopping:
+                    return
+                log.warning("timers events failed, retrying", error=repr(exc), count=len(events))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            self.events_handled += len(events)
+            return
 
     async def _presence_lane(self, msgs: list[Msg]) -> None:
         """One player's presence events, one by one in order (each a compare-and-set)."""

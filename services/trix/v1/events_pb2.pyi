@@ -54,6 +54,35 @@ LEAVE_REASON_TIMEOUTS: LeaveReason.ValueType  # 3
 Global___LeaveReason: _TypeAlias = LeaveReason  # noqa: Y015
 
 @_typing.final
+class TableEventBatch(_message.Message):
+    """The events of one table action as the table publishes them on core NATS (issue 16):
+    one batch on the public subject with every public copy, and before it one batch on a
+    seat's subject with that seat's own copies, where the action has any (RULES.md §14).
+    Core NATS does not store them: a reader that sees a gap in the sequences asks the
+    table's owner (TableCommand.read_events).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """The events, in table sequence order; never empty."""
+
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[Global___Event] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableEventBatch: _TypeAlias = TableEventBatch  # noqa: Y015
+
+@_typing.final
 class Event(_message.Message):
     """The envelope of every event on NATS."""
 

@@ -303,18 +303,27 @@ class EventBatch(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     EVENTS_FIELD_NUMBER: _builtins.int
+    ACCEPTED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]:
         """The events, in table sequence order; never empty."""
+
+    @_builtins.property
+    def accepted(self) -> Global___SubmitActionResponse:
+        """The client's own action that produced these events, accepted at `accepted.sequence`
+        (issue 16): the acceptance travels with the action's events, one message per action;
+        the SessionResponse's request_id is the action request's.
+        """
 
     def __init__(
         self,
         *,
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
+        accepted: Global___SubmitActionResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "events", b"events"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

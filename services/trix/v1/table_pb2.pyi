@@ -792,6 +792,7 @@ class TableCommand(_message.Message):
     AUTO_ACT_FIELD_NUMBER: _builtins.int
     GET_SEAT_VIEW_FIELD_NUMBER: _builtins.int
     RECLAIM_SEAT_FIELD_NUMBER: _builtins.int
+    READ_EVENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def create_table(self) -> Global___CreateTableRequest:
         """Create a table."""
@@ -828,6 +829,10 @@ class TableCommand(_message.Message):
     def reclaim_seat(self) -> Global___ReclaimSeatRequest:
         """Take a seat back from the bot."""
 
+    @_builtins.property
+    def read_events(self) -> Global___ReadEventsRequest:
+        """Read the events a seat (or the public) may see after a sequence (issue 16)."""
+
     def __init__(
         self,
         *,
@@ -840,12 +845,13 @@ class TableCommand(_message.Message):
         auto_act: Global___AutoActRequest | None = ...,
         get_seat_view: Global___GetSeatViewRequest | None = ...,
         reclaim_seat: Global___ReclaimSeatRequest | None = ...,
+        read_events: Global___ReadEventsRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "read_events", b"read_events", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "read_events", b"read_events", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["create_table", "set_client_seed", "choose_contract", "answer_double", "play_card", "leave_table", "auto_act", "get_seat_view", "reclaim_seat"]  # noqa: Y015
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["create_table", "set_client_seed", "choose_contract", "answer_double", "play_card", "leave_table", "auto_act", "get_seat_view", "reclaim_seat", "read_events"]  # noqa: Y015
     _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
 
@@ -861,6 +867,7 @@ class TableCommandReply(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     CREATE_TABLE_FIELD_NUMBER: _builtins.int
     GET_SEAT_VIEW_FIELD_NUMBER: _builtins.int
+    READ_EVENTS_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """The table sequence after the command (unchanged on error)."""
     @_builtins.property
@@ -875,6 +882,10 @@ class TableCommandReply(_message.Message):
     def get_seat_view(self) -> Global___GetSeatViewResponse:
         """Result of get_seat_view."""
 
+    @_builtins.property
+    def read_events(self) -> Global___ReadEventsResponse:
+        """Result of read_events."""
+
     def __init__(
         self,
         *,
@@ -882,16 +893,86 @@ class TableCommandReply(_message.Message):
         error: Global___CommandError | None = ...,
         create_table: Global___CreateTableResponse | None = ...,
         get_seat_view: Global___GetSeatViewResponse | None = ...,
+        read_events: Global___ReadEventsResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_table", b"create_table", "error", b"error", "get_seat_view", b"get_seat_view", "result", b"result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_table", b"create_table", "error", b"error", "get_seat_view", b"get_seat_view", "read_events", b"read_events", "result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_table", b"create_table", "error", b"error", "get_seat_view", b"get_seat_view", "result", b"result", "sequence", b"sequence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_table", b"create_table", "error", b"error", "get_seat_view", b"get_seat_view", "read_events", b"read_events", "result", b"result", "sequence", b"sequence"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["create_table", "get_seat_view"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["create_table", "get_seat_view", "read_events"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 
 Global___TableCommandReply: _TypeAlias = TableCommandReply  # noqa: Y015
+
+@_typing.final
+class ReadEventsRequest(_message.Message):
+    """TableCommand.read_events: what a seat (or the public) may see after `after_sequence`,
+    served by the table's owner from memory or rebuilt from its log (issue 16). Readers of
+    the core NATS event subjects call it when they see a gap, after a reconnect, and on
+    resume; the caller must hold the seat (RULES.md §14) unless `seat` is -1.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    seat: _builtins.int
+    """The seat whose copies are wanted; -1 for the public events only."""
+    after_sequence: _builtins.int
+    """Events with a sequence above this one."""
+    limit: _builtins.int
+    """At most this many events (0: the owner's default, 512)."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        after_sequence: _builtins.int = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "limit", b"limit", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReadEventsRequest: _TypeAlias = ReadEventsRequest  # noqa: Y015
+
+@_typing.final
+class ReadEventsResponse(_message.Message):
+    """The reply to ReadEventsRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    sequence: _builtins.int
+    """The table's current sequence (events above the last returned remain: read again)."""
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]:
+        """The events in sequence order: the seat's own copy where it has one, else the public
+        copy. The first is `after_sequence + 1` unless the owner no longer holds that far back
+        (a finished table whose log was archived): then the reader takes a fresh view.
+        """
+
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[_events_pb2.Event] | None = ...,
+        sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "sequence", b"sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReadEventsResponse: _TypeAlias = ReadEventsResponse  # noqa: Y015
 
 @_typing.final
 class CommandError(_message.Message):
