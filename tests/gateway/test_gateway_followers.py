@@ -1,7 +1,7 @@
-"""Following a seat costs the NATS server no consumer (issue 9, issue 10 scale): a stream
-holds at most 1,000 consumers by default and thousands of players follow their seats at
-once, so the gateway reads stored events through short-lived pull consumers it deletes and
-live ones through plain subscriptions."""
+"""Following a seat costs the NATS server no consumer (issue 9, issue 10 scale, issue 16): a
+stream holds at most 1,000 consumers by default and thousands of players follow their seats
+at once, so the gateway takes live events through plain subscriptions, shared by the readers
+of a table, and asks the table's owner for what a reader missed."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.v1 import events_pb2, gateway_pb2
 
-EVENTS_STREAM = "TABLE_EVENTS"
-
 
 def nats_url(platform: Platform) -> str:
     conf = (platform.state_dir / "nats.conf").read_text()
@@ -28,12 +26,12 @@ def nats_url(platform: Platform) -> str:
     return f"nats://{found.group(1)}"
 
 
-async def test_following_seats_leaves_no_consumer_on_the_events_stream(platform: Platform) -> None:
+async def test_following_seats_costs_the_server_no_consumer(platform: Platform) -> None:
     nc = await nats.connect(nats_url(platform))
     players: list[Seated] = []
     try:
         js = nc.jetstream()
-        before = (await js.stream_info(EVENTS_STREAM)).state.consumer_count
+        before = (await js.account_info()).consumers
         players = [await seated(platform.target, f"follower{i}") for i in range(3)]
         for p in players:  # each one's seat events flow: stored, then live
             await asyncio.wait_for(_an_event(p.stream, p.table_id), 30)
@@ -42,7 +40,7 @@ async def test_following_seats_leaves_no_consumer_on_the_events_stream(platform:
         watched = players[0].table_id
         spectator.client.send(gateway_pb2.SessionRequest(watch=gateway_pb2.SpectateRequest(table_id=watched)))
         await asyncio.wait_for(_an_event(spectator.stream, watched), 30)
-        after = (await js.stream_info(EVENTS_STREAM)).state.consumer_count
+        after = (await js.account_info()).consumers
         assert after <= before, (before, after)
     finally:
         for p in players:
@@ -57,29 +55,27 @@ async def _an_event(stream: AsyncIterator[gateway_pb2.SessionResponse], table_id
     raise AssertionError("the session ended")
 
 
-async def test_the_four_seats_of_a_table_share_one_live_subscription(platform: Platform) -> None:
-    """The gateway's `NatsTables` follows every seat of a table through one subscription on
-    the public subject (one delivery of each public event, parsed once) and one per seat
-    subject; each seat still gets the whole stream with its own hand (ADR 0009 amendment)."""
+async def test_the_readers_of_a_table_share_one_live_subscription(platform: Platform) -> None:
+    """The gateway's `NatsTables` follows a table's readers (here the seated player twice, as
+    after a reconnect, and two spectators) through one subscription on the public subject
+    (one delivery of each batch, parsed once) and one on the seat's subject; each reader still
+    gets the whole stream, the seat's with its own hand (ADR 0009 amendment)."""
     player = await seated(platform.target, "follower-shared")
     conn = NatsConnection(nats_url(platform), "test-shared-feeds", streams=(), buckets=())
     await conn.connect(give_up_after_s=30)
     streams: list[AsyncGenerator[events_pb2.Event, None]] = []
     try:
-        tables = NatsTables(conn, b"s" * 32, 10)
-        table_id = player.table_id
-        streams = [tables.events(table_id, seat) for seat in (0, 1, 2, 3, SPECTATOR)]
+        tables = NatsTables(conn, platform.env["TRIX_INTERNAL_TOKEN_SECRET"].encode(), 10)
+        table_id, seat, pid = player.table_id, player.seat, player.client.player_id
+        streams = [tables.events(table_id, s, pid) for s in (seat, seat, SPECTATOR, SPECTATOR)]
         got = [await asyncio.wait_for(_until_dealt(s), 30) for s in streams]
         public = subjects.public_events(table_id)
         assert [sub.subject for sub in conn.client._subs.values()].count(public) == 1
-        assert tables.feeds.subjects() == {
-            public: 5,
-            **{subjects.seat_events(table_id, seat): 1 for seat in range(4)},
-        }
+        assert tables.feeds.subjects() == {public: 4, subjects.seat_events(table_id, seat): 2}
         assert len({tuple(e.sequence for e in events) for events in got}) == 1  # the same sequences
-        seat_hands = [tuple(c.id for c in events[-1].deal_started.hand) for events in got[:4]]
-        assert all(len(h) == 13 for h in seat_hands) and len(set(seat_hands)) == 4  # each its own hand
-        assert not got[4][-1].deal_started.hand  # the spectator: the public copy
+        seat_hands = [tuple(c.id for c in events[-1].deal_started.hand) for events in got[:2]]
+        assert all(len(h) == 13 for h in seat_hands) and len(set(seat_hands)) == 1  # the seat's own hand
+        assert not got[2][-1].deal_started.hand and not got[3][-1].deal_started.hand  # spectators: public copy
     finally:
         for s in streams:
             await s.aclose()

@@ -298,7 +298,7 @@ async def publish_rated_game(nats_url: str, table_id: str, players: list[str], r
             stamp.FromMilliseconds(1_700_000_000_000 + sequence)
             event = events_pb2.Event(table_id=table_id, sequence=sequence, time=stamp, **body)
             await js.publish(
-                subjects.public_events(table_id),
+                subjects.table_results(table_id),
                 event.SerializeToString(),
                 headers={"Nats-Msg-Id": f"{table_id}:{sequence}"},
             )

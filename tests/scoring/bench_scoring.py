@@ -1,6 +1,6 @@
 """Benchmark of the scoring consumer: table events consumed per second (issue 8).
 
-A real nats-server; the TABLE_EVENTS stream is filled first with whole games (TableCreated,
+A real nats-server; the TABLE_RESULTS stream is filled first with whole games (TableCreated,
 one DealScored per deal, GameEnded carrying a real §12 record, and the CardPlayed events a
 table also publishes, which scoring reads and skips), half of them paid tables; then the
 scoring service starts in-process and the time until it has consumed every event is

@@ -204,7 +204,7 @@ class EventPublisher:
         stamp.FromMilliseconds(1_700_000_000_000 + sequence)
         event = events_pb2.Event(table_id=table_id, sequence=sequence, time=stamp, **body)
         await self.js.publish(
-            subjects.public_events(table_id),
+            subjects.table_results(table_id),
             event.SerializeToString(),
             headers={"Nats-Msg-Id": msg_id or f"{table_id}:{sequence}"},
         )

@@ -189,11 +189,11 @@ class Client_:
         return client
 
     async def _on_event(self, msg: Any) -> None:
-        event = events_pb2.Event.FromString(msg.data)
-        seen = self.events.setdefault(event.table_id, [])
-        if seen and event.sequence <= seen[-1].sequence:
-            return  # a copy republished by a recovering table owner
-        seen.append(event)
+        for event in events_pb2.TableEventBatch.FromString(msg.data).events:  # one batch per action
+            seen = self.events.setdefault(event.table_id, [])
+            if seen and event.sequence <= seen[-1].sequence:
+                continue  # a copy republished by a recovering table owner
+            seen.append(event)
         self.changed.set()
 
     async def request(self, table_id: str, command: table_pb2.TableCommand, tok: str) -> table_pb2.TableCommandReply:

@@ -36,7 +36,7 @@ from google.protobuf.message import DecodeError
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from trix.errors import Unavailable
+from trix.errors import NotFound, Unavailable
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.v1 import events_pb2
@@ -370,7 +370,10 @@ async def _missed(history: History, after: int, seat: int | None) -> list[tuple[
     `seat` is that copy (the owner merged it), fed as the own copy and as its public one."""
     items: list[tuple[events_pb2.Event, bool]] = []
     while True:
-        got = await history(after)
+        try:
+            got = await history(after)
+        except NotFound:
+            return items  # not created yet (a match is followed as soon as it is formed): live events will come
         for event in got:
             if seat is not None and has_seat_copies(event, seat):
                 items.append((event, True))
