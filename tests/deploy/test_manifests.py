@@ -137,7 +137,7 @@ def test_timers_and_scoring_scale_on_their_jetstream_consumers(overlay: str) -> 
     for name in kc.KEDA_SERVICES:
         triggers = find(objs, "ScaledObject", name)["spec"]["triggers"]
         assert {t["type"] for t in triggers} == {"nats-jetstream"}
-        assert "TABLE_EVENTS" in {t["metadata"]["stream"] for t in triggers}
+        assert {t["metadata"]["stream"] for t in triggers} <= {"TABLE_RESULTS", "PRESENCE"}
         env = kc.container_env(main_container(objs, name), objs)
         declared = kc.declared_durables(name, env)
         if declared:  # the service's code names its durables: the scaler watches exactly those

@@ -91,14 +91,14 @@ async def test_consumer_applies_each_table_sequence_once(nats_server: NatsServer
                 done.set()
 
         handler = await subscribe_durable(
-            js, subjects.all_public_events(), "test_scoring", handle, KvProgress(kv, "test_scoring")
+            js, subjects.all_table_results(), "test_scoring", handle, KvProgress(kv, "test_scoring")
         )
         # (table, seq) pairs with a duplicate delivery of t1/2 (a different message id:
         # e.g. a republish after a crash) and an old t2/1 arriving late.
         for table, seq in [("t1", 1), ("t1", 2), ("t2", 1), ("t1", 2), ("t1", 3), ("t2", 2), ("t2", 1)]:
             event = events_pb2.Event(table_id=table, sequence=seq)
             event.seat_passed.seat = 0
-            await publish_once(js, subjects.public_events(table), event.SerializeToString())
+            await publish_once(js, subjects.table_results(table), event.SerializeToString())
         await asyncio.wait_for(done.wait(), 30)
         await asyncio.sleep(0.5)  # give the duplicates time to arrive
         assert seen == [("t1", 1), ("t1", 2), ("t2", 1), ("t1", 3), ("t2", 2)]

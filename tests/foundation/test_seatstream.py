@@ -1,22 +1,71 @@
 """A seat's stream from the public subject and the seat's own copies (ADR 0003 decision 14):
 every sequence once and in order, the seat's own copy where there is one (RULES.md §14: the
-hand), whatever order the two subjects deliver in, stored then live, holes filled from the
-store; a spectator's stream is the public subject."""
+hand), whatever order the two subjects deliver in, what was missed then live, holes filled
+from the table's owner (issue 16); a spectator's stream is the public subject.
+
+`Owner` plays the table owner's two parts these tests need, on the real nats-server: it
+publishes each event as a core NATS batch on its subject and answers `History` the way
+`TableService.read_events` does (the seat's own copy where it has one, else the public one).
+The real owner's side is tested in tests/table (test_turn_copies, test_event_sink)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 from foundation_support import NatsServer, connected
 
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.publish import publish_once
 from trix.natsio.seatstream import _Merger, _Reader
 from trix.v1 import common_pb2, events_pb2
 
 T = "ss1"
+
+
+class Owner:
+    """A table's events as its owner publishes and serves them (see the module docstring)."""
+
+    def __init__(self, conn: NatsConnection, table_id: str) -> None:
+        self.conn = conn
+        self.table_id = table_id
+        self.public: dict[int, events_pb2.Event] = {}
+        self.own: dict[int, dict[int, events_pb2.Event]] = {s: {} for s in range(4)}
+        self.asked = 0
+
+    async def put(self, subject: str, event: events_pb2.Event, *, lost: bool = False) -> None:
+        """Publish one event on `subject` (as a one-event batch); `lost`: kept, never delivered."""
+        event.table_id = self.table_id
+        if subject == subjects.public_events(self.table_id):
+            self.public[event.sequence] = event
+        else:
+            self.own[int(subject.rsplit(".", 1)[1])][event.sequence] = event
+        if not lost:
+            batch = events_pb2.TableEventBatch(events=[event])
+            await self.conn.client.publish(subject, batch.SerializeToString())
+
+    async def deliver(self, subject: str, sequence: int) -> None:
+        """Publish a copy put with `lost=True`, late."""
+        copies = self.public if subject == subjects.public_events(self.table_id) else self.own[int(subject[-1])]
+        batch = events_pb2.TableEventBatch(events=[copies[sequence]])
+        await self.conn.client.publish(subject, batch.SerializeToString())
+
+    def history(self, seat: int | None) -> seatstream.History:
+        async def read(after: int) -> list[events_pb2.Event]:
+            self.asked += 1
+            mine = self.own[seat] if seat is not None else {}
+            out = [mine.get(q, e) for q, e in sorted(self.public.items()) if q > after]
+            return out[: seatstream.HISTORY_BATCH]
+
+        return read
+
+    def follow(self, seat: int | None, feeds: seatstream.LiveFeeds | None = None) -> AsyncIterator[events_pb2.Event]:
+        return seatstream.follow(self.conn, self.table_id, seat, timeout_s=10, history=self.history(seat), feeds=feeds)
+
+
+async def no_consumer(conn: NatsConnection) -> bool:
+    """Following cost the server no JetStream consumer."""
+    return (await conn.jetstream.account_info()).consumers == 0
 
 
 def turn(seq: int) -> events_pb2.Event:
@@ -60,40 +109,41 @@ def test_merger_stops_at_a_gap_and_skips_what_it_already_gave() -> None:
     assert m.feed([(dealt(5, []), False)])[0].sequence == 5  # a spectator takes the public copy
 
 
-async def test_follow_reads_stored_then_live_with_own_copies_in_any_order(nats_server: NatsServer) -> None:
+async def test_follow_reads_what_it_missed_then_live_with_own_copies_in_any_order(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-seatstream") as conn:
         public, own, other = subjects.public_events(T), subjects.seat_events(T, 2), subjects.seat_events(T, 3)
-
-        async def put(subject: str, event: events_pb2.Event) -> None:
-            await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
+        owner = Owner(conn, T)
+        put = owner.put
 
         async def take(stream: AsyncIterator[events_pb2.Event], n: int) -> list[events_pb2.Event]:
             return [await asyncio.wait_for(anext(stream), 30) for _ in range(n)]
 
-        # Stored before anyone follows: a deal whose public copy was stored before the seat's.
+        # Published before anyone follows: a deal whose public copy went out before the seat's.
         await put(public, turn(1))
         await put(public, dealt(2, []))
         await put(own, dealt(2, [10, 11]))
         await put(other, dealt(2, [20, 21]))
-        seat = seatstream.follow(conn, T, 2, timeout_s=10)
-        watcher = seatstream.follow(conn, T, None, timeout_s=10)
+        seat = owner.follow(2)
+        watcher = owner.follow(None)
         first = await take(seat, 2)
         assert [e.sequence for e in first] == [1, 2] and hands(first) == [[10, 11]]
         assert hands(await take(watcher, 2)) == [[]]
-        # Live: the public copy of a deal ahead of the seat's own copy; then the end.
+        # Live: the public copy of a deal ahead of the seat's own copy (the owner holds both, as
+        # a table publishes an action's copies together); then the end.
         await put(public, turn(3))
+        await put(own, dealt(4, [12]), lost=True)
+        await put(other, dealt(4, [22]), lost=True)
         await put(public, dealt(4, []))
         await asyncio.sleep(0.3)
-        await put(own, dealt(4, [12]))
-        await put(other, dealt(4, [22]))
+        await owner.deliver(own, 4)  # late: the reader has it from the owner already, once
+        await owner.deliver(other, 4)
         await put(public, ended(5))
         rest = await take(seat, 3)
         assert [e.sequence for e in rest] == [3, 4, 5] and hands(rest) == [[12]]
         assert [e.sequence for e in await take(watcher, 3)] == [3, 4, 5]
         for stream in (seat, watcher):  # both end after GameEnded
             assert [e async for e in stream] == []
-        info = await conn.jetstream.stream_info(seatstream.EVENTS_STREAM)
-        assert info.state.consumer_count == 0  # every history consumer was deleted after use
+        assert await no_consumer(conn)
 
 
 def due(seq: int, seat: int, cards: list[int] | None = None) -> events_pb2.Event:
@@ -139,26 +189,24 @@ async def test_follow_gives_the_seat_due_its_own_turn_and_the_others_the_public_
     async with connected(nats_server.url, "test-seatstream-turns") as conn:
         t = "ss2"
         public, own = subjects.public_events(t), subjects.seat_events(t, 1)
-
-        async def put(subject: str, event: events_pb2.Event) -> None:
-            event.table_id = t
-            await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
+        owner = Owner(conn, t)
+        put = owner.put
 
         await put(public, turn(1))
-        seat_due, other, watcher = (seatstream.follow(conn, t, s, timeout_s=10) for s in (1, 2, None))
+        seat_due, other, watcher = (owner.follow(s) for s in (1, 2, None))
         for stream in (seat_due, other, watcher):
             assert (await asyncio.wait_for(anext(stream), 30)).sequence == 1
-        # The public copy stored first (a lost own copy, or one still on its way).
+        # The public copy arrives, the own copy was lost on the way: the seat due never takes the
+        # public copy for its own, it asks the owner, which has it (published together).
+        await put(own, due(2, 1, [7, 9]), lost=True)
+        asked = owner.asked
         await put(public, due(2, 1))
         for stream in (other, watcher):
             got = await asyncio.wait_for(anext(stream), 30)
             assert got.sequence == 2 and legal([got]) == [[]]
-        early = asyncio.ensure_future(anext(seat_due))
-        await asyncio.sleep(0.5)
-        assert not early.done()  # the seat due waits for its own copy
-        await put(own, due(2, 1, [7, 9]))
-        got = await asyncio.wait_for(early, 30)
+        got = await asyncio.wait_for(anext(seat_due), 30)
         assert got.sequence == 2 and legal([got]) == [[7, 9]]
+        assert owner.asked > asked
         await put(public, ended(3))
         for stream in (seat_due, other, watcher):
             assert [e.sequence async for e in stream] == [3]
@@ -173,24 +221,17 @@ def subscribed(conn: NatsConnection, subject: str) -> list[int]:
     return [sid for sid, sub in conn.client._subs.items() if sub.subject == subject]
 
 
-def publisher(conn: NatsConnection, t: str) -> Callable[[str, events_pb2.Event], Awaitable[None]]:
-    async def put(subject: str, event: events_pb2.Event) -> None:
-        event.table_id = t
-        await publish_once(conn.jetstream, subject, event.SerializeToString(), msg_id=f"{subject}.{event.sequence}")
-
-    return put
-
-
 async def test_four_seats_and_a_spectator_share_one_subscription_each_gets_its_own_stream(
     nats_server: NatsServer,
 ) -> None:
     async with connected(nats_server.url, "test-seatstream-shared") as conn:
         t = "ss3"
         public = subjects.public_events(t)
-        put = publisher(conn, t)
+        owner = Owner(conn, t)
+        put = owner.put
         feeds = seatstream.LiveFeeds(conn)
         await put(public, turn(1))
-        readers = {s: seatstream.follow(conn, t, s, timeout_s=10, feeds=feeds) for s in (0, 1, 2, 3, None)}
+        readers = {s: owner.follow(s, feeds) for s in (0, 1, 2, 3, None)}
         for stream in readers.values():
             assert (await asyncio.wait_for(anext(stream), 30)).sequence == 1
         first = subscribed(conn, public)
@@ -212,33 +253,33 @@ async def test_four_seats_and_a_spectator_share_one_subscription_each_gets_its_o
             assert legal(got) == [[7, 9] if s == 1 else [], []], s
         # The last reader gone, so is the subscription; a new reader gets a fresh one.
         assert subscribed(conn, public) == [] and feeds.subjects() == {}
-        again = seatstream.follow(conn, t, 2, timeout_s=10, feeds=feeds)
+        again = owner.follow(2, feeds)
         assert (await asyncio.wait_for(anext(again), 30)).sequence == 1
         fresh = subscribed(conn, public)
         assert len(fresh) == 1 and fresh != first
         rest = await asyncio.wait_for(_all(again), 30)
         assert [e.sequence for e in rest] == [2, 3, 4, 5] and hands(rest) == [[20, 21]]
         assert subscribed(conn, public) == [] and subscribed(conn, subjects.seat_events(t, 2)) == []
-        info = await conn.jetstream.stream_info(seatstream.EVENTS_STREAM)
-        assert info.state.consumer_count == 0
+        assert await no_consumer(conn)
 
 
-async def test_a_late_reader_gets_the_stored_events_then_the_live_ones_once(nats_server: NatsServer) -> None:
+async def test_a_late_reader_gets_the_missed_events_then_the_live_ones_once(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-seatstream-late") as conn:
         t = "ss4"
         public = subjects.public_events(t)
-        put = publisher(conn, t)
+        owner = Owner(conn, t)
+        put = owner.put
         feeds = seatstream.LiveFeeds(conn)
         await put(public, turn(1))
-        early = seatstream.follow(conn, t, 0, timeout_s=10, feeds=feeds)
+        early = owner.follow(0, feeds)
         assert (await asyncio.wait_for(anext(early), 30)).sequence == 1
         await put(subjects.seat_events(t, 0), dealt(2, [4]))
         await put(subjects.seat_events(t, 1), dealt(2, [5]))
         await put(public, dealt(2, []))
         await put(public, turn(3))
         assert [e.sequence for e in await _take(early, 2)] == [2, 3]
-        late = seatstream.follow(conn, t, 1, timeout_s=10, feeds=feeds)
-        got = await _take(late, 3)  # stored
+        late = owner.follow(1, feeds)
+        got = await _take(late, 3)  # from the owner
         assert [e.sequence for e in got] == [1, 2, 3] and hands(got) == [[5]]
         assert len(subscribed(conn, public)) == 1 and feeds.subjects()[public] == 2
         for seq in (4, 5, 6):
@@ -249,14 +290,15 @@ async def test_a_late_reader_gets_the_stored_events_then_the_live_ones_once(nats
         assert feeds.subjects() == {}
 
 
-async def test_a_stalled_reader_delays_no_one_and_resumes_from_the_store(nats_server: NatsServer) -> None:
+async def test_a_stalled_reader_delays_no_one_and_resumes_from_the_owner(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-seatstream-stalled") as conn:
         t = "ss5"
         public = subjects.public_events(t)
-        put = publisher(conn, t)
+        owner = Owner(conn, t)
+        put = owner.put
         feeds = seatstream.LiveFeeds(conn, queue_limit=4)
         await put(public, turn(1))
-        slow, fast, watcher = (seatstream.follow(conn, t, s, timeout_s=10, feeds=feeds) for s in (2, 0, None))
+        slow, fast, watcher = (owner.follow(s, feeds) for s in (2, 0, None))
         for stream in (slow, fast, watcher):
             assert (await asyncio.wait_for(anext(stream), 30)).sequence == 1
         # `slow` stops consuming; the others keep up, event by event.
@@ -297,7 +339,7 @@ async def test_a_readers_wait_ends_on_an_event_or_its_own_timeout_whatever_timer
     assert 0.04 <= loop.time() - started < 2
     reader.put(turn(2), False)
     reader.put(turn(3), False)
-    assert not reader.put(turn(4), False) and reader.behind == 4  # full: dropped, the store has it
+    assert not reader.put(turn(4), False) and reader.behind == 4  # full: dropped, the owner has it
     reader.close()
 
 

@@ -24,7 +24,6 @@ import nats
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table"))
 
@@ -37,6 +36,7 @@ from table_support import (
     TableProcess,
     choose_move,
     create_request,
+    read_events,
     record_of,
     table_env,
     token,
@@ -324,37 +324,13 @@ async def read_log(js: Any, table_id: str) -> list[tuple[str, str]]:
         seq = msg.seq + 1
 
 
-async def read_table_events(js: Any, table_id: str) -> dict[str, list[events_pb2.Event]]:
-    """Every stored event of a table (public and per-seat subjects), by subject.
-
-    One pull consumer over the table's subjects, deleted as soon as it is read. Not one
-    ordered consumer per subject: those outlive their unsubscribe (until the server's
-    inactive threshold, 5 s), and checking 300 tables made 1,500 of them within seconds,
-    over the 1,000 consumers per stream that nats-server 2.15 allows by default (the
-    rebalancing draft failed with "maximum consumers limit reached")."""
-    prefix = subjects.public_events(table_id).rsplit(".", 1)[0]
-    config = ConsumerConfig(
-        filter_subject=f"{prefix}.>",
-        deliver_policy=DeliverPolicy.ALL,
-        ack_policy=AckPolicy.NONE,
-        mem_storage=True,
-        num_replicas=1,
-        inactive_threshold=30.0,  # removed by the server even if this process dies first
-    )
-    info = await js.add_consumer("TABLE_EVENTS", config=config)
-    out: dict[str, list[events_pb2.Event]] = {}
-    try:
-        sub = await js.pull_subscribe_bind(consumer=info.name, stream="TABLE_EVENTS")
-        try:
-            got, pending = 0, int(info.num_pending or 0)
-            while got < pending:
-                for msg in await sub.fetch(min(256, pending - got), timeout=10.0):
-                    out.setdefault(msg.subject, []).append(events_pb2.Event.FromString(msg.data))
-                    got += 1
-        finally:
-            await sub.unsubscribe()
-    finally:
-        await js.delete_consumer("TABLE_EVENTS", info.name)
+async def read_table_events(nc: Client, table_id: str) -> dict[str, list[events_pb2.Event]]:
+    """Every event of a table as its owner serves it (issue 16: `read_events`, the way a
+    reader's gap is filled), by subject: the public one, and each seat's own copies."""
+    out = {subjects.public_events(table_id): await read_events(nc, table_id, -1)}
+    for seat in range(4):
+        mine = await read_events(nc, table_id, seat)
+        out[subjects.seat_events(table_id, seat)] = [e for e in mine if seatstream.has_seat_copies(e, seat)]
     return out
 
 
@@ -389,7 +365,7 @@ async def check_games(nc: Client, stats: GameStats, *, finished: bool = True) ->
         if epochs != sorted(epochs):
             epochs_ok = False
             problems.append(f"{table_id}: lease epochs go back along the log: {epochs}")
-        stored = await read_table_events(js, table_id)
+        stored = await read_table_events(nc, table_id)
         public = stored.get(subjects.public_events(table_id), [])
         seqs = [e.sequence for e in public]
         good = seqs == list(range(1, len(seqs) + 1))

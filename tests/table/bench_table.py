@@ -5,14 +5,11 @@ the table service in-process, plays COMPLEX games through NATS requests as the g
 would, and prints percentiles of the command latency (request -> validation -> log append
 with fsync -> events published -> reply) and of the seat-view reads.
 
-Then the before/after figures of the event publishing (ADR 0003 decision 13), in the same
-run and under the same conditions: rounds alternate the previous path (`serial`: on each
-subject one event copy after the other, each ack awaited) and the current one (`pipelined`:
-every copy of an action sent at once, then the acks awaited). Each round drives fresh
-tables with AutoActs, one table alone (latency) and BENCH_TABLES tables at once
-(throughput), and counts per action the JetStream messages stored (log + events) and the
-CPU time of this process (table service and client) and of nats-server, figures that a
-busy machine disturbs less than wall-clock latency."""
+Then rounds of AutoActs on fresh tables, one table alone (latency) and BENCH_TABLES tables
+at once (throughput), counting per action the JetStream messages stored (the log entry and
+the results, issue 16: events travel on core NATS) and the CPU time of this process (table
+service and client) and of nats-server, figures that a busy machine disturbs less than
+wall-clock latency."""
 
 from __future__ import annotations
 
@@ -30,11 +27,11 @@ from conftest import InProcessTable
 from table_support import AuthNats, GatewayClient, create_request, play_until, token
 
 from trix.table.service import TableService
-from trix.table.subscribers import JetStreamSink
+from trix.table.subscribers import NatsSink
 from trix.v1 import common_pb2, table_pb2
 
 PLAYERS = ("b0", "b1", "b2", "b3")
-MODES = ("serial", "pipelined")
+MODES = ("core",)
 
 
 def server_cpu_s(pid: int) -> float:
@@ -49,11 +46,11 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def stored(table_url: str) -> int:
-    """Messages in TABLE_LOG and TABLE_EVENTS (the table user may read both)."""
+    """Messages in TABLE_LOG and TABLE_RESULTS (the table user may read both)."""
     nc = await nats.connect(table_url)
     try:
         js = nc.jetstream()
-        return sum([(await js.stream_info(s)).state.messages for s in ("TABLE_LOG", "TABLE_EVENTS")])
+        return sum([(await js.stream_info(s)).state.messages for s in ("TABLE_LOG", "TABLE_RESULTS")])
     finally:
         await nc.close()
 
@@ -85,7 +82,7 @@ async def bench(workdir: Path, games: int, rounds: int, tables: int, actions: in
         service = table.service
         assert service is not None
         sink = service.sink
-        assert isinstance(sink, JetStreamSink)
+        assert isinstance(sink, NatsSink)
         started = time.perf_counter()
         played = 0
         for g in range(games):
@@ -110,7 +107,6 @@ async def bench(workdir: Path, games: int, rounds: int, tables: int, actions: in
         assert server.proc is not None
         for r in range(rounds):
             for mode in MODES if r % 2 == 0 else MODES[::-1]:
-                sink.pipelined = mode == "pipelined"
                 before = await stored(server.url("table"))
                 cpu0, srv0 = time.process_time(), server_cpu_s(server.proc.pid)
                 t0 = time.perf_counter()
@@ -128,7 +124,6 @@ async def bench(workdir: Path, games: int, rounds: int, tables: int, actions: in
                 cpu[mode][1] += server_cpu_s(server.proc.pid) - srv0
                 writes[mode][0] += await stored(server.url("table")) - before
                 writes[mode][1] += len(one) + sum(len(res) for res in results)
-        sink.pipelined = True
         for mode in MODES:
             for label, lat_s, took in (
                 (" 1 table", single[mode], single_s[mode]),

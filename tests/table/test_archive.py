@@ -81,7 +81,7 @@ async def test_finished_table_log_and_snapshot_purged_once_scoring_archived_reco
     served = await stub.GetGameRecord(scoring_pb2.GetGameRecordRequest(table_id="arch1"))
     assert json.loads(served.record_json) == record
     assert records.replay(record, engine.Game, engine.Options).differences == []
-    # TABLE_EVENTS keeps its copies (max_age): resume and the other consumers are unchanged.
+    # The owner still serves the finished game's events from memory (a reader's last gap).
     assert record_of(await read_subject(gateway.nc.jetstream(), subjects.public_events("arch1"))) == record
     # The owner still answers views of the final state from memory (a client asking right
     # after GameEnded); nothing rebuilds the table after a restart (see the next test).

@@ -55,9 +55,12 @@ async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_resu
     assert isinstance(sink, NatsSink)
     t = "sink"
     arrived: list[tuple[str, list[events_pb2.Event]]] = []
+    all_in = asyncio.Event()
 
     async def on_msg(msg: nats.aio.msg.Msg) -> None:
         arrived.append((msg.subject, list(events_pb2.TableEventBatch.FromString(msg.data).events)))
+        if len(arrived) == 10:
+            all_in.set()
 
     sub = await table_nc.subscribe(f"trix.table.evt.{t}.>", cb=on_msg)
     await table_nc.flush()
@@ -66,9 +69,7 @@ async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_resu
     await sink.publish(t, first)
     await sink.publish(t, second)
     await sink.publish_results(t, first + second)  # a recovering owner publishes them again
-    deadline = asyncio.get_running_loop().time() + 20
-    while len(arrived) < 10 and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.05)
+    await asyncio.wait_for(all_in.wait(), 20)
     await sub.unsubscribe()
 
     public = subjects.public_events(t)
