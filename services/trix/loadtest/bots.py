@@ -70,6 +70,8 @@ class WorkerConfig:
     ramp_concurrency: int = 0
     """Players of this worker between sign-in and their first ticket at once (0: no limit):
     the ramp goes as fast as matchmaking answers instead of bursting past its deadlines."""
+    turn_timeout_s: int = 0
+    """RULES.md §9 timers asked for in the wish (0: the table defaults)."""
 
 
 @dataclass
@@ -246,6 +248,9 @@ class SwarmBot:
         if self.state.table_id:
             return
         wish = matchmaking_pb2.GameWish(variant=self.swarm.cfg.variant)  # type: ignore[arg-type]
+        if self.swarm.cfg.turn_timeout_s:
+            limit = self.swarm.cfg.turn_timeout_s
+            wish.options.contract_timeout_s = wish.options.double_timeout_s = wish.options.card_timeout_s = limit
         request = gateway_pb2.FindMatchRequest(wish=wish, client_seed=f"lt{self.index}")
         self.client.send(gateway_pb2.SessionRequest(find_match=request))
 

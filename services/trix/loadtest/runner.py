@@ -48,7 +48,7 @@ matchmaking's partition leases lapse and the gateway answer UNAVAILABLE (issue 1
 
 
 def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", choices=sorted(SCENARIOS), help="steady | peak | churn | failover")
+    parser.add_argument("scenario", choices=sorted(SCENARIOS), help="steady | peak | churn | failover | idle")
     parser.add_argument("--tables", type=int, default=20, help="tables to fill (4 bot players each)")
     parser.add_argument("--duration", type=float, default=30.0, help="measured window in seconds")
     parser.add_argument(
@@ -459,6 +459,7 @@ class Run:
                 guests=guests // workers + (1 if w < guests % workers else 0),
                 think_min_s=sc.think_min_s,
                 think_max_s=sc.think_max_s,
+                turn_timeout_s=sc.turn_timeout_s,
                 disconnect_per_min=sc.disconnect_per_min,
                 ramp_s=ramp,
                 stop_at=stop_at,

@@ -22,6 +22,9 @@ class Scenario:
     table_replicas: int = 1
     kill_table_replica_at: float = -1.0
     """Fraction of the measured window after which the busiest table replica is SIGKILLed (<0: never)."""
+    turn_timeout_s: int = 0
+    """The tables' contract, doubling and card timers (RULES.md §9), asked in the bots' wishes
+    (0: the defaults)."""
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -33,6 +36,9 @@ SCENARIOS: dict[str, Scenario] = {
     "churn": Scenario("churn", 0.5, 1.5, disconnect_per_min=2.0, queue_churn=0.25),
     # a table replica killed half way through the window
     "failover": Scenario("failover", 0.5, 1.5, table_replicas=3, kill_table_replica_at=0.5),
+    # players seated, nobody acts within the window, timers too long to fire (issue 16): what
+    # a quiet seated table costs the platform
+    "idle": Scenario("idle", 3600.0, 3600.0, turn_timeout_s=600),
 }
 
 SMOKE_ARGV = ["steady", "--tables", "20", "--duration", "30", "--max-errors", "0"]
