@@ -233,6 +233,39 @@ async def test_restart_across_a_deadline_fires_once(auth_nats: AuthNats, client:
         await stop_all(table, replicas)
 
 
+async def test_a_turn_started_while_no_timers_ran_is_read_from_the_owner_and_fires(
+    auth_nats: AuthNats, client: Client_
+) -> None:
+    """The table events travel unstored (issue 16): a turn that started while every timers
+    replica was down reaches none of them live; a replica that starts asks the table replicas
+    for their unfinished tables and the owner for the events it missed, and the deadline of
+    that turn fires once."""
+    clock = ManualClock()
+    table, (first,) = await started(auth_nats, clock, "before")
+    replicas: list[Any] = [first]
+    rng = random.Random(5)
+    try:
+        tid = "missed"
+        await client.create(tid, PLAYERS, options=NO_LEAVES)
+        view = await client.view(tid)
+        await timers_know(first, tid, view.turn.turn_seq)
+        await first.stop()  # no timers run from here
+        seat = view.turn.seats[0]
+        mine = await client.view(tid, seat, PLAYERS[seat])
+        await client.request(tid, legal_move(mine, rng), token("player", PLAYERS[seat]))
+        moved = await client.view(tid)
+        assert moved.turn.turn_seq > view.turn.turn_seq  # a new turn nobody's timers saw
+        clock.set(deadline_of(await turn_event(client, moved)) + 1)
+        second = InProcessTimers(auth_nats.url("timers"), clock, "after")
+        replicas.append(second)
+        await second.start()  # catches up from the owner: the expired deadline fires at once
+        await eventually(lambda: _stat(second, "auto_accepted", 1), 10, "the missed turn's deadline")
+        after = await client.view(tid)
+        assert after.turn.turn_seq > moved.turn.turn_seq
+    finally:
+        await stop_all(table, replicas)
+
+
 async def _claimed(timers: InProcessTimers, table_id: str) -> bool:
     assert timers.service is not None
     doc = await timers.service.table_doc(table_id)

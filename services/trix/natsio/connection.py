@@ -9,7 +9,7 @@ reconnect, and drains on shutdown.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import nats
 import structlog
@@ -50,6 +50,8 @@ class NatsConnection:
         self.js: JetStreamContext | None = None
         self.provisioned = asyncio.Event()
         self.reconnects = 0
+        self.reconnect_hooks: list[Callable[[], Awaitable[object]]] = []
+        """Run after each reconnect, once provisioned (a reader catching up on what it missed)."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -96,7 +98,7 @@ class NatsConnection:
                 delay = min(delay * 2, 5.0)
         self.js = self.nc.jetstream(timeout=self.request_timeout_s)
         await self._provision()
-        log.info("nats connected", servers=self.servers, connected_url=str(self.nc.connected_url))
+        log.info("nats connected", servers=[redacted(s) for s in self.servers])
 
     async def _provision(self) -> None:
         js = self.jetstream
@@ -119,9 +121,17 @@ class NatsConnection:
     async def _on_reconnected(self) -> None:
         self.reconnects += 1
         log.info("nats reconnected", reconnects=self.reconnects)
-        task = asyncio.ensure_future(self._provision())
+        task = asyncio.ensure_future(self._after_reconnect())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _after_reconnect(self) -> None:
+        await self._provision()
+        for hook in list(self.reconnect_hooks):
+            try:
+                await hook()
+            except Exception as exc:  # noqa: BLE001 - a hook's failure must not stop the others
+                log.warning("reconnect hook failed", error=type(exc).__name__)
 
     async def _on_error(self, exc: Exception) -> None:
         log.warning("nats error", error=repr(exc))
@@ -141,3 +151,13 @@ class NatsConnection:
         except Exception as exc:  # noqa: BLE001 - shutting down anyway
             log.warning("nats drain failed, closing", error=repr(exc))
             await nc.close()
+
+
+def redacted(url: str) -> str:
+    """A server URL without its credentials (`nats://user:password@host` -> `nats://host`):
+    what logs may say of it."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    host = rest.rsplit("@", 1)[-1]
+    return f"{scheme}{sep}{host}"

@@ -9,6 +9,7 @@ Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a play
 | `trix.table.snap.<t>` | table snapshots (private) | table service only |
 | `trix.table.evt.<t>.seat.<s>` | core NATS: batches of seat `s`'s own copies (RULES.md §14) | gateway, that seat |
 | `trix.table.evt.<t>.public` | core NATS: batches of public events (spectators, timers) | anyone |
+| `trix.table.live` | request: each table replica answers its unfinished tables and sequences | timers |
 | `trix.table.results.<t>` | the results scoring settles from (TABLE_RESULTS, durable) | scoring |
 | `trix.presence.<p>` | PlayerConnected / PlayerDisconnected | timers |
 | `trix.match.formed` | MatchFormed | table service |
@@ -121,6 +122,11 @@ def all_public_events() -> str:
 
 def all_table_events() -> str:
     return f"{ROOT}.table.evt.>"
+
+
+def table_live() -> str:
+    """Asked of every table replica at once: its unfinished tables (LiveTablesResponse)."""
+    return f"{ROOT}.table.live"
 
 
 def table_results(table_id: str) -> str:

@@ -27,6 +27,7 @@ Owns the table's NATS side:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -563,6 +564,18 @@ async def start(nats: NatsConnection, service: TableService, bus: TableBus | Non
         cb=wrapped.__call__,
         manual_ack=True,
     )
+
+    async def on_live(msg: Msg) -> None:
+        """`trix.table.live`: this replica's unfinished tables (a timers replica catching up)."""
+        live = table_pb2.LiveTablesResponse()
+        for table_id, table in list(service.tables.items()):
+            if not table.finished and router.owns_table(table_id):
+                live.tables.add(table_id=table_id, sequence=table.sequence)
+        if msg.reply:
+            with contextlib.suppress(Exception):
+                await msg.respond(live.SerializeToString())
+
+    await nats.client.subscribe(subjects.table_live(), cb=on_live)
     archiver = Archiver(service)
     await js.subscribe(
         subjects.all_records_archived(),

@@ -605,6 +605,17 @@ class TimersService:
         self._known[table_id] = (data, revision)
         return True
 
+    def known_sequence(self, table_id: str) -> int:
+        """The latest table sequence this replica's document of a table reflects (0: none): a
+        replica catching up reads the table's public events after it (issue 16)."""
+        doc = self._docs.get(table_id)
+        if doc is None:
+            return 0
+        seqs = [s.control_seq for s in doc.seats]
+        if doc.turn is not None:
+            seqs.append(doc.turn.seq)
+        return max(seqs)
+
     def knows(self, table_id: str, revision: int) -> bool:
         """True if this revision of the table's document (or a newer one) is known and indexed."""
         known = self._known.get(table_id)

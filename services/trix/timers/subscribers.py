@@ -51,6 +51,11 @@ TOKEN_HEADER = "Trix-Caller"
 """The table's caller-token header (trix.table.identity.TOKEN_HEADER; services do not import each other)."""
 TOKEN_TTL_S = 300
 FETCH_BATCH = 64
+LIVE_QUIET_S = 0.5
+"""Catching up: the table replicas' answers are in once none came for this long (at most LIVE_WAIT_S)."""
+LIVE_WAIT_S = 3.0
+CATCH_UP_CONCURRENCY = 16
+READ_BATCH = 512
 REFUSED_KINDS = {"StaleTurn", "IllegalMove", "NotFound", "PermissionDenied", "InvalidArgument", "Unauthenticated"}
 
 
@@ -201,12 +206,16 @@ class TimersNats:
         )
         await asyncio.wait_for(self.watch_ready.wait(), 30)
         self.service.start()
+        self.tasks.append(asyncio.ensure_future(self._catch_up_at_start()))
+        self.nats.reconnect_hooks.append(self.catch_up)
 
     async def stop(self) -> None:
         # Let the consumers finish (and ack) the batch in hand, so the next replica does not
         # wait ack_wait for events this one fetched but never handled.
         self.stopping = True
         self.flowing.set()
+        with contextlib.suppress(ValueError):
+            self.nats.reconnect_hooks.remove(self.catch_up)
         if self.events_sub is not None:
             with contextlib.suppress(Exception):
                 await self.events_sub.unsubscribe()
@@ -229,6 +238,80 @@ class TimersNats:
         with contextlib.suppress(Exception):
             replicas = await self.nats.jetstream.key_value(REPLICAS_BUCKET)
             await replicas.delete(f"r.{self.service.replica_id}")
+
+    async def catch_up(self) -> int:
+        """Read what this replica missed: the table events travel unstored on core NATS
+        (issue 16), so a replica that was down or disconnected asks every table replica for
+        its unfinished tables (`trix.table.live`) and each owner for the public events after
+        what its document of the table reflects (`read_events`); they are folded in like a
+        live batch. Returns the events read. Never raises (logged)."""
+        try:
+            live = await self._live_tables()
+            gate = asyncio.Semaphore(CATCH_UP_CONCURRENCY)
+            read = 0
+
+            async def one(table_id: str, sequence: int) -> None:
+                nonlocal read
+                after = self.service.known_sequence(table_id)
+                while after < sequence and not self.stopping:
+                    async with gate:
+                        events = await self._read_public(table_id, after)
+                    if not events:
+                        return
+                    await self.service.on_events(events)
+                    read += len(events)
+                    after = events[-1].sequence
+
+            await asyncio.gather(*(one(t.table_id, t.sequence) for t in live))
+            log.info("timers caught up", tables=len(live), events=read)
+            return read
+        except Exception as exc:  # noqa: BLE001 - the next reconnect (or restart) tries again
+            log.warning("timers catch-up failed", error=repr(exc))
+            return 0
+
+    async def _catch_up_at_start(self) -> None:
+        await self.catch_up()
+
+    async def _live_tables(self) -> list[table_pb2.LiveTable]:
+        nc = self.nats.client
+        inbox = nc.new_inbox()
+        got: list[table_pb2.LiveTable] = []
+        came = asyncio.Event()
+
+        async def on_reply(msg: Msg) -> None:
+            got.extend(table_pb2.LiveTablesResponse.FromString(msg.data).tables)
+            came.set()
+
+        sub = await nc.subscribe(inbox, cb=on_reply)
+        try:
+            await nc.publish(subjects.table_live(), b"", reply=inbox)
+            loop = asyncio.get_running_loop()
+            end = loop.time() + LIVE_WAIT_S
+            while loop.time() < end:
+                came.clear()
+                try:
+                    await asyncio.wait_for(came.wait(), LIVE_QUIET_S)
+                except TimeoutError:
+                    break  # quiet: every replica answered
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        return got
+
+    async def _read_public(self, table_id: str, after: int) -> list[events_pb2.Event]:
+        read = table_pb2.ReadEventsRequest(table_id=table_id, seat=-1, after_sequence=after, limit=READ_BATCH)
+        headers = {TOKEN_HEADER: sign_service_token(self.service.config.internal_secret, "timers", time.time())}
+        msg = await self.nats.client.request(
+            subjects.table_command(table_id),
+            table_pb2.TableCommand(read_events=read).SerializeToString(),
+            timeout=self.service.config.command_timeout_s,
+            headers=headers,
+        )
+        reply = table_pb2.TableCommandReply.FromString(msg.data)
+        if reply.HasField("error"):
+            log.info("table events not read", table_id=table_id, kind=reply.error.kind)
+            return []
+        return list(reply.read_events.events)
 
     async def _on_batch(self, msg: Msg) -> None:
         """One action's public events: queued behind the table's previous batch (its lane)."""

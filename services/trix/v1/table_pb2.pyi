@@ -999,3 +999,56 @@ class CommandError(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CommandError: _TypeAlias = CommandError  # noqa: Y015
+
+@_typing.final
+class LiveTablesResponse(_message.Message):
+    """What every table replica answers on `trix.table.live` (issue 16): the unfinished tables it
+    owns and their current sequences. A timers replica that starts, or reconnects, asks it and
+    reads what it missed from the owners (`read_events`): the events travel unstored.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___LiveTable]:
+        """The tables."""
+
+    def __init__(
+        self,
+        *,
+        tables: _abc.Iterable[Global___LiveTable] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LiveTablesResponse: _TypeAlias = LiveTablesResponse  # noqa: Y015
+
+@_typing.final
+class LiveTable(_message.Message):
+    """One unfinished table and its current sequence."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    sequence: _builtins.int
+    """Its current sequence."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sequence", b"sequence", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LiveTable: _TypeAlias = LiveTable  # noqa: Y015
