@@ -100,7 +100,10 @@ def _turn(table_id: str, seq: int) -> events_pb2.Event:
     return event
 
 
-async def test_writes_against_the_known_revision_and_rereads_after_a_conflict() -> None:
+async def test_a_turn_writes_nothing_a_seat_change_writes_against_the_known_revision() -> None:
+    """Issue 16: deadlines live in memory, so a turn is no KV write; what RULES.md §10 needs
+    after a restart (seats, presence, timeouts in a row) is written when it changes, against
+    the known revision, and read again after a conflict (another replica wrote)."""
     config = TimersConfig.from_env({"TRIX_NATS_URL": "none"})
     service = TimersService(config, clock=ManualClock(), replica_id="r1")
     store = CountingStore()
@@ -108,26 +111,38 @@ async def test_writes_against_the_known_revision_and_rereads_after_a_conflict() 
     created = events_pb2.Event(table_id="t1", sequence=1)
     created.table_created.seats.add(index=0, player_id="", bot=True)
 
-    # a batch of one table's events: one read (nothing known yet), ONE write
+    # a new table: one read (nothing known yet), ONE write
     await service.on_events([created, _turn("t1", 2), _turn("t1", 3)])
     assert (store.gets, store.puts) == (1, 1)
-    # the next events: no read, the known revision is current
+    # the next turns: no read, no write; this replica knows them
     await service.on_events([_turn("t1", 4)])
     await service.on_events([_turn("t1", 5)])
-    assert (store.gets, store.puts, store.conflicts) == (1, 3, 0)
+    assert (store.gets, store.puts, store.conflicts) == (1, 1, 0)
+    mine = await service.table_doc("t1")
+    assert mine.turn is not None and mine.turn.seq == 5
+    # a seat change is durable: written against the known revision, no read
+    left = events_pb2.Event(table_id="t1", sequence=6)
+    left.seat_left.seat = 0
+    await service.on_events([left])
+    assert (store.gets, store.puts, store.conflicts) == (1, 2, 0)
 
     # another replica writes: the known revision is stale, the write conflicts, the store is read
     doc, _ = store.docs[table_key("t1")]
     store.revision += 1
     store.docs[table_key("t1")] = (doc, store.revision)
-    await service.on_events([_turn("t1", 6)])
-    assert (store.gets, store.puts, store.conflicts) == (2, 4, 1)
+    control = events_pb2.Event(table_id="t1", sequence=7)
+    control.seat_control_changed.seat = 1
+    control.seat_control_changed.bot = True
+    await service.on_events([control])
+    assert (store.gets, store.puts, store.conflicts) == (2, 3, 1)
     stored = TableDoc.from_json(store.docs[table_key("t1")][0])
-    assert stored.turn is not None and stored.turn.seq == 6
+    assert stored.seats[0].left and stored.seats[1].bot
+    mine = await service.table_doc("t1")
+    assert mine.turn is not None and mine.turn.seq == 5  # the turn folded in memory is kept
 
     # an event that changes nothing (already applied) writes nothing
-    await service.on_events([_turn("t1", 6)])
-    assert store.puts == 4
+    await service.on_events([control, _turn("t1", 5)])
+    assert store.puts == 3
     # the watch echoing this replica's own write is skipped; a newer revision is taken
     assert service.knows("t1", store.revision)
     assert not service.knows("t1", store.revision + 1)

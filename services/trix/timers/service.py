@@ -2,23 +2,26 @@
 disconnect grace, timeouts in a row and leaving (§10).
 
 Owns:
-- `TableDoc`, the timers' durable state of one table (one JSON document per table in
-  the `timer_deadlines` KV bucket, key `t.<table>`): the current turn with one slot per
-  pending seat, and per seat its presence, timeouts in a row and a pending leave or
-  reclaim. The pure functions `apply_event`, `apply_presence`, `due_jobs`, `claim` and
+- `TableDoc`, the timers' state of one table: the current turn with one slot per pending
+  seat, kept in memory (issue 16: fed by the public event batches every replica takes,
+  rebuilt from the table owners after a restart), and per seat its presence, timeouts in
+  a row and a pending leave or reclaim, the durable part (`durable_part`), written to one
+  JSON document per table in the `timer_deadlines` KV bucket, key `t.<table>`, only when
+  it changes. The pure functions `apply_event`, `apply_presence`, `due_jobs`, `claim` and
   `record` are the whole policy; they never do I/O.
 - `TimersService`, which runs that policy against two ports: `DocStore` (get and
   compare-and-set put of documents: JetStream KV in production) and `TableCommands`
   (AutoAct, Leave, ReclaimSeat requests to the table's owner).
 
-Firing is exactly once: a replica first *claims* a due slot by a compare-and-set of
-the document's revision, then sends the command, then records the outcome. Two
-replicas cannot both win the claim; a replica that dies after its claim leaves a
-claim that goes stale after `claim_timeout_s`, and another replica sends the same
-command again, which the table applies at most once (AutoAct carries the turn's
-sequence, Leave and ReclaimSeat a fixed action id). Work is shared by rendezvous
-hashing of the table id over the live replicas: the preferred replica fires at the
-deadline, the others only `takeover_s` later.
+Applying is exactly once: the table applies an AutoAct at most once (it carries the
+turn's sequence: a second one is a stale turn), a Leave or ReclaimSeat at most once (a
+fixed action id). A Leave or ReclaimSeat is also claimed first, by a compare-and-set of
+the document's revision, so two replicas do not both send it; a replica that dies after
+its claim leaves a claim that goes stale after `claim_timeout_s`, and another sends the
+same command again. An AutoAct's claim stays in memory (no write per turn): work is shared
+by rendezvous hashing of the table id over the live replicas, the preferred replica fires
+at the deadline, the others only `takeover_s` later, and a second AutoAct of the same turn
+is refused by the table.
 
 Must not import grpc or nats: adapters (`grpc_api`, `subscribers`) translate to and
 from this module.
@@ -319,6 +322,40 @@ def _start_away(doc: TableDoc, seat: int, reason: int, key: str, now: float) -> 
     s.away = Slot(due=due, reason=reason, action_id=key)
 
 
+def durable_part(data: dict[str, Any]) -> dict[str, Any]:
+    """What of a document (`TableDoc.to_json`) must survive a restart: all but the turn (it
+    lives in memory, issue 16), and of each seat's timeouts only those since its last own
+    answer (RULES.md §10 "timeouts in a row"), so a turn answered in time writes nothing."""
+    out = {k: v for k, v in data.items() if k != "turn"}
+    seats = []
+    for seat in data["seats"]:
+        seat = dict(seat)
+        seat["autos"] = [t for t in seat["autos"] if t > seat["human_seq"]]
+        if not seat["autos"]:
+            seat["human_seq"] = 0
+        seats.append(seat)
+    out["seats"] = seats
+    return out
+
+
+def _keep_newer_turn(doc: TableDoc, memory: TableDoc | None) -> None:
+    """The turn (and the seats' last own answers) folded in memory, where newer than `doc`'s."""
+    if memory is None:
+        return
+    for mine, theirs in zip(doc.seats, memory.seats, strict=True):
+        mine.human_seq = max(mine.human_seq, theirs.human_seq)
+    turn = memory.turn
+    if turn is None or doc.finished or (doc.turn is not None and doc.turn.seq >= turn.seq):
+        return
+    doc.turn = TurnDoc(
+        seq=turn.seq,
+        decision=turn.decision,
+        deadline=turn.deadline,
+        client_seeds=turn.client_seeds,
+        slots={k: Slot(**vars(v)) for k, v in turn.slots.items()},
+    )
+
+
 def apply_event(doc: TableDoc, event: events_pb2.Event, now: float) -> bool:
     """Fold one public table event into the document; True if it changed.
 
@@ -568,32 +605,48 @@ class TimersService:
     # -- documents -----------------------------------------------------------------------
 
     async def _mutate(self, table_id: str, change: Callable[[TableDoc], bool]) -> tuple[bool, TableDoc]:
-        """Read, change, compare-and-set; retried on conflict. Returns (changed, document).
+        """Change a table's document; written (compare-and-set, retried on conflict) only
+        when what must survive a restart changed (`durable_part`). Returns (changed, document).
 
-        The read is the last known revision when there is one (this replica's last write
-        or the watch): one KV write per change instead of a read and a write. The
-        compare-and-set keeps it exact: a stale revision is a conflict, then the store
-        is read."""
+        The document starts from this replica's copy in memory (its own writes, the watch,
+        and the turns it folded) with the last known revision: no read before a write. A
+        turn changes nothing durable (issue 16, ADR 0012): deadlines live in memory, fed by
+        the public batches every replica takes, rebuilt from the table owners after a
+        restart or a reconnect (`subscribers.TimersNats.catch_up`); AutoAct is idempotent
+        per turn at the table, so a turn needs no claim to be applied once. Presence, timeouts
+        in a row, leaving and reclaiming (RULES.md §10) are written, their claims exclusive."""
         key = table_key(table_id)
         known = self._known.get(table_id)
+        memory = self._docs.get(table_id)
         data: dict[str, Any] | None
         while True:
             if known is not None:
                 data, revision = known
                 known = None
+                if memory is not None:
+                    data = memory.to_json()
             else:
                 data, revision = await self.store.get(key)
             doc = TableDoc(table_id=table_id) if data is None else TableDoc.from_json(data)
+            _keep_newer_turn(doc, memory)
+            before = None if data is None else durable_part(doc.to_json())
             if not change(doc):
                 return False, doc
             written = doc.to_json()
+            if before is not None and durable_part(written) == before:
+                self.stats["turns_in_memory"] += 1
+                self._index(doc)
+                return True, doc
             try:
                 new_revision = await self.store.put(key, written, revision)
             except CasConflict:
                 self.stats["cas_conflicts"] += 1
                 self._known.pop(table_id, None)
+                memory = self._docs.get(table_id)
                 continue
             self._remember(table_id, written, new_revision)
+            # A turn folded in memory while the write was on its way is newer than this one.
+            _keep_newer_turn(doc, self._docs.get(table_id))
             self._index(doc)
             return True, doc
 
@@ -702,7 +755,8 @@ class TimersService:
             await self._mutate(str(table_id), lambda d: apply_presence(d, player_id, connected, presence_seq, now))
 
     def on_doc(self, table_id: str, data: dict[str, Any] | None, revision: int = 0) -> None:
-        """A document changed in the store (the KV watch): reschedule the table."""
+        """A document changed in the store (the KV watch): reschedule the table (the turn this
+        replica folded stays if it is newer than the written one)."""
         if data is None:
             self._docs.pop(table_id, None)
             self._due.pop(table_id, None)
@@ -712,7 +766,9 @@ class TimersService:
             if self.knows(table_id, revision):
                 return  # this replica's own write, indexed when it was written
             self._remember(table_id, data, revision)
-        self._index(TableDoc.from_json(data))
+        doc = TableDoc.from_json(data)
+        _keep_newer_turn(doc, self._docs.get(table_id))
+        self._index(doc)
 
     def on_members(self, members: set[str]) -> None:
         """The live replicas changed (heartbeats): recompute who fires what."""
@@ -795,11 +851,13 @@ class TimersService:
 
     async def fire(self, table_id: str) -> int:
         """Claim and send every due job of a table; returns how many were sent."""
-        data, revision = await self.store.get(table_key(table_id))
-        if data is None:
-            return 0
-        self._remember(table_id, data, revision)
-        doc = TableDoc.from_json(data)
+        doc = self._docs.get(table_id)
+        if doc is None:
+            data, revision = await self.store.get(table_key(table_id))
+            if data is None:
+                return 0
+            self._remember(table_id, data, revision)
+            doc = TableDoc.from_json(data)
         now = self.clock.now()
         sent = 0
         for job in all_jobs(doc, self.config.claim_timeout_s):
@@ -836,6 +894,10 @@ class TimersService:
     # -- reads (gRPC) ------------------------------------------------------------------------------
 
     async def table_doc(self, table_id: str) -> TableDoc:
+        """This replica's view of a table (its turn in memory), else the stored document."""
+        doc = self._docs.get(table_id)
+        if doc is not None:
+            return TableDoc.from_json(doc.to_json())
         data, _ = await self.store.get(table_key(table_id))
         if data is None:
             raise NotFound(f"no timers for table {table_id!r}")

@@ -6,9 +6,10 @@ Owns:
 - `NatsTableCommands`, the `TableCommands` port: AutoAct, LeaveTable and ReclaimSeat as
   NATS requests on the table's command subject, signed as the `timers` service, each
   also written to the TIMERS stream for audit (Nats-Msg-Id = table, turn/action, seat);
-- `TimersNats`, the running subscriptions: the tables' public event batches on core NATS
-  in the replicas' queue group (issue 16: each batch reaches one replica, which writes the
-  table's document; one lane per table keeps a table's batches in order), a durable pull
+- `TimersNats`, the running subscriptions: the tables' public event batches on core NATS,
+  every batch to every replica (issue 16: each keeps the turns in memory and writes a
+  table's document only when §10 state changes; one lane per table keeps a table's
+  batches in order), what was missed read from the table owners (`catch_up`), a durable pull
   consumer shared by every replica on PRESENCE (`timers-presence`), a watch of the `t.*`
   documents that feeds the scheduler, and the replica heartbeat in `timer_replicas` whose
   watch gives the live replicas.
@@ -44,8 +45,6 @@ log = structlog.get_logger("trix.timers.nats")
 DEADLINES_BUCKET = "timer_deadlines"
 REPLICAS_BUCKET = "timer_replicas"
 PRESENCE_STREAM = "PRESENCE"
-EVENTS_QUEUE = "timers-events"
-"""Queue group of the replicas' subscription to the public event batches."""
 PRESENCE_CONSUMER = "timers-presence"
 TOKEN_HEADER = "Trix-Caller"
 """The table's caller-token header (trix.table.identity.TOKEN_HEADER; services do not import each other)."""
@@ -201,9 +200,7 @@ class TimersNats:
             asyncio.ensure_future(self._heartbeat(replicas)),
             asyncio.ensure_future(self._consume(presence, self._presence_lane)),
         ]
-        self.events_sub = await self.nats.client.subscribe(
-            subjects.all_public_events(), queue=EVENTS_QUEUE, cb=self._on_batch
-        )
+        self.events_sub = await self.nats.client.subscribe(subjects.all_public_events(), cb=self._on_batch)
         await asyncio.wait_for(self.watch_ready.wait(), 30)
         self.service.start()
         self.tasks.append(asyncio.ensure_future(self._catch_up_at_start()))
