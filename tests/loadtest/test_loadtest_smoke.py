@@ -30,7 +30,7 @@ def _argv(out: Path) -> list[str]:
         argv[argv.index("--tables") + 1] = tables
     if duration:
         argv[argv.index("--duration") + 1] = duration
-    return [*argv, "--echo-seconds", "2", "--out", str(out), "--state-dir", str(out / "state")]
+    return [*argv, "--echo-seconds", "2", "--floor-seconds", "4", "--out", str(out), "--state-dir", str(out / "state")]
 
 
 def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
@@ -51,13 +51,16 @@ def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
     assert summary["games_failed"] == 0
     assert summary["errors"] == 0, summary["errors_by_code"]
     assert summary["players"] == 4 * tables
-    for key in ("actions_per_s", "p50_ms", "p99_ms", "echo_baseline_per_s"):
+    for key in ("actions_per_s", "p50_ms", "p99_ms", "echo_baseline_per_s", "floor_ms_per_action", "floor_ratio"):
         assert summary[key] > 0, key
     assert {"gateway", "table", "nats"} <= set(summary["processes"])
     # the window's CPU, the platform's apart from the bots driving it
     cpu = summary["cpu_window"]
     assert {"gateway", "table", "nats", "bots"} <= set(cpu["ms_per_action"])
     assert 0 < cpu["platform_cores"] <= cpu["cores"] and cpu["platform_ms_per_action"] > 0  # 2 decimals
+    assert cpu["bots_ms_per_action"] == cpu["ms_per_action"]["bots"]
+    # the floor baseline (issue 16): the same work through the cheapest chain, in the same run
+    assert summary["floor_ratio"] == round(cpu["platform_ms_per_action"] / summary["floor_ms_per_action"], 2)
     # the swarm measures itself (its event-loop lag) and the box (load average) with every run
     assert summary["workers"] >= 2 and {"bots-0", "bots-1"} <= set(summary["processes"])
     assert summary["bot_lag_p99_ms"] >= 0 and len(summary["load_avg_end"]) == 3

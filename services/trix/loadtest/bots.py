@@ -28,7 +28,7 @@ import grpc
 
 from trix.play import GatewayClient, SeatState, new_action, pick, pick_from_turn
 from trix.runtime import eventloop
-from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
+from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 
 TICK_S = 1.0
 NUDGE_S = 1.0
@@ -210,7 +210,7 @@ class SwarmBot:
         st = self.state
         cfg = self.swarm.cfg
         while not st.ended and time.time() < cfg.stop_at and self.actions < cfg.max_actions:
-            stream = self.client.open()
+            stream = self.client.open(flatten=False)
             self.swarm.connected += 1
             if first:
                 self._find_match()
@@ -280,29 +280,51 @@ class SwarmBot:
         self.cutting = True
         self.client.cut()
 
+    def _on_event(self, event: events_pb2.Event) -> bool:
+        """One table event; True when the game ended (the session is done)."""
+        st = self.state
+        swarm = self.swarm
+        st.apply(event)
+        body = event.WhichOneof("body")
+        if body == "turn_started" and st.my_turn():
+            self._on_turn()
+        elif body == "game_ended":
+            swarm.finished += 1
+            if st.table_id not in swarm.tables_reported:
+                swarm.tables_reported.add(st.table_id)
+                swarm.stats.games.append(
+                    {
+                        "table_id": st.table_id,
+                        "record_json": st.record_json,
+                        "totals": st.totals,
+                        "token": self.client.token,
+                    }
+                )
+            return True
+        return False
+
+    def _on_accepted(self, accepted: gateway_pb2.SubmitActionResponse) -> None:
+        self.inflight.pop(accepted.action_id, None)
+        sent = self.sent_at.pop(accepted.action_id, None)
+        if sent is not None:
+            self.swarm.stats.latencies_ms.append((time.perf_counter() - sent) * 1000)
+            self.swarm.stats.actions += 1
+        self.state.sequence = max(self.state.sequence, accepted.sequence)
+
     async def _loop(self, stream: Any) -> bool:
         """Handle the session's messages; True when the stream was cut (resume), False when done."""
         st = self.state
         swarm = self.swarm
         async for m in stream:
             kind = m.WhichOneof("kind")
-            if kind == "event":
-                st.apply(m.event)
-                body = m.event.WhichOneof("body")
-                if body == "turn_started" and st.my_turn():
-                    self._on_turn()
-                elif body == "game_ended":
-                    swarm.finished += 1
-                    if st.table_id not in swarm.tables_reported:
-                        swarm.tables_reported.add(st.table_id)
-                        swarm.stats.games.append(
-                            {
-                                "table_id": st.table_id,
-                                "record_json": st.record_json,
-                                "totals": st.totals,
-                                "token": self.client.token,
-                            }
-                        )
+            if kind == "event_batch":  # one message per action (issue 16): no flattening
+                for event in m.event_batch.events:
+                    if self._on_event(event):
+                        return False
+                if m.event_batch.HasField("accepted"):
+                    self._on_accepted(m.event_batch.accepted)
+            elif kind == "event":
+                if self._on_event(m.event):
                     return False
             elif kind == "snapshot":
                 if self.view_sent:
@@ -317,12 +339,7 @@ class SwarmBot:
                     st.turn = turn
                     self._plan(turn.turn_seq)
             elif kind == "accepted":
-                self.inflight.pop(m.accepted.action_id, None)
-                sent = self.sent_at.pop(m.accepted.action_id, None)
-                if sent is not None:
-                    swarm.stats.latencies_ms.append((time.perf_counter() - sent) * 1000)
-                    swarm.stats.actions += 1
-                st.sequence = max(st.sequence, m.accepted.sequence)
+                self._on_accepted(m.accepted)
             elif kind == "ticket":
                 t = m.ticket
                 self.ticket_id = t.ticket_id

@@ -47,8 +47,10 @@ def window_cpu(window_rows: list[dict[str, Any]], actions_per_s: float) -> dict[
     return {
         "cores": round(sum(percent.values()) / 100, 2),
         "platform_cores": round(platform / 100, 2),
+        "bots_cores": round(percent[BOT_PROCESS_PREFIX] / 100, 2),
         "ms_per_action": per_action,
         "platform_ms_per_action": round(platform * 10 / actions_per_s, 2) if actions_per_s > 0 else 0.0,
+        "bots_ms_per_action": per_action.get(BOT_PROCESS_PREFIX, 0.0),
     }
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from trix.loadtest.bots import ERROR_SAMPLES, WorkerConfig, new_run_id, worker_main
 from trix.loadtest.echo import echo_client_main, echo_server_main
+from trix.loadtest.floor import floor_baseline
 from trix.loadtest.report import Second, percentile, window_cpu, write_chart
 from trix.loadtest.scenarios import SCENARIOS, Scenario
 
@@ -87,6 +88,14 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-errors", type=int, default=-1, help="budget: exit 1 above this many errors")
     parser.add_argument("--no-finish", action="store_true", help="stop after the window (no verification)")
     parser.add_argument("--echo-seconds", type=float, default=5.0, help="duration of the echo baseline (0 = skip)")
+    parser.add_argument(
+        "--floor-seconds",
+        type=float,
+        default=10.0,
+        help="duration of the floor baseline (gRPC in, one fsynced append, core NATS fan-out, four gRPC writes "
+        "out; as many tables at the same pace; 0 = skip); the summary's floor_ratio is the platform's CPU per "
+        "action over the floor's",
+    )
     parser.add_argument("--bot-fill", type=float, default=20.0, help="TRIX_MATCHMAKING_BOT_FILL_S of the platform")
     parser.add_argument("--shared-connections", action="store_true", help="bots share TCP connections")
     parser.add_argument("--seed", type=int, default=1)
@@ -432,6 +441,16 @@ class Run:
                 self.say(f"echo baseline: {args.echo_seconds:.0f}s of bare grpc.aio stream round trips")
                 echo = echo_baseline(self.ctx, args.echo_seconds, args.workers or 2, streams=128)
                 self.say(f"echo baseline: {echo}")
+            if args.floor_seconds > 0 and self.sc.think_max_s < 60:
+                from trix.up import free_port, nats_server_binary
+
+                self.say(f"floor baseline: {args.floor_seconds:.0f}s, {args.tables} tables at the scenario's pace")
+                think = (self.sc.think_min_s, self.sc.think_max_s)
+                floor = floor_baseline(
+                    self.ctx, nats_server_binary(), free_port, args.tables, think, args.floor_seconds
+                )
+                echo = {**echo, **floor}
+                self.say(f"floor baseline: {floor}")
             summary = self.swarm(echo)
         finally:
             if self.sampler is not None:
@@ -594,6 +613,7 @@ class Run:
             **echo,
             "echo_ratio": round(echo["echo_baseline_per_s"] / actions_per_s, 1) if actions_per_s else 0.0,
             "cpu_window": window_cpu(window_rows, actions_per_s),
+            "floor_ratio": 0.0,
             "processes": self.sampler.summary() if self.sampler else {},
             "events": self.events,
             "workers": workers,
@@ -620,6 +640,9 @@ class Run:
             breaches.append(f"p99 {summary['p99_ms']} ms > budget {args.max_p99_ms} ms")
         if args.max_errors >= 0 and summary["errors"] > args.max_errors:
             breaches.append(f"errors {summary['errors']} > budget {args.max_errors}")
+        floor = summary.get("floor_ms_per_action", 0.0)
+        platform = summary["cpu_window"].get("platform_ms_per_action", 0.0)
+        summary["floor_ratio"] = round(platform / floor, 2) if floor and platform else 0.0
         summary["breaches"] = breaches
         summary["ok"] = not breaches
         summary["results"] = str(self.out)

@@ -1,0 +1,195 @@
+"""The floor baseline (issue 16): the cheapest chain that does an action's work, measured in
+the same run as the platform so the summary can state the platform's CPU per action as a
+ratio to it.
+
+One action of the floor: a message in on a grpc.aio bidirectional stream, ONE JetStream
+append to a file stream on a nats-server with `sync_interval: always` (its PubAck awaited,
+as the table's log entry), ONE core NATS publish of the action's event, taken back by a
+subscription of the same process, and FOUR gRPC stream writes out (the table's four seats).
+No protobuf, no rules, no checks, no leases: what the platform's chain cannot go below.
+
+Owns `floor_baseline` (runs it: its own nats-server in a temporary folder, the floor server
+process, one client process driving `tables` tables of four streams at the scenario's pace)
+and the two process entry points. CPU is read from /proc via psutil for the floor server
+and its nats-server over the measured window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from trix.runtime import eventloop
+
+METHOD = "/trix.loadtest.Floor/Stream"
+STREAM = "FLOOR_LOG"
+
+
+async def _serve(nats_url: str, port_out: Any, stop: Any) -> None:
+    import nats
+    from nats.js.api import StorageType, StreamConfig
+
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    await js.add_stream(StreamConfig(name=STREAM, subjects=["floor.log.>"], storage=StorageType.FILE))
+    seats: dict[str, list[asyncio.Queue[bytes]]] = {}
+
+    async def on_event(msg: Any) -> None:
+        for q in seats.get(msg.subject.rsplit(".", 1)[1], ()):
+            q.put_nowait(msg.data)
+
+    await nc.subscribe("floor.evt.*", cb=on_event)
+
+    async def stream(requests: AsyncIterator[bytes], _context: grpc.aio.ServicerContext[bytes, bytes]) -> Any:
+        out: asyncio.Queue[bytes] = asyncio.Queue()
+        table = ""
+
+        async def read() -> None:
+            nonlocal table
+            async for payload in requests:
+                if payload.startswith(b"J"):
+                    table = payload[1:].decode()
+                    seats.setdefault(table, []).append(out)
+                    out.put_nowait(b"ok")
+                    continue
+                await js.publish(f"floor.log.{table}", payload)  # one fsynced append, acked
+                await nc.publish(f"floor.evt.{table}", payload)  # one core fan-out
+
+        reader = asyncio.ensure_future(read())
+        try:
+            while True:
+                yield await out.get()
+        finally:
+            reader.cancel()
+            with contextlib.suppress(ValueError, KeyError):
+                seats[table].remove(out)
+
+    handler = grpc.method_handlers_generic_handler(
+        "trix.loadtest.Floor", {"Stream": grpc.stream_stream_rpc_method_handler(stream)}
+    )
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    port_out.put(port)
+    await asyncio.get_running_loop().run_in_executor(None, stop.wait)
+    await server.stop(0.5)
+    await nc.close()
+
+
+def floor_server_main(nats_url: str, port_out: Any, stop: Any) -> None:
+    with contextlib.suppress(KeyboardInterrupt):
+        eventloop.run(_serve(nats_url, port_out, stop))
+
+
+async def _drive(target: str, tables: int, think: tuple[float, float], seconds: float) -> int:
+    """`tables` tables of four streams; each table acts once per think time (one seat after
+    the other, the next action once the last one's event came back). Actions done in the
+    last `seconds` (after a short ramp)."""
+    channel = grpc.aio.insecure_channel(target)
+    factory: Any = channel.stream_stream(METHOD)
+    rng = random.Random(16)
+    counted = 0
+    start_at = time.monotonic() + min(5.0, 1.0 + tables / 200)
+    end_at = start_at + seconds
+
+    async def table(index: int) -> None:
+        nonlocal counted
+        calls = [factory() for _ in range(4)]
+        for call in calls:
+            await call.write(b"J" + str(index).encode())
+            await call.read()
+        seat = 0
+        while time.monotonic() < end_at:
+            await asyncio.sleep(rng.uniform(*think))
+            await calls[seat].write(b"A" * 48)
+            for call in calls:  # every seat gets the event
+                await call.read()
+            if start_at <= time.monotonic() < end_at:
+                counted += 1
+            seat = (seat + 1) % 4
+        for call in calls:
+            call.cancel()
+
+    try:
+        await asyncio.gather(*(table(i) for i in range(tables)))
+    finally:
+        await channel.close()
+    return counted
+
+
+def floor_client_main(target: str, tables: int, think: tuple[float, float], seconds: float, out: Any) -> None:
+    out.put(eventloop.run(_drive(target, tables, think, seconds)))
+
+
+def _cpu_s(proc: Any) -> float:
+    times = proc.cpu_times()
+    return float(times.user + times.system)
+
+
+def floor_baseline(
+    ctx: Any, nats_binary: str, free_port: Any, tables: int, think: tuple[float, float], seconds: float
+) -> dict[str, float]:
+    """Run the floor (see the module docstring); its CPU ms per action and actions/s."""
+    import psutil
+
+    with tempfile.TemporaryDirectory(prefix="trix-floor-") as tmp:
+        port = free_port()
+        conf = Path(tmp) / "nats.conf"
+        conf.write_text(
+            f'listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: "{Path(tmp) / "js"}"\n  sync_interval: always\n}}\n'
+        )
+        nats_proc = subprocess.Popen(
+            [nats_binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        port_q, stop, out = ctx.Queue(), ctx.Event(), ctx.Queue()
+        server = ctx.Process(target=floor_server_main, args=(f"nats://127.0.0.1:{port}", port_q, stop), daemon=True)
+        client = None
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                with contextlib.suppress(OSError):
+                    import socket
+
+                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the floor's nats-server did not start")
+                time.sleep(0.05)
+            server.start()
+            grpc_port = port_q.get(timeout=30)
+            client = ctx.Process(
+                target=floor_client_main, args=(f"127.0.0.1:{grpc_port}", tables, think, seconds, out), daemon=True
+            )
+            client.start()
+            watched = [psutil.Process(server.pid), psutil.Process(nats_proc.pid)]
+            time.sleep(min(5.0, 1.0 + tables / 200))  # the ramp the client skips
+            cpu0 = sum(_cpu_s(p) for p in watched)
+            actions = int(out.get(timeout=seconds + 120))
+            cpu1 = sum(_cpu_s(p) for p in watched)
+        finally:
+            stop.set()
+            if client is not None:
+                client.join(10)
+            server.join(5)
+            if server.is_alive():
+                server.kill()
+            nats_proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                nats_proc.wait(5)
+            if nats_proc.poll() is None:
+                nats_proc.kill()
+    return {
+        "floor_ms_per_action": round((cpu1 - cpu0) * 1000 / actions, 3) if actions else 0.0,
+        "floor_actions_per_s": round(actions / seconds, 1),
+        "floor_tables": tables,
+    }
