@@ -120,13 +120,14 @@ STREAMS: tuple[StreamSpec, ...] = (
 KV_BUCKETS: tuple[KvSpec, ...] = (
     KvSpec(
         "table_leases",
-        "Owner lease of each of the TABLE_SHARDS command shards, renewed by CAS on its revision (issue 5).",
-        ttl_s=TABLE_LEASE_TTL_S,
+        "Owner of each of the TABLE_SHARDS command shards, written by CAS on its revision when the shard "
+        "changes hands; held while the owner's heartbeat in table_replicas is fresh (issues 5, 16).",
         memory=True,
     ),
     KvSpec(
         "table_replicas",
-        "Table replicas' heartbeats: who shares the shards (issue 5).",
+        "Table replicas' heartbeats, each replica's one lease: who shares the shards, who holds its own "
+        "(issues 5, 16).",
         ttl_s=TABLE_LEASE_TTL_S,
         memory=True,
     ),

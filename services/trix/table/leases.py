@@ -3,21 +3,26 @@
 ARCHITECTURE.md: "A table has one writer at a time (a lease with a TTL, and the log's
 expected-last-sequence check so a stale owner cannot append)" and "tables are spread
 by leases". Tables are grouped in `TABLE_SHARDS` shards (crc32 of the table id, see
-`trix.natsio.subjects.table_shard`); a replica owns a shard while it holds the shard's
-lease, a key of the `table_leases` bucket that it renews by compare-and-set on the
-key's revision. Only the owner subscribes to the shard's command subject.
+`trix.natsio.subjects.table_shard`). One lease per replica (issue 16): a replica's
+heartbeat, a key of the `table_replicas` bucket with a TTL, renewed every `renew_s` (one
+write, whatever the number of shards); a shard's key in the `table_leases` bucket names
+its owner and is written only when the shard changes hands (compare-and-set on its
+revision; no TTL). A shard is held while its key names the replica and the replica's own
+heartbeat is fresh; another replica takes it over once it has heard no heartbeat of the
+owner for the TTL. Only the owner subscribes to the shard's command subject.
 
 Owns:
 - `plan`, the pure balancing decision: exact quotas over the live replicas (sorted ids,
   the first `shards % n` get one more), acquire free or expired shards up to the quota
   (preferred by rendezvous hashing so replicas rarely race for the same shard), release
   shards above the quota only when another live replica is below its own;
-- `LeaseManager`, the loops around it: heartbeat + renew every `renew_s` (a third of the
-  TTL), rebalance on every change seen by the watchers, graceful `handover()`. A lease is *valid* for
-  `valid_s` after the renewal that kept it was sent (shorter than the TTL after which
-  another replica may take the shard), so an owner stops writing before anyone else
-  may start; the log's expected-last-sequence check covers the rest (pauses between
-  the check and the append).
+- `LeaseManager`, the loops around it: heartbeat every `renew_s` (a third of the TTL),
+  rebalance on every change seen by the watchers, graceful `handover()` (while leaving,
+  the shards still held are renewed one by one: the heartbeat is gone). A held shard is
+  *valid* for `valid_s` after the heartbeat that kept it was sent (shorter than the TTL
+  after which another replica may take the shard), so an owner stops writing before
+  anyone else may start; the log's expected-last-sequence check covers the rest (pauses
+  between the check and the append).
 
 No nats or grpc imports: the `LeaseStore` and `ShardHost` ports are implemented in
 `trix.table.subscribers`.
@@ -40,9 +45,9 @@ from trix.natsio.subjects import TABLE_SHARDS
 log = structlog.get_logger("trix.table.leases")
 
 RENEW_S = TABLE_LEASE_TTL_S / 3
-"""Heartbeat and lease renewal period: a third of the TTL (0.67 s), so two renewals fall within
-`VALID_S` of the last one; every held shard is one KV write per period (64 shards: ~96 writes/s,
-down from 160 at 0.4 s). A round with a failed renewal is retried after `RETRY_S`."""
+"""Heartbeat period: a third of the TTL (0.67 s), so two heartbeats fall within `VALID_S` of the
+last one; one KV write per period per replica (it was one per held shard: 64 shards, ~96
+writes/s, issue 16). A failed heartbeat is retried after `RETRY_S`."""
 RETRY_S = 0.2
 """Pause before the next renewal round when one in this round failed (NATS hiccup)."""
 VALID_S = 1.6
@@ -217,6 +222,10 @@ class LeaseManager:
     held: dict[int, Held] = field(default_factory=dict)
     seen: dict[int, Seen] = field(default_factory=dict)
     members: dict[str, float] = field(default_factory=dict)
+    heard: dict[str, float] = field(default_factory=dict)
+    """Replica -> when its heartbeat was last seen (kept after it left: its shards' keys may
+    still name it)."""
+    started: float = 0.0
     dead: dict[str, float] = field(default_factory=dict)
     """Replica -> when one of its leases was seen expired: out of the quotas until it heartbeats again."""
     leaving: bool = False
@@ -236,14 +245,21 @@ class LeaseManager:
         self._wake.set()
 
     def on_member(self, replica: str, alive: bool) -> None:
+        now = self.clock()
         if alive:
-            now = self.clock()
             before = self.members.get(replica)
             self.members[replica] = now
+            self.heard[replica] = now
             if before is None or now - before > self.ttl_s or replica in self.dead:  # new, or back
                 self._wake.set()
-        elif self.members.pop(replica, None) is not None:
-            self._wake.set()
+        else:
+            self.heard[replica] = now - self.ttl_s  # it left: its shards are free at once
+            if self.members.pop(replica, None) is not None:
+                self._wake.set()
+
+    def _silent_for(self, replica: str, now: float) -> float:
+        """How long no heartbeat of `replica` was seen (since this manager started, at most)."""
+        return now - self.heard.get(replica, self.started)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -257,10 +273,12 @@ class LeaseManager:
         whose lease was seen expired with no heartbeat of it since (dead: its shards are free)."""
         now = self.clock()
         for seen in self.seen.values():
-            if seen.owner is not None and seen.owner != self.me and now - seen.at > self.ttl_s:
+            owner = seen.owner
+            if owner is not None and owner != self.me and self._silent_for(owner, now) > self.ttl_s:
                 # Dead from that moment on (even once its shards have new owners), until a
                 # heartbeat of it arrives after it.
-                self.dead[seen.owner] = max(self.dead.get(seen.owner, 0.0), seen.at + self.ttl_s)
+                last = self.heard.get(owner, self.started)
+                self.dead[owner] = max(self.dead.get(owner, 0.0), last + self.ttl_s)
         for r in [r for r in self.dead if r not in self.members]:
             del self.dead[r]
         alive = [
@@ -279,8 +297,12 @@ class LeaseManager:
                 out[shard] = self.ttl_s  # never seen since start: free as far as we know
             elif seen.owner is None:
                 out[shard] = now - seen.at
-            elif now - seen.at > self.ttl_s and shard not in self.held:
-                out[shard] = now - seen.at - self.ttl_s
+            elif shard not in self.held and seen.owner != self.me:
+                silent = self._silent_for(seen.owner, now)
+                if silent > self.ttl_s:  # its owner's lease (heartbeat) expired
+                    out[shard] = silent - self.ttl_s
+            elif shard not in self.held:
+                out[shard] = now - seen.at  # ours from before a restart: take it back
         return out
 
     def owners(self) -> dict[int, str]:
@@ -295,6 +317,7 @@ class LeaseManager:
 
     async def start(self, settle_s: float = 8.0) -> None:
         """Heartbeat, then balance until this replica holds its quota (or `settle_s` passed)."""
+        self.started = self.clock()
         await self.store.heartbeat(self.me)
         self.members[self.me] = self.clock()
         deadline = self.clock() + settle_s
@@ -322,9 +345,14 @@ class LeaseManager:
                 log.warning("lease renewal late", late_s=round(started - due, 3), held=len(self.held))
             ok = True
             try:
-                if not self.leaving:
+                if self.leaving:  # the heartbeat is gone: the shards still held are renewed one by one
+                    ok = all(await asyncio.gather(*(self._renew(s) for s in list(self.held))))
+                else:
+                    sent = self.clock()
                     await self.store.heartbeat(self.me)
-                ok = all(await asyncio.gather(*(self._renew(s) for s in list(self.held))))
+                    for held in self.held.values():  # one lease for every held shard
+                        if not held.releasing:
+                            held.valid_until = sent + self.valid_s
             except Exception as exc:  # noqa: BLE001 - NATS away: keep trying, validity runs out
                 log.warning("lease renewal failed", error=repr(exc))
                 ok = False
