@@ -1,4 +1,4 @@
-"""Game records (RULES.md §12): parse, check, replay, complete and verify them.
+"""Game records (docs/rules.md §12): parse, check, replay, complete and verify them.
 
 Owns: the strict reading of a §12 record (never crashing, whatever the input),
 deriving hands (§11), replaying every action through a rules engine passed in
@@ -29,7 +29,7 @@ MAX_RECORD_BYTES = 5 * 1024 * 1024  # a whole 20-deal game is ~35 kB; this is ge
 NUM_SEATS = 4
 CARDS_PER_HAND = 13
 
-# Same ints as docs/engine-api.md (and RULES.md §1 / §2 names).
+# Same ints as docs/engine-api.md (and docs/rules.md §1 / §2 names).
 SUITS = "CDHS"
 RANKS = "23456789TJQKA"
 VARIANTS = {"TRIX": 0, "TRIX_PARTNERSHIP": 1, "COMPLEX": 2, "COMPLEX_PARTNERSHIP": 3}
@@ -351,7 +351,7 @@ def _deal_hands(setup: _Setup, deal: dict[str, Any], d: int) -> list[list[int]]:
             raise RecordError("fairness: client_seed is needed with a server_seed")
         derived = [list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)]
     if listed is not None and derived is not None and listed != derived:
-        raise RecordError(f"deal {d}, hands: do not match the server seed (RULES.md §11)")
+        raise RecordError(f"deal {d}, hands: do not match the server seed (docs/rules.md §11)")
     hands = listed if listed is not None else derived
     if hands is None:
         raise RecordError(f"deal {d}, hands: missing, and no server_seed to derive them")
@@ -437,7 +437,7 @@ def replay(record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]) 
         owner = game.owner
         given_owner = deal.get("owner")
         if given_owner is not None and (_seat(given_owner, f"deal {d}, owner") != owner):
-            raise RecordError(f"deal {d}, owner: seat {given_owner} in the record, RULES.md §3 gives seat {owner}")
+            raise RecordError(f"deal {d}, owner: seat {given_owner} in the record, docs/rules.md §3 gives seat {owner}")
         out_deal["owner"] = owner
         scores = _replay_deal(game, setup=setup, deal=deal, d=d, hands=decks[d], is_last=(d == last))
         given = _int_list4(deal.get("scores"), f"deal {d}, scores")
@@ -553,7 +553,7 @@ def _replay_doubles(
             raise RecordError(f"{where}: seat already answered")
         if not eligible[seat]:
             raise RecordError(
-                f"{where}: seat {seat} holds no card that can be doubled, its answer is left out (RULES.md §12)"
+                f"{where}: seat {seat} holds no card that can be doubled, its answer is left out (docs/rules.md §12)"
             )
         if sequential:
             sequential_auto()

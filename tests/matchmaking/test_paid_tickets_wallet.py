@@ -1,4 +1,4 @@
-"""Paid tickets end to end with the real scoring wallet (RULES.md §13): the matchmaking
+"""Paid tickets end to end with the real scoring wallet (docs/rules.md §13): the matchmaking
 service in process with an injected clock, the real scoring service (its gRPC server on
 loopback, its journal on the same real nats-server). The stake is held through HoldStake
 when the ticket is made and released through ReleaseStake on cancel or expiry; a short
@@ -85,7 +85,7 @@ async def final(api: Stub, player: str, ticket_id: str) -> mm.Ticket:
 
 
 async def assert_conserved(scoring: ScoringApp) -> None:
-    """RULES.md §13: balances + held stakes + pots + house = every coin ever granted."""
+    """docs/rules.md §13: balances + held stakes + pots + house = every coin ever granted."""
     t = await scoring.totals()
     assert t.available + t.held + t.pots + t.house == t.granted, t
 

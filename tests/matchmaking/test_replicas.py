@@ -45,7 +45,7 @@ QUEUES: list[tuple[int, dict[str, object], str]] = [
 ]
 PAID_QUEUES = {6: 100, 7: 250}
 """Queue -> stake in coins. Each paid player is granted GRANT coins first; after the run every
-one of them has exactly one stake held (RULES.md §13), whatever replica died mid-enqueue."""
+one of them has exactly one stake held (docs/rules.md §13), whatever replica died mid-enqueue."""
 GRANT = 1000
 
 

@@ -108,7 +108,7 @@ async def test_four_compatible_tickets_make_a_table(env: Env) -> None:
     by_player = {s.player_id: s for s in formed.seats}
     for i, t in enumerate(done):
         assert by_player[f"p{i}"].index == t.seat
-        assert by_player[f"p{i}"].client_seed == f"seed{i}"  # RULES.md §11 seed travels to the table
+        assert by_player[f"p{i}"].client_seed == f"seed{i}"  # docs/rules.md §11 seed travels to the table
     assert not any(s.bot for s in formed.seats)
     assert list(formed.ticket_ids) == [next(t.ticket_id for t in done if t.seat == s) for s in range(4)]
 

@@ -12,7 +12,7 @@ update. After the run, the journal is audited on its own and against the service
 - coins_accounted (balances + held + pots + house, from the service) == coins_granted;
 - applied_twice: settlements (or postings, or entries) found twice in the journal;
 - negative_balances: accounts that went below zero at any posting;
-- every player's balance equals this process's own model of RULES.md §13;
+- every player's balance equals this process's own model of docs/rules.md §13;
 - a clean restart rebuilds the same totals and balances.
 
 `python tests/scoring/fault_wallet.py --tables 1000 --kills 20` is `make fault-wallet`;
@@ -54,7 +54,7 @@ class ShortBalance(Exception):
 
 @dataclass
 class Model:
-    """This process's own bookkeeping of RULES.md §13, to compare with the service."""
+    """This process's own bookkeeping of docs/rules.md §13, to compare with the service."""
 
     available: dict[str, int] = field(default_factory=dict)
     held: dict[str, int] = field(default_factory=dict)

@@ -1,5 +1,5 @@
 """Wallets over real gRPC and a real nats-server: grants need the admin credential, holds
-and releases are idempotent, a short balance cannot hold a stake (RULES.md §13), and
+and releases are idempotent, a short balance cannot hold a stake (docs/rules.md §13), and
 paid tables settle exactly once by §13 (rake, equal split, remainder to the lowest seat,
 refund of a table that never started, §10 leaver ranking)."""
 

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 
 import nats
 import pytest
-from conftest import InProcessScoring, InProcessTable
 from table_support import (
     AuthNats,
     CommandError,
@@ -26,6 +25,7 @@ from table_support import (
     token,
 )
 
+from conftest import InProcessScoring, InProcessTable
 from trix import engine, records
 from trix.natsio import subjects
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, table_pb2

@@ -1,15 +1,15 @@
 """The table's event publishing (ADR 0003 decisions 5 and 13) on a real nats-server: an action's
 copies, sent pipelined, land in order, each exactly once, also when the same action's events
 are published again (a retry after lost acks, or recovery) by either path; every sequence is on
-the public subject once, and a seat's subject holds only its own copies (RULES.md §14, ADR 0003
+the public subject once, and a seat's subject holds only its own copies (docs/rules.md §14, ADR 0003
 decisions 14 and 15)."""
 
 from __future__ import annotations
 
 import nats
-from conftest import InProcessTable
 from table_support import read_subject
 
+from conftest import InProcessTable
 from trix.natsio import subjects
 from trix.table.subscribers import JetStreamSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
@@ -59,7 +59,7 @@ async def test_event_copies_stored_once_each_in_order_on_every_subject_also_when
     public = await read_subject(js, subjects.public_events(t))
     assert [e.sequence for e in public] == list(range(1, 11))  # every sequence, once, in order
     assert [[c.id for c in e.deal_started.hand] for e in public if e.HasField("deal_started")] == [[], []]
-    assert not any(e.turn_started.legal_cards for e in public)  # RULES.md §14
+    assert not any(e.turn_started.legal_cards for e in public)  # docs/rules.md §14
     for seat in (0, 1, 2, 3):
         subject = subjects.seat_events(t, seat)
         own = await read_subject(js, subject)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import nats
 import pytest
-from conftest import InProcessTable
 from table_support import (
     Acked,
     AuthNats,
@@ -24,6 +23,7 @@ from table_support import (
     token,
 )
 
+from conftest import InProcessTable
 from trix import engine, records
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX

@@ -1,6 +1,6 @@
 """A seat's own copy of TurnStarted carries its legal moves (ADR 0003 decision 15): exactly
 what its view gives at that turn, so a client acts without asking for a view; the public copy
-carries none (RULES.md §14 "its hand | yes | never (only the number of cards) | never"), and a
+carries none (docs/rules.md §14 "its hand | yes | never (only the number of cards) | never"), and a
 table rebuilt after a crash republishes the same copies. Real nats-server, the table service
 in-process, the C engine."""
 
@@ -11,9 +11,9 @@ import contextlib
 import random
 from typing import Any
 
-from conftest import InProcessTable
 from table_support import GatewayClient, create_request, play_until, read_subject, token
 
+from conftest import InProcessTable
 from trix.natsio import subjects
 from trix.play import pick, pick_from_turn
 from trix.table.subscribers import destinations, every_subject
@@ -99,7 +99,7 @@ async def test_only_the_seats_due_get_a_copy_and_the_public_one_has_no_legal_mov
         turn = event.turn_started
         # §14: the public subject never carries a seat's legal moves.
         assert not turn.legal_cards and not turn.legal_contracts
-        # RULES.md §11 seed turns need no copies; every decision turn has them.
+        # docs/rules.md §11 seed turns need no copies; every decision turn has them.
         assert turn.seat_copies == (not turn.client_seeds)
         for seat in range(4):
             has = event.sequence in own[seat]

@@ -1,4 +1,4 @@
-"""Whole games with the real clock and short timers (RULES.md §9, §10): the table service
+"""Whole games with the real clock and short timers (docs/rules.md §9, §10): the table service
 and the timers service in-process, real NATS with per-service users, real gRPC, the C
 engine. A player who never acts is auto-played to the end; a paid table whose player
 does not come back ends at once with the §10 ranking; a free table hands the seat to a

@@ -57,18 +57,18 @@ log = structlog.get_logger("trix.matchmaking")
 # -- rules of the wish -----------------------------------------------------------------
 
 VARIANTS: dict[int, str] = {1: "TRIX", 2: "TRIX_PARTNERSHIP", 3: "COMPLEX", 4: "COMPLEX_PARTNERSHIP"}
-"""RULES.md §2, by the value of `trix.v1.Variant`."""
+"""docs/rules.md §2, by the value of `trix.v1.Variant`."""
 PARTNERSHIP_VARIANTS = frozenset({2, 4})
 
 MAX_STAKE_COINS = 10_000_000
-"""A stake above this is refused as absurd (RULES.md §13 sets no upper bound; we do)."""
+"""A stake above this is refused as absurd (docs/rules.md §13 sets no upper bound; we do)."""
 MAX_CLIENT_SEED_BYTES = 64
-"""RULES.md §11: at most 64 bytes of UTF-8, no `|`."""
+"""docs/rules.md §11: at most 64 bytes of UTF-8, no `|`."""
 
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One table option: its default (RULES.md), its bounds and whether only partnership uses it."""
+    """One table option: its default (docs/rules.md), its bounds and whether only partnership uses it."""
 
     default: int
     minimum: int
@@ -97,7 +97,7 @@ PRESETS: dict[str, dict[str, int]] = {
     "majlis-001": {"doubling_reveal": 2, "doubling_self_take": 2},  # seed 001: simultaneous doubling
     "majlis-003": {"doubling": 0, "team_tiebreak": 2},  # seed 003: no doubling, shared team ties
 }
-"""Named rules presets, each a set of options over the defaults (RULES.md: every majlis
+"""Named rules presets, each a set of options over the defaults (docs/rules.md: every majlis
 difference is a table option)."""
 
 
@@ -131,7 +131,7 @@ class Wish:
 
 
 def resolve_wish(variant: int, options: dict[str, int], preset: str, stake: int | None) -> Wish:
-    """Validate a wish and resolve every option to a value (unset -> RULES.md default)."""
+    """Validate a wish and resolve every option to a value (unset -> docs/rules.md default)."""
     if variant not in VARIANTS:
         raise InvalidArgument(f"unknown variant {variant}; use one of {', '.join(VARIANTS.values())}")
     partnership = variant in PARTNERSHIP_VARIANTS
@@ -158,7 +158,7 @@ def resolve_wish(variant: int, options: dict[str, int], preset: str, stake: int 
             raise InvalidArgument(f"a stake above {MAX_STAKE_COINS} coins is not accepted: {stake}")
         coins = stake
     if coins == 0 and chosen.get("rake_percent", 0) != 0:
-        raise InvalidArgument("rake_percent applies to paid tables only (RULES.md §13)")
+        raise InvalidArgument("rake_percent applies to paid tables only (docs/rules.md §13)")
     resolved: list[tuple[str, int]] = []
     for name, spec in sorted(OPTIONS.items()):
         value = chosen.get(name, spec.default)
@@ -176,7 +176,7 @@ def check_player_id(player_id: str, what: str = "player id") -> str:
 
 def check_client_seed(seed: str) -> str:
     if len(seed.encode()) > MAX_CLIENT_SEED_BYTES or "|" in seed:
-        raise InvalidArgument("client seed must be at most 64 bytes of UTF-8 without '|' (RULES.md §11)")
+        raise InvalidArgument("client seed must be at most 64 bytes of UTF-8 without '|' (docs/rules.md §11)")
     return seed
 
 
@@ -388,7 +388,7 @@ class MatchPublisher(Protocol):
 
 
 class Wallet(Protocol):
-    """Scoring's stake holds (RULES.md §13), idempotent by ticket id."""
+    """Scoring's stake holds (docs/rules.md §13), idempotent by ticket id."""
 
     async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
         """Raises ResourceExhausted when the balance does not cover `coins`."""
@@ -571,7 +571,7 @@ def form_groups(
 
 
 def assign_seats(group: Group, rng: Any) -> list[Ticket | None]:
-    """Seats 0..3 at random (RULES.md §1): each pair in {s, s+2}, None = a bot."""
+    """Seats 0..3 at random (docs/rules.md §1): each pair in {s, s+2}, None = a bot."""
     seats: list[Ticket | None] = [None] * 4
     pairs = [u for u in group.units if u.size == 2]
     solos = [u.tickets[0] for u in group.units if u.size == 1]
@@ -745,7 +745,7 @@ class MatchmakingService:
         request_id: str = "",
         preset: str = "",
     ) -> Ticket:
-        """Queue a player; paid tickets hold the stake first (RULES.md §13)."""
+        """Queue a player; paid tickets hold the stake first (docs/rules.md §13)."""
         check_player_id(player_id)
         check_client_seed(client_seed)
         if partner_id:

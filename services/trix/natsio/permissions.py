@@ -3,7 +3,7 @@
 Owns `authorization_block`, the `authorization { users = [...] }` section of a
 nats-server config with one user per service (ARCHITECTURE.md "Each service connects
 to NATS as its own user with the least permissions it needs"). The table service
-owns the private data (table logs, snapshots, server seeds: RULES.md §14); the
+owns the private data (table logs, snapshots, server seeds: docs/rules.md §14); the
 gateway is whitelisted to table command requests, presence, its own inbox and the
 per-seat and public table event subjects (live and through JetStream on
 TABLE_EVENTS), and the server refuses it everything else. The other backend
