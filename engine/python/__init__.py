@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from trix import rules
+
 from . import _core
 
 __all__ = [
@@ -192,30 +194,26 @@ _core._register(IllegalAction)
 
 # ---- cards and actions (docs/rules.md §1, docs/engine-api.md) -------------------
 
-_RANKS = "23456789TJQKA"
-_SUITS = "CDHS"
 ACTION_NO_DOUBLE = 64
 _CHOOSE_BASE = 52
 _DOUBLE_BASE = 64
 # Doubling mask bits: bit0 QC, bit1 QD, bit2 QH, bit3 QS, bit4 KH.
-_DOUBLE_BIT_CARDS = (10, 23, 36, 49, 37)
+_DOUBLE_BIT_CARDS = rules.DOUBLE_MASK_CARDS
 
 
 def card_str(card: int) -> str:
     """`49 -> "QS"` (docs/rules.md §1)."""
     if not isinstance(card, int) or not 0 <= card < 52:
         raise ValueError(f"not a card id: {card!r}")
-    return _RANKS[card % 13] + _SUITS[card // 13]
+    return rules.card_text(card)
 
 
 def parse_card(text: str) -> int:
     """`"QS" -> 49`; only exact upper-case rank then suit (`TD`, never `10D`)."""
-    if not isinstance(text, str) or len(text) != 2:
+    card = rules.card_of_text(text)
+    if card is None:
         raise ValueError(f"not a card: {text!r}")
-    r, s = _RANKS.find(text[0]), _SUITS.find(text[1])
-    if r < 0 or s < 0:
-        raise ValueError(f"not a card: {text!r}")
-    return s * 13 + r
+    return card
 
 
 def play(card: int) -> int:
@@ -282,11 +280,7 @@ def visible_events(events: Iterable[Event], seat: int | None, reveal: Reveal | N
 
 _NO_SEAT = 0xFF
 _NO_RANK = 0xFF
-_DOUBLING_CARDS = {
-    Contract.KING: frozenset({37}),
-    Contract.QUEENS: frozenset({10, 23, 36, 49}),
-    Contract.COMPLEX: frozenset({10, 23, 36, 37, 49}),
-}
+_DOUBLING_CARDS = rules.DOUBLING_CARDS_BY_CONTRACT
 
 
 def _options_from_tuple(t: tuple[int, int, int, int, int]) -> Options:

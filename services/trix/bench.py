@@ -349,9 +349,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     e = sub.add_parser("engine", help="engine speed: Python API, model, C playouts, record replay")
     e.add_argument("--seconds", type=float, default=2.0, help="duration of each measure (default 2)")
     e.add_argument("--seed", type=int, default=0)
-    e.add_argument(
-        "--examples", type=Path, default=None, help="records to replay (default: tests/golden)"
-    )
+    e.add_argument("--examples", type=Path, default=None, help="records to replay (default: tests/golden)")
     b = sub.add_parser("bot", help="the bot against RANDOM and LOWEST players, one JSON line per variant")
     b.add_argument("--games", type=int, default=1000, help="games per variant and opponent (default 1000)")
     b.add_argument("--seed", type=int, default=0)

@@ -51,45 +51,30 @@ import structlog
 
 from trix.errors import AlreadyExists, IllegalMove, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from trix.matchmaking.config import MatchmakingConfig
+from trix.rules import (
+    PARTNERSHIP_VARIANT_NAMES,
+    PLAYER_ID_RULE,
+    TABLE_OPTIONS,
+    VARIANT_NAMES,
+    is_player_id,
+    proto_enum,
+)
 
 log = structlog.get_logger("trix.matchmaking")
 
 # -- rules of the wish -----------------------------------------------------------------
 
-VARIANTS: dict[int, str] = {1: "TRIX", 2: "TRIX_PARTNERSHIP", 3: "COMPLEX", 4: "COMPLEX_PARTNERSHIP"}
+VARIANTS: dict[int, str] = {proto_enum(value): name for value, name in enumerate(VARIANT_NAMES)}
 """docs/rules.md §2, by the value of `trix.v1.Variant`."""
-PARTNERSHIP_VARIANTS = frozenset({2, 4})
+PARTNERSHIP_VARIANTS = frozenset(value for value, name in VARIANTS.items() if name in PARTNERSHIP_VARIANT_NAMES)
 
 MAX_STAKE_COINS = 10_000_000
 """A stake above this is refused as absurd (docs/rules.md §13 sets no upper bound; we do)."""
 MAX_CLIENT_SEED_BYTES = 64
 """docs/rules.md §11: at most 64 bytes of UTF-8, no `|`."""
 
-
-@dataclass(frozen=True)
-class OptionSpec:
-    """One table option: its default (docs/rules.md), its bounds and whether only partnership uses it."""
-
-    default: int
-    minimum: int
-    maximum: int
-    partnership_only: bool = False
-
-
-# Every TableOptions field (common.proto), resolved to an int: bools 0/1, enums by value.
-OPTIONS: dict[str, OptionSpec] = {
-    "doubling": OptionSpec(1, 0, 1),  # §7 doubling on
-    "doubling_reveal": OptionSpec(1, 1, 2),  # §7 SEQUENTIAL
-    "doubling_self_take": OptionSpec(1, 1, 2),  # §7 NOBODY
-    "team_tiebreak": OptionSpec(1, 1, 2, partnership_only=True),  # §8 LAST_TRIX
-    "partnership_trix_early_end": OptionSpec(1, 0, 1, partnership_only=True),  # §6
-    "contract_timeout_s": OptionSpec(15, 1, 600),  # §9
-    "double_timeout_s": OptionSpec(8, 1, 600),  # §9
-    "card_timeout_s": OptionSpec(12, 1, 600),  # §9
-    "leave_grace_s": OptionSpec(60, 0, 3600),  # §10
-    "max_timeouts_in_a_row": OptionSpec(3, 1, 100),  # §10
-    "rake_percent": OptionSpec(0, 0, 100),  # §13
-}
+OPTIONS = TABLE_OPTIONS
+"""Every TableOptions field (common.proto), resolved to an int: bools 0/1, enums by value (trix.rules)."""
 
 PRESETS: dict[str, dict[str, int]] = {
     "standard": {},  # every default: seed 002
@@ -169,8 +154,8 @@ def resolve_wish(variant: int, options: dict[str, int], preset: str, stake: int 
 
 
 def check_player_id(player_id: str, what: str = "player id") -> str:
-    if not player_id or len(player_id) > 128 or not all(c.isascii() and (c.isalnum() or c in "_-") for c in player_id):
-        raise InvalidArgument(f"{what} must be 1-128 of A-Z a-z 0-9 _ -: {player_id!r}")
+    if not is_player_id(player_id):
+        raise InvalidArgument(f"{what} must be {PLAYER_ID_RULE}: {player_id!r}")
     return player_id
 
 

@@ -21,10 +21,10 @@ Tokens are checked so an id can never inject a wildcard or an extra token.
 
 from __future__ import annotations
 
-import re
 import zlib
 
 from trix.errors import InvalidArgument
+from trix.rules import PLAYER_ID
 
 ROOT = "trix"
 TABLE_SHARDS = 64
@@ -35,7 +35,7 @@ TABLE_LOG_STREAM = "TABLE_LOG"
 TABLE_SNAPSHOTS_STREAM = "TABLE_SNAPSHOTS"
 TABLE_EVENTS_STREAM = "TABLE_EVENTS"
 
-_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_TOKEN = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
 
 
 def token(value: str, what: str = "id") -> str:
