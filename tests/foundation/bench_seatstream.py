@@ -6,7 +6,8 @@ its own subscriptions (`private`, as before) or sharing one per subject (`shared
 measures its own CPU from after the stored part until every reader saw GameEnded; the
 nats-server's CPU is read from /proc over the same window.
 
-    PYTHONPATH=services .venv/bin/python tests/foundation/bench_seatstream.py [--tables 50] [--events 60] [--rounds 2]
+    PYTHONPATH=services:tests .venv/bin/python tests/foundation/bench_seatstream.py \
+        [--tables 50] [--events 60] [--rounds 2]
 
 Prints one JSON line per run: CPU per public event (all four readers together), NATS
 messages the readers' connection received per public event."""
@@ -24,8 +25,7 @@ import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
-from foundation_support import NatsServer
-
+from support.nats import NatsServer
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.v1 import events_pb2

@@ -15,8 +15,9 @@ from collections.abc import AsyncIterator
 
 import nats
 import pytest
-from mm_support import NatsServer, config, start_replica
+from mm_support import config, start_replica
 
+from support.nats import NatsServer
 from trix.matchmaking.service import SEARCHING, MatchmakingService, Ticket, partition_of, resolve_wish
 from trix.matchmaking.subscribers import TICKETS_BUCKET, PartitionOwner
 from trix.runtime.server import Runtime

@@ -14,16 +14,10 @@ from dataclasses import dataclass
 
 import grpc
 import pytest
-from mm_support import (
-    FakeClock,
-    NatsServer,
-    ScoringApp,
-    config,
-    identity,
-    read_matches,
-    serving_replica,
-)
+from mm_support import ScoringApp, config, identity, read_matches, serving_replica
 
+from support.clock import ManualClock
+from support.nats import NatsServer
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringWallet
 from trix.runtime.server import Runtime
@@ -38,7 +32,7 @@ STAKE = 100
 
 @dataclass
 class Env:
-    clock: FakeClock
+    clock: ManualClock
     service: MatchmakingService
     runtime: Runtime
     api: Stub
@@ -50,7 +44,7 @@ class Env:
 async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
     scoring = ScoringApp(nats_server.url)
     await scoring.start()
-    clock = FakeClock()
+    clock = ManualClock()
     cfg = config(nats_server.url, bot_fill_after_s=20.0, ticket_ttl_s=300.0, scoring_target=scoring.address)
     wallet = ScoringWallet(scoring.address, cfg.internal_token_key, timeout_s=10.0)
     service = MatchmakingService(cfg, clock=clock, rng=random.Random(11), wallet=wallet)

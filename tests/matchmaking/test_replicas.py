@@ -19,8 +19,9 @@ from pathlib import Path
 
 import grpc
 import pytest
-from mm_support import SCORING_ADMIN, NatsServer, ReplicaProcess, ScoringProcess, identity, read_matches
+from mm_support import SCORING_ADMIN, ReplicaProcess, ScoringProcess, identity, read_matches
 
+from support.nats import NatsServer
 from trix.v1 import common_pb2, scoring_pb2
 from trix.v1 import matchmaking_pb2 as mm
 from trix.v1.matchmaking_pb2_grpc import MatchmakingServiceStub as Stub

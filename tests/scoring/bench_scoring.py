@@ -19,10 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scoring_support import ADMIN_TOKEN, EventPublisher, InProcessScoring
 
-from scoring_support import ADMIN_TOKEN, EventPublisher, InProcessScoring, NatsServer
-
+from support.nats import NatsServer
 from trix.runtime.logs import configure_logging
 from trix.v1 import common_pb2, events_pb2
 

@@ -33,11 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from scoring_support import ADMIN, EventPublisher, ScoringProcess, identity
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from scoring_support import ADMIN, EventPublisher, NatsServer, ScoringProcess, identity
-
+from support.nats import NatsServer
 from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import CRASH_EXIT_CODE, CRASH_POINTS
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc

@@ -9,9 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scoring_support import REPO, EventPublisher, InProcessScoring, MemoryJournal, memory_service, wait_until
+from scoring_support import REPO, EventPublisher, InProcessScoring, MemoryJournal, memory_service
 
 from support.golden import GOLDEN_DIR
+from support.waiting import eventually
 from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import ScoringService
 from trix.scoring.state import doubled_cards_taken
@@ -59,7 +60,7 @@ async def test_standings_equal_trix_replay(scoring: InProcessScoring, publisher:
     async def all_ended() -> bool:
         return all(f"real-{n}" in scoring.service.state.records for n in GAMES)
 
-    await wait_until(all_ended, what="three games applied")
+    await eventually(all_ended, what="three games applied")
     for name, completed in replayed.items():
         standings = await scoring.stub.GetStandings(scoring_pb2.GetStandingsRequest(table_id=f"real-{name}"))
         assert list(standings.totals.values) == completed["totals"]

@@ -7,9 +7,9 @@ decisions 14 and 15)."""
 from __future__ import annotations
 
 import nats
-from table_support import read_subject
 
 from conftest import InProcessTable
+from support.table import read_subject
 from trix.natsio import subjects
 from trix.table.subscribers import JetStreamSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed

@@ -16,9 +16,9 @@ import grpc
 import nats
 import pytest
 from leakcheck import check_own_copies, check_stream, merged_stream
-from table_support import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
 
 from conftest import InProcessTable
+from support.table import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
 from trix import engine, records
 from trix.natsio import subjects
 from trix.table.identity import TOKEN_METADATA

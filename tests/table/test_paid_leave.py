@@ -10,9 +10,9 @@ import json
 import time
 
 import pytest
-from table_support import CommandError, GatewayClient, create_request, header, read_subject, record_of, token
 
 from conftest import SCORING_ADMIN, InProcessScoring, InProcessTable
+from support.table import CommandError, GatewayClient, create_request, header, read_subject, record_of, token
 from trix import engine, records
 from trix.natsio import subjects
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2

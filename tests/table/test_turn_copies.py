@@ -11,9 +11,8 @@ import contextlib
 import random
 from typing import Any
 
-from table_support import GatewayClient, create_request, play_until, read_subject, token
-
 from conftest import InProcessTable
+from support.table import GatewayClient, create_request, play_until, read_subject, token
 from trix.natsio import subjects
 from trix.play import pick, pick_from_turn
 from trix.table.subscribers import destinations, every_subject

@@ -8,9 +8,8 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
-from table_support import GatewayClient, create_request, header, read_subject, token
-
 from conftest import InProcessTable
+from support.table import GatewayClient, create_request, header, read_subject, token
 from trix.natsio import subjects
 from trix.v1 import common_pb2, events_pb2, table_pb2
 

@@ -12,9 +12,11 @@ from datetime import UTC
 from typing import Any
 
 import pytest
-from timers_support import AuthNats, Client_, InProcessTable, InProcessTimers, eventually, legal_move, token
+from timers_support import Client_, InProcessTable, InProcessTimers, legal_move, token
 
-from trix.timers.clock import ManualClock
+from support.clock import ManualClock
+from support.nats import AuthNats
+from support.waiting import eventually
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 PLAYERS = ("alice", "bob", "carol", "dave")

@@ -11,8 +11,10 @@ from datetime import UTC
 
 import grpc
 import pytest
-from timers_support import AuthNats, Client_, InProcessTable, InProcessTimers, eventually, fast_options
+from timers_support import Client_, InProcessTable, InProcessTimers, fast_options
 
+from support.nats import AuthNats
+from support.waiting import eventually
 from trix.table.identity import verify
 from trix.timers.clock import SystemClock
 from trix.timers.subscribers import sign_service_token
