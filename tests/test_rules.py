@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from trix import (
-    engine,  # type: ignore[attr-defined]
-    rules,
-)
+from trix import engine, rules
 from trix.v1 import common_pb2
 
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from trix import engine, fairness  # type: ignore[attr-defined]  # engine/python, mapped in by setuptools
+from trix import engine, fairness
 from trix.errors import (
     DomainError,
     IllegalMove,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from trix import engine, fairness  # type: ignore[attr-defined]  # engine/python, mapped in by setuptools
+from trix import engine, fairness
 from trix.rules import (  # docs/rules.md §9 defaults; proto <-> engine enum values
     DEFAULT_CARD_TIMEOUT_S,
     DEFAULT_CONTRACT_TIMEOUT_S,
