@@ -1,4 +1,4 @@
-"""Properties of the pure matching (trix.matchmaking.service: build_units, form_groups,
+"""Properties of the pure matching (trix.matchmaking.matching: build_units, form_groups,
 assign_seats), over queues hypothesis draws: no ticket is matched twice, no table holds
 more than four, partners always sit opposite (docs/rules.md §1), every anchor's table is
 within its rating window, bots fill only where allowed and after the wait.
@@ -13,7 +13,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trix.matchmaking.service import RatingWindow, Ticket, Wish, assign_seats, build_units, form_groups
+from trix.matchmaking.matching import RatingWindow, assign_seats, build_units, form_groups
+from trix.matchmaking.records import Ticket
+from trix.matchmaking.wishes import Wish
 
 WISH = Wish(variant=2, options=(), stake=0)
 NOW = 10_000.0

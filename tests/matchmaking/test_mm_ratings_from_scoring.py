@@ -17,7 +17,8 @@ from mm_support import ScoringApp, config, identity, publish_rated_game, serving
 
 from support.clock import ManualClock
 from support.nats import NatsServer
-from trix.matchmaking.service import SEARCHING, MatchmakingService
+from trix.matchmaking.records import SEARCHING
+from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringRatings
 from trix.runtime.server import Runtime
 from trix.v1 import common_pb2, scoring_pb2

@@ -56,7 +56,7 @@ class LazyStub:
 
 
 class ScoringWallet:
-    """`trix.matchmaking.service.Wallet` over `trix.v1.ScoringService`."""
+    """`trix.matchmaking.ports.Wallet` over `trix.v1.ScoringService`."""
 
     def __init__(self, target: str, token_key: str = "", timeout_s: float = 5.0) -> None:
         self.lazy = LazyStub(target)
@@ -91,7 +91,7 @@ class ScoringWallet:
 
 
 class ScoringRatings:
-    """`trix.matchmaking.service.RatingSource` over `trix.v1.ScoringService.GetLeaderboard`."""
+    """`trix.matchmaking.ports.RatingSource` over `trix.v1.ScoringService.GetLeaderboard`."""
 
     def __init__(
         self,
