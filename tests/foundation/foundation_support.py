@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from support.processes import stop_process
 from trix.natsio.connection import NatsConnection
 from trix.up import free_port
 
@@ -60,11 +60,6 @@ class ServiceProcess:
 
     def stop(self) -> int:
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                return self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        code = stop_process(self.proc, grace_s=30)
+        assert code is not None
+        return code

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import grpc
 import nats
 
 from support.ports import wait_port
+from support.processes import kill_process, stop_process
 from trix.matchmaking.__main__ import build
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
@@ -124,18 +124,10 @@ class ReplicaProcess:
         wait_port(self.port, 30)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        kill_process(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, grace_s=15)
 
 
 SCORING_ADMIN_TOKEN = "test-scoring-admin"
@@ -271,10 +263,4 @@ class ScoringProcess:
         wait_port(self.port, 30)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, grace_s=15)

@@ -4,7 +4,6 @@ subprocess, and a publisher of table events in the events.proto envelope."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import nats
 from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client
 
+from support.processes import kill_process, stop_process
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import provision
@@ -111,20 +111,12 @@ class ScoringProcess:
 
     def kill(self) -> int:
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        return self.proc.wait()
+        code = kill_process(self.proc)
+        assert code is not None
+        return code
 
     def stop(self) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                return self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        return self.proc.wait()
+        return stop_process(self.proc, grace_s=20)
 
 
 class EventPublisher:

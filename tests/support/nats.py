@@ -9,11 +9,11 @@ again on the same port and store (`stop`, `start`), so a test can restart NATS.
 from __future__ import annotations
 
 import secrets
-import signal
 import subprocess
 from pathlib import Path
 
 from support.ports import wait_port
+from support.processes import stop_process
 from trix.natsio.permissions import authorization_block, user_url
 from trix.up import free_port, nats_server_binary
 
@@ -46,15 +46,7 @@ class _NatsProcess:
         wait_port(self.port)
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, grace_s=10)
         self.proc = None
 
 

@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import nats
 from nats.aio.client import Client
 from nats.js.api import DeliverPolicy
 
+from support.processes import kill_process, stop_process
 from trix import rules
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
@@ -64,18 +64,10 @@ class TableProcess:
             self.proc = subprocess.Popen([sys.executable, "-m", "trix.table"], env=self.env, stdout=log, stderr=log)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
+        kill_process(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, grace_s=15)
 
 
 def token(role: str, name: str) -> str:
