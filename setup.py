@@ -1,4 +1,4 @@
-"""Build the C engine extension `trix.engine._core` (RULES.md lives in engine/src)."""
+"""Build the C engine extension `trix.engine._core` (the rules of docs/rules.md, implemented in engine/src)."""
 
 from setuptools import Extension, setup
 

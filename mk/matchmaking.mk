@@ -11,4 +11,4 @@ test-matchmaking: $(STAMP_DEV) ## matchmaking: 10,000 tickets (paid ones through
 	@cat $(MM_FIGURES_DIR)/matchmaking-figures.json
 
 bench-matchmaking: $(STAMP_DEV) ## matchmaking: tickets matched/s, p50/p99 wait, enqueue errors, leases lost at a steady arrival rate (one JSON line; BENCH_ARGS="--rate 60")
-	$(PY) tests/matchmaking/bench.py $(BENCH_ARGS)
+	PYTHONPATH=tests $(PY) tests/matchmaking/bench.py $(BENCH_ARGS)

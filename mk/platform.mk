@@ -51,7 +51,7 @@ lint: $(STAMP_DEV) ## ruff check and ruff format --check
 	$(VENV)/bin/ruff check services tests proto engine/python
 	$(VENV)/bin/ruff format --check services tests proto engine/python
 
-typecheck: $(STAMP_DEV) ## mypy --strict on services/trix (generated trix.v1 excluded, see pyproject)
+typecheck: $(STAMP_DEV) ## mypy --strict on services/trix with the engine's Python side trix.engine (generated trix.v1 excluded, see pyproject)
 	$(VENV)/bin/mypy
 
 pytest: $(STAMP_DEV) ## every Python test under tests/ but those marked outside_ci (their make targets run them; README)

@@ -9,14 +9,14 @@ test-replicas: ## table replicas: lease plan, startup fair share, CI SIGKILL fau
 	exit $$rc
 
 fault-replicas: ## 3 replicas, concurrent bot games, >= 20 SIGKILLs of table owners (asserts resume <= 5 s); last line: one JSON summary
-	@PYTHONPATH=services $(PY) tests/replicas/fault.py --kills $${KILLS:-20} --slots $${SLOTS:-8}
+	@PYTHONPATH=services:tests $(PY) tests/replicas/fault.py --kills $${KILLS:-20} --slots $${SLOTS:-8}
 
 fault-tables: ## the issue's name: the pause/handover tests, then fault-replicas (JSON last)
 	@$(PY) -m pytest -q -p no:cacheprovider tests/replicas/test_handover.py >&2
 	@$(MAKE) --no-print-directory fault-replicas
 
 rebalance-tables: ## 1 replica with 300 running tables, 2 join: asserts spread within 20 % of even and no game interrupted > 5 s (TABLES=300); last line: JSON
-	@PYTHONPATH=services $(PY) tests/replicas/rebalance.py --tables $${TABLES:-300}
+	@PYTHONPATH=services:tests $(PY) tests/replicas/rebalance.py --tables $${TABLES:-300}
 
 bench-tables: ## actions/s with 1 and 3 table replicas under the same load, and the scaling factor (a benchmark, not a test; TABLES=24 BENCH_S=20); last line: JSON
-	@PYTHONPATH=services $(PY) tests/replicas/bench_replicas.py --tables $${TABLES:-24} --seconds $${BENCH_S:-20}
+	@PYTHONPATH=services:tests $(PY) tests/replicas/bench_replicas.py --tables $${TABLES:-24} --seconds $${BENCH_S:-20}

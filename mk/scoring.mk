@@ -13,7 +13,7 @@ test-scoring: ## scoring tests: real nats-server and gRPC on loopback, CI-sized 
 	$(PY) -m pytest -q --timeout=300 tests/scoring $(PYTEST_ARGS)
 
 fault-wallet: ## 1,000 paid tables while the scoring service is killed >= 20 times; last line: one JSON summary
-	$(PY) tests/scoring/fault_wallet.py --tables $(FAULT_TABLES) --kills $(FAULT_KILLS) --seed $(FAULT_SEED)
+	PYTHONPATH=tests $(PY) tests/scoring/fault_wallet.py --tables $(FAULT_TABLES) --kills $(FAULT_KILLS) --seed $(FAULT_SEED)
 
 bench-scoring: ## scoring consumer benchmark: prints events consumed per second (one JSON line)
-	$(PY) tests/scoring/bench_scoring.py --tables $(BENCH_TABLES)
+	PYTHONPATH=tests $(PY) tests/scoring/bench_scoring.py --tables $(BENCH_TABLES)

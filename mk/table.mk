@@ -9,4 +9,4 @@ test-table: ## table service integration + leak tests (real NATS, gRPC, C engine
 	exit $$rc
 
 bench-table: ## per-action cost of the table service on loopback: latency, actions/s, JetStream messages and CPU per action, event publishing before/after (ADR 0003 §13; BENCH_ROUNDS, BENCH_TABLES, BENCH_ACTIONS)
-	@PYTHONPATH=services:tests/table $(PY) tests/table/bench_table.py $(BENCH_GAMES)
+	@PYTHONPATH=services:tests:tests/table $(PY) tests/table/bench_table.py $(BENCH_GAMES)

@@ -583,7 +583,7 @@ static PyObject *Game_state(GameObject *self, PyObject *Py_UNUSED(ignored)) {
     return d;
 }
 
-/* Per-deal history (RULES.md §12): list of (owner, contract|None,
+/* Per-deal history (docs/rules.md §12): list of (owner, contract|None,
  * ((seat, mask), ...), (card, ...), scores|None, hands as 4 sorted tuples). */
 static PyObject *Game_history(GameObject *self, PyObject *Py_UNUSED(ignored)) {
     const trix_game *g = &self->g;
@@ -659,7 +659,7 @@ static PyMethodDef Game_methods[] = {
      "sorted legal actions of a seat"},
     {"apply", (PyCFunction)(void (*)(void))Game_apply, METH_FASTCALL, "apply an action, return events"},
     {"provide_deal", (PyCFunction)Game_provide_deal, METH_O, "supply the next deal's 4 hands"},
-    {"leave", (PyCFunction)Game_leave, METH_O, "RULES.md §10: a seat leaves a paid table"},
+    {"leave", (PyCFunction)Game_leave, METH_O, "docs/rules.md §10: a seat leaves a paid table"},
     {"hand", (PyCFunction)Game_hand, METH_O, "a seat's hand, sorted ids"},
     {"scores", (PyCFunction)Game_scores, METH_NOARGS, "the current deal's points so far"},
     {"totals", (PyCFunction)Game_totals, METH_NOARGS, "totals of finished deals"},
@@ -678,7 +678,7 @@ static PyTypeObject GameType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "trix.engine._core.Game",
     .tp_basicsize = sizeof(GameObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "A Trix game (RULES.md); see docs/engine-api.md.",
+    .tp_doc = "A Trix game (docs/rules.md); see docs/engine-api.md.",
     .tp_new = Game_new,
     .tp_init = (initproc)Game_init,
     .tp_methods = Game_methods,

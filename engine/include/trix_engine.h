@@ -1,5 +1,5 @@
 /*
- * trix_engine.h: the one public header of the Trix rules engine (RULES.md).
+ * trix_engine.h: the one public header of the Trix rules engine (docs/rules.md).
  *
  * Plain C11. The caller owns a fixed-size `trix_game`; the engine never
  * allocates, keeps no globals, does no I/O and never aborts on user input:
@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-/* ---- sizes (RULES.md §1-§3, §12) ---------------------------------------- */
+/* ---- sizes (docs/rules.md §1-§3, §12) ---------------------------------------- */
 enum {
     TRIX_SEATS = 4,
     TRIX_CARDS = 52,
@@ -170,7 +170,7 @@ typedef struct {
     int32_t v[4];
 } trix_event;
 
-/* ---- options (RULES.md section per field) --------------------------------- */
+/* ---- options (docs/rules.md section per field) --------------------------------- */
 typedef struct {
     uint8_t doubling;                   /* §7 on/off, default 1 */
     uint8_t doubling_reveal;            /* §7 trix_reveal, default SEQUENTIAL */
@@ -179,7 +179,7 @@ typedef struct {
     uint8_t partnership_trix_early_end; /* §6 partnership only, default 1 */
 } trix_options;
 
-/* ---- per-deal history, for RULES.md §12 records --------------------------- */
+/* ---- per-deal history, for docs/rules.md §12 records --------------------------- */
 typedef struct {
     uint8_t owner;
     uint8_t contract;                        /* TRIX_NO_CONTRACT until chosen */

@@ -1,7 +1,7 @@
 """trix.engine: the Python face of the C rules engine (docs/engine-api.md).
 
 Owns the typed API around the C extension `trix.engine._core`: enums, the
-frozen Options, action helpers, event filtering (RULES.md §14), and the
+frozen Options, action helpers, event filtering (docs/rules.md §14), and the
 `Game` class whose hot paths (`to_act`, `legal_actions`, `apply`) are the C
 methods themselves. It holds no rules of its own and must not fall back to
 Python if the extension is missing: the ImportError propagates.
@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
+
+from trix import rules
 
 from . import _core
 
@@ -60,7 +62,7 @@ Event = tuple[Any, ...]
 
 
 class Variant(IntEnum):
-    """RULES.md §2."""
+    """docs/rules.md §2."""
 
     TRIX = 0
     TRIX_PARTNERSHIP = 1
@@ -69,7 +71,7 @@ class Variant(IntEnum):
 
 
 class Contract(IntEnum):
-    """RULES.md §2, §4-§6."""
+    """docs/rules.md §2, §4-§6."""
 
     KING = 0
     QUEENS = 1
@@ -80,21 +82,21 @@ class Contract(IntEnum):
 
 
 class Reveal(IntEnum):
-    """RULES.md §7 option `doubling_reveal`."""
+    """docs/rules.md §7 option `doubling_reveal`."""
 
     SEQUENTIAL = 0
     SIMULTANEOUS = 1
 
 
 class SelfTake(IntEnum):
-    """RULES.md §7 option `doubling_self_take`."""
+    """docs/rules.md §7 option `doubling_self_take`."""
 
     NOBODY = 0
     LEADER = 1
 
 
 class TeamTiebreak(IntEnum):
-    """RULES.md §8 option `team_tiebreak`."""
+    """docs/rules.md §8 option `team_tiebreak`."""
 
     LAST_TRIX = 0
     SHARED = 1
@@ -169,7 +171,7 @@ BOT = Policy.BOT
 class Options:
     """The engine's table options; each field names the rule it selects."""
 
-    doubling: bool = True  # RULES.md §7
+    doubling: bool = True  # docs/rules.md §7
     doubling_reveal: Reveal = Reveal.SEQUENTIAL  # §7
     doubling_self_take: SelfTake = SelfTake.NOBODY  # §7
     team_tiebreak: TeamTiebreak = TeamTiebreak.LAST_TRIX  # §8
@@ -190,32 +192,28 @@ class IllegalAction(Exception):
 
 _core._register(IllegalAction)
 
-# ---- cards and actions (RULES.md §1, docs/engine-api.md) -------------------
+# ---- cards and actions (docs/rules.md §1, docs/engine-api.md) -------------------
 
-_RANKS = "23456789TJQKA"
-_SUITS = "CDHS"
 ACTION_NO_DOUBLE = 64
 _CHOOSE_BASE = 52
 _DOUBLE_BASE = 64
 # Doubling mask bits: bit0 QC, bit1 QD, bit2 QH, bit3 QS, bit4 KH.
-_DOUBLE_BIT_CARDS = (10, 23, 36, 49, 37)
+_DOUBLE_BIT_CARDS = rules.DOUBLE_MASK_CARDS
 
 
 def card_str(card: int) -> str:
-    """`49 -> "QS"` (RULES.md §1)."""
+    """`49 -> "QS"` (docs/rules.md §1)."""
     if not isinstance(card, int) or not 0 <= card < 52:
         raise ValueError(f"not a card id: {card!r}")
-    return _RANKS[card % 13] + _SUITS[card // 13]
+    return rules.card_text(card)
 
 
 def parse_card(text: str) -> int:
     """`"QS" -> 49`; only exact upper-case rank then suit (`TD`, never `10D`)."""
-    if not isinstance(text, str) or len(text) != 2:
+    card = rules.card_of_text(text)
+    if card is None:
         raise ValueError(f"not a card: {text!r}")
-    r, s = _RANKS.find(text[0]), _SUITS.find(text[1])
-    if r < 0 or s < 0:
-        raise ValueError(f"not a card: {text!r}")
-    return s * 13 + r
+    return card
 
 
 def play(card: int) -> int:
@@ -257,7 +255,7 @@ def action_str(action: int) -> str:
     raise ValueError(f"not an action: {action!r}")
 
 
-# ---- visibility (RULES.md §14) --------------------------------------------
+# ---- visibility (docs/rules.md §14) --------------------------------------------
 
 
 def visible_events(events: Iterable[Event], seat: int | None, reveal: Reveal | None = None) -> list[Event]:
@@ -282,11 +280,7 @@ def visible_events(events: Iterable[Event], seat: int | None, reveal: Reveal | N
 
 _NO_SEAT = 0xFF
 _NO_RANK = 0xFF
-_DOUBLING_CARDS = {
-    Contract.KING: frozenset({37}),
-    Contract.QUEENS: frozenset({10, 23, 36, 49}),
-    Contract.COMPLEX: frozenset({10, 23, 36, 37, 49}),
-}
+_DOUBLING_CARDS = rules.DOUBLING_CARDS_BY_CONTRACT
 
 
 def _options_from_tuple(t: tuple[int, int, int, int, int]) -> Options:
@@ -328,7 +322,7 @@ class Game(_core.Game):
         return visible_events(events, seat, self.options.doubling_reveal)
 
     def view(self, seat: int | None) -> dict[str, Any]:
-        """What `seat` (or spectators, `None`) may see now (RULES.md §14)."""
+        """What `seat` (or spectators, `None`) may see now (docs/rules.md §14)."""
         if seat is not None and (not isinstance(seat, int) or not 0 <= seat < 4):
             raise IllegalAction(IllegalReason.BAD_SEAT, f"bad seat ({seat})")
         st = self._state()
@@ -388,7 +382,7 @@ class Game(_core.Game):
         return view
 
     def record(self) -> dict[str, Any]:
-        """RULES.md §12 record, without players and fairness."""
+        """docs/rules.md §12 record, without players and fairness."""
         opts = self.options
         deals: list[dict[str, Any]] = []
         for owner, contract, answers, plays, scores, hands in self._history():

@@ -1,8 +1,8 @@
 /*
- * trix_bot.c: the heuristic bot (RULES.md §9 auto-play, §10 free-table seats,
+ * trix_bot.c: the heuristic bot (docs/rules.md §9 auto-play, §10 free-table seats,
  * `trix selfplay`, `trix bench bot`).
  *
- * A pure function of what `seat` may see (RULES.md §14): its own hand, the
+ * A pure function of what `seat` may see (docs/rules.md §14): its own hand, the
  * cards placed this deal (and in which order, so who played them and which
  * seats showed a void), the current trick, the layout, the public hand counts,
  * the contract and, once play has begun, the doubled cards. It never reads

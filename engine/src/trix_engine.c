@@ -1,5 +1,5 @@
 /*
- * trix_engine.c: the rules of Trix (RULES.md §1-§8, §10, §12, §14).
+ * trix_engine.c: the rules of Trix (docs/rules.md §1-§8, §10, §12, §14).
  *
  * Owns the game state machine: deals, kingdoms, contract choice, doubling,
  * trick play, the TRIX layout, scoring, ranking, leaving, snapshots and

@@ -1,5 +1,5 @@
 /*
- * test_engine.c: C unit tests of the rules engine, one per rule (RULES.md).
+ * test_engine.c: C unit tests of the rules engine, one per rule (docs/rules.md).
  * Built and run by `make test-c` (and under sanitizers by `make asan`).
  * No framework: each test is a function; CHECK prints and counts failures.
  */

@@ -39,14 +39,14 @@ TARGET_API = 2 * OPENSPIEL_HEARTS_PYTHON
 TARGET_PLAYOUT = 5 * OPENSPIEL_HEARTS_CPP
 
 MODEL_RELATIVE_PATH = Path("tests") / "engine" / "model.py"
-EXAMPLES_DIR = Path("/work/shared/examples/games")
+GOLDEN_RELATIVE_PATH = Path("tests") / "golden"
 
 
 # ---- helpers -----------------------------------------------------------------
 
 
 def random_decks(rng: random.Random, deals: int) -> list[list[list[int]]]:
-    """`deals` fresh shuffles (RULES.md §3: every deal is a fresh shuffle)."""
+    """`deals` fresh shuffles (docs/rules.md §3: every deal is a fresh shuffle)."""
     decks: list[list[list[int]]] = []
     cards = list(range(52))
     for _ in range(deals):
@@ -77,6 +77,18 @@ def find_model(start: Path | None = None) -> tuple[ModuleType | None, str | None
                 return None, f"{path}: import failed ({type(exc).__name__}: {exc})"
             return module, None
     return None, f"{MODEL_RELATIVE_PATH} not found near {here.parent} or in {Path.cwd()}"
+
+
+def find_golden(start: Path | None = None) -> Path:
+    """The repository's golden records (tests/golden), looked up like the model: relative
+    to the repository holding this file, then the working directory. When neither has
+    them (an installed wheel), the returned path does not exist and the replay measure
+    uses self-play records instead."""
+    here = (start or Path(__file__)).resolve()
+    for path in [p / GOLDEN_RELATIVE_PATH for p in here.parents] + [Path.cwd() / GOLDEN_RELATIVE_PATH]:
+        if path.is_dir():
+            return path
+    return Path.cwd() / GOLDEN_RELATIVE_PATH
 
 
 def random_play_rate(
@@ -135,7 +147,7 @@ def playout_rate(seconds: float, seed: int) -> tuple[float, int, int]:
 
 
 def selfplay_records(n: int, seed: int) -> list[dict[str, Any]]:
-    """Records of bot games (when the shared examples are absent)."""
+    """Records of bot games (when the golden records are absent)."""
     engine = load_engine()
     rng = random.Random(seed)
     out: list[dict[str, Any]] = []
@@ -265,7 +277,7 @@ def bench_engine(seconds: float, seed: int, examples: Path) -> dict[str, Any]:
 
 PARTNERSHIP_SETUP = (
     "one BOT seat; its partner and both opponents play the opponent policy; "
-    "win = the BOT's team ranked 1 (RULES.md §8); points are team totals (sum of partners)"
+    "win = the BOT's team ranked 1 (docs/rules.md §8); points are team totals (sum of partners)"
 )
 SINGLES_SETUP = "one BOT seat against three seats of the opponent policy; win = BOT ranked 1 (§8, ties share)"
 
@@ -337,7 +349,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     e = sub.add_parser("engine", help="engine speed: Python API, model, C playouts, record replay")
     e.add_argument("--seconds", type=float, default=2.0, help="duration of each measure (default 2)")
     e.add_argument("--seed", type=int, default=0)
-    e.add_argument("--examples", type=Path, default=EXAMPLES_DIR, help="records to replay")
+    e.add_argument("--examples", type=Path, default=None, help="records to replay (default: tests/golden)")
     b = sub.add_parser("bot", help="the bot against RANDOM and LOWEST players, one JSON line per variant")
     b.add_argument("--games", type=int, default=1000, help="games per variant and opponent (default 1000)")
     b.add_argument("--seed", type=int, default=0)
@@ -349,7 +361,7 @@ def run_bench(args: argparse.Namespace) -> int:
         if args.seconds <= 0:
             print("--seconds must be > 0", file=sys.stderr)
             return 2
-        print(json.dumps(bench_engine(args.seconds, args.seed, args.examples)), flush=True)
+        print(json.dumps(bench_engine(args.seconds, args.seed, args.examples or find_golden())), flush=True)
         return 0
     if args.games <= 0:
         print("--games must be > 0", file=sys.stderr)

@@ -12,8 +12,8 @@ import sys
 
 # name -> (module, help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "replay": ("trix.records_cli", "check a game record (RULES.md §12) and print it completed"),
-    "verify": ("trix.records_cli", "verify a record's fair shuffle (RULES.md §11)"),
+    "replay": ("trix.records_cli", "check a game record (docs/rules.md §12) and print it completed"),
+    "verify": ("trix.records_cli", "verify a record's fair shuffle (docs/rules.md §11)"),
     "selfplay": ("trix.selfplay", "play whole games with the built-in bots"),
     "bench": ("trix.bench", "benchmarks: `trix bench engine`, `trix bench bot`"),
     "up": ("trix.up", "start NATS and every service on loopback"),

@@ -42,7 +42,7 @@ class AlreadyExists(DomainError):
 
 
 class IllegalMove(DomainError):
-    """A move the rules forbid now (RULES.md), or an action out of turn."""
+    """A move the rules forbid now (docs/rules.md), or an action out of turn."""
 
     code_name = "FAILED_PRECONDITION"
 

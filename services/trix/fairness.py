@@ -1,4 +1,4 @@
-"""The verifiable fair shuffle of RULES.md §11.
+"""The verifiable fair shuffle of docs/rules.md §11.
 
 Owns: drawing a server seed, its public commitment, validating client seeds and
 dealing deal n from (server_seed, client_seed). Pure hashlib/hmac, no I/O.

@@ -1,4 +1,4 @@
-"""Game records (RULES.md §12): parse, check, replay, complete and verify them.
+"""Game records (docs/rules.md §12): parse, check, replay, complete and verify them.
 
 Owns: the strict reading of a §12 record (never crashing, whatever the input),
 deriving hands (§11), replaying every action through a rules engine passed in
@@ -23,26 +23,26 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from trix.fairness import deal_from_seeds
+from trix.rules import (
+    CONTRACT_NAMES,
+    DEALS_PER_GAME,
+    DOUBLE_MASK_CARDS,
+    DOUBLING_CARDS,
+    NUM_SEATS,
+    RECORD_OPTION_DEFAULTS,
+    VARIANT_NAMES,
+    card_of_text,
+    card_text,
+)
 
 RECORD_FORMAT = "trix-game/1"
 MAX_RECORD_BYTES = 5 * 1024 * 1024  # a whole 20-deal game is ~35 kB; this is generous
-NUM_SEATS = 4
 CARDS_PER_HAND = 13
 
-# Same ints as docs/engine-api.md (and RULES.md §1 / §2 names).
-SUITS = "CDHS"
-RANKS = "23456789TJQKA"
-VARIANTS = {"TRIX": 0, "TRIX_PARTNERSHIP": 1, "COMPLEX": 2, "COMPLEX_PARTNERSHIP": 3}
-CONTRACTS = {
-    "KING": 0,
-    "QUEENS": 1,
-    "DIAMONDS": 2,
-    "TRICKS": 3,
-    "TRIX": 4,
-    "COMPLEX": 5,
-}
-# §2 "deals": 20 in the TRIX variants, 8 in the COMPLEX ones.
-NUM_DEALS = {"TRIX": 20, "TRIX_PARTNERSHIP": 20, "COMPLEX": 8, "COMPLEX_PARTNERSHIP": 8}
+# Same ints as docs/engine-api.md (and docs/rules.md §1 / §2 names): trix.rules.
+VARIANTS = {name: value for value, name in enumerate(VARIANT_NAMES)}
+CONTRACTS = {name: value for value, name in enumerate(CONTRACT_NAMES)}
+NUM_DEALS = DEALS_PER_GAME  # §2 "deals": 20 in the TRIX variants, 8 in the COMPLEX ones.
 REVEALS = {"SEQUENTIAL": 0, "SIMULTANEOUS": 1}
 SELF_TAKES = {"NOBODY": 0, "LEADER": 1}
 TEAM_TIEBREAKS = {"LAST_TRIX": 0, "SHARED": 1}
@@ -54,27 +54,8 @@ ACTION_CHOOSE_BASE = 52
 ACTION_DOUBLE_BASE = 64
 ACTION_NO_DOUBLE = 64
 
-KING_OF_HEARTS = 2 * 13 + 11
-QUEENS = (0 * 13 + 10, 1 * 13 + 10, 2 * 13 + 10, 3 * 13 + 10)
-DOUBLE_MASK_CARDS = (
-    *QUEENS,
-    KING_OF_HEARTS,
-)  # mask bit i <-> this card (engine-api.md)
-# §7 "Doubling contracts: KING (the card KH), QUEENS (any queen), COMPLEX (KH and any queen)."
-DOUBLING_CARDS: dict[str, tuple[int, ...]] = {
-    "KING": (KING_OF_HEARTS,),
-    "QUEENS": QUEENS,
-    "COMPLEX": (*QUEENS, KING_OF_HEARTS),
-}
-
 # §12 "Omitted options take their defaults."
-DEFAULT_OPTIONS: dict[str, bool | str] = {
-    "doubling": True,  # §7
-    "doubling_reveal": "SEQUENTIAL",  # §7
-    "doubling_self_take": "NOBODY",  # §7
-    "team_tiebreak": "LAST_TRIX",  # §8
-    "partnership_trix_early_end": True,  # §6
-}
+DEFAULT_OPTIONS = RECORD_OPTION_DEFAULTS
 _OPTION_VALUES: dict[str, dict[str, int]] = {
     "doubling_reveal": REVEALS,
     "doubling_self_take": SELF_TAKES,
@@ -204,13 +185,13 @@ def _is_int(value: Any) -> bool:
 
 def parse_card(text: Any, where: str) -> int:
     """§12 "Cards are written exactly as in §1 (TD, never 10D or td)"."""
-    if not isinstance(text, str) or len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
+    card = card_of_text(text)
+    if card is None:
         raise RecordError(f"{where}: unknown card {_show(text)}")
-    return SUITS.index(text[1]) * 13 + RANKS.index(text[0])
+    return card
 
 
-def card_str(card: int) -> str:
-    return RANKS[card % 13] + SUITS[card // 13]
+card_str = card_text
 
 
 def _seat(value: Any, where: str) -> int:
@@ -351,7 +332,7 @@ def _deal_hands(setup: _Setup, deal: dict[str, Any], d: int) -> list[list[int]]:
             raise RecordError("fairness: client_seed is needed with a server_seed")
         derived = [list(h) for h in deal_from_seeds(setup.server_seed, setup.client_seed, d)]
     if listed is not None and derived is not None and listed != derived:
-        raise RecordError(f"deal {d}, hands: do not match the server seed (RULES.md §11)")
+        raise RecordError(f"deal {d}, hands: do not match the server seed (docs/rules.md §11)")
     hands = listed if listed is not None else derived
     if hands is None:
         raise RecordError(f"deal {d}, hands: missing, and no server_seed to derive them")
@@ -437,7 +418,7 @@ def replay(record: Any, game_cls: GameFactory, options_cls: Callable[..., Any]) 
         owner = game.owner
         given_owner = deal.get("owner")
         if given_owner is not None and (_seat(given_owner, f"deal {d}, owner") != owner):
-            raise RecordError(f"deal {d}, owner: seat {given_owner} in the record, RULES.md §3 gives seat {owner}")
+            raise RecordError(f"deal {d}, owner: seat {given_owner} in the record, docs/rules.md §3 gives seat {owner}")
         out_deal["owner"] = owner
         scores = _replay_deal(game, setup=setup, deal=deal, d=d, hands=decks[d], is_last=(d == last))
         given = _int_list4(deal.get("scores"), f"deal {d}, scores")
@@ -553,7 +534,7 @@ def _replay_doubles(
             raise RecordError(f"{where}: seat already answered")
         if not eligible[seat]:
             raise RecordError(
-                f"{where}: seat {seat} holds no card that can be doubled, its answer is left out (RULES.md §12)"
+                f"{where}: seat {seat} holds no card that can be doubled, its answer is left out (docs/rules.md §12)"
             )
         if sequential:
             sequential_auto()

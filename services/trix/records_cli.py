@@ -1,4 +1,4 @@
-"""`trix replay FILE` and `trix verify FILE`: the record tools of RULES.md §11/§12.
+"""`trix replay FILE` and `trix verify FILE`: the record tools of docs/rules.md §11/§12.
 
 Owns: the command-line surface only (arguments, output, exit codes); the work is
 in `trix.records`. The rules engine `trix.engine` is imported lazily inside the
@@ -41,13 +41,13 @@ def _load_engine() -> tuple[GameFactory, Callable[..., Any]]:
 
 
 def _fail(message: str) -> int:
-    # Exactly one line on stderr, whatever went wrong (RULES.md §12: never crash).
+    # Exactly one line on stderr, whatever went wrong (docs/rules.md §12: never crash).
     print(" ".join(message.split()), file=sys.stderr)
     return EXIT_BAD_RECORD
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="a game record (RULES.md §12), '-' for stdin")
+    parser.add_argument("file", help="a game record (docs/rules.md §12), '-' for stdin")
 
 
 def _read(path: str) -> Any:
@@ -75,7 +75,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="a game record (RULES.md §12) with its server_seed revealed")
+    parser.add_argument("file", help="a game record (docs/rules.md §12) with its server_seed revealed")
 
 
 def run_verify(args: argparse.Namespace) -> int:

@@ -44,11 +44,10 @@ import jsonschema
 import kubernetes_validate  # type: ignore[import-untyped]
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "services"))
+from trix.natsio import permissions
+from trix.runtime.config import RuntimeConfig
 
-from trix.natsio import permissions  # noqa: E402
-from trix.runtime.config import RuntimeConfig  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 K8S = ROOT / "deploy" / "k8s"
 BASE = K8S / "base"

@@ -1,4 +1,4 @@
-"""A readable pure-Python model of the Trix rules (RULES.md §1-§8, §10, §12, §14).
+"""A readable pure-Python model of the Trix rules (docs/rules.md §1-§8, §10, §12, §14).
 
 This module owns nothing but the rules: it implements the same API as the C
 engine `trix.engine` (docs/engine-api.md) so that tests can play the same game
@@ -234,7 +234,7 @@ def action_str(action: int) -> str:
 
 @dataclass(frozen=True)
 class Options:
-    doubling: bool = True  # RULES.md §7
+    doubling: bool = True  # docs/rules.md §7
     doubling_reveal: Reveal = Reveal.SEQUENTIAL  # §7
     doubling_self_take: SelfTake = SelfTake.NOBODY  # §7
     team_tiebreak: TeamTiebreak = TeamTiebreak.LAST_TRIX  # §8
@@ -903,7 +903,7 @@ class Game:
         return result
 
     def view(self, seat: int | None) -> dict[str, Any]:
-        """What `seat` (or spectators, None) may see, by RULES.md §14."""
+        """What `seat` (or spectators, None) may see, by docs/rules.md §14."""
         deal = self._deal
         active = deal is not None and self._phase not in (
             Phase.AWAITING_DEAL,

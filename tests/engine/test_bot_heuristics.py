@@ -1,7 +1,7 @@
 """The C bot's heuristics, one behaviour per test (issue 2: "a real player, not random").
 
 Each test deals a first deal with the cards that matter fixed (the 7H holder,
-seat 0, owns the first kingdom and leads: RULES.md §3), plays the public
+seat 0, owns the first kingdom and leads: docs/rules.md §3), plays the public
 moves, then asks the bot of one seat for its action.
 """
 

@@ -1,6 +1,6 @@
 """The C bot (engine/src/trix_bot.c): legal everywhere, blind to hidden cards, stronger than simple players.
 
-RULES.md §14 "its hand: other seats never (only the number of cards)": the bot is
+docs/rules.md §14 "its hand: other seats never (only the number of cards)": the bot is
 a function of what its seat may see, so two states that differ only in the
 other seats' hidden cards must get the same answer.
 """

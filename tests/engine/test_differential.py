@@ -6,7 +6,7 @@ provide_deal / leave), hands, scores, totals, ranking, a seat's view, and record
 Illegal probes (random seat/action pairs) must be refused by both with the same
 IllegalReason. The engine's snapshot/restore round trip is checked at every step:
 restore(snapshot()) gives an identical snapshot and identical legal actions.
-Seats sometimes leave (RULES.md §10), and some games get their decks one at a time
+Seats sometimes leave (docs/rules.md §10), and some games get their decks one at a time
 through provide_deal.
 
 Environment:

@@ -1,4 +1,4 @@
-"""The C engine replays the 40 example records (RULES.md §12) to their scores.
+"""The C engine replays the 40 example records (docs/rules.md §12) to their scores.
 
 Independent of trix.records (the replayer): choose, doubles (auto "no double"
 for seats left out, §12), plays, leave; deal scores, totals, ranking and, where
@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from support.golden import golden_files
 from trix.engine import (
     ACTION_NO_DOUBLE,
     Contract,
@@ -29,7 +30,7 @@ from trix.engine import (
 )
 from trix.fairness import deal_from_seeds
 
-EXAMPLES = sorted(Path("/work/shared/examples/games").glob("game_*.json"))
+EXAMPLES = golden_files()
 
 
 def options(o: dict[str, Any] | None) -> Options:

@@ -1,4 +1,4 @@
-"""Rule tests of the C engine through its Python API (trix.engine, RULES.md).
+"""Rule tests of the C engine through its Python API (trix.engine, docs/rules.md).
 
 Illegal actions raise IllegalAction with the reason code and exact message and
 leave the state unchanged; scoring invariants hold over many random games;

@@ -1,4 +1,4 @@
-"""Views and event visibility of the C engine (RULES.md §14).
+"""Views and event visibility of the C engine (docs/rules.md §14).
 
 A seat's view differs from the spectators' only by its own hand, its own
 doubling answer and (SIMULTANEOUS doubling) its own to_act; the spectators'

@@ -1,4 +1,4 @@
-"""RULES.md §11 fair shuffle: commitment, derived hands, client seeds."""
+"""docs/rules.md §11 fair shuffle: commitment, derived hands, client seeds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import model
 import pytest
-from conftest import EXAMPLE_FILES
+from engine_support import EXAMPLE_FILES
 
 from trix.fairness import (
     FairnessError,

@@ -1,4 +1,4 @@
-"""The 40 example records (RULES.md §12 format, /work/shared/examples/games) replay
+"""The 40 example records (docs/rules.md §12 format, tests/golden) replay
 to exactly their expected scores, totals and ranking: through the Python model and
 through the C engine (`impl` is parametrized over both; see conftest.py)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_FILES, EXPECTED_EXAMPLES, Impl
+from engine_support import EXAMPLE_FILES, EXPECTED_EXAMPLES, Impl
 
 from trix.records import read_record_file, replay
 

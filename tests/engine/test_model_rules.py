@@ -1,4 +1,4 @@
-"""One test per rule of RULES.md, run on the Python model and on the C engine
+"""One test per rule of docs/rules.md, run on the Python model and on the C engine
 (`impl` is parametrized over both, see conftest.py), with small constructed deals.
 
 A deal is built from the cards that matter (`deal_with`); the other cards are
@@ -11,7 +11,7 @@ import random
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES_DIR, Impl
+from engine_support import EXAMPLES_DIR, Impl
 
 from trix.records import read_record_file, replay
 

@@ -1,4 +1,4 @@
-"""`trix replay` / `trix verify` run as subprocesses (RULES.md §12: a replayer never
+"""`trix replay` / `trix verify` run as subprocesses (docs/rules.md §12: a replayer never
 crashes): exit 2 with exactly one stderr line and no traceback on a bad record.
 
 Most tests run the CLI with the Python model injected in place of trix.engine (so
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES_DIR, HERE, REPO
+from engine_support import EXAMPLES_DIR, HERE, REPO
 
 from trix.records import MAX_RECORD_BYTES
 

@@ -1,4 +1,4 @@
-"""trix.records on bad input (RULES.md §12): every problem is one RecordError line
+"""trix.records on bad input (docs/rules.md §12): every problem is one RecordError line
 naming the deal and play (or doubling answer) by 0-based index; nothing crashes.
 
 These replay through the Python model; test_records_cli.py runs the CLI itself.
@@ -15,7 +15,7 @@ from typing import Any
 
 import model
 import pytest
-from conftest import EXAMPLES_DIR
+from engine_support import EXAMPLES_DIR
 
 from trix.records import (
     MAX_RECORD_BYTES,
@@ -232,7 +232,7 @@ def test_unfinished_deal_followed_by_another() -> None:
 def test_wrong_owner() -> None:
     record = example("game_0002")
     record["deals"][0]["owner"] = 0
-    assert error_of(record) == "deal 0, owner: seat 0 in the record, RULES.md §3 gives seat 3"
+    assert error_of(record) == "deal 0, owner: seat 0 in the record, docs/rules.md §3 gives seat 3"
 
 
 def test_contract_played_twice_in_a_kingdom() -> None:
@@ -311,7 +311,7 @@ def test_hands_mismatch_with_server_seed() -> None:
     record = example("game_0004")  # listed hands + server_seed
     hands = record["deals"][3]["hands"]
     hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
-    assert error_of(record) == "deal 3, hands: do not match the server seed (RULES.md §11)"
+    assert error_of(record) == "deal 3, hands: do not match the server seed (docs/rules.md §11)"
 
 
 def test_hands_missing_without_server_seed() -> None:

@@ -7,17 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from foundation_support import NatsServer, ServiceProcess
+from foundation_support import ServiceProcess
 
-
-@pytest.fixture
-def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
-    server = NatsServer(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+from support.nats import NatsServer
 
 
 @pytest.fixture

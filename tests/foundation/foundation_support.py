@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from support.processes import stop_process
 from trix.natsio.connection import NatsConnection
-from trix.up import free_port, nats_server_binary
+from trix.up import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES_DIR = REPO / "services"
@@ -29,54 +27,6 @@ async def connected(url: str, name: str, **options: Any) -> AsyncIterator[NatsCo
         yield conn
     finally:
         await conn.drain()
-
-
-def wait_port(port: int, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout_s}s")
-
-
-class NatsServer:
-    """A JetStream nats-server that can be stopped and started again on the same port and store."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.store = workdir / "jetstream"
-        self.conf = workdir / "nats.conf"
-        self.log = workdir / "nats.log"
-        self.conf.write_text(
-            f'listen: 127.0.0.1:{self.port}\njetstream {{\n  store_dir: "{self.store}"\n  sync_interval: always\n}}\n'
-        )
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=subprocess.STDOUT
-            )
-        wait_port(self.port)
-
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
 
 
 def service_env(**overrides: str) -> dict[str, str]:
@@ -110,11 +60,6 @@ class ServiceProcess:
 
     def stop(self) -> int:
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                return self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        code = stop_process(self.proc, grace_s=30)
+        assert code is not None
+        return code

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 import grpc
 import nats
 import pytest
-from foundation_support import NatsServer
 
+from support.nats import NatsServer
 from trix.runtime import eventloop
 
 pytestmark = pytest.mark.timeout(120)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from foundation_support import NatsServer, connected
+from foundation_support import connected
 from nats.js.api import StorageType
 
+from support.nats import NatsServer
 from trix.errors import InvalidArgument
 from trix.natsio import subjects
 from trix.natsio.consumer import KvProgress, subscribe_durable

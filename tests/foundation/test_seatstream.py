@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from foundation_support import NatsServer, connected
+from foundation_support import connected
 
+from support.nats import NatsServer
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.seatstream import _Merger, _Reader

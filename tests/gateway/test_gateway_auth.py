@@ -1,6 +1,6 @@
 """Auth matrix: every RPC of the gateway refuses a missing, expired, badly signed,
 `alg: none` or foreign-key token with UNAUTHENTICATED, and a valid token acting on a
-seat at another table with PERMISSION_DENIED; no state changes (RULES.md §14)."""
+seat at another table with PERMISSION_DENIED; no state changes (docs/rules.md §14)."""
 
 from __future__ import annotations
 

@@ -21,10 +21,9 @@ from pathlib import Path
 
 import grpc
 import nats
+from mm_support import ReplicaProcess, identity
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mm_support import NatsServer, ReplicaProcess, identity
-
+from support.nats import NatsServer
 from trix.natsio import subjects
 from trix.v1 import common_pb2, events_pb2
 from trix.v1 import matchmaking_pb2 as mm

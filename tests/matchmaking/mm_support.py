@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +14,8 @@ from typing import Any
 import grpc
 import nats
 
+from support.ports import wait_port
+from support.processes import kill_process, stop_process
 from trix.matchmaking.__main__ import build
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
@@ -23,67 +23,11 @@ from trix.natsio import subjects
 from trix.runtime.config import RuntimeConfig
 from trix.runtime.identity import IDENTITY_METADATA, sign
 from trix.runtime.server import Runtime
-from trix.up import free_port, nats_server_binary
+from trix.up import free_port
 from trix.v1 import events_pb2, matchmaking_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN_KEY = "test-internal-key"
-
-
-def wait_port(port: int, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on 127.0.0.1:{port}")
-
-
-class NatsServer:
-    """A JetStream nats-server on a free port (its store in the test's tmp dir)."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.conf = workdir / "nats.conf"
-        self.conf.write_text(
-            f'listen: 127.0.0.1:{self.port}\nmax_payload: 1048576\njetstream {{\n  store_dir: "{workdir / "js"}"\n}}\n'
-        )
-        self.log = workdir / "nats.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=log)
-        wait_port(self.port)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-
-class FakeClock:
-    """An injected clock the test moves by hand."""
-
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def config(nats_url: str, **overrides: Any) -> MatchmakingConfig:
@@ -180,18 +124,10 @@ class ReplicaProcess:
         wait_port(self.port, 30)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        kill_process(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, grace_s=15)
 
 
 SCORING_ADMIN_TOKEN = "test-scoring-admin"
@@ -327,10 +263,4 @@ class ScoringProcess:
         wait_port(self.port, 30)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, grace_s=15)

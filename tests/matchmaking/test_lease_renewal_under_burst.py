@@ -15,10 +15,13 @@ from collections.abc import AsyncIterator
 
 import nats
 import pytest
-from mm_support import NatsServer, config, start_replica
+from mm_support import config, start_replica
 
-from trix.matchmaking.service import SEARCHING, MatchmakingService, Ticket, partition_of, resolve_wish
+from support.nats import NatsServer
+from trix.matchmaking.records import SEARCHING, Ticket
+from trix.matchmaking.service import MatchmakingService, partition_of
 from trix.matchmaking.subscribers import TICKETS_BUCKET, PartitionOwner
+from trix.matchmaking.wishes import resolve_wish
 from trix.runtime.server import Runtime
 
 pytestmark = pytest.mark.timeout(240)

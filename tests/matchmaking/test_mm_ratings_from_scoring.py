@@ -13,17 +13,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
-from mm_support import (
-    FakeClock,
-    NatsServer,
-    ScoringApp,
-    config,
-    identity,
-    publish_rated_game,
-    serving_replica,
-)
+from mm_support import ScoringApp, config, identity, publish_rated_game, serving_replica
 
-from trix.matchmaking.service import SEARCHING, MatchmakingService
+from support.clock import ManualClock
+from support.nats import NatsServer
+from trix.matchmaking.records import SEARCHING
+from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringRatings
 from trix.runtime.server import Runtime
 from trix.v1 import common_pb2, scoring_pb2
@@ -39,7 +34,7 @@ WINNERS = ["w1", "w2", "w3", "w4"]
 
 @dataclass
 class Env:
-    clock: FakeClock
+    clock: ManualClock
     service: MatchmakingService
     runtime: Runtime
     api: Stub
@@ -68,7 +63,7 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.1)
-    clock = FakeClock()
+    clock = ManualClock()
     cfg = config(nats_server.url, bot_fill_after_s=1000.0, scoring_target=scoring.address)
     ratings = ScoringRatings(scoring.address, default=DEFAULT, scale=SCALE, timeout_s=2.0)
     service = MatchmakingService(cfg, clock=clock, rng=random.Random(5), ratings=ratings)

@@ -1,4 +1,4 @@
-"""Paid tickets end to end with the real scoring wallet (RULES.md §13): the matchmaking
+"""Paid tickets end to end with the real scoring wallet (docs/rules.md §13): the matchmaking
 service in process with an injected clock, the real scoring service (its gRPC server on
 loopback, its journal on the same real nats-server). The stake is held through HoldStake
 when the ticket is made and released through ReleaseStake on cancel or expiry; a short
@@ -14,16 +14,10 @@ from dataclasses import dataclass
 
 import grpc
 import pytest
-from mm_support import (
-    FakeClock,
-    NatsServer,
-    ScoringApp,
-    config,
-    identity,
-    read_matches,
-    serving_replica,
-)
+from mm_support import ScoringApp, config, identity, read_matches, serving_replica
 
+from support.clock import ManualClock
+from support.nats import NatsServer
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringWallet
 from trix.runtime.server import Runtime
@@ -38,7 +32,7 @@ STAKE = 100
 
 @dataclass
 class Env:
-    clock: FakeClock
+    clock: ManualClock
     service: MatchmakingService
     runtime: Runtime
     api: Stub
@@ -50,7 +44,7 @@ class Env:
 async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
     scoring = ScoringApp(nats_server.url)
     await scoring.start()
-    clock = FakeClock()
+    clock = ManualClock()
     cfg = config(nats_server.url, bot_fill_after_s=20.0, ticket_ttl_s=300.0, scoring_target=scoring.address)
     wallet = ScoringWallet(scoring.address, cfg.internal_token_key, timeout_s=10.0)
     service = MatchmakingService(cfg, clock=clock, rng=random.Random(11), wallet=wallet)
@@ -85,7 +79,7 @@ async def final(api: Stub, player: str, ticket_id: str) -> mm.Ticket:
 
 
 async def assert_conserved(scoring: ScoringApp) -> None:
-    """RULES.md §13: balances + held stakes + pots + house = every coin ever granted."""
+    """docs/rules.md §13: balances + held stakes + pots + house = every coin ever granted."""
     t = await scoring.totals()
     assert t.available + t.held + t.pots + t.house == t.granted, t
 

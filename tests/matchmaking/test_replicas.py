@@ -19,8 +19,9 @@ from pathlib import Path
 
 import grpc
 import pytest
-from mm_support import SCORING_ADMIN, NatsServer, ReplicaProcess, ScoringProcess, identity, read_matches
+from mm_support import SCORING_ADMIN, ReplicaProcess, ScoringProcess, identity, read_matches
 
+from support.nats import NatsServer
 from trix.v1 import common_pb2, scoring_pb2
 from trix.v1 import matchmaking_pb2 as mm
 from trix.v1.matchmaking_pb2_grpc import MatchmakingServiceStub as Stub
@@ -45,7 +46,7 @@ QUEUES: list[tuple[int, dict[str, object], str]] = [
 ]
 PAID_QUEUES = {6: 100, 7: 250}
 """Queue -> stake in coins. Each paid player is granted GRANT coins first; after the run every
-one of them has exactly one stake held (RULES.md §13), whatever replica died mid-enqueue."""
+one of them has exactly one stake held (docs/rules.md §13), whatever replica died mid-enqueue."""
 GRANT = 1000
 
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 import grpc
 import nats
 import pytest
-from mm_support import FakeClock, NatsServer, config, identity, read_matches, serving_replica
+from mm_support import config, identity, read_matches, serving_replica
 
+from support.clock import ManualClock
+from support.nats import NatsServer
 from trix.matchmaking.service import MatchmakingService
 from trix.runtime.server import Runtime
 from trix.v1 import common_pb2
@@ -42,7 +44,7 @@ class Ratings:
 
 @dataclass
 class Env:
-    clock: FakeClock
+    clock: ManualClock
     service: MatchmakingService
     runtime: Runtime
     api: Stub
@@ -51,7 +53,7 @@ class Env:
 
 @pytest.fixture
 async def env(nats_server: NatsServer, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
-    clock = FakeClock()
+    clock = ManualClock()
     param = getattr(request, "param", {})
     ratings = param.get("ratings", {})
     cfg = config(nats_server.url, bot_fill_after_s=param.get("bot_fill_after_s", 20.0), ticket_ttl_s=300.0)
@@ -108,7 +110,7 @@ async def test_four_compatible_tickets_make_a_table(env: Env) -> None:
     by_player = {s.player_id: s for s in formed.seats}
     for i, t in enumerate(done):
         assert by_player[f"p{i}"].index == t.seat
-        assert by_player[f"p{i}"].client_seed == f"seed{i}"  # RULES.md §11 seed travels to the table
+        assert by_player[f"p{i}"].client_seed == f"seed{i}"  # docs/rules.md §11 seed travels to the table
     assert not any(s.bot for s in formed.seats)
     assert list(formed.ticket_ids) == [next(t.ticket_id for t in done if t.seat == s) for s in range(4)]
 

@@ -16,8 +16,10 @@ import grpc
 import nats
 import nats.js.errors
 import pytest
-from mm_support import FakeClock, NatsServer, config, identity, serving_replica
+from mm_support import config, identity, serving_replica
 
+from support.clock import ManualClock
+from support.nats import NatsServer
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.subscribers import TICKETS_BUCKET, KvStore
 from trix.runtime.server import Runtime
@@ -33,7 +35,7 @@ MATCHED_RETENTION_S = 120.0
 
 @dataclass
 class Env:
-    clock: FakeClock
+    clock: ManualClock
     service: MatchmakingService
     runtime: Runtime
     api: Stub
@@ -42,7 +44,7 @@ class Env:
 
 @pytest.fixture
 async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
-    clock = FakeClock()
+    clock = ManualClock()
     cfg = config(
         nats_server.url,
         bot_fill_after_s=1000.0,

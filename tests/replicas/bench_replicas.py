@@ -24,9 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from replicas_support import VARIANTS, Cluster, Driver, GameStats, GatewayClient, percentile
 
-from replicas_support import VARIANTS, AuthNats, Cluster, Driver, GameStats, GatewayClient, percentile
+from support.nats import AuthNats
 
 WARMUP_S = 3.0
 IDLE_S = 5.0

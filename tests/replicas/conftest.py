@@ -3,21 +3,13 @@ cluster of table replica processes; every process a fixture starts, the fixture 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from replicas_support import AuthNats, Cluster
+from replicas_support import Cluster
 
-
-@pytest.fixture
-def auth_nats(tmp_path: Path) -> Iterator[AuthNats]:
-    server = AuthNats(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+from support.nats import AuthNats
 
 
 @pytest.fixture

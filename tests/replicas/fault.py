@@ -24,20 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from replicas_support import VARIANTS, Ack, Cluster, Driver, GameStats, GatewayClient, check_games, summary
 
-from replicas_support import (
-    VARIANTS,
-    Ack,
-    AuthNats,
-    Cluster,
-    Driver,
-    GameStats,
-    GatewayClient,
-    check_games,
-    summary,
-)
-
+from support.nats import AuthNats
 from trix.natsio.subjects import table_shard
 
 

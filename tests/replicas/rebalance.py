@@ -32,11 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from replicas_support import (
     VARIANTS,
-    AuthNats,
     Cluster,
     Driver,
     GameStats,
@@ -46,6 +43,7 @@ from replicas_support import (
     percentile,
 )
 
+from support.nats import AuthNats
 from trix.natsio.subjects import TABLE_SHARDS, table_shard
 
 BOUND_S = 5.0

@@ -8,12 +8,12 @@ public streams without gap or duplicate)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import signal
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,12 +25,8 @@ import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table"))
-
-import contextlib
-
-from table_support import (
-    AuthNats,
+from support.nats import AuthNats
+from support.table import (
     CommandError,
     GatewayClient,
     TableProcess,
@@ -41,7 +37,6 @@ from table_support import (
     table_env,
     token,
 )
-
 from trix import engine, records
 from trix.natsio import seatstream, subjects
 from trix.natsio.subjects import TABLE_SHARDS, table_shard

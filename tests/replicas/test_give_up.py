@@ -8,8 +8,8 @@ import asyncio
 import time
 
 import nats
-from replicas_support import AuthNats
 
+from support.nats import AuthNats
 from trix.natsio.provisioning import provision
 from trix.natsio.subjects import TABLE_SHARDS
 from trix.table.leases import LeaseManager

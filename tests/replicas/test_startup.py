@@ -6,7 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from replicas_support import AuthNats, Cluster
+from replicas_support import Cluster
+
+from support.nats import AuthNats
 
 DEADLINE_S = 45.0
 

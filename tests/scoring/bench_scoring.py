@@ -19,14 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scoring_support import ADMIN_TOKEN, EventPublisher, InProcessScoring
 
-from scoring_support import ADMIN_TOKEN, EventPublisher, InProcessScoring, NatsServer
-
+from support.nats import NatsServer
 from trix.runtime.logs import configure_logging
 from trix.v1 import common_pb2, events_pb2
 
-RECORD = Path("/work/shared/examples/games/game_0003.json")  # a COMPLEX game, 8 deals
+RECORD = Path(__file__).resolve().parents[1] / "golden" / "game_0003.json"  # a COMPLEX game, 8 deals
 
 
 async def fill(pub: EventPublisher, tables: int, noise: int, record: dict[str, Any]) -> int:

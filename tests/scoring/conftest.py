@@ -3,21 +3,12 @@ in-process with real gRPC on 127.0.0.1; every process a fixture starts, the fixt
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
-from scoring_support import EventPublisher, InProcessScoring, NatsServer
+from scoring_support import EventPublisher, InProcessScoring
 
-
-@pytest.fixture
-def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
-    server = NatsServer(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+from support.nats import NatsServer
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ update. After the run, the journal is audited on its own and against the service
 - coins_accounted (balances + held + pots + house, from the service) == coins_granted;
 - applied_twice: settlements (or postings, or entries) found twice in the journal;
 - negative_balances: accounts that went below zero at any posting;
-- every player's balance equals this process's own model of RULES.md §13;
+- every player's balance equals this process's own model of docs/rules.md §13;
 - a clean restart rebuilds the same totals and balances.
 
 `python tests/scoring/fault_wallet.py --tables 1000 --kills 20` is `make fault-wallet`;
@@ -33,11 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from scoring_support import ADMIN, EventPublisher, ScoringProcess, identity
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from scoring_support import ADMIN, EventPublisher, NatsServer, ScoringProcess, identity
-
+from support.nats import NatsServer
 from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import CRASH_EXIT_CODE, CRASH_POINTS
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
@@ -54,7 +52,7 @@ class ShortBalance(Exception):
 
 @dataclass
 class Model:
-    """This process's own bookkeeping of RULES.md §13, to compare with the service."""
+    """This process's own bookkeeping of docs/rules.md §13, to compare with the service."""
 
     available: dict[str, int] = field(default_factory=dict)
     held: dict[str, int] = field(default_factory=dict)

@@ -3,14 +3,10 @@ subprocess, and a publisher of table events in the events.proto envelope."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +15,7 @@ import nats
 from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client
 
+from support.processes import kill_process, stop_process
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import provision
@@ -27,7 +24,7 @@ from trix.runtime.server import Runtime
 from trix.scoring import grpc_api, subscribers
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
-from trix.up import free_port, nats_server_binary
+from trix.up import free_port
 from trix.v1 import common_pb2, events_pb2, scoring_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,52 +37,6 @@ TOKEN_KEY = "test-internal-token-key"
 def identity(player_id: str, key: str = TOKEN_KEY, ttl_s: int = 60) -> tuple[tuple[str, str], ...]:
     """The metadata matchmaking sends with a stake call: the player's internal identity token."""
     return ((IDENTITY_METADATA, sign(key.encode(), player_id, int(time.time()) + ttl_s)),)
-
-
-def wait_port(port: int, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout_s}s")
-
-
-class NatsServer:
-    """A JetStream nats-server on a free port, with its store under `workdir`."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.store = workdir / "jetstream"
-        self.conf = workdir / "nats.conf"
-        self.log = workdir / "nats.log"
-        self.conf.write_text(
-            f'listen: 127.0.0.1:{self.port}\njetstream {{\n  store_dir: "{self.store}"\n  sync_interval: always\n}}\n'
-        )
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=log)
-        wait_port(self.port)
-
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
 
 
 def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
@@ -160,20 +111,12 @@ class ScoringProcess:
 
     def kill(self) -> int:
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        return self.proc.wait()
+        code = kill_process(self.proc)
+        assert code is not None
+        return code
 
     def stop(self) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                return self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        return self.proc.wait()
+        return stop_process(self.proc, grace_s=20)
 
 
 class EventPublisher:
@@ -267,16 +210,6 @@ class EventPublisher:
                 left_seat=left_seat,
             ),
         )
-
-
-async def wait_until(check: Callable[[], Awaitable[bool]], timeout_s: float = 30.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if await check():
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 class MemoryJournal:

@@ -2,7 +2,7 @@
 process (SIGKILL at random moments and injected exits before the journal append, after
 it and after the projection update), stakes held and released concurrently. Coins are
 conserved, nothing settles twice, no balance goes negative, every balance matches an
-independent model of RULES.md §13, and a clean restart rebuilds the same state.
+independent model of docs/rules.md §13, and a clean restart rebuilds the same state.
 `make fault-wallet` runs the full 1,000 tables and 20 kills."""
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def test_singles_by_hand() -> None:
 
 def test_tie_by_hand() -> None:
     ratings = [Rating() for _ in range(4)]
-    rate_singles(ratings, [1, 1, 3, 4])  # RULES.md §8: equal totals share a place
+    rate_singles(ratings, [1, 1, 3, 4])  # docs/rules.md §8: equal totals share a place
     winner_mu, winner_sigma = by_hand_singles([0.5, 1, 1])
     assert ratings[0].mu == pytest.approx(winner_mu) and ratings[1].mu == pytest.approx(winner_mu)
     assert ratings[0].sigma == pytest.approx(winner_sigma)

@@ -9,14 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scoring_support import REPO, EventPublisher, InProcessScoring, MemoryJournal, memory_service, wait_until
+from scoring_support import REPO, EventPublisher, InProcessScoring, MemoryJournal, memory_service
 
+from support.golden import GOLDEN_DIR
+from support.waiting import eventually
 from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import ScoringService
 from trix.scoring.state import doubled_cards_taken
 from trix.v1 import common_pb2, scoring_pb2
 
-EXAMPLES = Path("/work/shared/examples/games")
+EXAMPLES = GOLDEN_DIR
 GAMES = {"singles": "game_0002.json", "partnership": "game_0000.json", "complex": "game_0003.json"}
 
 
@@ -58,7 +60,7 @@ async def test_standings_equal_trix_replay(scoring: InProcessScoring, publisher:
     async def all_ended() -> bool:
         return all(f"real-{n}" in scoring.service.state.records for n in GAMES)
 
-    await wait_until(all_ended, what="three games applied")
+    await eventually(all_ended, what="three games applied")
     for name, completed in replayed.items():
         standings = await scoring.stub.GetStandings(scoring_pb2.GetStandingsRequest(table_id=f"real-{name}"))
         assert list(standings.totals.values) == completed["totals"]
@@ -107,7 +109,7 @@ def count_losses(record: dict[str, object], seat: int) -> dict[str, int]:
 
 
 def test_doubled_card_losses_from_plays() -> None:
-    # RULES.md §7: seat 1 doubled KH; seat 3 takes the trick with the AC lead... no: the
+    # docs/rules.md §7: seat 1 doubled KH; seat 3 takes the trick with the AC lead... no: the
     # highest card of the led suit takes it (§4), so seat 2 (AC) takes KH here.
     record = {
         "deals": [

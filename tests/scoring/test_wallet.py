@@ -1,5 +1,5 @@
 """Wallets over real gRPC and a real nats-server: grants need the admin credential, holds
-and releases are idempotent, a short balance cannot hold a stake (RULES.md §13), and
+and releases are idempotent, a short balance cannot hold a stake (docs/rules.md §13), and
 paid tables settle exactly once by §13 (rake, equal split, remainder to the lowest seat,
 refund of a table that never started, §10 leaver ranking)."""
 
@@ -9,8 +9,10 @@ import json
 
 import grpc
 import pytest
-from scoring_support import ADMIN, EventPublisher, InProcessScoring, NatsServer, identity, wait_until
+from scoring_support import ADMIN, EventPublisher, InProcessScoring, identity
 
+from support.nats import NatsServer
+from support.waiting import eventually
 from trix.v1 import common_pb2, scoring_pb2
 
 STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": [{"plays": [{"seat": 0, "card": "2C"}]}]})
@@ -168,7 +170,7 @@ async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publish
     async def funded() -> bool:
         return (await totals(scoring)).running_tables == 1
 
-    await wait_until(funded, what="pot funded")
+    await eventually(funded, what="pot funded")
     assert (await totals(scoring)).pots == 400
     assert await balance(scoring, "a") == (900, 0)
     await publisher.game_ended("t1", STARTED_RECORD, [10, 50, -110, 50], [3, 1, 4, 1])
@@ -176,7 +178,7 @@ async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publish
     async def settled(n: int) -> bool:
         return (await totals(scoring)).settlements == n
 
-    await wait_until(lambda: settled(1), what="settlement")
+    await eventually(lambda: settled(1), what="settlement")
     assert [await balance(scoring, p) for p in players] == [(900, 0), (1080, 0), (900, 0), (1080, 0)]
     t = await totals(scoring)
     assert (t.granted, t.house, t.pots, t.held) == (4000, 40, 0, 0)
@@ -190,10 +192,10 @@ async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publish
     # remainder 1 to the lowest winning seat (0).
     await paid_table(scoring, publisher, "t3", players, 33, variant=common_pb2.VARIANT_TRIX_PARTNERSHIP)
     await publisher.game_ended("t3", STARTED_RECORD, [0, 5, 0, 5], [2, 1, 2, 1])
-    await wait_until(lambda: settled(2), what="partnership settlement")
+    await eventually(lambda: settled(2), what="partnership settlement")
     await paid_table(scoring, publisher, "t4", players, 25)
     await publisher.game_ended("t4", STARTED_RECORD, [5, 5, 5, -15], [1, 1, 1, 4])
-    await wait_until(lambda: settled(3), what="tie settlement")
+    await eventually(lambda: settled(3), what="tie settlement")
     assert [await balance(scoring, p) for p in players] == [
         (900 - 33 - 25 + 34, 0),
         (1080 + 33 + 8, 0),
@@ -207,7 +209,7 @@ async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publish
     # §13: a table that ended before its first card refunds every stake.
     await paid_table(scoring, publisher, "t6", players, 50, rake=10)
     await publisher.game_ended("t6", NEVER_STARTED_RECORD, [0, 0, 0, 0], [])
-    await wait_until(lambda: settled(5), what="leaver and refund")
+    await eventually(lambda: settled(5), what="leaver and refund")
     after = [await balance(scoring, p) for p in players]
     assert [a[0] - b[0] for a, b in zip(after, before, strict=True)] == [-10, 10, -10, 10]
     t = await totals(scoring)

@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 
 import nats
-from conftest import InProcessTable
-from table_support import AuthNats, GatewayClient, create_request, play_until, token
 
+from conftest import InProcessTable
+from support.nats import AuthNats
+from support.table import GatewayClient, create_request, play_until, token
 from trix.table.service import TableService
 from trix.table.subscribers import NatsSink
 from trix.v1 import common_pb2, table_pb2

@@ -5,14 +5,14 @@ and a gateway client. Every process a fixture starts, the fixture stops."""
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import grpc
 import nats
 import pytest
-from table_support import AuthNats, GatewayClient, table_env
 
+from support.nats import AuthNats
+from support.table import GatewayClient, table_env
 from trix.runtime.server import Runtime
 from trix.scoring.__main__ import build as build_scoring
 from trix.scoring.config import ScoringConfig
@@ -23,16 +23,6 @@ from trix.table.service import TableService
 from trix.v1 import scoring_pb2_grpc
 
 SCORING_ADMIN = "table-tests-scoring-admin"
-
-
-@pytest.fixture
-def auth_nats(tmp_path: Path) -> Iterator[AuthNats]:
-    server = AuthNats(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class InProcessTable:

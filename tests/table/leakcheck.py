@@ -86,7 +86,7 @@ def check_own_copies(
     messages: Sequence[bytes], public: Sequence[bytes], record: dict[str, Any], *, seat: int, where: str
 ) -> int:
     """A seat's own subject: only that seat's copies of per-seat events (its hand in each
-    DealStarted, its legal moves in each TurnStarted with `seat_copies` naming it, RULES.md
+    DealStarted, its legal moves in each TurnStarted with `seat_copies` naming it, docs/rules.md
     §14), each once, in order, exactly those the public subject announces; public events are
     not copied there."""
     hands = [[{engine.parse_card(c) for c in h} for h in deal["hands"]] for deal in record["deals"]]

@@ -9,23 +9,14 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
-from collections.abc import Awaitable, Callable
 
 import nats
 import pytest
-from conftest import InProcessScoring, InProcessTable
-from table_support import (
-    AuthNats,
-    CommandError,
-    GatewayClient,
-    create_request,
-    play_until,
-    read_subject,
-    record_of,
-    token,
-)
 
+from conftest import InProcessScoring, InProcessTable
+from support.nats import AuthNats
+from support.table import CommandError, GatewayClient, create_request, play_until, read_subject, record_of, token
+from support.waiting import eventually
 from trix import engine, records
 from trix.natsio import subjects
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, table_pb2
@@ -46,13 +37,6 @@ async def private_counts(js: nats.js.JetStreamContext, table_id: str) -> tuple[i
         info = await js.stream_info(stream, subjects_filter=subject)
         out.append(int((info.state.subjects or {}).get(subject, 0)))
     return out[0], out[1], out[2]
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not await check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.1)
 
 
 async def play_game(gateway: GatewayClient, table_id: str, seed: int) -> dict[str, object]:

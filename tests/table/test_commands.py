@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
-from conftest import InProcessTable
-from table_support import create_request, token
 
+from conftest import InProcessTable
+from support.table import create_request, token
 from trix.table.identity import TOKEN_METADATA
 from trix.v1 import common_pb2, table_pb2, table_pb2_grpc
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 
 import nats
-from conftest import InProcessTable
 from nats.js.api import DeliverPolicy
 
+from conftest import InProcessTable
 from trix.natsio import subjects
 from trix.table.subscribers import NatsSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed

@@ -1,5 +1,5 @@
 """Full games of the four variants through the table service (real NATS, real gRPC,
-the C engine), each checked for leaks (RULES.md §14) on every subject the gateway's
+the C engine), each checked for leaks (docs/rules.md §14) on every subject the gateway's
 NATS user can read and on every seat stream of the gRPC API; the finished record
 replays (trix.records) and passes `trix replay` and `trix verify`."""
 
@@ -15,10 +15,10 @@ from pathlib import Path
 import grpc
 import nats
 import pytest
-from conftest import InProcessTable
 from leakcheck import check_own_copies, check_stream, merged_stream
-from table_support import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
 
+from conftest import InProcessTable
+from support.table import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
 from trix import engine, records
 from trix.natsio import subjects
 from trix.table.identity import TOKEN_METADATA

@@ -1,4 +1,4 @@
-"""RULES.md §10 and §13 through the service, with the real scoring service: a player who
+"""docs/rules.md §10 and §13 through the service, with the real scoring service: a player who
 leaves a paid table before its first card ends the game at once (the leaver ranked last),
 and since the table ended before its first card was played, scoring refunds every stake,
 the leaver's included; coins are conserved and the table settles once."""
@@ -10,9 +10,9 @@ import json
 import time
 
 import pytest
-from conftest import SCORING_ADMIN, InProcessScoring, InProcessTable
-from table_support import CommandError, GatewayClient, create_request, header, read_subject, record_of, token
 
+from conftest import SCORING_ADMIN, InProcessScoring, InProcessTable
+from support.table import CommandError, GatewayClient, create_request, header, read_subject, record_of, token
 from trix import engine, records
 from trix.natsio import subjects
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import nats
 import pytest
+
 from conftest import InProcessTable
-from table_support import (
+from support.nats import AuthNats
+from support.table import (
     Acked,
-    AuthNats,
     GatewayClient,
     TableProcess,
     create_request,
@@ -23,7 +24,6 @@ from table_support import (
     table_env,
     token,
 )
-
 from trix import engine, records
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX

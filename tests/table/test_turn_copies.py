@@ -13,8 +13,7 @@ import random
 from typing import Any
 
 from conftest import InProcessTable
-from table_support import GatewayClient, create_request, play_until, read_subject, token
-
+from support.table import GatewayClient, create_request, play_until, read_subject, token
 from trix.natsio import subjects
 from trix.play import pick, pick_from_turn
 from trix.table.table import ALL, PUBLIC_ONLY, Routed

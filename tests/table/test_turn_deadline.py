@@ -1,4 +1,4 @@
-"""RULES.md §9 through the service: a seat's view (and a spectator's) carries the current
+"""docs/rules.md §9 through the service: a seat's view (and a spectator's) carries the current
 turn's deadline, the very one the TurnStarted event gave the timers (contract 15 s, doubling
 8 s, card 12 s by default, or the table's options), plus the server's time, so a client shows
 a live countdown; a restarted table service serves the same deadline (entries keep their time)."""
@@ -9,8 +9,7 @@ import time
 from datetime import timedelta
 
 from conftest import InProcessTable
-from table_support import GatewayClient, create_request, header, read_subject, token
-
+from support.table import GatewayClient, create_request, header, read_subject, token
 from trix.natsio import subjects
 from trix.v1 import common_pb2, events_pb2, table_pb2
 

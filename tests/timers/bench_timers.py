@@ -13,8 +13,9 @@ import os
 import statistics
 import time
 
-from timers_support import AuthNats, Client_, InProcessTable, InProcessTimers, fast_options
+from timers_support import Client_, InProcessTable, InProcessTimers, fast_options
 
+from support.nats import AuthNats
 from trix.timers.clock import SystemClock
 
 TABLES = int(os.environ.get("BENCH_TABLES", "40"))

@@ -4,21 +4,12 @@ clock it needs) and stopped by it; every process a fixture starts, the fixture s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
-from timers_support import AuthNats, Client_
+from timers_support import Client_
 
-
-@pytest.fixture
-def auth_nats(tmp_path: Path) -> Iterator[AuthNats]:
-    server = AuthNats(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+from support.nats import AuthNats
 
 
 @pytest.fixture

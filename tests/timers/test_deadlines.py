@@ -1,4 +1,4 @@
-"""Deadlines on an injected clock (RULES.md §9): the table and the timers share one
+"""Deadlines on an injected clock (docs/rules.md §9): the table and the timers share one
 `ManualClock`, real NATS and the real table service with the C engine. Each kind of
 decision fires at its deadline and not a millisecond before, exactly once; a human
 move just before the deadline wins; a restart across a deadline fires once; two
@@ -12,9 +12,11 @@ from datetime import UTC
 from typing import Any
 
 import pytest
-from timers_support import AuthNats, Client_, InProcessTable, InProcessTimers, eventually, legal_move, token
+from timers_support import Client_, InProcessTable, InProcessTimers, legal_move, token
 
-from trix.timers.clock import ManualClock
+from support.clock import ManualClock
+from support.nats import AuthNats
+from support.waiting import eventually
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 PLAYERS = ("alice", "bob", "carol", "dave")
@@ -23,7 +25,7 @@ NO_LEAVES = common_pb2.TableOptions(max_timeouts_in_a_row=1000)
 
 
 async def turn_event(client: Client_, view: table_pb2.SeatView) -> events_pb2.Event:
-    """The TurnStarted event of the view's current turn (it carries the deadline, RULES.md §9)."""
+    """The TurnStarted event of the view's current turn (it carries the deadline, docs/rules.md §9)."""
 
     def find() -> events_pb2.Event | None:
         for e in client.of(view.table_id, "turn_started"):
@@ -84,7 +86,7 @@ async def test_every_decision_kind_fires_at_its_deadline_exactly_once(
         for _ in range(200):
             view = await client.view(tid)
             turn = view.turn
-            # The turn event carries the deadline (the client's countdown), RULES.md §9 defaults.
+            # The turn event carries the deadline (the client's countdown), docs/rules.md §9 defaults.
             ev = await turn_event(client, view)
             started_at = ev.time.ToDatetime(tzinfo=UTC).timestamp()
             assert deadline_of(ev) == pytest.approx(started_at + TIMEOUT_S[turn.decision], abs=1e-3)

@@ -9,7 +9,7 @@ import copy
 from dataclasses import asdict
 from typing import Any
 
-from trix.timers.clock import ManualClock
+from support.clock import ManualClock
 from trix.timers.config import TimersConfig
 from trix.timers.service import CasConflict, SeatDoc, Slot, TableDoc, TimersService, TurnDoc, table_key
 from trix.v1 import common_pb2, events_pb2

@@ -1,4 +1,4 @@
-"""Whole games with the real clock and short timers (RULES.md §9, §10): the table service
+"""Whole games with the real clock and short timers (docs/rules.md §9, §10): the table service
 and the timers service in-process, real NATS with per-service users, real gRPC, the C
 engine. A player who never acts is auto-played to the end; a paid table whose player
 does not come back ends at once with the §10 ranking; a free table hands the seat to a
@@ -11,8 +11,10 @@ from datetime import UTC
 
 import grpc
 import pytest
-from timers_support import AuthNats, Client_, InProcessTable, InProcessTimers, eventually, fast_options
+from timers_support import Client_, InProcessTable, InProcessTimers, fast_options
 
+from support.nats import AuthNats
+from support.waiting import eventually
 from trix.table.identity import verify
 from trix.timers.clock import SystemClock
 from trix.timers.subscribers import sign_service_token

@@ -9,19 +9,16 @@ import asyncio
 import contextlib
 import os
 import random
-import secrets
-import socket
-import subprocess
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import nats
 from nats.aio.client import Client
 
+from support.clock import ManualClock
 from trix.natsio import subjects
-from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, authorization_block, user_url
+from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.publish import publish_once
 from trix.table.__main__ import build as build_table
 from trix.table.config import TableConfig
@@ -29,61 +26,14 @@ from trix.table.identity import TOKEN_HEADER, sign
 from trix.table.service import TableService
 from trix.timers.__main__ import TimersRuntime
 from trix.timers.__main__ import build as build_timers
-from trix.timers.clock import ManualClock, SystemClock
+from trix.timers.clock import SystemClock
 from trix.timers.config import TimersConfig
 from trix.timers.service import TimersService
 from trix.timers.subscribers import TimersNats
-from trix.up import free_port, nats_server_binary
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 SECRET = b"timers-tests-internal-secret-0123456789"
-USERS = ("table", "gateway", "timers", "scoring", "matchmaking")
 AnyClock = ManualClock | SystemClock
-
-
-def wait_port(port: int, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing on 127.0.0.1:{port}")
-
-
-class AuthNats:
-    """A JetStream nats-server with one user per service (trix.natsio.permissions)."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.passwords = {u: secrets.token_hex(12) for u in USERS}
-        self.conf = workdir / "nats.conf"
-        self.log = workdir / "nats.log"
-        self.conf.write_text(
-            f"listen: 127.0.0.1:{self.port}\n"
-            f'jetstream {{\n  store_dir: "{workdir / "js"}"\n  sync_interval: always\n}}\n'
-            + authorization_block(self.passwords)
-        )
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def url(self, user: str) -> str:
-        return user_url(f"nats://127.0.0.1:{self.port}", user, self.passwords[user])
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=log)
-        wait_port(self.port)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
 
 
 def service_env(nats_url: str, **extra: str) -> dict[str, str]:
@@ -255,17 +205,6 @@ class Client_:
             self.changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), 0.05)
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], timeout_s: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = await check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def fast_options(ms: int = 50, **extra: Any) -> common_pb2.TableOptions:

@@ -37,18 +37,20 @@ from trix.errors import (
     Unauthenticated,
     Unavailable,
 )
+from trix.fairness import CLIENT_SEED_MAX_BYTES
 from trix.gateway.config import GatewayConfig
 from trix.gateway.tokens import HmacTokens, Principal, TokenVerifier, hash_device_secret
+from trix.rules import PLAYER_ID
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, matchmaking_pb2, table_pb2
 
 log = structlog.get_logger("trix.gateway")
 
-ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+ID = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
 ACTION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 MIN_DEVICE_SECRET = 16
 MAX_DEVICE_SECRET = 256
 MAX_DISPLAY_NAME = 32
-MAX_CLIENT_SEED_BYTES = 64
+MAX_CLIENT_SEED_BYTES = CLIENT_SEED_MAX_BYTES  # trix.fairness, docs/rules.md §11
 TERMINAL_TICKET_STATES = (
     matchmaking_pb2.TICKET_STATE_MATCHED,
     matchmaking_pb2.TICKET_STATE_CANCELLED,

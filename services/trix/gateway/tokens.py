@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from trix.errors import Unauthenticated
+from trix.rules import PLAYER_ID
 
 ALGORITHM = "HS256"
 ISSUER = "trix-gateway"
 MAX_TOKEN_CHARS = 2048
-PLAYER_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,9 @@ from collections.abc import AsyncIterator
 import grpc
 
 from trix.errors import InvalidArgument
-from trix.matchmaking.service import (
-    OPTIONS,
-    MatchmakingService,
-    Ticket,
-    Wish,
-    public_state,
-    resolve_wish,
-)
+from trix.matchmaking.records import Ticket, public_state
+from trix.matchmaking.service import MatchmakingService
+from trix.matchmaking.wishes import OPTIONS, Wish, resolve_wish
 from trix.runtime.identity import Identity
 from trix.runtime.server import ServiceBinding
 from trix.v1 import common_pb2, matchmaking_pb2, matchmaking_pb2_grpc

@@ -1,22 +1,14 @@
-"""The matchmaking service's logic: tickets, queues per variant/options/stake, private
-tables by code, partner pairs, bot fill, rating window, rematch, and the claim protocol
-that lets several replicas share the queues.
+"""The matchmaking service's logic: enqueue, cancel, private tables by code, rematch, the
+rounds of a partition (expiry, widening, matching, retention) and the claim protocol that
+lets several replicas share the queues.
 
-Must not import grpc or nats: adapters (`grpc_api`, `subscribers`, `wallet`) translate to
-and from this module, and it raises `trix.errors` domain errors. Its collaborators are
-injected: a compare-and-set key-value `Store` (JetStream KV in production), a
-`MatchPublisher` (MatchFormed on JetStream), a `Wallet` (scoring's HoldStake /
-ReleaseStake), a `SeatIndex` (player -> current table), a `RatingSource`, a clock and a
-random generator (seating), so every decision is reproducible in a test.
-
-Store layout (keys of the `match_tickets` bucket; `<pp>` a two-digit partition):
-
-| key | value |
-|---|---|
-| `tk.<pp>.<ticket_id>` | a `Ticket` (the ticket id starts with its partition) |
-| `lb.<pp>.<lobby_id>` | a `Lobby`: a private table (`<lobby_id>` = invite code) or a rematch (`r-<table>`) |
-| `mt.<match_id>` | a `MatchRecord`: the four seats; its state is the commit point of a match |
-| `pl.<player_id>` | the player's current ticket id: one live ticket per player |
+Its pieces, one job each (none imports grpc or nats; adapters `grpc_api`, `subscribers`,
+`wallet` translate, and it raises `trix.errors` domain errors): `wishes` (what a player
+asks for, resolved and checked), `records` (tickets, lobbies, match records and their
+keys in the `match_tickets` bucket), `ports` (the injected collaborators: a compare-and-set
+`Store`, a `MatchPublisher`, a `Wallet`, a `SeatIndex`, a `RatingSource`), `matching` (the
+pure matching, which tickets share a table and where they sit). With a clock and a random
+generator injected too, every decision is reproducible in a test.
 
 Retention: a finished ticket (and the player's lock naming it) is purged `retention_s` after it
 was cancelled or expired, a matched ticket, its match record and a finished lobby
@@ -38,555 +30,64 @@ import asyncio
 import dataclasses
 import functools
 import hashlib
-import json
 import math
 import secrets
 import uuid
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
 from trix.errors import AlreadyExists, IllegalMove, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from trix.matchmaking.config import MatchmakingConfig
+from trix.matchmaking.matching import RatingWindow, assign_seats, form_groups
+from trix.matchmaking.ports import (
+    MatchPublisher,
+    NoRatings,
+    NoSeatIndex,
+    NoWallet,
+    RatingSource,
+    SeatIndex,
+    Store,
+    Wallet,
+)
+from trix.matchmaking.records import (
+    ABORTED,
+    CANCELLED,
+    CLAIMED,
+    CLOSED,
+    COMMITTED,
+    DONE,
+    EXPIRED,
+    FORMED,
+    HOLDING,
+    MATCHED,
+    OPEN,
+    PENDING,
+    PRIVATE,
+    QUEUE,
+    REMATCH,
+    SEARCHING,
+    STARTED,
+    TERMINAL,
+    Lobby,
+    LobbyMember,
+    MatchRecord,
+    SeatRecord,
+    Ticket,
+    match_key,
+    player_key,
+    public_state,
+    ticket_key,
+)
+from trix.matchmaking.wishes import PARTNERSHIP_VARIANTS, Wish, check_client_seed, check_player_id
 
 log = structlog.get_logger("trix.matchmaking")
-
-# -- rules of the wish -----------------------------------------------------------------
-
-VARIANTS: dict[int, str] = {1: "TRIX", 2: "TRIX_PARTNERSHIP", 3: "COMPLEX", 4: "COMPLEX_PARTNERSHIP"}
-"""RULES.md §2, by the value of `trix.v1.Variant`."""
-PARTNERSHIP_VARIANTS = frozenset({2, 4})
-
-MAX_STAKE_COINS = 10_000_000
-"""A stake above this is refused as absurd (RULES.md §13 sets no upper bound; we do)."""
-MAX_CLIENT_SEED_BYTES = 64
-"""RULES.md §11: at most 64 bytes of UTF-8, no `|`."""
-
-
-@dataclass(frozen=True)
-class OptionSpec:
-    """One table option: its default (RULES.md), its bounds and whether only partnership uses it."""
-
-    default: int
-    minimum: int
-    maximum: int
-    partnership_only: bool = False
-
-
-# Every TableOptions field (common.proto), resolved to an int: bools 0/1, enums by value.
-OPTIONS: dict[str, OptionSpec] = {
-    "doubling": OptionSpec(1, 0, 1),  # §7 doubling on
-    "doubling_reveal": OptionSpec(1, 1, 2),  # §7 SEQUENTIAL
-    "doubling_self_take": OptionSpec(1, 1, 2),  # §7 NOBODY
-    "team_tiebreak": OptionSpec(1, 1, 2, partnership_only=True),  # §8 LAST_TRIX
-    "partnership_trix_early_end": OptionSpec(1, 0, 1, partnership_only=True),  # §6
-    "contract_timeout_s": OptionSpec(15, 1, 600),  # §9
-    "double_timeout_s": OptionSpec(8, 1, 600),  # §9
-    "card_timeout_s": OptionSpec(12, 1, 600),  # §9
-    "leave_grace_s": OptionSpec(60, 0, 3600),  # §10
-    "max_timeouts_in_a_row": OptionSpec(3, 1, 100),  # §10
-    "rake_percent": OptionSpec(0, 0, 100),  # §13
-}
-
-PRESETS: dict[str, dict[str, int]] = {
-    "standard": {},  # every default: seed 002
-    "majlis-000": {"doubling_self_take": 2},  # seed 000: the trick's leader gains
-    "majlis-001": {"doubling_reveal": 2, "doubling_self_take": 2},  # seed 001: simultaneous doubling
-    "majlis-003": {"doubling": 0, "team_tiebreak": 2},  # seed 003: no doubling, shared team ties
-}
-"""Named rules presets, each a set of options over the defaults (RULES.md: every majlis
-difference is a table option)."""
-
-
-@dataclass(frozen=True)
-class Wish:
-    """What a player asks to play: a variant, fully resolved options and a stake (0 = free)."""
-
-    variant: int
-    options: tuple[tuple[str, int], ...]
-    stake: int = 0
-
-    @property
-    def paid(self) -> bool:
-        return self.stake > 0
-
-    def queue_key(self) -> str:
-        """Tickets meet only within one queue: same variant, options and stake."""
-        opts = ",".join(f"{k}={v}" for k, v in self.options)
-        return f"{self.variant}|{self.stake}|{opts}"
-
-    def options_dict(self) -> dict[str, int]:
-        return dict(self.options)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"variant": self.variant, "options": dict(self.options), "stake": self.stake}
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> Wish:
-        options = tuple(sorted((k, int(v)) for k, v in raw["options"].items()))
-        return cls(int(raw["variant"]), options, int(raw["stake"]))
-
-
-def resolve_wish(variant: int, options: dict[str, int], preset: str, stake: int | None) -> Wish:
-    """Validate a wish and resolve every option to a value (unset -> RULES.md default)."""
-    if variant not in VARIANTS:
-        raise InvalidArgument(f"unknown variant {variant}; use one of {', '.join(VARIANTS.values())}")
-    partnership = variant in PARTNERSHIP_VARIANTS
-    if preset:
-        if preset not in PRESETS:
-            raise InvalidArgument(f"unknown rules preset {preset!r}; use one of {', '.join(sorted(PRESETS))}")
-        chosen = dict(PRESETS[preset])
-    else:
-        chosen = dict(options)
-        for name, value in chosen.items():
-            spec = OPTIONS.get(name)
-            if spec is None:
-                raise InvalidArgument(f"unknown table option {name!r}")
-            if not spec.minimum <= value <= spec.maximum:
-                raise InvalidArgument(f"table option {name} must be {spec.minimum}..{spec.maximum}: {value}")
-            if spec.partnership_only and not partnership and value != spec.default:
-                raise InvalidArgument(f"table option {name} applies to partnership variants only")
-    if stake is None:
-        coins = 0
-    else:
-        if stake <= 0:
-            raise InvalidArgument(f"a stake must be a positive number of coins: {stake}")
-        if stake > MAX_STAKE_COINS:
-            raise InvalidArgument(f"a stake above {MAX_STAKE_COINS} coins is not accepted: {stake}")
-        coins = stake
-    if coins == 0 and chosen.get("rake_percent", 0) != 0:
-        raise InvalidArgument("rake_percent applies to paid tables only (RULES.md §13)")
-    resolved: list[tuple[str, int]] = []
-    for name, spec in sorted(OPTIONS.items()):
-        value = chosen.get(name, spec.default)
-        if spec.partnership_only and not partnership:
-            value = spec.default  # irrelevant outside partnership: one queue either way
-        resolved.append((name, value))
-    return Wish(variant, tuple(resolved), coins)
-
-
-def check_player_id(player_id: str, what: str = "player id") -> str:
-    if not player_id or len(player_id) > 128 or not all(c.isascii() and (c.isalnum() or c in "_-") for c in player_id):
-        raise InvalidArgument(f"{what} must be 1-128 of A-Z a-z 0-9 _ -: {player_id!r}")
-    return player_id
-
-
-def check_client_seed(seed: str) -> str:
-    if len(seed.encode()) > MAX_CLIENT_SEED_BYTES or "|" in seed:
-        raise InvalidArgument("client seed must be at most 64 bytes of UTF-8 without '|' (RULES.md §11)")
-    return seed
-
-
-# -- records ----------------------------------------------------------------------
-
-SEARCHING = "SEARCHING"
-HOLDING = "HOLDING"  # created, stake being held: not matchable yet
-CLAIMED = "CLAIMED"  # inside a match being committed; shown to clients as searching
-MATCHED = "MATCHED"
-CANCELLED = "CANCELLED"
-EXPIRED = "EXPIRED"
-TERMINAL = frozenset({MATCHED, CANCELLED, EXPIRED})
-
-QUEUE = "queue"
-PRIVATE = "private"
-REMATCH = "rematch"
-
-
-@dataclass
-class Ticket:
-    """A player's ticket, as stored."""
-
-    ticket_id: str
-    player_id: str
-    wish: Wish
-    kind: str = QUEUE
-    partner_id: str = ""
-    client_seed: str = ""
-    rating: float = 0.0
-    created_at: float = 0.0
-    state: str = SEARCHING
-    widened: bool = False
-    lobby: str = ""
-    """The lobby key of a private table or rematch ticket."""
-    match_id: str = ""
-    claimed_at: float = 0.0
-    table_id: str = ""
-    seat: int = -1
-    matched_at: float = 0.0
-    preset: str = ""
-    finished_at: float = 0.0
-    """When it was cancelled or expired (matched: `matched_at`); its retention runs from here."""
-
-    def encode(self) -> bytes:
-        raw = dataclasses.asdict(self)
-        raw["wish"] = self.wish.to_json()
-        return json.dumps(raw, separators=(",", ":")).encode()
-
-    @classmethod
-    def decode(cls, data: bytes) -> Ticket:
-        raw = json.loads(data)
-        raw["wish"] = Wish.from_json(raw["wish"])
-        return cls(**raw)
-
-    @property
-    def partition(self) -> int:
-        return int(self.ticket_id[:2])
-
-    @property
-    def key(self) -> str:
-        return ticket_key(self.ticket_id)
-
-
-@dataclass
-class SeatRecord:
-    """One seat of a match."""
-
-    player_id: str = ""
-    ticket_id: str = ""
-    client_seed: str = ""
-    bot: bool = False
-
-
-PENDING = "PENDING"
-COMMITTED = "COMMITTED"
-ABORTED = "ABORTED"
-DONE = "DONE"
-
-
-@dataclass
-class MatchRecord:
-    """A match: four seats; `state` is the commit point (PENDING -> COMMITTED | ABORTED -> DONE)."""
-
-    match_id: str
-    wish: Wish
-    seats: list[SeatRecord]
-    state: str = PENDING
-    created_at: float = 0.0
-
-    @property
-    def table_id(self) -> str:
-        return self.match_id
-
-    def encode(self) -> bytes:
-        raw = {
-            "match_id": self.match_id,
-            "wish": self.wish.to_json(),
-            "seats": [dataclasses.asdict(s) for s in self.seats],
-            "state": self.state,
-            "created_at": self.created_at,
-        }
-        return json.dumps(raw, separators=(",", ":")).encode()
-
-    @classmethod
-    def decode(cls, data: bytes) -> MatchRecord:
-        raw = json.loads(data)
-        return cls(
-            raw["match_id"],
-            Wish.from_json(raw["wish"]),
-            [SeatRecord(**s) for s in raw["seats"]],
-            raw["state"],
-            raw["created_at"],
-        )
-
-    def ticket_ids(self) -> list[str]:
-        return [s.ticket_id for s in self.seats if s.ticket_id]
-
-
-OPEN = "OPEN"
-STARTED = "STARTED"  # seats chosen: the commit point of a lobby's match
-FORMED = "FORMED"  # MatchFormed published, tickets matched
-CLOSED = "CLOSED"
-
-
-@dataclass
-class LobbyMember:
-    """A player in a lobby."""
-
-    player_id: str
-    ticket_id: str
-    client_seed: str = ""
-
-
-@dataclass
-class Lobby:
-    """A private table (by invite code) or a rematch (by finished table) gathering players."""
-
-    lobby_id: str
-    kind: str
-    host: str
-    wish: Wish
-    members: list[LobbyMember]
-    created_at: float
-    state: str = OPEN
-    match_id: str = ""
-    fixed_seats: dict[str, int] = field(default_factory=dict)
-    """Rematch: each player's seat at the finished table (partners stay opposite)."""
-    fixed_seeds: dict[str, str] = field(default_factory=dict)
-    finished_at: float = 0.0
-    """When it was formed or closed; its retention runs from here."""
-
-    def encode(self) -> bytes:
-        raw = dataclasses.asdict(self)
-        raw["wish"] = self.wish.to_json()
-        return json.dumps(raw, separators=(",", ":")).encode()
-
-    @classmethod
-    def decode(cls, data: bytes) -> Lobby:
-        raw = json.loads(data)
-        raw["wish"] = Wish.from_json(raw["wish"])
-        raw["members"] = [LobbyMember(**m) for m in raw["members"]]
-        return cls(**raw)
-
-
-def ticket_key(ticket_id: str) -> str:
-    if len(ticket_id) < 3 or not ticket_id[:2].isdigit() or not ticket_id.isalnum():
-        raise NotFound(f"no ticket {ticket_id!r}")
-    return f"tk.{ticket_id[:2]}.{ticket_id}"
-
-
-def match_key(match_id: str) -> str:
-    return f"mt.{match_id}"
-
-
-def player_key(player_id: str) -> str:
-    return f"pl.{player_id}"
-
-
-# -- collaborators --------------------------------------------------------------------
-
-Versioned = tuple[bytes, int]
-
-
-class Store(Protocol):
-    """A key-value store with compare-and-set on a key's revision (JetStream KV)."""
-
-    async def get(self, key: str) -> Versioned | None: ...
-
-    async def create(self, key: str, value: bytes) -> int | None:
-        """The new revision, or None if the key exists."""
-
-    async def update(self, key: str, value: bytes, revision: int) -> int | None:
-        """The new revision, or None if the key's revision is not `revision`."""
-
-    async def delete(self, key: str, revision: int) -> bool: ...
-
-    async def purge(self, key: str, revision: int) -> None:
-        """Remove the key's values up to `revision`, leaving no marker; a newer value stays
-        (so it is safe against any concurrent writer)."""
-
-    def watch(self, key: str) -> AsyncIterator[Versioned | None]:
-        """The key's current value (None if absent), then every change."""
-
-
-class MatchPublisher(Protocol):
-    """Publishes MatchFormed, idempotently by match id."""
-
-    async def match_formed(self, match: MatchRecord) -> None: ...
-
-
-class Wallet(Protocol):
-    """Scoring's stake holds (RULES.md §13), idempotent by ticket id."""
-
-    async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
-        """Raises ResourceExhausted when the balance does not cover `coins`."""
-
-    async def release(self, player_id: str, ticket_id: str) -> None: ...
-
-
-class SeatIndex(Protocol):
-    """Player -> the table the player sits at now, if any (the table service's index)."""
-
-    async def current_table(self, player_id: str) -> str | None: ...
-
-
-class RatingSource(Protocol):
-    """A player's rating in a variant, or None if unknown."""
-
-    async def rating(self, player_id: str, variant: int) -> float | None: ...
-
-
-class NoWallet:
-    """The wallet when scoring is not configured: paid tickets are refused."""
-
-    async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
-        raise Unavailable("paid tables are not available: the wallet (scoring service) is not configured")
-
-    async def release(self, player_id: str, ticket_id: str) -> None:
-        return None  # without a wallet nothing was ever held
-
-
-class NoSeatIndex:
-    async def current_table(self, player_id: str) -> str | None:
-        return None
-
-
-class NoRatings:
-    async def rating(self, player_id: str, variant: int) -> float | None:
-        return None
 
 
 class NotAllowedNow(IllegalMove):
     """A request the current state forbids (already seated, table full, already matched)."""
-
-
-# -- the pure matching -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RatingWindow:
-    """The accepted rating distance, widening with waiting time."""
-
-    base: float
-    growth_per_s: float
-    maximum: float
-
-    def at(self, waited_s: float) -> float:
-        return min(self.maximum, self.base + self.growth_per_s * max(0.0, waited_s))
-
-
-@dataclass
-class Unit:
-    """One ticket, or a partner pair (both named each other) that must sit opposite."""
-
-    tickets: list[Ticket]
-
-    @property
-    def size(self) -> int:
-        return len(self.tickets)
-
-    @property
-    def created_at(self) -> float:
-        return min(t.created_at for t in self.tickets)
-
-    @property
-    def rating(self) -> float:
-        return sum(t.rating for t in self.tickets) / len(self.tickets)
-
-
-def build_units(tickets: Iterable[Ticket]) -> list[Unit]:
-    """Solo tickets and mutual partner pairs, oldest first; a ticket whose partner is not
-    queued (yet) waits."""
-    by_player = {t.player_id: t for t in tickets}
-    units: list[Unit] = []
-    seen: set[str] = set()
-    for t in by_player.values():
-        if t.player_id in seen:
-            continue
-        if not t.partner_id:
-            units.append(Unit([t]))
-            seen.add(t.player_id)
-            continue
-        mate = by_player.get(t.partner_id)
-        if mate is not None and mate.partner_id == t.player_id and mate.player_id not in seen:
-            units.append(Unit(sorted([t, mate], key=lambda x: x.ticket_id)))
-            seen.update((t.player_id, mate.player_id))
-    units.sort(key=lambda u: (u.created_at, u.tickets[0].ticket_id))
-    return units
-
-
-@dataclass
-class Group:
-    """Units that will share a table; bots take the seats left."""
-
-    units: list[Unit]
-
-    @property
-    def humans(self) -> int:
-        return sum(u.size for u in self.units)
-
-
-def form_groups(
-    tickets: Iterable[Ticket],
-    now: float,
-    window: RatingWindow,
-    bot_fill_after_s: float,
-    bots_allowed: bool,
-    limit: int | None = None,
-) -> list[Group]:
-    """Groups of one queue: the oldest unit is the anchor; candidates within the anchor's
-    rating window (it widens with the anchor's wait) are taken closest first. An anchor that
-    has waited `bot_fill_after_s` takes what it found and bots fill the rest (free tables).
-
-    Linear in the queue's size: the units sit in a list sorted by rating, linked so that a
-    unit taken is unlinked, and an anchor walks outwards from its own place (the nearer side
-    first) until its table is full or both sides leave the window. (A quadratic scan here
-    held the event loop for seconds under a burst of thousands of tickets in one queue and
-    starved the partition-lease renewals.) At most `limit` groups are formed per call."""
-    units = build_units(tickets)
-    n = len(units)
-    order = sorted(range(n), key=lambda j: (units[j].rating, units[j].created_at, j))
-    place = [0] * n
-    for k, j in enumerate(order):
-        place[j] = k
-    prev = list(range(-1, n - 1))  # linked list over sorted places of the units not taken
-    nxt = list(range(1, n + 1))
-
-    def unlink(k: int) -> None:
-        if prev[k] >= 0:
-            nxt[prev[k]] = nxt[k]
-        if nxt[k] < n:
-            prev[nxt[k]] = prev[k]
-
-    used = [False] * n
-    groups: list[Group] = []
-    for i, anchor in enumerate(units):
-        if used[i]:
-            continue
-        if limit is not None and len(groups) >= limit:
-            break
-        waited = now - anchor.created_at
-        width = window.at(waited)
-        need = 4 - anchor.size
-        chosen = [i]
-        left, right = prev[place[i]], nxt[place[i]]
-        while need > 0:
-            lj = order[left] if left >= 0 else -1
-            rj = order[right] if right < n else -1
-            lkey = (abs(units[lj].rating - anchor.rating), units[lj].created_at, lj) if lj >= 0 else None
-            rkey = (abs(units[rj].rating - anchor.rating), units[rj].created_at, rj) if rj >= 0 else None
-            if lkey is not None and lkey[0] > width:
-                lkey = None
-            if rkey is not None and rkey[0] > width:
-                rkey = None
-            if lkey is None and rkey is None:
-                break
-            if rkey is None or (lkey is not None and lkey < rkey):
-                j = lj
-                left = prev[left]
-            else:
-                j = rj
-                right = nxt[right]
-            if units[j].size <= need:
-                chosen.append(j)
-                need -= units[j].size
-        if need == 0 or (bots_allowed and waited >= bot_fill_after_s):
-            for j in chosen:
-                used[j] = True
-                unlink(place[j])
-            groups.append(Group([units[j] for j in chosen]))
-    return groups
-
-
-def assign_seats(group: Group, rng: Any) -> list[Ticket | None]:
-    """Seats 0..3 at random (RULES.md §1): each pair in {s, s+2}, None = a bot."""
-    seats: list[Ticket | None] = [None] * 4
-    pairs = [u for u in group.units if u.size == 2]
-    solos = [u.tickets[0] for u in group.units if u.size == 1]
-    teams = [0, 1]
-    rng.shuffle(teams)
-    for team, pair in zip(teams, pairs, strict=False):
-        a, b = pair.tickets
-        if rng.random() < 0.5:
-            a, b = b, a
-        seats[team], seats[team + 2] = a, b
-    free = [s for s in range(4) if seats[s] is None]
-    rng.shuffle(free)
-    for seat, ticket in zip(free, solos, strict=False):
-        seats[seat] = ticket
-    return seats
 
 
 # -- the service -----------------------------------------------------------------------
@@ -745,7 +246,7 @@ class MatchmakingService:
         request_id: str = "",
         preset: str = "",
     ) -> Ticket:
-        """Queue a player; paid tickets hold the stake first (RULES.md §13)."""
+        """Queue a player; paid tickets hold the stake first (docs/rules.md §13)."""
         check_player_id(player_id)
         check_client_seed(client_seed)
         if partner_id:
@@ -1502,13 +1003,6 @@ class MatchmakingService:
 def new_match_id() -> str:
     """A match id, which is also the id of the table the table service creates."""
     return "m" + uuid.uuid4().hex
-
-
-def public_state(ticket: Ticket) -> str:
-    """The state a client sees: HOLDING and CLAIMED are still searching (or widened)."""
-    if ticket.state in (SEARCHING, HOLDING, CLAIMED):
-        return "WIDENED" if ticket.widened else "SEARCHING"
-    return ticket.state
 
 
 def ceil_div(a: int, b: int) -> int:

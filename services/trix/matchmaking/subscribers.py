@@ -26,7 +26,9 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
-from trix.matchmaking.service import MatchmakingService, MatchRecord, NoSeatIndex, Versioned
+from trix.matchmaking.ports import NoSeatIndex, Versioned
+from trix.matchmaking.records import MatchRecord
+from trix.matchmaking.service import MatchmakingService
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import publish_once
@@ -133,7 +135,7 @@ class KeyWatchHub:
 
 
 class KvStore:
-    """`trix.matchmaking.service.Store` over a JetStream KV bucket."""
+    """`trix.matchmaking.ports.Store` over a JetStream KV bucket."""
 
     def __init__(self, kv: KeyValue, js: nats.js.JetStreamContext | None = None, bucket: str = TICKETS_BUCKET) -> None:
         self.kv = kv

@@ -1,7 +1,7 @@
 """The scoring clients of the matchmaking service: the wallet (HoldStake / ReleaseStake) and
 the players' ratings (the leaderboard row), over gRPC.
 
-Owns `ScoringWallet`, the production `Wallet` the service's logic is given (RULES.md §13:
+Owns `ScoringWallet`, the production `Wallet` the service's logic is given (docs/rules.md §13:
 the stake is held when a paid ticket is made and released on cancel or expiry). Maps
 scoring's statuses to domain errors: a short balance (scoring's FAILED_PRECONDITION) becomes
 ResourceExhausted, the status `trix.errors` gives an insufficient balance; an unreachable
@@ -56,7 +56,7 @@ class LazyStub:
 
 
 class ScoringWallet:
-    """`trix.matchmaking.service.Wallet` over `trix.v1.ScoringService`."""
+    """`trix.matchmaking.ports.Wallet` over `trix.v1.ScoringService`."""
 
     def __init__(self, target: str, token_key: str = "", timeout_s: float = 5.0) -> None:
         self.lazy = LazyStub(target)
@@ -91,7 +91,7 @@ class ScoringWallet:
 
 
 class ScoringRatings:
-    """`trix.matchmaking.service.RatingSource` over `trix.v1.ScoringService.GetLeaderboard`."""
+    """`trix.matchmaking.ports.RatingSource` over `trix.v1.ScoringService.GetLeaderboard`."""
 
     def __init__(
         self,

@@ -132,7 +132,9 @@ KV_BUCKETS: tuple[KvSpec, ...] = (
         memory=True,
     ),
     KvSpec("player_tables", "Player -> current table index (issue 4)."),
-    KvSpec("table_secrets", "Server seed of each running table (private to the table service, RULES.md §11, §14)."),
+    KvSpec(
+        "table_secrets", "Server seed of each running table (private to the table service, docs/rules.md §11, §14)."
+    ),
     KvSpec("timer_deadlines", "Pending decision deadlines (issue 7)."),
     KvSpec("timer_replicas", "Timers replicas' heartbeats, for sharing the firing of deadlines (issue 7).", ttl_s=5.0),
     KvSpec("match_tickets", "Matchmaking tickets and claims (issue 6)."),

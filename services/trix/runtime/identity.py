@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import time
 from typing import TYPE_CHECKING, Any
 
 from trix.errors import PermissionDenied, Unauthenticated
+from trix.rules import PLAYER_ID
 
 if TYPE_CHECKING:
     import grpc
@@ -27,7 +27,7 @@ IDENTITY_METADATA = "x-trix-identity"
 """gRPC metadata key of the internal identity token."""
 
 TOKEN_VERSION = "v1"
-_PLAYER = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_PLAYER = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
 
 
 def _mac(key: bytes, payload: str) -> str:

@@ -4,7 +4,7 @@ Owns the structlog configuration: one JSON object per line on stderr with
 `timestamp`, `level`, `event`, `service`, `instance` and whatever is bound in the
 contextvars (`request_id`, `table_id`, `player_id`, set by the interceptor). The
 standard library's logging (grpc, nats-py) goes through the same renderer. Never log
-a hand, a server seed or a token (RULES.md §14).
+a hand, a server seed or a token (docs/rules.md §14).
 """
 
 from __future__ import annotations

@@ -21,16 +21,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from trix.rules import DOUBLING_CARDS, PARTNERSHIP_VARIANT_NAMES, VARIANT_NAMES, card_of_text
 from trix.scoring.ratings import Rating, rate_partnership, rate_singles
 
 MINT = "mint"
 HOUSE = "house"
-PARTNERSHIP_VARIANTS = frozenset({"TRIX_PARTNERSHIP", "COMPLEX_PARTNERSHIP"})
-VARIANTS = ("TRIX", "TRIX_PARTNERSHIP", "COMPLEX", "COMPLEX_PARTNERSHIP")
+PARTNERSHIP_VARIANTS = PARTNERSHIP_VARIANT_NAMES
+VARIANTS = VARIANT_NAMES
 # RULES.md §7: the cards that can be doubled and the contracts where doubling applies.
-DOUBLING_CONTRACTS = frozenset({"KING", "QUEENS", "COMPLEX"})
-SUITS = "CDHS"
-RANKS = "23456789TJQKA"
+DOUBLING_CONTRACTS = frozenset(DOUBLING_CARDS)
 
 
 def player_account(player_id: str) -> str:
@@ -350,9 +349,8 @@ def _parse_record(record_json: str) -> dict[str, Any] | None:
 
 def _card(text: Any) -> tuple[int, int] | None:
     """(suit index, rank index) of a card text such as `KH` (RULES.md §1), or None."""
-    if not isinstance(text, str) or len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
-        return None
-    return SUITS.index(text[1]), RANKS.index(text[0])
+    card = card_of_text(text)
+    return None if card is None else divmod(card, 13)
 
 
 def doubled_cards_taken(record: dict[str, Any] | None) -> list[tuple[int, str]]:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 from dataclasses import dataclass
 
 from trix.errors import Unauthenticated
+from trix.rules import PLAYER_ID
 
 TOKEN_HEADER = "Trix-Caller"
 """NATS header carrying the token of a table command."""
@@ -27,7 +27,7 @@ TOKEN_METADATA = "x-trix-caller"
 ROLE_PLAYER = "player"
 ROLE_SERVICE = "service"
 DEFAULT_TTL_S = 300
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_NAME = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
 
 
 @dataclass(frozen=True)

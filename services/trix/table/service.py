@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from trix import engine, fairness  # type: ignore[attr-defined]  # engine/python, mapped in by setuptools
+from trix import engine, fairness
 from trix.errors import (
     DomainError,
     IllegalMove,
@@ -40,6 +40,7 @@ from trix.errors import (
     Unavailable,
 )
 from trix.natsio.subjects import token
+from trix.rules import engine_enum
 from trix.table.config import TableConfig
 from trix.table.identity import Caller
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
@@ -618,7 +619,7 @@ def action_from(kind: str, value: Any) -> int:
         if kind == "contract":
             if not 1 <= int(value) <= 6:
                 raise InvalidArgument("unknown contract")
-            return int(engine.choose(engine.Contract(int(value) - 1)))
+            return int(engine.choose(engine.Contract(engine_enum(value))))
         return int(engine.double([int(c) for c in value]))
     except DomainError:
         raise

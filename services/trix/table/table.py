@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from trix import engine, fairness  # type: ignore[attr-defined]  # engine/python, mapped in by setuptools
+from trix import engine, fairness
+from trix.rules import (  # docs/rules.md §9 defaults; proto <-> engine enum values
+    DEFAULT_CARD_TIMEOUT_S,
+    DEFAULT_CONTRACT_TIMEOUT_S,
+    DEFAULT_DOUBLE_TIMEOUT_S,
+    engine_enum,
+    proto_enum,
+)
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 Clock = Callable[[], datetime]
@@ -33,11 +40,6 @@ TurnStarted with `seat_copies`)."""
 ALL = -2
 """Audience of a public event: the public subject and every seat's subject."""
 
-# RULES.md §9 defaults.
-DEFAULT_CONTRACT_TIMEOUT_S = 15
-DEFAULT_DOUBLE_TIMEOUT_S = 8
-DEFAULT_CARD_TIMEOUT_S = 12
-
 # RULES.md §2: the contracts of each variant's kingdoms.
 TRIX_CONTRACTS = (
     engine.Contract.KING,
@@ -47,14 +49,6 @@ TRIX_CONTRACTS = (
     engine.Contract.TRIX,
 )
 COMPLEX_CONTRACTS = (engine.Contract.COMPLEX, engine.Contract.TRIX)
-# RULES.md §7 "Doubling contracts: KING (the card KH), QUEENS (any queen), COMPLEX (KH and any queen)."
-KING_OF_HEARTS = engine.parse_card("KH")
-QUEENS = tuple(engine.parse_card(f"Q{s}") for s in "CDHS")
-DOUBLING_CARDS: dict[int, frozenset[int]] = {
-    engine.Contract.KING: frozenset({KING_OF_HEARTS}),
-    engine.Contract.QUEENS: frozenset(QUEENS),
-    engine.Contract.COMPLEX: frozenset({KING_OF_HEARTS, *QUEENS}),
-}
 
 
 def variant_contracts(variant: engine.Variant) -> tuple[engine.Contract, ...]:
@@ -68,7 +62,7 @@ def card_pb(card: int) -> common_pb2.Card:
 
 
 def contract_pb(contract: int | None) -> common_pb2.Contract.ValueType:
-    return common_pb2.Contract.ValueType(0 if contract is None else int(contract) + 1)
+    return common_pb2.Contract.ValueType(0 if contract is None else proto_enum(contract))
 
 
 def legal_moves(game: engine.Game, seat: int) -> tuple[list[common_pb2.Card], list[common_pb2.Contract.ValueType]]:
@@ -89,9 +83,9 @@ def engine_options(o: common_pb2.TableOptions) -> engine.Options:
     """TableOptions -> the engine's options; UNSPECIFIED enums and unset bools take RULES.md defaults."""
     return engine.Options(
         doubling=o.doubling if o.HasField("doubling") else True,  # §7
-        doubling_reveal=engine.Reveal(max(0, int(o.doubling_reveal) - 1)),  # §7
-        doubling_self_take=engine.SelfTake(max(0, int(o.doubling_self_take) - 1)),  # §7
-        team_tiebreak=engine.TeamTiebreak(max(0, int(o.team_tiebreak) - 1)),  # §8
+        doubling_reveal=engine.Reveal(max(0, engine_enum(o.doubling_reveal))),  # §7
+        doubling_self_take=engine.SelfTake(max(0, engine_enum(o.doubling_self_take))),  # §7
+        team_tiebreak=engine.TeamTiebreak(max(0, engine_enum(o.team_tiebreak))),  # §8
         partnership_trix_early_end=(
             o.partnership_trix_early_end if o.HasField("partnership_trix_early_end") else True  # §6
         ),
@@ -165,7 +159,7 @@ class Table:
             request=request,
             commitment=entry["commitment"],
             server_seed=server_seed,
-            variant=engine.Variant(int(request.variant) - 1),
+            variant=engine.Variant(engine_enum(request.variant)),
             options=engine_options(request.options),
             seeds=[None] * 4,
             bots=[s.bot for s in seats],

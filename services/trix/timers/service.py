@@ -43,20 +43,19 @@ import structlog
 
 from trix.errors import NotFound, Unavailable
 from trix.natsio.subjects import token
+from trix.rules import (  # docs/rules.md §9, §10
+    DEFAULT_CARD_TIMEOUT_S,
+    DEFAULT_CONTRACT_TIMEOUT_S,
+    DEFAULT_DOUBLE_TIMEOUT_S,
+    DEFAULT_LEAVE_GRACE_S,
+    DEFAULT_MAX_TIMEOUTS_IN_A_ROW,
+)
 from trix.timers.clock import Clock, SystemClock
 from trix.timers.config import TimersConfig
 from trix.v1 import common_pb2, events_pb2
 
 log = structlog.get_logger("trix.timers")
 
-# RULES.md §9 "owner picks a contract 15 s, a doubling answer 8 s, playing a card 12 s";
-# "All three are table options."
-DEFAULT_CONTRACT_TIMEOUT_S = 15.0
-DEFAULT_DOUBLE_TIMEOUT_S = 8.0
-DEFAULT_CARD_TIMEOUT_S = 12.0
-# RULES.md §10 "`leave_grace_s` (default 60)", "`max_timeouts_in_a_row` (default 3)".
-DEFAULT_LEAVE_GRACE_S = 60.0
-DEFAULT_MAX_TIMEOUTS_IN_A_ROW = 3
 
 PENDING = "pending"
 CLAIMED = "claimed"

@@ -1,5 +1,5 @@
-"""Helpers of the table tests: a nats-server with one user per service, the table
-service in-process or as a subprocess, and a test client that plays through the API."""
+"""Helpers of the table tests (and the replicas tests that drive table processes): the
+table service as a subprocess, a test client that plays through the API, its tokens."""
 
 from __future__ import annotations
 
@@ -7,9 +7,6 @@ import asyncio
 import json
 import os
 import random
-import secrets
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,68 +18,19 @@ from typing import Any
 import nats
 from nats.aio.client import Client
 
+from support.processes import kill_process, stop_process
+from trix import rules
 from trix.natsio import subjects
-from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, authorization_block, user_url
+from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.seatstream import has_seat_copies
 from trix.table.identity import TOKEN_HEADER, sign
-from trix.up import free_port, nats_server_binary
+from trix.up import free_port
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = b"table-tests-internal-secret-0123456789"
-USERS = ("table", "gateway", "timers", "scoring", "matchmaking")
-KH = 2 * 13 + 11
-QUEENS = (10, 23, 36, 49)
-DOUBLING = {
-    common_pb2.CONTRACT_KING: {KH},
-    common_pb2.CONTRACT_QUEENS: set(QUEENS),
-    common_pb2.CONTRACT_COMPLEX: {KH, *QUEENS},
-}
-
-
-def wait_port(port: int, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing on 127.0.0.1:{port}")
-
-
-class AuthNats:
-    """A JetStream nats-server with one user per service (trix.natsio.permissions)."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.passwords = {u: secrets.token_hex(12) for u in USERS}
-        self.conf = workdir / "nats.conf"
-        self.log = workdir / "nats.log"
-        self.conf.write_text(
-            f"listen: 127.0.0.1:{self.port}\n"
-            f'jetstream {{\n  store_dir: "{workdir / "js"}"\n  sync_interval: always\n}}\n'
-            + authorization_block(self.passwords)
-        )
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def url(self, user: str) -> str:
-        return user_url(f"nats://127.0.0.1:{self.port}", user, self.passwords[user])
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=log)
-        wait_port(self.port)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
+DOUBLING = {common_pb2.Contract.Value(f"CONTRACT_{name}"): set(cards) for name, cards in rules.DOUBLING_CARDS.items()}
+"""docs/rules.md §7, by proto contract value."""
 
 
 def table_env(nats_url: str, **extra: str) -> dict[str, str]:
@@ -116,18 +64,10 @@ class TableProcess:
             self.proc = subprocess.Popen([sys.executable, "-m", "trix.table"], env=self.env, stdout=log, stderr=log)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
+        kill_process(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, grace_s=15)
 
 
 def token(role: str, name: str) -> str:
