@@ -166,6 +166,12 @@ async def test_batched_session_carries_the_same_events_in_fewer_messages(platfor
     assert all(m.request_id == "" for m in batches)
     sent = event_messages(player.messages)
     assert sent < len(batched), (sent, len(batched))
+    # Issue 16: the acceptance of the player's own action rides in the batch of its events,
+    # one message per action (an acceptance alone only if its events were over 0.5 s late).
+    riding = [m for m in batches if m.event_batch.HasField("accepted")]
+    alone = [m for m in player.messages if m.WhichOneof("kind") == "accepted"]
+    assert riding and len(alone) <= len(riding) // 10, (len(riding), len(alone))
+    assert all(m.event_batch.accepted.sequence <= m.event_batch.events[-1].sequence for m in riding)
 
     # The same seat through a session that does not opt in: one event per message, and
     # the same events, in the same order, byte for byte.

@@ -534,7 +534,7 @@ class Session:
             if not self.batch_events:
                 yield gateway_pb2.SessionResponse(event=message)
                 continue
-            if self.acting and outbox.empty():
+            if self.acting:
                 await self._settled_or(self.gateway.config.accept_wait_s)
             out = gateway_pb2.SessionResponse()
             batch = out.event_batch
