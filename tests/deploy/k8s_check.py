@@ -98,7 +98,7 @@ def nats_conf(nodes: int = 3) -> str:
     StatefulSet fills from the trix-nats-users Secret (nats-server resolves `$VAR`).
     """
     marker = "@@PASSWORD:"
-    block = permissions.authorization_block({u: f"{marker}{u}" for u in permissions.SERVICE_USERS})
+    block = permissions.authorization_block({u: f"{marker}{u}" for u in permissions.USERS})
     block = re.sub(rf'"{marker}([a-z]+)"', lambda m: "$" + nats_password_var(m.group(1)), block)
     routes = "\n".join(f"    nats://nats-{i}.nats-headless:6222" for i in range(nodes))
     return (
@@ -648,7 +648,7 @@ def nats_server_test(conf_text: str) -> ToolResult:
         path = Path(tmp) / "nats.conf"
         path.write_text(conf_text)
         env = dict(os.environ, POD_NAME="nats-0")
-        env.update({nats_password_var(u): f"check-{u}" for u in permissions.SERVICE_USERS})
+        env.update({nats_password_var(u): f"check-{u}" for u in permissions.USERS})
         out = subprocess.run([binary, "-t", "-c", str(path)], capture_output=True, text=True, env=env, timeout=30)
     text = (out.stdout + out.stderr).strip()
     return ToolResult(out.returncode == 0, text.splitlines()[-1] if text else f"exit {out.returncode}")

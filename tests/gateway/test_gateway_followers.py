@@ -6,7 +6,6 @@ live ones through plain subscriptions."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncGenerator, AsyncIterator
 
 import nats
@@ -16,20 +15,20 @@ from trix.gateway.service import SPECTATOR
 from trix.gateway.subscribers import NatsTables
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
+from trix.natsio.permissions import inbox_prefix
+from trix.up import nats_url_of
 from trix.v1 import events_pb2, gateway_pb2
 
 EVENTS_STREAM = "TABLE_EVENTS"
 
 
-def nats_url(platform: Platform) -> str:
-    conf = (platform.state_dir / "nats.conf").read_text()
-    found = re.search(r"listen: (127\.0\.0\.1:\d+)", conf)
-    assert found, conf
-    return f"nats://{found.group(1)}"
+def nats_url(platform: Platform, user: str) -> str:
+    """`trix up`'s NATS as one of its users (issue 18: it runs the production permissions)."""
+    return nats_url_of(platform.state_dir, user)
 
 
 async def test_following_seats_leaves_no_consumer_on_the_events_stream(platform: Platform) -> None:
-    nc = await nats.connect(nats_url(platform))
+    nc = await nats.connect(nats_url(platform, "table"), inbox_prefix=inbox_prefix("table").encode())
     players: list[Seated] = []
     try:
         js = nc.jetstream()
@@ -62,7 +61,7 @@ async def test_the_four_seats_of_a_table_share_one_live_subscription(platform: P
     the public subject (one delivery of each public event, parsed once) and one per seat
     subject; each seat still gets the whole stream with its own hand (ADR 0009 amendment)."""
     player = await seated(platform.target, "follower-shared")
-    conn = NatsConnection(nats_url(platform), "test-shared-feeds", streams=(), buckets=())
+    conn = NatsConnection(nats_url(platform, "gateway"), "test-shared-feeds", streams=(), buckets=())
     await conn.connect(give_up_after_s=30)
     streams: list[AsyncGenerator[events_pb2.Event, None]] = []
     try:

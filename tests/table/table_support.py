@@ -24,13 +24,14 @@ from nats.js.api import DeliverPolicy
 
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, authorization_block, user_url
+from trix.natsio.provision import provision_now
 from trix.table.identity import TOKEN_HEADER, sign
 from trix.up import free_port, nats_server_binary
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = b"table-tests-internal-secret-0123456789"
-USERS = ("table", "gateway", "timers", "scoring", "matchmaking")
+USERS = ("table", "gateway", "timers", "scoring", "matchmaking", "provisioner")
 KH = 2 * 13 + 11
 QUEENS = (10, 23, 36, 49)
 DOUBLING = {
@@ -73,6 +74,8 @@ class AuthNats:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=log)
         wait_port(self.port)
+        # The services' users may not create streams: the provisioner declares them (ADR 0012).
+        provision_now(self.url("provisioner"))
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -22,6 +22,7 @@ from nats.aio.client import Client
 
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, authorization_block, user_url
+from trix.natsio.provision import provision_now
 from trix.natsio.publish import publish_once
 from trix.table.__main__ import build as build_table
 from trix.table.config import TableConfig
@@ -37,7 +38,7 @@ from trix.up import free_port, nats_server_binary
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 SECRET = b"timers-tests-internal-secret-0123456789"
-USERS = ("table", "gateway", "timers", "scoring", "matchmaking")
+USERS = ("table", "gateway", "timers", "scoring", "matchmaking", "provisioner")
 AnyClock = ManualClock | SystemClock
 
 
@@ -74,6 +75,8 @@ class AuthNats:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log, stderr=log)
         wait_port(self.port)
+        # The services' users may not create streams: the provisioner declares them (ADR 0012).
+        provision_now(self.url("provisioner"))
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
