@@ -102,8 +102,6 @@ class EmbeddedPlatform:
             log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
         )
         self.env = {
-            "TRIX_INTERNAL_TOKEN_SECRET": secrets.token_hex(32),
-            "TRIX_INTERNAL_TOKEN_KEY": secrets.token_hex(32),
             "TRIX_GATEWAY_TOKEN_KEY": secrets.token_hex(32),
             "TRIX_MATCHMAKING_BOT_FILL_S": "0",
             "TRIX_TIMERS_TICK_S": "0.05",

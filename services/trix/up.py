@@ -40,6 +40,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import trix
 from trix.natsio import permissions
+from trix.runtime.identity import KEYS_OF, PLAYER_KEY_ENV, SERVICE_KEY_ENV
 
 SERVICES = ("table", "timers", "scoring", "matchmaking", "gateway")
 """Start order: the table first, the gateway (which talks to the others) last."""
@@ -333,7 +334,8 @@ class Supervisor:
 
     def _base_env(self) -> dict[str, str]:
         package_root = str(Path(trix.__file__).resolve().parent.parent)
-        base_env = {k: v for k, v in os.environ.items() if k != "TRIX_NATS_URL"}
+        private = ("TRIX_NATS_URL", PLAYER_KEY_ENV, SERVICE_KEY_ENV)  # given to each child as it needs
+        base_env = {k: v for k, v in os.environ.items() if k not in private}
         base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
         base_env["PYTHONUNBUFFERED"] = "1"
         return base_env
@@ -358,11 +360,9 @@ class Supervisor:
 
     def _service_children(self) -> list[Child]:
         base_env = self._base_env()
-        # One caller-token secret for the table, the timers and the gateway (issue 9), unless given.
-        base_env.setdefault("TRIX_INTERNAL_TOKEN_SECRET", secrets.token_hex(32))
-        # And one identity key for the gateway's `x-trix-identity` tokens to matchmaking: a
-        # service never takes a player id from a client (ARCHITECTURE.md), so never unset.
-        base_env.setdefault("TRIX_INTERNAL_TOKEN_KEY", secrets.token_hex(32))
+        # The internal token keys (trix.runtime.identity), one per role, unless given; each
+        # service gets only the ones it needs (the gateway never the service-role key).
+        keys = {var: os.environ.get(var, "") or secrets.token_hex(32) for var in (PLAYER_KEY_ENV, SERVICE_KEY_ENV)}
         children: list[Child] = []
         first_port: dict[str, int] = {}
         for service in SERVICES:
@@ -388,6 +388,7 @@ class Supervisor:
                     TRIX_SHUTDOWN_GRACE_S=str(max(0.5, self.grace_s - 1.0)),
                     TRIX_LOG_LEVEL=self.log_level,
                 )
+                child.env.update({var: keys[var] for var in KEYS_OF[service]})
                 children.append(child)
         for child in children:  # where the gateway and matchmaking reach their peers
             child.env.setdefault("TRIX_MATCHMAKING_TARGET", f"127.0.0.1:{first_port['matchmaking']}")

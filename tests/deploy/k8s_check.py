@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "services"))
 
 from trix.natsio import permissions  # noqa: E402
+from trix.runtime import identity  # noqa: E402
 from trix.runtime.config import RuntimeConfig  # noqa: E402
 
 K8S = ROOT / "deploy" / "k8s"
@@ -239,7 +240,12 @@ def container_env(container: Obj, objs: list[Obj]) -> dict[str, str]:
         if ref is not None:
             env.update(maps.get(ref["name"], {}))
     for item in container.get("env", []):
-        env[item["name"]] = str(item["value"]) if "value" in item else f"<{item['name']}>"
+        if "value" in item:
+            env[item["name"]] = str(item["value"])
+        elif "secretKeyRef" in item.get("valueFrom", {}):  # as long as a real key must be
+            env[item["name"]] = f"<{item['name']} from its Secret, a placeholder of 32+ bytes>"
+        else:
+            env[item["name"]] = f"<{item['name']}>"
     return env
 
 
@@ -520,6 +526,26 @@ def check_nats_users(objs: list[Obj]) -> list[str]:
     return out
 
 
+def check_token_keys(objs: list[Obj]) -> list[str]:
+    """Each service gets exactly the internal token keys it needs (trix.runtime.identity.KEYS_OF),
+    each from its own Secret key: the gateway never the service-role key (issue 18)."""
+    out: list[str] = []
+    key_of = {identity.PLAYER_KEY_ENV: "player-token-key", identity.SERVICE_KEY_ENV: "service-token-key"}
+    for name, dep in by_name(objs, "Deployment").items():
+        if name == EXPOSED:
+            continue
+        main = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == name)
+        given = {
+            i["name"]: i["valueFrom"]["secretKeyRef"]["key"]
+            for i in main.get("env", [])
+            if i["name"].endswith("_TOKEN_KEY") and "secretKeyRef" in i.get("valueFrom", {})
+        }
+        wanted = {var: key_of[var] for var in identity.KEYS_OF.get(name, ())}
+        if given != wanted:
+            out.append(f"Deployment/{name}: token keys {given}, must be exactly {wanted} (identity.KEYS_OF)")
+    return out
+
+
 def check_network_policies(objs: list[Obj]) -> list[str]:
     out: list[str] = []
     policies = of_kind(objs, "NetworkPolicy")
@@ -611,6 +637,7 @@ POLICIES: dict[str, Callable[[list[Obj]], list[str]]] = {
     "grace periods": check_grace_periods,
     "no secrets in config": check_no_secrets_in_config,
     "NATS user per service": check_nats_users,
+    "token keys per service": check_token_keys,
     "network policies": check_network_policies,
     "only Envoy exposed": check_exposure,
     "NATS cluster": check_nats,

@@ -9,8 +9,19 @@ import json
 
 import grpc
 import pytest
-from scoring_support import ADMIN, EventPublisher, InProcessScoring, NatsServer, identity, wait_until
+from scoring_support import (
+    ADMIN,
+    SERVICE_KEY,
+    EventPublisher,
+    InProcessScoring,
+    identity,
+    scoring_env,
+    wait_until,
+)
 
+from trix.runtime.config import ConfigError
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.scoring.config import ScoringConfig
 from trix.v1 import common_pb2, scoring_pb2
 
 STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": [{"plays": [{"seat": 0, "card": "2C"}]}]})
@@ -94,7 +105,9 @@ async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InPr
     hold = scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60)
     refused = [
         (None, grpc.StatusCode.UNAUTHENTICATED),  # no token
-        (identity("p1", key="another-key"), grpc.StatusCode.UNAUTHENTICATED),  # forged
+        (identity("p1", key="another-key-0123456789abcdef0123456789"), grpc.StatusCode.UNAUTHENTICATED),  # forged
+        # a service token signed with the player key (what a compromised gateway could make)
+        (identity("matchmaking", role="service"), grpc.StatusCode.UNAUTHENTICATED),
         (identity("p1", ttl_s=-120), grpc.StatusCode.UNAUTHENTICATED),  # expired
         (identity("p2"), grpc.StatusCode.PERMISSION_DENIED),  # another player's
     ]
@@ -115,17 +128,27 @@ async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InPr
     assert await balance(scoring, "p1") == (100, 0)
 
 
-async def test_a_scoring_without_the_token_key_refuses_every_stake_call(nats_server: NatsServer) -> None:
-    app = InProcessScoring(nats_server.url, TRIX_INTERNAL_TOKEN_KEY="")
-    await app.start()
-    try:
-        with pytest.raises(grpc.aio.AioRpcError) as err:
-            await app.stub.HoldStake(
-                scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=1), metadata=identity("p1")
-            )
-        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-    finally:
-        await app.stop()
+async def test_matchmakings_service_token_holds_and_releases_any_players_stake(scoring: InProcessScoring) -> None:
+    """Matchmaking holds and releases stakes for players (also when none of their calls is in
+    flight) with its service-role token; another service's is refused (issue 18)."""
+    await grant(scoring, "p3", 50)
+    hold = scoring_pb2.HoldStakeRequest(player_id="p3", ticket_id="t3", amount=20)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await scoring.stub.HoldStake(hold, metadata=identity("timers", key=SERVICE_KEY, role="service"))
+    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    await scoring.stub.HoldStake(hold, metadata=identity("matchmaking", key=SERVICE_KEY, role="service"))
+    assert await balance(scoring, "p3") == (30, 20)
+    release = scoring_pb2.ReleaseStakeRequest(player_id="p3", ticket_id="t3")
+    await scoring.stub.ReleaseStake(release, metadata=identity("matchmaking", key=SERVICE_KEY, role="service"))
+    assert await balance(scoring, "p3") == (50, 0)
+
+
+def test_a_scoring_without_a_token_key_does_not_start() -> None:
+    for missing in (PLAYER_KEY_ENV, SERVICE_KEY_ENV):
+        env = scoring_env("none")
+        del env[missing]
+        with pytest.raises(ConfigError, match=missing):
+            ScoringConfig.from_env(env)
 
 
 async def paid_table(

@@ -25,12 +25,12 @@ from nats.js.api import DeliverPolicy
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, authorization_block, user_url
 from trix.natsio.provision import provision_now
-from trix.table.identity import TOKEN_HEADER, sign
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
 from trix.up import free_port, nats_server_binary
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 REPO = Path(__file__).resolve().parents[2]
-SECRET = b"table-tests-internal-secret-0123456789"
+KEYS = Keys(player=b"table-tests-player-token-key-0123456789", service=b"table-tests-service-token-key-012345678")
 USERS = ("table", "gateway", "timers", "scoring", "matchmaking", "provisioner")
 KH = 2 * 13 + 11
 QUEENS = (10, 23, 36, 49)
@@ -94,7 +94,8 @@ def table_env(nats_url: str, **extra: str) -> dict[str, str]:
     env.update(
         {
             "TRIX_NATS_URL": nats_url,
-            "TRIX_INTERNAL_TOKEN_SECRET": SECRET.decode(),
+            PLAYER_KEY_ENV: KEYS.player.decode(),
+            SERVICE_KEY_ENV: KEYS.service.decode(),
             "TRIX_GRPC_PORT": str(free_port()),
             "TRIX_METRICS_PORT": "-1",
             "TRIX_LOG_LEVEL": "warning",
@@ -134,7 +135,7 @@ class TableProcess:
 
 
 def token(role: str, name: str) -> str:
-    return sign(SECRET, role, name, time.time(), ttl_s=3600)
+    return sign(KEYS.of(role), role, name, time.time(), ttl_s=3600)
 
 
 class CommandError(Exception):

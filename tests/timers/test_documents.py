@@ -101,7 +101,7 @@ def _turn(table_id: str, seq: int) -> events_pb2.Event:
 
 
 async def test_writes_against_the_known_revision_and_rereads_after_a_conflict() -> None:
-    config = TimersConfig.from_env({"TRIX_NATS_URL": "none"})
+    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
     service = TimersService(config, clock=ManualClock(), replica_id="r1")
     store = CountingStore()
     service.attach(store, NoTable())

@@ -13,7 +13,7 @@ import grpc
 import pytest
 from timers_support import AuthNats, Client_, InProcessTable, InProcessTimers, eventually, fast_options
 
-from trix.table.identity import verify
+from trix.runtime.identity import Keys, verify
 from trix.timers.clock import SystemClock
 from trix.timers.subscribers import sign_service_token
 from trix.v1 import common_pb2, events_pb2, timers_pb2, timers_pb2_grpc
@@ -174,6 +174,6 @@ async def test_too_many_timeouts_in_a_row_is_a_leave(
 
 
 def test_the_table_accepts_the_timers_token() -> None:
-    secret = b"0123456789abcdef0123"
-    caller = verify(secret, sign_service_token(secret, "timers", 1_000.0), 1_000.0)
+    key = b"0123456789abcdef0123456789abcdef"
+    caller = verify(Keys(service=key), sign_service_token(key, "timers", 1_000.0), 1_000.0)
     assert caller.is_service and caller.name == "timers"

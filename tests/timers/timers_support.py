@@ -24,9 +24,9 @@ from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, authorization_block, user_url
 from trix.natsio.provision import provision_now
 from trix.natsio.publish import publish_once
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
 from trix.table.__main__ import build as build_table
 from trix.table.config import TableConfig
-from trix.table.identity import TOKEN_HEADER, sign
 from trix.table.service import TableService
 from trix.timers.__main__ import TimersRuntime
 from trix.timers.__main__ import build as build_timers
@@ -37,7 +37,7 @@ from trix.timers.subscribers import TimersNats
 from trix.up import free_port, nats_server_binary
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
-SECRET = b"timers-tests-internal-secret-0123456789"
+KEYS = Keys(player=b"timers-tests-player-token-key-0123456789", service=b"timers-tests-service-token-key-012345678")
 USERS = ("table", "gateway", "timers", "scoring", "matchmaking", "provisioner")
 AnyClock = ManualClock | SystemClock
 
@@ -94,7 +94,8 @@ def service_env(nats_url: str, **extra: str) -> dict[str, str]:
     env.update(
         {
             "TRIX_NATS_URL": nats_url,
-            "TRIX_INTERNAL_TOKEN_SECRET": SECRET.decode(),
+            PLAYER_KEY_ENV: KEYS.player.decode(),
+            SERVICE_KEY_ENV: KEYS.service.decode(),
             "TRIX_GRPC_PORT": "0",
             "TRIX_METRICS_PORT": "-1",
             "TRIX_LOG_LEVEL": "warning",
@@ -164,7 +165,7 @@ class InProcessTimers:
 
 
 def token(role: str, name: str) -> str:
-    return sign(SECRET, role, name, time.time(), ttl_s=3600)
+    return sign(KEYS.of(role), role, name, time.time(), ttl_s=3600)
 
 
 ADMIN = "admin"

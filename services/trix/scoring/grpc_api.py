@@ -3,8 +3,9 @@
 Owns proto <-> domain translation only, reading the admin credential from the
 `x-trix-admin-token` metadata (never from the request message, so it is not logged), and
 checking that a stake call (HoldStake, ReleaseStake) carries an internal identity token
-for its player (`x-trix-identity`, signed with TRIX_INTERNAL_TOKEN_KEY by matchmaking):
-a player id is never taken from a request field alone (ARCHITECTURE.md).
+(`x-trix-identity`, `trix.runtime.identity`): the player's own (player-role key) or
+matchmaking's service token (service-role key, which the gateway never holds): a player
+id is never taken from a request field alone (ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
 
     def __init__(self, service: ScoringService) -> None:
         self.service = service
-        self.identity = Identity(service.config.internal_token_key)
-        """Stake calls name their player through the identity token matchmaking signs."""
+        self.identity = Identity(service.config.keys, services=("matchmaking",))
+        """Stake calls: a player's own token, or matchmaking's service token acting for one."""
 
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: Context

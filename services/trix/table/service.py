@@ -35,8 +35,8 @@ from trix.errors import (
     Unavailable,
 )
 from trix.natsio.subjects import token
+from trix.runtime.identity import Caller
 from trix.table.config import TableConfig
-from trix.table.identity import Caller
 from trix.table.table import Clock, Routed, Table
 from trix.v1 import common_pb2, events_pb2, table_pb2
 

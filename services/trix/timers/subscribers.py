@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import json
 import time
 from typing import Any
@@ -33,6 +31,7 @@ from nats.js.kv import KeyValue
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import publish_once
+from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.timers.service import CasConflict, Outcome, TimersService
 from trix.v1 import events_pb2, table_pb2
 
@@ -44,19 +43,14 @@ EVENTS_STREAM = subjects.TABLE_EVENTS_STREAM
 PRESENCE_STREAM = "PRESENCE"
 EVENTS_CONSUMER = "timers-events"
 PRESENCE_CONSUMER = "timers-presence"
-TOKEN_HEADER = "Trix-Caller"
-"""The table's caller-token header (trix.table.identity.TOKEN_HEADER; services do not import each other)."""
 TOKEN_TTL_S = 300
 FETCH_BATCH = 64
 REFUSED_KINDS = {"StaleTurn", "IllegalMove", "NotFound", "PermissionDenied", "InvalidArgument", "Unauthenticated"}
 
 
-def sign_service_token(secret: bytes, name: str, now_s: float, ttl_s: float = TOKEN_TTL_S) -> str:
-    """The table's internal caller token `v1.service.<name>.<expiry>.<hmac>` (format of
-    trix.table.identity; tests check the table accepts it). TODO(issue 5): use the shared
-    runtime signer once it moves there."""
-    payload = f"v1.service.{name}.{int(now_s + ttl_s)}"
-    return f"{payload}.{hmac.new(secret, payload.encode(), hashlib.sha256).hexdigest()}"
+def sign_service_token(key: bytes, name: str, now_s: float, ttl_s: float = TOKEN_TTL_S) -> str:
+    """The service-role caller token the table checks on AutoAct and Leave (trix.runtime.identity)."""
+    return sign(key, ROLE_SERVICE, name, now_s, ttl_s)
 
 
 class KvDocStore:
@@ -173,9 +167,7 @@ class TimersNats:
         deadlines = await js.key_value(DEADLINES_BUCKET)
         replicas = await js.key_value(REPLICAS_BUCKET)
         cfg = self.service.config
-        self.service.attach(
-            KvDocStore(deadlines), NatsTableCommands(self.nats, cfg.internal_secret, cfg.command_timeout_s)
-        )
+        self.service.attach(KvDocStore(deadlines), NatsTableCommands(self.nats, cfg.service_key, cfg.command_timeout_s))
         events = await js.pull_subscribe(
             subjects.all_public_events(),
             durable=EVENTS_CONSUMER,
