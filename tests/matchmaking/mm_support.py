@@ -252,7 +252,9 @@ class ScoringApp:
         await self.stub.Grant(request, metadata=SCORING_ADMIN, timeout=30)
 
     async def balance(self, player: str) -> tuple[int, int]:
-        got = await self.stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=player), timeout=30)
+        got = await self.stub.GetBalance(
+            scoring_pb2.GetBalanceRequest(player_id=player), metadata=SCORING_ADMIN, timeout=30
+        )
         return got.available, got.held
 
     async def totals(self) -> scoring_pb2.GetWalletTotalsResponse:

@@ -35,7 +35,7 @@ async def grant(app: InProcessScoring, player: str, amount: int, grant_id: str |
 
 
 async def balance(app: InProcessScoring, player: str) -> tuple[int, int]:
-    b = await app.stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=player))
+    b = await app.stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=player), metadata=ADMIN)
     return b.available, b.held
 
 
@@ -89,10 +89,11 @@ async def test_hold_release_and_short_balance(scoring: InProcessScoring) -> None
     with pytest.raises(grpc.aio.AioRpcError) as unknown:
         await release("nope")
     assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
-    ledger = await stub.ListLedger(scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2))
+    ledger = await stub.ListLedger(scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2), metadata=ADMIN)
     assert [p.reason for p in ledger.postings] == ["release", "hold"]
     rest = await stub.ListLedger(
-        scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2, page_token=ledger.next_page_token)
+        scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2, page_token=ledger.next_page_token),
+        metadata=identity("p1"),  # the player's own token (through the gateway)
     )
     assert [p.reason for p in rest.postings] == ["grant"] and rest.next_page_token == ""
     assert rest.postings[0].debit_account == "mint" and rest.postings[0].credit_account == "player:p1"
@@ -254,3 +255,26 @@ async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publish
     with pytest.raises(grpc.aio.AioRpcError) as no_variant:
         await scoring.stub.GetLeaderboard(scoring_pb2.GetLeaderboardRequest())
     assert no_variant.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_wallet_is_read_only_by_its_player_matchmaking_or_an_admin(scoring: InProcessScoring) -> None:
+    """Issue 18: GetBalance and ListLedger answered for any player id before."""
+    await grant(scoring, "p4", 10)
+    read = scoring_pb2.GetBalanceRequest(player_id="p4")
+    ledger = scoring_pb2.ListLedgerRequest(player_id="p4")
+    refused = [
+        (None, grpc.StatusCode.UNAUTHENTICATED),
+        (identity("p5"), grpc.StatusCode.PERMISSION_DENIED),  # another player's token
+        ((("x-trix-admin-token", "guess-guess-guess-guess"),), grpc.StatusCode.PERMISSION_DENIED),
+    ]
+    for metadata, code in refused:
+        for call in (
+            scoring.stub.GetBalance(read, metadata=metadata),
+            scoring.stub.ListLedger(ledger, metadata=metadata),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await call
+            assert err.value.code() == code, metadata
+    for metadata in (identity("p4"), identity("matchmaking", key=SERVICE_KEY, role="service"), ADMIN):
+        assert (await scoring.stub.GetBalance(read, metadata=metadata)).available == 10
+        assert len((await scoring.stub.ListLedger(ledger, metadata=metadata)).postings) == 1

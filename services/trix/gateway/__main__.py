@@ -24,7 +24,7 @@ def build(config: GatewayConfig, service: GatewayService | None = None) -> Runti
     if config.matchmaking_target:
         service.matchmaking = GrpcMatchmaking(config.matchmaking_target, config.player_key, config.call_timeout_s)
     if config.scoring_target:
-        service.scoring = GrpcScoring(config.scoring_target, config.call_timeout_s)
+        service.scoring = GrpcScoring(config.scoring_target, config.call_timeout_s, config.player_key)
 
     async def start_subscribers(nats: NatsConnection) -> None:
         await subscribers.start(nats, service)

@@ -135,10 +135,17 @@ class GrpcMatchmaking:
 class GrpcScoring:
     """`ScoringPort` over `trix.v1.ScoringService`."""
 
-    def __init__(self, target: str, timeout_s: float) -> None:
+    def __init__(self, target: str, timeout_s: float, player_key: bytes = b"") -> None:
         self.target = target
         self.channel: grpc.aio.Channel | None = None
         self.timeout_s = timeout_s
+        self.key = player_key
+        """Signs the player's token on wallet reads (scoring answers them for that player only)."""
+
+    def _md(self, player_id: str) -> tuple[tuple[str, str], ...]:
+        if not self.key or not player_id:
+            return ()
+        return ((IDENTITY_METADATA, sign(self.key, ROLE_PLAYER, player_id, time.time())),)
 
     @property
     def stub(self) -> scoring_pb2_grpc.ScoringServiceAsyncStub:
@@ -162,9 +169,11 @@ class GrpcScoring:
             elif which == "player_stats":
                 out.player_stats.CopyFrom(await self.stub.GetPlayerStats(request.player_stats, timeout=t))
             elif which == "balance":
-                out.balance.CopyFrom(await self.stub.GetBalance(request.balance, timeout=t))
+                md = self._md(request.balance.player_id)
+                out.balance.CopyFrom(await self.stub.GetBalance(request.balance, timeout=t, metadata=md))
             elif which == "ledger":
-                out.ledger.CopyFrom(await self.stub.ListLedger(request.ledger, timeout=t))
+                md = self._md(request.ledger.player_id)
+                out.ledger.CopyFrom(await self.stub.ListLedger(request.ledger, timeout=t, metadata=md))
             else:
                 raise InvalidArgument("the query is empty")
         except grpc.aio.AioRpcError as err:
