@@ -11,9 +11,9 @@ from datetime import UTC
 
 import grpc
 import pytest
-from timers_support import AuthNats, Client_, InProcessTable, InProcessTimers, eventually, fast_options
+from timers_support import AuthNats, Client_, InProcessTable, InProcessTimers, eventually, fast_options, token
 
-from trix.runtime.identity import Keys, verify
+from trix.runtime.identity import IDENTITY_METADATA, Keys, verify
 from trix.timers.clock import SystemClock
 from trix.timers.subscribers import sign_service_token
 from trix.v1 import common_pb2, events_pb2, timers_pb2, timers_pb2_grpc
@@ -138,7 +138,13 @@ async def test_free_table_gives_the_seat_to_a_bot_and_back(
     # With the timers' gRPC API: his presence as the timers see it.
     async with grpc.aio.insecure_channel(timers.address) as channel:
         stub = timers_pb2_grpc.TimersServiceStub(channel)
-        presence = await stub.GetPresence(timers_pb2.GetPresenceRequest(player_id="alice"), timeout=5)
+        ask = timers_pb2.GetPresenceRequest(player_id="alice")
+        for refused in ((), ((IDENTITY_METADATA, token("player", "alice")),)):  # no token, a player's
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.GetPresence(ask, metadata=refused, timeout=5)
+            assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        service_token = ((IDENTITY_METADATA, token("service", "admin")),)
+        presence = await stub.GetPresence(ask, metadata=service_token, timeout=5)
         assert not presence.connected
         deadlines = await stub.ListDeadlines(timers_pb2.ListDeadlinesRequest(table_id=tid), timeout=5)
         assert all(d.seat != 0 for d in deadlines.deadlines)
