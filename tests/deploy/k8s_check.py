@@ -45,6 +45,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import yaml
 
 from trix.natsio import permissions
+from trix.runtime import identity
 from trix.runtime.config import RuntimeConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +98,7 @@ def nats_conf(nodes: int = 3) -> str:
     StatefulSet fills from the trix-nats-users Secret (nats-server resolves `$VAR`).
     """
     marker = "@@PASSWORD:"
-    block = permissions.authorization_block({u: f"{marker}{u}" for u in permissions.SERVICE_USERS})
+    block = permissions.authorization_block({u: f"{marker}{u}" for u in permissions.USERS})
     block = re.sub(rf'"{marker}([a-z]+)"', lambda m: "$" + nats_password_var(m.group(1)), block)
     routes = "\n".join(f"    nats://nats-{i}.nats-headless:6222" for i in range(nodes))
     return (
@@ -238,7 +239,12 @@ def container_env(container: Obj, objs: list[Obj]) -> dict[str, str]:
         if ref is not None:
             env.update(maps.get(ref["name"], {}))
     for item in container.get("env", []):
-        env[item["name"]] = str(item["value"]) if "value" in item else f"<{item['name']}>"
+        if "value" in item:
+            env[item["name"]] = str(item["value"])
+        elif "secretKeyRef" in item.get("valueFrom", {}):  # as long as a real key must be
+            env[item["name"]] = f"<{item['name']} from its Secret, a placeholder of 32+ bytes>"
+        else:
+            env[item["name"]] = f"<{item['name']}>"
     return env
 
 
@@ -519,6 +525,26 @@ def check_nats_users(objs: list[Obj]) -> list[str]:
     return out
 
 
+def check_token_keys(objs: list[Obj]) -> list[str]:
+    """Each service gets exactly the internal token keys it needs (trix.runtime.identity.KEYS_OF),
+    each from its own Secret key: the gateway never the service-role key (issue 18)."""
+    out: list[str] = []
+    key_of = {identity.PLAYER_KEY_ENV: "player-token-key", identity.SERVICE_KEY_ENV: "service-token-key"}
+    for name, dep in by_name(objs, "Deployment").items():
+        if name == EXPOSED:
+            continue
+        main = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == name)
+        given = {
+            i["name"]: i["valueFrom"]["secretKeyRef"]["key"]
+            for i in main.get("env", [])
+            if i["name"].endswith("_TOKEN_KEY") and "secretKeyRef" in i.get("valueFrom", {})
+        }
+        wanted = {var: key_of[var] for var in identity.KEYS_OF.get(name, ())}
+        if given != wanted:
+            out.append(f"Deployment/{name}: token keys {given}, must be exactly {wanted} (identity.KEYS_OF)")
+    return out
+
+
 def check_network_policies(objs: list[Obj]) -> list[str]:
     out: list[str] = []
     policies = of_kind(objs, "NetworkPolicy")
@@ -610,6 +636,7 @@ POLICIES: dict[str, Callable[[list[Obj]], list[str]]] = {
     "grace periods": check_grace_periods,
     "no secrets in config": check_no_secrets_in_config,
     "NATS user per service": check_nats_users,
+    "token keys per service": check_token_keys,
     "network policies": check_network_policies,
     "only Envoy exposed": check_exposure,
     "NATS cluster": check_nats,
@@ -647,7 +674,7 @@ def nats_server_test(conf_text: str) -> ToolResult:
         path = Path(tmp) / "nats.conf"
         path.write_text(conf_text)
         env = dict(os.environ, POD_NAME="nats-0")
-        env.update({nats_password_var(u): f"check-{u}" for u in permissions.SERVICE_USERS})
+        env.update({nats_password_var(u): f"check-{u}" for u in permissions.USERS})
         out = subprocess.run([binary, "-t", "-c", str(path)], capture_output=True, text=True, env=env, timeout=30)
     text = (out.stdout + out.stderr).strip()
     return ToolResult(out.returncode == 0, text.splitlines()[-1] if text else f"exit {out.returncode}")

@@ -261,10 +261,10 @@ def test_grace_period_not_matching_the_config_is_caught() -> None:
 def test_secret_in_a_config_map_is_caught() -> None:
     objs = rendered("dev")
     cm = next(o for o in objs if o["kind"] == "ConfigMap" and "TRIX_GRPC_PORT" in o.get("data", {}))
-    cm["data"]["TRIX_INTERNAL_TOKEN_KEY"] = "abc"
+    cm["data"]["TRIX_PLAYER_TOKEN_KEY"] = "abc"
     cm["data"]["TRIX_NATS_URL"] = "nats://gateway:hunter2@nats:4222"
     problems = "\n".join(kc.check_no_secrets_in_config(objs))
-    assert "TRIX_INTERNAL_TOKEN_KEY looks like a secret" in problems
+    assert "TRIX_PLAYER_TOKEN_KEY looks like a secret" in problems
     assert "embeds credentials" in problems
 
 

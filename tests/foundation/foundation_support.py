@@ -12,6 +12,7 @@ from typing import Any
 
 from support.processes import stop_process
 from trix.natsio.connection import NatsConnection
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
 from trix.up import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,6 +35,8 @@ def service_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVICES_DIR), env.get("PYTHONPATH", "")]))
     env["PYTHONUNBUFFERED"] = "1"
+    # The internal token keys every service needs (trix.runtime.identity; without them it exits 2).
+    env.update({PLAYER_KEY_ENV: "f" * 32 + "-player", SERVICE_KEY_ENV: "f" * 32 + "-service"})
     env.update(overrides)
     return env
 

@@ -12,6 +12,7 @@ import pytest
 from gateway_support import Platform
 
 from trix.play import EmbeddedPlatform
+from trix.runtime.identity import PLAYER_KEY_ENV
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +28,9 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
         target = embedded.start()
         gateway = next(c for c in embedded.supervisor.services if c.name == "gateway")
         assert gateway.proc is not None
-        yield Platform(target, embedded.env, state, gateway.proc.pid, embedded.edge_url)
+        # The gateway's player-token key (trix up generates it per run): tests that talk to the
+        # table as a player sign with it, as the gateway does.
+        env = {**embedded.env, PLAYER_KEY_ENV: gateway.env[PLAYER_KEY_ENV]}
+        yield Platform(target, env, state, gateway.proc.pid, embedded.edge_url)
     finally:
         embedded.stop()

@@ -6,7 +6,6 @@ of a table, and asks the table's owner for what a reader missed."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -17,24 +16,26 @@ from trix.gateway.service import SPECTATOR
 from trix.gateway.subscribers import NatsTables
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
+from trix.natsio.permissions import PROVISIONER, inbox_prefix
+from trix.natsio.provisioning import STREAMS
+from trix.runtime.identity import PLAYER_KEY_ENV
+from trix.up import nats_url_of
 from trix.v1 import events_pb2, gateway_pb2
 
 
-def nats_url(platform: Platform) -> str:
-    conf = (platform.state_dir / "nats.conf").read_text()
-    found = re.search(r"listen: (127\.0\.0\.1:\d+)", conf)
-    assert found, conf
-    return f"nats://{found.group(1)}"
+def nats_url(platform: Platform, user: str) -> str:
+    """`trix up`'s NATS as one of its users (issue 18: it runs the production permissions)."""
+    return nats_url_of(platform.state_dir, user)
 
 
 async def stream_consumers(js: Any) -> int:
     """Consumers on the platform's streams, the KV buckets' aside (their watchers come and go
     with tickets and leases, whoever follows a seat)."""
-    return sum(info.state.consumer_count for info in await js.streams_info() if not info.config.name.startswith("KV_"))
+    return sum([(await js.stream_info(spec.name)).state.consumer_count for spec in STREAMS])
 
 
 async def test_following_seats_costs_the_server_no_consumer(platform: Platform) -> None:
-    nc = await nats.connect(nats_url(platform))
+    nc = await nats.connect(nats_url(platform, PROVISIONER), inbox_prefix=inbox_prefix(PROVISIONER).encode())
     players: list[Seated] = []
     try:
         js = nc.jetstream()
@@ -68,11 +69,11 @@ async def test_the_readers_of_a_table_share_one_live_subscription(platform: Plat
     (one delivery of each batch, parsed once) and one on the seat's subject; each reader still
     gets the whole stream, the seat's with its own hand (ADR 0009 amendment)."""
     player = await seated(platform.target, "follower-shared")
-    conn = NatsConnection(nats_url(platform), "test-shared-feeds", streams=(), buckets=())
+    conn = NatsConnection(nats_url(platform, "gateway"), "test-shared-feeds", streams=(), buckets=())
     await conn.connect(give_up_after_s=30)
     streams: list[AsyncGenerator[events_pb2.Event, None]] = []
     try:
-        tables = NatsTables(conn, platform.env["TRIX_INTERNAL_TOKEN_SECRET"].encode(), 10)
+        tables = NatsTables(conn, platform.env[PLAYER_KEY_ENV].encode(), 10)
         table_id, seat, pid = player.table_id, player.seat, player.client.player_id
         streams = [tables.events(table_id, s, pid) for s in (seat, seat, SPECTATOR, SPECTATOR)]
         got = [await asyncio.wait_for(_until_dealt(s), 30) for s in streams]

@@ -21,13 +21,13 @@ from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
 from trix.natsio import subjects
 from trix.runtime.config import RuntimeConfig
-from trix.runtime.identity import IDENTITY_METADATA, sign
+from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, Keys, sign
 from trix.runtime.server import Runtime
 from trix.up import free_port
 from trix.v1 import events_pb2, matchmaking_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[2]
-TOKEN_KEY = "test-internal-key"
+KEYS = Keys(player=b"mm-tests-player-token-key-0123456789abc", service=b"mm-tests-service-token-key-0123456789ab")
 
 
 def config(nats_url: str, **overrides: Any) -> MatchmakingConfig:
@@ -35,7 +35,7 @@ def config(nats_url: str, **overrides: Any) -> MatchmakingConfig:
         "matchmaking",
         {"TRIX_NATS_URL": nats_url, "TRIX_METRICS_PORT": "-1", "TRIX_SHUTDOWN_GRACE_S": "1", "TRIX_DRAIN_DELAY_S": "0"},
     )
-    base: dict[str, Any] = {"runtime": runtime, "internal_token_key": TOKEN_KEY, "partitions": 4, "tick_s": 0.02}
+    base: dict[str, Any] = {"runtime": runtime, "keys": KEYS, "partitions": 4, "tick_s": 0.02}
     base.update(overrides)
     return MatchmakingConfig(**base)
 
@@ -47,7 +47,7 @@ async def start_replica(cfg: MatchmakingConfig, service: MatchmakingService) -> 
 
 
 def identity(player: str) -> tuple[tuple[str, str], ...]:
-    return ((IDENTITY_METADATA, sign(TOKEN_KEY.encode(), player, int(time.time()) + 3600)),)
+    return ((IDENTITY_METADATA, sign(KEYS.player, ROLE_PLAYER, player, time.time(), 3600)),)
 
 
 def stub(address: str) -> tuple[grpc.aio.Channel, matchmaking_pb2_grpc.MatchmakingServiceStub]:
@@ -106,7 +106,8 @@ class ReplicaProcess:
             TRIX_GRPC_PORT=str(self.port),
             TRIX_METRICS_PORT="-1",
             TRIX_NATS_URL=nats_url,
-            TRIX_INTERNAL_TOKEN_KEY=TOKEN_KEY,
+            TRIX_PLAYER_TOKEN_KEY=KEYS.player.decode(),
+            TRIX_SERVICE_TOKEN_KEY=KEYS.service.decode(),
             TRIX_LOG_LEVEL="warning",
         )
         self.env.update(env)
@@ -140,7 +141,8 @@ def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
         "TRIX_METRICS_PORT": "-1",
         "TRIX_SCORING_ADMIN_TOKEN": SCORING_ADMIN_TOKEN,
         # the key matchmaking signs its stake calls with (a HoldStake without it is refused)
-        "TRIX_INTERNAL_TOKEN_KEY": TOKEN_KEY,
+        "TRIX_PLAYER_TOKEN_KEY": KEYS.player.decode(),
+        "TRIX_SERVICE_TOKEN_KEY": KEYS.service.decode(),
         "TRIX_SHUTDOWN_GRACE_S": "1",
         "TRIX_DRAIN_DELAY_S": "0",
         "TRIX_LOG_LEVEL": "warning",
@@ -186,7 +188,9 @@ class ScoringApp:
         await self.stub.Grant(request, metadata=SCORING_ADMIN, timeout=30)
 
     async def balance(self, player: str) -> tuple[int, int]:
-        got = await self.stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=player), timeout=30)
+        got = await self.stub.GetBalance(
+            scoring_pb2.GetBalanceRequest(player_id=player), metadata=SCORING_ADMIN, timeout=30
+        )
         return got.available, got.held
 
     async def totals(self) -> scoring_pb2.GetWalletTotalsResponse:

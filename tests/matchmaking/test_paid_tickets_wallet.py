@@ -46,7 +46,7 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
     await scoring.start()
     clock = ManualClock()
     cfg = config(nats_server.url, bot_fill_after_s=20.0, ticket_ttl_s=300.0, scoring_target=scoring.address)
-    wallet = ScoringWallet(scoring.address, cfg.internal_token_key, timeout_s=10.0)
+    wallet = ScoringWallet(scoring.address, cfg.keys.service, timeout_s=10.0)
     service = MatchmakingService(cfg, clock=clock, rng=random.Random(11), wallet=wallet)
     runtime, channel, api = await serving_replica(cfg, service)
     try:

@@ -162,7 +162,10 @@ async def check_stakes(address: str, tickets: list[dict[str, object]]) -> int:
         for start in range(0, len(paid), 64):
             chunk = paid[start : start + 64]
             balances = await asyncio.gather(
-                *(stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=p), timeout=60) for p, _ in chunk)
+                *(
+                    stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=p), metadata=SCORING_ADMIN, timeout=60)
+                    for p, _ in chunk
+                )
             )
             for (player, stake), b in zip(chunk, balances, strict=True):
                 assert (b.available, b.held) == (GRANT - stake, stake), f"{player}: stake held {b.held}, not {stake}"

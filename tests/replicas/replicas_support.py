@@ -39,6 +39,7 @@ from support.table import (
 )
 from trix import engine, records
 from trix.natsio import seatstream, subjects
+from trix.natsio.permissions import inbox_prefix
 from trix.natsio.subjects import TABLE_SHARDS, table_shard
 from trix.table.leases import quotas
 from trix.v1 import common_pb2, events_pb2, table_pb2
@@ -103,7 +104,9 @@ class Cluster:
         return TableProcess(env, self.workdir / f"table-r{i}.log")
 
     async def connect(self) -> None:
-        self.nc = await nats.connect(self.server.url("table"), max_reconnect_attempts=-1)
+        self.nc = await nats.connect(
+            self.server.url("table"), inbox_prefix=inbox_prefix("table").encode(), max_reconnect_attempts=-1
+        )
 
     def add(self) -> int:
         self.procs.append(self._process(len(self.procs)))

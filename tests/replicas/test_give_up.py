@@ -10,7 +10,7 @@ import time
 import nats
 
 from support.nats import AuthNats
-from trix.natsio.provisioning import provision
+from trix.natsio.permissions import inbox_prefix
 from trix.natsio.subjects import TABLE_SHARDS
 from trix.table.leases import LeaseManager
 from trix.table.subscribers import LEASES_BUCKET, REPLICAS_BUCKET, KvLeaseStore, watch_leases
@@ -38,12 +38,12 @@ class FlakyHost:
 
 
 async def test_shards_whose_rebuild_fails_are_given_up_then_won_again(auth_nats: AuthNats) -> None:
-    nc = await nats.connect(auth_nats.url("table"))
+    nc = await nats.connect(auth_nats.url("table"), inbox_prefix=inbox_prefix("table").encode())
     manager: LeaseManager | None = None
     watchers: list[asyncio.Task[None]] = []
     try:
         js = nc.jetstream()
-        await provision(js)
+        # The AuthNats fixture provisioned (the table's user may not: ADR 0014).
         leases, replicas = await js.key_value(LEASES_BUCKET), await js.key_value(REPLICAS_BUCKET)
         host = FlakyHost()
         manager = LeaseManager("table-t0-give-up", KvLeaseStore(leases, replicas), host)

@@ -124,7 +124,9 @@ class Harness:
         deadline = time.monotonic() + 120
         while True:
             # a stake call carries its player's identity token, as matchmaking signs it
-            metadata = ADMIN if admin else identity(request.player_id) if "Stake" in method else None
+            metadata = (
+                ADMIN if admin else identity(request.player_id) if "Stake" in method or "Balance" in method else None
+            )
             try:
                 return await getattr(self.stub, method)(request, metadata=metadata, timeout=5)
             except grpc.aio.AioRpcError as err:

@@ -19,7 +19,7 @@ from support.processes import kill_process, stop_process
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import provision
-from trix.runtime.identity import IDENTITY_METADATA, sign
+from trix.runtime.identity import IDENTITY_METADATA, PLAYER_KEY_ENV, ROLE_PLAYER, SERVICE_KEY_ENV, sign
 from trix.runtime.server import Runtime
 from trix.scoring import grpc_api, subscribers
 from trix.scoring.config import ScoringConfig
@@ -30,13 +30,18 @@ from trix.v1 import common_pb2, events_pb2, scoring_pb2_grpc
 REPO = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "test-admin-token"
 ADMIN = (("x-trix-admin-token", ADMIN_TOKEN),)
-TOKEN_KEY = "test-internal-token-key"
-"""TRIX_INTERNAL_TOKEN_KEY of the scoring under test: stake calls carry a token signed with it."""
+PLAYER_KEY = "scoring-tests-player-token-key-0123456789"
+"""TRIX_PLAYER_TOKEN_KEY of the scoring under test: a player's own stake call carries a token signed with it."""
+SERVICE_KEY = "scoring-tests-service-token-key-012345678"
+"""TRIX_SERVICE_TOKEN_KEY: matchmaking's stake calls carry a service token signed with it."""
 
 
-def identity(player_id: str, key: str = TOKEN_KEY, ttl_s: int = 60) -> tuple[tuple[str, str], ...]:
-    """The metadata matchmaking sends with a stake call: the player's internal identity token."""
-    return ((IDENTITY_METADATA, sign(key.encode(), player_id, int(time.time()) + ttl_s)),)
+def identity(
+    player_id: str, key: str = PLAYER_KEY, ttl_s: int = 60, role: str = ROLE_PLAYER
+) -> tuple[tuple[str, str], ...]:
+    """The metadata of a stake call: the player's internal identity token (or, with role
+    `service` and the service key, matchmaking's)."""
+    return ((IDENTITY_METADATA, sign(key.encode(), role, player_id, time.time(), ttl_s)),)
 
 
 def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
@@ -44,7 +49,8 @@ def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
         "TRIX_NATS_URL": nats_url,
         "TRIX_METRICS_PORT": "-1",
         "TRIX_SCORING_ADMIN_TOKEN": ADMIN_TOKEN,
-        "TRIX_INTERNAL_TOKEN_KEY": TOKEN_KEY,
+        PLAYER_KEY_ENV: PLAYER_KEY,
+        SERVICE_KEY_ENV: SERVICE_KEY,
         "TRIX_SHUTDOWN_GRACE_S": "1",
         "TRIX_DRAIN_DELAY_S": "0",
         "TRIX_LOG_LEVEL": "warning",
@@ -233,6 +239,6 @@ class MemoryJournal:
 
 
 def memory_service(journal: MemoryJournal | None = None) -> ScoringService:
-    config = ScoringConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SCORING_ADMIN_TOKEN": ADMIN_TOKEN})
+    config = ScoringConfig.from_env(scoring_env("none"))
     clock = iter(range(1_700_000_000_000, 1_800_000_000_000, 1000))
     return ScoringService(config, clock=lambda: next(clock))

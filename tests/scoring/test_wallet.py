@@ -9,10 +9,12 @@ import json
 
 import grpc
 import pytest
-from scoring_support import ADMIN, EventPublisher, InProcessScoring, identity
+from scoring_support import ADMIN, SERVICE_KEY, EventPublisher, InProcessScoring, identity, scoring_env
 
-from support.nats import NatsServer
 from support.waiting import eventually
+from trix.runtime.config import ConfigError
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.scoring.config import ScoringConfig
 from trix.v1 import common_pb2, scoring_pb2
 
 STARTED_RECORD = json.dumps({"format": "trix-game/1", "deals": [{"plays": [{"seat": 0, "card": "2C"}]}]})
@@ -26,7 +28,7 @@ async def grant(app: InProcessScoring, player: str, amount: int, grant_id: str |
 
 
 async def balance(app: InProcessScoring, player: str) -> tuple[int, int]:
-    b = await app.stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=player))
+    b = await app.stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=player), metadata=ADMIN)
     return b.available, b.held
 
 
@@ -80,10 +82,11 @@ async def test_hold_release_and_short_balance(scoring: InProcessScoring) -> None
     with pytest.raises(grpc.aio.AioRpcError) as unknown:
         await release("nope")
     assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
-    ledger = await stub.ListLedger(scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2))
+    ledger = await stub.ListLedger(scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2), metadata=ADMIN)
     assert [p.reason for p in ledger.postings] == ["release", "hold"]
     rest = await stub.ListLedger(
-        scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2, page_token=ledger.next_page_token)
+        scoring_pb2.ListLedgerRequest(player_id="p1", page_size=2, page_token=ledger.next_page_token),
+        metadata=identity("p1"),  # the player's own token (through the gateway)
     )
     assert [p.reason for p in rest.postings] == ["grant"] and rest.next_page_token == ""
     assert rest.postings[0].debit_account == "mint" and rest.postings[0].credit_account == "player:p1"
@@ -96,7 +99,9 @@ async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InPr
     hold = scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60)
     refused = [
         (None, grpc.StatusCode.UNAUTHENTICATED),  # no token
-        (identity("p1", key="another-key"), grpc.StatusCode.UNAUTHENTICATED),  # forged
+        (identity("p1", key="another-key-0123456789abcdef0123456789"), grpc.StatusCode.UNAUTHENTICATED),  # forged
+        # a service token signed with the player key (what a compromised gateway could make)
+        (identity("matchmaking", role="service"), grpc.StatusCode.UNAUTHENTICATED),
         (identity("p1", ttl_s=-120), grpc.StatusCode.UNAUTHENTICATED),  # expired
         (identity("p2"), grpc.StatusCode.PERMISSION_DENIED),  # another player's
     ]
@@ -117,17 +122,27 @@ async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InPr
     assert await balance(scoring, "p1") == (100, 0)
 
 
-async def test_a_scoring_without_the_token_key_refuses_every_stake_call(nats_server: NatsServer) -> None:
-    app = InProcessScoring(nats_server.url, TRIX_INTERNAL_TOKEN_KEY="")
-    await app.start()
-    try:
-        with pytest.raises(grpc.aio.AioRpcError) as err:
-            await app.stub.HoldStake(
-                scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=1), metadata=identity("p1")
-            )
-        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-    finally:
-        await app.stop()
+async def test_matchmakings_service_token_holds_and_releases_any_players_stake(scoring: InProcessScoring) -> None:
+    """Matchmaking holds and releases stakes for players (also when none of their calls is in
+    flight) with its service-role token; another service's is refused (issue 18)."""
+    await grant(scoring, "p3", 50)
+    hold = scoring_pb2.HoldStakeRequest(player_id="p3", ticket_id="t3", amount=20)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await scoring.stub.HoldStake(hold, metadata=identity("timers", key=SERVICE_KEY, role="service"))
+    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    await scoring.stub.HoldStake(hold, metadata=identity("matchmaking", key=SERVICE_KEY, role="service"))
+    assert await balance(scoring, "p3") == (30, 20)
+    release = scoring_pb2.ReleaseStakeRequest(player_id="p3", ticket_id="t3")
+    await scoring.stub.ReleaseStake(release, metadata=identity("matchmaking", key=SERVICE_KEY, role="service"))
+    assert await balance(scoring, "p3") == (50, 0)
+
+
+def test_a_scoring_without_a_token_key_does_not_start() -> None:
+    for missing in (PLAYER_KEY_ENV, SERVICE_KEY_ENV):
+        env = scoring_env("none")
+        del env[missing]
+        with pytest.raises(ConfigError, match=missing):
+            ScoringConfig.from_env(env)
 
 
 async def paid_table(
@@ -233,3 +248,26 @@ async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publish
     with pytest.raises(grpc.aio.AioRpcError) as no_variant:
         await scoring.stub.GetLeaderboard(scoring_pb2.GetLeaderboardRequest())
     assert no_variant.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_wallet_is_read_only_by_its_player_matchmaking_or_an_admin(scoring: InProcessScoring) -> None:
+    """Issue 18: GetBalance and ListLedger answered for any player id before."""
+    await grant(scoring, "p4", 10)
+    read = scoring_pb2.GetBalanceRequest(player_id="p4")
+    ledger = scoring_pb2.ListLedgerRequest(player_id="p4")
+    refused = [
+        (None, grpc.StatusCode.UNAUTHENTICATED),
+        (identity("p5"), grpc.StatusCode.PERMISSION_DENIED),  # another player's token
+        ((("x-trix-admin-token", "guess-guess-guess-guess"),), grpc.StatusCode.PERMISSION_DENIED),
+    ]
+    for metadata, code in refused:
+        for call in (
+            scoring.stub.GetBalance(read, metadata=metadata),
+            scoring.stub.ListLedger(ledger, metadata=metadata),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await call
+            assert err.value.code() == code, metadata
+    for metadata in (identity("p4"), identity("matchmaking", key=SERVICE_KEY, role="service"), ADMIN):
+        assert (await scoring.stub.GetBalance(read, metadata=metadata)).available == 10
+        assert len((await scoring.stub.ListLedger(ledger, metadata=metadata)).postings) == 1

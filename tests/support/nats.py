@@ -14,10 +14,12 @@ from pathlib import Path
 
 from support.ports import wait_port
 from support.processes import stop_process
-from trix.natsio.permissions import authorization_block, user_url
+from trix.natsio.permissions import PROVISIONER, authorization_block, user_url
+from trix.natsio.provision import provision_now
 from trix.up import free_port, nats_server_binary
 
-SERVICE_USERS = ("table", "gateway", "timers", "scoring", "matchmaking")
+SERVICE_USERS = ("table", "gateway", "timers", "scoring", "matchmaking", PROVISIONER)
+"""The services' users and the provisioner, which alone declares the streams (ADR 0014)."""
 
 
 class _NatsProcess:
@@ -70,3 +72,9 @@ class AuthNats(_NatsProcess):
 
     def url(self, user: str) -> str:
         return user_url(self.server_url, user, self.passwords[user])
+
+    def start(self) -> None:
+        super().start()
+        if PROVISIONER in self.passwords:
+            # The services' users may not create streams: the provisioner declares them (ADR 0014).
+            provision_now(self.url(PROVISIONER))

@@ -23,12 +23,12 @@ from trix import rules
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.seatstream import has_seat_copies
-from trix.table.identity import TOKEN_HEADER, sign
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
 from trix.up import free_port
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 REPO = Path(__file__).resolve().parents[2]
-SECRET = b"table-tests-internal-secret-0123456789"
+KEYS = Keys(player=b"table-tests-player-token-key-0123456789", service=b"table-tests-service-token-key-012345678")
 DOUBLING = {common_pb2.Contract.Value(f"CONTRACT_{name}"): set(cards) for name, cards in rules.DOUBLING_CARDS.items()}
 """docs/rules.md §7, by proto contract value."""
 
@@ -39,7 +39,8 @@ def table_env(nats_url: str, **extra: str) -> dict[str, str]:
     env.update(
         {
             "TRIX_NATS_URL": nats_url,
-            "TRIX_INTERNAL_TOKEN_SECRET": SECRET.decode(),
+            PLAYER_KEY_ENV: KEYS.player.decode(),
+            SERVICE_KEY_ENV: KEYS.service.decode(),
             "TRIX_GRPC_PORT": str(free_port()),
             "TRIX_METRICS_PORT": "-1",
             "TRIX_LOG_LEVEL": "warning",
@@ -71,7 +72,7 @@ class TableProcess:
 
 
 def token(role: str, name: str) -> str:
-    return sign(SECRET, role, name, time.time(), ttl_s=3600)
+    return sign(KEYS.of(role), role, name, time.time(), ttl_s=3600)
 
 
 class CommandError(Exception):
@@ -242,7 +243,7 @@ async def read_events(nc: Client, table_id: str, seat: int, after: int = 0) -> l
     while True:
         read = table_pb2.ReadEventsRequest(table_id=table_id, seat=seat, after_sequence=after)
         data = table_pb2.TableCommand(read_events=read).SerializeToString()
-        headers = {TOKEN_HEADER: sign(SECRET, "service", "tests", time.time(), ttl_s=600)}
+        headers = {TOKEN_HEADER: sign(KEYS.service, "service", "tests", time.time(), ttl_s=600)}
         msg = await _retrying(
             lambda data=data, headers=headers: nc.request(  # type: ignore[misc]
                 subjects.table_command(table_id), data, timeout=20, headers=headers

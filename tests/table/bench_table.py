@@ -27,6 +27,7 @@ import nats
 from conftest import InProcessTable
 from support.nats import AuthNats
 from support.table import GatewayClient, create_request, play_until, token
+from trix.natsio.permissions import inbox_prefix
 from trix.table.service import TableService
 from trix.table.subscribers import NatsSink
 from trix.v1 import common_pb2, table_pb2
@@ -48,7 +49,7 @@ def pct(values: list[float], p: float) -> float:
 
 async def stored(table_url: str) -> int:
     """Messages in TABLE_LOG and TABLE_RESULTS (the table user may read both)."""
-    nc = await nats.connect(table_url)
+    nc = await nats.connect(table_url, inbox_prefix=inbox_prefix("table").encode())
     try:
         js = nc.jetstream()
         return sum([(await js.stream_info(s)).state.messages for s in ("TABLE_LOG", "TABLE_RESULTS")])

@@ -13,6 +13,7 @@ import pytest
 
 from support.nats import AuthNats
 from support.table import GatewayClient, table_env
+from trix.natsio.permissions import inbox_prefix
 from trix.runtime.server import Runtime
 from trix.scoring.__main__ import build as build_scoring
 from trix.scoring.config import ScoringConfig
@@ -83,7 +84,7 @@ async def gateway(auth_nats: AuthNats) -> AsyncIterator[GatewayClient]:
 @pytest.fixture
 async def table_nc(auth_nats: AuthNats) -> AsyncIterator[nats.aio.client.Client]:
     """A NATS connection as the table user (to read logs and snapshots in checks)."""
-    nc = await nats.connect(auth_nats.url("table"))
+    nc = await nats.connect(auth_nats.url("table"), inbox_prefix=inbox_prefix("table").encode())
     try:
         yield nc
     finally:

@@ -19,6 +19,7 @@ from support.table import CommandError, GatewayClient, create_request, play_unti
 from support.waiting import eventually
 from trix import engine, records
 from trix.natsio import subjects
+from trix.natsio.permissions import inbox_prefix
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, table_pb2
 
 PLAYERS = ("ann", "ben", "cat", "don")
@@ -97,7 +98,7 @@ async def test_archive_waits_for_scoring_and_survives_table_restart(
     await scoring.stop()
     await table_service.crash()
     await table_service.start()
-    scoring_nc = await nats.connect(scoring.env["TRIX_NATS_URL"])
+    scoring_nc = await nats.connect(scoring.env["TRIX_NATS_URL"], inbox_prefix=inbox_prefix("scoring").encode())
     try:
         body = events_pb2.RecordArchived(table_id="arch2", game_ended_sequence=1)
         await scoring_nc.jetstream().publish(subjects.record_archived("arch2"), body.SerializeToString())
@@ -128,14 +129,14 @@ async def test_archive_signal_for_running_table_refused_and_only_scoring_may_sen
     body = events_pb2.RecordArchived(table_id="arch3", game_ended_sequence=view.sequence).SerializeToString()
     # Timers and matchmaking are refused by the server (they could not make the table purge anything).
     for user in ("timers", "matchmaking"):
-        nc = await nats.connect(auth_nats.url(user))
+        nc = await nats.connect(auth_nats.url(user), inbox_prefix=inbox_prefix(user).encode())
         try:
             with pytest.raises(Exception):  # noqa: B017 - refused: no PubAck (timeout) or permissions error
                 await nc.jetstream(timeout=1.0).publish(subjects.record_archived("arch3"), body)
         finally:
             await nc.close()
     # Scoring may send it, but a running table is never purged.
-    nc = await nats.connect(auth_nats.url("scoring"))
+    nc = await nats.connect(auth_nats.url("scoring"), inbox_prefix=inbox_prefix("scoring").encode())
     try:
         await nc.jetstream().publish(subjects.record_archived("arch3"), body)
     finally:

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import InProcessTable
 from support.table import create_request, token
-from trix.table.identity import TOKEN_METADATA
+from trix.runtime.identity import TOKEN_METADATA
 from trix.v1 import common_pb2, table_pb2, table_pb2_grpc
 
 PLAYERS = ("p0", "p1", "p2", "p3")

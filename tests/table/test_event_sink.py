@@ -12,6 +12,7 @@ import nats
 from nats.js.api import DeliverPolicy
 
 from conftest import InProcessTable
+from support.table import GatewayClient
 from trix.natsio import subjects
 from trix.table.subscribers import NatsSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
@@ -47,7 +48,7 @@ def action_events(table_id: str, first: int, count: int, due: int) -> list[Route
 
 
 async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_results_stored_once(
-    table_service: InProcessTable, table_nc: nats.aio.client.Client
+    table_service: InProcessTable, table_nc: nats.aio.client.Client, gateway: GatewayClient
 ) -> None:
     service = table_service.service
     assert service is not None
@@ -62,24 +63,38 @@ async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_resu
         if len(arrived) == 10:
             all_in.set()
 
-    sub = await table_nc.subscribe(f"trix.table.evt.{t}.>", cb=on_msg)
-    await table_nc.flush()
+    # What the gateway's user receives (its permissions: the seat and public subjects)...
+    subs = [
+        await gateway.nc.subscribe(subjects.public_events(t), cb=on_msg),
+        await gateway.nc.subscribe(f"trix.table.evt.{t}.seat.*", cb=on_msg),
+    ]
+    await gateway.nc.flush()
+    # ...and the order the table sends in, on its one connection (NATS keeps it per connection).
+    sent: list[str] = []
+    publish = sink.nats.client.publish
+
+    async def recording(subject: str, payload: bytes = b"", **kw: object) -> None:
+        sent.append(subject)
+        await publish(subject, payload, **kw)  # type: ignore[arg-type]
+
+    sink.nats.client.publish = recording  # type: ignore[method-assign]
     first = action_events(t, 1, 4, due=0)
     second = action_events(t, 5, 6, due=3)
-    await sink.publish(t, first)
-    await sink.publish(t, second)
+    try:
+        await sink.publish(t, first)
+        await sink.publish(t, second)
+    finally:
+        sink.nats.client.publish = publish  # type: ignore[method-assign]
     await sink.publish_results(t, first + second)  # a recovering owner publishes them again
     await asyncio.wait_for(all_in.wait(), 20)
-    await sub.unsubscribe()
+    for sub in subs:
+        await sub.unsubscribe()
 
     public = subjects.public_events(t)
     # Per action: the four seats' own copies (and seat `due`'s turn), then one public batch.
-    assert [s for s, _ in arrived] == [
-        *(subjects.seat_events(t, s) for s in range(4)),
-        public,
-        *(subjects.seat_events(t, s) for s in range(4)),
-        public,
-    ]
+    order = [*(subjects.seat_events(t, s) for s in range(4)), public] * 2
+    assert [s for s in sent if s.startswith("trix.table.evt.")] == order
+    assert sorted(s for s, _ in arrived) == sorted(order)
     batches = [events for s, events in arrived if s == public]
     assert [[e.sequence for e in b] for b in batches] == [[1, 2, 3, 4], [5, 6, 7, 8, 9, 10]]
     everything = [e for b in batches for e in b]

@@ -21,7 +21,7 @@ from conftest import InProcessTable
 from support.table import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
 from trix import engine, records
 from trix.natsio import subjects
-from trix.table.identity import TOKEN_METADATA
+from trix.runtime.identity import TOKEN_METADATA
 from trix.v1 import common_pb2, events_pb2, table_pb2, table_pb2_grpc
 
 PLAYERS = ("alice", "bob", "carol", "dave")

@@ -104,7 +104,7 @@ async def test_a_turn_writes_nothing_a_seat_change_writes_against_the_known_revi
     """Issue 16: deadlines live in memory, so a turn is no KV write; what RULES.md §10 needs
     after a restart (seats, presence, timeouts in a row) is written when it changes, against
     the known revision, and read again after a conflict (another replica wrote)."""
-    config = TimersConfig.from_env({"TRIX_NATS_URL": "none"})
+    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
     service = TimersService(config, clock=ManualClock(), replica_id="r1")
     store = CountingStore()
     service.attach(store, NoTable())

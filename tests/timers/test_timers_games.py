@@ -11,11 +11,11 @@ from datetime import UTC
 
 import grpc
 import pytest
-from timers_support import Client_, InProcessTable, InProcessTimers, fast_options
+from timers_support import Client_, InProcessTable, InProcessTimers, fast_options, token
 
 from support.nats import AuthNats
 from support.waiting import eventually
-from trix.table.identity import verify
+from trix.runtime.identity import IDENTITY_METADATA, Keys, verify
 from trix.timers.clock import SystemClock
 from trix.timers.subscribers import sign_service_token
 from trix.v1 import common_pb2, events_pb2, timers_pb2, timers_pb2_grpc
@@ -140,7 +140,13 @@ async def test_free_table_gives_the_seat_to_a_bot_and_back(
     # With the timers' gRPC API: his presence as the timers see it.
     async with grpc.aio.insecure_channel(timers.address) as channel:
         stub = timers_pb2_grpc.TimersServiceStub(channel)
-        presence = await stub.GetPresence(timers_pb2.GetPresenceRequest(player_id="alice"), timeout=5)
+        ask = timers_pb2.GetPresenceRequest(player_id="alice")
+        for refused in ((), ((IDENTITY_METADATA, token("player", "alice")),)):  # no token, a player's
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.GetPresence(ask, metadata=refused, timeout=5)
+            assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        service_token = ((IDENTITY_METADATA, token("service", "admin")),)
+        presence = await stub.GetPresence(ask, metadata=service_token, timeout=5)
         assert not presence.connected
         deadlines = await stub.ListDeadlines(timers_pb2.ListDeadlinesRequest(table_id=tid), timeout=5)
         assert all(d.seat != 0 for d in deadlines.deadlines)
@@ -176,6 +182,6 @@ async def test_too_many_timeouts_in_a_row_is_a_leave(
 
 
 def test_the_table_accepts_the_timers_token() -> None:
-    secret = b"0123456789abcdef0123"
-    caller = verify(secret, sign_service_token(secret, "timers", 1_000.0), 1_000.0)
+    key = b"0123456789abcdef0123456789abcdef"
+    caller = verify(Keys(service=key), sign_service_token(key, "timers", 1_000.0), 1_000.0)
     assert caller.is_service and caller.name == "timers"

@@ -20,9 +20,9 @@ from support.clock import ManualClock
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.publish import publish_once
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
 from trix.table.__main__ import build as build_table
 from trix.table.config import TableConfig
-from trix.table.identity import TOKEN_HEADER, sign
 from trix.table.service import TableService
 from trix.timers.__main__ import TimersRuntime
 from trix.timers.__main__ import build as build_timers
@@ -32,7 +32,7 @@ from trix.timers.service import TimersService
 from trix.timers.subscribers import TimersNats
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
-SECRET = b"timers-tests-internal-secret-0123456789"
+KEYS = Keys(player=b"timers-tests-player-token-key-0123456789", service=b"timers-tests-service-token-key-012345678")
 AnyClock = ManualClock | SystemClock
 
 
@@ -41,7 +41,8 @@ def service_env(nats_url: str, **extra: str) -> dict[str, str]:
     env.update(
         {
             "TRIX_NATS_URL": nats_url,
-            "TRIX_INTERNAL_TOKEN_SECRET": SECRET.decode(),
+            PLAYER_KEY_ENV: KEYS.player.decode(),
+            SERVICE_KEY_ENV: KEYS.service.decode(),
             "TRIX_GRPC_PORT": "0",
             "TRIX_METRICS_PORT": "-1",
             "TRIX_LOG_LEVEL": "warning",
@@ -111,7 +112,7 @@ class InProcessTimers:
 
 
 def token(role: str, name: str) -> str:
-    return sign(SECRET, role, name, time.time(), ttl_s=3600)
+    return sign(KEYS.of(role), role, name, time.time(), ttl_s=3600)
 
 
 ADMIN = "admin"

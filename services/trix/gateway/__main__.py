@@ -22,9 +22,9 @@ def build(config: GatewayConfig, service: GatewayService | None = None) -> Runti
     """Wire the gateway's logic to the runtime (tests may pass their own service)."""
     service = service or GatewayService(config)
     if config.matchmaking_target:
-        service.matchmaking = GrpcMatchmaking(config.matchmaking_target, config.identity_key, config.call_timeout_s)
+        service.matchmaking = GrpcMatchmaking(config.matchmaking_target, config.player_key, config.call_timeout_s)
     if config.scoring_target:
-        service.scoring = GrpcScoring(config.scoring_target, config.call_timeout_s)
+        service.scoring = GrpcScoring(config.scoring_target, config.call_timeout_s, config.player_key)
 
     async def start_subscribers(nats: NatsConnection) -> None:
         await subscribers.start(nats, service)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from trix.runtime.config import ConfigError, RuntimeConfig, env_float, env_int, env_str
+from trix.runtime.identity import PLAYER_KEY_ENV, load_key
 
 SERVICE = "gateway"
 MIN_SECRET_BYTES = 16
@@ -41,10 +42,10 @@ class GatewayConfig:
     token_key: bytes = field(default=b"", repr=False)
     """TRIX_GATEWAY_TOKEN_KEY: HMAC key of the public guest tokens (HS256). Unset: a random key
     per process, so tokens do not survive a restart (set it with several replicas)."""
-    table_secret: bytes = field(default=b"", repr=False)
-    """TRIX_INTERNAL_TOKEN_SECRET: key of the caller tokens the table service checks."""
-    identity_key: bytes = field(default=b"", repr=False)
-    """TRIX_INTERNAL_TOKEN_KEY: key of the `x-trix-identity` tokens matchmaking checks."""
+    player_key: bytes = field(default=b"", repr=False)
+    """TRIX_PLAYER_TOKEN_KEY: the player-role key of the internal tokens it signs for an
+    authenticated player (the table, matchmaking and scoring verify them; trix.runtime.identity).
+    Required. The gateway never holds the service-role key (issue 18)."""
     call_timeout_s: float = 5.0
     """TRIX_GATEWAY_CALL_TIMEOUT_S: deadline of every internal call (NATS request or gRPC)."""
     rate_per_s: float = 20.0
@@ -70,8 +71,7 @@ class GatewayConfig:
             matchmaking_target=env_str(e, "TRIX_MATCHMAKING_TARGET", ""),
             scoring_target=env_str(e, "TRIX_SCORING_TARGET", ""),
             token_key=token_key,
-            table_secret=_secret(e, "TRIX_INTERNAL_TOKEN_SECRET"),
-            identity_key=_secret(e, "TRIX_INTERNAL_TOKEN_KEY"),
+            player_key=load_key(e, PLAYER_KEY_ENV),
             call_timeout_s=env_float(e, "TRIX_GATEWAY_CALL_TIMEOUT_S", 5.0, minimum=0.05),
             rate_per_s=env_float(e, "TRIX_GATEWAY_RATE_PER_S", 20.0, minimum=0.1),
             rate_burst=env_int(e, "TRIX_GATEWAY_RATE_BURST", 40, minimum=1),

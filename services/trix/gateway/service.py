@@ -20,6 +20,7 @@ import json
 import re
 import secrets
 import time
+import unicodedata
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,12 @@ ACTION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 MIN_DEVICE_SECRET = 16
 MAX_DEVICE_SECRET = 256
 MAX_DISPLAY_NAME = 32
+"""Characters of a display name, at most."""
+MAX_DISPLAY_NAME_BYTES = 64
+"""UTF-8 bytes of a display name, at most (what other players' screens and the records hold)."""
+_HIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn")
+"""Control, format (right-to-left overrides, zero-width joiners), surrogate, private-use and
+unassigned characters: removed from display names (issue 18)."""
 MAX_CLIENT_SEED_BYTES = CLIENT_SEED_MAX_BYTES  # trix.fairness, docs/rules.md §11
 TERMINAL_TICKET_STATES = (
     matchmaking_pb2.TICKET_STATE_MATCHED,
@@ -175,6 +182,20 @@ class PlayerState:
 # -- the service ----------------------------------------------------------------------------
 
 
+def clean_display_name(raw: str) -> str:
+    """A display name others may be shown: NFC, without control or format characters (NUL,
+    ANSI escapes, right-to-left overrides), whitespace runs as one space, at most
+    MAX_DISPLAY_NAME characters and MAX_DISPLAY_NAME_BYTES UTF-8 bytes (never a cut character)."""
+    text = unicodedata.normalize("NFC", raw)
+    text = "".join(
+        " " if ch.isspace() else ch for ch in text if ch.isspace() or unicodedata.category(ch) not in _HIDDEN_CATEGORIES
+    )
+    name = " ".join(text.split())[:MAX_DISPLAY_NAME]
+    while len(name.encode()) > MAX_DISPLAY_NAME_BYTES:
+        name = name[:-1]
+    return name.rstrip()
+
+
 class GatewayService:
     """The gateway's domain logic."""
 
@@ -226,7 +247,7 @@ class GatewayService:
         """Guest sign-in: (player id, token, expires at). Same secret, same player."""
         if not MIN_DEVICE_SECRET <= len(device_secret) <= MAX_DEVICE_SECRET:
             raise InvalidArgument(f"device secret must be {MIN_DEVICE_SECRET}-{MAX_DEVICE_SECRET} characters")
-        name = " ".join(display_name.split())[:MAX_DISPLAY_NAME]
+        name = clean_display_name(display_name)
         if self.accounts is None:
             raise Unavailable("accounts are not reachable yet; retry")
         key = hash_device_secret(device_secret)

@@ -26,26 +26,24 @@ from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
 from trix.errors import DomainError, Unavailable, from_kind
 from trix.gateway.service import SPECTATOR, GatewayService
-from trix.gateway.tokens import table_caller_token
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET
 from trix.natsio.publish import publish_once
+from trix.runtime.identity import ROLE_PLAYER, TOKEN_HEADER, sign
 from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.gateway.nats")
 
-CALLER_HEADER = "Trix-Caller"
-"""NATS header of the caller token (the table service's `TOKEN_HEADER`)."""
 INTERNAL_KIND = "Internal"
 
 
 class NatsTables:
     """`TablePort` over NATS."""
 
-    def __init__(self, nats: NatsConnection, secret: bytes, timeout_s: float) -> None:
+    def __init__(self, nats: NatsConnection, player_key: bytes, timeout_s: float) -> None:
         self.nats = nats
-        self.secret = secret
+        self.key = player_key
         self.timeout_s = timeout_s
         self.feeds = seatstream.LiveFeeds(nats)
         """The four seats (and spectators) of a table followed here share its live subscriptions."""
@@ -53,13 +51,13 @@ class NatsTables:
     async def command(
         self, table_id: str, command: table_pb2.TableCommand, player_id: str
     ) -> table_pb2.TableCommandReply:
-        token = table_caller_token(self.secret, player_id, time.time())
+        token = sign(self.key, ROLE_PLAYER, player_id, time.time())
         try:
             msg = await self.nats.client.request(
                 subjects.table_command(table_id),
                 command.SerializeToString(),
                 timeout=self.timeout_s,
-                headers={CALLER_HEADER: token},
+                headers={TOKEN_HEADER: token},
             )
         except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError):
             raise Unavailable("the table did not answer; retry with the same action id") from None
@@ -145,6 +143,6 @@ class NatsPresence:
 async def start(nats: NatsConnection, service: GatewayService) -> None:
     """Attach the NATS ports once NATS is connected and provisioned."""
     timeout = service.config.call_timeout_s
-    service.tables = NatsTables(nats, service.config.table_secret, timeout)
+    service.tables = NatsTables(nats, service.config.player_key, timeout)
     service.accounts = KvAccounts(nats)
     service.presence = NatsPresence(nats, timeout)

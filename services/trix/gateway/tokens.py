@@ -1,4 +1,4 @@
-"""Public tokens of the gateway and the internal caller tokens it signs.
+"""Public tokens of the gateway.
 
 Owns:
 - `HmacTokens`: the guest token, a compact JWT (RFC 7519) signed with HS256: header
@@ -7,9 +7,7 @@ Owns:
   checks the signature in constant time, then the expiry.
 - `TokenVerifier`, the port a real identity provider's verifier implements (e.g. RS256
   JWTs against its JWKS): the gateway only needs `verify(token, now) -> Principal`.
-- `table_caller_token`: the `v1.player.<id>.<expiry>.<hmac>` token the table service
-  checks on every command (format of `trix.table.identity`; services never import
-  each other, so it is written again here, TODO(issue 5): move both to the runtime).
+(The internal tokens it signs for a player are `trix.runtime.identity`'s.)
 
 Pure hashlib/hmac/json: no grpc, no nats, no clock (now is passed in). Never logs a token.
 """
@@ -114,12 +112,6 @@ class HmacTokens:
         if exp <= now:
             raise Unauthenticated("token expired")
         return Principal(sub, name if isinstance(name, str) else "", exp)
-
-
-def table_caller_token(secret: bytes, player_id: str, now: float, ttl_s: float = 300.0) -> str:
-    """The caller token of a player on a table command (format of `trix.table.identity`)."""
-    payload = f"v1.player.{player_id}.{int(now + ttl_s)}"
-    return f"{payload}.{hmac.new(secret, payload.encode(), hashlib.sha256).hexdigest()}"
 
 
 def hash_device_secret(device_secret: str) -> str:

@@ -2,7 +2,7 @@
 
 Owns `GrpcMatchmaking` (`MatchmakingPort`) and `GrpcScoring` (`ScoringPort`): every
 call carries a deadline (TRIX_GATEWAY_CALL_TIMEOUT_S) and, for matchmaking, the
-player's `x-trix-identity` token signed with TRIX_INTERNAL_TOKEN_KEY
+player's `x-trix-identity` token signed with TRIX_PLAYER_TOKEN_KEY
 (`trix.runtime.identity`). A refused call becomes the domain error of its status code
 with the upstream's public message; an upstream failure (INTERNAL, UNKNOWN,
 UNAUTHENTICATED between services) becomes UNAVAILABLE without its text.
@@ -26,7 +26,7 @@ from trix.errors import (
     StaleTurn,
     Unavailable,
 )
-from trix.runtime.identity import IDENTITY_METADATA, sign
+from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, sign
 from trix.v1 import gateway_pb2, matchmaking_pb2, matchmaking_pb2_grpc, scoring_pb2_grpc
 
 _PASSED: dict[grpc.StatusCode, type[DomainError]] = {
@@ -51,10 +51,10 @@ def domain_error(err: grpc.aio.AioRpcError, what: str) -> DomainError:
 class GrpcMatchmaking:
     """`MatchmakingPort` over `trix.v1.MatchmakingService`."""
 
-    def __init__(self, target: str, identity_key: bytes, timeout_s: float) -> None:
+    def __init__(self, target: str, player_key: bytes, timeout_s: float) -> None:
         self.target = target
         self.channel: grpc.aio.Channel | None = None
-        self.key = identity_key
+        self.key = player_key
         self.timeout_s = timeout_s
 
     @property
@@ -66,7 +66,7 @@ class GrpcMatchmaking:
     def _md(self, player_id: str) -> tuple[tuple[str, str], ...]:
         if not self.key:
             return ()
-        return ((IDENTITY_METADATA, sign(self.key, player_id, int(time.time()) + 300)),)
+        return ((IDENTITY_METADATA, sign(self.key, ROLE_PLAYER, player_id, time.time())),)
 
     async def enqueue(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket:
         req = matchmaking_pb2.EnqueueTicketRequest(
@@ -135,10 +135,17 @@ class GrpcMatchmaking:
 class GrpcScoring:
     """`ScoringPort` over `trix.v1.ScoringService`."""
 
-    def __init__(self, target: str, timeout_s: float) -> None:
+    def __init__(self, target: str, timeout_s: float, player_key: bytes = b"") -> None:
         self.target = target
         self.channel: grpc.aio.Channel | None = None
         self.timeout_s = timeout_s
+        self.key = player_key
+        """Signs the player's token on wallet reads (scoring answers them for that player only)."""
+
+    def _md(self, player_id: str) -> tuple[tuple[str, str], ...]:
+        if not self.key or not player_id:
+            return ()
+        return ((IDENTITY_METADATA, sign(self.key, ROLE_PLAYER, player_id, time.time())),)
 
     @property
     def stub(self) -> scoring_pb2_grpc.ScoringServiceAsyncStub:
@@ -162,9 +169,11 @@ class GrpcScoring:
             elif which == "player_stats":
                 out.player_stats.CopyFrom(await self.stub.GetPlayerStats(request.player_stats, timeout=t))
             elif which == "balance":
-                out.balance.CopyFrom(await self.stub.GetBalance(request.balance, timeout=t))
+                md = self._md(request.balance.player_id)
+                out.balance.CopyFrom(await self.stub.GetBalance(request.balance, timeout=t, metadata=md))
             elif which == "ledger":
-                out.ledger.CopyFrom(await self.stub.ListLedger(request.ledger, timeout=t))
+                md = self._md(request.ledger.player_id)
+                out.ledger.CopyFrom(await self.stub.ListLedger(request.ledger, timeout=t, metadata=md))
             else:
                 raise InvalidArgument("the query is empty")
         except grpc.aio.AioRpcError as err:

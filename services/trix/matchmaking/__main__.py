@@ -23,7 +23,7 @@ log = structlog.get_logger("trix.matchmaking")
 def build(config: MatchmakingConfig, service: MatchmakingService | None = None) -> Runtime:
     """Wire the matchmaking's logic to the runtime (tests pass a service with injected clock/RNG)."""
     if service is None:
-        wallet = ScoringWallet(config.scoring_target, config.internal_token_key) if config.scoring_target else None
+        wallet = ScoringWallet(config.scoring_target, config.keys.service) if config.scoring_target else None
         ratings = (
             ScoringRatings(
                 config.scoring_target,
@@ -35,8 +35,6 @@ def build(config: MatchmakingConfig, service: MatchmakingService | None = None) 
             else None
         )
         service = MatchmakingService(config, wallet=wallet, ratings=ratings)
-    if not config.internal_token_key:
-        log.warning("TRIX_INTERNAL_TOKEN_KEY is not set: every player call will be refused (UNAUTHENTICATED)")
     svc = service
 
     async def start_subscribers(nats: NatsConnection) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from trix.runtime.config import RuntimeConfig, env_float, env_int, env_str
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
 
 SERVICE = "matchmaking"
 
@@ -61,8 +62,9 @@ class MatchmakingConfig:
     rating_timeout_s: float = 0.3
     """TRIX_MATCHMAKING_RATING_TIMEOUT_S: how long an enqueue waits for scoring's rating before it
     uses the default (matching never waits on scoring)."""
-    internal_token_key: str = field(default="", repr=False)
-    """TRIX_INTERNAL_TOKEN_KEY: key of the gateway's identity tokens; empty = refuse every player call."""
+    keys: Keys = field(default_factory=Keys, repr=False)
+    """TRIX_PLAYER_TOKEN_KEY (verifies the gateway's player tokens) and TRIX_SERVICE_TOKEN_KEY
+    (signs its stake calls to scoring), both required (trix.runtime.identity, issue 18)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MatchmakingConfig:
@@ -85,5 +87,5 @@ class MatchmakingConfig:
             retention_s=env_float(e, "TRIX_MATCHMAKING_RETENTION_S", 600.0, minimum=0.1),
             matched_retention_s=env_float(e, "TRIX_MATCHMAKING_MATCHED_RETENTION_S", 7200.0, minimum=0.1),
             rating_timeout_s=env_float(e, "TRIX_MATCHMAKING_RATING_TIMEOUT_S", 0.3, minimum=0.01),
-            internal_token_key=env_str(e, "TRIX_INTERNAL_TOKEN_KEY", ""),
+            keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
         )

@@ -1,9 +1,8 @@
 """The gRPC adapter of the matchmaking service: `trix.v1.MatchmakingService` <-> `MatchmakingService`.
 
-Owns proto <-> domain translation and the caller's identity: with
-`TRIX_INTERNAL_TOKEN_KEY` set, the player is the one named by the gateway's signed
-`x-trix-identity` token (`trix.runtime.identity`), and a request naming another player
-is refused; without a key every player call is refused (fail closed).
+Owns proto <-> domain translation and the caller's identity: the player is the one named
+by the gateway's `x-trix-identity` player token (`trix.runtime.identity`, verified with
+TRIX_PLAYER_TOKEN_KEY), and a request naming another player is refused.
 Domain errors become statuses in the runtime's interceptor.
 """
 
@@ -76,7 +75,7 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
 
     def __init__(self, service: MatchmakingService) -> None:
         self.service = service
-        self.identity = Identity(service.config.internal_token_key)
+        self.identity = Identity(service.config.keys)
 
     async def EnqueueTicket(
         self,

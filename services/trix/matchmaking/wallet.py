@@ -24,7 +24,7 @@ import grpc
 import structlog
 
 from trix.errors import ResourceExhausted, Unavailable
-from trix.runtime.identity import IDENTITY_METADATA, sign
+from trix.runtime.identity import IDENTITY_METADATA, ROLE_SERVICE, sign
 from trix.v1 import scoring_pb2, scoring_pb2_grpc
 
 SHORT_BALANCE = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.RESOURCE_EXHAUSTED)
@@ -58,15 +58,17 @@ class LazyStub:
 class ScoringWallet:
     """`trix.matchmaking.ports.Wallet` over `trix.v1.ScoringService`."""
 
-    def __init__(self, target: str, token_key: str = "", timeout_s: float = 5.0) -> None:
+    def __init__(self, target: str, service_key: bytes = b"", timeout_s: float = 5.0) -> None:
         self.lazy = LazyStub(target)
-        self.token_key = token_key.encode()
+        self.service_key = service_key
         self.timeout_s = timeout_s
 
     def _metadata(self, player_id: str) -> tuple[tuple[str, str], ...]:
-        if not self.token_key:
+        """A service-role token (`service.matchmaking`): matchmaking holds and releases a
+        player's stake for them, also when no call of that player is in flight (retention)."""
+        if not self.service_key:
             return ()
-        return ((IDENTITY_METADATA, sign(self.token_key, player_id, int(time.time()) + 60)),)
+        return ((IDENTITY_METADATA, sign(self.service_key, ROLE_SERVICE, "matchmaking", time.time(), 60)),)
 
     async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
         request = scoring_pb2.HoldStakeRequest(player_id=player_id, ticket_id=ticket_id, amount=coins)

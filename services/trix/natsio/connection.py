@@ -4,6 +4,12 @@ Owns `NatsConnection`: connects (retrying the first connection until it succeeds
 the caller gives up), reconnects forever afterwards (`max_reconnect_attempts=-1`),
 provisions every declared stream and KV bucket at start and again after each
 reconnect, and drains on shutdown.
+
+A service connecting as its own NATS user (`trix.natsio.permissions.SERVICE_USERS`, named
+in its URL) may not create streams (issue 18, ADR 0014): it only waits until the
+provisioner (`python -m trix.natsio.provision`) has declared the streams and buckets it
+uses, receives replies under its own inbox prefix, and checks nothing it may not see.
+Without a user (a bare test server) or as the provisioner, it creates them itself.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ import structlog
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
-from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision
+from trix.natsio import permissions
+from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision, wait_provisioned
 
 log = structlog.get_logger("trix.natsio")
 
@@ -38,6 +45,16 @@ class NatsConnection:
     ) -> None:
         self.servers = [s.strip() for s in servers.split(",")] if isinstance(servers, str) else list(servers)
         self.name = name
+        self.user = permissions.user_of(self.servers[0]) if self.servers else None
+        self.provisions = self.user not in permissions.SERVICE_USERS
+        """False for a service's own user: it waits for the provisioner instead (ADR 0014)."""
+        if not self.provisions:
+            assert self.user is not None
+            visible = set(permissions.streams_of(self.user))
+            streams = [s for s in streams if s.name in visible]
+            buckets = [b for b in buckets if permissions.kv_stream(b.bucket) in visible]
+        if inbox_prefix is None and self.user in permissions.USERS:
+            inbox_prefix = permissions.inbox_prefix(self.user)
         self.streams = tuple(streams)
         self.buckets = tuple(buckets)
         self.reconnect_wait_s = reconnect_wait_s
@@ -105,10 +122,14 @@ class NatsConnection:
         delay = 0.2
         while True:
             try:
-                report = await provision(js, self.streams, self.buckets, replicas=self.stream_replicas)
+                if self.provisions:
+                    report = await provision(js, self.streams, self.buckets, replicas=self.stream_replicas)
+                else:
+                    report = await wait_provisioned(js, self.streams, self.buckets)
                 break
             except Exception as exc:  # noqa: BLE001 - JetStream may still be starting
-                log.warning("jetstream provisioning failed, retrying", error=repr(exc), retry_in_s=delay)
+                what = "jetstream provisioning failed" if self.provisions else "waiting for the provisioner"
+                log.warning(f"{what}, retrying", error=repr(exc), retry_in_s=delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
         self.provisioned.set()

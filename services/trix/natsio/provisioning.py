@@ -2,8 +2,10 @@
 
 Owns the list of every stream (`STREAMS`) and KV bucket (`KV_BUCKETS`) the platform
 uses and `provision()`, which adds each one or updates it to the declared config.
-Every service calls it at start and again after each reconnect (a NATS server that
-lost its store comes back with everything declared). Add a stream here, never ad hoc.
+The provisioner (`python -m trix.natsio.provision`, the only NATS user allowed to create
+streams: issue 18, ADR 0014) calls it at start and again after each reconnect (a NATS
+server that lost its store comes back with everything declared); a service's own user
+only waits for what it uses (`wait_provisioned`). Add a stream here, never ad hoc.
 """
 
 from __future__ import annotations
@@ -209,6 +211,28 @@ async def provision(
 
 
 PROVISION_ATTEMPTS = 3
+
+
+class NotProvisioned(Exception):
+    """A declared stream or bucket does not exist yet (the provisioner has not run)."""
+
+
+async def wait_provisioned(
+    js: JetStreamContext, streams: Sequence[StreamSpec] = STREAMS, buckets: Sequence[KvSpec] = KV_BUCKETS
+) -> ProvisionReport:
+    """Check, without creating anything, that every declared stream and bucket exists.
+
+    What a service's own NATS user does at start and after a reconnect: it may not create
+    streams (issue 18, ADR 0014), the provisioner does. Raises NotProvisioned naming the
+    first one missing (the caller retries)."""
+    report = ProvisionReport()
+    for name in [s.name for s in streams] + [f"KV_{b.bucket}" for b in buckets]:
+        try:
+            await js.stream_info(name)
+        except NotFoundError:
+            raise NotProvisioned(f"{name} is not provisioned yet (python -m trix.natsio.provision)") from None
+        report.unchanged.append(name)
+    return report
 
 
 async def _provision_bucket(js: JetStreamContext, kv: KvSpec, replicas: int) -> tuple[str, str]:

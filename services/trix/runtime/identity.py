@@ -1,13 +1,24 @@
-"""The player's identity on internal calls: a short HMAC token the gateway signs.
+"""Caller identity between services: one HMAC token format with a role, one key per role.
 
-Owns `sign` / `verify` of the internal identity token and the metadata key it travels
-under (`x-trix-identity`). The gateway authenticates the player, then signs
-`v1.<player_id>.<expires_unix>` with the key shared by the services
-(`TRIX_INTERNAL_TOKEN_KEY`); a service trusts a player id only from a token that
-verifies, never from a request field (ARCHITECTURE.md, "Durability and ownership").
-`Identity` is what a service's gRPC adapter asks for the caller's player (matchmaking's
-player calls, scoring's stake calls). Pure hashlib/hmac: no I/O; `sign` and `verify` take
-the clock.
+Owns the one internal token of the platform (issue 18, finding 4): `v2.<role>.<name>.<expires>.<mac>`,
+HMAC-SHA256 of everything before the MAC under the key of its role:
+
+- `player` tokens name a player; the gateway signs them (after authenticating the player)
+  with the player-role key `TRIX_PLAYER_TOKEN_KEY`; the table, matchmaking and scoring
+  verify them.
+- `service` tokens name a backend service (timers' AutoAct and Leave, the table's
+  CreateTable on a MatchFormed, matchmaking's stake calls); they are signed with the
+  service-role key `TRIX_SERVICE_TOKEN_KEY`, which the gateway never holds.
+
+A token is verified with the key of the role it claims, so a `service` token signed with
+the player key does not verify: a compromised gateway cannot call as a service (read all
+four hands, act for a seat, create tables). A service trusts a player id only from a
+token that verifies, never from a request field (ARCHITECTURE.md). `load_key` reads a key
+from the environment and refuses a missing or short one naming the variable (the service
+exits with code 2). Tokens travel in the NATS header `Trix-Caller` (table commands), the
+gRPC metadata `x-trix-caller` (the table's gRPC API, forwarded to that header) and
+`x-trix-identity` (matchmaking's and scoring's player calls). Pure hashlib/hmac: no I/O;
+the clock is passed in. Never logs a token or a key.
 """
 
 from __future__ import annotations
@@ -15,67 +26,148 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from trix.errors import PermissionDenied, Unauthenticated
 from trix.rules import PLAYER_ID
+from trix.runtime.config import ConfigError
 
 if TYPE_CHECKING:
     import grpc
 
-IDENTITY_METADATA = "x-trix-identity"
-"""gRPC metadata key of the internal identity token."""
+PLAYER_KEY_ENV = "TRIX_PLAYER_TOKEN_KEY"
+"""The player-role key: the gateway signs, the table, matchmaking and scoring verify."""
+SERVICE_KEY_ENV = "TRIX_SERVICE_TOKEN_KEY"
+"""The service-role key: the timers, matchmaking and the table sign, the table and scoring verify."""
+MIN_KEY_BYTES = 32
+KEYS_OF: dict[str, tuple[str, ...]] = {
+    "gateway": (PLAYER_KEY_ENV,),
+    "table": (PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+    "timers": (SERVICE_KEY_ENV,),
+    "matchmaking": (PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+    "scoring": (PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+}
+"""The token keys each service is given (`trix up`, deploy/k8s): the gateway only the player's."""
 
-TOKEN_VERSION = "v1"
-_PLAYER = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
+TOKEN_HEADER = "Trix-Caller"
+"""NATS header carrying the token of a table command."""
+TOKEN_METADATA = "x-trix-caller"
+"""gRPC metadata key of the table's API carrying the token (forwarded to the NATS header)."""
+IDENTITY_METADATA = "x-trix-identity"
+"""gRPC metadata key of the token on matchmaking's and scoring's calls."""
+
+ROLE_PLAYER = "player"
+ROLE_SERVICE = "service"
+ROLES = (ROLE_PLAYER, ROLE_SERVICE)
+TOKEN_VERSION = "v2"
+DEFAULT_TTL_S = 300.0
+_NAME = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sent a call: a player (through the gateway) or a backend service."""
+
+    role: str
+    name: str
+
+    @property
+    def is_service(self) -> bool:
+        return self.role == ROLE_SERVICE
+
+    def is_player(self, player_id: str) -> bool:
+        return self.role == ROLE_PLAYER and bool(player_id) and hmac.compare_digest(self.name, player_id)
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The keys a process holds: empty = tokens of that role are refused (and cannot be signed)."""
+
+    player: bytes = field(default=b"", repr=False)
+    service: bytes = field(default=b"", repr=False)
+
+    def of(self, role: str) -> bytes:
+        return self.player if role == ROLE_PLAYER else self.service if role == ROLE_SERVICE else b""
 
 
 def _mac(key: bytes, payload: str) -> str:
     return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
 
 
-def sign(key: bytes, player_id: str, expires_at: int) -> str:
-    """The token asserting `player_id` until `expires_at` (unix seconds)."""
-    if not _PLAYER.fullmatch(player_id):
-        raise ValueError(f"player id must be 1-128 of A-Z a-z 0-9 _ -: {player_id!r}")
-    payload = f"{TOKEN_VERSION}.{player_id}.{int(expires_at)}"
+def sign(key: bytes, role: str, name: str, now: float, ttl_s: float = DEFAULT_TTL_S) -> str:
+    """A token for `name` in `role` until now + ttl, under `key` (the key of that role)."""
+    if role not in ROLES or not _NAME.fullmatch(name):
+        raise ValueError("bad role or name for an internal token")
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError("an internal token key must have at least 32 bytes")
+    payload = f"{TOKEN_VERSION}.{role}.{name}.{int(now + ttl_s)}"
     return f"{payload}.{_mac(key, payload)}"
 
 
-def verify(key: bytes, token: str, now: float) -> str:
-    """The player id of a valid, unexpired token; raises Unauthenticated otherwise."""
+def verify(keys: Keys, token: str | None, now: float, *, roles: tuple[str, ...] = ROLES) -> Caller:
+    """The caller a token names, checked under the key of the role it claims; Unauthenticated
+    if missing, malformed, of a role not accepted here, badly signed or expired."""
+    if not token:
+        raise Unauthenticated("missing caller token (calls must come through the gateway or a service)")
     parts = token.split(".")
-    if len(parts) != 4 or parts[0] != TOKEN_VERSION:
-        raise Unauthenticated("malformed identity token")
-    version, player_id, expires, mac = parts
-    if not _PLAYER.fullmatch(player_id) or not expires.isdigit():
-        raise Unauthenticated("malformed identity token")
-    if not hmac.compare_digest(mac, _mac(key, f"{version}.{player_id}.{expires}")):
-        raise Unauthenticated("identity token signature does not verify")
+    if len(parts) != 5 or parts[0] != TOKEN_VERSION:
+        raise Unauthenticated("malformed caller token")
+    _, role, name, expires, mac = parts
+    if role not in roles or not keys.of(role):
+        raise Unauthenticated(f"{role if role in ROLES else 'unknown'}-role tokens are not accepted here")
+    if not hmac.compare_digest(_mac(keys.of(role), f"{TOKEN_VERSION}.{role}.{name}.{expires}"), mac):
+        raise Unauthenticated("caller token signature does not verify")
+    if not _NAME.fullmatch(name) or not expires.isdigit():
+        raise Unauthenticated("malformed caller token")
     if int(expires) < now:
-        raise Unauthenticated("identity token expired")
-    return player_id
+        raise Unauthenticated("expired caller token")
+    return Caller(role, name)
+
+
+def load_key(env: Mapping[str, str], name: str) -> bytes:
+    """A required token key from the environment: ConfigError naming `name` if unset or short."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        raise ConfigError(f"{name}: required (a secret of at least {MIN_KEY_BYTES} bytes)")
+    if len(raw.encode()) < MIN_KEY_BYTES:
+        raise ConfigError(f"{name}: at least {MIN_KEY_BYTES} bytes")
+    return raw.encode()
+
+
+def metadata_token(context: grpc.aio.ServicerContext[Any, Any], key: str = IDENTITY_METADATA) -> str:
+    for k, v in context.invocation_metadata() or ():
+        if k == key and isinstance(v, str):
+            return v
+    return ""
 
 
 class Identity:
-    """Who is calling: the player named by the gateway's verified token, never the request's.
+    """Who is calling a gRPC service: the caller named by a verified token, never the request.
 
-    Without a configured key nothing verifies, so every player call is refused: identity
-    comes only from the gateway (ARCHITECTURE.md), never from a client-supplied field."""
+    `player(context, claimed)` is the player of a player token (PermissionDenied if the
+    request claims another); a service token (when this process holds the service key and
+    `services` allows it) acts for the claimed player, as matchmaking's stake calls do."""
 
-    def __init__(self, key: str) -> None:
-        self.key = key.encode()
+    def __init__(self, keys: Keys, *, services: tuple[str, ...] = ()) -> None:
+        self.keys = keys
+        self.services = services
 
-    def player(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
-        if not self.key:
-            raise Unauthenticated("identity tokens cannot be checked: no identity key is configured")
-        token = ""
-        for k, v in context.invocation_metadata() or ():
-            if k == IDENTITY_METADATA and isinstance(v, str):
-                token = v
+    def caller(self, context: grpc.aio.ServicerContext[Any, Any]) -> Caller:
+        token = metadata_token(context)
         if not token:
             raise Unauthenticated("missing identity token (calls must come through the gateway)")
-        player = verify(self.key, token, time.time())
-        if claimed and claimed != player:
+        roles = (ROLE_PLAYER, ROLE_SERVICE) if self.services else (ROLE_PLAYER,)
+        caller = verify(self.keys, token, time.time(), roles=roles)
+        if caller.is_service and caller.name not in self.services:
+            raise PermissionDenied(f"service {caller.name} may not make this call")
+        return caller
+
+    def player(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
+        caller = self.caller(context)
+        if caller.is_service:
+            return claimed
+        if claimed and claimed != caller.name:
             raise PermissionDenied("player_id differs from the caller's identity token")
-        return player
+        return caller.name

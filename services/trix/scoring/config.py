@@ -12,8 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from trix.runtime.config import ConfigError, RuntimeConfig, env_str
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
 
 SERVICE = "scoring"
+
+
+MIN_ADMIN_TOKEN_BYTES = 16
+
+
+def _admin_token(raw: str) -> str:
+    if raw and len(raw.encode()) < MIN_ADMIN_TOKEN_BYTES:
+        raise ConfigError(f"TRIX_SCORING_ADMIN_TOKEN: at least {MIN_ADMIN_TOKEN_BYTES} bytes (it grants coins)")
+    return raw
 
 
 @dataclass(frozen=True)
@@ -23,24 +33,26 @@ class ScoringConfig:
     runtime: RuntimeConfig
     """Settings shared by every service."""
     admin_token: str
-    """TRIX_SCORING_ADMIN_TOKEN: credential required to grant coins; empty = grants refused."""
+    """TRIX_SCORING_ADMIN_TOKEN: credential required to grant coins, at least
+    MIN_ADMIN_TOKEN_BYTES (a shorter one stops the service: exit 2); empty = grants refused."""
     consumer: str = "scoring"
     """TRIX_SCORING_CONSUMER: durable name of the table-events consumer."""
     crash_at: str = ""
     """TRIX_SCORING_CRASH_AT: test builds only, `point:kind:n` (see `service.CrashPlan`); empty = never."""
-    internal_token_key: str = field(default="", repr=False)
-    """TRIX_INTERNAL_TOKEN_KEY: key of the internal identity tokens (`trix.runtime.identity`)
-    a stake call must carry for its player; empty = every HoldStake / ReleaseStake refused."""
+    keys: Keys = field(default_factory=Keys, repr=False)
+    """TRIX_PLAYER_TOKEN_KEY and TRIX_SERVICE_TOKEN_KEY: a stake call carries a player's token
+    (the gateway's) for that player or matchmaking's service token (`trix.runtime.identity`);
+    both required (issue 18)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ScoringConfig:
         e = os.environ if env is None else env
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
-            admin_token=env_str(e, "TRIX_SCORING_ADMIN_TOKEN", ""),
+            admin_token=_admin_token(env_str(e, "TRIX_SCORING_ADMIN_TOKEN", "")),
             consumer=env_str(e, "TRIX_SCORING_CONSUMER", "scoring"),
             crash_at=_crash_at(env_str(e, "TRIX_SCORING_CRASH_AT", "")),
-            internal_token_key=env_str(e, "TRIX_INTERNAL_TOKEN_KEY", ""),
+            keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
         )
 
 

@@ -2,9 +2,11 @@
 
 Owns proto <-> domain translation only, reading the admin credential from the
 `x-trix-admin-token` metadata (never from the request message, so it is not logged), and
-checking that a stake call (HoldStake, ReleaseStake) carries an internal identity token
-for its player (`x-trix-identity`, signed with TRIX_INTERNAL_TOKEN_KEY by matchmaking):
-a player id is never taken from a request field alone (ARCHITECTURE.md).
+checking that a stake call (HoldStake, ReleaseStake) or a wallet read (GetBalance,
+ListLedger; or the admin credential) carries an internal identity token
+(`x-trix-identity`, `trix.runtime.identity`): the player's own (player-role key) or
+matchmaking's service token (service-role key, which the gateway never holds): a player
+id is never taken from a request field alone (ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -74,8 +76,8 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
 
     def __init__(self, service: ScoringService) -> None:
         self.service = service
-        self.identity = Identity(service.config.internal_token_key)
-        """Stake calls name their player through the identity token matchmaking signs."""
+        self.identity = Identity(service.config.keys, services=("matchmaking",))
+        """Stake calls: a player's own token, or matchmaking's service token acting for one."""
 
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: Context
@@ -141,14 +143,25 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
             doubled_card_losses=stats.doubled_card_losses,
         )
 
+    def _owner_or_admin(self, context: Context, player_id: str) -> None:
+        """A player's wallet is read by that player (their token, through the gateway),
+        matchmaking (its service token) or an operator (the admin credential): issue 18."""
+        credential = _admin_credential(context)
+        if credential is not None:
+            self.service._check_admin(credential)
+            return
+        self.identity.player(context, player_id)
+
     async def GetBalance(
         self, request: scoring_pb2.GetBalanceRequest, context: Context
     ) -> scoring_pb2.GetBalanceResponse:
+        self._owner_or_admin(context, request.player_id)
         return _balance(self.service.balance(request.player_id))
 
     async def ListLedger(
         self, request: scoring_pb2.ListLedgerRequest, context: Context
     ) -> scoring_pb2.ListLedgerResponse:
+        self._owner_or_admin(context, request.player_id)
         postings, token = self.service.ledger(request.player_id, request.page_size, request.page_token)
         return scoring_pb2.ListLedgerResponse(postings=[_posting(p) for p in postings], next_page_token=token)
 

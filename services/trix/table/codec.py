@@ -17,7 +17,7 @@ import structlog
 
 from trix.errors import DomainError, InvalidArgument, error_kind
 from trix.natsio.subjects import token as subject_token
-from trix.table.identity import verify
+from trix.runtime.identity import verify
 from trix.table.service import ActionHeader, TableService, action_from
 from trix.v1 import table_pb2
 
@@ -34,7 +34,7 @@ async def dispatch(
     service: TableService, command: table_pb2.TableCommand, token: str | None
 ) -> table_pb2.TableCommandReply:
     """Run one command; domain errors propagate."""
-    caller = verify(service.config.internal_secret, token, time.time())
+    caller = verify(service.config.keys, token, time.time())
     which = command.WhichOneof("command")
     reply = table_pb2.TableCommandReply()
     if which == "create_table":

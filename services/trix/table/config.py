@@ -8,14 +8,13 @@ see `trix.runtime.config.RuntimeConfig`) plus the table's own. A bad value raise
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from trix.runtime.config import ConfigError, RuntimeConfig, env_float, env_int, env_str
+from trix.runtime.config import RuntimeConfig, env_float, env_int
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
 
 SERVICE = "table"
-MIN_SECRET_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -26,21 +25,19 @@ class TableConfig:
     """Settings shared by every service."""
     snapshot_every: int
     """TRIX_TABLE_SNAPSHOT_EVERY: log entries between two snapshots of a table."""
-    internal_secret: bytes = field(repr=False)
-    """TRIX_INTERNAL_TOKEN_SECRET: key of the HMAC-signed caller tokens (trix.table.identity).
-    Unset: a random key, so no command is accepted (safe default)."""
+    keys: Keys = field(repr=False)
+    """TRIX_PLAYER_TOKEN_KEY (players' tokens, signed by the gateway) and TRIX_SERVICE_TOKEN_KEY
+    (services' tokens; the table signs its own CreateTable on a MatchFormed with it), both
+    required (trix.runtime.identity, issue 18)."""
     command_timeout_s: float = 10.0
     """TRIX_TABLE_COMMAND_TIMEOUT_S: how long the gRPC API waits for the owner's reply."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TableConfig:
         e = os.environ if env is None else env
-        raw = env_str(e, "TRIX_INTERNAL_TOKEN_SECRET", "")
-        if raw and len(raw.encode()) < MIN_SECRET_BYTES:
-            raise ConfigError(f"TRIX_INTERNAL_TOKEN_SECRET: at least {MIN_SECRET_BYTES} bytes")
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
             snapshot_every=env_int(e, "TRIX_TABLE_SNAPSHOT_EVERY", 50, minimum=1),
-            internal_secret=raw.encode() if raw else secrets.token_bytes(32),
+            keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
             command_timeout_s=env_float(e, "TRIX_TABLE_COMMAND_TIMEOUT_S", 10.0, minimum=0.1),
         )

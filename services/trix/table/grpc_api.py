@@ -17,8 +17,8 @@ from typing import Any
 import grpc
 
 from trix.natsio import subjects
+from trix.runtime.identity import TOKEN_METADATA
 from trix.runtime.server import ServiceBinding
-from trix.table.identity import TOKEN_METADATA
 from trix.table.service import TableService
 from trix.table.subscribers import TableBus
 from trix.v1 import table_pb2, table_pb2_grpc

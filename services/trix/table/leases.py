@@ -18,7 +18,9 @@ Owns:
   shards above the quota only when another live replica is below its own;
 - `LeaseManager`, the loops around it: heartbeat every `renew_s` (a third of the TTL),
   rebalance on every change seen by the watchers, graceful `handover()` (while leaving,
-  the shards still held are renewed one by one: the heartbeat is gone). A held shard is
+  the shards still held are renewed one by one: the heartbeat is gone). A shard whose
+  validity lapsed (a paused or starved process) is not extended by the next heartbeat: it
+  is renewed by compare-and-set on its key, which fails if another replica took it. A held shard is
   *valid* for `valid_s` after the heartbeat that kept it was sent (shorter than the TTL
   after which another replica may take the shard), so an owner stops writing before
   anyone else may start; the log's expected-last-sequence check covers the rest (pauses
@@ -350,9 +352,16 @@ class LeaseManager:
                 else:
                     sent = self.clock()
                     await self.store.heartbeat(self.me)
-                    for held in self.held.values():  # one lease for every held shard
-                        if not held.releasing:
+                    lapsed: list[int] = []
+                    for shard, held in self.held.items():  # one lease for every held shard
+                        if held.releasing:
+                            continue
+                        if sent >= held.valid_until:
+                            lapsed.append(shard)  # another may have taken it meanwhile: ask the key
+                        else:
                             held.valid_until = sent + self.valid_s
+                    if lapsed:
+                        ok = all(await asyncio.gather(*(self._renew(s) for s in lapsed)))
             except Exception as exc:  # noqa: BLE001 - NATS away: keep trying, validity runs out
                 log.warning("lease renewal failed", error=repr(exc))
                 ok = False

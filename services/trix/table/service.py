@@ -41,8 +41,8 @@ from trix.errors import (
 )
 from trix.natsio.subjects import token
 from trix.rules import engine_enum
+from trix.runtime.identity import Caller
 from trix.table.config import TableConfig
-from trix.table.identity import Caller
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
 from trix.v1 import common_pb2, events_pb2, table_pb2
 

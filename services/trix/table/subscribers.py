@@ -45,8 +45,8 @@ from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
+from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.table.codec import INTERNAL_KIND, handle_command
-from trix.table.identity import TOKEN_HEADER, sign
 from trix.table.leases import LeaseManager
 from trix.table.service import LogConflict, TableService
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
@@ -449,7 +449,7 @@ class MatchCreator:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.deadline_s
         while True:
-            token = sign(self.service.config.internal_secret, "service", "matchmaking", time.time(), ttl_s=60)
+            token = sign(self.service.config.keys.service, ROLE_SERVICE, "matchmaking", time.time(), ttl_s=60)
             try:
                 msg = await self.nats.client.request(
                     subjects.table_command(m.match_id), command, timeout=5.0, headers={TOKEN_HEADER: token}

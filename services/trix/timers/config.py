@@ -8,14 +8,13 @@ see `trix.runtime.config.RuntimeConfig`) plus the timers's own. A bad value rais
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from trix.runtime.config import ConfigError, RuntimeConfig, env_float, env_str
+from trix.runtime.config import RuntimeConfig, env_float
+from trix.runtime.identity import SERVICE_KEY_ENV, load_key
 
 SERVICE = "timers"
-MIN_SECRET_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -27,9 +26,9 @@ class TimersConfig:
     tick_s: float
     """TRIX_TIMERS_TICK_S: longest sleep of the scheduler between two looks at the due deadlines
     (it also wakes on every change; default 1)."""
-    internal_secret: bytes = field(repr=False, default=b"")
-    """TRIX_INTERNAL_TOKEN_SECRET: key of the HMAC caller token the table checks on AutoAct and
-    Leave (the same key as the table's). Unset: a random key, so the table refuses every command."""
+    service_key: bytes = field(repr=False, default=b"")
+    """TRIX_SERVICE_TOKEN_KEY: the service-role key its AutoAct and Leave tokens are signed with
+    (the table verifies them; trix.runtime.identity). Required."""
     claim_timeout_s: float = 5.0
     """TRIX_TIMERS_CLAIM_TIMEOUT_S: a claimed deadline whose outcome is not recorded within this
     time (the claiming replica died) is claimed again and re-sent; the table applies it once."""
@@ -49,13 +48,10 @@ class TimersConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TimersConfig:
         e = os.environ if env is None else env
-        raw = env_str(e, "TRIX_INTERNAL_TOKEN_SECRET", "")
-        if raw and len(raw.encode()) < MIN_SECRET_BYTES:
-            raise ConfigError(f"TRIX_INTERNAL_TOKEN_SECRET: at least {MIN_SECRET_BYTES} bytes")
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
             tick_s=env_float(e, "TRIX_TIMERS_TICK_S", 1.0, minimum=0.001),
-            internal_secret=raw.encode() if raw else secrets.token_bytes(32),
+            service_key=load_key(e, SERVICE_KEY_ENV),
             claim_timeout_s=env_float(e, "TRIX_TIMERS_CLAIM_TIMEOUT_S", 5.0, minimum=0.1),
             takeover_s=env_float(e, "TRIX_TIMERS_TAKEOVER_S", 1.0),
             command_timeout_s=env_float(e, "TRIX_TIMERS_COMMAND_TIMEOUT_S", 3.0, minimum=0.1),

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import json
 import time
 from typing import Any
@@ -37,6 +35,7 @@ from nats.js.kv import KeyValue
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import publish_once
+from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.timers.service import CasConflict, Outcome, TimersService
 from trix.v1 import events_pb2, table_pb2
 
@@ -46,8 +45,6 @@ DEADLINES_BUCKET = "timer_deadlines"
 REPLICAS_BUCKET = "timer_replicas"
 PRESENCE_STREAM = "PRESENCE"
 PRESENCE_CONSUMER = "timers-presence"
-TOKEN_HEADER = "Trix-Caller"
-"""The table's caller-token header (trix.table.identity.TOKEN_HEADER; services do not import each other)."""
 TOKEN_TTL_S = 300
 FETCH_BATCH = 64
 LIVE_QUIET_S = 0.5
@@ -58,12 +55,9 @@ READ_BATCH = 512
 REFUSED_KINDS = {"StaleTurn", "IllegalMove", "NotFound", "PermissionDenied", "InvalidArgument", "Unauthenticated"}
 
 
-def sign_service_token(secret: bytes, name: str, now_s: float, ttl_s: float = TOKEN_TTL_S) -> str:
-    """The table's internal caller token `v1.service.<name>.<expiry>.<hmac>` (format of
-    trix.table.identity; tests check the table accepts it). TODO(issue 5): use the shared
-    runtime signer once it moves there."""
-    payload = f"v1.service.{name}.{int(now_s + ttl_s)}"
-    return f"{payload}.{hmac.new(secret, payload.encode(), hashlib.sha256).hexdigest()}"
+def sign_service_token(key: bytes, name: str, now_s: float, ttl_s: float = TOKEN_TTL_S) -> str:
+    """The service-role caller token the table checks on AutoAct and Leave (trix.runtime.identity)."""
+    return sign(key, ROLE_SERVICE, name, now_s, ttl_s)
 
 
 class KvDocStore:
@@ -183,9 +177,7 @@ class TimersNats:
         deadlines = await js.key_value(DEADLINES_BUCKET)
         replicas = await js.key_value(REPLICAS_BUCKET)
         cfg = self.service.config
-        self.service.attach(
-            KvDocStore(deadlines), NatsTableCommands(self.nats, cfg.internal_secret, cfg.command_timeout_s)
-        )
+        self.service.attach(KvDocStore(deadlines), NatsTableCommands(self.nats, cfg.service_key, cfg.command_timeout_s))
         presence = await js.pull_subscribe(
             subjects.all_presence(),
             durable=PRESENCE_CONSUMER,
@@ -297,7 +289,7 @@ class TimersNats:
 
     async def _read_public(self, table_id: str, after: int) -> list[events_pb2.Event]:
         read = table_pb2.ReadEventsRequest(table_id=table_id, seat=-1, after_sequence=after, limit=READ_BATCH)
-        headers = {TOKEN_HEADER: sign_service_token(self.service.config.internal_secret, "timers", time.time())}
+        headers = {TOKEN_HEADER: sign_service_token(self.service.config.service_key, "timers", time.time())}
         msg = await self.nats.client.request(
             subjects.table_command(table_id),
             table_pb2.TableCommand(read_events=read).SerializeToString(),

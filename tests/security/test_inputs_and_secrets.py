@@ -1,0 +1,43 @@
+"""Issue 18, finding 7 (part): display names are normalised before other players see them,
+and the scoring admin token (it grants coins) has a minimum strength."""
+
+from __future__ import annotations
+
+import pytest
+
+from trix.gateway.service import MAX_DISPLAY_NAME, MAX_DISPLAY_NAME_BYTES, clean_display_name
+from trix.runtime.config import ConfigError
+from trix.scoring.config import ScoringConfig
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("ann\x00", "ann"),  # NUL
+        ("\x1b[31mred\x1b[0m", "[31mred[0m"),  # no escape reaches a terminal
+        ("evil\u202egnp.exe", "evilgnp.exe"),  # right-to-left override
+        ("zero\u200bwidth\u2066x\u2069", "zerowidthx"),  # zero-width space, isolates
+        ("Cafe\u0301", "Caf\u00e9"),  # NFC
+        ("  two \t\n words  ", "two words"),
+    ],
+)
+def test_display_names_are_nfc_without_control_or_format_characters(raw: str, shown: str) -> None:
+    assert clean_display_name(raw) == shown
+
+
+def test_display_names_are_capped_in_characters_and_bytes_never_cutting_a_character() -> None:
+    assert len(clean_display_name("a" * 500)) == MAX_DISPLAY_NAME
+    wide = clean_display_name("\U0001f600" * 40)  # 4 bytes each
+    assert len(wide.encode()) <= MAX_DISPLAY_NAME_BYTES and wide == "\U0001f600" * (MAX_DISPLAY_NAME_BYTES // 4)
+
+
+def test_a_weak_scoring_admin_token_stops_the_service() -> None:
+    with pytest.raises(ConfigError, match="TRIX_SCORING_ADMIN_TOKEN"):
+        ScoringConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SCORING_ADMIN_TOKEN": "admin", **_keys()})
+    assert (
+        ScoringConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SCORING_ADMIN_TOKEN": "", **_keys()}).admin_token == ""
+    )
+
+
+def _keys() -> dict[str, str]:
+    return {"TRIX_PLAYER_TOKEN_KEY": "p" * 32, "TRIX_SERVICE_TOKEN_KEY": "s" * 32}

@@ -1,0 +1,163 @@
+"""Issue 18, finding 4: one internal token format with a role and one key per role
+(`trix.runtime.identity`). A compromised gateway holds only the player-role key and its
+NATS user: on a real table service it cannot get a service's powers (read every seat's
+hand, act or leave for a seat, create a table), and every service refuses to start,
+with exit code 2 naming the variable, when a key it needs is missing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import nats
+import pytest
+from security_support import REFUSED, Backend, bare_nats, connected, report
+
+from trix.natsio import subjects
+from trix.runtime.identity import (
+    KEYS_OF,
+    PLAYER_KEY_ENV,
+    ROLE_PLAYER,
+    ROLE_SERVICE,
+    SERVICE_KEY_ENV,
+    TOKEN_HEADER,
+    sign,
+)
+from trix.up import free_port
+from trix.v1 import common_pb2, table_pb2
+
+REPO = Path(__file__).resolve().parents[2]
+PLAYER_KEY = secrets.token_hex(32)
+SERVICE_KEY = secrets.token_hex(32)
+PLAYERS = ("ann", "ben", "cat", "dan")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), env.get("PYTHONPATH", "")]))
+    env.update(TRIX_METRICS_PORT="-1", TRIX_LOG_LEVEL="warning", TRIX_SHUTDOWN_GRACE_S="1", TRIX_DRAIN_DELAY_S="0")
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def nats_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
+    server = bare_nats(tmp_path_factory.mktemp("identity-nats"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def table_process(nats_backend: Backend, tmp_path: Path) -> Iterator[None]:
+    """A real `python -m trix.table` on its own NATS user with both keys."""
+    env = _env(
+        TRIX_NATS_URL=nats_backend.url("table"),
+        TRIX_GRPC_PORT=str(free_port()),
+        **{PLAYER_KEY_ENV: PLAYER_KEY, SERVICE_KEY_ENV: SERVICE_KEY},
+    )
+    with open(tmp_path / "table.log", "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "trix.table"], env=env, stdout=log, stderr=log)
+    try:
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def _command(nc: nats.aio.client.Client, table_id: str, command: table_pb2.TableCommand, token: str) -> str:
+    """The table's answer: "ok" or the error kind."""
+    for _ in range(300):  # the table process may still be starting
+        try:
+            msg = await nc.request(
+                subjects.table_command(table_id), command.SerializeToString(), timeout=10, headers={TOKEN_HEADER: token}
+            )
+        except (nats.errors.NoRespondersError, nats.errors.TimeoutError):
+            await _sleep()
+            continue
+        reply = table_pb2.TableCommandReply.FromString(msg.data)
+        if reply.HasField("error") and reply.error.kind == "Unavailable":
+            await _sleep()
+            continue
+        return reply.error.kind if reply.HasField("error") else "ok"
+    raise AssertionError("the table never answered")
+
+
+async def _sleep() -> None:
+    await asyncio.sleep(0.1)
+
+
+def _create(table_id: str) -> table_pb2.TableCommand:
+    seats = [common_pb2.Seat(index=s, player_id=PLAYERS[s]) for s in range(4)]
+    request = table_pb2.CreateTableRequest(table_id=table_id, variant=common_pb2.VARIANT_COMPLEX, seats=seats)
+    return table_pb2.TableCommand(create_table=request)
+
+
+def _view(table_id: str, seat: int) -> table_pb2.TableCommand:
+    return table_pb2.TableCommand(get_seat_view=table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat))
+
+
+async def test_a_compromised_gateway_cannot_call_as_a_service(nats_backend: Backend, table_process: None) -> None:
+    """Everything the gateway holds (its NATS user, the player-role key) forges no service
+    token: a service token signed with the player key is refused on every service power."""
+    table_id = "gw-victim"
+    legit = sign(SERVICE_KEY.encode(), ROLE_SERVICE, "matchmaking", time.time())
+    async with connected(nats_backend, "timers") as platform:  # a real service creates the table
+        assert await _command(platform.nc, table_id, _create(table_id), legit) == "ok"
+        assert await _command(platform.nc, table_id, _view(table_id, 1), legit) == "ok"  # services see a seat
+    forged = {name: sign(PLAYER_KEY.encode(), ROLE_SERVICE, name, time.time()) for name in ("matchmaking", "timers")}
+    header = table_pb2.ActionHeader(table_id=table_id, seat=1, action_id="forged-leave", last_seen_sequence=0)
+    attacks = {
+        "read another seat's hand as a service": (_view(table_id, 1), forged["timers"]),
+        "auto-act for a seat": (
+            table_pb2.TableCommand(auto_act=table_pb2.AutoActRequest(table_id=table_id, seat=1, turn_seq=1)),
+            forged["timers"],
+        ),
+        "leave a seat for its player": (
+            table_pb2.TableCommand(leave_table=table_pb2.LeaveTableRequest(header=header)),
+            forged["timers"],
+        ),
+        "create a table": (_create("gw-forged-table"), forged["matchmaking"]),
+    }
+    lines = []
+    async with connected(nats_backend, "gateway") as gateway:
+        for attack, (command, token) in attacks.items():
+            kind = await _command(gateway.nc, table_id if "create" not in attack else "gw-forged-table", command, token)
+            outcome = REFUSED if kind == "Unauthenticated" else f"answered {kind}"
+            lines.append(report(nats_backend, f"gateway: {attack}", "gateway", outcome))
+        # With the player key it signs only players' tokens: one not seated here sees no hand.
+        outsider = sign(PLAYER_KEY.encode(), ROLE_PLAYER, "mallory", time.time())
+        kind = await _command(gateway.nc, table_id, _view(table_id, 1), outsider)
+        lines.append(
+            report(
+                nats_backend,
+                "gateway: a stranger's token reads a seat",
+                "gateway",
+                REFUSED if kind == "PermissionDenied" else kind,
+            )
+        )
+    assert all(line.endswith(REFUSED) for line in lines), "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("service", "missing"), [(s, var) for s, needed in KEYS_OF.items() for var in needed], ids=lambda v: str(v)
+)
+def test_every_service_exits_2_naming_a_missing_token_key(service: str, missing: str) -> None:
+    keys = {PLAYER_KEY_ENV: PLAYER_KEY, SERVICE_KEY_ENV: SERVICE_KEY}
+    env = _env(TRIX_NATS_URL="none", TRIX_GRPC_PORT="0", **{k: v for k, v in keys.items() if k != missing})
+    done = subprocess.run(
+        [sys.executable, "-m", f"trix.{service}"], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert missing in done.stderr

@@ -1,0 +1,231 @@
+"""Issue 18, findings 1-3: the attacks a compromised or buggy service would try on NATS,
+each refused by the server for every NATS user that does not own the data or the
+subject, on a bare nats-server with the generated permissions and on `trix up`'s own
+NATS (its real services created the consumers attacked there). Each test first shows the
+owner can do what the others are refused (the data is there: the refusal is not vacuous)
+and afterwards that the attack changed nothing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig, StreamSource
+from nats.js.errors import NotFoundError
+from security_support import REFUSED, Backend, attempt, connected, report
+
+from trix.natsio import permissions, subjects
+from trix.v1 import events_pb2
+
+TABLE = "victim-table"
+SECRET = b"server-seed-of-a-live-game"
+PRIVATE_LOG = "TABLE_LOG"
+SECRETS_STREAM = permissions.kv_stream("table_secrets")
+
+
+async def _seed(backend: Backend) -> None:
+    """The table's private data of a live game: its server seed and a log entry."""
+    async with connected(backend, "table") as table:
+        js = table.nc.jetstream(timeout=20)
+        await (await js.key_value("table_secrets")).put(TABLE, SECRET)
+        await js.publish(subjects.table_log(TABLE), b'{"hand": "the dealt hands"}')
+
+
+def _durables() -> list[tuple[str, str, str]]:
+    """(owner, stream, durable) of every service's own durable consumer."""
+    return [(u, s, d) for u in permissions.SERVICE_USERS for s, d in permissions.grants_of(u).durable]
+
+
+async def _ensure_durables(backend: Backend) -> None:
+    """Each service's durables: on `trix up` its real services created them (waited for),
+    on a bare server each owner creates its own (which its permissions allow)."""
+    for owner, stream, durable in _durables():
+        async with connected(backend, owner) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            for _ in range(300):
+                try:
+                    await js.consumer_info(stream, durable)
+                    break
+                except NotFoundError:
+                    if backend.name != "trix up":
+                        config = ConsumerConfig(durable_name=durable, ack_policy=AckPolicy.EXPLICIT)
+                        await js.add_consumer(stream, config)
+                        break
+                    await asyncio.sleep(0.2)
+            else:
+                raise AssertionError(f"{owner}'s durable {durable} on {stream} never appeared")
+
+
+def _refused_all(lines: list[str]) -> None:
+    not_refused = [line for line in lines if not line.endswith(REFUSED)]
+    assert not not_refused, "\n".join(not_refused)
+
+
+async def test_no_service_user_may_declare_a_stream_mirroring_the_table_secrets(backend: Backend) -> None:
+    await _seed(backend)
+    lines = []
+    for user in permissions.SERVICE_USERS:
+        name = f"STOLEN_SECRETS_{user.upper()}"
+        config = StreamConfig(name=name, mirror=StreamSource(name=SECRETS_STREAM), storage=StorageType.MEMORY)
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            outcome = await attempt(conn, js.add_stream(config=config), f"$JS.API.STREAM.CREATE.{name}")
+        lines.append(report(backend, f"mirror {SECRETS_STREAM}", user, outcome))
+        async with connected(backend, permissions.PROVISIONER) as admin:
+            with pytest.raises(NotFoundError):  # nothing was declared
+                await admin.nc.jetstream(timeout=20).stream_info(name)
+    _refused_all(lines)
+
+
+async def test_no_service_user_may_declare_a_stream_sourcing_the_table_log(backend: Backend) -> None:
+    await _seed(backend)
+    lines = []
+    for user in permissions.SERVICE_USERS:
+        name = f"STOLEN_LOG_{user.upper()}"
+        config = StreamConfig(name=name, sources=[StreamSource(name=PRIVATE_LOG)], storage=StorageType.MEMORY)
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            outcome = await attempt(conn, js.add_stream(config=config), f"$JS.API.STREAM.CREATE.{name}")
+        lines.append(report(backend, f"source {PRIVATE_LOG}", user, outcome))
+        async with connected(backend, permissions.PROVISIONER) as admin:
+            with pytest.raises(NotFoundError):
+                await admin.nc.jetstream(timeout=20).stream_info(name)
+    _refused_all(lines)
+
+
+async def test_only_the_table_reads_a_table_secret(backend: Backend) -> None:
+    await _seed(backend)
+    key = f"$KV.table_secrets.{TABLE}"
+    async with connected(backend, "table") as table:  # the owner reads it
+        got = await table.nc.jetstream(timeout=20).get_msg(SECRETS_STREAM, subject=key)
+        assert got.data == SECRET
+    lines = []
+    for user in (u for u in permissions.USERS if u != "table"):
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            direct = js.get_msg(SECRETS_STREAM, subject=key, direct=True)
+            outcome = await attempt(conn, direct, f"$JS.API.DIRECT.GET.{SECRETS_STREAM}.{key}")
+            lines.append(report(backend, "direct get of a table secret", user, outcome))
+            stored = js.get_msg(SECRETS_STREAM, subject=key)
+            outcome = await attempt(conn, stored, f"$JS.API.STREAM.MSG.GET.{SECRETS_STREAM}")
+            lines.append(report(backend, "message get of a table secret", user, outcome))
+            watch = js.add_consumer(SECRETS_STREAM, ConsumerConfig(ack_policy=AckPolicy.NONE))
+            outcome = await attempt(conn, watch, f"$JS.API.CONSUMER.CREATE.{SECRETS_STREAM}")
+            lines.append(report(backend, "consumer on the table secrets", user, outcome))
+    _refused_all(lines)
+
+
+async def test_no_user_may_listen_to_the_table_services_replies(backend: Backend) -> None:
+    """The table's reads of its secrets come back to its inbox: nobody else may subscribe there."""
+    lines = []
+    inbox = f"{permissions.inbox_prefix('table')}.>"
+    for user in (u for u in permissions.USERS if u != "table"):
+        async with connected(backend, user) as conn:
+
+            async def sniff() -> None:
+                await conn.nc.subscribe(inbox)
+                await conn.nc.flush(timeout=20)
+                await asyncio.sleep(1.0)  # the refusal comes asynchronously
+
+            outcome = await attempt(conn, sniff(), inbox)
+        lines.append(report(backend, "subscribe to the table's reply inbox", user, outcome))
+    _refused_all(lines)
+
+
+async def _stored_count(backend: Backend, reader: str, stream: str) -> int:
+    async with connected(backend, reader) as conn:
+        return int((await conn.nc.jetstream(timeout=20).stream_info(stream)).state.messages)
+
+
+async def test_only_scoring_writes_its_journal(backend: Backend) -> None:
+    forged = b'{"kind": "posting", "player": "forger", "amount": 1000000}'
+    before = await _stored_count(backend, "scoring", "SCORING_JOURNAL")
+    lines = []
+    for user in (u for u in permissions.USERS if u != "scoring"):
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            outcome = await attempt(conn, js.publish(subjects.scoring_journal(), forged), subjects.scoring_journal())
+        lines.append(report(backend, "write the scoring journal", user, outcome))
+    assert await _stored_count(backend, "scoring", "SCORING_JOURNAL") == before
+    _refused_all(lines)
+
+
+async def test_only_the_table_publishes_table_events(backend: Backend) -> None:
+    """The table's events travel on core NATS (issue 16) and its results, which scoring
+    settles money and ratings from, on TABLE_RESULTS: nobody but the table publishes either."""
+    table_id = "forged-table"
+    forged = events_pb2.TableEventBatch(events=[events_pb2.Event(table_id=table_id, sequence=1)]).SerializeToString()
+    result = events_pb2.Event(table_id=table_id, sequence=1)
+    result.game_ended.record_json = "{}"
+    lines = []
+    for user in (u for u in permissions.USERS if u != "table"):
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            subject = subjects.public_events(table_id)
+            outcome = await attempt(conn, conn.nc.publish(subject, forged), subject)
+            lines.append(report(backend, "forge a public table event", user, outcome))
+            subject = subjects.seat_events(table_id, 0)
+            outcome = await attempt(conn, conn.nc.publish(subject, forged), subject)
+            lines.append(report(backend, "forge a seat's table event", user, outcome))
+            subject = subjects.table_results(table_id)
+            outcome = await attempt(conn, js.publish(subject, result.SerializeToString()), subject)
+            lines.append(report(backend, "forge a table result (a GameEnded)", user, outcome))
+    async with connected(backend, "table") as table:
+        js = table.nc.jetstream(timeout=20)
+        with pytest.raises(NotFoundError):  # nothing stored
+            await js.get_last_msg(subjects.TABLE_RESULTS_STREAM, subjects.table_results(table_id))
+    _refused_all(lines)
+
+
+async def test_only_matchmaking_announces_matches(backend: Backend) -> None:
+    forged = events_pb2.Event(table_id="forged-match").SerializeToString()
+    before = await _stored_count(backend, "table", "MATCHES")
+    lines = []
+    for user in (u for u in permissions.USERS if u != "matchmaking"):
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            outcome = await attempt(conn, js.publish(subjects.match_formed(), forged), subjects.match_formed())
+        lines.append(report(backend, "forge a MatchFormed", user, outcome))
+    assert await _stored_count(backend, "table", "MATCHES") == before
+    _refused_all(lines)
+
+
+async def test_no_user_deletes_another_services_consumer(backend: Backend) -> None:
+    await _ensure_durables(backend)
+    lines = []
+    for user in permissions.USERS:
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            for owner, stream, durable in _durables():
+                if owner == user:
+                    continue
+                subject = f"$JS.API.CONSUMER.DELETE.{stream}.{durable}"
+                outcome = await attempt(conn, js.delete_consumer(stream, durable), subject)
+                lines.append(report(backend, f"delete {owner}'s consumer {durable}", user, outcome))
+    for owner, stream, durable in _durables():  # every one still there
+        async with connected(backend, owner) as conn:
+            try:
+                await conn.nc.jetstream(timeout=20).consumer_info(stream, durable)
+            except (NotFoundError, NatsTimeout) as exc:
+                raise AssertionError(f"{owner}'s consumer {durable} on {stream} is gone") from exc
+    _refused_all(lines)
+
+
+async def test_the_provisioner_declares_streams_but_reads_no_message(backend: Backend) -> None:
+    """The one user that may declare a mirror cannot read a message of it (or of anything)."""
+    await _seed(backend)
+    name = "PROVISIONER_MIRROR"
+    async with connected(backend, permissions.PROVISIONER) as admin:
+        js = admin.nc.jetstream(timeout=20)
+        config = StreamConfig(name=name, mirror=StreamSource(name=SECRETS_STREAM), storage=StorageType.MEMORY)
+        await js.add_stream(config=config)
+        try:
+            outcome = await attempt(admin, js.get_msg(name, seq=1, direct=True), f"$JS.API.DIRECT.GET.{name}")
+            lines = [report(backend, "provisioner reads its own mirror", "provisioner", outcome)]
+            watch = js.add_consumer(name, ConsumerConfig(ack_policy=AckPolicy.NONE))
+            outcome = await attempt(admin, watch, f"$JS.API.CONSUMER.CREATE.{name}")
+            lines.append(report(backend, "provisioner opens a consumer on it", "provisioner", outcome))
+        finally:
+            await js.delete_stream(name)
+    _refused_all(lines)

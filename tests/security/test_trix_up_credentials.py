@@ -1,0 +1,45 @@
+"""Issue 18, finding 3: `trix up` runs NATS with the production users and permissions, the
+passwords generated once per state folder in files only their owner may read, each
+service given its own user's URL only."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from trix.natsio import permissions
+from trix.up import NATS_USERS_FILE, Supervisor, nats_passwords
+
+
+def _supervisor(state: Path) -> Supervisor:
+    return Supervisor(
+        state_dir=state, fresh=False, replicas={}, ports={}, nats_port=0, grace_s=1, ready_timeout_s=1, log_level="info"
+    )
+
+
+def test_passwords_are_generated_once_per_state_folder_and_readable_only_by_their_owner(tmp_path: Path) -> None:
+    first = nats_passwords(tmp_path)
+    assert set(first) == set(permissions.USERS) and len(set(first.values())) == len(first)
+    assert all(len(p) >= 24 for p in first.values())
+    assert stat.S_IMODE((tmp_path / NATS_USERS_FILE).stat().st_mode) == 0o600
+    assert nats_passwords(tmp_path) == first  # kept across restarts of `trix up`
+    (tmp_path / "other").mkdir()
+    assert nats_passwords(tmp_path / "other") != first
+
+
+def test_trix_up_writes_the_generated_permissions_and_gives_each_service_only_its_own_user(tmp_path: Path) -> None:
+    sup = _supervisor(tmp_path)
+    sup._prepare_state()
+    child = sup._nats_child()
+    conf = tmp_path / "nats.conf"
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o600
+    assert permissions.authorization_block(sup.passwords) in conf.read_text()
+    services = sup._service_children()
+    assert child.argv[-1] == str(conf)
+    for svc in services:
+        url = svc.env["TRIX_NATS_URL"]
+        assert permissions.user_of(url) == svc.name
+        others = [p for u, p in sup.passwords.items() if u != svc.name]
+        assert not any(p in " ".join(svc.env.values()) for p in others), svc.name
+    provisioner = sup._provisioner_child()
+    assert permissions.user_of(provisioner.env["TRIX_NATS_URL"]) == permissions.PROVISIONER
