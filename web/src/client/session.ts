@@ -51,9 +51,19 @@ export class Follower {
     this.stop.abort();
   }
 
+  private asked = false;
+
   private set(s: GameState): void {
     this.state = s;
     this.hooks.state(s);
+    if (!this.spectator && s.tableId && s.seat < 0 && !this.asked) {
+      // Table events came before anything named this player's seat (no ticket message on
+      // this stream): the seat's view says which seat it is.
+      this.asked = true;
+      void this.refresh().catch(() => {
+        this.asked = false;
+      });
+    }
   }
 
   /** Apply one gateway message; true once the game has ended. */

@@ -34,6 +34,8 @@ export type GameState = {
   options: TableOptions | null;
   seats: SeatInfo[];
   commitment: string;
+  /** Coins each player staked; 0 on a free table (RULES.md §13). */
+  stake: number;
   hand: number[];
   handSizes: number[];
   dealIndex: number;
@@ -70,6 +72,7 @@ export function emptyState(tableId = "", seat = -1): GameState {
     options: null,
     seats: [0, 1, 2, 3].map((i) => ({ index: i, playerId: "", name: "", bot: false, left: false })),
     commitment: "",
+    stake: 0,
     hand: [],
     handSizes: [0, 0, 0, 0],
     dealIndex: 0,
@@ -150,6 +153,7 @@ export function applySnapshot(prev: GameState, view: SeatView, receivedAtMs: num
     options: view.options ?? null,
     seats: seatInfo(view.seats, prev.tableId === view.tableId ? prev.seats : s.seats),
     commitment: view.commitment,
+    stake: prev.tableId === view.tableId ? prev.stake : 0,
     hand: sorted(ids(view.hand)),
     handSizes: [...view.handSizes],
     dealIndex: view.dealIndex,
@@ -177,7 +181,9 @@ export function applyEvent(prev: GameState, ev: Event, receivedAtMs: number = Da
   if (ev.sequence <= prev.sequence && ev.sequence !== 0n) return { ...prev, dropped: prev.dropped + 1 };
   const s: GameState = { ...prev, sequence: ev.sequence > prev.sequence ? ev.sequence : prev.sequence, applied: prev.applied + 1 };
   if (ev.tableId) s.tableId = ev.tableId;
-  if (ev.time) s.clockOffsetMs = ms(ev.time) - receivedAtMs;
+  // The server's clock from the event that starts a turn (events replayed on a resume carry
+  // old times: they would skew the countdown).
+  if (ev.time && ev.body.case === "turnStarted") s.clockOffsetMs = ms(ev.time) - receivedAtMs;
   const b = ev.body;
   switch (b.case) {
     case "tableCreated":
@@ -185,6 +191,7 @@ export function applyEvent(prev: GameState, ev: Event, receivedAtMs: number = Da
       s.options = b.value.options ?? null;
       s.seats = seatInfo(b.value.seats, s.seats);
       s.commitment = b.value.commitment;
+      s.stake = Number(b.value.stake?.coins ?? 0n);
       break;
     case "dealStarted":
       s.dealIndex = b.value.dealIndex;

@@ -1,3 +1,353 @@
-export function App() {
-  return <main>تركس</main>;
+// The app shell: language (Arabic RTL / English), guest sign-in kept across visits (the
+// device secret in localStorage), the lobby, the table and the Verify page. Renders only:
+// the protocol and the state live in ../client.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { DoublingReveal, Variant } from "../gen/trix/v1/common_pb";
+import type { Ticket } from "../gen/trix/v1/matchmaking_pb";
+import { action, eventSource, gateway } from "../client/api";
+import { Follower } from "../client/session";
+import { emptyState, myTurn } from "../client/state";
+import type { GameState } from "../client/state";
+import { DICTS, preferredLang, translate, VARIANT_KEYS } from "./i18n";
+import type { Key, Lang } from "./i18n";
+import { TableView } from "./Table";
+import { VerifyPage } from "./Verify";
+import type { Action } from "../gen/trix/v1/gateway_pb";
+
+export type T = (key: Key, vars?: Record<string, string | number>) => string;
+
+const store = {
+  get: (k: string): string | null => {
+    try {
+      return localStorage.getItem(`trix.${k}`);
+    } catch {
+      return null;
+    }
+  },
+  set: (k: string, v: string | null): void => {
+    try {
+      if (v === null) localStorage.removeItem(`trix.${k}`);
+      else localStorage.setItem(`trix.${k}`, v);
+    } catch {
+      /* private mode: nothing is kept */
+    }
+  },
+};
+
+function randomHex(bytes: number): string {
+  const b = new Uint8Array(bytes);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
+
+function deviceSecret(): string {
+  let s = store.get("device");
+  if (!s) {
+    s = randomHex(24);
+    store.set("device", s);
+  }
+  return s;
+}
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return hash;
+}
+
+type Auth = { token: string; playerId: string; name: string };
+
+export function App() {
+  const [lang, setLang] = useState<Lang>(() => preferredLang(store.get("lang"), navigator.languages ?? [navigator.language]));
+  const t: T = (key, vars) => translate(lang, key, vars);
+  const hash = useHash();
+  const [auth, setAuth] = useState<Auth | null>(null);
+  const authRef = useRef<Auth | null>(null);
+  authRef.current = auth;
+  const gw = useMemo(() => gateway(location.origin, () => authRef.current?.token ?? ""), []);
+  const [name, setName] = useState(store.get("name") ?? "");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const [game, setGame] = useState<GameState | null>(null);
+  const [ticket, setTicket] = useState<Ticket | null>(null);
+  const [reconnecting, setReconnecting] = useState(false);
+  const [muted, setMuted] = useState(store.get("muted") === "1");
+  const follower = useRef<Follower | null>(null);
+
+  useEffect(() => {
+    document.documentElement.lang = lang;
+    document.documentElement.dir = lang === "ar" ? "rtl" : "ltr";
+    store.set("lang", lang);
+  }, [lang]);
+
+  const fail = (err: unknown) => {
+    const ce = ConnectError.from(err);
+    setError(t("error", { message: ce.rawMessage || Code[ce.code] }));
+  };
+
+  const follow = (start: GameState, refresh: boolean) => {
+    follower.current?.close();
+    const f = new Follower(
+      eventSource(gw),
+      {
+        state: (s) => {
+          setReconnecting(false);
+          setGame(s);
+          if (s.tableId && s.seat >= 0 && !s.finished) store.set("table", JSON.stringify({ tableId: s.tableId, seat: s.seat }));
+          if (s.finished) store.set("table", null);
+        },
+        ticket: (tk) => setTicket(tk),
+        error: (code, message) => {
+          setError(t("error", { message: message || code }));
+          if (code === "PermissionDenied" || code === "NotFound") {
+            store.set("table", null);
+            setGame(null);
+          }
+        },
+        reconnecting: () => setReconnecting(true),
+      },
+      start,
+    );
+    follower.current = f;
+    setGame(start);
+    (async () => {
+      if (refresh) await f.refresh();
+      await f.run();
+    })().catch((err: unknown) => {
+      const ce = ConnectError.from(err);
+      if (ce.code === Code.NotFound || ce.code === Code.PermissionDenied) {
+        store.set("table", null);
+        setGame(null);
+      } else fail(err);
+    });
+  };
+
+  const signIn = async (display: string) => {
+    setBusy(true);
+    setError("");
+    try {
+      const r = await gw.signIn({ deviceSecret: deviceSecret(), displayName: display });
+      store.set("name", display);
+      setAuth({ token: r.token, playerId: r.playerId, name: display });
+      authRef.current = { token: r.token, playerId: r.playerId, name: display };
+      const saved = store.get("table");
+      if (saved) {
+        const { tableId, seat } = JSON.parse(saved) as { tableId: string; seat: number };
+        follow(emptyState(tableId, seat), true); // a reload: a fresh view, then the events after it
+      }
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  useEffect(() => {
+    const saved = store.get("name");
+    if (saved) void signIn(saved);
+    return () => follower.current?.close();
+  }, []);
+
+  const quickMatch = async (variant: Variant, opts: Options) => {
+    setError("");
+    setBusy(true);
+    try {
+      const r = await gw.findMatch({
+        wish: {
+          variant,
+          options: {
+            doubling: opts.doubling,
+            doublingReveal: opts.simultaneous ? DoublingReveal.SIMULTANEOUS : DoublingReveal.SEQUENTIAL,
+            cardTimeoutS: opts.cardTimer,
+          },
+        },
+        clientSeed: randomHex(16),
+      });
+      const tk = r.ticket;
+      setTicket(tk ?? null);
+      follow(emptyState(tk?.tableId ?? "", tk?.tableId ? (tk?.seat ?? -1) : -1), false);
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const act = async (kind: Action["kind"]) => {
+    const f = follower.current;
+    if (!f) return;
+    setError("");
+    try {
+      await gw.submitAction({ action: action(f.state.tableId, f.state.sequence, kind) });
+    } catch (err) {
+      fail(err);
+      void f.refresh().catch(() => {});
+    }
+  };
+
+  const leaveLobby = () => {
+    follower.current?.close();
+    follower.current = null;
+    store.set("table", null);
+    setGame(null);
+    setTicket(null);
+    setError("");
+  };
+
+  // Your turn: the tab's title changes and (unless muted) a short tone plays.
+  const mine = game ? myTurn(game) : false;
+  useEffect(() => {
+    document.title = mine ? `● ${t("yourTurn")} · ${t("title")}` : `${t("title")} · Trix`;
+    if (mine && !muted) beep();
+  }, [mine, game?.turn?.turnSeq, lang]);
+
+  // The seed turn before the first deal (RULES.md §11): the browser gives a random seed.
+  useEffect(() => {
+    if (game && mine && game.turn?.clientSeeds) void act({ case: "clientSeed", value: randomHex(16) });
+  }, [mine, game?.turn?.turnSeq]);
+
+  const verify = hash.startsWith("#/verify");
+  return (
+    <div class="app">
+      <header class="bar">
+        <strong class="brand">{t("title")}</strong>
+        <nav>
+          <a href="#/" aria-current={verify ? undefined : "page"}>
+            {t("playNav")}
+          </a>
+          <a href="#/verify" aria-current={verify ? "page" : undefined}>
+            {t("verifyNav")}
+          </a>
+        </nav>
+        <button
+          type="button"
+          class="small"
+          aria-pressed={muted}
+          onClick={() => {
+            store.set("muted", muted ? "0" : "1");
+            setMuted(!muted);
+          }}
+        >
+          {muted ? t("unmute") : t("mute")}
+        </button>
+        <button type="button" class="small" lang={lang === "ar" ? "en" : "ar"} aria-label={t("langLabel")} onClick={() => setLang(lang === "ar" ? "en" : "ar")}>
+          {t("lang")}
+        </button>
+      </header>
+      {reconnecting && (
+        <p class="banner" role="status">
+          {t("reconnecting")}
+        </p>
+      )}
+      {error && (
+        <p class="banner error" role="alert">
+          {error}
+        </p>
+      )}
+      <main>
+        {verify ? (
+          <VerifyPage t={t} gw={auth ? gw : null} initial={game?.recordJson ?? ""} />
+        ) : !auth ? (
+          <form
+            class="card-box signin"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (name.trim()) void signIn(name.trim());
+            }}
+          >
+            <label for="name">{t("namePrompt")}</label>
+            <input id="name" name="name" value={name} maxLength={32} autoComplete="nickname" onInput={(e) => setName(e.currentTarget.value)} required />
+            <button type="submit" disabled={busy}>
+              {busy ? t("signingIn") : t("guest")}
+            </button>
+          </form>
+        ) : game && (game.tableId || ticket) ? (
+          game.tableId && game.sequence > 0n ? (
+            <TableView t={t} lang={lang} game={game} me={auth.playerId} act={act} newGame={leaveLobby} />
+          ) : (
+            <section class="card-box" aria-live="polite">
+              <p>{t("searching")}</p>
+              <button
+                type="button"
+                onClick={() => {
+                  if (ticket) void gw.cancelMatch({ ticketId: ticket.ticketId }).catch(() => {});
+                  leaveLobby();
+                }}
+              >
+                {t("cancel")}
+              </button>
+            </section>
+          )
+        ) : (
+          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} />
+        )}
+      </main>
+    </div>
+  );
+}
+
+type Options = { doubling: boolean; simultaneous: boolean; cardTimer: number };
+
+function Lobby({ t, name, busy, start }: { t: T; name: string; busy: boolean; start: (v: Variant, o: Options) => void }) {
+  const [opts, setOpts] = useState<Options>({ doubling: true, simultaneous: false, cardTimer: 12 });
+  const variants = [Variant.TRIX, Variant.TRIX_PARTNERSHIP, Variant.COMPLEX, Variant.COMPLEX_PARTNERSHIP];
+  return (
+    <section class="card-box lobby">
+      <p>{t("signedInAs", { name })}</p>
+      <h1>{t("quickMatch")}</h1>
+      <div class="variants">
+        {variants.map((v) => (
+          <button type="button" key={v} data-variant={Variant[v]} disabled={busy} onClick={() => start(v, opts)}>
+            {t(VARIANT_KEYS[v] as Key)}
+          </button>
+        ))}
+      </div>
+      <fieldset>
+        <legend>{t("options")}</legend>
+        <label>
+          <input type="checkbox" checked={opts.doubling} onChange={(e) => setOpts({ ...opts, doubling: e.currentTarget.checked })} /> {t("doubling")}
+        </label>
+        <label>
+          {t("doublingReveal")}{" "}
+          <select value={opts.simultaneous ? "s" : "q"} onChange={(e) => setOpts({ ...opts, simultaneous: e.currentTarget.value === "s" })}>
+            <option value="q">{t("sequential")}</option>
+            <option value="s">{t("simultaneous")}</option>
+          </select>
+        </label>
+        <label>
+          {t("cardTimer")}{" "}
+          <select value={String(opts.cardTimer)} onChange={(e) => setOpts({ ...opts, cardTimer: Number(e.currentTarget.value) })}>
+            {[8, 12, 20, 30].map((s) => (
+              <option key={s} value={String(s)}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+      </fieldset>
+    </section>
+  );
+}
+
+let audio: AudioContext | null = null;
+function beep(): void {
+  try {
+    audio ??= new AudioContext();
+    const o = audio.createOscillator();
+    const g = audio.createGain();
+    o.frequency.value = 660;
+    g.gain.value = 0.05;
+    o.connect(g).connect(audio.destination);
+    o.start();
+    o.stop(audio.currentTime + 0.12);
+  } catch {
+    /* no audio: the title still changes */
+  }
+}
+
+export { DICTS };
