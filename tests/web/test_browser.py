@@ -52,8 +52,13 @@ def browser() -> Iterator[Browser]:
             b.close()
 
 
-def _page(browser: Browser, *, locale: str, viewport: dict[str, int] = PHONE) -> Page:
-    context = browser.new_context(locale=locale, viewport=viewport)  # type: ignore[arg-type]
+AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def _page(browser: Browser, *, locale: str, viewport: dict[str, int] = PHONE, bypass_csp: bool = False) -> Page:
+    """A fresh browser profile (its own storage: a new guest). `bypass_csp` only where axe-core
+    is injected; the other pages run under the app's own Content-Security-Policy."""
+    context = browser.new_context(locale=locale, viewport=viewport, bypass_csp=bypass_csp)  # type: ignore[arg-type]
     page = context.new_page()
     page.set_default_timeout(30_000)
     return page
@@ -125,6 +130,24 @@ def _play(page: Page, *, until: float, stop_after_cards: int = 0, idle_wait_s: f
     raise AssertionError(f"the game did not end in time: {done}")
 
 
+def _axe_serious(page: Page) -> list[str]:
+    """axe-core's WCAG 2 A/AA violations of serious or critical impact on the page now."""
+    page.add_script_tag(path=str(AXE))
+    result: dict[str, Any] = page.evaluate(
+        "async () => await axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa']}})"
+    )
+    assert result["passes"], "axe-core checked nothing"
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def _cards(page: Page, selector: str) -> set[str]:
+    return {c for c in (e.get_attribute("data-card") for e in page.locator(f"{selector} [data-card]").all()) if c}
+
+
 def _ranking(page: Page) -> list[str]:
     return [li.inner_text() for li in page.locator(".ranking li").all()]
 
@@ -142,6 +165,8 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
     web_platform: WebPlatform, browser: Browser, tmp_path: Path
 ) -> None:
     page = _page(browser, locale="ar")
+    streams: list[str] = []
+    page.on("request", lambda r: streams.append(r.url) if r.url.endswith(".GatewayService/Events") else None)
     _sign_in(page, web_platform.url, "سارة")
     assert page.evaluate("document.documentElement.dir") == "rtl"  # Arabic preferred: right to left
     page.click("[data-variant=COMPLEX]")
@@ -155,7 +180,9 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
     page.wait_for_selector(".table")
     _until(lambda: 0 < page.locator(".hand .cardbtn").count() <= cards_before, 30.0)
     assert page.locator(".hand .cardbtn").count() > 0
+    opened = len(streams)
     done = _play(page, until=until, idle_wait_s=STREAM_IDLE_S + 2)
+    assert len(streams) > opened  # the edge ended the silent stream; the client opened another
     # Every seat owns one kingdom (RULES.md §3): we picked two contracts, before or after the reload.
     assert done["card"] > 20 and before["contract"] + done["contract"] == 2
     assert done["timer_played_for_me"] == 0  # every turn of ours was shown in time
@@ -196,14 +223,34 @@ def _tamper(record: dict[str, Any]) -> None:
 def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     web_platform: WebPlatform, browser: Browser, tmp_path: Path
 ) -> None:
-    page = _page(browser, locale="en-US", viewport=DESKTOP)
+    page = _page(browser, locale="en-US", viewport=DESKTOP, bypass_csp=True)
     _sign_in(page, web_platform.url, "Khalid")
     assert page.evaluate("document.documentElement.dir") == "ltr"
+    assert _axe_serious(page) == []  # the lobby
     page.click("[data-variant=COMPLEX_PARTNERSHIP]")
     page.wait_for_selector(".table")
     until = time.monotonic() + GAME_DEADLINE_S
     _play(page, until=until, stop_after_cards=2)
+    _until(lambda: page.locator(".hand .cardbtn.legal").count() > 0, 30.0)  # our turn: the table waits
     page.screenshot(path=str(tmp_path / "table-en-desktop.png"), full_page=True)
+    assert _axe_serious(page) == []  # the table, on our turn
+
+    # A spectator (another guest) watches the table: public events only (RULES.md §14).
+    watcher = _page(browser, locale="en-US", viewport=PHONE)
+    _sign_in(watcher, web_platform.url, "Watcher")
+    table_id = page.get_attribute("[data-table]", "data-table")
+    assert table_id
+    watcher.fill("#watch", table_id)
+    watcher.click("form.watch button[type=submit]")
+    watcher.wait_for_selector(".table")
+    seq = page.get_attribute(".table", "data-seq")
+    _until(lambda: watcher.locator(f".table[data-seq='{seq}']").count() == 1, 30.0)
+    hand = _cards(page, ".hand")
+    assert len(hand) > 5
+    assert watcher.locator(".hand .cardbtn").count() == 0
+    assert _cards(watcher, "body") & hand == set()  # none of our cards in hand shows to the spectator
+    assert _cards(watcher, ".felt") == _cards(page, ".felt")  # but every played card does
+    watcher.screenshot(path=str(tmp_path / "spectator-en-phone.png"), full_page=True)
     assert page.locator(".scores tfoot tr").count() == 2  # team totals in partnership
     page.click("header button[aria-label]")  # switch to Arabic at any time
     _until(lambda: page.evaluate("document.documentElement.dir") == "rtl", 10.0)
@@ -216,4 +263,7 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     done = _play(page, until=until)
     assert done["card"] > 20 and done["timer_played_for_me"] == 0
     assert len(_ranking(page)) == 4
+    watcher.wait_for_selector("[data-finished]")  # the spectator saw the game to its end
+    assert _axe_serious(page) == []  # the final ranking
+    watcher.context.close()
     page.context.close()

@@ -90,7 +90,10 @@ export function App() {
     setError(t("error", { message: ce.rawMessage || Code[ce.code] }));
   };
 
-  const follow = (start: GameState, refresh: boolean) => {
+  const [spectating, setSpectating] = useState(false);
+
+  const follow = (start: GameState, refresh: boolean, spectator = false) => {
+    setSpectating(spectator);
     follower.current?.close();
     const f = new Follower(
       eventSource(gw),
@@ -98,6 +101,7 @@ export function App() {
         state: (s) => {
           setReconnecting(false);
           setGame(s);
+          if (spectator) return;
           if (s.tableId && s.seat >= 0 && !s.finished) store.set("table", JSON.stringify({ tableId: s.tableId, seat: s.seat }));
           if (s.finished) store.set("table", null);
         },
@@ -112,6 +116,7 @@ export function App() {
         reconnecting: () => setReconnecting(true),
       },
       start,
+      spectator,
     );
     follower.current = f;
     setGame(start);
@@ -268,7 +273,7 @@ export function App() {
           </form>
         ) : game && (game.tableId || ticket) ? (
           game.tableId && game.sequence > 0n ? (
-            <TableView t={t} lang={lang} game={game} me={auth.playerId} act={act} newGame={leaveLobby} />
+            <TableView t={t} lang={lang} game={game} me={auth.playerId} act={act} newGame={leaveLobby} spectator={spectating} />
           ) : (
             <section class="card-box" aria-live="polite">
               <p>{t("searching")}</p>
@@ -284,7 +289,7 @@ export function App() {
             </section>
           )
         ) : (
-          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} />
+          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} watch={(id) => follow(emptyState(id, -1), false, true)} />
         )}
       </main>
     </div>
@@ -293,8 +298,9 @@ export function App() {
 
 type Options = { doubling: boolean; simultaneous: boolean; cardTimer: number };
 
-function Lobby({ t, name, busy, start }: { t: T; name: string; busy: boolean; start: (v: Variant, o: Options) => void }) {
+function Lobby({ t, name, busy, start, watch }: { t: T; name: string; busy: boolean; start: (v: Variant, o: Options) => void; watch: (tableId: string) => void }) {
   const [opts, setOpts] = useState<Options>({ doubling: true, simultaneous: false, cardTimer: 12 });
+  const [tableId, setTableId] = useState("");
   const variants = [Variant.TRIX, Variant.TRIX_PARTNERSHIP, Variant.COMPLEX, Variant.COMPLEX_PARTNERSHIP];
   return (
     <section class="card-box lobby">
@@ -330,6 +336,17 @@ function Lobby({ t, name, busy, start }: { t: T; name: string; busy: boolean; st
           </select>
         </label>
       </fieldset>
+      <form
+        class="row watch"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (tableId.trim()) watch(tableId.trim());
+        }}
+      >
+        <label for="watch">{t("watch")}</label>
+        <input id="watch" dir="ltr" value={tableId} onInput={(e) => setTableId(e.currentTarget.value)} />
+        <button type="submit">{t("watchGo")}</button>
+      </form>
     </section>
   );
 }

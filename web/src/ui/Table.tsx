@@ -47,9 +47,9 @@ function useNow(active: boolean): number {
   return now;
 }
 
-type Props = { t: T; lang: Lang; game: GameState; me: string; act: (k: Action["kind"]) => Promise<void>; newGame: () => void };
+type Props = { t: T; lang: Lang; game: GameState; me: string; act: (k: Action["kind"]) => Promise<void>; newGame: () => void; spectator?: boolean };
 
-export function TableView({ t, game: g, act, newGame }: Props) {
+export function TableView({ t, game: g, act, newGame, spectator = false }: Props) {
   const now = useNow(!!g.turn);
   const [marked, setMarked] = useState<number[]>([]);
   const [confirmLeave, setConfirmLeave] = useState(false);
@@ -102,6 +102,7 @@ export function TableView({ t, game: g, act, newGame }: Props) {
   return (
     <section class="table" aria-label={t("title")} data-seq={String(g.sequence)}>
       <div class="status" role="status" aria-live="polite">
+        <span data-table={g.tableId}>{spectator ? t("watching", { id: g.tableId }) : t("tableLabel", { id: g.tableId })}</span>
         <span>{t("deal", { n: g.dealIndex + 1, total: totalDeals })}</span>
         {g.owner >= 0 && <span>{t("kingdom", { name: name(g.owner) })}</span>}
         <span>
@@ -213,7 +214,7 @@ export function TableView({ t, game: g, act, newGame }: Props) {
 
       <Scores t={t} g={g} name={name} partnership={partnership} contractName={contractName} />
 
-      <div class="leave">
+      {!spectator && <div class="leave">
         {!confirmLeave ? (
           <button type="button" class="small" onClick={() => setConfirmLeave(true)}>
             {t("leave")}
@@ -229,7 +230,7 @@ export function TableView({ t, game: g, act, newGame }: Props) {
             </button>
           </div>
         )}
-      </div>
+      </div>}
     </section>
   );
 }
