@@ -2,7 +2,9 @@
 the platform as `trix up` runs it (the app and gRPC-Web on the edge's origin). Whole games
 played by clicking (one singles, one partnership variant) against bots, a reload mid-game
 that resumes the seat, the Verify page on the finished game's record and on a tampered
-copy, screenshots of the table in Arabic and English at phone and desktop size (under the
+copy, a spectator who sees the played cards and none of the hand, a private game created,
+joined by code and started with bots, an axe-core scan with no serious or critical
+violation, screenshots of the table in Arabic and English at phone and desktop size (under the
 test's tmp dir). The edge ends silent streams after conftest.STREAM_IDLE_S, so each game
 also proves the client resumes after the edge's stream_idle_timeout."""
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -267,3 +270,32 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     assert _axe_serious(page) == []  # the final ranking
     watcher.context.close()
     page.context.close()
+
+
+def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
+    web_platform: WebPlatform, browser: Browser, tmp_path: Path
+) -> None:
+    host = _page(browser, locale="en-US")
+    _sign_in(host, web_platform.url, "Host")
+    host.select_option("#pv", label="Trix partnership")
+    host.click("[data-action=host]")
+    code = host.get_attribute("[data-code]", "data-code")
+    assert code
+    friend = _page(browser, locale="ar")
+    _sign_in(friend, web_platform.url, "صديق")
+    friend.fill("#code", code)
+    friend.click("form.join button[type=submit]")
+    friend.wait_for_selector("text=" + "نبحث عن طاولة", timeout=30_000)
+    host.click("[data-action=start-private]")
+    for page in (host, friend):
+        page.wait_for_selector(".table")
+    table_ids = {p.get_attribute("[data-table]", "data-table") for p in (host, friend)}
+    assert len(table_ids) == 1 and None not in table_ids
+    for page in (host, friend):  # two humans, two bots, the variant asked for
+        _until(lambda page=page: page.locator(".seat .tag", has_text=re.compile("^(bot|روبوت)$")).count() == 2, 30.0)
+        assert page.locator(".scores tfoot tr").count() == 2  # partnership: team totals
+    host.screenshot(path=str(tmp_path / "private-en-phone.png"), full_page=True)
+    names = host.locator(".seat .name").all_inner_texts()
+    assert "You" in names
+    host.context.close()
+    friend.context.close()

@@ -158,22 +158,29 @@ export function App() {
     return () => follower.current?.close();
   }, []);
 
-  const quickMatch = async (variant: Variant, opts: Options) => {
+  const [privateCode, setPrivateCode] = useState("");
+  const wish = (variant: Variant, opts: Options) => ({
+    variant,
+    options: {
+      doubling: opts.doubling,
+      doublingReveal: opts.simultaneous ? DoublingReveal.SIMULTANEOUS : DoublingReveal.SEQUENTIAL,
+      cardTimeoutS: opts.cardTimer,
+    },
+  });
+
+  /** Queue (quick match), host a private game, or join one by code; then follow the ticket. */
+  const enter = async (how: { quick: Variant } | { host: Variant } | { code: string }, opts: Options) => {
     setError("");
     setBusy(true);
     try {
-      const r = await gw.findMatch({
-        wish: {
-          variant,
-          options: {
-            doubling: opts.doubling,
-            doublingReveal: opts.simultaneous ? DoublingReveal.SIMULTANEOUS : DoublingReveal.SEQUENTIAL,
-            cardTimeoutS: opts.cardTimer,
-          },
-        },
-        clientSeed: randomHex(16),
-      });
-      const tk = r.ticket;
+      const clientSeed = randomHex(16);
+      let tk: Ticket | undefined;
+      if ("quick" in how) tk = (await gw.findMatch({ wish: wish(how.quick, opts), clientSeed })).ticket;
+      else if ("host" in how) {
+        const r = await gw.createPrivateGame({ wish: wish(how.host, opts), clientSeed });
+        setPrivateCode(r.code);
+        tk = r.ticket;
+      } else tk = (await gw.joinPrivateGame({ code: how.code, clientSeed })).ticket;
       setTicket(tk ?? null);
       follow(emptyState(tk?.tableId ?? "", tk?.tableId ? (tk?.seat ?? -1) : -1), false);
     } catch (err) {
@@ -195,7 +202,10 @@ export function App() {
     }
   };
 
+  const quickMatch = (variant: Variant, opts: Options) => enter({ quick: variant }, opts);
+
   const leaveLobby = () => {
+    setPrivateCode("");
     follower.current?.close();
     follower.current = null;
     store.set("table", null);
@@ -277,6 +287,17 @@ export function App() {
           ) : (
             <section class="card-box" aria-live="polite">
               <p>{t("searching")}</p>
+              {privateCode && (
+                <p>
+                  {t("shareCode", { code: "" })}
+                  <strong dir="ltr" data-code={privateCode}>
+                    {privateCode}
+                  </strong>{" "}
+                  <button type="button" data-action="start-private" onClick={() => void gw.startPrivateGame({ code: privateCode }).catch(fail)}>
+                    {t("startBots")}
+                  </button>
+                </p>
+              )}
               <button
                 type="button"
                 onClick={() => {
@@ -289,7 +310,7 @@ export function App() {
             </section>
           )
         ) : (
-          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} watch={(id) => follow(emptyState(id, -1), false, true)} />
+          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id) => follow(emptyState(id, -1), false, true)} />
         )}
       </main>
     </div>
@@ -298,9 +319,23 @@ export function App() {
 
 type Options = { doubling: boolean; simultaneous: boolean; cardTimer: number };
 
-function Lobby({ t, name, busy, start, watch }: { t: T; name: string; busy: boolean; start: (v: Variant, o: Options) => void; watch: (tableId: string) => void }) {
-  const [opts, setOpts] = useState<Options>({ doubling: true, simultaneous: false, cardTimer: 12 });
+const DEFAULT_OPTIONS: Options = { doubling: true, simultaneous: false, cardTimer: 12 };
+
+type LobbyProps = {
+  t: T;
+  name: string;
+  busy: boolean;
+  start: (v: Variant, o: Options) => void;
+  host: (v: Variant, o: Options) => void;
+  join: (code: string) => void;
+  watch: (tableId: string) => void;
+};
+
+function Lobby({ t, name, busy, start, host, join, watch }: LobbyProps) {
+  const [opts, setOpts] = useState<Options>(DEFAULT_OPTIONS);
   const [tableId, setTableId] = useState("");
+  const [code, setCode] = useState("");
+  const [privateVariant, setPrivateVariant] = useState<Variant>(Variant.TRIX);
   const variants = [Variant.TRIX, Variant.TRIX_PARTNERSHIP, Variant.COMPLEX, Variant.COMPLEX_PARTNERSHIP];
   return (
     <section class="card-box lobby">
@@ -335,6 +370,35 @@ function Lobby({ t, name, busy, start, watch }: { t: T; name: string; busy: bool
             ))}
           </select>
         </label>
+      </fieldset>
+      <fieldset class="private">
+        <legend>{t("privateGame")}</legend>
+        <div class="row">
+          <label for="pv">{t("variant")}</label>
+          <select id="pv" value={String(privateVariant)} onChange={(e) => setPrivateVariant(Number(e.currentTarget.value) as Variant)}>
+            {variants.map((v) => (
+              <option key={v} value={String(v)}>
+                {t(VARIANT_KEYS[v] as Key)}
+              </option>
+            ))}
+          </select>
+          <button type="button" data-action="host" disabled={busy} onClick={() => host(privateVariant, opts)}>
+            {t("create")}
+          </button>
+        </div>
+        <form
+          class="row join"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (code.trim()) join(code.trim());
+          }}
+        >
+          <label for="code">{t("code")}</label>
+          <input id="code" dir="ltr" value={code} autoComplete="off" onInput={(e) => setCode(e.currentTarget.value)} />
+          <button type="submit" disabled={busy}>
+            {t("join")}
+          </button>
+        </form>
       </fieldset>
       <form
         class="row watch"
