@@ -454,6 +454,12 @@ class Terminal:
         self.out = sys.stdout
         self.quitting = False
         """Set by `q`: the Session is cut on purpose, its end is no error."""
+        device = getattr(args, "device_file", None) or (
+            Path(getattr(args, "state_dir", ".state/play")) / "device_secret"
+        )
+        self.table_file = Path(device).with_name("current_table")
+        """The table this player sits at, kept beside the device secret so that the next
+        `trix play` resumes the game (issue 20) instead of being refused by matchmaking."""
         self.static_countdown = True
         """The table's text ends with a "Ns left" line (the line mode; `KeyTerminal` keeps it live)."""
 
@@ -483,10 +489,48 @@ class Terminal:
             wish.options.double_timeout_s = self.args.double_timeout
         return wish
 
+    async def _resumable(self) -> table_pb2.SeatView | None:
+        """The seat's view of the game this player was at when `trix play` last ran, if it
+        is still going (a finished or unknown table is forgotten)."""
+        try:
+            table_id = self.table_file.read_text().strip()
+        except OSError:
+            return None
+        if not table_id:
+            return None
+        try:
+            reply = await self.client.stub.GetView(
+                gateway_pb2.GetViewRequest(table_id=table_id), metadata=self.client.metadata, timeout=10
+            )
+        except grpc.aio.AioRpcError:
+            reply = None
+        if reply is None or reply.view.finished:
+            self._forget_table()
+            return None
+        return reply.view
+
+    def _remember_table(self, table_id: str) -> None:
+        with contextlib.suppress(OSError):
+            self.table_file.parent.mkdir(parents=True, exist_ok=True)
+            self.table_file.write_text(table_id + "\n")
+
+    def _forget_table(self) -> None:
+        with contextlib.suppress(OSError):
+            self.table_file.unlink(missing_ok=True)
+
     async def _run(self) -> int:
-        stream = self.client.open()
         a = self.args
-        if a.private:
+        view = None if (a.private or a.host_private) else await self._resumable()
+        stream = self.client.open()
+        if view is not None:
+            # Back to the game in progress, the way the browser resumes: the seat's view now,
+            # then the events after it.
+            self.state.table_id, self.state.seat = view.table_id, view.seat
+            self.say(f"resuming your game at table {view.table_id} (seat {view.seat})")
+            await self._on(gateway_pb2.SessionResponse(snapshot=view))
+            resume = gateway_pb2.EventsRequest(table_id=view.table_id, after_sequence=view.sequence)
+            self.client.send(gateway_pb2.SessionRequest(resume=resume))
+        elif a.private:
             self.client.send(
                 gateway_pb2.SessionRequest(join_private=gateway_pb2.JoinPrivateGameRequest(code=a.private))
             )
@@ -496,7 +540,8 @@ class Terminal:
         else:
             req2 = gateway_pb2.FindMatchRequest(wish=self._wish(), client_seed=a.seed)
             self.client.send(gateway_pb2.SessionRequest(find_match=req2))
-        self.say("looking for a table...")
+        if view is None:
+            self.say("looking for a table...")
         keyboard = asyncio.ensure_future(self._keyboard())
         try:
             async for message in stream:
@@ -523,6 +568,7 @@ class Terminal:
             t = m.ticket
             if t.state == matchmaking_pb2.TICKET_STATE_MATCHED:
                 st.table_id, st.seat = t.table_id, t.seat
+                self._remember_table(t.table_id)
                 self.say(f"matched: table {t.table_id}, you are seat {t.seat}")
         elif kind == "private_game":
             self.say(f"private game code: {m.private_game.code}  (friends: trix play --private CODE)")
@@ -549,6 +595,7 @@ class Terminal:
                     self.say("stopping after the requested deals")
                     return True
             elif body == "game_ended":
+                self._forget_table()
                 self.say(f"game over: totals {st.totals} ranking {list(m.event.game_ended.ranking)}")
                 return True
             elif body == "card_played":
