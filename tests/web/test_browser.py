@@ -268,6 +268,27 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     assert len(_ranking(page)) == 4
     watcher.wait_for_selector("[data-finished]")  # the spectator saw the game to its end
     assert _axe_serious(page) == []  # the final ranking
+
+    # The finished game in the player's history, opened in the replay viewer.
+    page.goto(web_platform.url + "#/history")
+    deadline = time.monotonic() + 60
+    while not page.locator(f".games li[data-table='{table_id}']").count():
+        assert time.monotonic() < deadline, "the game never reached the history"
+        page.wait_for_timeout(500)
+        page.reload()
+        page.wait_for_selector(".history")
+    page.click(f".games li[data-table='{table_id}'] a")
+    page.wait_for_selector(".replay[data-deal='0'][data-step='0']")
+    assert page.locator(".replay-seat").count() == 4
+    assert page.locator(".replay-seat [data-card]").count() == 52  # every hand of deal 1, none played yet
+    page.click("[data-go=next-trick]")
+    page.click("[data-go=next-trick]")
+    page.wait_for_selector(".replay[data-step='8']")
+    assert page.locator(".replay-seat [data-card]").count() == 52 - 8
+    page.click("[data-go=next-deal]")
+    page.wait_for_selector(".replay[data-deal='1'][data-step='0']")
+    page.screenshot(path=str(tmp_path / "replay-en-desktop.png"), full_page=True)
+    assert _axe_serious(page) == []  # the replay viewer
     watcher.context.close()
     page.context.close()
 

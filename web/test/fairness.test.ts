@@ -58,3 +58,17 @@ describe("the Verify page's check of a record", () => {
     expect(await verifyRecord('{"fairness":{"server_seed":null},"deals":[]}')).toEqual({ ok: false, error: "no-seed" });
   });
 });
+
+describe("the replay viewer's deals", () => {
+  it("take listed hands, and derive omitted ones from the revealed seeds (§11)", async () => {
+    const { replayDeals } = await import("../src/ui/History");
+    const { deals, players } = await replayDeals(JSON.stringify(vectors.record));
+    expect(players).toEqual(["p1", "p2", "p3", "p4"]);
+    const seed = hexToBytes(vectors.record.fairness.server_seed as string);
+    for (const n of [0, 1]) {
+      const derived = await dealFromSeeds(seed, vectors.record.fairness.client_seed as string, n);
+      expect(deals[n]?.hands.map((h) => [...h].sort((a, b) => a - b))).toEqual(derived);
+    }
+    expect(deals[1]?.plays.length).toBe(4);
+  });
+});

@@ -13,6 +13,7 @@ import { DICTS, preferredLang, translate, VARIANT_KEYS } from "./i18n";
 import type { Key, Lang } from "./i18n";
 import { TableView } from "./Table";
 import { VerifyPage } from "./Verify";
+import { HistoryPage, ReplayPage } from "./History";
 import type { Action } from "../gen/trix/v1/gateway_pb";
 
 export type T = (key: Key, vars?: Record<string, string | number>) => string;
@@ -227,13 +228,18 @@ export function App() {
   }, [mine, game?.turn?.turnSeq]);
 
   const verify = hash.startsWith("#/verify");
+  const replay = hash.startsWith("#/replay/") ? decodeURIComponent(hash.slice("#/replay/".length)) : "";
+  const history = hash.startsWith("#/history") || !!replay;
   return (
     <div class="app">
       <header class="bar">
         <strong class="brand">{t("title")}</strong>
         <nav>
-          <a href="#/" aria-current={verify ? undefined : "page"}>
+          <a href="#/" aria-current={verify || history ? undefined : "page"}>
             {t("playNav")}
+          </a>
+          <a href="#/history" aria-current={history ? "page" : undefined}>
+            {t("historyNav")}
           </a>
           <a href="#/verify" aria-current={verify ? "page" : undefined}>
             {t("verifyNav")}
@@ -267,6 +273,10 @@ export function App() {
       <main>
         {verify ? (
           <VerifyPage t={t} gw={auth ? gw : null} initial={game?.recordJson ?? ""} />
+        ) : auth && replay ? (
+          <ReplayPage t={t} gw={gw} tableId={replay} key={replay} />
+        ) : auth && history ? (
+          <HistoryPage t={t} gw={gw} />
         ) : !auth ? (
           <form
             class="card-box signin"

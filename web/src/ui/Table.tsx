@@ -298,6 +298,11 @@ function GameOver({ t, g, name, newGame }: { t: T; g: GameState; name: (s: numbe
           {t("verifyThis")}
         </a>
       )}{" "}
+      {g.recordJson && (
+        <a class="button" href={`#/replay/${encodeURIComponent(g.tableId)}`}>
+          {t("replay")}
+        </a>
+      )}{" "}
       <button type="button" onClick={newGame}>
         {t("newGame")}
       </button>
