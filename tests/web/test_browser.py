@@ -175,6 +175,7 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
     page.click("[data-variant=COMPLEX]")
     page.wait_for_selector(".table")
     until = time.monotonic() + GAME_DEADLINE_S
+    _play_one_card_with_the_keyboard(page, until)
     before = _play(page, until=until, stop_after_cards=3)
     page.screenshot(path=str(tmp_path / "table-ar-phone.png"), full_page=True)
     cards_before = page.locator(".hand .cardbtn").count()
@@ -210,6 +211,23 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
     assert page.get_attribute(".deals li[data-deal='0']", "data-status") == "mismatch"
     assert [li.get_attribute("data-status") for li in page.locator(".deals li").all()][1:] == ["match"] * 7
     page.context.close()
+
+
+def _play_one_card_with_the_keyboard(page: Page, until: float) -> None:
+    """Tab to a legal card (the others are disabled, so Tab skips them) and press Enter."""
+    while not page.locator(".hand .cardbtn.legal").count():
+        assert time.monotonic() < until
+        _step(page)  # a contract or doubling answer first, by click
+        page.wait_for_timeout(50)
+    seq = page.get_attribute(".table", "data-seq")
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement?.classList.contains('legal') ?? false"):
+            break
+    else:
+        raise AssertionError("Tab never reached a legal card")
+    page.keyboard.press("Enter")
+    _until(lambda: page.locator(f".table:not([data-seq='{seq}'])").count() > 0, 15.0)
 
 
 def _tamper(record: dict[str, Any]) -> None:
@@ -318,5 +336,12 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
     host.screenshot(path=str(tmp_path / "private-en-phone.png"), full_page=True)
     names = host.locator(".seat .name").all_inner_texts()
     assert "You" in names
+
+    # Leaving says what it costs before it is confirmed; on a free table a bot takes the seat.
+    host.click(".leave button")
+    assert "A bot takes your seat" in host.inner_text("[role=alertdialog]")
+    host.click("[role=alertdialog] button >> nth=0")
+    host.wait_for_selector(".lobby")
+    _until(lambda: friend.locator(".seat .tag", has_text=re.compile("^روبوت$")).count() == 3, 30.0)
     host.context.close()
     friend.context.close()
