@@ -166,6 +166,8 @@ export function App() {
       doubling: opts.doubling,
       doublingReveal: opts.simultaneous ? DoublingReveal.SIMULTANEOUS : DoublingReveal.SEQUENTIAL,
       cardTimeoutS: opts.cardTimer,
+      contractTimeoutS: opts.contractTimer,
+      doubleTimeoutS: opts.doubleTimer,
     },
   });
 
@@ -327,9 +329,10 @@ export function App() {
   );
 }
 
-type Options = { doubling: boolean; simultaneous: boolean; cardTimer: number };
+type Options = { doubling: boolean; simultaneous: boolean; cardTimer: number; contractTimer: number; doubleTimer: number };
 
-const DEFAULT_OPTIONS: Options = { doubling: true, simultaneous: false, cardTimer: 12 };
+/** RULES.md §7 and §9 defaults: doubling on, sequential answers, 12 / 15 / 8 s timers. */
+const DEFAULT_OPTIONS: Options = { doubling: true, simultaneous: false, cardTimer: 12, contractTimer: 15, doubleTimer: 8 };
 
 type LobbyProps = {
   t: T;
@@ -370,16 +373,9 @@ function Lobby({ t, name, busy, start, host, join, watch }: LobbyProps) {
             <option value="s">{t("simultaneous")}</option>
           </select>
         </label>
-        <label>
-          {t("cardTimer")}{" "}
-          <select value={String(opts.cardTimer)} onChange={(e) => setOpts({ ...opts, cardTimer: Number(e.currentTarget.value) })}>
-            {[8, 12, 20, 30].map((s) => (
-              <option key={s} value={String(s)}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Timer t={t} id="card-timer" label="cardTimer" value={opts.cardTimer} choices={[8, 12, 20, 30]} set={(v) => setOpts({ ...opts, cardTimer: v })} />
+        <Timer t={t} id="contract-timer" label="contractTimer" value={opts.contractTimer} choices={[10, 15, 30]} set={(v) => setOpts({ ...opts, contractTimer: v })} />
+        <Timer t={t} id="double-timer" label="doubleTimer" value={opts.doubleTimer} choices={[5, 8, 15, 30]} set={(v) => setOpts({ ...opts, doubleTimer: v })} />
       </fieldset>
       <fieldset class="private">
         <legend>{t("privateGame")}</legend>
@@ -422,6 +418,21 @@ function Lobby({ t, name, busy, start, host, join, watch }: LobbyProps) {
         <button type="submit">{t("watchGo")}</button>
       </form>
     </section>
+  );
+}
+
+function Timer({ t, id, label, value, choices, set }: { t: T; id: string; label: Key; value: number; choices: number[]; set: (v: number) => void }) {
+  return (
+    <label>
+      {t(label)}{" "}
+      <select id={id} value={String(value)} onChange={(e) => set(Number(e.currentTarget.value))}>
+        {choices.map((s) => (
+          <option key={s} value={String(s)}>
+            {s}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
