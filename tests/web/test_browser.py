@@ -256,6 +256,13 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     page = _page(browser, locale="en-US", viewport=DESKTOP, bypass_csp=True)
     _sign_in(page, web_platform.url, "Khalid")
     assert page.evaluate("document.documentElement.dir") == "ltr"
+    page.click("header button[aria-pressed]")  # sound off, remembered across visits
+    page.reload()
+    page.wait_for_selector(".lobby")
+    assert page.get_attribute("header button[aria-pressed]", "aria-pressed") == "true"
+    page.select_option("#card-timer", "30")
+    page.select_option("#contract-timer", "30")
+    page.select_option("#double-timer", "30")
     assert _axe_serious(page) == []  # the lobby
     page.click("[data-variant=COMPLEX_PARTNERSHIP]")
     page.wait_for_selector(".table")
@@ -290,6 +297,15 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     page.set_viewport_size(PHONE)
     page.screenshot(path=str(tmp_path / "table-en-phone.png"), full_page=True)
     page.set_viewport_size(DESKTOP)
+
+    # The network drops on our turn and comes back: the seat resumes with nothing lost.
+    _until(lambda: page.locator(".hand .cardbtn.legal").count() > 0, 60.0)
+    seq = page.get_attribute(".table", "data-seq")
+    page.context.set_offline(True)
+    _until(lambda: page.locator(".banner[role=status]").count() > 0, 30.0)  # "resuming…"
+    page.context.set_offline(False)
+    _until(lambda: page.locator(".banner[role=status]").count() == 0, 20.0)  # back, well before our timer
+    assert page.get_attribute(".table", "data-seq") == seq  # the table waited for us: nothing missed
     done = _play(page, until=until)
     assert done["card"] > 20 and done["timer_played_for_me"] == 0
     assert len(_ranking(page)) == 4

@@ -183,6 +183,19 @@ describe("the resume protocol", () => {
     expect(f.state.ranking).toEqual([1, 1, 1, 4]);
   });
 
+  it("asks for the seat's view after a break before opening the stream again", async () => {
+    const events = script();
+    const view = create(SeatViewSchema, { tableId: T, sequence: 9n, seat: 0, variant: Variant.TRIX, hand: [card(13), card(24), card(37)], contract: Contract.KING });
+    const { source, asked } = scripted([events.slice(0, 2).map(msg), events.slice(8).map(msg)], view);
+    const f = new Follower(source, { state: () => {}, sleep: async () => {} }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(asked).toEqual([0n, 9n, 11n]);
+    expect(f.state.totals).toEqual([0, 0, 0, -75]);
+  });
+
   it("stops and says why on an error a retry cannot mend", async () => {
     const errors: string[] = [];
     const { source, asked } = scripted([[new ConnectError("you hold no seat at this table", Code.PermissionDenied)]]);

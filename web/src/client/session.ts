@@ -98,6 +98,14 @@ export class Follower {
       if (attempt > 0) this.hooks.reconnecting?.(attempt);
       attempt += 1;
       try {
+        if (attempt > 1 && this.state.tableId && !this.spectator) {
+          // Back after a break: the seat's view first. It says at once that we are connected
+          // again (the events may stay quiet: the table could be waiting for us) and covers
+          // whatever the stream missed; the events after it follow.
+          await this.refresh().catch((err: unknown) => {
+            if (FINAL.has(ConnectError.from(err).code)) throw err;
+          });
+        }
         const { tableId, sequence } = this.state;
         if (this.spectator && this.source.spectate) {
           for await (const e of this.source.spectate(tableId, sequence, this.stop.signal)) {
