@@ -263,6 +263,7 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     page.select_option("#card-timer", "30")
     page.select_option("#contract-timer", "30")
     page.select_option("#double-timer", "30")
+    page.select_option("#reveal", "s")  # SIMULTANEOUS doubling (RULES.md §7): answers secret until all four gave one
     assert _axe_serious(page) == []  # the lobby
     page.click("[data-variant=COMPLEX_PARTNERSHIP]")
     page.wait_for_selector(".table")
@@ -308,6 +309,7 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     assert page.get_attribute(".table", "data-seq") == seq  # the table waited for us: nothing missed
     done = _play(page, until=until)
     assert done["card"] > 20 and done["timer_played_for_me"] == 0
+    assert done["double"] >= 2  # every seat answers in each later COMPLEX deal, secretly
     assert len(_ranking(page)) == 4
     watcher.wait_for_selector("[data-finished]")  # the spectator saw the game to its end
     assert _axe_serious(page) == []  # the final ranking

@@ -137,6 +137,7 @@ function turnOf(t: TurnStarted): Turn {
 export function applySnapshot(prev: GameState, view: SeatView, receivedAtMs: number = Date.now()): GameState {
   if (view.sequence < prev.sequence && prev.tableId === view.tableId) return { ...prev, dropped: prev.dropped + 1 };
   const s = emptyState(view.tableId, view.seat);
+  const sameDeal = prev.tableId === view.tableId && prev.dealIndex === view.dealIndex && prev.sequence > 0n;
   const turn = view.turn ? turnOf(view.turn) : null;
   if (turn && view.seat >= 0 && turn.seats.includes(view.seat)) {
     turn.legalCards = sorted(ids(view.legalCards));
@@ -158,10 +159,14 @@ export function applySnapshot(prev: GameState, view: SeatView, receivedAtMs: num
     handSizes: [...view.handSizes],
     dealIndex: view.dealIndex,
     kingdom: view.kingdom,
-    owner: prev.tableId === view.tableId && prev.dealIndex === view.dealIndex ? prev.owner : -1,
+    owner: sameDeal ? prev.owner : -1,
     contract: view.contract,
     trick,
-    lastTrick: prev.tableId === view.tableId && prev.dealIndex === view.dealIndex ? prev.lastTrick : null,
+    lastTrick: sameDeal ? prev.lastTrick : null,
+    // What a view does not carry but this deal's events told us (TRIX passes, who is out).
+    passes: sameDeal ? prev.passes : [],
+    out: sameDeal ? prev.out : [],
+    notices: sameDeal ? prev.notices : [],
     layout: ids(view.layout),
     doubles: view.doubles.map((d) => ({ seat: d.seat, cards: ids(d.cards) })),
     totals: view.totals ? [...view.totals.values] : [0, 0, 0, 0],

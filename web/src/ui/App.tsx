@@ -368,7 +368,7 @@ function Lobby({ t, name, busy, start, host, join, watch }: LobbyProps) {
         </label>
         <label>
           {t("doublingReveal")}{" "}
-          <select value={opts.simultaneous ? "s" : "q"} onChange={(e) => setOpts({ ...opts, simultaneous: e.currentTarget.value === "s" })}>
+          <select id="reveal" value={opts.simultaneous ? "s" : "q"} onChange={(e) => setOpts({ ...opts, simultaneous: e.currentTarget.value === "s" })}>
             <option value="q">{t("sequential")}</option>
             <option value="s">{t("simultaneous")}</option>
           </select>
