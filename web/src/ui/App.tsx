@@ -9,7 +9,7 @@ import { action, eventSource, gateway } from "../client/api";
 import { Follower } from "../client/session";
 import { emptyState, myTurn } from "../client/state";
 import type { GameState } from "../client/state";
-import { DICTS, preferredLang, translate, VARIANT_KEYS } from "./i18n";
+import { preferredLang, translate, VARIANT_KEYS } from "./i18n";
 import type { Key, Lang } from "./i18n";
 import { TableView } from "./Table";
 import { VerifyPage } from "./Verify";
@@ -452,4 +452,3 @@ function beep(): void {
   }
 }
 
-export { DICTS };

@@ -4,7 +4,7 @@
 // with a live countdown on the server's clock, notices, leaving, the final ranking.
 import { useEffect, useState } from "preact/hooks";
 import { create } from "@bufbuild/protobuf";
-import { CardSchema, Contract, Decision } from "../gen/trix/v1/common_pb";
+import { CardSchema, Contract, Decision, Variant } from "../gen/trix/v1/common_pb";
 import { CardListSchema } from "../gen/trix/v1/gateway_pb";
 import type { Action } from "../gen/trix/v1/gateway_pb";
 import { cardText, rankOf, suitOf } from "../client/cards";
@@ -60,7 +60,8 @@ export function TableView({ t, game: g, act, newGame, spectator = false }: Props
   const decision = g.turn?.decision ?? Decision.UNSPECIFIED;
   const legal = new Set(mine && decision === Decision.CARD ? (g.turn?.legalCards ?? []) : []);
   const partnership = isPartnership(g.variant);
-  const totalDeals = g.variant === 1 || g.variant === 2 ? 20 : 8;
+  // RULES.md §2: 20 deals in TRIX and TRIX_PARTNERSHIP, 8 in the COMPLEX variants.
+  const totalDeals = g.variant === Variant.TRIX || g.variant === Variant.TRIX_PARTNERSHIP ? 20 : 8;
   useEffect(() => setMarked([]), [g.turn?.turnSeq]);
 
   if (g.finished) return <GameOver t={t} g={g} name={name} newGame={newGame} />;
@@ -270,10 +271,11 @@ function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState;
         </tr>
         {partnership && (
           <tr>
-            <th scope="row">{t("team", { a: name(0), b: name(2) })}</th>
-            <td colSpan={2}>{(g.totals[0] ?? 0) + (g.totals[2] ?? 0)}</td>
-            <th scope="row">{t("team", { a: name(1), b: name(3) })}</th>
-            <td>{(g.totals[1] ?? 0) + (g.totals[3] ?? 0)}</td>
+            <th scope="row">{t("total")}</th>
+            <td colSpan={4} data-teams="1">
+              {t("team", { a: name(0), b: name(2) })}: {(g.totals[0] ?? 0) + (g.totals[2] ?? 0)} · {t("team", { a: name(1), b: name(3) })}:{" "}
+              {(g.totals[1] ?? 0) + (g.totals[3] ?? 0)}
+            </td>
           </tr>
         )}
       </tfoot>
