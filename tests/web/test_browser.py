@@ -179,6 +179,7 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
     assert page.evaluate("document.documentElement.dir") == "rtl"  # Arabic preferred: right to left
     page.click("[data-variant=COMPLEX]")
     page.wait_for_selector(".table")
+    tables = [str(page.get_attribute("[data-table]", "data-table"))]  # for the Verify page's Load
     until = time.monotonic() + GAME_DEADLINE_S
     first_contracts = _play_one_card_with_the_keyboard(page, until)
     before = _play(page, until=until, stop_after_cards=3)
@@ -216,6 +217,20 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
     page.wait_for_selector("[data-verdict=mismatch]")
     assert page.get_attribute(".deals li[data-deal='0']", "data-status") == "mismatch"
     assert [li.get_attribute("data-status") for li in page.locator(".deals li").all()][1:] == ["match"] * 7
+
+    # The same game by its table id: the record comes from scoring's archive, the check
+    # still runs in the browser.
+    table_id = tables[0]
+    deadline = time.monotonic() + 60
+    while True:
+        page.fill("#tid", table_id)
+        page.click("form.row button[type=submit]")
+        page.wait_for_timeout(300)
+        if page.locator("[data-verdict=match]").count():
+            break
+        assert time.monotonic() < deadline, "the record never reached the archive"
+        page.wait_for_timeout(700)
+    assert [li.get_attribute("data-status") for li in page.locator(".deals li").all()] == ["match"] * 8
     page.context.close()
 
 
