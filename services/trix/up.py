@@ -76,6 +76,19 @@ def add_up_arguments(parser: argparse.ArgumentParser) -> None:
         help="Envoy on loopback in front of the gateway: gRPC-Web and HTTP/JSON (default: on if envoy is installed)",
     )
     parser.add_argument("--edge-port", type=int, default=0, help="the edge's HTTP port (default: a free port)")
+    parser.add_argument(
+        "--web-dir",
+        type=Path,
+        default=None,
+        help="the built browser client served on the edge's origin (default: web/dist of this checkout)",
+    )
+    parser.add_argument(
+        "--edge-stream-idle-timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds of silence after which the edge ends a stream (default 600; clients resume)",
+    )
 
 
 def run_up(args: argparse.Namespace) -> int:
@@ -96,6 +109,8 @@ def run_up(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         edge=_edge_wanted(args.edge),
         edge_port=args.edge_port,
+        web_dir=args.web_dir,
+        edge_stream_idle_s=args.edge_stream_idle_timeout,
     )
     return supervisor.run()
 
@@ -121,6 +136,18 @@ def parse_assignments(text: str, flag: str, *, minimum: int) -> dict[str, int]:
             raise ValueError(f"{flag}: must be >= {minimum}: {item!r}")
         result[name] = number
     return result
+
+
+def port_taken(port: int) -> bool:
+    """True when something listens on 127.0.0.1:`port` (bound the way Envoy binds: with
+    SO_REUSEADDR, without SO_REUSEPORT, so only a live listener makes it fail)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
 
 
 def free_port() -> int:
@@ -201,6 +228,7 @@ class Child:
     log_path: Path
     grpc_port: int = 0
     metrics_port: int = 0
+    http_port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     log_file: IO[bytes] | None = None
     started_at: float = 0.0
@@ -275,6 +303,8 @@ class Supervisor:
         log_level: str,
         edge: bool = False,
         edge_port: int = 0,
+        web_dir: Path | None = None,
+        edge_stream_idle_s: float = 600.0,
     ) -> None:
         self.state_dir = state_dir
         self.fresh = fresh
@@ -292,6 +322,10 @@ class Supervisor:
         self.edge = edge
         self.edge_port = edge_port
         self.edge_child: Child | None = None
+        self.web_dir = web_dir
+        self.edge_stream_idle_s = edge_stream_idle_s
+        self.web_child: Child | None = None
+        """The browser client's static files (trix.webapp) behind the edge's `prefix: /`."""
 
     # -- setup ------------------------------------------------------------------------
 
@@ -406,9 +440,15 @@ class Supervisor:
         descriptor = edge.write_descriptor_set(self.state_dir / "edge" / "trix.pb")
         config = self.state_dir / "edge" / "envoy.yaml"
         admin_port = free_port()
+        self.web_child = self._web_child()
         config.write_text(
             edge.render(
-                listen_port=self.edge_port, admin_port=admin_port, gateway_port=gateway_port, descriptor=descriptor
+                listen_port=self.edge_port,
+                admin_port=admin_port,
+                gateway_port=gateway_port,
+                descriptor=descriptor,
+                web_port=self.web_child.http_port,
+                stream_idle_timeout_s=self.edge_stream_idle_s,
             )
         )
         return Child(
@@ -417,6 +457,30 @@ class Supervisor:
             env=dict(os.environ),
             log_path=self.state_dir / "logs" / "edge.log",
         )
+
+    def _web_child(self) -> Child:
+        """The browser client's static files (trix.webapp) for the edge's `prefix: /` route."""
+        from trix.webapp import default_root
+
+        package_root = str(Path(trix.__file__).resolve().parent.parent)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH", "")]))
+        port = free_port()
+        root = (self.web_dir or default_root()).resolve()
+        return Child(
+            name="web",
+            argv=[sys.executable, "-m", "trix.webapp", "--root", str(root), "--port", str(port)],
+            env=env,
+            log_path=self.state_dir / "logs" / "web.log",
+            http_port=port,
+        )
+
+    def start_edge(self, gateway_port: int) -> None:
+        """Start the browser client's files and Envoy in front of the gateway."""
+        self.edge_child = self._edge_child(gateway_port)
+        assert self.web_child is not None
+        self.web_child.start()
+        self.edge_child.start()
 
     def edge_ready(self, timeout_s: float) -> bool:
         """True once the edge answers its /healthz."""
@@ -455,7 +519,18 @@ class Supervisor:
         finally:
             self._stop_all()
 
+    @property
+    def web_url(self) -> str:
+        """The browser client, on the edge's origin."""
+        return f"http://127.0.0.1:{self.edge_port}/"
+
     def _run(self) -> int:
+        if self.edge and self.edge_port and port_taken(self.edge_port):
+            _say(
+                f"the edge port {self.edge_port} is already in use (another `trix up` or Envoy?): "
+                "stop it or pick another --edge-port"
+            )
+            return 1
         self._prepare_state()
         self.nats = self._nats_child()
         self.nats.start()
@@ -481,18 +556,22 @@ class Supervisor:
             )
         if self.edge:
             gateway = next(c for c in self.services if c.name.startswith("gateway"))
-            self.edge_child = self._edge_child(gateway.grpc_port)
-            self.edge_child.start()
-            assert self.edge_child.proc is not None
+            self.start_edge(gateway.grpc_port)
+            assert self.edge_child is not None and self.edge_child.proc is not None
+            assert self.web_child is not None and self.web_child.proc is not None
             _say(
                 f"{'edge':<13} http://127.0.0.1:{self.edge_port}  (gRPC, gRPC-Web, HTTP/JSON: POST "
                 f"/trix.v1.GatewayService/<Method>)  pid={self.edge_child.proc.pid}  log={self.edge_child.log_path}"
+            )
+            _say(
+                f"{'web':<13} static files of {self.web_child.argv[-3]} behind the edge  "
+                f"pid={self.web_child.proc.pid}  log={self.web_child.log_path}"
             )
         ready = False
         started = time.monotonic()
         while not self.stop_requested:
             now = time.monotonic()
-            extra = [c for c in (self.provisioner, self.edge_child) if c is not None]
+            extra = [c for c in (self.provisioner, self.web_child, self.edge_child) if c is not None]
             for child in [self.nats, *self.services, *extra]:
                 self._watch(child, now)
             pending = [c for c in self.services if not c.serving and c.proc is not None and c.proc.poll() is None]
@@ -505,6 +584,8 @@ class Supervisor:
                 ready = True
                 took = time.monotonic() - started
                 _say(f"ready: {len(self.services)} services SERVING in {took:.1f}s (Ctrl-C stops)")
+                if self.edge_child is not None:
+                    _say(f"play in the browser: {self.web_url}")
             if not ready and now - started > self.ready_timeout_s:
                 _say(f"not ready after {self.ready_timeout_s:.0f}s; see the logs in {self.state_dir / 'logs'}")
                 return 1
@@ -563,6 +644,8 @@ class Supervisor:
         try:
             if self.edge_child is not None:
                 self._stop_group([self.edge_child], self.grace_s)
+            if self.web_child is not None:
+                self._stop_group([self.web_child], self.grace_s)
             if self.services:
                 self._stop_group(self.services, self.grace_s)
             if self.provisioner is not None:

@@ -72,10 +72,29 @@ def write_descriptor_set(path: Path) -> Path:
     return path
 
 
-def render(*, listen_port: int, admin_port: int, gateway_port: int, descriptor: Path) -> str:
-    """The Envoy config for a gateway on 127.0.0.1:`gateway_port`."""
+STREAM_IDLE_TIMEOUT_S = 600
+"""A stream with no bytes either way for this long is ended by the edge; the browser client
+resumes from its last sequence (issue 20). Tests pass a short one to prove it."""
+
+
+def render(
+    *,
+    listen_port: int,
+    admin_port: int,
+    gateway_port: int,
+    descriptor: Path,
+    web_port: int = 0,
+    stream_idle_timeout_s: float = STREAM_IDLE_TIMEOUT_S,
+) -> str:
+    """The Envoy config for a gateway on 127.0.0.1:`gateway_port` and the browser client's
+    static files on 127.0.0.1:`web_port` (trix.webapp; 0: nothing listens, a 503)."""
     return Template(TEMPLATE.read_text()).substitute(
-        LISTEN_PORT=listen_port, ADMIN_PORT=admin_port, GATEWAY_PORT=gateway_port, DESCRIPTOR=str(descriptor)
+        LISTEN_PORT=listen_port,
+        ADMIN_PORT=admin_port,
+        GATEWAY_PORT=gateway_port,
+        WEB_PORT=web_port or 9,
+        STREAM_IDLE_TIMEOUT=f"{stream_idle_timeout_s:g}s",
+        DESCRIPTOR=str(descriptor),
     )
 
 

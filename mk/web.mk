@@ -1,0 +1,38 @@
+# The browser client (issue 20): web/ (TypeScript strict, Preact, Vite, Vitest), its ES code
+# generated from proto/ by buf + protoc-gen-es (committed under web/src/gen, never edited),
+# and the browser tests in tests/web (pytest + playwright driving Debian's chromium).
+# Included by the top Makefile.
+NPM ?= npm
+WEB_STAMP := web/node_modules/.trix-npm-ci
+WEB_SOURCES := $(shell find web/src web/index.html web/vite.config.ts web/tsconfig.json -type f 2>/dev/null)
+WEB_DIST := web/dist/index.html
+
+.PHONY: web web-install web-proto web-proto-check web-build test-web
+
+$(WEB_STAMP): web/package.json web/package-lock.json
+	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+web-install: $(WEB_STAMP) ## npm ci in web/ (the committed package-lock.json)
+
+web-proto: $(WEB_STAMP) $(STAMP_DEV) ## regenerate web/src/gen from proto/ (buf generate + protoc-gen-es)
+	rm -rf web/src/gen
+	cd web && PATH="$$PWD/node_modules/.bin:$$PATH" ../$(BUF) generate --template buf.gen.yaml ../proto
+
+web-proto-check: $(WEB_STAMP) $(STAMP_DEV) ## fail if web/src/gen differs from a fresh generation
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	cd web && PATH="$$PWD/node_modules/.bin:$$PATH" ../$(BUF) generate --template buf.gen.yaml -o "$$tmp" ../proto && \
+	diff -r "$$tmp/src/gen" src/gen && echo "web-proto-check: generated ES code is up to date"
+
+$(WEB_DIST): $(WEB_STAMP) $(WEB_SOURCES)
+	cd web && $(NPM) run --silent build
+
+web-build: $(WEB_DIST) ## build web/dist when its sources changed (prints the gzipped first-load size)
+
+web: $(WEB_STAMP) ## the web app: npm ci, type check (tsc strict), Vitest unit tests, build (size figure)
+	cd web && $(NPM) run --silent typecheck
+	cd web && $(NPM) run --silent test
+	cd web && $(NPM) run --silent build
+
+test-web: web-build $(STAMP_DEV) ## browser tests: tests/web (playwright + /usr/bin/chromium against `trix up`)
+	$(PY) -m pytest -q --timeout=600 tests/web $(PYTEST_ARGS)

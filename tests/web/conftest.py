@@ -1,0 +1,43 @@
+"""Fixtures of the browser-client tests (issue 20): the whole platform as `trix up` runs
+it (real nats-server, the five services as processes, the real Envoy edge serving the
+built app on its origin through trix.webapp), started once per session by
+`trix.play.EmbeddedPlatform` and stopped by the fixture. The edge ends silent streams
+after STREAM_IDLE_S (600 s in production) so that every browser test also proves the
+client survives it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from trix.play import EmbeddedPlatform
+
+WEB_DIST = Path(__file__).resolve().parents[2] / "web" / "dist"
+STREAM_IDLE_S = 4.0
+
+
+@dataclass
+class WebPlatform:
+    url: str
+    """http://127.0.0.1:<edge port>/: the app, and gRPC-Web beside it."""
+    state_dir: Path
+
+
+@pytest.fixture(scope="session")
+def web_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebPlatform]:
+    assert (WEB_DIST / "index.html").is_file(), "the web app is not built: make web-build"
+    state = tmp_path_factory.mktemp("web-platform")
+    env = {
+        "TRIX_GATEWAY_RATE_PER_S": "400",
+        "TRIX_GATEWAY_RATE_BURST": "400",
+        "TRIX_MATCHMAKING_BOT_FILL_S": "0",
+    }
+    embedded = EmbeddedPlatform(state, fresh=True, env=env, edge=True, edge_stream_idle_s=STREAM_IDLE_S)
+    try:
+        embedded.start()
+        yield WebPlatform(embedded.edge_url + "/", state)
+    finally:
+        embedded.stop()

@@ -1,0 +1,389 @@
+"""The browser client end to end (issue 20): Debian's chromium driven by playwright against
+the platform as `trix up` runs it (the app and gRPC-Web on the edge's origin). Whole games
+played by clicking (one singles, one partnership variant) against bots, a reload mid-game
+that resumes the seat, the Verify page on the finished game's record and on a tampered
+copy, a spectator who sees the played cards and none of the hand, a private game created,
+joined by code and started with bots, an axe-core scan with no serious or critical
+violation, screenshots of the table in Arabic and English at phone and desktop size (under the
+test's tmp dir). The edge ends silent streams after conftest.STREAM_IDLE_S, so each game
+also proves the client resumes after the edge's stream_idle_timeout."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import STREAM_IDLE_S, WEB_DIST, WebPlatform
+from playwright.sync_api import Browser, Page, sync_playwright
+
+pytestmark = pytest.mark.timeout(600)
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PHONE = {"width": 412, "height": 860}
+DESKTOP = {"width": 1280, "height": 900}
+GAME_DEADLINE_S = 240.0
+FIRST_LOAD_BUDGET = 250 * 1024
+CLICK_MS = 2000
+"""A button can go away between the look and the click (the next event re-rendered the
+table): give up on it quickly instead of playwright's 30 s wait, and look again."""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert Path(CHROMIUM).is_file(), "apt-get install -y chromium"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def _page(browser: Browser, *, locale: str, viewport: dict[str, int] = PHONE, bypass_csp: bool = False) -> Page:
+    """A fresh browser profile (its own storage: a new guest). `bypass_csp` only where axe-core
+    is injected; the other pages run under the app's own Content-Security-Policy."""
+    context = browser.new_context(locale=locale, viewport=viewport, bypass_csp=bypass_csp)  # type: ignore[arg-type]
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    return page
+
+
+def _sign_in(page: Page, url: str, name: str) -> None:
+    page.goto(url)
+    page.fill("#name", name)
+    page.click("form.signin button[type=submit]")
+    page.wait_for_selector(".lobby")
+    # The longest timers the lobby offers (RULES.md §9 options): a loaded CI box never lets
+    # a turn of ours time out, which the games assert.
+    page.select_option("#card-timer", "30")
+    page.select_option("#contract-timer", "30")
+    page.select_option("#double-timer", "30")
+
+
+def _until(condition: Callable[[], bool], timeout_s: float) -> None:
+    """Poll from Python (the app's CSP forbids the eval that page.wait_for_function needs)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def _step(page: Page) -> str:
+    """Do whatever the table asks of this seat now; what was done ("" for nothing)."""
+    if page.locator("[data-finished]").count():
+        return "finished"
+    contract = page.locator(".prompt [data-contract]")
+    if contract.count():
+        contract.first.click(timeout=CLICK_MS)
+        return "contract"
+    no_double = page.locator("[data-action=no-double]")
+    if no_double.count():
+        no_double.click(timeout=CLICK_MS)
+        return "double"
+    legal = page.locator(".hand .cardbtn.legal")
+    if legal.count():
+        seq = page.get_attribute(".table", "data-seq")
+        legal.first.click(timeout=CLICK_MS)
+        # One click per turn: wait for the table's next event (the card played).
+        _until(lambda: page.locator(f".table:not([data-seq='{seq}']), [data-finished]").count() > 0, 15.0)
+        return "card"
+    return ""
+
+
+def _play(page: Page, *, until: float, stop_after_cards: int = 0, idle_wait_s: float = 0.0) -> dict[str, int]:
+    """Click through the game: the first legal card, the first contract, no double."""
+    done: dict[str, int] = {"contract": 0, "double": 0, "card": 0, "timer_played_for_me": 0}
+    waited = False
+    while time.monotonic() < until:
+        if not waited and idle_wait_s and page.locator(".hand .cardbtn.legal").count():
+            # Sit on our turn longer than the edge's stream_idle_timeout: the edge ends the
+            # silent Events stream; the client must resume it for the game to go on.
+            time.sleep(idle_wait_s)
+            waited = True
+        try:
+            what = _step(page)
+        except Exception:  # noqa: BLE001 - the button went away between the look and the click
+            what = ""
+        if what == "finished":
+            return done
+        notices = page.locator(".notice").all_inner_texts()
+        if len(notices) > done["timer_played_for_me"]:
+            done["timer_played_for_me"] = len(notices)
+            print(f"\nnotice at {time.monotonic():.1f} (seq {page.get_attribute('.table', 'data-seq')}): {notices}")
+        if what:
+            done[what] += 1
+            if stop_after_cards and done["card"] >= stop_after_cards:
+                return done
+        else:
+            page.wait_for_timeout(50)
+    raise AssertionError(f"the game did not end in time: {done}")
+
+
+def _axe_serious(page: Page) -> list[str]:
+    """axe-core's WCAG 2 A/AA violations of serious or critical impact on the page now."""
+    page.add_script_tag(path=str(AXE))
+    result: dict[str, Any] = page.evaluate(
+        "async () => await axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa']}})"
+    )
+    assert result["passes"], "axe-core checked nothing"
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def _cards(page: Page, selector: str) -> set[str]:
+    return {c for c in (e.get_attribute("data-card") for e in page.locator(f"{selector} [data-card]").all()) if c}
+
+
+def _ranking(page: Page) -> list[str]:
+    return [li.inner_text() for li in page.locator(".ranking li").all()]
+
+
+def test_the_first_load_is_under_250_kb_gzipped() -> None:
+    index = (WEB_DIST / "index.html").read_bytes()
+    files = [WEB_DIST / "index.html", *sorted((WEB_DIST / "assets").iterdir())]
+    size = sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)
+    print(f"\nweb first load: {size / 1024:.1f} KB gzipped in {len(files)} files (budget 250 KB)")
+    assert b"/assets/" in index
+    assert size < FIRST_LOAD_BUDGET
+
+
+def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
+    web_platform: WebPlatform, browser: Browser, tmp_path: Path
+) -> None:
+    page = _page(browser, locale="ar")
+    streams: list[str] = []
+    page.on("request", lambda r: streams.append(r.url) if r.url.endswith(".GatewayService/Events") else None)
+    _sign_in(page, web_platform.url, "سارة")
+    assert page.evaluate("document.documentElement.dir") == "rtl"  # Arabic preferred: right to left
+    page.click("[data-variant=COMPLEX]")
+    page.wait_for_selector(".table")
+    tables = [str(page.get_attribute("[data-table]", "data-table"))]  # for the Verify page's Load
+    until = time.monotonic() + GAME_DEADLINE_S
+    first_contracts = _play_one_card_with_the_keyboard(page, until)
+    before = _play(page, until=until, stop_after_cards=3)
+    before["contract"] += first_contracts
+    page.screenshot(path=str(tmp_path / "table-ar-phone.png"), full_page=True)
+    cards_before = page.locator(".hand .cardbtn").count()
+
+    page.reload()  # the seat resumes: a fresh view, then the events after it
+    page.wait_for_selector(".table")
+    _until(lambda: 0 < page.locator(".hand .cardbtn").count() <= cards_before, 30.0)
+    assert page.locator(".hand .cardbtn").count() > 0
+    opened = len(streams)
+    done = _play(page, until=until, idle_wait_s=STREAM_IDLE_S + 2)
+    assert len(streams) > opened  # the edge ended the silent stream; the client opened another
+    # Every seat owns one kingdom (RULES.md §3): we picked two contracts, before or after the reload.
+    assert done["card"] > 20 and before["contract"] + done["contract"] == 2
+    assert done["timer_played_for_me"] == 0  # every turn of ours was shown in time
+    page.wait_for_selector("[data-finished]")
+    ranking = _ranking(page)
+    assert len(ranking) == 4
+    page.screenshot(path=str(tmp_path / "gameover-ar-phone.png"), full_page=True)
+
+    page.click("a[href='#/verify']")  # the finished game's record, checked in the browser
+    page.wait_for_selector("[data-verdict]")
+    assert page.get_attribute("[data-verdict]", "data-verdict") == "match"
+    assert page.get_attribute("[data-commitment]", "data-commitment") == "match"
+    statuses = [li.get_attribute("data-status") for li in page.locator(".deals li").all()]
+    assert statuses == ["match"] * 8
+    page.screenshot(path=str(tmp_path / "verify-ar-phone.png"), full_page=True)
+
+    record: dict[str, Any] = json.loads(page.input_value("#record"))
+    _tamper(record)
+    page.fill("#record", json.dumps(record, ensure_ascii=False))
+    page.click("[data-action=check]")
+    page.wait_for_selector("[data-verdict=mismatch]")
+    assert page.get_attribute(".deals li[data-deal='0']", "data-status") == "mismatch"
+    assert [li.get_attribute("data-status") for li in page.locator(".deals li").all()][1:] == ["match"] * 7
+
+    # The same game by its table id: the record comes from scoring's archive, the check
+    # still runs in the browser.
+    table_id = tables[0]
+    deadline = time.monotonic() + 60
+    while True:
+        page.fill("#tid", table_id)
+        page.click("form.row button[type=submit]")
+        page.wait_for_timeout(300)
+        if page.locator("[data-verdict=match]").count():
+            break
+        assert time.monotonic() < deadline, "the record never reached the archive"
+        page.wait_for_timeout(700)
+    assert [li.get_attribute("data-status") for li in page.locator(".deals li").all()] == ["match"] * 8
+    page.context.close()
+
+
+def _play_one_card_with_the_keyboard(page: Page, until: float) -> int:
+    """Tab to a legal card (the others are disabled, so Tab skips them) and press Enter;
+    the contracts picked (by click) before it."""
+    contracts = 0
+    while not page.locator(".hand .cardbtn.legal").count():
+        assert time.monotonic() < until
+        contracts += _step(page) == "contract"  # a contract or doubling answer first, by click
+        page.wait_for_timeout(50)
+    seq = page.get_attribute(".table", "data-seq")
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement?.classList.contains('legal') ?? false"):
+            break
+    else:
+        raise AssertionError("Tab never reached a legal card")
+    page.keyboard.press("Enter")
+    _until(lambda: page.locator(f".table:not([data-seq='{seq}'])").count() > 0, 15.0)
+    return contracts
+
+
+def _tamper(record: dict[str, Any]) -> None:
+    """Swap two cards between seats 0 and 1 in deal 0 (its listed hands or its first plays)."""
+    deal = record["deals"][0]
+    hands = deal.get("hands")
+    if hands:
+        hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
+    else:
+        first = next(p for p in deal["plays"] if p["seat"] == 0)
+        first["seat"] = 1
+
+
+def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
+    web_platform: WebPlatform, browser: Browser, tmp_path: Path
+) -> None:
+    page = _page(browser, locale="en-US", viewport=DESKTOP, bypass_csp=True)
+    _sign_in(page, web_platform.url, "Khalid")
+    assert page.evaluate("document.documentElement.dir") == "ltr"
+    page.click("header button[aria-pressed]")  # sound off, remembered across visits
+    page.reload()
+    page.wait_for_selector(".lobby")
+    assert page.get_attribute("header button[aria-pressed]", "aria-pressed") == "true"
+    page.select_option("#card-timer", "30")
+    page.select_option("#contract-timer", "30")
+    page.select_option("#double-timer", "30")
+    page.select_option("#reveal", "s")  # SIMULTANEOUS doubling (RULES.md §7): answers secret until all four gave one
+    assert _axe_serious(page) == []  # the lobby
+    page.click("[data-variant=COMPLEX_PARTNERSHIP]")
+    page.wait_for_selector(".table")
+    until = time.monotonic() + GAME_DEADLINE_S
+    _play(page, until=until, stop_after_cards=2)
+    _until(lambda: page.locator(".hand .cardbtn.legal").count() > 0, 30.0)  # our turn: the table waits
+    page.screenshot(path=str(tmp_path / "table-en-desktop.png"), full_page=True)
+    assert _axe_serious(page) == []  # the table, on our turn
+
+    # A spectator (another guest) watches the table: public events only (RULES.md §14).
+    watcher = _page(browser, locale="en-US", viewport=PHONE)
+    _sign_in(watcher, web_platform.url, "Watcher")
+    table_id = page.get_attribute("[data-table]", "data-table")
+    assert table_id
+    watcher.fill("#watch", table_id)
+    watcher.click("form.watch button[type=submit]")
+    watcher.wait_for_selector(".table")
+    seq = page.get_attribute(".table", "data-seq")
+    _until(lambda: watcher.locator(f".table[data-seq='{seq}']").count() == 1, 30.0)
+    hand = _cards(page, ".hand")
+    assert len(hand) > 5
+    assert watcher.locator(".hand .cardbtn").count() == 0
+    assert _cards(watcher, "body") & hand == set()  # none of our cards in hand shows to the spectator
+    assert _cards(watcher, ".felt") == _cards(page, ".felt")  # but every played card does
+    watcher.screenshot(path=str(tmp_path / "spectator-en-phone.png"), full_page=True)
+    assert page.locator(".scores tfoot tr").count() == 2  # team totals in partnership
+    page.click("header button[aria-label]")  # switch to Arabic at any time
+    _until(lambda: page.evaluate("document.documentElement.dir") == "rtl", 10.0)
+    page.screenshot(path=str(tmp_path / "table-ar-desktop.png"), full_page=True)
+    page.click("header button[aria-label]")
+    _until(lambda: page.evaluate("document.documentElement.dir") == "ltr", 10.0)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=str(tmp_path / "table-en-phone.png"), full_page=True)
+    page.set_viewport_size(DESKTOP)
+
+    # The network drops on our turn and comes back: the seat resumes with nothing lost.
+    _until(lambda: page.locator(".hand .cardbtn.legal").count() > 0, 60.0)
+    seq = page.get_attribute(".table", "data-seq")
+    page.context.set_offline(True)
+    _until(lambda: page.locator(".banner[role=status]").count() > 0, 30.0)  # "resuming…"
+    page.context.set_offline(False)
+    _until(lambda: page.locator(".banner[role=status]").count() == 0, 20.0)  # back, well before our timer
+    assert page.get_attribute(".table", "data-seq") == seq  # the table waited for us: nothing missed
+    done = _play(page, until=until)
+    assert done["card"] > 20 and done["timer_played_for_me"] == 0
+    assert done["double"] >= 2  # every seat answers in each later COMPLEX deal, secretly
+    assert len(_ranking(page)) == 4
+    watcher.wait_for_selector("[data-finished]")  # the spectator saw the game to its end
+    assert _axe_serious(page) == []  # the final ranking
+
+    # The finished game in the player's history, opened in the replay viewer.
+    page.goto(web_platform.url + "#/history")
+    deadline = time.monotonic() + 60
+    while not page.locator(f".games li[data-table='{table_id}']").count():
+        assert time.monotonic() < deadline, "the game never reached the history"
+        page.wait_for_timeout(500)
+        page.reload()
+        page.wait_for_selector(".history")
+    page.click(f".games li[data-table='{table_id}'] a")
+    page.wait_for_selector(".replay[data-deal='0'][data-step='0']")
+    assert page.locator(".replay-seat").count() == 4
+    assert page.locator(".replay-seat [data-card]").count() == 52  # every hand of deal 1, none played yet
+    page.click("[data-go=next-trick]")
+    page.click("[data-go=next-trick]")
+    page.wait_for_selector(".replay[data-step='8']")
+    assert page.locator(".replay-seat [data-card]").count() == 52 - 8
+    page.click("[data-go=next-deal]")
+    page.wait_for_selector(".replay[data-deal='1'][data-step='0']")
+    page.screenshot(path=str(tmp_path / "replay-en-desktop.png"), full_page=True)
+    assert _axe_serious(page) == []  # the replay viewer
+    watcher.context.close()
+    page.context.close()
+
+
+def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
+    web_platform: WebPlatform, browser: Browser, tmp_path: Path
+) -> None:
+    host = _page(browser, locale="en-US")
+    _sign_in(host, web_platform.url, "Host")
+    host.select_option("#pv", label="Trix partnership")
+    host.click("[data-action=host]")
+    code = host.get_attribute("[data-code]", "data-code")
+    assert code
+    friend = _page(browser, locale="ar")
+    _sign_in(friend, web_platform.url, "صديق")
+    friend.fill("#code", code)
+    friend.click("form.join button[type=submit]")
+    friend.wait_for_selector("text=" + "نبحث عن طاولة", timeout=30_000)
+    host.click("[data-action=start-private]")
+    for page in (host, friend):
+        page.wait_for_selector(".table")
+    table_ids = {p.get_attribute("[data-table]", "data-table") for p in (host, friend)}
+    assert len(table_ids) == 1 and None not in table_ids
+    for page in (host, friend):  # two humans, two bots, the variant asked for
+        _until(lambda page=page: page.locator(".seat .tag", has_text=re.compile("^(bot|روبوت)$")).count() == 2, 30.0)
+        assert page.locator(".scores tfoot tr").count() == 2  # partnership: team totals
+    host.screenshot(path=str(tmp_path / "private-en-phone.png"), full_page=True)
+    names = host.locator(".seat .name").all_inner_texts()
+    assert "You" in names
+
+    # Leaving says what it costs before it is confirmed; on a free table a bot takes the seat.
+    host.click(".leave button")
+    assert "A bot takes your seat" in host.inner_text("[role=alertdialog]")
+    host.click("[role=alertdialog] button >> nth=0")
+    host.wait_for_selector(".lobby")
+    _until(lambda: friend.locator(".seat .tag", has_text=re.compile("^روبوت$")).count() == 3, 30.0)
+    host.context.close()
+    friend.context.close()

@@ -1,0 +1,454 @@
+// The app shell: language (Arabic RTL / English), guest sign-in kept across visits (the
+// device secret in localStorage), the lobby, the table and the Verify page. Renders only:
+// the protocol and the state live in ../client.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { DoublingReveal, Variant } from "../gen/trix/v1/common_pb";
+import type { Ticket } from "../gen/trix/v1/matchmaking_pb";
+import { action, eventSource, gateway } from "../client/api";
+import { Follower } from "../client/session";
+import { emptyState, myTurn } from "../client/state";
+import type { GameState } from "../client/state";
+import { preferredLang, translate, VARIANT_KEYS } from "./i18n";
+import type { Key, Lang } from "./i18n";
+import { TableView } from "./Table";
+import { VerifyPage } from "./Verify";
+import { HistoryPage, ReplayPage } from "./History";
+import type { Action } from "../gen/trix/v1/gateway_pb";
+
+export type T = (key: Key, vars?: Record<string, string | number>) => string;
+
+const store = {
+  get: (k: string): string | null => {
+    try {
+      return localStorage.getItem(`trix.${k}`);
+    } catch {
+      return null;
+    }
+  },
+  set: (k: string, v: string | null): void => {
+    try {
+      if (v === null) localStorage.removeItem(`trix.${k}`);
+      else localStorage.setItem(`trix.${k}`, v);
+    } catch {
+      /* private mode: nothing is kept */
+    }
+  },
+};
+
+function randomHex(bytes: number): string {
+  const b = new Uint8Array(bytes);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+function deviceSecret(): string {
+  let s = store.get("device");
+  if (!s) {
+    s = randomHex(24);
+    store.set("device", s);
+  }
+  return s;
+}
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return hash;
+}
+
+type Auth = { token: string; playerId: string; name: string };
+
+export function App() {
+  const [lang, setLang] = useState<Lang>(() => preferredLang(store.get("lang"), navigator.languages ?? [navigator.language]));
+  const t: T = (key, vars) => translate(lang, key, vars);
+  const hash = useHash();
+  const [auth, setAuth] = useState<Auth | null>(null);
+  const authRef = useRef<Auth | null>(null);
+  authRef.current = auth;
+  const gw = useMemo(() => gateway(location.origin, () => authRef.current?.token ?? ""), []);
+  const [name, setName] = useState(store.get("name") ?? "");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const [game, setGame] = useState<GameState | null>(null);
+  const [ticket, setTicket] = useState<Ticket | null>(null);
+  const [reconnecting, setReconnecting] = useState(false);
+  const [muted, setMuted] = useState(store.get("muted") === "1");
+  const follower = useRef<Follower | null>(null);
+
+  useEffect(() => {
+    document.documentElement.lang = lang;
+    document.documentElement.dir = lang === "ar" ? "rtl" : "ltr";
+    store.set("lang", lang);
+  }, [lang]);
+
+  const fail = (err: unknown) => {
+    const ce = ConnectError.from(err);
+    setError(t("error", { message: ce.rawMessage || Code[ce.code] }));
+  };
+
+  const [spectating, setSpectating] = useState(false);
+
+  const follow = (start: GameState, refresh: boolean, spectator = false) => {
+    setSpectating(spectator);
+    follower.current?.close();
+    const f = new Follower(
+      eventSource(gw),
+      {
+        state: (s) => {
+          setReconnecting(false);
+          setGame(s);
+          if (spectator) return;
+          if (s.tableId && s.seat >= 0 && !s.finished) store.set("table", JSON.stringify({ tableId: s.tableId, seat: s.seat }));
+          if (s.finished) store.set("table", null);
+        },
+        ticket: (tk) => setTicket(tk),
+        error: (code, message) => {
+          setError(t("error", { message: message || code }));
+          if (code === "PermissionDenied" || code === "NotFound") {
+            store.set("table", null);
+            setGame(null);
+          }
+        },
+        reconnecting: () => setReconnecting(true),
+      },
+      start,
+      spectator,
+    );
+    follower.current = f;
+    setGame(start);
+    (async () => {
+      if (refresh) await f.refresh();
+      await f.run();
+    })().catch((err: unknown) => {
+      const ce = ConnectError.from(err);
+      if (ce.code === Code.NotFound || ce.code === Code.PermissionDenied) {
+        store.set("table", null);
+        setGame(null);
+      } else fail(err);
+    });
+  };
+
+  const signIn = async (display: string) => {
+    setBusy(true);
+    setError("");
+    try {
+      const r = await gw.signIn({ deviceSecret: deviceSecret(), displayName: display });
+      store.set("name", display);
+      setAuth({ token: r.token, playerId: r.playerId, name: display });
+      authRef.current = { token: r.token, playerId: r.playerId, name: display };
+      const saved = store.get("table");
+      if (saved) {
+        const { tableId, seat } = JSON.parse(saved) as { tableId: string; seat: number };
+        follow(emptyState(tableId, seat), true); // a reload: a fresh view, then the events after it
+      }
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  useEffect(() => {
+    const saved = store.get("name");
+    if (saved) void signIn(saved);
+    return () => follower.current?.close();
+  }, []);
+
+  const [privateCode, setPrivateCode] = useState("");
+  const wish = (variant: Variant, opts: Options) => ({
+    variant,
+    options: {
+      doubling: opts.doubling,
+      doublingReveal: opts.simultaneous ? DoublingReveal.SIMULTANEOUS : DoublingReveal.SEQUENTIAL,
+      cardTimeoutS: opts.cardTimer,
+      contractTimeoutS: opts.contractTimer,
+      doubleTimeoutS: opts.doubleTimer,
+    },
+  });
+
+  /** Queue (quick match), host a private game, or join one by code; then follow the ticket. */
+  const enter = async (how: { quick: Variant } | { host: Variant } | { code: string }, opts: Options) => {
+    setError("");
+    setBusy(true);
+    try {
+      const clientSeed = randomHex(16);
+      let tk: Ticket | undefined;
+      if ("quick" in how) tk = (await gw.findMatch({ wish: wish(how.quick, opts), clientSeed })).ticket;
+      else if ("host" in how) {
+        const r = await gw.createPrivateGame({ wish: wish(how.host, opts), clientSeed });
+        setPrivateCode(r.code);
+        tk = r.ticket;
+      } else tk = (await gw.joinPrivateGame({ code: how.code, clientSeed })).ticket;
+      setTicket(tk ?? null);
+      follow(emptyState(tk?.tableId ?? "", tk?.tableId ? (tk?.seat ?? -1) : -1), false);
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const act = async (kind: Action["kind"]) => {
+    const f = follower.current;
+    if (!f) return;
+    setError("");
+    try {
+      await gw.submitAction({ action: action(f.state.tableId, f.state.sequence, kind) });
+    } catch (err) {
+      fail(err);
+      void f.refresh().catch(() => {});
+    }
+  };
+
+  const quickMatch = (variant: Variant, opts: Options) => enter({ quick: variant }, opts);
+
+  const leaveLobby = () => {
+    setPrivateCode("");
+    follower.current?.close();
+    follower.current = null;
+    store.set("table", null);
+    setGame(null);
+    setTicket(null);
+    setError("");
+  };
+
+  // Your turn: the tab's title changes and (unless muted) a short tone plays.
+  const mine = game ? myTurn(game) : false;
+  useEffect(() => {
+    document.title = mine ? `● ${t("yourTurn")} · ${t("title")}` : `${t("title")} · Trix`;
+    if (mine && !muted) beep();
+  }, [mine, game?.turn?.turnSeq, lang]);
+
+  // The seed turn before the first deal (RULES.md §11): the browser gives a random seed.
+  useEffect(() => {
+    if (game && mine && game.turn?.clientSeeds) void act({ case: "clientSeed", value: randomHex(16) });
+  }, [mine, game?.turn?.turnSeq]);
+
+  const verify = hash.startsWith("#/verify");
+  const replay = hash.startsWith("#/replay/") ? decodeURIComponent(hash.slice("#/replay/".length)) : "";
+  const history = hash.startsWith("#/history") || !!replay;
+  return (
+    <div class="app">
+      <header class="bar">
+        <strong class="brand">{t("title")}</strong>
+        <nav>
+          <a href="#/" aria-current={verify || history ? undefined : "page"}>
+            {t("playNav")}
+          </a>
+          <a href="#/history" aria-current={history ? "page" : undefined}>
+            {t("historyNav")}
+          </a>
+          <a href="#/verify" aria-current={verify ? "page" : undefined}>
+            {t("verifyNav")}
+          </a>
+        </nav>
+        <button
+          type="button"
+          class="small"
+          aria-pressed={muted}
+          onClick={() => {
+            store.set("muted", muted ? "0" : "1");
+            setMuted(!muted);
+          }}
+        >
+          {muted ? t("unmute") : t("mute")}
+        </button>
+        <button type="button" class="small" lang={lang === "ar" ? "en" : "ar"} aria-label={t("langLabel")} onClick={() => setLang(lang === "ar" ? "en" : "ar")}>
+          {t("lang")}
+        </button>
+      </header>
+      {reconnecting && (
+        <p class="banner" role="status">
+          {t("reconnecting")}
+        </p>
+      )}
+      {error && (
+        <p class="banner error" role="alert">
+          {error}
+        </p>
+      )}
+      <main>
+        {verify ? (
+          <VerifyPage t={t} gw={auth ? gw : null} initial={game?.recordJson ?? ""} />
+        ) : auth && replay ? (
+          <ReplayPage t={t} gw={gw} tableId={replay} key={replay} />
+        ) : auth && history ? (
+          <HistoryPage t={t} gw={gw} />
+        ) : !auth ? (
+          <form
+            class="card-box signin"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (name.trim()) void signIn(name.trim());
+            }}
+          >
+            <label for="name">{t("namePrompt")}</label>
+            <input id="name" name="name" value={name} maxLength={32} autoComplete="nickname" onInput={(e) => setName(e.currentTarget.value)} required />
+            <button type="submit" disabled={busy}>
+              {busy ? t("signingIn") : t("guest")}
+            </button>
+          </form>
+        ) : game && (game.tableId || ticket) ? (
+          game.tableId && game.sequence > 0n ? (
+            <TableView t={t} lang={lang} game={game} me={auth.playerId} act={act} newGame={leaveLobby} spectator={spectating} />
+          ) : (
+            <section class="card-box" aria-live="polite">
+              <p>{t("searching")}</p>
+              {privateCode && (
+                <p>
+                  {t("shareCode", { code: "" })}
+                  <strong dir="ltr" data-code={privateCode}>
+                    {privateCode}
+                  </strong>{" "}
+                  <button type="button" data-action="start-private" onClick={() => void gw.startPrivateGame({ code: privateCode }).catch(fail)}>
+                    {t("startBots")}
+                  </button>
+                </p>
+              )}
+              <button
+                type="button"
+                onClick={() => {
+                  if (ticket) void gw.cancelMatch({ ticketId: ticket.ticketId }).catch(() => {});
+                  leaveLobby();
+                }}
+              >
+                {t("cancel")}
+              </button>
+            </section>
+          )
+        ) : (
+          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id) => follow(emptyState(id, -1), false, true)} />
+        )}
+      </main>
+    </div>
+  );
+}
+
+type Options = { doubling: boolean; simultaneous: boolean; cardTimer: number; contractTimer: number; doubleTimer: number };
+
+/** RULES.md §7 and §9 defaults: doubling on, sequential answers, 12 / 15 / 8 s timers. */
+const DEFAULT_OPTIONS: Options = { doubling: true, simultaneous: false, cardTimer: 12, contractTimer: 15, doubleTimer: 8 };
+
+type LobbyProps = {
+  t: T;
+  name: string;
+  busy: boolean;
+  start: (v: Variant, o: Options) => void;
+  host: (v: Variant, o: Options) => void;
+  join: (code: string) => void;
+  watch: (tableId: string) => void;
+};
+
+function Lobby({ t, name, busy, start, host, join, watch }: LobbyProps) {
+  const [opts, setOpts] = useState<Options>(DEFAULT_OPTIONS);
+  const [tableId, setTableId] = useState("");
+  const [code, setCode] = useState("");
+  const [privateVariant, setPrivateVariant] = useState<Variant>(Variant.TRIX);
+  const variants = [Variant.TRIX, Variant.TRIX_PARTNERSHIP, Variant.COMPLEX, Variant.COMPLEX_PARTNERSHIP];
+  return (
+    <section class="card-box lobby">
+      <p>{t("signedInAs", { name })}</p>
+      <h1>{t("quickMatch")}</h1>
+      <div class="variants">
+        {variants.map((v) => (
+          <button type="button" key={v} data-variant={Variant[v]} disabled={busy} onClick={() => start(v, opts)}>
+            {t(VARIANT_KEYS[v] as Key)}
+          </button>
+        ))}
+      </div>
+      <fieldset>
+        <legend>{t("options")}</legend>
+        <label>
+          <input type="checkbox" checked={opts.doubling} onChange={(e) => setOpts({ ...opts, doubling: e.currentTarget.checked })} /> {t("doubling")}
+        </label>
+        <label>
+          {t("doublingReveal")}{" "}
+          <select id="reveal" value={opts.simultaneous ? "s" : "q"} onChange={(e) => setOpts({ ...opts, simultaneous: e.currentTarget.value === "s" })}>
+            <option value="q">{t("sequential")}</option>
+            <option value="s">{t("simultaneous")}</option>
+          </select>
+        </label>
+        <Timer t={t} id="card-timer" label="cardTimer" value={opts.cardTimer} choices={[8, 12, 20, 30]} set={(v) => setOpts({ ...opts, cardTimer: v })} />
+        <Timer t={t} id="contract-timer" label="contractTimer" value={opts.contractTimer} choices={[10, 15, 30]} set={(v) => setOpts({ ...opts, contractTimer: v })} />
+        <Timer t={t} id="double-timer" label="doubleTimer" value={opts.doubleTimer} choices={[5, 8, 15, 30]} set={(v) => setOpts({ ...opts, doubleTimer: v })} />
+      </fieldset>
+      <fieldset class="private">
+        <legend>{t("privateGame")}</legend>
+        <div class="row">
+          <label for="pv">{t("variant")}</label>
+          <select id="pv" value={String(privateVariant)} onChange={(e) => setPrivateVariant(Number(e.currentTarget.value) as Variant)}>
+            {variants.map((v) => (
+              <option key={v} value={String(v)}>
+                {t(VARIANT_KEYS[v] as Key)}
+              </option>
+            ))}
+          </select>
+          <button type="button" data-action="host" disabled={busy} onClick={() => host(privateVariant, opts)}>
+            {t("create")}
+          </button>
+        </div>
+        <form
+          class="row join"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (code.trim()) join(code.trim());
+          }}
+        >
+          <label for="code">{t("code")}</label>
+          <input id="code" dir="ltr" value={code} autoComplete="off" onInput={(e) => setCode(e.currentTarget.value)} />
+          <button type="submit" disabled={busy}>
+            {t("join")}
+          </button>
+        </form>
+      </fieldset>
+      <form
+        class="row watch"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (tableId.trim()) watch(tableId.trim());
+        }}
+      >
+        <label for="watch">{t("watch")}</label>
+        <input id="watch" dir="ltr" value={tableId} onInput={(e) => setTableId(e.currentTarget.value)} />
+        <button type="submit">{t("watchGo")}</button>
+      </form>
+    </section>
+  );
+}
+
+function Timer({ t, id, label, value, choices, set }: { t: T; id: string; label: Key; value: number; choices: number[]; set: (v: number) => void }) {
+  return (
+    <label>
+      {t(label)}{" "}
+      <select id={id} value={String(value)} onChange={(e) => set(Number(e.currentTarget.value))}>
+        {choices.map((s) => (
+          <option key={s} value={String(s)}>
+            {s}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+let audio: AudioContext | null = null;
+function beep(): void {
+  try {
+    audio ??= new AudioContext();
+    const o = audio.createOscillator();
+    const g = audio.createGain();
+    o.frequency.value = 660;
+    g.gain.value = 0.05;
+    o.connect(g).connect(audio.destination);
+    o.start();
+    o.stop(audio.currentTime + 0.12);
+  } catch {
+    /* no audio: the title still changes */
+  }
+}
+

@@ -1,0 +1,170 @@
+// The player's finished games, the leaderboard of a variant, and the replay viewer that
+// steps through a finished game's record (RULES.md §12) deal by deal, trick by trick. The
+// hands come from the record, or (when it omits them) from the revealed seeds (§11).
+import { useEffect, useState } from "preact/hooks";
+import { ConnectError } from "@connectrpc/connect";
+import { Contract, Variant } from "../gen/trix/v1/common_pb";
+import type { GameSummary, LeaderboardEntry } from "../gen/trix/v1/scoring_pb";
+import type { Gateway } from "../client/api";
+import { cardId } from "../client/cards";
+import { dealFromSeeds, hexToBytes } from "../client/fairness";
+import type { T } from "./App";
+import { CardFace } from "./Table";
+import { CONTRACT_KEYS, VARIANT_KEYS } from "./i18n";
+import type { Key } from "./i18n";
+
+export function HistoryPage({ t, gw }: { t: T; gw: Gateway }) {
+  const [games, setGames] = useState<GameSummary[] | null>(null);
+  const [variant, setVariant] = useState<Variant>(Variant.TRIX);
+  const [board, setBoard] = useState<LeaderboardEntry[]>([]);
+  const [error, setError] = useState("");
+  useEffect(() => {
+    gw.query({ query: { case: "history", value: { pageSize: 20 } } })
+      .then((r) => setGames(r.result.case === "history" ? r.result.value.games : []))
+      .catch((e: unknown) => setError(ConnectError.from(e).rawMessage));
+  }, []);
+  useEffect(() => {
+    gw.query({ query: { case: "leaderboard", value: { variant, pageSize: 10 } } })
+      .then((r) => setBoard(r.result.case === "leaderboard" ? r.result.value.entries : []))
+      .catch((e: unknown) => setError(ConnectError.from(e).rawMessage));
+  }, [variant]);
+  return (
+    <section class="card-box history">
+      <h1>{t("history")}</h1>
+      {error && <p role="alert">{t("error", { message: error })}</p>}
+      {games && !games.length && <p>{t("noGames")}</p>}
+      <ul class="games">
+        {(games ?? []).map((g) => (
+          <li key={g.tableId} data-table={g.tableId}>
+            {t(VARIANT_KEYS[g.variant] as Key)} · {t("place", { n: g.place })} · {g.totals?.values[g.seat] ?? 0}{" "}
+            <a class="button" href={`#/replay/${encodeURIComponent(g.tableId)}`}>
+              {t("replay")}
+            </a>
+          </li>
+        ))}
+      </ul>
+      <h2>{t("leaderboard")}</h2>
+      <label>
+        {t("variant")}{" "}
+        <select value={String(variant)} onChange={(e) => setVariant(Number(e.currentTarget.value) as Variant)}>
+          {[Variant.TRIX, Variant.TRIX_PARTNERSHIP, Variant.COMPLEX, Variant.COMPLEX_PARTNERSHIP].map((v) => (
+            <option key={v} value={String(v)}>
+              {t(VARIANT_KEYS[v] as Key)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <table class="scores board">
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            <th scope="col">{t("player")}</th>
+            <th scope="col">{t("rating")}</th>
+            <th scope="col">{t("games")}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {board.map((e) => (
+            <tr key={e.playerId}>
+              <td>{e.rank}</td>
+              <td dir="ltr">{e.playerId}</td>
+              <td>{Math.round(e.rating)}</td>
+              <td>{e.games}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+type Deal = { contract: Contract; owner: number; hands: number[][]; plays: { seat: number; card: number }[]; scores: number[] | null };
+
+/** The record's deals with every hand known (listed, or derived from the revealed seeds). */
+export async function replayDeals(text: string): Promise<{ players: string[]; deals: Deal[] }> {
+  const rec = JSON.parse(text) as {
+    players?: string[];
+    fairness?: { server_seed?: string | null; client_seed?: string | null };
+    deals?: { hands?: string[][]; owner?: number; contract?: string; plays?: { seat: number; card: string }[]; scores?: number[] | null }[];
+  };
+  const seed = rec.fairness?.server_seed;
+  const deals: Deal[] = [];
+  for (const [n, d] of (rec.deals ?? []).entries()) {
+    const listed = d.hands?.map((h) => h.map((c) => cardId(c) ?? -1));
+    const hands = listed ?? (seed ? await dealFromSeeds(hexToBytes(seed), rec.fairness?.client_seed ?? "", n) : [[], [], [], []]);
+    deals.push({
+      contract: Contract[(d.contract ?? "UNSPECIFIED") as keyof typeof Contract] ?? Contract.UNSPECIFIED,
+      owner: d.owner ?? 0,
+      hands,
+      plays: (d.plays ?? []).map((p) => ({ seat: p.seat, card: cardId(p.card) ?? -1 })),
+      scores: d.scores ?? null,
+    });
+  }
+  return { players: rec.players ?? [], deals };
+}
+
+export function ReplayPage({ t, gw, tableId }: { t: T; gw: Gateway; tableId: string }) {
+  const [game, setGame] = useState<{ players: string[]; deals: Deal[] } | null>(null);
+  const [error, setError] = useState("");
+  const [d, setD] = useState(0);
+  const [k, setK] = useState(0);
+  useEffect(() => {
+    gw.query({ query: { case: "gameRecord", value: { tableId } } })
+      .then((r) => replayDeals(r.result.case === "gameRecord" ? r.result.value.recordJson : "{}"))
+      .then(setGame)
+      .catch((e: unknown) => setError(e instanceof SyntaxError ? t("notRecord") : ConnectError.from(e).rawMessage));
+  }, [tableId]);
+  if (error) return <p role="alert">{t("error", { message: error })}</p>;
+  if (!game) return <p>…</p>;
+  const deal = game.deals[d];
+  if (!deal) return <p>{t("notRecord")}</p>;
+  const shown = deal.plays.slice(0, k);
+  const trix = deal.contract === Contract.TRIX;
+  const trick = trix ? [] : shown.slice(shown.length - (shown.length % 4 || (shown.length ? 4 : 0)));
+  const go = (nd: number, nk: number) => {
+    const dd = Math.max(0, Math.min(game.deals.length - 1, nd));
+    setD(dd);
+    setK(Math.max(0, Math.min(game.deals[dd]?.plays.length ?? 0, nk)));
+  };
+  return (
+    <section class="card-box replay" data-deal={d} data-step={k}>
+      <h1>{t("replay")}</h1>
+      <p>
+        {t("deal", { n: d + 1, total: game.deals.length })} · {t("contract")}: {t(CONTRACT_KEYS[deal.contract] ?? "none")} · {t("play", { n: k, total: deal.plays.length })}
+      </p>
+      <div class="row" role="group" aria-label={t("replay")}>
+        <button type="button" data-go="prev-deal" onClick={() => go(d - 1, 0)}>
+          {t("prevDeal")}
+        </button>
+        <button type="button" data-go="prev-trick" onClick={() => go(d, k - 4)}>
+          {t("prevTrick")}
+        </button>
+        <button type="button" data-go="next-trick" onClick={() => go(d, k + 4)}>
+          {t("nextTrick")}
+        </button>
+        <button type="button" data-go="next-deal" onClick={() => go(d + 1, 0)}>
+          {t("nextDeal")}
+        </button>
+      </div>
+      {[0, 1, 2, 3].map((s) => (
+        <div class="replay-seat" key={s} data-seat={s}>
+          <strong>{game.players[s] || t("seat", { n: s + 1 })}</strong>
+          <span class="hand" dir="ltr">
+            {(deal.hands[s] ?? [])
+              .filter((c) => !shown.some((p) => p.card === c))
+              .sort((a, b) => a - b)
+              .map((c) => (
+                <CardFace t={t} id={c} small key={c} />
+              ))}
+          </span>
+        </div>
+      ))}
+      <div class="felt-line" dir="ltr" data-on-table="1">
+        {(trix ? shown : trick).map((p) => (
+          <CardFace t={t} id={p.card} key={p.card} />
+        ))}
+      </div>
+      {deal.scores && k === deal.plays.length && <p>{deal.scores.join(" · ")}</p>}
+    </section>
+  );
+}

@@ -1,0 +1,313 @@
+// The table: seats around (me at the bottom, play moving to the right, RULES.md §1), the
+// hand with the legal cards marked, the contract choice, doubling, the trick or the TRIX
+// layout rows, the last trick, passes, scores (team totals in partnership), whose turn
+// with a live countdown on the server's clock, notices, leaving, the final ranking.
+import { useEffect, useState } from "preact/hooks";
+import { create } from "@bufbuild/protobuf";
+import { CardSchema, Contract, Decision, Variant } from "../gen/trix/v1/common_pb";
+import { CardListSchema } from "../gen/trix/v1/gateway_pb";
+import type { Action } from "../gen/trix/v1/gateway_pb";
+import { cardText, rankOf, suitOf } from "../client/cards";
+import { doublable, isPartnership, myTurn, secondsLeft } from "../client/state";
+import type { GameState } from "../client/state";
+import type { T } from "./App";
+import { CONTRACT_KEYS } from "./i18n";
+import type { Key, Lang } from "./i18n";
+
+const SUIT_SYMBOL = ["♣", "♦", "♥", "♠"];
+const SUIT_KEY: Key[] = ["suitC", "suitD", "suitH", "suitS"];
+
+export function cardName(t: T, id: number): string {
+  const r = rankOf(id);
+  const rank = r > 10 ? t(`rank${r}` as Key) : String(r);
+  return t("cardOf", { rank, suit: t(SUIT_KEY[suitOf(id)] as Key) });
+}
+
+export function CardFace({ t, id, small }: { t: T; id: number; small?: boolean }) {
+  const r = rankOf(id);
+  const face = r === 10 ? "10" : (cardText(id)[0] ?? "");
+  const red = suitOf(id) === 1 || suitOf(id) === 2;
+  return (
+    <span class={`face${red ? " red" : ""}${small ? " small" : ""}`} dir="ltr" aria-label={cardName(t, id)} role="img" data-card={cardText(id)}>
+      <span aria-hidden="true">
+        {face}
+        {SUIT_SYMBOL[suitOf(id)]}
+      </span>
+    </span>
+  );
+}
+
+function useNow(active: boolean): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!active) return;
+    const id = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(id);
+  }, [active]);
+  return now;
+}
+
+type Props = { t: T; lang: Lang; game: GameState; me: string; act: (k: Action["kind"]) => Promise<void>; newGame: () => void; spectator?: boolean };
+
+export function TableView({ t, game: g, act, newGame, spectator = false }: Props) {
+  const now = useNow(!!g.turn);
+  const [marked, setMarked] = useState<number[]>([]);
+  const [confirmLeave, setConfirmLeave] = useState(false);
+  const mine = myTurn(g);
+  const me = g.seat < 0 ? 0 : g.seat;
+  const name = (s: number) => (s === g.seat ? t("you") : g.seats[s]?.name || t("seat", { n: s + 1 }));
+  const contractName = (c: Contract) => (c ? t(CONTRACT_KEYS[c] as Key) : t("none"));
+  const decision = g.turn?.decision ?? Decision.UNSPECIFIED;
+  const legal = new Set(mine && decision === Decision.CARD ? (g.turn?.legalCards ?? []) : []);
+  const partnership = isPartnership(g.variant);
+  // RULES.md §2: 20 deals in TRIX and TRIX_PARTNERSHIP, 8 in the COMPLEX variants.
+  const totalDeals = g.variant === Variant.TRIX || g.variant === Variant.TRIX_PARTNERSHIP ? 20 : 8;
+  useEffect(() => setMarked([]), [g.turn?.turnSeq]);
+
+  if (g.finished) return <GameOver t={t} g={g} name={name} newGame={newGame} />;
+
+  const seatBox = (s: number, where: string) => {
+    const info = g.seats[s];
+    const turn = g.turn?.seats.includes(s);
+    const played = g.trick.find((p) => p.seat === s);
+    const out = g.out.find((o) => o.seat === s);
+    return (
+      <div class={`seat ${where}${turn ? " turn" : ""}`} data-seat={s} key={s}>
+        <div class="who">
+          <span class="name">{name(s)}</span>
+          {info?.bot && <span class="tag">{t("bot")}</span>}
+          {info?.left && <span class="tag">{t("leftTable")}</span>}
+          {s === g.owner && <span class="tag">♛</span>}
+        </div>
+        <div class="meta">
+          🂠 {g.handSizes[s] ?? 0}
+          {g.passes.includes(s) && <span class="tag">{t("passed")}</span>}
+          {out && <span class="tag">{t("out", { place: out.place })}</span>}
+          {g.doubles
+            .find((d) => d.seat === s)
+            ?.cards.map((c) => (
+              <span class="tag dbl" key={c}>
+                ×2 <CardFace t={t} id={c} small />
+              </span>
+            ))}
+        </div>
+        <div class="played">{played && <CardFace t={t} id={played.card} />}</div>
+      </div>
+    );
+  };
+
+  const left = secondsLeft(g, now);
+  const layoutRows = [0, 1, 2, 3].map((suit) => g.layout.filter((c) => suitOf(c) === suit).sort((a, b) => a - b));
+  const myNotices = g.notices.filter((n) => n.seat === g.seat || n.kind === "left");
+
+  return (
+    <section class="table" aria-label={t("title")} data-seq={String(g.sequence)}>
+      <div class="status" role="status" aria-live="polite">
+        <span data-table={g.tableId}>{spectator ? t("watching", { id: g.tableId }) : t("tableLabel", { id: g.tableId })}</span>
+        <span>{t("deal", { n: g.dealIndex + 1, total: totalDeals })}</span>
+        {g.owner >= 0 && <span>{t("kingdom", { name: name(g.owner) })}</span>}
+        <span>
+          {t("contract")}: <b data-contract={Contract[g.contract]}>{contractName(g.contract)}</b>
+        </span>
+        {g.turn && (
+          <span class={mine ? "mine" : ""} data-turn={mine ? "me" : "other"}>
+            {mine ? t("yourTurn") : t("turnOf", { name: name(g.turn.seats[0] ?? 0) })} · <span class="countdown">{t("secondsLeft", { s: left })}</span>
+          </span>
+        )}
+      </div>
+      {myNotices.map((n, i) => (
+        <p class="notice" role="status" key={i}>
+          {n.kind === "auto-card" && n.card !== undefined
+            ? t("autoCard", { card: cardName(t, n.card) })
+            : n.kind === "auto-contract"
+              ? t("autoContract", { contract: contractName(n.contract ?? Contract.UNSPECIFIED) })
+              : n.kind === "auto-double"
+                ? t("autoDouble")
+                : t("seatLeftNotice", { name: name(n.seat) })}
+        </p>
+      ))}
+      <div class="felt" dir="ltr">
+        {seatBox((me + 2) % 4, "top")}
+        {seatBox((me + 3) % 4, "left")}
+        <div class="center">
+          {g.contract === Contract.TRIX ? (
+            <div class="layout" aria-label={t("layout")}>
+              {layoutRows.map((row, suit) => (
+                <div class="row" key={suit} data-suit={suit}>
+                  <span class="suit" aria-hidden="true">
+                    {SUIT_SYMBOL[suit]}
+                  </span>
+                  {row.map((c) => (
+                    <CardFace t={t} id={c} small key={c} />
+                  ))}
+                </div>
+              ))}
+            </div>
+          ) : (
+            g.lastTrick && (
+              <div class="last" aria-label={t("lastTrick", { name: name(g.lastTrick.taker) })}>
+                <small>{t("lastTrick", { name: name(g.lastTrick.taker) })}</small>
+                <div>
+                  {g.lastTrick.cards.map((p) => (
+                    <CardFace t={t} id={p.card} small key={p.card} />
+                  ))}
+                </div>
+              </div>
+            )
+          )}
+        </div>
+        {seatBox((me + 1) % 4, "right")}
+        {seatBox(me, "bottom")}
+      </div>
+
+      {mine && decision === Decision.CONTRACT && (
+        <div class="prompt" role="group" aria-label={t("chooseContract")}>
+          <p>{t("chooseContract")}</p>
+          {(g.turn?.legalContracts ?? []).map((c) => (
+            <button type="button" key={c} data-contract={Contract[c]} onClick={() => void act({ case: "chooseContract", value: c })}>
+              {contractName(c)}
+            </button>
+          ))}
+        </div>
+      )}
+      {mine && decision === Decision.DOUBLE && (
+        <div class="prompt" role="group" aria-label={t("doubleQuestion")}>
+          <p>{t("doubleQuestion")}</p>
+          {doublable(g).map((c) => (
+            <button
+              type="button"
+              key={c}
+              class="cardbtn"
+              aria-pressed={marked.includes(c)}
+              onClick={() => setMarked(marked.includes(c) ? marked.filter((x) => x !== c) : [...marked, c])}
+            >
+              <CardFace t={t} id={c} />
+            </button>
+          ))}
+          <button
+            type="button"
+            data-action="double"
+            disabled={!marked.length}
+            onClick={() => void act({ case: "answerDouble", value: create(CardListSchema, { cards: marked.map((id) => ({ id })) }) })}
+          >
+            {t("doubleThese")}
+          </button>
+          <button type="button" data-action="no-double" onClick={() => void act({ case: "answerDouble", value: create(CardListSchema, { cards: [] }) })}>
+            {t("noDouble")}
+          </button>
+        </div>
+      )}
+      {mine && decision === Decision.CARD && <p class="hint">{t("playCard")}</p>}
+      <div class="hand" dir="ltr" role="group" aria-label={t("hand")}>
+        {g.hand.map((c) => (
+          <button
+            type="button"
+            key={c}
+            class={`cardbtn${legal.has(c) ? " legal" : ""}`}
+            disabled={!legal.has(c)}
+            data-legal={legal.has(c) ? "1" : "0"}
+            onClick={() => void act({ case: "playCard", value: create(CardSchema, { id: c }) })}
+          >
+            <CardFace t={t} id={c} />
+          </button>
+        ))}
+      </div>
+
+      <Scores t={t} g={g} name={name} partnership={partnership} contractName={contractName} />
+
+      {!spectator && <div class="leave">
+        {!confirmLeave ? (
+          <button type="button" class="small" onClick={() => setConfirmLeave(true)}>
+            {t("leave")}
+          </button>
+        ) : (
+          <div role="alertdialog" aria-label={t("leave")}>
+            <p>{g.stake > 0 ? t("leavePaid") : t("leaveFree")}</p>
+            <button type="button" onClick={() => void act({ case: "leave", value: true }).then(newGame)}>
+              {t("confirm")}
+            </button>
+            <button type="button" onClick={() => setConfirmLeave(false)}>
+              {t("stay")}
+            </button>
+          </div>
+        )}
+      </div>}
+    </section>
+  );
+}
+
+function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState; name: (s: number) => string; partnership: boolean; contractName: (c: Contract) => string }) {
+  return (
+    <table class="scores">
+      <caption>{t("scores")}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t("contract")}</th>
+          {[0, 1, 2, 3].map((s) => (
+            <th scope="col" key={s}>
+              {name(s)}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {g.deals.map((d, i) => (
+          <tr key={i}>
+            <td>{contractName(d.contract)}</td>
+            {d.points.map((p, s) => (
+              <td key={s}>{p}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+      <tfoot>
+        <tr>
+          <th scope="row">{t("total")}</th>
+          {g.totals.map((p, s) => (
+            <td key={s} data-total={s}>
+              {p}
+            </td>
+          ))}
+        </tr>
+        {partnership && (
+          <tr>
+            <th scope="row">{t("total")}</th>
+            <td colSpan={4} data-teams="1">
+              {t("team", { a: name(0), b: name(2) })}: {(g.totals[0] ?? 0) + (g.totals[2] ?? 0)} · {t("team", { a: name(1), b: name(3) })}:{" "}
+              {(g.totals[1] ?? 0) + (g.totals[3] ?? 0)}
+            </td>
+          </tr>
+        )}
+      </tfoot>
+    </table>
+  );
+}
+
+function GameOver({ t, g, name, newGame }: { t: T; g: GameState; name: (s: number) => string; newGame: () => void }) {
+  const order = [0, 1, 2, 3].sort((a, b) => (g.ranking[a] ?? 9) - (g.ranking[b] ?? 9) || (g.totals[b] ?? 0) - (g.totals[a] ?? 0));
+  return (
+    <section class="card-box gameover" data-finished="1">
+      <h1>{t("gameOver")}</h1>
+      <ol class="ranking">
+        {order.map((s) => (
+          <li key={s} data-seat={s}>
+            {t("place", { n: g.ranking[s] ?? "?" })}: {name(s)} ({g.totals[s] ?? 0})
+          </li>
+        ))}
+      </ol>
+      {g.recordJson && (
+        <a class="button" href="#/verify">
+          {t("verifyThis")}
+        </a>
+      )}{" "}
+      {g.recordJson && (
+        <a class="button" href={`#/replay/${encodeURIComponent(g.tableId)}`}>
+          {t("replay")}
+        </a>
+      )}{" "}
+      <button type="button" onClick={newGame}>
+        {t("newGame")}
+      </button>
+    </section>
+  );
+}

@@ -1,0 +1,213 @@
+// The client's state reducer and its resume protocol: duplicates, overlapping resumes,
+// snapshots when the gap is too old, batches, breaks of the stream (the edge's idle
+// timeout, a dropped network) and errors a retry cannot mend.
+import { create } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { Contract, Decision, Variant } from "../src/gen/trix/v1/common_pb";
+import { EventSchema } from "../src/gen/trix/v1/events_pb";
+import type { Event } from "../src/gen/trix/v1/events_pb";
+import { SessionResponseSchema } from "../src/gen/trix/v1/gateway_pb";
+import type { SessionResponse } from "../src/gen/trix/v1/gateway_pb";
+import { SeatViewSchema } from "../src/gen/trix/v1/table_pb";
+import type { SeatView } from "../src/gen/trix/v1/table_pb";
+import { Follower } from "../src/client/session";
+import type { EventSource } from "../src/client/session";
+import { applyEvent, applySnapshot, emptyState, myTurn, secondsLeft } from "../src/client/state";
+import type { GameState } from "../src/client/state";
+
+const T = "t1";
+type Body = NonNullable<MessageInitShape<typeof EventSchema>["body"]>;
+const card = (id: number) => ({ id });
+
+/** A short deal seen by seat 0: created, dealt, KING chosen, one turn, four cards, the trick. */
+function script(): Event[] {
+  const e = (sequence: number, body: Body): Event => create(EventSchema, { tableId: T, sequence: BigInt(sequence), body });
+  return [
+    e(1, { case: "tableCreated", value: { variant: Variant.TRIX, seats: [0, 1, 2, 3].map((i) => ({ index: i, playerId: `p${i}`, displayName: `P\u202e${i}`, bot: i > 0 })), commitment: "c" } }),
+    e(2, { case: "dealStarted", value: { dealIndex: 0, owner: 0, hand: [card(0), card(13), card(37), card(24)], availableContracts: [Contract.KING] } }),
+    e(3, { case: "contractChosen", value: { dealIndex: 0, seat: 0, contract: Contract.KING } }),
+    e(5, { case: "turnStarted", value: { seats: [0], decision: Decision.CARD, turnSeq: 5n, legalCards: [card(0), card(13)] } }),
+    e(6, { case: "cardPlayed", value: { seat: 0, card: card(0) } }),
+    e(7, { case: "cardPlayed", value: { seat: 1, card: card(1) } }),
+    e(8, { case: "cardPlayed", value: { seat: 2, card: card(2) } }),
+    e(9, { case: "cardPlayed", value: { seat: 3, card: card(3), automatic: true } }),
+    e(10, { case: "trickTaken", value: { dealIndex: 0, trickIndex: 0, leader: 0, taker: 3, cards: [0, 1, 2, 3].map(card) } }),
+    e(11, { case: "dealScored", value: { dealIndex: 0, contract: Contract.KING, points: { values: [0, 0, 0, -75] }, totals: { values: [0, 0, 0, -75] } } }),
+  ];
+}
+
+const msg = (event: Event): SessionResponse => create(SessionResponseSchema, { kind: { case: "event", value: event } });
+const fold = (events: Event[], s: GameState = emptyState(T, 0)) => events.reduce((acc, e) => applyEvent(acc, e, 0), s);
+/** The state without the counters and the clock, to compare two ways of getting there. */
+const core = (s: GameState) => ({ ...s, applied: 0, dropped: 0, clockOffsetMs: 0 });
+
+/** A transport that plays one scripted stream per connection and records each resume point. */
+function scripted(streams: (SessionResponse | Error)[][], view?: SeatView) {
+  const asked: bigint[] = [];
+  const source: EventSource = {
+    async *events(_table, after, signal) {
+      asked.push(after);
+      const stream = streams.shift();
+      if (!stream) {
+        // Nothing more scripted: hold the stream open until the test closes the follower.
+        await new Promise<void>((r) => signal.addEventListener("abort", () => r()));
+        return;
+      }
+      for (const item of stream) {
+        if (item instanceof Error) throw item;
+        yield item;
+      }
+    },
+    async view() {
+      if (!view) throw new Error("no view");
+      return view;
+    },
+  };
+  return { source, asked };
+}
+
+describe("the state reducer", () => {
+  it("applies a deal: hand, contract, trick, last trick, totals, names cleaned of bidi overrides", () => {
+    const s = fold(script());
+    expect(s.sequence).toBe(11n);
+    expect(s.hand).toEqual([13, 24, 37]);
+    expect(s.handSizes).toEqual([12, 12, 12, 12]);
+    expect(s.trick).toEqual([]);
+    expect(s.lastTrick).toEqual({ cards: [0, 1, 2, 3].map((c) => ({ seat: c, card: c })), taker: 3 });
+    expect(s.totals).toEqual([0, 0, 0, -75]);
+    expect(s.deals).toEqual([{ contract: Contract.KING, points: [0, 0, 0, -75] }]);
+    expect(s.seats[1]?.name).toBe("P1");
+    expect(s.notices).toEqual([{ kind: "auto-card", seat: 3, card: 3 }]);
+  });
+
+  it("drops a duplicate event and an event older than the state", () => {
+    const events = script();
+    const once = fold(events);
+    const twice = fold([...events, ...events]);
+    expect(core(twice)).toEqual(core(once));
+    expect(twice.dropped).toBe(events.length);
+    expect(twice.applied).toBe(events.length);
+  });
+
+  it("marks legal cards on the seat's own turn and counts down on the server's clock", () => {
+    const s = fold(script().slice(0, 4));
+    expect(myTurn(s)).toBe(true);
+    expect(s.turn?.legalCards).toEqual([0, 13]);
+    const turn = { ...s.turn!, deadlineMs: 100_000 };
+    // The server's clock is 5 s ahead of ours: 100 s deadline at our 90 s = 5 s left.
+    expect(secondsLeft({ ...s, turn, clockOffsetMs: 5_000 }, 90_000)).toBe(5);
+    expect(secondsLeft({ ...s, turn, clockOffsetMs: 5_000 }, 99_000)).toBe(0);
+  });
+
+  it("a snapshot replaces the state, and events it covers are dropped afterwards", () => {
+    const events = script();
+    const view = create(SeatViewSchema, {
+      tableId: T, sequence: 8n, seat: 0, variant: Variant.TRIX, hand: [card(13), card(24), card(37)], handSizes: [12, 12, 12, 13],
+      contract: Contract.KING, trick: [card(0), card(1), card(2)], totals: { values: [0, 0, 0, 0] }, serverTime: timestampFromMs(1000),
+      turn: { seats: [3], decision: Decision.CARD, turnSeq: 8n, deadline: timestampFromMs(13_000) },
+    });
+    let s = applySnapshot(fold(events.slice(0, 2)), view, 1000);
+    expect(s.sequence).toBe(8n);
+    expect(s.trick).toEqual([{ seat: 0, card: 0 }, { seat: 1, card: 1 }, { seat: 2, card: 2 }]);
+    expect(secondsLeft(s, 1000)).toBe(12);
+    s = fold(events, s);
+    expect(s.dropped).toBe(events.filter((e) => e.sequence <= 8n).length);
+    expect(s.lastTrick?.taker).toBe(3);
+    expect(s.totals).toEqual([0, 0, 0, -75]);
+  });
+
+  it("a TRIX deal lays cards out instead of tricks, and records passes and who is out", () => {
+    const e = (sequence: number, body: Body) => create(EventSchema, { tableId: T, sequence: BigInt(sequence), body });
+    const s = fold([
+      e(1, { case: "dealStarted", value: { owner: 0, hand: [card(9)] } }),
+      e(2, { case: "contractChosen", value: { seat: 0, contract: Contract.TRIX } }),
+      e(3, { case: "cardPlayed", value: { seat: 0, card: card(9) } }),
+      e(4, { case: "seatPassed", value: { seat: 1 } }),
+      e(5, { case: "seatOut", value: { seat: 0, place: 1, points: 200 } }),
+    ]);
+    expect(s.layout).toEqual([9]);
+    expect(s.trick).toEqual([]);
+    expect(s.passes).toEqual([1]);
+    expect(s.out).toEqual([{ seat: 0, place: 1, points: 200 }]);
+  });
+});
+
+describe("the resume protocol", () => {
+  it("resumes from the last applied sequence after the stream ends, with no event lost or applied twice", async () => {
+    const events = script();
+    // The first stream ends quietly after 4 events (the edge's stream_idle_timeout); the
+    // second breaks with a network error after overlapping 2; the third finishes.
+    const { source, asked } = scripted([
+      events.slice(0, 4).map(msg),
+      [...events.slice(2, 7).map(msg), new ConnectError("network", Code.Unavailable)],
+      events.slice(5).map(msg),
+    ]);
+    const f = new Follower(source, { state: () => {}, sleep: async () => {} }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(asked).toEqual([0n, 5n, 8n, 11n]);
+    expect(core(f.state)).toEqual(core(fold(events)));
+    expect(f.state.applied).toBe(events.length);
+  });
+
+  it("takes the gateway's snapshot when its history no longer reaches back, then goes on", async () => {
+    const events = script();
+    const view = create(SeatViewSchema, { tableId: T, sequence: 9n, seat: 0, variant: Variant.TRIX, hand: [card(13), card(24), card(37)], contract: Contract.KING });
+    const snapshot = create(SessionResponseSchema, { kind: { case: "snapshot", value: view } });
+    const { source, asked } = scripted([[...events.slice(0, 2).map(msg)], [snapshot, ...events.slice(8).map(msg)]]);
+    const f = new Follower(source, { state: () => {}, sleep: async () => {} }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(asked).toEqual([0n, 2n, 11n]);
+    expect(f.state.sequence).toBe(11n);
+    expect(f.state.hand).toEqual([13, 24, 37]);
+    expect(f.state.totals).toEqual([0, 0, 0, -75]);
+  });
+
+  it("applies a batch in order and stops at the game's end", async () => {
+    const events = script();
+    const ended = create(EventSchema, { tableId: T, sequence: 12n, body: { case: "gameEnded", value: { recordJson: "{}", ranking: [1, 1, 1, 4], totals: { values: [0, 0, 0, -75] } } } });
+    const batch = create(SessionResponseSchema, { kind: { case: "eventBatch", value: { events: [...events, ended] } } });
+    const { source, asked } = scripted([[batch]]);
+    const f = new Follower(source, { state: () => {} }, emptyState(T, 0));
+    await f.run();
+    expect(asked).toEqual([0n]);
+    expect(f.state.finished).toBe(true);
+    expect(f.state.ranking).toEqual([1, 1, 1, 4]);
+  });
+
+  it("asks for the seat's view after a break before opening the stream again", async () => {
+    const events = script();
+    const view = create(SeatViewSchema, { tableId: T, sequence: 9n, seat: 0, variant: Variant.TRIX, hand: [card(13), card(24), card(37)], contract: Contract.KING });
+    const { source, asked } = scripted([events.slice(0, 2).map(msg), events.slice(8).map(msg)], view);
+    const f = new Follower(source, { state: () => {}, sleep: async () => {} }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(asked).toEqual([0n, 9n, 11n]);
+    expect(f.state.totals).toEqual([0, 0, 0, -75]);
+  });
+
+  it("stops and says why on an error a retry cannot mend", async () => {
+    const errors: string[] = [];
+    const { source, asked } = scripted([[new ConnectError("you hold no seat at this table", Code.PermissionDenied)]]);
+    const f = new Follower(source, { state: () => {}, error: (c, m) => errors.push(`${c}: ${m}`) }, emptyState(T, 0));
+    await f.run();
+    expect(asked).toEqual([0n]);
+    expect(errors).toEqual(["PermissionDenied: you hold no seat at this table"]);
+  });
+
+  it("learns its table and seat from the matched ticket before the table's events", () => {
+    const f = new Follower({ events: async function* () {}, view: async () => create(SeatViewSchema) }, { state: () => {} });
+    f.handle(create(SessionResponseSchema, { kind: { case: "ticket", value: { ticketId: "k", tableId: T, seat: 2 } } }));
+    expect([f.state.tableId, f.state.seat]).toEqual([T, 2]);
+  });
+});
