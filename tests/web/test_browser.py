@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import STREAM_IDLE_S, WEB_DIST, WebPlatform
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from conftest import STREAM_IDLE_S, WEB_DIST, WebPlatform
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import WebPlatform
 
+from conftest import WebPlatform
 from trix import edge
 from trix.up import free_port
 
