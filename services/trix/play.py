@@ -15,7 +15,7 @@ Owns:
   contracts, space to mark a card to double, Enter, typed codes still work, and a live
   countdown of the turn on the status line. Pipes keep whole-line input (`Terminal`).
 
-Never sees another seat's hand: everything comes through the gateway (RULES.md §14).
+Never sees another seat's hand: everything comes through the gateway (docs/rules.md §14).
 """
 
 from __future__ import annotations
@@ -360,7 +360,7 @@ def render(state: SeatState, names: list[str], lang: str, now: float, countdown:
 
 
 def verify_view(record_json: str, lang: str) -> str:
-    """تحقق: the commitment, the revealed seed and the check of every deal (RULES.md §11)."""
+    """تحقق: the commitment, the revealed seed and the check of every deal (docs/rules.md §11)."""
     from trix.records import load_record, verify
 
     record = load_record(record_json)
@@ -421,7 +421,7 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", choices=sorted(VARIANTS), default="trix")
     parser.add_argument("--private", default="", metavar="CODE", help="join a friend's private game by code")
     parser.add_argument("--host-private", action="store_true", help="create a private game and print its code")
-    parser.add_argument("--seed", default="", help="your fairness seed (RULES.md §11)")
+    parser.add_argument("--seed", default="", help="your fairness seed (docs/rules.md §11)")
     parser.add_argument("--state-dir", type=Path, default=Path(".state/play"), help="embedded platform data")
     parser.add_argument("--device-file", type=Path, default=None, help="where the guest device secret is kept")
     parser.add_argument("--card-timeout", type=int, default=0, help="card timer of a new table in s (0 = default)")
@@ -684,7 +684,7 @@ DOUBLABLE = {
     common_pb2.CONTRACT_QUEENS: QUEENS,
     common_pb2.CONTRACT_COMPLEX: (KH, *QUEENS),
 }
-"""Cards each doubling contract lets a seat double (RULES.md §7)."""
+"""Cards each doubling contract lets a seat double (docs/rules.md §7)."""
 HELP = (
     "keys: ←/→ choose, Enter plays (or picks the contract); doubling: space marks a card, Enter answers;"
     " or type a card code (7H), a contract number or - and Enter; q Enter or Ctrl-C quits"

@@ -1,5 +1,5 @@
 """A seat's stream from the public subject and the seat's own copies (ADR 0003 decision 14):
-every sequence once and in order, the seat's own copy where there is one (RULES.md §14: the
+every sequence once and in order, the seat's own copy where there is one (docs/rules.md §14: the
 hand), whatever order the two subjects deliver in, what was missed then live, holes filled
 from the table's owner (issue 16); a spectator's stream is the public subject.
 
@@ -149,7 +149,7 @@ async def test_follow_reads_what_it_missed_then_live_with_own_copies_in_any_orde
 
 def due(seq: int, seat: int, cards: list[int] | None = None) -> events_pb2.Event:
     """A card turn with seat copies (ADR 0003 decision 15): the public copy (`cards` None, no
-    legal moves, RULES.md §14) or the own copy of the seat due with its legal cards."""
+    legal moves, docs/rules.md §14) or the own copy of the seat due with its legal cards."""
     turn = events_pb2.TurnStarted(
         seats=[seat],
         decision=common_pb2.DECISION_CARD,

@@ -1,6 +1,6 @@
 """The table's event publishing (issue 16, ADR 0012) on a real nats-server: an action's copies
 go out as one core NATS batch per audience, a seat's own copies before the public batch, the
-public batch carrying every sequence once and a seat's batch only its own copies (RULES.md
+public batch carrying every sequence once and a seat's batch only its own copies (docs/rules.md
 §14, ADR 0003 decisions 14 and 15); the results scoring settles from are stored on
 TABLE_RESULTS once each, also when an action's results are published again (recovery)."""
 
@@ -99,7 +99,7 @@ async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_resu
     assert [[e.sequence for e in b] for b in batches] == [[1, 2, 3, 4], [5, 6, 7, 8, 9, 10]]
     everything = [e for b in batches for e in b]
     assert [[c.id for c in e.deal_started.hand] for e in everything if e.HasField("deal_started")] == [[], []]
-    assert not any(e.turn_started.legal_cards for e in everything)  # RULES.md §14
+    assert not any(e.turn_started.legal_cards for e in everything)  # docs/rules.md §14
     for seat in (0, 1, 2, 3):
         own = [e for s, events in arrived if s == subjects.seat_events(t, seat) for e in events]
         turns = {0: [2], 3: [6]}.get(seat, [])

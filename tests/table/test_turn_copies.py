@@ -1,6 +1,6 @@
 """A seat's own copy of TurnStarted carries its legal moves (ADR 0003 decision 15): exactly
 what its view gives at that turn, so a client acts without asking for a view; the public copy
-carries none (RULES.md §14 "its hand | yes | never (only the number of cards) | never"), and a
+carries none (docs/rules.md §14 "its hand | yes | never (only the number of cards) | never"), and a
 table rebuilt after a crash publishes the copies the crash lost again, the same, and serves
 every copy as the replay makes it (issue 16). Real nats-server, the table service
 in-process, the C engine."""
@@ -98,7 +98,7 @@ async def test_only_the_seats_due_get_a_copy_and_the_public_one_has_no_legal_mov
         turn = event.turn_started
         # §14: the public subject never carries a seat's legal moves.
         assert not turn.legal_cards and not turn.legal_contracts
-        # RULES.md §11 seed turns need no copies; every decision turn has them.
+        # docs/rules.md §11 seed turns need no copies; every decision turn has them.
         assert turn.seat_copies == (not turn.client_seeds)
         for seat in range(4):
             has = event.sequence in own[seat]
@@ -108,7 +108,7 @@ async def test_only_the_seats_due_get_a_copy_and_the_public_one_has_no_legal_mov
 
 
 def _subject(table_id: str, audience: int) -> str:
-    """RULES.md §14: public copies on the public subject, a seat's own copy on its subject."""
+    """docs/rules.md §14: public copies on the public subject, a seat's own copy on its subject."""
     if audience in (ALL, PUBLIC_ONLY):
         return subjects.public_events(table_id)
     return subjects.seat_events(table_id, audience)

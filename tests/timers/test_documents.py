@@ -101,7 +101,7 @@ def _turn(table_id: str, seq: int) -> events_pb2.Event:
 
 
 async def test_a_turn_writes_nothing_a_seat_change_writes_against_the_known_revision() -> None:
-    """Issue 16: deadlines live in memory, so a turn is no KV write; what RULES.md §10 needs
+    """Issue 16: deadlines live in memory, so a turn is no KV write; what docs/rules.md §10 needs
     after a restart (seats, presence, timeouts in a row) is written when it changes, against
     the known revision, and read again after a conflict (another replica wrote)."""
     config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})

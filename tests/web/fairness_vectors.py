@@ -1,4 +1,4 @@
-"""Vectors of the fair shuffle (RULES.md §11) for the browser's Verify page (issue 20).
+"""Vectors of the fair shuffle (docs/rules.md §11) for the browser's Verify page (issue 20).
 
 `python tests/web/fairness_vectors.py` writes web/test/fairness-vectors.json from
 `trix.fairness`; tests/web/test_fairness_vectors.py regenerates them and fails when the

@@ -73,7 +73,7 @@ def _sign_in(page: Page, url: str, name: str) -> None:
     page.fill("#name", name)
     page.click("form.signin button[type=submit]")
     page.wait_for_selector(".lobby")
-    # The longest timers the lobby offers (RULES.md §9 options): a loaded CI box never lets
+    # The longest timers the lobby offers (docs/rules.md §9 options): a loaded CI box never lets
     # a turn of ours time out, which the games assert.
     page.select_option("#card-timer", "30")
     page.select_option("#contract-timer", "30")
@@ -195,7 +195,7 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
     opened = len(streams)
     done = _play(page, until=until, idle_wait_s=STREAM_IDLE_S + 2)
     assert len(streams) > opened  # the edge ended the silent stream; the client opened another
-    # Every seat owns one kingdom (RULES.md §3): we picked two contracts, before or after the reload.
+    # Every seat owns one kingdom (docs/rules.md §3): we picked two contracts, before or after the reload.
     assert done["card"] > 20 and before["contract"] + done["contract"] == 2
     assert done["timer_played_for_me"] == 0  # every turn of ours was shown in time
     page.wait_for_selector("[data-finished]")
@@ -279,7 +279,9 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     page.select_option("#card-timer", "30")
     page.select_option("#contract-timer", "30")
     page.select_option("#double-timer", "30")
-    page.select_option("#reveal", "s")  # SIMULTANEOUS doubling (RULES.md §7): answers secret until all four gave one
+    page.select_option(
+        "#reveal", "s"
+    )  # SIMULTANEOUS doubling (docs/rules.md §7): answers secret until all four gave one
     assert _axe_serious(page) == []  # the lobby
     page.click("[data-variant=COMPLEX_PARTNERSHIP]")
     page.wait_for_selector(".table")
@@ -289,7 +291,7 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     page.screenshot(path=str(tmp_path / "table-en-desktop.png"), full_page=True)
     assert _axe_serious(page) == []  # the table, on our turn
 
-    # A spectator (another guest) watches the table: public events only (RULES.md §14).
+    # A spectator (another guest) watches the table: public events only (docs/rules.md §14).
     watcher = _page(browser, locale="en-US", viewport=PHONE)
     _sign_in(watcher, web_platform.url, "Watcher")
     table_id = page.get_attribute("[data-table]", "data-table")

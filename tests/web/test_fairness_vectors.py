@@ -1,5 +1,5 @@
 """The committed fairness vectors of the browser client are what `trix.fairness` computes
-today (RULES.md §11): regenerate them and compare, so the TypeScript Verify code
+today (docs/rules.md §11): regenerate them and compare, so the TypeScript Verify code
 (web/test/fairness.test.ts reads the same file) cannot drift from the Python side."""
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def build(config: GatewayConfig, service: GatewayService | None = None) -> Runti
     async def start_subscribers(nats: NatsConnection) -> None:
         await subscribers.start(nats, service)
 
-    # Least privilege (RULES.md §14): the gateway's NATS user provisions only its own bucket,
+    # Least privilege (docs/rules.md §14): the gateway's NATS user provisions only its own bucket,
     # and receives replies only under its own inbox prefix.
     declared = ((), [b for b in KV_BUCKETS if b.bucket == GATEWAY_ACCOUNTS_BUCKET])
     limit = config.max_message_bytes

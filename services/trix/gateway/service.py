@@ -9,7 +9,7 @@ limit). What it reaches is behind ports (`TablePort`, `MatchmakingPort`, `Scorin
 `upstream`. Must not import grpc or nats; raises `trix.errors` domain errors only,
 whose messages are safe to show (never exception text, never a hidden card:
 the gateway forwards only the per-seat subject of the caller's own seat and the public
-subject, RULES.md §14).
+subject, docs/rules.md §14).
 """
 
 from __future__ import annotations
@@ -130,9 +130,9 @@ def check_id(value: str, what: str) -> str:
 
 
 def check_client_seed(seed: str) -> str:
-    """RULES.md §11: at most 64 bytes of UTF-8, no `|`."""
+    """docs/rules.md §11: at most 64 bytes of UTF-8, no `|`."""
     if len(seed.encode()) > MAX_CLIENT_SEED_BYTES or "|" in seed:
-        raise InvalidArgument("client seed: at most 64 bytes of UTF-8, no '|' (RULES.md §11)")
+        raise InvalidArgument("client seed: at most 64 bytes of UTF-8, no '|' (docs/rules.md §11)")
     return seed
 
 
@@ -164,7 +164,7 @@ def client_error(err: DomainError, action_id: str = "") -> gateway_pb2.ClientErr
 
 @dataclass
 class SeatMap:
-    """Who sits where at a table (public: RULES.md §14)."""
+    """Who sits where at a table (public: docs/rules.md §14)."""
 
     players: list[str]
     finished: bool = False
@@ -422,7 +422,7 @@ class GatewayService:
             check_id(q.leaderboard.around_player_id, "player id")
         reply = await self._scoring().query(q)
         if which == "game_record" and reply.game_record.record_json:
-            # RULES.md §14: hands and the seed are public only once the game has ended.
+            # docs/rules.md §14: hands and the seed are public only once the game has ended.
             record = json.loads(reply.game_record.record_json)
             if not (record.get("fairness") or {}).get("server_seed"):
                 raise StaleTurn("the game is still running; its record is available when it ends")
@@ -764,7 +764,7 @@ class Session:
         self._start_follow(table_id, seat, after)
 
     async def spectate(self, table_id: str, after: int) -> None:
-        """Public events of any table (RULES.md §14) for a signed-in player."""
+        """Public events of any table (docs/rules.md §14) for a signed-in player."""
         check_id(table_id, "table id")
         await self.gateway.seat_map(table_id, self.player_id)  # NOT_FOUND for an unknown table
         self._start_follow(table_id, SPECTATOR, after)

@@ -8,7 +8,7 @@ Owns the gateway's NATS side, within the whitelist of its NATS user
   public subject), live on core NATS through one subscription per subject for all the
   process's followers (`LiveFeeds`), what was missed asked of the owner with the player's
   token (`read_events`), through `trix.natsio.seatstream`. Nothing else: never a table's
-  log, snapshots or secrets (RULES.md §14).
+  log, snapshots or secrets (docs/rules.md §14).
 - `KvAccounts` (`AccountsPort`): guest accounts in the `gateway_accounts` bucket.
 - `NatsPresence` (`PresencePort`): PlayerConnected / PlayerDisconnected on
   `trix.presence.<player>`, stored by the PRESENCE stream the timers consume.

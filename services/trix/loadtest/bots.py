@@ -71,7 +71,7 @@ class WorkerConfig:
     """Players of this worker between sign-in and their first ticket at once (0: no limit):
     the ramp goes as fast as matchmaking answers instead of bursting past its deadlines."""
     turn_timeout_s: int = 0
-    """RULES.md §9 timers asked for in the wish (0: the table defaults)."""
+    """docs/rules.md §9 timers asked for in the wish (0: the table defaults)."""
 
 
 @dataclass
@@ -391,7 +391,7 @@ class SwarmBot:
     def _on_turn(self) -> None:
         st = self.state
         assert st.turn is not None
-        if st.turn.client_seeds:  # RULES.md §11: a seed before the first deal, no view needed
+        if st.turn.client_seeds:  # docs/rules.md §11: a seed before the first deal, no view needed
             if st.turn.turn_seq != self.acted:
                 self.acted = st.turn.turn_seq
                 action = new_action(st)

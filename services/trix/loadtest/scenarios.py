@@ -23,7 +23,7 @@ class Scenario:
     kill_table_replica_at: float = -1.0
     """Fraction of the measured window after which the busiest table replica is SIGKILLed (<0: never)."""
     turn_timeout_s: int = 0
-    """The tables' contract, doubling and card timers (RULES.md §9), asked in the bots' wishes
+    """The tables' contract, doubling and card timers (docs/rules.md §9), asked in the bots' wishes
     (0: the defaults)."""
 
 

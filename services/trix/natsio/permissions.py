@@ -17,7 +17,7 @@ What it guarantees:
 - No service user may create, update or delete a stream or bucket: only the
   `provisioner` user may (`python -m trix.natsio.provision`), and it may not read any
   message. So nobody can mirror or source the table's private data (TABLE_LOG,
-  TABLE_SNAPSHOTS, KV_table_secrets: RULES.md §14) into a stream of its own.
+  TABLE_SNAPSHOTS, KV_table_secrets: docs/rules.md §14) into a stream of its own.
 - Only the table user reads the private streams (no direct get, message get or
   consumer on them for anyone else).
 - Publish rights follow ownership: only the table publishes `trix.table.evt.>`, logs and
@@ -70,7 +70,7 @@ def kv_subjects(bucket: str) -> str:
 
 
 PRIVATE_STREAMS = (subjects.TABLE_LOG_STREAM, subjects.TABLE_SNAPSHOTS_STREAM, kv_stream("table_secrets"))
-"""The table service's private data (hands, seeds: RULES.md §14): only the table user reads it."""
+"""The table service's private data (hands, seeds: docs/rules.md §14): only the table user reads it."""
 
 
 @dataclass(frozen=True)

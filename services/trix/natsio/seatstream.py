@@ -6,7 +6,7 @@ Owns how the table's event subjects are read (ADR 0003 decision 14, ADR 0009, AD
   copy, so it carries every table sequence exactly once and a reader knows when it missed
   something; before it, one batch on a seat's subject `trix.table.evt.<t>.seat.<s>` with
   that seat's own copies (its hand in DealStarted, its legal moves in a TurnStarted with
-  `seat_copies`, RULES.md §14), each under the sequence of its public copy.
+  `seat_copies`, docs/rules.md §14), each under the sequence of its public copy.
 - A seat sees, for each sequence, its own copy where one exists, else the public event
   (`merge`).
 - What a reader missed (it started late, the public subject shows a gap, a per-seat

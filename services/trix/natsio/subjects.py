@@ -7,7 +7,7 @@ Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a play
 | `trix.table.cmd.<sh>.<t>` | TableCommand requests to the table's owner | table owners (per shard) |
 | `trix.table.log.<t>` | the table's JetStream log (private: hands, seed) | table service only |
 | `trix.table.snap.<t>` | table snapshots (private) | table service only |
-| `trix.table.evt.<t>.seat.<s>` | core NATS: batches of seat `s`'s own copies (RULES.md §14) | gateway, that seat |
+| `trix.table.evt.<t>.seat.<s>` | core NATS: batches of seat `s`'s own copies (docs/rules.md §14) | gateway, that seat |
 | `trix.table.evt.<t>.public` | core NATS: batches of public events (spectators, timers) | anyone |
 | `trix.table.live` | request: each table replica answers its unfinished tables and sequences | timers |
 | `trix.table.results.<t>` | the results scoring settles from (TABLE_RESULTS, durable) | scoring |
@@ -103,12 +103,12 @@ def all_table_snapshots() -> str:
 
 
 def seat_events(table_id: str, seat: int) -> str:
-    """Events seat `seat` of a table may see, and nobody else (RULES.md §14)."""
+    """Events seat `seat` of a table may see, and nobody else (docs/rules.md §14)."""
     return f"{ROOT}.table.evt.{token(table_id, 'table id')}.seat.{_seat(seat)}"
 
 
 def public_events(table_id: str) -> str:
-    """Public events of a table: what spectators may see (RULES.md §14)."""
+    """Public events of a table: what spectators may see (docs/rules.md §14)."""
     return f"{ROOT}.table.evt.{token(table_id, 'table id')}.public"
 
 

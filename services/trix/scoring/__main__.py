@@ -38,7 +38,7 @@ def build(config: ScoringConfig, service: ScoringService | None = None) -> Scori
         runtime.consumer = await subscribers.start(nats, service)
 
     # Least privilege: the scoring's NATS user may not touch the table's private streams
-    # (RULES.md §14), so it does not declare them either (the table service does).
+    # (docs/rules.md §14), so it does not declare them either (the table service does).
     declared = (
         [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
         [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],

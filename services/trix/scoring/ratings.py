@@ -4,7 +4,7 @@ four-player rankings and two-team results (docs/adr/0004-scoring-ratings-and-led
 Owns the rating model and the mapping of a finished game onto it. Uses the `openskill`
 package's `BradleyTerryFull` model (Weng & Lin 2011, "full pairing"): every seat (singles)
 or team (partnership) is compared with every other one; a better place scores 1, an equal
-place 0.5 (RULES.md §8 shared places), a worse one 0. Pure Python and deterministic, so a
+place 0.5 (docs/rules.md §8 shared places), a worse one 0. Pure Python and deterministic, so a
 rebuild from the journal gives bit-identical floats. Must not import grpc or nats.
 """
 
@@ -37,7 +37,7 @@ class Rating:
 
 
 def rate_singles(ratings: list[Rating], places: list[int]) -> None:
-    """Update four seats' ratings in place from their places (RULES.md §8: 1, 1, 3, 4 on a tie)."""
+    """Update four seats' ratings in place from their places (docs/rules.md §8: 1, 1, 3, 4 on a tie)."""
     teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in ratings]
     result = MODEL.rate(teams, ranks=[float(p) for p in places])
     for rating, team in zip(ratings, result, strict=True):
@@ -46,9 +46,9 @@ def rate_singles(ratings: list[Rating], places: list[int]) -> None:
 
 
 def rate_partnership(ratings: list[Rating], places: list[int]) -> None:
-    """Update four seats' ratings in place; teams {0,2} and {1,3} (RULES.md §1), places per seat.
+    """Update four seats' ratings in place; teams {0,2} and {1,3} (docs/rules.md §1), places per seat.
 
-    Both partners carry their team's place (RULES.md §12), so team {0,2} has place
+    Both partners carry their team's place (docs/rules.md §12), so team {0,2} has place
     `places[0]` and team {1,3} `places[1]`; both 1 on a SHARED tie (§8).
     """
     teams = [

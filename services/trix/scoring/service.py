@@ -1,5 +1,5 @@
 """The scoring service's logic: standings, history and records, ratings and
-leaderboards, wallets and paid-table settlement (RULES.md §13).
+leaderboards, wallets and paid-table settlement (docs/rules.md §13).
 
 Owns the decisions: what to write to the journal for a grant, a hold, a release or a
 table event, and the queries. Every change goes the same way, under one lock:
@@ -59,7 +59,7 @@ MAX_COMMIT_ATTEMPTS = 50
 
 
 class InsufficientBalance(IllegalMove):
-    """RULES.md §13: "a player whose balance is short cannot join" (FAILED_PRECONDITION)."""
+    """docs/rules.md §13: "a player whose balance is short cannot join" (FAILED_PRECONDITION)."""
 
 
 class JournalConflict(Exception):
@@ -170,7 +170,7 @@ def valid_ranking(ranking: list[int]) -> bool:
 def settlement_postings(
     table_id: str, view: TableView, pot: int, ranking: list[int], never_started: bool, time_ms: int
 ) -> list[Posting]:
-    """RULES.md §13 settlement of a paid table's pot (or its refund)."""
+    """docs/rules.md §13 settlement of a paid table's pot (or its refund)."""
     postings: list[Posting] = []
     winners = [s for s in range(4) if s in view.funded and len(ranking) == 4 and ranking[s] == 1]
     if never_started or not winners:
@@ -269,7 +269,7 @@ class ScoringService:
                 return entry
         raise UnavailableError("the scoring journal keeps moving; retry")
 
-    # -- wallets (RULES.md §13) ----------------------------------------------------------
+    # -- wallets (docs/rules.md §13) ----------------------------------------------------------
 
     def _check_admin(self, credential: str | None) -> None:
         """Granting coins (and audits) need the admin credential from the configuration."""
@@ -313,7 +313,7 @@ class ScoringService:
         return self.balance(player_id)
 
     async def hold_stake(self, player_id: str, ticket_id: str, amount: int) -> tuple[int, int]:
-        """Hold a ticket's stake (RULES.md §13); idempotent on `ticket_id`."""
+        """Hold a ticket's stake (docs/rules.md §13); idempotent on `ticket_id`."""
         _check_id(player_id, "player_id")
         _check_id(ticket_id, "ticket_id")
         _check_amount(amount)
@@ -346,7 +346,7 @@ class ScoringService:
         return self.balance(player_id)
 
     async def release_stake(self, player_id: str, ticket_id: str) -> tuple[int, int]:
-        """Release a cancelled or expired ticket's stake (RULES.md §13); idempotent."""
+        """Release a cancelled or expired ticket's stake (docs/rules.md §13); idempotent."""
         _check_id(player_id, "player_id")
         _check_id(ticket_id, "ticket_id")
 
@@ -380,7 +380,7 @@ class ScoringService:
         return self.balance(player_id)
 
     def wallet_totals(self, credential: str | None) -> dict[str, int]:
-        """The RULES.md §13 conservation sum, by kind of account (admin only)."""
+        """The docs/rules.md §13 conservation sum, by kind of account (admin only)."""
         self._check_admin(credential)
         totals = {"granted": 0, "available": 0, "held": 0, "pots": 0, "house": 0}
         for account, amount in self.state.balances.items():
@@ -444,7 +444,7 @@ class ScoringService:
     def _decide_funding(
         self, state: ScoringState, entry: dict[str, Any], table_id: str, event: dict[str, Any], time_ms: int
     ) -> None:
-        """RULES.md §13 "Joining debits the stake from each player's balance into the table's pot":
+        """docs/rules.md §13 "Joining debits the stake from each player's balance into the table's pot":
         the ticket's held stake moves into the pot (any excess goes back to the player); a seat
         without a held ticket pays from its available balance if it can."""
         stake = int(event["stake"])
@@ -530,7 +530,7 @@ class ScoringService:
             and not view.bot_seen
         )
         if table_id in state.running_pots and table_id not in state.settled:
-            # Settlement id = table id: a table settles exactly once (RULES.md §13), also
+            # Settlement id = table id: a table settles exactly once (docs/rules.md §13), also
             # when a second GameEnded arrives under another sequence.
             pot = state.balance(pot_account(table_id))
             postings = settlement_postings(table_id, view, pot, ranking, never_started, time_ms)

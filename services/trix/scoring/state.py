@@ -8,7 +8,7 @@ always gives the same state, bit for bit (floats included), which is how a resta
 rebuilds exactly the live state. Decisions (what to append) live in `service`; this
 module only applies what is already in the journal. Must not import grpc or nats.
 
-Accounts (RULES.md §13): `player:<id>` (available coins), `held:<id>` (stakes held for
+Accounts (docs/rules.md §13): `player:<id>` (available coins), `held:<id>` (stakes held for
 tickets), `pot:<table>` (a running paid table's pot), `house` (rake), and `mint`, the
 source of every grant, whose balance is minus all coins ever granted. A posting moves
 `amount` from its debit account to its credit account, so the sum over all accounts is
@@ -28,7 +28,7 @@ MINT = "mint"
 HOUSE = "house"
 PARTNERSHIP_VARIANTS = PARTNERSHIP_VARIANT_NAMES
 VARIANTS = VARIANT_NAMES
-# RULES.md §7: the cards that can be doubled and the contracts where doubling applies.
+# docs/rules.md §7: the cards that can be doubled and the contracts where doubling applies.
 DOUBLING_CONTRACTS = frozenset(DOUBLING_CARDS)
 
 
@@ -82,7 +82,7 @@ class Posting:
 
 @dataclass
 class Hold:
-    """A stake held for a matchmaking ticket (RULES.md §13)."""
+    """A stake held for a matchmaking ticket (docs/rules.md §13)."""
 
     player_id: str
     amount: int
@@ -336,7 +336,7 @@ class ScoringState:
         }
 
 
-# -- game records (RULES.md §12) --------------------------------------------------------
+# -- game records (docs/rules.md §12) --------------------------------------------------------
 
 
 def _parse_record(record_json: str) -> dict[str, Any] | None:
@@ -348,16 +348,16 @@ def _parse_record(record_json: str) -> dict[str, Any] | None:
 
 
 def _card(text: Any) -> tuple[int, int] | None:
-    """(suit index, rank index) of a card text such as `KH` (RULES.md §1), or None."""
+    """(suit index, rank index) of a card text such as `KH` (docs/rules.md §1), or None."""
     card = card_of_text(text)
     return None if card is None else divmod(card, 13)
 
 
 def doubled_cards_taken(record: dict[str, Any] | None) -> list[tuple[int, str]]:
-    """(taker seat, card) for every doubled card taken in a trick (RULES.md §7: it costs its taker).
+    """(taker seat, card) for every doubled card taken in a trick (docs/rules.md §7: it costs its taker).
 
     Tricks are rebuilt from the record's plays: four cards each, the highest card of the
-    led suit takes the trick (RULES.md §4). A malformed record gives what can be read.
+    led suit takes the trick (docs/rules.md §4). A malformed record gives what can be read.
     """
     found: list[tuple[int, str]] = []
     if record is None or not isinstance(record.get("deals"), list):
@@ -390,7 +390,7 @@ def doubled_cards_taken(record: dict[str, Any] | None) -> list[tuple[int, str]]:
 
 
 def cards_played(record: dict[str, Any] | None) -> int:
-    """How many cards the record shows played (0: the table never started, RULES.md §13)."""
+    """How many cards the record shows played (0: the table never started, docs/rules.md §13)."""
     if record is None or not isinstance(record.get("deals"), list):
         return 0
     return sum(len(d.get("plays") or []) for d in record["deals"] if isinstance(d, dict))

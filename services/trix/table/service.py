@@ -88,7 +88,7 @@ class TableStore(Protocol):
 
 
 class EventSink(Protocol):
-    """Where events go (the per-seat and public subjects, RULES.md §14; the results scoring
+    """Where events go (the per-seat and public subjects, docs/rules.md §14; the results scoring
     needs on their durable stream)."""
 
     async def publish(self, table_id: str, routed: list[Routed]) -> None:
@@ -289,7 +289,7 @@ class TableService:
     async def set_client_seed(self, caller: Caller, header: ActionHeader, seed: str) -> int:
         def build(table: Table) -> dict[str, Any]:
             if table.game is not None or table.seeds[header.seat] is not None:
-                raise IllegalMove("seeds are given before the first deal, once (RULES.md §11)")
+                raise IllegalMove("seeds are given before the first deal, once (docs/rules.md §11)")
             try:
                 fairness.validate_client_seed(seed)
             except fairness.FairnessError as err:
@@ -318,7 +318,7 @@ class TableService:
             if header.seat in table.left:
                 raise IllegalMove("seat already left")
             # A paid table may be left before its first deal too (while seeds are awaited):
-            # RULES.md §10 "A player who leaves for good ... from a paid table ends the game
+            # docs/rules.md §10 "A player who leaves for good ... from a paid table ends the game
             # at once", and §13 "A paid table that ends before its first card is played ...
             # refunds every stake" (scoring settles from the record: no card played).
             return {"op": "leave", "seat": header.seat, "reason": int(reason) or 1}
@@ -339,7 +339,7 @@ class TableService:
         return await self._seat_command(caller, header, build, needs_turn=False)
 
     async def auto_act(self, caller: Caller, table_id: str, seat: int, turn_seq: int) -> int:
-        """AutoAct{table, seat, turn_seq} from the timers (RULES.md §9): the engine's bot move."""
+        """AutoAct{table, seat, turn_seq} from the timers (docs/rules.md §9): the engine's bot move."""
         if not caller.is_service:
             raise PermissionDenied("only the timers act for a seat")
         table_id = token(table_id, "table id")
@@ -371,7 +371,7 @@ class TableService:
         return table
 
     def seat_view(self, caller: Caller, table_id: str, seat: int) -> table_pb2.SeatView:
-        """What `seat` (or -1, spectators) may see now (RULES.md §14)."""
+        """What `seat` (or -1, spectators) may see now (docs/rules.md §14)."""
         table = self.authorize_view(caller, table_id, seat)
         view = build_view(table, None if seat == -1 else seat)
         view.server_time.FromDatetime(self.clock())  # the countdown's reference (turn.deadline)
@@ -381,7 +381,7 @@ class TableService:
         self, caller: Caller, table_id: str, seat: int, after: int, limit: int = 0
     ) -> tuple[list[events_pb2.Event], int]:
         """What `seat` (-1: the public) may see after sequence `after`, oldest first, and the
-        table's sequence (RULES.md §14: a seat's own copy where it has one, else the public
+        table's sequence (docs/rules.md §14: a seat's own copy where it has one, else the public
         copy; never another seat's). From memory when it reaches back that far, else
         replayed from the log (bit-exact, the entries keep their time); a finished table whose
         log was archived answers what memory holds, and the reader takes a fresh view."""
@@ -532,7 +532,7 @@ def _check_create(request: table_pb2.CreateTableRequest) -> None:
         if request.stake.coins <= 0:
             raise InvalidArgument("a stake is > 0 coins")
         if any(s.bot for s in request.seats):
-            raise InvalidArgument("bots never sit at paid tables (RULES.md §13)")
+            raise InvalidArgument("bots never sit at paid tables (docs/rules.md §13)")
     for seat in request.seats:
         try:
             fairness.validate_client_seed(seat.client_seed)
@@ -553,7 +553,7 @@ def _layout_cards(view: dict[str, Any]) -> list[int]:
 
 
 def build_view(table: Table, seat: int | None) -> table_pb2.SeatView:
-    """SeatView from the engine's view(seat) (RULES.md §14)."""
+    """SeatView from the engine's view(seat) (docs/rules.md §14)."""
     from trix.table.table import card_pb, contract_pb, legal_moves
 
     out = table_pb2.SeatView(
@@ -579,7 +579,7 @@ def build_view(table: Table, seat: int | None) -> table_pb2.SeatView:
             )
         )
         if table.turn.deadline_ms:
-            # The TurnStarted's deadline, which the timers act on (RULES.md §9: contract 15 s,
+            # The TurnStarted's deadline, which the timers act on (docs/rules.md §9: contract 15 s,
             # doubling 8 s, card 12 s by default, or the table's options); public (§14
             # "deadlines: yes, yes, yes"), so spectators get it too.
             out.turn.deadline.FromMilliseconds(table.turn.deadline_ms)

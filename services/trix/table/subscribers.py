@@ -7,7 +7,7 @@ Owns the table's NATS side:
   TABLE_SNAPSHOTS, server seeds in the `table_secrets` bucket, the player -> current
   table index in `player_tables`;
 - `NatsSink`, the `EventSink` port: an action's event copies as one core NATS batch per
-  audience on the subjects it may read (RULES.md §14), unstored (the log entry is the
+  audience on the subjects it may read (docs/rules.md §14), unstored (the log entry is the
   action's one stored message; readers' gaps are served by `read_events`, issue 16), and
   the results scoring settles from on the durable TABLE_RESULTS stream;
 - the shard leases' NATS side (issue 5): `KvLeaseStore` (the `table_leases` and

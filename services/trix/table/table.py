@@ -1,6 +1,6 @@
 """One live table: the engine game plus what the table adds around it.
 
-Owns `Table`, the aggregate the table service keeps per table: seats, seeds (RULES.md
+Owns `Table`, the aggregate the table service keeps per table: seats, seeds (docs/rules.md
 §11), the engine `Game`, the table sequence, the current turn, bot control of seats
 (§10), and the mapping of engine events to the `trix.v1.Event` envelope with the
 audience each copy may reach (§14). The same `apply_entry` runs live (building a log
@@ -40,7 +40,7 @@ TurnStarted with `seat_copies`)."""
 ALL = -2
 """Audience of a public event: the public subject and every seat's subject."""
 
-# RULES.md §2: the contracts of each variant's kingdoms.
+# docs/rules.md §2: the contracts of each variant's kingdoms.
 TRIX_CONTRACTS = (
     engine.Contract.KING,
     engine.Contract.QUEENS,
@@ -68,7 +68,7 @@ def contract_pb(contract: int | None) -> common_pb2.Contract.ValueType:
 def legal_moves(game: engine.Game, seat: int) -> tuple[list[common_pb2.Card], list[common_pb2.Contract.ValueType]]:
     """The engine's legal actions for `seat` now: (cards, contracts), as SeatView and a seat's
     own TurnStarted carry them; doubling answers are neither. Only ever on that seat's view or
-    own subject: legal cards reveal its hand (RULES.md §14 "its hand | yes | never")."""
+    own subject: legal cards reveal its hand (docs/rules.md §14 "its hand | yes | never")."""
     cards: list[common_pb2.Card] = []
     contracts: list[common_pb2.Contract.ValueType] = []
     for action in game.legal_actions(seat):
@@ -80,7 +80,7 @@ def legal_moves(game: engine.Game, seat: int) -> tuple[list[common_pb2.Card], li
 
 
 def engine_options(o: common_pb2.TableOptions) -> engine.Options:
-    """TableOptions -> the engine's options; UNSPECIFIED enums and unset bools take RULES.md defaults."""
+    """TableOptions -> the engine's options; UNSPECIFIED enums and unset bools take docs/rules.md defaults."""
     return engine.Options(
         doubling=o.doubling if o.HasField("doubling") else True,  # §7
         doubling_reveal=engine.Reveal(max(0, engine_enum(o.doubling_reveal))),  # §7
@@ -109,7 +109,7 @@ class Turn:
     decision: int
     client_seeds: bool = False
     deadline_ms: int = 0
-    """The TurnStarted's deadline (what the timers act on, RULES.md §9), ms since the epoch;
+    """The TurnStarted's deadline (what the timers act on, docs/rules.md §9), ms since the epoch;
     0 in snapshots written before it was kept."""
 
 
@@ -273,7 +273,7 @@ class Table:
                 seat_left=events_pb2.SeatLeft(seat=seat, player_id=self.player(seat), reason=entry["reason"]),
             )
             if self.paid:
-                # RULES.md §10 "A player who leaves for good ... from a **paid** table ends the
+                # docs/rules.md §10 "A player who leaves for good ... from a **paid** table ends the
                 # game at once: the leaver is ranked last ...; an unfinished deal does not count."
                 # The engine ranks the leaver last. Before the first deal (seeds awaited) there is
                 # no deal yet: an undealt game is left, so the record has no deal and the
@@ -383,7 +383,7 @@ class Table:
         else:
             # ADR 0003 decision 15: each seat due gets its own copy carrying its legal moves, so
             # it needs no view to act. Derived from the engine state at this event, live and in
-            # a replay alike (recovery republishes the same copies). RULES.md §14 "its hand |
+            # a replay alike (recovery republishes the same copies). docs/rules.md §14 "its hand |
             # yes | never (only the number of cards) | never": legal cards reveal the hand, so
             # they are on the seat's own copy only; the public copy carries none.
             body.seat_copies = True
@@ -556,7 +556,7 @@ class Table:
         return created
 
     def record(self) -> dict[str, Any]:
-        """RULES.md §12 record; the server seed only once the game is over (§11, §14)."""
+        """docs/rules.md §12 record; the server seed only once the game is over (§11, §14)."""
         assert self.game is not None
         rec: dict[str, Any] = self.game.record()
         rec["players"] = [self.player(s) or f"bot-{s}" for s in range(4)]
@@ -570,7 +570,7 @@ class Table:
     # -- snapshots ----------------------------------------------------------------------
 
     def to_snapshot(self) -> bytes:
-        """Everything but the server seed (kept apart, RULES.md §14), as JSON."""
+        """Everything but the server seed (kept apart, docs/rules.md §14), as JSON."""
         doc = {
             "request": base64.b64encode(self.request.SerializeToString()).decode(),
             "commitment": self.commitment,

@@ -1,4 +1,4 @@
-"""The timers service (issue 7): a deadline for every pending decision (RULES.md §9),
+"""The timers service (issue 7): a deadline for every pending decision (docs/rules.md §9),
 disconnect grace and leaving (§10).
 
 Skeleton shared by every service: `__main__` (start, signals), `config` (frozen

@@ -37,7 +37,7 @@ def build(config: TimersConfig, service: TimersService | None = None) -> TimersR
     async def start_subscribers(nats: NatsConnection) -> None:
         runtime.running = await subscribers.start(nats, service)
 
-    # Least privilege: the timers' NATS user may not touch the table's private streams (RULES.md §14).
+    # Least privilege: the timers' NATS user may not touch the table's private streams (docs/rules.md §14).
     declared = (
         [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
         [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],

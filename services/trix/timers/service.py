@@ -1,4 +1,4 @@
-"""The timers service's logic: a deadline for every pending decision (RULES.md §9),
+"""The timers service's logic: a deadline for every pending decision (docs/rules.md §9),
 disconnect grace, timeouts in a row and leaving (§10).
 
 Owns:
@@ -114,7 +114,7 @@ class DocStore(Protocol):
 
 
 class TableCommands(Protocol):
-    """The commands the timers send to a table's owner (RULES.md §9, §10)."""
+    """The commands the timers send to a table's owner (docs/rules.md §9, §10)."""
 
     async def auto_act(self, table_id: str, seat: int, turn_seq: int) -> Outcome: ...
 
@@ -164,7 +164,7 @@ class SeatDoc:
     human_seq: int = 0
     """The last turn the seat answered itself."""
     autos: list[int] = field(default_factory=list)
-    """Turns timed out and auto-played since `human_seq` (RULES.md §10 timeouts in a row)."""
+    """Turns timed out and auto-played since `human_seq` (docs/rules.md §10 timeouts in a row)."""
     disconnected: bool = False
     presence_seq: int = 0
     away: Slot | None = None
@@ -324,7 +324,7 @@ def _start_away(doc: TableDoc, seat: int, reason: int, key: str, now: float) -> 
 def durable_part(data: dict[str, Any]) -> dict[str, Any]:
     """What of a document (`TableDoc.to_json`) must survive a restart: all but the turn (it
     lives in memory, issue 16), and of each seat's timeouts only those since its last own
-    answer (RULES.md §10 "timeouts in a row"), so a turn answered in time writes nothing."""
+    answer (docs/rules.md §10 "timeouts in a row"), so a turn answered in time writes nothing."""
     out = {k: v for k, v in data.items() if k != "turn"}
     seats = []
     for seat in data["seats"]:
@@ -613,7 +613,7 @@ class TimersService:
         the public batches every replica takes, rebuilt from the table owners after a
         restart or a reconnect (`subscribers.TimersNats.catch_up`); AutoAct is idempotent
         per turn at the table, so a turn needs no claim to be applied once. Presence, timeouts
-        in a row, leaving and reclaiming (RULES.md §10) are written, their claims exclusive."""
+        in a row, leaving and reclaiming (docs/rules.md §10) are written, their claims exclusive."""
         key = table_key(table_id)
         known = self._known.get(table_id)
         memory = self._docs.get(table_id)

@@ -4,7 +4,7 @@ isort:skip_file
 Events that travel on NATS: one envelope with the table id and the table's
 sequence, and a typed body. Events are named in the past tense. Which subject an
 event goes to (per seat or public) is decided by trix.natsio.subjects and by the
-hidden-information rules of RULES.md §14.
+hidden-information rules of docs/rules.md §14.
 """
 
 from collections import abc as _abc
@@ -41,7 +41,7 @@ class _LeaveReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LeaveReas
     """max_timeouts_in_a_row timeouts, then not back within the grace."""
 
 class LeaveReason(_LeaveReason, metaclass=_LeaveReasonEnumTypeWrapper):
-    """Why a seat left for good (RULES.md §10)."""
+    """Why a seat left for good (docs/rules.md §10)."""
 
 LEAVE_REASON_UNSPECIFIED: LeaveReason.ValueType  # 0
 """Not set."""
@@ -57,7 +57,7 @@ Global___LeaveReason: _TypeAlias = LeaveReason  # noqa: Y015
 class TableEventBatch(_message.Message):
     """The events of one table action as the table publishes them on core NATS (issue 16):
     one batch on the public subject with every public copy, and before it one batch on a
-    seat's subject with that seat's own copies, where the action has any (RULES.md §14).
+    seat's subject with that seat's own copies, where the action has any (docs/rules.md §14).
     Core NATS does not store them: a reader that sees a gap in the sequences asks the
     table's owner (TableCommand.read_events).
     """
@@ -223,7 +223,7 @@ Global___Event: _TypeAlias = Event  # noqa: Y015
 
 @_typing.final
 class TableCreated(_message.Message):
-    """A table was created (RULES.md §11: only the commitment is public)."""
+    """A table was created (docs/rules.md §11: only the commitment is public)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -237,7 +237,7 @@ class TableCreated(_message.Message):
     variant: _common_pb2.Variant.ValueType
     """The variant played."""
     commitment: _builtins.str
-    """SHA-256 of the server seed, lowercase hex (RULES.md §11)."""
+    """SHA-256 of the server seed, lowercase hex (docs/rules.md §11)."""
     match_id: _builtins.str
     """The match that created the table, if any."""
     @_builtins.property
@@ -256,7 +256,7 @@ class TableCreated(_message.Message):
     def ticket_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Paid tables: the matchmaking ticket of each seat, in seat order (copied from
         MatchFormed.ticket_ids); scoring moves each ticket's held stake into the pot
-        (RULES.md §13). A seat without a ticket pays its stake from its balance.
+        (docs/rules.md §13). A seat without a ticket pays its stake from its balance.
         """
 
     def __init__(
@@ -280,7 +280,7 @@ Global___TableCreated: _TypeAlias = TableCreated  # noqa: Y015
 
 @_typing.final
 class DealStarted(_message.Message):
-    """A deal was shuffled and dealt (RULES.md §3)."""
+    """A deal was shuffled and dealt (docs/rules.md §3)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -297,7 +297,7 @@ class DealStarted(_message.Message):
     """The kingdom owner, who picks the contract."""
     @_builtins.property
     def hand(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
-        """The receiving seat's own hand; filled only on that seat's subject, never public (RULES.md §14)."""
+        """The receiving seat's own hand; filled only on that seat's subject, never public (docs/rules.md §14)."""
 
     @_builtins.property
     def available_contracts(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.Contract.ValueType]:
@@ -337,7 +337,7 @@ class ContractChosen(_message.Message):
     contract: _common_pb2.Contract.ValueType
     """The contract picked."""
     automatic: _builtins.bool
-    """True when the timer picked it (RULES.md §9)."""
+    """True when the timer picked it (docs/rules.md §9)."""
     def __init__(
         self,
         *,
@@ -356,7 +356,7 @@ Global___ContractChosen: _TypeAlias = ContractChosen  # noqa: Y015
 
 @_typing.final
 class DoubleAnswered(_message.Message):
-    """A seat answered the doubling question (RULES.md §7). In SEQUENTIAL mode it is
+    """A seat answered the doubling question (docs/rules.md §7). In SEQUENTIAL mode it is
     public at once; in SIMULTANEOUS mode it goes only to the answering seat.
     """
 
@@ -390,7 +390,7 @@ Global___DoubleAnswered: _TypeAlias = DoubleAnswered  # noqa: Y015
 
 @_typing.final
 class DoublesRevealed(_message.Message):
-    """Every doubling answer revealed together (SIMULTANEOUS mode, RULES.md §7)."""
+    """Every doubling answer revealed together (SIMULTANEOUS mode, docs/rules.md §7)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -431,7 +431,7 @@ class CardPlayed(_message.Message):
     seat: _builtins.int
     """The seat that played."""
     automatic: _builtins.bool
-    """True when the timer played it (RULES.md §9)."""
+    """True when the timer played it (docs/rules.md §9)."""
     @_builtins.property
     def card(self) -> _common_pb2.Card:
         """The card played."""
@@ -454,7 +454,7 @@ Global___CardPlayed: _TypeAlias = CardPlayed  # noqa: Y015
 
 @_typing.final
 class TrickTaken(_message.Message):
-    """A trick was taken (RULES.md §4)."""
+    """A trick was taken (docs/rules.md §4)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -500,7 +500,7 @@ Global___TrickTaken: _TypeAlias = TrickTaken  # noqa: Y015
 
 @_typing.final
 class SeatPassed(_message.Message):
-    """A seat had no legal card in TRIX and passed (RULES.md §6)."""
+    """A seat had no legal card in TRIX and passed (docs/rules.md §6)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -526,7 +526,7 @@ Global___SeatPassed: _TypeAlias = SeatPassed  # noqa: Y015
 
 @_typing.final
 class SeatOut(_message.Message):
-    """A seat emptied its hand in TRIX (RULES.md §6)."""
+    """A seat emptied its hand in TRIX (docs/rules.md §6)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -598,7 +598,7 @@ Global___DealScored: _TypeAlias = DealScored  # noqa: Y015
 
 @_typing.final
 class GameEnded(_message.Message):
-    """The game ended; carries the full record with the server seed revealed (RULES.md §11, §12)."""
+    """The game ended; carries the full record with the server seed revealed (docs/rules.md §11, §12)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -607,16 +607,16 @@ class GameEnded(_message.Message):
     RANKING_FIELD_NUMBER: _builtins.int
     LEFT_SEAT_FIELD_NUMBER: _builtins.int
     record_json: _builtins.str
-    """The game record (RULES.md §12) as one JSON document."""
+    """The game record (docs/rules.md §12) as one JSON document."""
     left_seat: _builtins.int
-    """The seat that left a paid table and ended the game, or -1 (RULES.md §10)."""
+    """The seat that left a paid table and ended the game, or -1 (docs/rules.md §10)."""
     @_builtins.property
     def totals(self) -> _common_pb2.SeatScores:
         """Final totals per seat."""
 
     @_builtins.property
     def ranking(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Final place of each seat, in seat order (RULES.md §8, §10)."""
+        """Final place of each seat, in seat order (docs/rules.md §8, §10)."""
 
     def __init__(
         self,
@@ -636,7 +636,7 @@ Global___GameEnded: _TypeAlias = GameEnded  # noqa: Y015
 
 @_typing.final
 class SeatLeft(_message.Message):
-    """A player left a table for good (RULES.md §10)."""
+    """A player left a table for good (docs/rules.md §10)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -666,7 +666,7 @@ Global___SeatLeft: _TypeAlias = SeatLeft  # noqa: Y015
 
 @_typing.final
 class SeatControlChanged(_message.Message):
-    """A bot took a seat or its player reclaimed it (RULES.md §10, free tables)."""
+    """A bot took a seat or its player reclaimed it (docs/rules.md §10, free tables)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -696,7 +696,7 @@ Global___SeatControlChanged: _TypeAlias = SeatControlChanged  # noqa: Y015
 
 @_typing.final
 class TurnStarted(_message.Message):
-    """A decision became due; the timers schedule a deadline from it (RULES.md §9)."""
+    """A decision became due; the timers schedule a deadline from it (docs/rules.md §9)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -717,7 +717,7 @@ class TurnStarted(_message.Message):
     """0-based deal index."""
     client_seeds: _builtins.bool
     """True when the decision due is giving a fairness seed before the first deal
-    (RULES.md §11); `decision` is then DECISION_UNSPECIFIED and an AutoAct deals
+    (docs/rules.md §11); `decision` is then DECISION_UNSPECIFIED and an AutoAct deals
     with empty seeds for the seats that gave none.
     """
     seat_copies: _builtins.bool
@@ -739,7 +739,7 @@ class TurnStarted(_message.Message):
     def legal_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
         """The receiving seat's legal cards now, as SeatView.legal_cards (the engine's legal
         actions). Filled only on that seat's own copy, on its own subject, never on the public
-        subject: legal cards reveal part of a hand (RULES.md §14 "its hand | yes | never (only
+        subject: legal cards reveal part of a hand (docs/rules.md §14 "its hand | yes | never (only
         the number of cards) | never").
         """
 
@@ -772,7 +772,7 @@ Global___TurnStarted: _TypeAlias = TurnStarted  # noqa: Y015
 
 @_typing.final
 class PlayerConnected(_message.Message):
-    """A player's session connected to the gateway (presence, RULES.md §10)."""
+    """A player's session connected to the gateway (presence, docs/rules.md §10)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -798,7 +798,7 @@ Global___PlayerConnected: _TypeAlias = PlayerConnected  # noqa: Y015
 
 @_typing.final
 class PlayerDisconnected(_message.Message):
-    """A player's session disconnected from the gateway (presence, RULES.md §10)."""
+    """A player's session disconnected from the gateway (presence, docs/rules.md §10)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -4,7 +4,7 @@ isort:skip_file
 Events that travel on NATS: one envelope with the table id and the table's
 sequence, and a typed body. Events are named in the past tense. Which subject an
 event goes to (per seat or public) is decided by trix.natsio.subjects and by the
-hidden-information rules of RULES.md §14.
+hidden-information rules of docs/rules.md §14.
 """
 
 from collections import abc as _abc

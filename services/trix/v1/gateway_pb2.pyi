@@ -245,7 +245,7 @@ class SessionRequest(_message.Message):
 
     @_builtins.property
     def watch(self) -> Global___SpectateRequest:
-        """Watch a table as a spectator (public events only, RULES.md §14)."""
+        """Watch a table as a spectator (public events only, docs/rules.md §14)."""
 
     @_builtins.property
     def create_private(self) -> Global___CreatePrivateGameRequest:

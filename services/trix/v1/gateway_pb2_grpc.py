@@ -165,7 +165,7 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Spectate(self, request, context):
-        """Public events of a table, for spectators (RULES.md §14).
+        """Public events of a table, for spectators (docs/rules.md §14).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -179,7 +179,7 @@ class GatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetView(self, request, context):
-        """The caller's current view of a table where he holds a seat (RULES.md §14).
+        """The caller's current view of a table where he holds a seat (docs/rules.md §14).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -55,11 +55,11 @@ class GatewayServiceStub:
     StartPrivateGame: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.StartPrivateGameRequest, _gateway_pb2.StartPrivateGameResponse]
     """Starts the player's private game early with bots."""
     Spectate: _grpc.UnaryStreamMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]
-    """Public events of a table, for spectators (RULES.md §14)."""
+    """Public events of a table, for spectators (docs/rules.md §14)."""
     Query: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.QueryRequest, _gateway_pb2.QueryResponse]
     """Standings, history, records, leaderboards, statistics and balance."""
     GetView: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _gateway_pb2.GetViewResponse]
-    """The caller's current view of a table where he holds a seat (RULES.md §14)."""
+    """The caller's current view of a table where he holds a seat (docs/rules.md §14)."""
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -85,11 +85,11 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     StartPrivateGame: _aio.UnaryUnaryMultiCallable[_gateway_pb2.StartPrivateGameRequest, _gateway_pb2.StartPrivateGameResponse]  # type: ignore[assignment]
     """Starts the player's private game early with bots."""
     Spectate: _aio.UnaryStreamMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]  # type: ignore[assignment]
-    """Public events of a table, for spectators (RULES.md §14)."""
+    """Public events of a table, for spectators (docs/rules.md §14)."""
     Query: _aio.UnaryUnaryMultiCallable[_gateway_pb2.QueryRequest, _gateway_pb2.QueryResponse]  # type: ignore[assignment]
     """Standings, history, records, leaderboards, statistics and balance."""
     GetView: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _gateway_pb2.GetViewResponse]  # type: ignore[assignment]
-    """The caller's current view of a table where he holds a seat (RULES.md §14)."""
+    """The caller's current view of a table where he holds a seat (docs/rules.md §14)."""
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API of the platform."""
@@ -172,7 +172,7 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.SpectateRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_gateway_pb2.SpectateResponse], _abc.AsyncIterator[_gateway_pb2.SpectateResponse]]:
-        """Public events of a table, for spectators (RULES.md §14)."""
+        """Public events of a table, for spectators (docs/rules.md §14)."""
 
     @_abc_1.abstractmethod
     def Query(
@@ -188,6 +188,6 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.GetViewRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.GetViewResponse, _abc.Awaitable[_gateway_pb2.GetViewResponse]]:
-        """The caller's current view of a table where he holds a seat (RULES.md §14)."""
+        """The caller's current view of a table where he holds a seat (docs/rules.md §14)."""
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -108,7 +108,7 @@ class EnqueueTicketRequest(_message.Message):
     partner_id: _builtins.str
     """A partner who must sit opposite (partnership variants); empty = any."""
     client_seed: _builtins.str
-    """The player's fairness seed (RULES.md §11)."""
+    """The player's fairness seed (docs/rules.md §11)."""
     request_id: _builtins.str
     """Idempotency key; a repeat returns the first ticket."""
     @_builtins.property

@@ -111,7 +111,7 @@ class ScoringServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetGameRecord(self, request, context):
-        """The full record of a game (RULES.md §12).
+        """The full record of a game (docs/rules.md §12).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -167,7 +167,7 @@ class ScoringServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetWalletTotals(self, request, context):
-        """Wallet totals for audits (admin credential required): the RULES.md §13 conservation sum.
+        """Wallet totals for audits (admin credential required): the docs/rules.md §13 conservation sum.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -77,7 +77,7 @@ class CreateTableRequest(_message.Message):
     """The variant."""
     await_client_seeds: _builtins.bool
     """When true the first deal waits until every human seat without a seed has given
-    one with SetClientSeed, after the commitment is published (RULES.md §11), or
+    one with SetClientSeed, after the commitment is published (docs/rules.md §11), or
     until an AutoAct on the seed turn; when false the seats' `client_seed` are used
     and the first deal is dealt at creation.
     """
@@ -123,7 +123,7 @@ class CreateTableResponse(_message.Message):
     table_id: _builtins.str
     """The table id."""
     commitment: _builtins.str
-    """The fairness commitment (RULES.md §11)."""
+    """The fairness commitment (docs/rules.md §11)."""
     sequence: _builtins.int
     """The table sequence after creation."""
     def __init__(
@@ -193,7 +193,7 @@ Global___GetSeatViewResponse: _TypeAlias = GetSeatViewResponse  # noqa: Y015
 
 @_typing.final
 class SeatView(_message.Message):
-    """What one seat (or a spectator) may see of a table at one sequence (RULES.md §14)."""
+    """What one seat (or a spectator) may see of a table at one sequence (docs/rules.md §14)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -283,7 +283,7 @@ class SeatView(_message.Message):
     @_builtins.property
     def server_time(self) -> _timestamp_pb2.Timestamp:
         """When the table built this view (server clock). `turn.deadline` is when the timers
-        act for the seat(s) due (RULES.md §9); a client counts down
+        act for the seat(s) due (docs/rules.md §9); a client counts down
         `turn.deadline - server_time` from the moment it receives the view, whatever its
         own clock says.
         """
@@ -330,7 +330,7 @@ class SetClientSeedRequest(_message.Message):
     HEADER_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
     client_seed: _builtins.str
-    """The seed: at most 64 bytes of UTF-8, no `|` (RULES.md §11)."""
+    """The seed: at most 64 bytes of UTF-8, no `|` (docs/rules.md §11)."""
     @_builtins.property
     def header(self) -> Global___ActionHeader:
         """The action header."""
@@ -910,7 +910,7 @@ class ReadEventsRequest(_message.Message):
     """TableCommand.read_events: what a seat (or the public) may see after `after_sequence`,
     served by the table's owner from memory or rebuilt from its log (issue 16). Readers of
     the core NATS event subjects call it when they see a gap, after a reconnect, and on
-    resume; the caller must hold the seat (RULES.md §14) unless `seat` is -1.
+    resume; the caller must hold the seat (docs/rules.md §14) unless `seat` is -1.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -104,14 +104,14 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetSeatView(self, request, context):
-        """Returns what one seat may see now (RULES.md §14).
+        """Returns what one seat may see now (docs/rules.md §14).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def SetClientSeed(self, request, context):
-        """Gives a seat's fairness seed before the first deal (RULES.md §11).
+        """Gives a seat's fairness seed before the first deal (docs/rules.md §11).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -139,21 +139,21 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def LeaveTable(self, request, context):
-        """A player leaves the table for good (RULES.md §10).
+        """A player leaves the table for good (docs/rules.md §10).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReclaimSeat(self, request, context):
-        """A player takes back his seat from the bot on a free table (RULES.md §10).
+        """A player takes back his seat from the bot on a free table (docs/rules.md §10).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def AutoAct(self, request, context):
-        """The timers act for a seat whose turn timed out (RULES.md §9).
+        """The timers act for a seat whose turn timed out (docs/rules.md §9).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -167,7 +167,7 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StreamPublicEvents(self, request, context):
-        """Public events of a table, for spectators (RULES.md §14).
+        """Public events of a table, for spectators (docs/rules.md §14).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

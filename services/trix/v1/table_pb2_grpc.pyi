@@ -40,9 +40,9 @@ class TableServiceStub:
     CreateTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.CreateTableRequest, _table_pb2.CreateTableResponse]
     """Creates a table (normally from a MatchFormed event)."""
     GetSeatView: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetSeatViewRequest, _table_pb2.GetSeatViewResponse]
-    """Returns what one seat may see now (RULES.md §14)."""
+    """Returns what one seat may see now (docs/rules.md §14)."""
     SetClientSeed: _grpc.UnaryUnaryMultiCallable[_table_pb2.SetClientSeedRequest, _table_pb2.SetClientSeedResponse]
-    """Gives a seat's fairness seed before the first deal (RULES.md §11)."""
+    """Gives a seat's fairness seed before the first deal (docs/rules.md §11)."""
     ChooseContract: _grpc.UnaryUnaryMultiCallable[_table_pb2.ChooseContractRequest, _table_pb2.ChooseContractResponse]
     """The kingdom owner picks the deal's contract."""
     AnswerDouble: _grpc.UnaryUnaryMultiCallable[_table_pb2.AnswerDoubleRequest, _table_pb2.AnswerDoubleResponse]
@@ -50,15 +50,15 @@ class TableServiceStub:
     PlayCard: _grpc.UnaryUnaryMultiCallable[_table_pb2.PlayCardRequest, _table_pb2.PlayCardResponse]
     """A seat plays a card."""
     LeaveTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.LeaveTableRequest, _table_pb2.LeaveTableResponse]
-    """A player leaves the table for good (RULES.md §10)."""
+    """A player leaves the table for good (docs/rules.md §10)."""
     ReclaimSeat: _grpc.UnaryUnaryMultiCallable[_table_pb2.ReclaimSeatRequest, _table_pb2.ReclaimSeatResponse]
-    """A player takes back his seat from the bot on a free table (RULES.md §10)."""
+    """A player takes back his seat from the bot on a free table (docs/rules.md §10)."""
     AutoAct: _grpc.UnaryUnaryMultiCallable[_table_pb2.AutoActRequest, _table_pb2.AutoActResponse]
-    """The timers act for a seat whose turn timed out (RULES.md §9)."""
+    """The timers act for a seat whose turn timed out (docs/rules.md §9)."""
     StreamSeatEvents: _grpc.UnaryStreamMultiCallable[_table_pb2.StreamSeatEventsRequest, _table_pb2.StreamSeatEventsResponse]
     """A seat's events from a given sequence (resume)."""
     StreamPublicEvents: _grpc.UnaryStreamMultiCallable[_table_pb2.StreamPublicEventsRequest, _table_pb2.StreamPublicEventsResponse]
-    """Public events of a table, for spectators (RULES.md §14)."""
+    """Public events of a table, for spectators (docs/rules.md §14)."""
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -68,9 +68,9 @@ class TableServiceAsyncStub(TableServiceStub):
     CreateTable: _aio.UnaryUnaryMultiCallable[_table_pb2.CreateTableRequest, _table_pb2.CreateTableResponse]  # type: ignore[assignment]
     """Creates a table (normally from a MatchFormed event)."""
     GetSeatView: _aio.UnaryUnaryMultiCallable[_table_pb2.GetSeatViewRequest, _table_pb2.GetSeatViewResponse]  # type: ignore[assignment]
-    """Returns what one seat may see now (RULES.md §14)."""
+    """Returns what one seat may see now (docs/rules.md §14)."""
     SetClientSeed: _aio.UnaryUnaryMultiCallable[_table_pb2.SetClientSeedRequest, _table_pb2.SetClientSeedResponse]  # type: ignore[assignment]
-    """Gives a seat's fairness seed before the first deal (RULES.md §11)."""
+    """Gives a seat's fairness seed before the first deal (docs/rules.md §11)."""
     ChooseContract: _aio.UnaryUnaryMultiCallable[_table_pb2.ChooseContractRequest, _table_pb2.ChooseContractResponse]  # type: ignore[assignment]
     """The kingdom owner picks the deal's contract."""
     AnswerDouble: _aio.UnaryUnaryMultiCallable[_table_pb2.AnswerDoubleRequest, _table_pb2.AnswerDoubleResponse]  # type: ignore[assignment]
@@ -78,15 +78,15 @@ class TableServiceAsyncStub(TableServiceStub):
     PlayCard: _aio.UnaryUnaryMultiCallable[_table_pb2.PlayCardRequest, _table_pb2.PlayCardResponse]  # type: ignore[assignment]
     """A seat plays a card."""
     LeaveTable: _aio.UnaryUnaryMultiCallable[_table_pb2.LeaveTableRequest, _table_pb2.LeaveTableResponse]  # type: ignore[assignment]
-    """A player leaves the table for good (RULES.md §10)."""
+    """A player leaves the table for good (docs/rules.md §10)."""
     ReclaimSeat: _aio.UnaryUnaryMultiCallable[_table_pb2.ReclaimSeatRequest, _table_pb2.ReclaimSeatResponse]  # type: ignore[assignment]
-    """A player takes back his seat from the bot on a free table (RULES.md §10)."""
+    """A player takes back his seat from the bot on a free table (docs/rules.md §10)."""
     AutoAct: _aio.UnaryUnaryMultiCallable[_table_pb2.AutoActRequest, _table_pb2.AutoActResponse]  # type: ignore[assignment]
-    """The timers act for a seat whose turn timed out (RULES.md §9)."""
+    """The timers act for a seat whose turn timed out (docs/rules.md §9)."""
     StreamSeatEvents: _aio.UnaryStreamMultiCallable[_table_pb2.StreamSeatEventsRequest, _table_pb2.StreamSeatEventsResponse]  # type: ignore[assignment]
     """A seat's events from a given sequence (resume)."""
     StreamPublicEvents: _aio.UnaryStreamMultiCallable[_table_pb2.StreamPublicEventsRequest, _table_pb2.StreamPublicEventsResponse]  # type: ignore[assignment]
-    """Public events of a table, for spectators (RULES.md §14)."""
+    """Public events of a table, for spectators (docs/rules.md §14)."""
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """Authoritative tables: create, view, act, stream events."""
@@ -105,7 +105,7 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.GetSeatViewRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.GetSeatViewResponse, _abc.Awaitable[_table_pb2.GetSeatViewResponse]]:
-        """Returns what one seat may see now (RULES.md §14)."""
+        """Returns what one seat may see now (docs/rules.md §14)."""
 
     @_abc_1.abstractmethod
     def SetClientSeed(
@@ -113,7 +113,7 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.SetClientSeedRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.SetClientSeedResponse, _abc.Awaitable[_table_pb2.SetClientSeedResponse]]:
-        """Gives a seat's fairness seed before the first deal (RULES.md §11)."""
+        """Gives a seat's fairness seed before the first deal (docs/rules.md §11)."""
 
     @_abc_1.abstractmethod
     def ChooseContract(
@@ -145,7 +145,7 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.LeaveTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.LeaveTableResponse, _abc.Awaitable[_table_pb2.LeaveTableResponse]]:
-        """A player leaves the table for good (RULES.md §10)."""
+        """A player leaves the table for good (docs/rules.md §10)."""
 
     @_abc_1.abstractmethod
     def ReclaimSeat(
@@ -153,7 +153,7 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.ReclaimSeatRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.ReclaimSeatResponse, _abc.Awaitable[_table_pb2.ReclaimSeatResponse]]:
-        """A player takes back his seat from the bot on a free table (RULES.md §10)."""
+        """A player takes back his seat from the bot on a free table (docs/rules.md §10)."""
 
     @_abc_1.abstractmethod
     def AutoAct(
@@ -161,7 +161,7 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.AutoActRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.AutoActResponse, _abc.Awaitable[_table_pb2.AutoActResponse]]:
-        """The timers act for a seat whose turn timed out (RULES.md §9)."""
+        """The timers act for a seat whose turn timed out (docs/rules.md §9)."""
 
     @_abc_1.abstractmethod
     def StreamSeatEvents(
@@ -177,6 +177,6 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.StreamPublicEventsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_table_pb2.StreamPublicEventsResponse], _abc.AsyncIterator[_table_pb2.StreamPublicEventsResponse]]:
-        """Public events of a table, for spectators (RULES.md §14)."""
+        """Public events of a table, for spectators (docs/rules.md §14)."""
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -25,7 +25,7 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class Deadline(_message.Message):
-    """A pending decision's deadline (RULES.md §9)."""
+    """A pending decision's deadline (docs/rules.md §9)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -59,7 +59,7 @@ class TimersServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetPresence(self, request, context):
-        """Returns a player's presence as the timers see it (RULES.md §10).
+        """Returns a player's presence as the timers see it (docs/rules.md §10).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

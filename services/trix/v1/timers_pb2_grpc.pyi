@@ -39,7 +39,7 @@ class TimersServiceStub:
     ListDeadlines: _grpc.UnaryUnaryMultiCallable[_timers_pb2.ListDeadlinesRequest, _timers_pb2.ListDeadlinesResponse]
     """Lists the pending deadlines of a table."""
     GetPresence: _grpc.UnaryUnaryMultiCallable[_timers_pb2.GetPresenceRequest, _timers_pb2.GetPresenceResponse]
-    """Returns a player's presence as the timers see it (RULES.md §10)."""
+    """Returns a player's presence as the timers see it (docs/rules.md §10)."""
 
 @_typing.type_check_only
 class TimersServiceAsyncStub(TimersServiceStub):
@@ -49,7 +49,7 @@ class TimersServiceAsyncStub(TimersServiceStub):
     ListDeadlines: _aio.UnaryUnaryMultiCallable[_timers_pb2.ListDeadlinesRequest, _timers_pb2.ListDeadlinesResponse]  # type: ignore[assignment]
     """Lists the pending deadlines of a table."""
     GetPresence: _aio.UnaryUnaryMultiCallable[_timers_pb2.GetPresenceRequest, _timers_pb2.GetPresenceResponse]  # type: ignore[assignment]
-    """Returns a player's presence as the timers see it (RULES.md §10)."""
+    """Returns a player's presence as the timers see it (docs/rules.md §10)."""
 
 class TimersServiceServicer(metaclass=_abc_1.ABCMeta):
     """Inspection of pending deadlines and presence."""
@@ -68,6 +68,6 @@ class TimersServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _timers_pb2.GetPresenceRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_timers_pb2.GetPresenceResponse, _abc.Awaitable[_timers_pb2.GetPresenceResponse]]:
-        """Returns a player's presence as the timers see it (RULES.md §10)."""
+        """Returns a player's presence as the timers see it (docs/rules.md §10)."""
 
 def add_TimersServiceServicer_to_server(servicer: TimersServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,4 +1,4 @@
-// Cards as RULES.md §1 numbers them: id = suit_index * 13 + (rank - 2), suits C, D, H, S.
+// Cards as docs/rules.md §1 numbers them: id = suit_index * 13 + (rank - 2), suits C, D, H, S.
 export const RANKS = "23456789TJQKA";
 export const SUITS = "CDHS";
 

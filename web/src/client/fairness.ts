@@ -1,4 +1,4 @@
-// The verifiable fair shuffle of RULES.md §11, recomputed in the browser (the Verify page,
+// The verifiable fair shuffle of docs/rules.md §11, recomputed in the browser (the Verify page,
 // تحقق) exactly as services/trix/fairness.py does, with Web Crypto only: the server is
 // never asked to check anything.
 const NUM_CARDS = 52;

@@ -1,5 +1,5 @@
 // The seat's state in the browser: built from SeatView snapshots and the table events the
-// gateway sends (RULES.md §14: only what this seat may see). Pure functions: the same
+// gateway sends (docs/rules.md §14: only what this seat may see). Pure functions: the same
 // messages in give the same state out, whatever the order they were delivered in:
 // an event at or below the last applied sequence is a duplicate (a resume overlaps, a
 // snapshot covered it) and is dropped; a snapshot replaces everything it covers.
@@ -34,7 +34,7 @@ export type GameState = {
   options: TableOptions | null;
   seats: SeatInfo[];
   commitment: string;
-  /** Coins each player staked; 0 on a free table (RULES.md §13). */
+  /** Coins each player staked; 0 on a free table (docs/rules.md §13). */
   stake: number;
   hand: number[];
   handSizes: number[];
@@ -279,7 +279,7 @@ export function applyEvent(prev: GameState, ev: Event, receivedAtMs: number = Da
   return s;
 }
 
-/** Seconds left on the turn, on the server's clock (RULES.md §9). */
+/** Seconds left on the turn, on the server's clock (docs/rules.md §9). */
 export function secondsLeft(s: GameState, nowMs: number = Date.now()): number {
   if (!s.turn || !s.turn.deadlineMs) return 0;
   return Math.max(0, Math.ceil((s.turn.deadlineMs - (nowMs + s.clockOffsetMs)) / 1000));
@@ -293,7 +293,7 @@ export function isPartnership(v: Variant): boolean {
   return v === Variant.TRIX_PARTNERSHIP || v === Variant.COMPLEX_PARTNERSHIP;
 }
 
-/** The cards a seat may double in this deal (RULES.md §7): KH in KING, queens in QUEENS
+/** The cards a seat may double in this deal (docs/rules.md §7): KH in KING, queens in QUEENS
  * (COMPLEX: both), of those the seat holds. */
 export function doublable(s: GameState): number[] {
   const KH = 2 * 13 + 11;

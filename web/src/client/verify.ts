@@ -1,4 +1,4 @@
-// The Verify page's check (تحقق, RULES.md §11, §12): from a game record alone, recompute
+// The Verify page's check (تحقق, docs/rules.md §11, §12): from a game record alone, recompute
 // the commitment from the revealed server seed and every deal's hands from the seeds, and
 // say per deal whether the record matches. Never asks the server.
 import { cardId } from "./cards";

@@ -224,7 +224,7 @@ export function App() {
     if (mine && !muted) beep();
   }, [mine, game?.turn?.turnSeq, lang]);
 
-  // The seed turn before the first deal (RULES.md §11): the browser gives a random seed.
+  // The seed turn before the first deal (docs/rules.md §11): the browser gives a random seed.
   useEffect(() => {
     if (game && mine && game.turn?.clientSeeds) void act({ case: "clientSeed", value: randomHex(16) });
   }, [mine, game?.turn?.turnSeq]);
@@ -331,7 +331,7 @@ export function App() {
 
 type Options = { doubling: boolean; simultaneous: boolean; cardTimer: number; contractTimer: number; doubleTimer: number };
 
-/** RULES.md §7 and §9 defaults: doubling on, sequential answers, 12 / 15 / 8 s timers. */
+/** docs/rules.md §7 and §9 defaults: doubling on, sequential answers, 12 / 15 / 8 s timers. */
 const DEFAULT_OPTIONS: Options = { doubling: true, simultaneous: false, cardTimer: 12, contractTimer: 15, doubleTimer: 8 };
 
 type LobbyProps = {

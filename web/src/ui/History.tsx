@@ -1,5 +1,5 @@
 // The player's finished games, the leaderboard of a variant, and the replay viewer that
-// steps through a finished game's record (RULES.md §12) deal by deal, trick by trick. The
+// steps through a finished game's record (docs/rules.md §12) deal by deal, trick by trick. The
 // hands come from the record, or (when it omits them) from the revealed seeds (§11).
 import { useEffect, useState } from "preact/hooks";
 import { ConnectError } from "@connectrpc/connect";

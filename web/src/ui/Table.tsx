@@ -1,4 +1,4 @@
-// The table: seats around (me at the bottom, play moving to the right, RULES.md §1), the
+// The table: seats around (me at the bottom, play moving to the right, docs/rules.md §1), the
 // hand with the legal cards marked, the contract choice, doubling, the trick or the TRIX
 // layout rows, the last trick, passes, scores (team totals in partnership), whose turn
 // with a live countdown on the server's clock, notices, leaving, the final ranking.
@@ -60,7 +60,7 @@ export function TableView({ t, game: g, act, newGame, spectator = false }: Props
   const decision = g.turn?.decision ?? Decision.UNSPECIFIED;
   const legal = new Set(mine && decision === Decision.CARD ? (g.turn?.legalCards ?? []) : []);
   const partnership = isPartnership(g.variant);
-  // RULES.md §2: 20 deals in TRIX and TRIX_PARTNERSHIP, 8 in the COMPLEX variants.
+  // docs/rules.md §2: 20 deals in TRIX and TRIX_PARTNERSHIP, 8 in the COMPLEX variants.
   const totalDeals = g.variant === Variant.TRIX || g.variant === Variant.TRIX_PARTNERSHIP ? 20 : 8;
   useEffect(() => setMarked([]), [g.turn?.turnSeq]);
 

@@ -1,4 +1,4 @@
-// The Verify page (تحقق, RULES.md §11): a pasted record, or a finished table's record
+// The Verify page (تحقق, docs/rules.md §11): a pasted record, or a finished table's record
 // fetched by id, checked in the browser; states the algorithm and the terminal command.
 import { useEffect, useState } from "preact/hooks";
 import { ConnectError } from "@connectrpc/connect";

@@ -96,7 +96,7 @@ export const en = {
   verifyIntro:
     "Paste a finished game's record, or give its table id. Your browser recomputes the commitment from the revealed server seed and every deal's hands from the seeds; the server is never asked to check.",
   verifyAlgo:
-    "Algorithm (RULES.md §11): commitment = SHA-256(server_seed); the deck of deal n is 0..51 shuffled by Fisher-Yates from position 51 down to 1, with words read big-endian from HMAC-SHA256(key = server_seed, message = client_seed:n:k) for k = 0, 1, …, rejecting r ≥ 2³² − (2³² mod (i+1)); seat s gets positions 13s … 13s+12.",
+    "Algorithm (docs/rules.md §11): commitment = SHA-256(server_seed); the deck of deal n is 0..51 shuffled by Fisher-Yates from position 51 down to 1, with words read big-endian from HMAC-SHA256(key = server_seed, message = client_seed:n:k) for k = 0, 1, …, rejecting r ≥ 2³² − (2³² mod (i+1)); seat s gets positions 13s … 13s+12.",
   verifyCommand: "The same check in a terminal:",
   tableId: "Table id",
   record: "Game record (JSON)",
@@ -227,7 +227,7 @@ export const ar: Record<Key, string> = {
   verifyIntro:
     "الصق سجل لعبة منتهية أو أعطِ رقم طاولتها. متصفحك يعيد حساب الالتزام من بذرة الخادم المكشوفة وأوراق كل توزيعة من البذور؛ لا يُطلب من الخادم أي تحقق.",
   verifyAlgo:
-    "الخوارزمية (RULES.md §11): الالتزام = SHA-256(بذرة الخادم)؛ أوراق التوزيعة n هي 0..51 مخلوطة بطريقة فيشر-ييتس من الموضع 51 نزولًا إلى 1، بكلمات تُقرأ من HMAC-SHA256(المفتاح = بذرة الخادم، الرسالة = client_seed:n:k) لـ k = 0، 1، …، مع رفض r ≥ 2³² − (2³² mod (i+1))؛ المقعد s يأخذ المواضع 13s … 13s+12.",
+    "الخوارزمية (docs/rules.md §11): الالتزام = SHA-256(بذرة الخادم)؛ أوراق التوزيعة n هي 0..51 مخلوطة بطريقة فيشر-ييتس من الموضع 51 نزولًا إلى 1، بكلمات تُقرأ من HMAC-SHA256(المفتاح = بذرة الخادم، الرسالة = client_seed:n:k) لـ k = 0، 1، …، مع رفض r ≥ 2³² − (2³² mod (i+1))؛ المقعد s يأخذ المواضع 13s … 13s+12.",
   verifyCommand: "التحقق نفسه في الطرفية:",
   tableId: "رقم الطاولة",
   record: "سجل اللعبة (JSON)",

@@ -86,7 +86,7 @@ export type EnqueueTicketRequest = Message<"trix.v1.EnqueueTicketRequest"> & {
   partnerId: string;
 
   /**
-   * The player's fairness seed (RULES.md §11).
+   * The player's fairness seed (docs/rules.md §11).
    *
    * @generated from field: string client_seed = 4;
    */

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/table.proto.
  */
 export const file_trix_v1_table: GenFile = /*@__PURE__*/
-  fileDesc("ChN0cml4L3YxL3RhYmxlLnByb3RvEgd0cml4LnYxIl0KDEFjdGlvbkhlYWRlchIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhEKCWFjdGlvbl9pZBgDIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYBCABKAQiygEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USGgoSYXdhaXRfY2xpZW50X3NlZWRzGAYgASgIIk0KE0NyZWF0ZVRhYmxlUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkSEgoKY29tbWl0bWVudBgCIAEoCRIQCghzZXF1ZW5jZRgDIAEoBCI0ChJHZXRTZWF0Vmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBSI2ChNHZXRTZWF0Vmlld1Jlc3BvbnNlEh8KBHZpZXcYASABKAsyES50cml4LnYxLlNlYXRWaWV3IvUECghTZWF0VmlldxIQCgh0YWJsZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIMCgRzZWF0GAMgASgFEiEKB3ZhcmlhbnQYBCABKA4yEC50cml4LnYxLlZhcmlhbnQSJgoHb3B0aW9ucxgFIAEoCzIVLnRyaXgudjEuVGFibGVPcHRpb25zEhwKBXNlYXRzGAYgAygLMg0udHJpeC52MS5TZWF0EhsKBGhhbmQYByADKAsyDS50cml4LnYxLkNhcmQSEgoKaGFuZF9zaXplcxgIIAMoBRISCgpkZWFsX2luZGV4GAkgASgFEg8KB2tpbmdkb20YCiABKAUSIwoIY29udHJhY3QYCyABKA4yES50cml4LnYxLkNvbnRyYWN0EhwKBXRyaWNrGAwgAygLMg0udHJpeC52MS5DYXJkEh0KBmxheW91dBgNIAMoCzINLnRyaXgudjEuQ2FyZBImCgdkb3VibGVzGA4gAygLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXISIwoGdG90YWxzGA8gASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEiIKBHR1cm4YECABKAsyFC50cml4LnYxLlR1cm5TdGFydGVkEiIKC2xlZ2FsX2NhcmRzGBEgAygLMg0udHJpeC52MS5DYXJkEioKD2xlZ2FsX2NvbnRyYWN0cxgSIAMoDjIRLnRyaXgudjEuQ29udHJhY3QSEgoKY29tbWl0bWVudBgTIAEoCRIQCghmaW5pc2hlZBgUIAEoCBIvCgtzZXJ2ZXJfdGltZRgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUgoUU2V0Q2xpZW50U2VlZFJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISEwoLY2xpZW50X3NlZWQYAiABKAkiKQoVU2V0Q2xpZW50U2VlZFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEImMKFUNob29zZUNvbnRyYWN0UmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIjCghjb250cmFjdBgCIAEoDjIRLnRyaXgudjEuQ29udHJhY3QiKgoWQ2hvb3NlQ29udHJhY3RSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJaChNBbnN3ZXJEb3VibGVSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEhwKBWNhcmRzGAIgAygLMg0udHJpeC52MS5DYXJkIigKFEFuc3dlckRvdWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIlUKD1BsYXlDYXJkUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIbCgRjYXJkGAIgASgLMg0udHJpeC52MS5DYXJkIiQKEFBsYXlDYXJkUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiYAoRTGVhdmVUYWJsZVJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISJAoGcmVhc29uGAIgASgOMhQudHJpeC52MS5MZWF2ZVJlYXNvbiImChJMZWF2ZVRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiOwoSUmVjbGFpbVNlYXRSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyIicKE1JlY2xhaW1TZWF0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiQgoOQXV0b0FjdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIQCgh0dXJuX3NlcRgDIAEoBCIjCg9BdXRvQWN0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiUQoXU3RyZWFtU2VhdEV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIWCg5hZnRlcl9zZXF1ZW5jZRgDIAEoBCI5ChhTdHJlYW1TZWF0RXZlbnRzUmVzcG9uc2USHQoFZXZlbnQYASABKAsyDi50cml4LnYxLkV2ZW50IkUKGVN0cmVhbVB1YmxpY0V2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQiOwoaU3RyZWFtUHVibGljRXZlbnRzUmVzcG9uc2USHQoFZXZlbnQYASABKAsyDi50cml4LnYxLkV2ZW50IvQDCgxUYWJsZUNvbW1hbmQSMwoMY3JlYXRlX3RhYmxlGAEgASgLMhsudHJpeC52MS5DcmVhdGVUYWJsZVJlcXVlc3RIABI4Cg9zZXRfY2xpZW50X3NlZWQYAiABKAsyHS50cml4LnYxLlNldENsaWVudFNlZWRSZXF1ZXN0SAASOQoPY2hvb3NlX2NvbnRyYWN0GAMgASgLMh4udHJpeC52MS5DaG9vc2VDb250cmFjdFJlcXVlc3RIABI1Cg1hbnN3ZXJfZG91YmxlGAQgASgLMhwudHJpeC52MS5BbnN3ZXJEb3VibGVSZXF1ZXN0SAASLQoJcGxheV9jYXJkGAUgASgLMhgudHJpeC52MS5QbGF5Q2FyZFJlcXVlc3RIABIxCgtsZWF2ZV90YWJsZRgGIAEoCzIaLnRyaXgudjEuTGVhdmVUYWJsZVJlcXVlc3RIABIrCghhdXRvX2FjdBgHIAEoCzIXLnRyaXgudjEuQXV0b0FjdFJlcXVlc3RIABI0Cg1nZXRfc2VhdF92aWV3GAggASgLMhsudHJpeC52MS5HZXRTZWF0Vmlld1JlcXVlc3RIABIzCgxyZWNsYWltX3NlYXQYCSABKAsyGy50cml4LnYxLlJlY2xhaW1TZWF0UmVxdWVzdEgAQgkKB2NvbW1hbmQiwgEKEVRhYmxlQ29tbWFuZFJlcGx5EhAKCHNlcXVlbmNlGAEgASgEEiQKBWVycm9yGAIgASgLMhUudHJpeC52MS5Db21tYW5kRXJyb3ISNAoMY3JlYXRlX3RhYmxlGAogASgLMhwudHJpeC52MS5DcmVhdGVUYWJsZVJlc3BvbnNlSAASNQoNZ2V0X3NlYXRfdmlldxgLIAEoCzIcLnRyaXgudjEuR2V0U2VhdFZpZXdSZXNwb25zZUgAQggKBnJlc3VsdCItCgxDb21tYW5kRXJyb3ISDAoEa2luZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJMt4GCgxUYWJsZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50cml4LnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnRyaXgudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJICgtHZXRTZWF0VmlldxIbLnRyaXgudjEuR2V0U2VhdFZpZXdSZXF1ZXN0GhwudHJpeC52MS5HZXRTZWF0Vmlld1Jlc3BvbnNlEk4KDVNldENsaWVudFNlZWQSHS50cml4LnYxLlNldENsaWVudFNlZWRSZXF1ZXN0Gh4udHJpeC52MS5TZXRDbGllbnRTZWVkUmVzcG9uc2USUQoOQ2hvb3NlQ29udHJhY3QSHi50cml4LnYxLkNob29zZUNvbnRyYWN0UmVxdWVzdBofLnRyaXgudjEuQ2hvb3NlQ29udHJhY3RSZXNwb25zZRJLCgxBbnN3ZXJEb3VibGUSHC50cml4LnYxLkFuc3dlckRvdWJsZVJlcXVlc3QaHS50cml4LnYxLkFuc3dlckRvdWJsZVJlc3BvbnNlEj8KCFBsYXlDYXJkEhgudHJpeC52MS5QbGF5Q2FyZFJlcXVlc3QaGS50cml4LnYxLlBsYXlDYXJkUmVzcG9uc2USRQoKTGVhdmVUYWJsZRIaLnRyaXgudjEuTGVhdmVUYWJsZVJlcXVlc3QaGy50cml4LnYxLkxlYXZlVGFibGVSZXNwb25zZRJICgtSZWNsYWltU2VhdBIbLnRyaXgudjEuUmVjbGFpbVNlYXRSZXF1ZXN0GhwudHJpeC52MS5SZWNsYWltU2VhdFJlc3BvbnNlEjwKB0F1dG9BY3QSFy50cml4LnYxLkF1dG9BY3RSZXF1ZXN0GhgudHJpeC52MS5BdXRvQWN0UmVzcG9uc2USWQoQU3RyZWFtU2VhdEV2ZW50cxIgLnRyaXgudjEuU3RyZWFtU2VhdEV2ZW50c1JlcXVlc3QaIS50cml4LnYxLlN0cmVhbVNlYXRFdmVudHNSZXNwb25zZTABEl8KElN0cmVhbVB1YmxpY0V2ZW50cxIiLnRyaXgudjEuU3RyZWFtUHVibGljRXZlbnRzUmVxdWVzdBojLnRyaXgudjEuU3RyZWFtUHVibGljRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events]);
+  fileDesc("ChN0cml4L3YxL3RhYmxlLnByb3RvEgd0cml4LnYxIl0KDEFjdGlvbkhlYWRlchIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhEKCWFjdGlvbl9pZBgDIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYBCABKAQiygEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USGgoSYXdhaXRfY2xpZW50X3NlZWRzGAYgASgIIk0KE0NyZWF0ZVRhYmxlUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkSEgoKY29tbWl0bWVudBgCIAEoCRIQCghzZXF1ZW5jZRgDIAEoBCI0ChJHZXRTZWF0Vmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBSI2ChNHZXRTZWF0Vmlld1Jlc3BvbnNlEh8KBHZpZXcYASABKAsyES50cml4LnYxLlNlYXRWaWV3IvUECghTZWF0VmlldxIQCgh0YWJsZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIMCgRzZWF0GAMgASgFEiEKB3ZhcmlhbnQYBCABKA4yEC50cml4LnYxLlZhcmlhbnQSJgoHb3B0aW9ucxgFIAEoCzIVLnRyaXgudjEuVGFibGVPcHRpb25zEhwKBXNlYXRzGAYgAygLMg0udHJpeC52MS5TZWF0EhsKBGhhbmQYByADKAsyDS50cml4LnYxLkNhcmQSEgoKaGFuZF9zaXplcxgIIAMoBRISCgpkZWFsX2luZGV4GAkgASgFEg8KB2tpbmdkb20YCiABKAUSIwoIY29udHJhY3QYCyABKA4yES50cml4LnYxLkNvbnRyYWN0EhwKBXRyaWNrGAwgAygLMg0udHJpeC52MS5DYXJkEh0KBmxheW91dBgNIAMoCzINLnRyaXgudjEuQ2FyZBImCgdkb3VibGVzGA4gAygLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXISIwoGdG90YWxzGA8gASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEiIKBHR1cm4YECABKAsyFC50cml4LnYxLlR1cm5TdGFydGVkEiIKC2xlZ2FsX2NhcmRzGBEgAygLMg0udHJpeC52MS5DYXJkEioKD2xlZ2FsX2NvbnRyYWN0cxgSIAMoDjIRLnRyaXgudjEuQ29udHJhY3QSEgoKY29tbWl0bWVudBgTIAEoCRIQCghmaW5pc2hlZBgUIAEoCBIvCgtzZXJ2ZXJfdGltZRgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUgoUU2V0Q2xpZW50U2VlZFJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISEwoLY2xpZW50X3NlZWQYAiABKAkiKQoVU2V0Q2xpZW50U2VlZFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEImMKFUNob29zZUNvbnRyYWN0UmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIjCghjb250cmFjdBgCIAEoDjIRLnRyaXgudjEuQ29udHJhY3QiKgoWQ2hvb3NlQ29udHJhY3RSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJaChNBbnN3ZXJEb3VibGVSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEhwKBWNhcmRzGAIgAygLMg0udHJpeC52MS5DYXJkIigKFEFuc3dlckRvdWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIlUKD1BsYXlDYXJkUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIbCgRjYXJkGAIgASgLMg0udHJpeC52MS5DYXJkIiQKEFBsYXlDYXJkUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiYAoRTGVhdmVUYWJsZVJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISJAoGcmVhc29uGAIgASgOMhQudHJpeC52MS5MZWF2ZVJlYXNvbiImChJMZWF2ZVRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiOwoSUmVjbGFpbVNlYXRSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyIicKE1JlY2xhaW1TZWF0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiQgoOQXV0b0FjdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIQCgh0dXJuX3NlcRgDIAEoBCIjCg9BdXRvQWN0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiUQoXU3RyZWFtU2VhdEV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIWCg5hZnRlcl9zZXF1ZW5jZRgDIAEoBCI5ChhTdHJlYW1TZWF0RXZlbnRzUmVzcG9uc2USHQoFZXZlbnQYASABKAsyDi50cml4LnYxLkV2ZW50IkUKGVN0cmVhbVB1YmxpY0V2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQiOwoaU3RyZWFtUHVibGljRXZlbnRzUmVzcG9uc2USHQoFZXZlbnQYASABKAsyDi50cml4LnYxLkV2ZW50IqcECgxUYWJsZUNvbW1hbmQSMwoMY3JlYXRlX3RhYmxlGAEgASgLMhsudHJpeC52MS5DcmVhdGVUYWJsZVJlcXVlc3RIABI4Cg9zZXRfY2xpZW50X3NlZWQYAiABKAsyHS50cml4LnYxLlNldENsaWVudFNlZWRSZXF1ZXN0SAASOQoPY2hvb3NlX2NvbnRyYWN0GAMgASgLMh4udHJpeC52MS5DaG9vc2VDb250cmFjdFJlcXVlc3RIABI1Cg1hbnN3ZXJfZG91YmxlGAQgASgLMhwudHJpeC52MS5BbnN3ZXJEb3VibGVSZXF1ZXN0SAASLQoJcGxheV9jYXJkGAUgASgLMhgudHJpeC52MS5QbGF5Q2FyZFJlcXVlc3RIABIxCgtsZWF2ZV90YWJsZRgGIAEoCzIaLnRyaXgudjEuTGVhdmVUYWJsZVJlcXVlc3RIABIrCghhdXRvX2FjdBgHIAEoCzIXLnRyaXgudjEuQXV0b0FjdFJlcXVlc3RIABI0Cg1nZXRfc2VhdF92aWV3GAggASgLMhsudHJpeC52MS5HZXRTZWF0Vmlld1JlcXVlc3RIABIzCgxyZWNsYWltX3NlYXQYCSABKAsyGy50cml4LnYxLlJlY2xhaW1TZWF0UmVxdWVzdEgAEjEKC3JlYWRfZXZlbnRzGAogASgLMhoudHJpeC52MS5SZWFkRXZlbnRzUmVxdWVzdEgAQgkKB2NvbW1hbmQi9gEKEVRhYmxlQ29tbWFuZFJlcGx5EhAKCHNlcXVlbmNlGAEgASgEEiQKBWVycm9yGAIgASgLMhUudHJpeC52MS5Db21tYW5kRXJyb3ISNAoMY3JlYXRlX3RhYmxlGAogASgLMhwudHJpeC52MS5DcmVhdGVUYWJsZVJlc3BvbnNlSAASNQoNZ2V0X3NlYXRfdmlldxgLIAEoCzIcLnRyaXgudjEuR2V0U2VhdFZpZXdSZXNwb25zZUgAEjIKC3JlYWRfZXZlbnRzGAwgASgLMhsudHJpeC52MS5SZWFkRXZlbnRzUmVzcG9uc2VIAEIICgZyZXN1bHQiWgoRUmVhZEV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIWCg5hZnRlcl9zZXF1ZW5jZRgDIAEoBBINCgVsaW1pdBgEIAEoDSJGChJSZWFkRXZlbnRzUmVzcG9uc2USHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIQCghzZXF1ZW5jZRgCIAEoBCItCgxDb21tYW5kRXJyb3ISDAoEa2luZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIjgKEkxpdmVUYWJsZXNSZXNwb25zZRIiCgZ0YWJsZXMYASADKAsyEi50cml4LnYxLkxpdmVUYWJsZSIvCglMaXZlVGFibGUSEAoIdGFibGVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQy3gYKDFRhYmxlU2VydmljZRJICgtDcmVhdGVUYWJsZRIbLnRyaXgudjEuQ3JlYXRlVGFibGVSZXF1ZXN0GhwudHJpeC52MS5DcmVhdGVUYWJsZVJlc3BvbnNlEkgKC0dldFNlYXRWaWV3EhsudHJpeC52MS5HZXRTZWF0Vmlld1JlcXVlc3QaHC50cml4LnYxLkdldFNlYXRWaWV3UmVzcG9uc2USTgoNU2V0Q2xpZW50U2VlZBIdLnRyaXgudjEuU2V0Q2xpZW50U2VlZFJlcXVlc3QaHi50cml4LnYxLlNldENsaWVudFNlZWRSZXNwb25zZRJRCg5DaG9vc2VDb250cmFjdBIeLnRyaXgudjEuQ2hvb3NlQ29udHJhY3RSZXF1ZXN0Gh8udHJpeC52MS5DaG9vc2VDb250cmFjdFJlc3BvbnNlEksKDEFuc3dlckRvdWJsZRIcLnRyaXgudjEuQW5zd2VyRG91YmxlUmVxdWVzdBodLnRyaXgudjEuQW5zd2VyRG91YmxlUmVzcG9uc2USPwoIUGxheUNhcmQSGC50cml4LnYxLlBsYXlDYXJkUmVxdWVzdBoZLnRyaXgudjEuUGxheUNhcmRSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHJpeC52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnRyaXgudjEuTGVhdmVUYWJsZVJlc3BvbnNlEkgKC1JlY2xhaW1TZWF0EhsudHJpeC52MS5SZWNsYWltU2VhdFJlcXVlc3QaHC50cml4LnYxLlJlY2xhaW1TZWF0UmVzcG9uc2USPAoHQXV0b0FjdBIXLnRyaXgudjEuQXV0b0FjdFJlcXVlc3QaGC50cml4LnYxLkF1dG9BY3RSZXNwb25zZRJZChBTdHJlYW1TZWF0RXZlbnRzEiAudHJpeC52MS5TdHJlYW1TZWF0RXZlbnRzUmVxdWVzdBohLnRyaXgudjEuU3RyZWFtU2VhdEV2ZW50c1Jlc3BvbnNlMAESXwoSU3RyZWFtUHVibGljRXZlbnRzEiIudHJpeC52MS5TdHJlYW1QdWJsaWNFdmVudHNSZXF1ZXN0GiMudHJpeC52MS5TdHJlYW1QdWJsaWNFdmVudHNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events]);
 
 /**
  * Fields common to every action on a table.
@@ -108,7 +108,7 @@ export type CreateTableRequest = Message<"trix.v1.CreateTableRequest"> & {
 
   /**
    * When true the first deal waits until every human seat without a seed has given
-   * one with SetClientSeed, after the commitment is published (RULES.md §11), or
+   * one with SetClientSeed, after the commitment is published (docs/rules.md §11), or
    * until an AutoAct on the seed turn; when false the seats' `client_seed` are used
    * and the first deal is dealt at creation.
    *
@@ -138,7 +138,7 @@ export type CreateTableResponse = Message<"trix.v1.CreateTableResponse"> & {
   tableId: string;
 
   /**
-   * The fairness commitment (RULES.md §11).
+   * The fairness commitment (docs/rules.md §11).
    *
    * @generated from field: string commitment = 2;
    */
@@ -209,7 +209,7 @@ export const GetSeatViewResponseSchema: GenMessage<GetSeatViewResponse> = /*@__P
   messageDesc(file_trix_v1_table, 4);
 
 /**
- * What one seat (or a spectator) may see of a table at one sequence (RULES.md §14).
+ * What one seat (or a spectator) may see of a table at one sequence (docs/rules.md §14).
  *
  * @generated from message trix.v1.SeatView
  */
@@ -356,7 +356,7 @@ export type SeatView = Message<"trix.v1.SeatView"> & {
 
   /**
    * When the table built this view (server clock). `turn.deadline` is when the timers
-   * act for the seat(s) due (RULES.md §9); a client counts down
+   * act for the seat(s) due (docs/rules.md §9); a client counts down
    * `turn.deadline - server_time` from the moment it receives the view, whatever its
    * own clock says.
    *
@@ -386,7 +386,7 @@ export type SetClientSeedRequest = Message<"trix.v1.SetClientSeedRequest"> & {
   header?: ActionHeader | undefined;
 
   /**
-   * The seed: at most 64 bytes of UTF-8, no `|` (RULES.md §11).
+   * The seed: at most 64 bytes of UTF-8, no `|` (docs/rules.md §11).
    *
    * @generated from field: string client_seed = 2;
    */
@@ -903,6 +903,14 @@ export type TableCommand = Message<"trix.v1.TableCommand"> & {
      */
     value: ReclaimSeatRequest;
     case: "reclaimSeat";
+  } | {
+    /**
+     * Read the events a seat (or the public) may see after a sequence (issue 16).
+     *
+     * @generated from field: trix.v1.ReadEventsRequest read_events = 10;
+     */
+    value: ReadEventsRequest;
+    case: "readEvents";
   } | { case: undefined; value?: undefined };
 };
 
@@ -954,6 +962,14 @@ export type TableCommandReply = Message<"trix.v1.TableCommandReply"> & {
      */
     value: GetSeatViewResponse;
     case: "getSeatView";
+  } | {
+    /**
+     * Result of read_events.
+     *
+     * @generated from field: trix.v1.ReadEventsResponse read_events = 12;
+     */
+    value: ReadEventsResponse;
+    case: "readEvents";
   } | { case: undefined; value?: undefined };
 };
 
@@ -963,6 +979,81 @@ export type TableCommandReply = Message<"trix.v1.TableCommandReply"> & {
  */
 export const TableCommandReplySchema: GenMessage<TableCommandReply> = /*@__PURE__*/
   messageDesc(file_trix_v1_table, 25);
+
+/**
+ * TableCommand.read_events: what a seat (or the public) may see after `after_sequence`,
+ * served by the table's owner from memory or rebuilt from its log (issue 16). Readers of
+ * the core NATS event subjects call it when they see a gap, after a reconnect, and on
+ * resume; the caller must hold the seat (docs/rules.md §14) unless `seat` is -1.
+ *
+ * @generated from message trix.v1.ReadEventsRequest
+ */
+export type ReadEventsRequest = Message<"trix.v1.ReadEventsRequest"> & {
+  /**
+   * The table.
+   *
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * The seat whose copies are wanted; -1 for the public events only.
+   *
+   * @generated from field: int32 seat = 2;
+   */
+  seat: number;
+
+  /**
+   * Events with a sequence above this one.
+   *
+   * @generated from field: uint64 after_sequence = 3;
+   */
+  afterSequence: bigint;
+
+  /**
+   * At most this many events (0: the owner's default, 512).
+   *
+   * @generated from field: uint32 limit = 4;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message trix.v1.ReadEventsRequest.
+ * Use `create(ReadEventsRequestSchema)` to create a new message.
+ */
+export const ReadEventsRequestSchema: GenMessage<ReadEventsRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_table, 26);
+
+/**
+ * The reply to ReadEventsRequest.
+ *
+ * @generated from message trix.v1.ReadEventsResponse
+ */
+export type ReadEventsResponse = Message<"trix.v1.ReadEventsResponse"> & {
+  /**
+   * The events in sequence order: the seat's own copy where it has one, else the public
+   * copy. The first is `after_sequence + 1` unless the owner no longer holds that far back
+   * (a finished table whose log was archived): then the reader takes a fresh view.
+   *
+   * @generated from field: repeated trix.v1.Event events = 1;
+   */
+  events: Event[];
+
+  /**
+   * The table's current sequence (events above the last returned remain: read again).
+   *
+   * @generated from field: uint64 sequence = 2;
+   */
+  sequence: bigint;
+};
+
+/**
+ * Describes the message trix.v1.ReadEventsResponse.
+ * Use `create(ReadEventsResponseSchema)` to create a new message.
+ */
+export const ReadEventsResponseSchema: GenMessage<ReadEventsResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_table, 27);
 
 /**
  * A refused command: the domain error's kind and its public message.
@@ -990,7 +1081,58 @@ export type CommandError = Message<"trix.v1.CommandError"> & {
  * Use `create(CommandErrorSchema)` to create a new message.
  */
 export const CommandErrorSchema: GenMessage<CommandError> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 26);
+  messageDesc(file_trix_v1_table, 28);
+
+/**
+ * What every table replica answers on `trix.table.live` (issue 16): the unfinished tables it
+ * owns and their current sequences. A timers replica that starts, or reconnects, asks it and
+ * reads what it missed from the owners (`read_events`): the events travel unstored.
+ *
+ * @generated from message trix.v1.LiveTablesResponse
+ */
+export type LiveTablesResponse = Message<"trix.v1.LiveTablesResponse"> & {
+  /**
+   * The tables.
+   *
+   * @generated from field: repeated trix.v1.LiveTable tables = 1;
+   */
+  tables: LiveTable[];
+};
+
+/**
+ * Describes the message trix.v1.LiveTablesResponse.
+ * Use `create(LiveTablesResponseSchema)` to create a new message.
+ */
+export const LiveTablesResponseSchema: GenMessage<LiveTablesResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_table, 29);
+
+/**
+ * One unfinished table and its current sequence.
+ *
+ * @generated from message trix.v1.LiveTable
+ */
+export type LiveTable = Message<"trix.v1.LiveTable"> & {
+  /**
+   * The table.
+   *
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * Its current sequence.
+   *
+   * @generated from field: uint64 sequence = 2;
+   */
+  sequence: bigint;
+};
+
+/**
+ * Describes the message trix.v1.LiveTable.
+ * Use `create(LiveTableSchema)` to create a new message.
+ */
+export const LiveTableSchema: GenMessage<LiveTable> = /*@__PURE__*/
+  messageDesc(file_trix_v1_table, 30);
 
 /**
  * Authoritative tables: create, view, act, stream events.
@@ -1009,7 +1151,7 @@ export const TableService: GenService<{
     output: typeof CreateTableResponseSchema;
   },
   /**
-   * Returns what one seat may see now (RULES.md §14).
+   * Returns what one seat may see now (docs/rules.md §14).
    *
    * @generated from rpc trix.v1.TableService.GetSeatView
    */
@@ -1019,7 +1161,7 @@ export const TableService: GenService<{
     output: typeof GetSeatViewResponseSchema;
   },
   /**
-   * Gives a seat's fairness seed before the first deal (RULES.md §11).
+   * Gives a seat's fairness seed before the first deal (docs/rules.md §11).
    *
    * @generated from rpc trix.v1.TableService.SetClientSeed
    */
@@ -1059,7 +1201,7 @@ export const TableService: GenService<{
     output: typeof PlayCardResponseSchema;
   },
   /**
-   * A player leaves the table for good (RULES.md §10).
+   * A player leaves the table for good (docs/rules.md §10).
    *
    * @generated from rpc trix.v1.TableService.LeaveTable
    */
@@ -1069,7 +1211,7 @@ export const TableService: GenService<{
     output: typeof LeaveTableResponseSchema;
   },
   /**
-   * A player takes back his seat from the bot on a free table (RULES.md §10).
+   * A player takes back his seat from the bot on a free table (docs/rules.md §10).
    *
    * @generated from rpc trix.v1.TableService.ReclaimSeat
    */
@@ -1079,7 +1221,7 @@ export const TableService: GenService<{
     output: typeof ReclaimSeatResponseSchema;
   },
   /**
-   * The timers act for a seat whose turn timed out (RULES.md §9).
+   * The timers act for a seat whose turn timed out (docs/rules.md §9).
    *
    * @generated from rpc trix.v1.TableService.AutoAct
    */
@@ -1099,7 +1241,7 @@ export const TableService: GenService<{
     output: typeof StreamSeatEventsResponseSchema;
   },
   /**
-   * Public events of a table, for spectators (RULES.md §14).
+   * Public events of a table, for spectators (docs/rules.md §14).
    *
    * @generated from rpc trix.v1.TableService.StreamPublicEvents
    */

@@ -21,7 +21,7 @@ export const file_trix_v1_timers: GenFile = /*@__PURE__*/
   fileDesc("ChR0cml4L3YxL3RpbWVycy5wcm90bxIHdHJpeC52MSKPAQoIRGVhZGxpbmUSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIjCghkZWNpc2lvbhgDIAEoDjIRLnRyaXgudjEuRGVjaXNpb24SEAoIdHVybl9zZXEYBCABKAQSLAoIZGVhZGxpbmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIigKFExpc3REZWFkbGluZXNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIj0KFUxpc3REZWFkbGluZXNSZXNwb25zZRIkCglkZWFkbGluZXMYASADKAsyES50cml4LnYxLkRlYWRsaW5lIicKEkdldFByZXNlbmNlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkicQoTR2V0UHJlc2VuY2VSZXNwb25zZRIRCgljb25uZWN0ZWQYASABKAgSGQoRdGltZW91dHNfaW5fYV9yb3cYAiABKA0SLAoIbGVhdmVfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMqkBCg1UaW1lcnNTZXJ2aWNlEk4KDUxpc3REZWFkbGluZXMSHS50cml4LnYxLkxpc3REZWFkbGluZXNSZXF1ZXN0Gh4udHJpeC52MS5MaXN0RGVhZGxpbmVzUmVzcG9uc2USSAoLR2V0UHJlc2VuY2USGy50cml4LnYxLkdldFByZXNlbmNlUmVxdWVzdBocLnRyaXgudjEuR2V0UHJlc2VuY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_trix_v1_common]);
 
 /**
- * A pending decision's deadline (RULES.md §9).
+ * A pending decision's deadline (docs/rules.md §9).
  *
  * @generated from message trix.v1.Deadline
  */
@@ -184,7 +184,7 @@ export const TimersService: GenService<{
     output: typeof ListDeadlinesResponseSchema;
   },
   /**
-   * Returns a player's presence as the timers see it (RULES.md §10).
+   * Returns a player's presence as the timers see it (docs/rules.md §10).
    *
    * @generated from rpc trix.v1.TimersService.GetPresence
    */
