@@ -32,6 +32,7 @@ from trix.runtime import eventloop
 
 METHOD = "/trix.loadtest.Floor/Stream"
 STREAM = "FLOOR_LOG"
+TABLES_PER_CHANNEL = 50
 
 
 async def _serve(nats_url: str, port_out: Any, stop: Any) -> None:
@@ -95,8 +96,12 @@ async def _drive(target: str, tables: int, think: tuple[float, float], seconds: 
     """`tables` tables of four streams; each table acts once per think time (one seat after
     the other, the next action once the last one's event came back). Actions done in the
     last `seconds` (after a short ramp)."""
-    channel = grpc.aio.insecure_channel(target)
-    factory: Any = channel.stream_stream(METHOD)
+    # One connection per TABLES_PER_CHANNEL tables (a phone has its own; thousands of streams
+    # on one HTTP/2 connection fail in grpc core).
+    channels = [
+        grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+        for _ in range(max(1, -(-tables // TABLES_PER_CHANNEL)))
+    ]
     rng = random.Random(16)
     counted = 0
     start_at = time.monotonic() + min(5.0, 1.0 + tables / 200)
@@ -104,6 +109,7 @@ async def _drive(target: str, tables: int, think: tuple[float, float], seconds: 
 
     async def table(index: int) -> None:
         nonlocal counted
+        factory: Any = channels[index // TABLES_PER_CHANNEL].stream_stream(METHOD)
         calls = [factory() for _ in range(4)]
         for call in calls:
             await call.write(b"J" + str(index).encode())
@@ -123,7 +129,8 @@ async def _drive(target: str, tables: int, think: tuple[float, float], seconds: 
     try:
         await asyncio.gather(*(table(i) for i in range(tables)))
     finally:
-        await channel.close()
+        for channel in channels:
+            await channel.close()
     return counted
 
 

@@ -446,9 +446,13 @@ class Run:
 
                 self.say(f"floor baseline: {args.floor_seconds:.0f}s, {args.tables} tables at the scenario's pace")
                 think = (self.sc.think_min_s, self.sc.think_max_s)
-                floor = floor_baseline(
-                    self.ctx, nats_server_binary(), free_port, args.tables, think, args.floor_seconds
-                )
+                try:
+                    floor = floor_baseline(
+                        self.ctx, nats_server_binary(), free_port, args.tables, think, args.floor_seconds
+                    )
+                except Exception as exc:  # noqa: BLE001 - a failed baseline must not stop the measured run
+                    floor = {"floor_ms_per_action": 0.0, "floor_actions_per_s": 0.0, "floor_tables": args.tables}
+                    self.say(f"floor baseline failed: {type(exc).__name__}: {exc}")
                 echo = {**echo, **floor}
                 self.say(f"floor baseline: {floor}")
             summary = self.swarm(echo)
