@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import random
 import subprocess
 import tempfile
@@ -32,7 +33,7 @@ from trix.runtime import eventloop
 
 METHOD = "/trix.loadtest.Floor/Stream"
 STREAM = "FLOOR_LOG"
-TABLES_PER_CHANNEL = 50
+TABLES_PER_CHANNEL = 20
 
 
 async def _serve(nats_url: str, port_out: Any, stop: Any) -> None:
@@ -181,7 +182,14 @@ def floor_baseline(
             watched = [psutil.Process(server.pid), psutil.Process(nats_proc.pid)]
             time.sleep(min(5.0, 1.0 + tables / 200))  # the ramp the client skips
             cpu0 = sum(_cpu_s(p) for p in watched)
-            actions = int(out.get(timeout=seconds + 120))
+            waited_until = time.monotonic() + seconds + 120
+            while True:  # the client's count, or its death (a crash must not hold the run up)
+                try:
+                    actions = int(out.get(timeout=1.0))
+                    break
+                except queue.Empty:
+                    if not client.is_alive() or time.monotonic() > waited_until:
+                        raise RuntimeError("the floor's client ended without a result") from None
             cpu1 = sum(_cpu_s(p) for p in watched)
         finally:
             stop.set()
