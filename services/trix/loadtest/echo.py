@@ -27,9 +27,13 @@ async def _serve(port_out: Any, stop: Any) -> None:
         async for payload in requests:
             yield payload
 
-    handler = grpc.method_handlers_generic_handler(
-        "trix.loadtest.Echo", {"Stream": grpc.stream_stream_rpc_method_handler(stream)}
-    )
+    await serve_stream("trix.loadtest.Echo", stream, port_out, stop)
+
+
+async def serve_stream(service: str, stream: Any, port_out: Any, stop: Any) -> None:
+    """Serve one bidirectional `Stream` method of raw bytes on a free loopback port (put on
+    `port_out`) until `stop` is set: the baselines' server (the echo's and the floor's)."""
+    handler = grpc.method_handlers_generic_handler(service, {"Stream": grpc.stream_stream_rpc_method_handler(stream)})
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")

@@ -29,6 +29,7 @@ from typing import Any
 
 import grpc
 
+from trix.loadtest.echo import serve_stream
 from trix.runtime import eventloop
 
 METHOD = "/trix.loadtest.Floor/Stream"
@@ -75,17 +76,10 @@ async def _serve(nats_url: str, port_out: Any, stop: Any) -> None:
             with contextlib.suppress(ValueError, KeyError):
                 seats[table].remove(out)
 
-    handler = grpc.method_handlers_generic_handler(
-        "trix.loadtest.Floor", {"Stream": grpc.stream_stream_rpc_method_handler(stream)}
-    )
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    port_out.put(port)
-    await asyncio.get_running_loop().run_in_executor(None, stop.wait)
-    await server.stop(0.5)
-    await nc.close()
+    try:
+        await serve_stream("trix.loadtest.Floor", stream, port_out, stop)
+    finally:
+        await nc.close()
 
 
 def floor_server_main(nats_url: str, port_out: Any, stop: Any) -> None:
