@@ -386,11 +386,14 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     assert watcher.locator(".hand .cardbtn").count() == 0
     assert _cards(watcher, "body") & hand == set()  # none of our cards in hand shows to the spectator
     assert _cards(watcher, ".felt") == _cards(page, ".felt")  # but every played card does
+    assert "Khalid" in watcher.locator(".seat .name").all_inner_texts()  # the others see his name
     watcher.screenshot(path=str(tmp_path / "spectator-en-phone.png"), full_page=True)
     assert page.locator(".scores tfoot tr").count() == 2  # team totals in partnership
     page.click("header button[aria-label]")  # switch to Arabic at any time
     _until(lambda: page.evaluate("document.documentElement.dir") == "rtl", 20.0)
     page.screenshot(path=str(tmp_path / "table-ar-desktop.png"), full_page=True)
+    assert page.evaluate("document.documentElement.lang") == "ar"
+    assert _axe_serious(page) == []  # the table in Arabic, right to left
     page.click("header button[aria-label]")
     _until(lambda: page.evaluate("document.documentElement.dir") == "ltr", 20.0)
     page.set_viewport_size(PHONE)
@@ -444,7 +447,7 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
     code = host.get_attribute("[data-code]", "data-code")
     assert code
     friend = pages.open("friend", locale="ar")
-    _sign_in(friend, web_platform.url, "صديق")
+    _sign_in(friend, web_platform.url, "صديق\u202e\u0007")  # a right-to-left override and a bell: cleaned away
     friend.fill("#code", code)
     friend.click("form.join button[type=submit]")
     friend.wait_for_selector("text=" + "نبحث عن طاولة")
@@ -457,8 +460,12 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
         _until(lambda page=page: page.locator(".seat .tag", has_text=re.compile("^(bot|روبوت)$")).count() == 2, 60.0)
         assert page.locator(".scores tfoot tr").count() == 2  # partnership: team totals
     host.screenshot(path=str(tmp_path / "private-en-phone.png"), full_page=True)
+    # Names at the table (issue 20): each sees the other by the name he signed in with, cleaned.
+    _until(lambda: "صديق" in host.locator(".seat .name").all_inner_texts(), 60.0)
     names = host.locator(".seat .name").all_inner_texts()
-    assert "You" in names
+    assert "You" in names and "صديق" in names
+    assert not any(ch in "".join(names) for ch in "\u202e\u0007")
+    assert "Host" in friend.locator(".seat .name").all_inner_texts()
 
     # Leaving says what it costs before it is confirmed; on a free table a bot takes the seat.
     host.click(".leave button")
