@@ -232,6 +232,25 @@ describe("the resume protocol", () => {
     expect(reconnecting).toBe(1); // the stream ending after 11; the gap itself is no "connection lost"
   });
 
+  it("a stream that keeps skipping the same sequence is asked again with the backoff, not hammered", async () => {
+    const events = script();
+    // 6 never comes: the first stream has 1..5 then 7.., each resume after 5 starts at 7.
+    const after5 = () => events.slice(6).map(msg);
+    const { source, asked } = scripted([[...events.slice(0, 5), ...events.slice(6)].map(msg), after5(), after5(), events.slice(5).map(msg)]);
+    const slept: number[] = [];
+    const f = new Follower(source, { state: () => {}, sleep: async (ms) => void slept.push(ms) }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(f.gaps).toBe(3);
+    expect(asked).toEqual([0n, 5n, 5n, 5n, 11n]);
+    // The first resync at once, the repeats after a growing wait; then the working stream ends
+    // (a break like the edge's idle timeout) and the backoff starts afresh.
+    expect(slept).toEqual([250, 500, 250]);
+    expect(f.state.totals).toEqual([0, 0, 0, -75]);
+  });
+
   it("detects a gap inside a batch: the events before it are applied, none after it", () => {
     const events = script();
     const f = new Follower({ events: async function* () {}, view: async () => create(SeatViewSchema) }, { state: () => {} }, emptyState(T, 0));

@@ -118,6 +118,7 @@ export class Follower {
     let delay = 250;
     let attempt = 0;
     let refusals = 0;
+    let gapsInARow = 0;
     while (!this.stop.signal.aborted && !this.state.finished) {
       if (attempt > 0 && !this.gapSeen) this.hooks.reconnecting?.(attempt);
       attempt += 1;
@@ -139,17 +140,19 @@ export class Follower {
         if (this.spectator && this.source.spectate) {
           for await (const e of this.source.spectate(tableId, sequence, stream.signal)) {
             this.applyAll([e]);
-            delay = 250;
-            refusals = 0;
             if (this.state.finished) return;
             if (this.gapSeen) break;
+            delay = 250; // the stream works: the next break starts the backoff afresh
+            refusals = 0;
+            gapsInARow = 0;
           }
         } else {
           for await (const m of this.source.events(tableId, sequence, stream.signal)) {
-            delay = 250;
-            refusals = 0;
             if (this.handle(m)) return;
             if (this.gapSeen) break;
+            delay = 250; // the stream works: the next break starts the backoff afresh
+            refusals = 0;
+            gapsInARow = 0;
           }
         }
       } catch (err) {
@@ -170,7 +173,9 @@ export class Follower {
         stream.abort();
       }
       if (this.stop.signal.aborted) return;
-      if (this.gapSeen) continue; // at once: nothing broke, an event is missing
+      // A gap resyncs at once (nothing broke, an event is missing); the same gap again right
+      // after the resync waits like a break, so a stream that keeps skipping is not hammered.
+      if (this.gapSeen && gapsInARow++ === 0) continue;
       await sleep(delay);
       delay = Math.min(delay * 2, 4000);
     }
