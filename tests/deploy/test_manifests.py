@@ -113,6 +113,49 @@ def test_cluster_edge_streams_json_like_the_local_edge(overlay: str) -> None:
     assert cluster == local
 
 
+def _routes_and_clusters(envoy_yaml: str) -> tuple[list[Obj], dict[str, Obj]]:
+    conf = yaml.safe_load(envoy_yaml)
+    (edge,) = [listener for listener in conf["static_resources"]["listeners"] if listener["name"] == "edge"]
+    manager = edge["filter_chains"][0]["filters"][0]["typed_config"]
+    (host,) = manager["route_config"]["virtual_hosts"]
+    return host["routes"], {c["name"]: c for c in conf["static_resources"]["clusters"]}
+
+
+def _address(cluster: Obj) -> tuple[str, int]:
+    address = cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]["socket_address"]
+    return str(address["address"]), int(address["port_value"])
+
+
+def test_cluster_edge_serves_the_browser_client_like_the_local_edge(overlay: str) -> None:
+    """Issue 20: the cluster's edge serves the web app at `/` beside the API, as `trix up`
+    does: the API routes first, then `prefix: /` to the app's static files, served by the
+    Envoy pod's own web container (trix.webapp on loopback) from the build the image holds."""
+    objs = rendered(overlay)
+    routes, clusters = _routes_and_clusters(kc._rendered_file(objs, "envoy.yaml"))
+    local_text = (Path(__file__).resolve().parents[2] / "services/trix/edge/envoy.yaml").read_text()
+    local_routes, _ = _routes_and_clusters(re.sub(r"\$\{[A-Z_]+\}", "0", local_text))
+    assert routes[-1]["match"] == local_routes[-1]["match"] == {"prefix": "/"}
+    assert routes[-1]["route"]["cluster"] == local_routes[-1]["route"]["cluster"] == "web"
+    assert all(r["route"]["cluster"] == "gateway" for r in routes[:-1])  # only the public API before it
+    host, port = _address(clusters["web"])
+    assert host == "127.0.0.1"
+    pod = find(objs, "Deployment", "envoy")["spec"]["template"]["spec"]
+    (web,) = [c for c in pod["containers"] if c["name"] == "web"]
+    command = [str(part) for part in web["command"]]
+    assert command[:3] == ["python", "-m", "trix.webapp"]
+    assert command[command.index("--port") + 1] == str(port)
+    assert port in {p["containerPort"] for p in web["ports"]}
+    assert web["readinessProbe"]["httpGet"]["port"] == port  # 503 until the app is there
+    root = command[command.index("--root") + 1]
+    dockerfile = kc.DOCKERFILE.read_text()
+    assert re.search(rf"^COPY --from=web /web/dist {re.escape(root)}$", dockerfile, re.M), "the image lacks the app"
+    assert re.search(r"^RUN npm ci\b", dockerfile, re.M)  # web/package-lock.json, as make web
+    # The web port is open to nothing outside the pod: only the listener and the metrics are.
+    policy = find(objs, "NetworkPolicy", "envoy")
+    opened = {p["port"] for rule in policy["spec"]["ingress"] for p in rule.get("ports", [])}
+    assert port not in opened
+
+
 def test_dockerfile_passes_hadolint() -> None:
     result = kc.hadolint()
     assert result.ok, result.detail

@@ -183,7 +183,8 @@ class GatewayApi:
 
     async def FindMatch(self, request: Any, context: Context) -> gateway_pb2.FindMatchResponse:
         principal, req = self._enter(request, context)
-        return gateway_pb2.FindMatchResponse(ticket=await self.service.find_match(principal.player_id, req))
+        ticket = await self.service.find_match(principal.player_id, req, principal.display_name)
+        return gateway_pb2.FindMatchResponse(ticket=ticket)
 
     async def CancelMatch(self, request: Any, context: Context) -> gateway_pb2.CancelMatchResponse:
         principal, req = self._enter(request, context)
@@ -192,11 +193,12 @@ class GatewayApi:
 
     async def CreatePrivateGame(self, request: Any, context: Context) -> gateway_pb2.CreatePrivateGameResponse:
         principal, req = self._enter(request, context)
-        return await self.service.create_private(principal.player_id, req)
+        return await self.service.create_private(principal.player_id, req, principal.display_name)
 
     async def JoinPrivateGame(self, request: Any, context: Context) -> gateway_pb2.JoinPrivateGameResponse:
         principal, req = self._enter(request, context)
-        return gateway_pb2.JoinPrivateGameResponse(ticket=await self.service.join_private(principal.player_id, req))
+        ticket = await self.service.join_private(principal.player_id, req, principal.display_name)
+        return gateway_pb2.JoinPrivateGameResponse(ticket=ticket)
 
     async def StartPrivateGame(self, request: Any, context: Context) -> gateway_pb2.StartPrivateGameResponse:
         principal, req = self._enter(request, context)

@@ -91,14 +91,16 @@ class TablePort(Protocol):
 
 
 class MatchmakingPort(Protocol):
-    async def enqueue(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket: ...
+    async def enqueue(
+        self, player_id: str, request: gateway_pb2.FindMatchRequest, display_name: str = ""
+    ) -> matchmaking_pb2.Ticket: ...
     async def cancel(self, player_id: str, ticket_id: str) -> matchmaking_pb2.Ticket: ...
     def watch(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.Ticket]: ...
     async def create_private(
-        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest
+        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest, display_name: str = ""
     ) -> gateway_pb2.CreatePrivateGameResponse: ...
     async def join_private(
-        self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest
+        self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest, display_name: str = ""
     ) -> matchmaking_pb2.Ticket: ...
     async def start_private(self, player_id: str, code: str) -> str: ...
 
@@ -357,11 +359,15 @@ class GatewayService:
 
     # -- matchmaking ------------------------------------------------------------------------
 
-    async def find_match(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket:
+    async def find_match(
+        self, player_id: str, request: gateway_pb2.FindMatchRequest, display_name: str = ""
+    ) -> matchmaking_pb2.Ticket:
+        """Queue the player; `display_name` (his token's cleaned sign-in name) is what the
+        others see at the table (issue 20)."""
         check_client_seed(request.client_seed)
         if request.partner_id:
             check_id(request.partner_id, "partner id")
-        ticket = await self._mm().enqueue(player_id, request)
+        ticket = await self._mm().enqueue(player_id, request, clean_display_name(display_name))
         self.player(player_id).ticket_id = ticket.ticket_id
         return ticket
 
@@ -371,17 +377,19 @@ class GatewayService:
         return await self._mm().cancel(player_id, ticket_id)
 
     async def create_private(
-        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest
+        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest, display_name: str = ""
     ) -> gateway_pb2.CreatePrivateGameResponse:
         check_client_seed(request.client_seed)
-        reply = await self._mm().create_private(player_id, request)
+        reply = await self._mm().create_private(player_id, request, clean_display_name(display_name))
         self.player(player_id).ticket_id = reply.ticket.ticket_id
         return reply
 
-    async def join_private(self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest) -> matchmaking_pb2.Ticket:
+    async def join_private(
+        self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest, display_name: str = ""
+    ) -> matchmaking_pb2.Ticket:
         check_client_seed(request.client_seed)
         check_id(request.code, "code")
-        ticket = await self._mm().join_private(player_id, request)
+        ticket = await self._mm().join_private(player_id, request, clean_display_name(display_name))
         self.player(player_id).ticket_id = ticket.ticket_id
         return ticket
 
@@ -675,7 +683,7 @@ class Session:
             self._accepted(request.action.table_id or gw.player(pid).table_id, out)
             return
         elif which == "find_match":
-            ticket = await gw.find_match(pid, request.find_match)
+            ticket = await gw.find_match(pid, request.find_match, self.principal.display_name)
             out.ticket.CopyFrom(ticket)
             self.push(out)
             self.watch_ticket(ticket)
@@ -691,13 +699,13 @@ class Session:
             await self.spectate(request.watch.table_id, request.watch.after_sequence)
             return
         elif which == "create_private":
-            created = await gw.create_private(pid, request.create_private)
+            created = await gw.create_private(pid, request.create_private, self.principal.display_name)
             out.private_game.CopyFrom(created)
             self.push(out)
             self.watch_ticket(created.ticket)
             return
         elif which == "join_private":
-            ticket = await gw.join_private(pid, request.join_private)
+            ticket = await gw.join_private(pid, request.join_private, self.principal.display_name)
             out.ticket.CopyFrom(ticket)
             self.push(out)
             self.watch_ticket(ticket)

@@ -56,6 +56,8 @@ class Ticket:
     preset: str = ""
     finished_at: float = 0.0
     """When it was cancelled or expired (matched: `matched_at`); its retention runs from here."""
+    display_name: str = ""
+    """The player's name at the table (the gateway's cleaned sign-in name; issue 20)."""
 
     def encode(self) -> bytes:
         raw = dataclasses.asdict(self)
@@ -85,6 +87,7 @@ class SeatRecord:
     ticket_id: str = ""
     client_seed: str = ""
     bot: bool = False
+    display_name: str = ""
 
 
 PENDING = "PENDING"
@@ -145,6 +148,7 @@ class LobbyMember:
     player_id: str
     ticket_id: str
     client_seed: str = ""
+    display_name: str = ""
 
 
 @dataclass
