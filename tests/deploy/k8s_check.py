@@ -529,7 +529,11 @@ def check_token_keys(objs: list[Obj]) -> list[str]:
     """Each service gets exactly the internal token keys it needs (trix.runtime.identity.KEYS_OF),
     each from its own Secret key: the gateway never the service-role key (issue 18)."""
     out: list[str] = []
-    key_of = {identity.PLAYER_KEY_ENV: "player-token-key", identity.SERVICE_KEY_ENV: "service-token-key"}
+    key_of = {
+        identity.PLAYER_KEY_ENV: "player-token-key",
+        identity.SERVICE_KEY_ENV: "service-token-key",
+        identity.GATEWAY_KEY_ENV: "gateway-token-key",
+    }
     for name, dep in by_name(objs, "Deployment").items():
         if name == EXPOSED:
             continue
