@@ -59,6 +59,8 @@ class Backend:
     """`trix up`: the gRPC target of its Envoy edge (in front of the first gateway)."""
     env: dict[str, str] = field(default_factory=dict)
     """`trix up`: the gateway secrets it generated (TRIX_GATEWAY_TOKEN_KEY, TRIX_GATEWAY_EDGE_SECRET)."""
+    targets: dict[str, str] = field(default_factory=dict)
+    """`trix up`: every service process's gRPC target by name (gateway-1, scoring, ...)."""
 
     def url(self, user: str) -> str:
         return self.urls[user]
@@ -137,14 +139,15 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
             if re.search(r"trix up: ready", line):
                 break
         urls = {u: nats_url_of(state, u) for u in permissions.USERS}
-        gateways = [m.group(1) for line in output if (m := re.search(r"trix up: gateway\S*\s+grpc=(\S+)", line))]
+        targets = dict(m.groups() for line in output if (m := re.search(r"trix up: (\S+)\s+grpc=(\S+)", line)))
+        gateways = [target for name, target in targets.items() if name.startswith("gateway")]
         edge = next(m.group(1) for line in output if (m := re.search(r"trix up: edge\s+http://(\S+)", line)))
         secrets_file = state / "gateway-secrets.json"  # what trix up generated (mode 0600)
         given = json.loads(secrets_file.read_text()) if secrets_file.exists() else {}
     except BaseException:
         stop()
         raise
-    return Backend("trix up", urls, stop, gateways, edge, given)
+    return Backend("trix up", urls, stop, gateways, edge, given, targets)
 
 
 @dataclass
