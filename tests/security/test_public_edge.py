@@ -249,7 +249,15 @@ async def _private_table(host: Player) -> str:
     started = await host.stub.StartPrivateGame(
         gateway_pb2.StartPrivateGameRequest(code=created.code), metadata=host.auth, timeout=30
     )
-    return str(started.table_id)
+    # The table is created from the MatchFormed a moment later: until then it is NOT_FOUND.
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        view = host.stub.GetView(gateway_pb2.GetViewRequest(table_id=started.table_id), metadata=host.auth, timeout=30)
+        code = await _status(view)
+        if code == grpc.StatusCode.OK:
+            return str(started.table_id)
+        assert code == grpc.StatusCode.NOT_FOUND and time.monotonic() < deadline, code
+        await asyncio.sleep(0.1)
 
 
 async def _first(stream: AsyncIterator[Any]) -> grpc.StatusCode:
