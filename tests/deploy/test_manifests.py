@@ -10,6 +10,9 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +176,51 @@ def test_prod_secrets_come_from_the_external_store_dev_from_placeholders() -> No
     assert set(kc.by_name(prod, "ExternalSecret")) == {"trix-secrets", "trix-nats-users"}
     dev_secrets = {s["metadata"]["name"].rsplit("-", 1)[0] for s in kc.of_kind(kc.render("dev"), "Secret")}
     assert dev_secrets == {"trix-secrets", "trix-nats-users"}
+
+
+def test_the_dev_overlay_commits_no_secret_it_generates_them_at_deploy_time() -> None:
+    """Issue 18: no literal in a secretGenerator; the generated files are git-ignored, random,
+    private (0600), long enough for every key the services check, and one per Secret key the
+    manifests reference."""
+    kustomization = yaml.safe_load((kc.K8S / "overlays" / "dev" / "kustomization.yaml").read_text())
+    generators = kustomization["secretGenerator"]
+    assert all("literals" not in g and "files" not in g for g in generators), generators
+    kc.ensure_dev_secrets()
+    files = [kc.K8S / "overlays" / "dev" / env for g in generators for env in g["envs"]]
+    tracked = subprocess.run(
+        ["git", "ls-files", "--", *map(str, files)], cwd=kc.K8S, capture_output=True, text=True, check=True
+    )
+    assert tracked.stdout == ""
+    for path in files:
+        assert path.stat().st_mode & 0o077 == 0, path
+        values = dict(line.split("=", 1) for line in path.read_text().splitlines())
+        assert all(len(v) >= 32 for v in values.values()), path.name
+    with tempfile.TemporaryDirectory() as tmp:
+        generator = kc.dev_secrets_generator()
+        generator.write(Path(tmp))
+        again = (Path(tmp) / "trix-secrets.env").read_text()
+        generator.write(Path(tmp), force=True)
+        assert (Path(tmp) / "trix-secrets.env").read_text() != again
+    referenced = {
+        (ref["name"].rsplit("-", 1)[0], ref["key"])
+        for obj in kc.render("dev")
+        for ref in _secret_refs(obj)
+        if not ref.get("optional")
+    }
+    secrets = kc.of_kind(kc.render("dev"), "Secret")
+    present = {(s["metadata"]["name"].rsplit("-", 1)[0], key) for s in secrets for key in s["data"]}
+    assert referenced <= present, referenced - present
+
+
+def _secret_refs(obj: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(obj, dict):
+        if "secretKeyRef" in obj and isinstance(obj["secretKeyRef"], dict):
+            yield obj["secretKeyRef"]
+        for value in obj.values():
+            yield from _secret_refs(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from _secret_refs(value)
 
 
 def test_timers_and_scoring_scale_on_their_jetstream_consumers(overlay: str) -> None:

@@ -105,6 +105,8 @@ class MatchRecord:
     seats: list[SeatRecord]
     state: str = PENDING
     created_at: float = 0.0
+    private: bool = False
+    """From a private lobby (invite code): only its players may watch the table (issue 18)."""
 
     @property
     def table_id(self) -> str:
@@ -117,6 +119,7 @@ class MatchRecord:
             "seats": [dataclasses.asdict(s) for s in self.seats],
             "state": self.state,
             "created_at": self.created_at,
+            "private": self.private,
         }
         return json.dumps(raw, separators=(",", ":")).encode()
 
@@ -129,6 +132,7 @@ class MatchRecord:
             [SeatRecord(**s) for s in raw["seats"]],
             raw["state"],
             raw["created_at"],
+            bool(raw.get("private", False)),
         )
 
     def ticket_ids(self) -> list[str]:

@@ -650,7 +650,7 @@ class MatchmakingService:
             random.Random(lobby.match_id).shuffle(order)
             for seat, m in zip(order, lobby.members, strict=False):
                 seats[seat] = SeatRecord(m.player_id, m.ticket_id, m.client_seed, display_name=m.display_name)
-        record = MatchRecord(lobby.match_id, lobby.wish, seats, COMMITTED, self.clock())
+        record = MatchRecord(lobby.match_id, lobby.wish, seats, COMMITTED, self.clock(), private=lobby.kind == PRIVATE)
         rev = await self.store.create(match_key(record.match_id), record.encode())
         if rev is None:
             got = await self._get_match(record.match_id)

@@ -222,6 +222,7 @@ def match_formed_event(record: MatchRecord) -> events_pb2.Event:
             for i, s in enumerate(record.seats)
         ],
         ticket_ids=[s.ticket_id for s in record.seats],
+        private_table=record.private,
     )
     if wish.paid:
         formed.stake.coins = wish.stake

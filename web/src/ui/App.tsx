@@ -7,7 +7,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DoublingReveal, Variant } from "../gen/trix/v1/common_pb";
 import type { Ticket } from "../gen/trix/v1/matchmaking_pb";
-import { action, eventSource, gateway } from "../client/api";
+import { action, eventSource, gateway, keepFresh } from "../client/api";
 import { Follower } from "../client/session";
 import { emptyState, myTurn } from "../client/state";
 import type { GameState } from "../client/state";
@@ -81,6 +81,7 @@ export function App() {
   const [reconnecting, setReconnecting] = useState(false);
   const [muted, setMuted] = useState(store.get("muted") === "1");
   const follower = useRef<Follower | null>(null);
+  const stopRefresh = useRef<(() => void) | null>(null);
 
   useEffect(() => {
     document.documentElement.lang = lang;
@@ -145,6 +146,17 @@ export function App() {
       store.set("name", display);
       setAuth({ token: r.token, playerId: r.playerId, name: display });
       authRef.current = { token: r.token, playerId: r.playerId, name: display };
+      stopRefresh.current?.();
+      stopRefresh.current = keepFresh(
+        gw,
+        r.expiresAt?.seconds ?? 0n,
+        (token) => {
+          const renewed = { token, playerId: r.playerId, name: display };
+          authRef.current = renewed;
+          setAuth(renewed);
+        },
+        () => void signIn(display),
+      );
       const saved = store.get("table");
       if (saved) {
         const { tableId, seat } = JSON.parse(saved) as { tableId: string; seat: number };
@@ -160,7 +172,10 @@ export function App() {
   useEffect(() => {
     const saved = store.get("name");
     if (saved) void signIn(saved);
-    return () => follower.current?.close();
+    return () => {
+      follower.current?.close();
+      stopRefresh.current?.();
+    };
   }, []);
 
   const [privateCode, setPrivateCode] = useState("");
