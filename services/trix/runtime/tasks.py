@@ -1,0 +1,46 @@
+"""Stopping background tasks in bounded time.
+
+Python 3.11's `asyncio.wait_for` can swallow a cancellation when the awaited reply lands
+in the same loop iteration as the cancel (fixed by 3.12's rewrite on `asyncio.timeout`):
+the task goes on as if nothing happened, and a loop that relies on cancellation alone then
+runs forever, so `await asyncio.gather(*cancelled)` never returns and a replica's shutdown
+hangs (seen in the timers, issue 17). `cancel_and_wait` cancels, waits a bounded time,
+cancels what is still running once more (a swallowed cancel rarely races twice) and, if
+anything is left, logs the tasks and where they wait instead of hanging the stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("trix.runtime.tasks")
+
+STOP_WAIT_S = 3.0
+"""How long each of the two rounds waits for the cancelled tasks to end."""
+
+
+async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]], timeout_s: float = STOP_WAIT_S) -> int:
+    """Cancel `tasks` and wait for them, at most two rounds of `timeout_s`; the number of
+    tasks still running afterwards (0 on a clean stop; the rest are logged, not awaited).
+    The exceptions of the tasks that ended are retrieved (as `gather(return_exceptions=True)`
+    would), so none is reported as never retrieved."""
+    every = list(tasks)
+    pending = {t for t in every if not t.done()}
+    for _ in range(2):
+        if not pending:
+            break
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=timeout_s)
+    for task in every:
+        if task.done() and not task.cancelled():
+            task.exception()
+    for task in pending:
+        stack = task.get_stack(limit=8) if isinstance(task, asyncio.Task) else []
+        where = [f"{f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}" for f in stack]
+        log.error("task did not stop when cancelled twice; left running", task=repr(task)[:200], waiting_in=where)
+    return len(pending)
