@@ -1,0 +1,315 @@
+"""Helpers of the NATS cluster tests (issue 19): the platform of `trix up --nats-cluster 3`
+(trix.play.EmbeddedPlatform on three real nats-server nodes, every stream and bucket R3),
+the node leading a stream read from JetStream, node faults (SIGKILL, SIGSTOP/SIGCONT, a
+restart on the same store), bot clients playing through the gateway's Session stream
+(`trix demo`'s bot) that note every acceptance, and the checks every run ends with.
+
+Checks (`check_games`): every action a client saw accepted is in its table's log exactly
+once, the writer epochs of each log never go back (one writer at a time), every game
+finished and its record passes `trix replay` and `trix verify`, and scoring's standings
+equal the replayed totals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+
+from trix import engine
+from trix.demo import Bot, _standings
+from trix.natsio import permissions, subjects
+from trix.play import EmbeddedPlatform
+from trix.records import load_record, replay, verify
+from trix.up import Child
+
+WRITER_HEADER = "Trix-Writer"
+
+
+@dataclass
+class Accepted:
+    table_id: str
+    action_id: str
+    sent: float
+    accepted: float
+
+
+@dataclass
+class Run:
+    """What the clients saw: every accepted action, every finished game."""
+
+    accepted: list[Accepted] = field(default_factory=list)
+    records: dict[str, str] = field(default_factory=dict)
+    """table id -> record JSON (game_ended) as a client received it."""
+    tables: set[str] = field(default_factory=set)
+    errors: list[str] = field(default_factory=list)
+    token: str = ""
+    """A signed-in client's token (scoring's standings are asked through the gateway with it)."""
+
+
+class WatchedBot(Bot):
+    """`trix demo`'s bot, noting when each of its actions was sent and accepted."""
+
+    def __init__(self, target: str, index: int, seed: int, variant: int, run: Run) -> None:
+        super().__init__(target, index, seed, variant, say=False)
+        self.run_stats = run
+        self.sent: dict[str, float] = {}
+
+    def _act(self) -> None:
+        before = set(self.sent_at)
+        super()._act()
+        for action_id in set(self.sent_at) - before:
+            self.sent[action_id] = time.monotonic()
+
+    async def _loop(self, stream: Any) -> None:
+        self.run_stats.token = self.run_stats.token or self.client.token
+
+        async def watched() -> AsyncIterator[Any]:
+            async for m in stream:
+                kind = m.WhichOneof("kind")
+                if kind == "accepted" and m.accepted.action_id in self.sent:
+                    sent = self.sent.pop(m.accepted.action_id)
+                    self.run_stats.accepted.append(
+                        Accepted(self.state.table_id, m.accepted.action_id, sent, time.monotonic())
+                    )
+                elif kind == "ticket" and m.ticket.table_id:
+                    self.run_stats.tables.add(m.ticket.table_id)
+                elif kind == "event" and m.event.WhichOneof("body") == "game_ended":
+                    self.run_stats.records[self.state.table_id] = m.event.game_ended.record_json
+                yield m
+
+        await super()._loop(watched())
+
+
+class NatsCluster:
+    """The platform on a 3-node NATS cluster: `table` and `gateway` replicas as asked."""
+
+    def __init__(
+        self, state_dir: Path, *, nodes: int = 3, tables: int = 1, gateways: int = 1, env: dict[str, str] | None = None
+    ) -> None:
+        self.platform = EmbeddedPlatform(state_dir, fresh=True, env=env or {}, nats_cluster=nodes)
+        self.sup = self.platform.supervisor
+        self.sup.replicas["table"] = tables
+        self.sup.replicas["gateway"] = gateways
+        self.nc: Client | None = None
+        """A `table` user connection: reads the logs (TABLE_LOG is private to the table)."""
+        self.admin: Client | None = None
+        """A `provisioner` connection: asks JetStream which node leads what."""
+        self.stopped: set[int] = set()
+        self.held: set[str] = set()
+
+    @property
+    def nodes(self) -> list[Child]:
+        return self.sup.nats_children
+
+    @property
+    def gateways(self) -> list[str]:
+        return [f"127.0.0.1:{c.grpc_port}" for c in self.sup.services if c.name.startswith("gateway")]
+
+    async def start(self, timeout_s: float = 90.0) -> None:
+        await asyncio.to_thread(self.platform.start, timeout_s)
+        self.nc = await self._connect(permissions.SERVICE_USERS[0])
+        self.admin = await self._connect(permissions.PROVISIONER)
+
+    async def _connect(self, user: str) -> Client:
+        return await nats.connect(
+            servers=self.sup.nats_url(user).split(","),
+            inbox_prefix=permissions.inbox_prefix(user).encode(),
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.2,
+        )
+
+    async def stop(self) -> None:
+        for i in list(self.stopped):
+            self.send(i, signal.SIGCONT)
+        for service in list(self.held):
+            self.hold(service, signal.SIGCONT)
+        for conn in (self.nc, self.admin):
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.close(), 5)
+        await asyncio.to_thread(self.platform.stop)
+
+    # -- leaders -----------------------------------------------------------------------
+
+    def index_of(self, server_name: str) -> int:
+        """`trix_up_2` -> 1 (the position in `nodes`)."""
+        return int(server_name.rsplit("_", 1)[1]) - 1
+
+    async def leader(self, stream: str, timeout_s: float = 30.0) -> int:
+        """The node (index into `nodes`) leading `stream` now, waiting for an election."""
+        assert self.admin is not None
+        js = self.admin.jetstream(timeout=2.0)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with contextlib.suppress(Exception):
+                info = await js.stream_info(stream)
+                if info.cluster is not None and info.cluster.leader:
+                    return self.index_of(info.cluster.leader)
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no leader of {stream} within {timeout_s}s")
+            await asyncio.sleep(0.2)
+
+    async def replicas_of(self, stream: str) -> int:
+        assert self.admin is not None
+        info = await self.admin.jetstream(timeout=5.0).stream_info(stream)
+        return int(info.config.num_replicas or 1)
+
+    async def current(self, stream: str, timeout_s: float = 60.0) -> None:
+        """Until `stream` has a leader and every replica is current again (after a restart)."""
+        assert self.admin is not None
+        js = self.admin.jetstream(timeout=2.0)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(Exception):
+                info = await js.stream_info(stream)
+                c = info.cluster
+                if c is not None and c.leader and c.replicas and all(r.current for r in c.replicas):
+                    return
+            await asyncio.sleep(0.2)
+        raise AssertionError(f"{stream} not current on every node within {timeout_s}s")
+
+    # -- faults ------------------------------------------------------------------------
+
+    def send(self, i: int, sig: signal.Signals) -> None:
+        proc = self.nodes[i].proc
+        assert proc is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, sig)
+        if sig == signal.SIGSTOP:
+            self.stopped.add(i)
+        elif sig == signal.SIGCONT:
+            self.stopped.discard(i)
+
+    def hold(self, service: str, sig: signal.Signals = signal.SIGSTOP) -> None:
+        """SIGSTOP (or SIGCONT) every process of `service`. Scoring is held while games play:
+        once it stored a record the table purges that game's log (ADR 0003), and the checks
+        read the logs first; released, it consumes every result it missed (a durable consumer)."""
+        for child in self.sup.services:
+            if child.name.split("-")[0] == service and child.proc is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, sig)
+        if sig == signal.SIGSTOP:
+            self.held.add(service)
+        else:
+            self.held.discard(service)
+
+    def kill(self, i: int) -> None:
+        proc = self.nodes[i].proc
+        assert proc is not None
+        proc.kill()
+        proc.wait(10)
+
+    def restart(self, i: int) -> None:
+        """Start node `i` again on its config and store (it catches up from the others)."""
+        self.nodes[i].start()
+
+
+async def play_games(targets: list[str], variants: list[int], run: Run, seed: int, timeout_s: float) -> None:
+    """One client bot per game (the table's bots take the other seats), round robin over `targets`."""
+    bots = [WatchedBot(targets[i % len(targets)], i, seed, v, run) for i, v in enumerate(variants)]
+    run_id = f"{seed}-{time.monotonic_ns()}"
+
+    async def one(bot: WatchedBot) -> None:
+        try:
+            await bot.run(run_id)
+        except Exception as exc:  # noqa: BLE001 - reported by the checks
+            run.errors.append(f"bot{bot.index}: {type(exc).__name__}: {exc}")
+
+    await asyncio.wait_for(asyncio.gather(*(one(b) for b in bots)), timeout_s)
+
+
+async def read_log(js: Any, table_id: str) -> list[tuple[str, str]]:
+    """(action id, writer header) of every entry of a table's log, in order."""
+    out: list[tuple[str, str]] = []
+    seq = 1
+    while True:
+        try:
+            msg = await js.get_msg("TABLE_LOG", seq=seq, subject=subjects.table_log(table_id), next=True)
+        except nats.js.errors.NotFoundError:
+            return out
+        out.append((json.loads(msg.data)["id"], (msg.headers or {}).get(WRITER_HEADER, "")))
+        seq = msg.seq + 1
+
+
+@dataclass
+class Verdict:
+    accepted: int
+    lost: int
+    applied_twice: int
+    games: int
+    games_finished: int
+    games_ok: int
+    two_writers: int
+    problems: list[str]
+
+
+async def check_games(cluster: NatsCluster, run: Run) -> Verdict:
+    """The invariants of the module docstring, from the logs and the records."""
+    assert cluster.nc is not None
+    js = cluster.nc.jetstream(timeout=10.0)
+    problems = list(run.errors)
+    lost = twice = ok = two_writers = 0
+    accepted: dict[str, set[str]] = {}
+    for a in run.accepted:
+        accepted.setdefault(a.table_id, set()).add(a.action_id)
+    for table_id in sorted(run.tables):
+        entries = await read_log(js, table_id)
+        ids = [i for i, _ in entries]
+        twice += len(ids) - len(set(ids))
+        missing = accepted.get(table_id, set()) - set(ids)
+        lost += len(missing)
+        if missing:
+            problems.append(f"{table_id}: {len(missing)} accepted actions not in the log")
+        epochs = [int(w.rsplit("/", 1)[1]) for _, w in entries if "/" in w]
+        writers = [w.rsplit("/", 1)[0] for _, w in entries if "/" in w]
+        # One writer at a time: an epoch, once passed, never writes again, and one epoch is one writer.
+        per_epoch: dict[int, set[str]] = {}
+        for e, w in zip(epochs, writers, strict=True):
+            per_epoch.setdefault(e, set()).add(w)
+        if epochs != sorted(epochs) or any(len(ws) > 1 for ws in per_epoch.values()):
+            two_writers += 1
+            problems.append(f"{table_id}: two writers in the log: epochs {sorted(per_epoch)}")
+        record_json = run.records.get(table_id)
+        if record_json is None:
+            problems.append(f"{table_id}: the game did not finish")
+            continue
+        record = load_record(record_json)
+        result = replay(record, engine.Game, engine.Options)
+        report = verify(record)
+        if result.differences or not result.finished or not report.ok:
+            problems.append(f"{table_id}: replay/verify failed: {result.differences[:3]}")
+            continue
+        ok += 1
+    return Verdict(
+        accepted=len(run.accepted),
+        lost=lost,
+        applied_twice=twice,
+        games=len(run.tables),
+        games_finished=len(run.records),
+        games_ok=ok,
+        two_writers=two_writers,
+        problems=problems,
+    )
+
+
+async def standings_match(target: str, run: Run) -> int:
+    """How many finished games scoring has with exactly the replayed totals."""
+    same = 0
+    for table_id, record_json in run.records.items():
+        result = replay(load_record(record_json), engine.Game, engine.Options)
+        want = list(result.record.get("totals") or [])
+        same += await _standings(target, run.token, table_id, want) == want
+    return same
