@@ -386,7 +386,7 @@ class Supervisor:
     def nats_url(self, user: str) -> str:
         """`user`'s TRIX_NATS_URL: every node's URL (comma-separated) with its password."""
         return ",".join(
-            permissions.user_url(f"nats://127.0.0.1:{n.client_port}", user, self.passwords[user])
+            permissions.user_url(f"nats://{n.host}:{n.client_port}", user, self.passwords[user])
             for n in self.nats_nodes
         )
 
@@ -564,13 +564,13 @@ class Supervisor:
     def _wait_nats(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
         children = self.nats_children or ([self.nats] if self.nats is not None else [])
-        waiting = [n.client_port for n in self.nats_nodes]
+        waiting = [(n.host, n.client_port) for n in self.nats_nodes]
         while time.monotonic() < deadline and not self.stop_requested:
             if any(c.proc is not None and c.proc.poll() is not None for c in children):
                 return False
-            for port in list(waiting):
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    waiting.remove(port)
+            for address in list(waiting):
+                with contextlib.suppress(OSError), socket.create_connection(address, timeout=0.5):
+                    waiting.remove(address)
             if not waiting:
                 return True
             time.sleep(0.1)
@@ -608,7 +608,7 @@ class Supervisor:
             assert child.proc is not None
             store = self.state_dir / "nats" if self.nats_cluster == 1 else self.state_dir / "nats" / f"n{node.index}"
             _say(
-                f"{child.name:<9} nats://127.0.0.1:{node.client_port}  pid={child.proc.pid}  store={store}  "
+                f"{child.name:<9} nats://{node.host}:{node.client_port}  pid={child.proc.pid}  store={store}  "
                 f"users={self.state_dir / NATS_USERS_FILE}"
             )
         if self.nats_cluster > 1:

@@ -14,23 +14,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
+import socket
+import subprocess
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
 import nats
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
+from netns import Hosts
 
 from trix import engine
 from trix.demo import Bot, _standings
-from trix.natsio import permissions, subjects
+from trix.natsio import permissions, serverconf, subjects
 from trix.play import EmbeddedPlatform
 from trix.records import load_record, replay, verify
 from trix.up import Child
@@ -56,6 +61,7 @@ class Run:
     tables: set[str] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
     token: str = ""
+    retried_sign_ins: int = 0
     """A signed-in client's token (scoring's standings are asked through the gateway with it)."""
 
 
@@ -66,6 +72,21 @@ class WatchedBot(Bot):
         super().__init__(target, index, seed, variant, say=False)
         self.run_stats = run
         self.sent: dict[str, float] = {}
+        sign_in = self.client.sign_in
+
+        async def retried(device_secret: str, name: str) -> str:
+            """A real client signs in again after UNAVAILABLE (NATS electing a leader)."""
+            for attempt in range(60):
+                try:
+                    return await sign_in(device_secret, name)
+                except grpc.aio.AioRpcError as err:
+                    if err.code() != grpc.StatusCode.UNAVAILABLE or attempt == 59:
+                        raise
+                    run.retried_sign_ins += 1
+                    await asyncio.sleep(0.5)
+            raise AssertionError("unreachable")
+
+        self.client.sign_in = retried  # type: ignore[method-assign]
 
     def _act(self) -> None:
         before = set(self.sent_at)
@@ -109,6 +130,43 @@ class NatsCluster:
         """A `provisioner` connection: asks JetStream which node leads what."""
         self.stopped: set[int] = set()
         self.held: set[str] = set()
+        self.hosts: Hosts | None = None
+        self.extra: list[Child] = []
+        """Processes started outside the platform (`start_table_host`)."""
+
+    def place_in(self, hosts: Hosts) -> None:
+        """Before `start`: NATS node i runs inside host i (netns.py) and listens on its address,
+        so cutting that host is a real partition of the node."""
+        self.hosts = hosts
+        sup = self.sup
+        sup.nats_nodes = [dataclasses.replace(n, host=hosts.ips[i]) for i, n in enumerate(sup.nats_nodes)]
+        original = sup._nats_node_child
+
+        def inside(node: serverconf.LocalNode) -> Child:
+            child = original(node)
+            child.argv = hosts.argv(node.index - 1, child.argv)
+            return child
+
+        sup._nats_node_child = inside  # type: ignore[method-assign]
+
+    def start_table_host(self, host: int) -> Child:
+        """One more table replica, alone inside `host` (a machine that can be cut off); not
+        health-checked by the platform (its gRPC port is the host's), stopped by `stop`."""
+        assert self.hosts is not None
+        template = next(c for c in self.sup.services if c.name.startswith("table"))
+        env = dict(template.env)
+        env.update(
+            TRIX_INSTANCE="table-h", TRIX_GRPC_HOST=self.hosts.ips[host], TRIX_GRPC_PORT="50051", TRIX_METRICS_PORT="0"
+        )
+        child = Child(
+            name="table-h",
+            argv=self.hosts.argv(host, list(template.argv)),
+            env=env,
+            log_path=self.sup.state_dir / "logs" / "table-h.log",
+        )
+        _spawn(child)
+        self.extra.append(child)
+        return child
 
     @property
     def nodes(self) -> list[Child]:
@@ -129,6 +187,9 @@ class NatsCluster:
             inbox_prefix=permissions.inbox_prefix(user).encode(),
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,
+            ping_interval=1,
+            max_outstanding_pings=3,
+            error_cb=_quiet,  # a killed node's refused reconnects are expected here
         )
 
     async def stop(self) -> None:
@@ -136,6 +197,11 @@ class NatsCluster:
             self.send(i, signal.SIGCONT)
         for service in list(self.held):
             self.hold(service, signal.SIGCONT)
+        if self.hosts is not None:
+            for i in list(self.hosts.cut_hosts):
+                self.hosts.heal(i)
+        if self.extra:
+            self.sup._stop_group(self.extra, 5.0)
         for conn in (self.nc, self.admin):
             if conn is not None:
                 with contextlib.suppress(Exception):
@@ -168,18 +234,28 @@ class NatsCluster:
         return int(info.config.num_replicas or 1)
 
     async def current(self, stream: str, timeout_s: float = 60.0) -> None:
-        """Until `stream` has a leader and every replica is current again (after a restart)."""
+        """Until `stream` has a leader and every other node is a follower seen within the
+        last 2 s, not offline (after a restart: it rejoined the group)."""
         assert self.admin is not None
-        js = self.admin.jetstream(timeout=2.0)
+        js = self.admin.jetstream(timeout=5.0)
         deadline = time.monotonic() + timeout_s
+        last: object = None
         while time.monotonic() < deadline:
-            with contextlib.suppress(Exception):
+            try:
                 info = await js.stream_info(stream)
-                c = info.cluster
-                if c is not None and c.leader and c.replicas and all(r.current for r in c.replicas):
+            except Exception as exc:  # noqa: BLE001 - no leader yet: asked again
+                last = exc
+            else:
+                c = last = info.cluster
+                if (
+                    c is not None
+                    and c.leader
+                    and len(c.replicas or []) == len(self.nodes) - 1
+                    and all(not r.offline and (r.active or 0) < 2_000_000_000 for r in c.replicas or [])
+                ):
                     return
             await asyncio.sleep(0.2)
-        raise AssertionError(f"{stream} not current on every node within {timeout_s}s")
+        raise AssertionError(f"{stream} not on every node within {timeout_s}s: {last}")
 
     # -- faults ------------------------------------------------------------------------
 
@@ -212,9 +288,45 @@ class NatsCluster:
         proc.kill()
         proc.wait(10)
 
-    def restart(self, i: int) -> None:
-        """Start node `i` again on its config and store (it catches up from the others)."""
-        self.nodes[i].start()
+    def restart(self, i: int, timeout_s: float = 20.0) -> None:
+        """Start node `i` again on its config and store (it catches up from the others);
+        raises if it does not listen within `timeout_s`."""
+        child = self.nodes[i]
+        node = self.sup.nats_nodes[i]
+        deadline = time.monotonic() + timeout_s
+        _spawn(child)
+        while time.monotonic() < deadline:
+            assert child.proc is not None
+            if child.proc.poll() is not None:
+                raise AssertionError(f"{child.name} exited with {child.proc.returncode}; see {child.log_path}")
+            with contextlib.suppress(OSError), socket.create_connection((node.host, node.client_port), timeout=0.5):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"{child.name} does not listen on {node.host}:{node.client_port} within {timeout_s}s")
+
+
+async def _quiet(_exc: Exception) -> None:
+    return None
+
+
+def _spawn(child: Child) -> None:
+    """`child.start()` without its pre-exec hook: this process runs gRPC clients, and Python
+    code between fork and exec (the hook) may abort in gRPC's fork handlers (seen: SIGABRT
+    before exec). Without a hook, subprocess forks with vfork and runs no handler. The node
+    is stopped by the platform's stop like any child (`child.proc`)."""
+    child.log_path.parent.mkdir(parents=True, exist_ok=True)
+    if child.log_file is not None:
+        child.log_file.close()
+    child.log_file = open(child.log_path, "ab")  # noqa: SIM115 - kept open for the child's life
+    child.proc = subprocess.Popen(
+        child.argv,
+        env=child.env,
+        stdin=subprocess.DEVNULL,
+        stdout=child.log_file,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    child.started_at = time.monotonic()
 
 
 async def play_games(targets: list[str], variants: list[int], run: Run, seed: int, timeout_s: float) -> None:
@@ -281,7 +393,8 @@ async def check_games(cluster: NatsCluster, run: Run) -> Verdict:
             per_epoch.setdefault(e, set()).add(w)
         if epochs != sorted(epochs) or any(len(ws) > 1 for ws in per_epoch.values()):
             two_writers += 1
-            problems.append(f"{table_id}: two writers in the log: epochs {sorted(per_epoch)}")
+            runs = [w for i, (_, w) in enumerate(entries) if "/" in w and (i == 0 or entries[i - 1][1] != w)]
+            problems.append(f"{table_id}: two writers in the log: writers in turn {runs}")
         record_json = run.records.get(table_id)
         if record_json is None:
             problems.append(f"{table_id}: the game did not finish")

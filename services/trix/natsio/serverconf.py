@@ -122,6 +122,8 @@ class LocalNode:
     client_port: int
     http_port: int
     cluster_port: int = 0
+    host: str = "127.0.0.1"
+    """Where it listens: loopback, or a network namespace's address (tests/cluster/netns.py)."""
 
 
 def loopback(
@@ -132,17 +134,17 @@ def loopback(
     pid_file: str,
     passwords: Mapping[str, str],
 ) -> str:
-    """The config of `node` among `nodes` on 127.0.0.1 (a single node: no cluster block)."""
+    """The config of `node` among `nodes` on this machine (a single node: no cluster block)."""
     clustered = len(nodes) > 1
     return render(
         Site(
             server_name=f"trix_up_{node.index}" if clustered else "trix_up",
-            listen=f"127.0.0.1:{node.client_port}",
+            listen=f"{node.host}:{node.client_port}",
             http_port=node.http_port,
             store_dir=store_dir,
             pid_file=pid_file,
-            cluster_listen=f"127.0.0.1:{node.cluster_port}" if clustered else "",
-            routes=[f"nats://127.0.0.1:{n.cluster_port}" for n in nodes] if clustered else (),
+            cluster_listen=f"{node.host}:{node.cluster_port}" if clustered else "",
+            routes=[f"nats://{n.host}:{n.cluster_port}" for n in nodes] if clustered else (),
             passwords=passwords,
             header=(
                 "Written by `trix up` from trix.natsio.serverconf (the generator of deploy/k8s's\n"
