@@ -72,6 +72,7 @@ class Slots:
         self.stop = asyncio.Event()
         self.current: dict[int, str] = {}
         self.games = 0
+        self.unavailable_before_seated = 0
 
     async def slot(self, k: int) -> None:
         gateways = self.cluster.gateways
@@ -87,7 +88,10 @@ class Slots:
                     self.current[k] = bot.state.table_id
                 await asyncio.wait({task}, timeout=0.1)
             self.current.pop(k, None)
-            if task.exception() is not None:
+            exc = task.exception()
+            if exc is not None and not bot.state.table_id and "UNAVAILABLE" in str(exc):
+                self.unavailable_before_seated += 1  # a real client asks again: so does the next game
+            elif exc is not None:
                 self.run.errors.append(f"slot {k} game {game}: {type(task.exception()).__name__}: {task.exception()}")
 
     def running(self) -> list[str]:
@@ -163,7 +167,8 @@ async def run_faults(
                 await cluster.current(stream)
             await asyncio.sleep(rng.uniform(0.5, 2.0))
             node = await _pick(cluster, kind, rng)
-            pid = cluster.nodes[node].proc.pid if cluster.nodes[node].proc else 0
+            target = cluster.extra[0] if kind == "partition-table-host" else cluster.nodes[node]
+            pid = target.proc.pid if target.proc else 0
             fault = Fault(kind, node, time.monotonic(), games.running())
             if kind in PARTITIONS:
                 assert hosts is not None
@@ -216,6 +221,7 @@ async def run_faults(
             "resume_max_s": round(max(resumes, default=0.0), 2),
             "resume_max_s_by_kind": per_kind,
             "sign_ins_retried_unavailable": run.retried_sign_ins,
+            "find_match_unavailable": games.unavailable_before_seated,
             "games_not_resumed": sum(len(f.running) - len(f.resume) for f in done),
             "problems": verdict.problems[:5],
             "seconds": round(time.monotonic() - t0, 1),

@@ -53,8 +53,9 @@ def main() -> int:
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--duration", type=float, default=60)
     parser.add_argument("--keep", type=Path, default=None, help="keep states and results in this folder")
+    parser.add_argument("--finish", action="store_true", help="play every game to its end and verify it (longer)")
     args = parser.parse_args()
-    argv = ["--tables", str(args.tables), "--duration", str(args.duration)]
+    argv = ["--tables", str(args.tables), "--duration", str(args.duration), *([] if args.finish else ["--no-finish"])]
     with tempfile.TemporaryDirectory(prefix="trix-loadtest-cluster-") as tmp:
         workdir = args.keep or Path(tmp)
         single = asyncio.run(one(1, workdir, argv))
