@@ -68,8 +68,8 @@ class Run:
 class WatchedBot(Bot):
     """`trix demo`'s bot, noting when each of its actions was sent and accepted."""
 
-    def __init__(self, target: str, index: int, seed: int, variant: int, run: Run) -> None:
-        super().__init__(target, index, seed, variant, say=False)
+    def __init__(self, target: str, index: int, seed: int, variant: int, run: Run, think_s: float = 0.05) -> None:
+        super().__init__(target, index, seed, variant, say=False, think_s=think_s)
         self.run_stats = run
         self.sent: dict[str, float] = {}
         sign_in = self.client.sign_in
@@ -329,9 +329,11 @@ def _spawn(child: Child) -> None:
     child.started_at = time.monotonic()
 
 
-async def play_games(targets: list[str], variants: list[int], run: Run, seed: int, timeout_s: float) -> None:
+async def play_games(
+    targets: list[str], variants: list[int], run: Run, seed: int, timeout_s: float, think_s: float = 0.05
+) -> None:
     """One client bot per game (the table's bots take the other seats), round robin over `targets`."""
-    bots = [WatchedBot(targets[i % len(targets)], i, seed, v, run) for i, v in enumerate(variants)]
+    bots = [WatchedBot(targets[i % len(targets)], i, seed, v, run, think_s) for i, v in enumerate(variants)]
     run_id = f"{seed}-{time.monotonic_ns()}"
 
     async def one(bot: WatchedBot) -> None:

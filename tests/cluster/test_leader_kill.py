@@ -12,10 +12,8 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
 from cluster_support import NatsCluster, Run, check_games, play_games, standings_match
 
-import trix.demo
 from support.waiting import eventually
 from trix.natsio import subjects
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
@@ -27,10 +25,7 @@ RESUME_BOUND_S = 15.0
 """Generous for a loaded 2-core CI box; `make fault-nats` asserts the issue's 5 s."""
 
 
-async def test_sigkill_of_the_table_log_leader_mid_game_loses_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(trix.demo, "THINK_S", 0.0)  # the client answers at once: a short test
+async def test_sigkill_of_the_table_log_leader_mid_game_loses_nothing(tmp_path: Path) -> None:
     cluster = NatsCluster(tmp_path / "state", env=FAST)
     started = time.monotonic()
     try:
@@ -42,7 +37,8 @@ async def test_sigkill_of_the_table_log_leader_mid_game_loses_nothing(
         cluster.hold("scoring")  # the logs are read before scoring lets the table purge them
         run = Run()
         game = asyncio.ensure_future(
-            play_games(cluster.gateways, [common_pb2.VARIANT_COMPLEX], run, seed=19, timeout_s=120)
+            # the client answers at once (think 0): a short test
+            play_games(cluster.gateways, [common_pb2.VARIANT_COMPLEX], run, seed=19, timeout_s=120, think_s=0.0)
         )
         await eventually(lambda: len(run.accepted) >= 4 or game.done(), 60, "the game under way")  # mid-game
         victim = await cluster.leader(subjects.TABLE_LOG_STREAM)
