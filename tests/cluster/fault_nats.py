@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import signal
@@ -50,6 +51,9 @@ TABLE_HOST = 3
 LEASES_STREAM = "KV_table_leases"
 ENV = {"TRIX_MATCHMAKING_BOT_FILL_S": "0", "TRIX_GATEWAY_RATE_PER_S": "400", "TRIX_GATEWAY_RATE_BURST": "400"}
 RESUME_BOUND_S = 5.0
+GAME_TIMEOUT_S = 240.0
+"""A game (a trix game of one client and three table bots takes under a minute here) not over
+after this long is cut and counts as not finished."""
 
 
 @dataclass
@@ -83,11 +87,21 @@ class Slots:
             game += 1
             self.games += 1
             task = asyncio.ensure_future(bot.run(f"f{self.seed}-{k}-{game}"))
+            started = time.monotonic()
             while not task.done():
                 if bot.state.table_id:
                     self.current[k] = bot.state.table_id
                 await asyncio.wait({task}, timeout=0.1)
+                if time.monotonic() - started > GAME_TIMEOUT_S:
+                    task.cancel()  # a game that stalls for good is reported, not waited for
+                    await asyncio.gather(task, return_exceptions=True)
+                    with contextlib.suppress(Exception):
+                        await bot.client.close()
+                    self.run.errors.append(f"slot {k} game {game}: {bot.state.table_id} stalled for good")
+                    break
             self.current.pop(k, None)
+            if task.cancelled():
+                continue
             exc = task.exception()
             if exc is not None and not bot.state.table_id and "UNAVAILABLE" in str(exc):
                 self.unavailable_before_seated += 1  # a real client asks again: so does the next game
