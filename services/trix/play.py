@@ -95,6 +95,7 @@ class EmbeddedPlatform:
         edge_port: int = 0,
         web_dir: Path | None = None,
         edge_stream_idle_s: float = 600.0,
+        nats_cluster: int = 1,
     ) -> None:
         from trix.up import Supervisor
 
@@ -110,6 +111,7 @@ class EmbeddedPlatform:
             log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
             web_dir=web_dir,
             edge_stream_idle_s=edge_stream_idle_s,
+            nats_cluster=nats_cluster,
         )
         self.edge_port = edge_port
         """The edge's port on the first try (0: a free one); a taken one falls back to free ports."""
@@ -135,10 +137,8 @@ class EmbeddedPlatform:
         """Start everything; the gateway's target once every service is SERVING."""
         sup = self.supervisor
         sup._prepare_state()
-        sup.nats = sup._nats_child()
-        sup.nats.start()
-        if not sup._wait_nats(20.0):
-            raise RuntimeError(f"nats-server did not start; see {sup.nats.log_path}")
+        if not sup.start_nats(20.0):  # one node, or every node of --nats-cluster
+            raise RuntimeError(f"nats-server did not start; see {sup.state_dir / 'logs'}")
         sup.start_provisioner()  # the only NATS user that declares streams (ADR 0014)
         sup.services = sup._service_children()
         for child in sup.services:

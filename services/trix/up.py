@@ -40,7 +40,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import trix
 from trix.gateway.config import EDGE_SECRET_ENV
-from trix.natsio import permissions
+from trix.natsio import permissions, serverconf
 from trix.runtime.identity import (
     GATEWAY_KEY_ENV,
     GATEWAY_PREVIOUS_KEY_ENV,
@@ -73,6 +73,13 @@ def add_up_arguments(parser: argparse.ArgumentParser) -> None:
         help="fixed gRPC port of a service's first replica (others take the next ports); default: free ports",
     )
     parser.add_argument("--nats-port", type=int, default=0, help="NATS client port (default: a free port)")
+    parser.add_argument(
+        "--nats-cluster",
+        type=int,
+        default=1,
+        metavar="N",
+        help="NATS nodes: 1 (default) or a JetStream cluster of N (3: R3 streams and buckets, as deployed)",
+    )
     parser.add_argument("--grace", type=float, default=10.0, help="seconds a process gets to stop (default 10)")
     parser.add_argument("--ready-timeout", type=float, default=120.0, help="seconds to wait for every service")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
@@ -105,6 +112,9 @@ def run_up(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"trix up: {err}", file=sys.stderr)
         return 2
+    if not 1 <= args.nats_cluster <= 5:
+        print("trix up: --nats-cluster: must be 1..5 (3 is the deployed cluster)", file=sys.stderr)
+        return 2
     supervisor = Supervisor(
         state_dir=Path(args.state_dir).resolve(),
         fresh=args.fresh,
@@ -118,6 +128,7 @@ def run_up(args: argparse.Namespace) -> int:
         edge_port=args.edge_port,
         web_dir=args.web_dir,
         edge_stream_idle_s=args.edge_stream_idle_timeout,
+        nats_cluster=args.nats_cluster,
     )
     return supervisor.run()
 
@@ -221,11 +232,25 @@ def gateway_secrets(state_dir: Path) -> dict[str, str]:
     return {var: os.environ.get(var, "") or value for var, value in stored.items()}
 
 
+def nats_conf_paths(state_dir: Path) -> list[Path]:
+    """The config of each NATS node `trix up` runs on `state_dir`: `nats.conf` for the single
+    node, `nats-1.conf`, `nats-2.conf`, ... for a cluster."""
+    single = state_dir / "nats.conf"
+    if single.exists():
+        return [single]
+    return sorted(state_dir.glob("nats-[0-9]*.conf"), key=lambda p: int(p.stem.split("-")[1]))
+
+
 def nats_url_of(state_dir: Path, user: str) -> str:
-    """The URL, with `user`'s password, of the NATS server `trix up` runs on `state_dir`."""
-    conf = (state_dir / "nats.conf").read_text()
-    listen = next(line.split(":", 1)[1].strip() for line in conf.splitlines() if line.startswith("listen:"))
-    return permissions.user_url(f"nats://{listen}", user, nats_passwords(state_dir)[user])
+    """The URL, with `user`'s password, of the NATS server(s) `trix up` runs on `state_dir`
+    (a cluster: every node's URL, comma-separated, as TRIX_NATS_URL takes them)."""
+    password = nats_passwords(state_dir)[user]
+    urls = []
+    for path in nats_conf_paths(state_dir):
+        conf = path.read_text()
+        listen = next(line.split(":", 1)[1].strip() for line in conf.splitlines() if line.startswith("listen:"))
+        urls.append(permissions.user_url(f"nats://{listen}", user, password))
+    return ",".join(urls)
 
 
 def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -330,12 +355,26 @@ class Supervisor:
         edge_port: int = 0,
         web_dir: Path | None = None,
         edge_stream_idle_s: float = 600.0,
+        nats_cluster: int = 1,
     ) -> None:
         self.state_dir = state_dir
         self.fresh = fresh
         self.replicas = {name: replicas.get(name, 1) for name in SERVICES}
         self.ports = ports
         self.nats_port = nats_port or free_port()
+        self.nats_cluster = nats_cluster
+        """NATS nodes: 1, or a JetStream cluster whose streams and buckets all have this many replicas."""
+        clustered = nats_cluster > 1
+        self.nats_nodes = [
+            serverconf.LocalNode(
+                index=i + 1,
+                client_port=self.nats_port if i == 0 else free_port(),
+                http_port=free_port(),
+                cluster_port=free_port() if clustered else 0,
+            )
+            for i in range(nats_cluster)
+        ]
+        self.nats_children: list[Child] = []
         self.grace_s = grace_s
         self.ready_timeout_s = ready_timeout_s
         self.log_level = log_level
@@ -367,6 +406,8 @@ class Supervisor:
             _say(f"wiped {self.state_dir}")
         (self.state_dir / "nats").mkdir(parents=True, exist_ok=True)
         (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
+        for stale in nats_conf_paths(self.state_dir):  # a run with another --nats-cluster left them
+            stale.unlink()
         self.passwords = nats_passwords(self.state_dir)
         self.gateway_secrets = gateway_secrets(self.state_dir)
 
@@ -377,28 +418,48 @@ class Supervisor:
         return self.gateway_secrets[EDGE_SECRET_ENV]
 
     def nats_url(self, user: str) -> str:
-        return permissions.user_url(f"nats://127.0.0.1:{self.nats_port}", user, self.passwords[user])
-
-    def _nats_child(self) -> Child:
-        conf = self.state_dir / "nats.conf"
-        store = self.state_dir / "nats"
-        _write_private(
-            conf,
-            "# Written by `trix up`; JetStream with fsync on every write (ARCHITECTURE.md), the\n"
-            "# users and permissions of production (trix.natsio.permissions, ADR 0014).\n"
-            "server_name: trix_up\n"
-            f"listen: 127.0.0.1:{self.nats_port}\n"
-            "jetstream {\n"
-            f'  store_dir: "{store}"\n'
-            "  sync_interval: always\n"
-            "}\n" + permissions.authorization_block(self.passwords),
+        """`user`'s TRIX_NATS_URL: every node's URL (comma-separated) with its password."""
+        return ",".join(
+            permissions.user_url(f"nats://{n.host}:{n.client_port}", user, self.passwords[user])
+            for n in self.nats_nodes
         )
+
+    def _nats_node_child(self, node: serverconf.LocalNode) -> Child:
+        """One nats-server, its config rendered by trix.natsio.serverconf (as deploy/k8s's)."""
+        single = len(self.nats_nodes) == 1
+        name = "nats" if single else f"nats-{node.index}"
+        conf = self.state_dir / f"{name}.conf"
+        store = self.state_dir / "nats" if single else self.state_dir / "nats" / f"n{node.index}"
+        store.mkdir(parents=True, exist_ok=True)
+        text = serverconf.loopback(
+            node,
+            self.nats_nodes,
+            store_dir=str(store),
+            pid_file=str(self.state_dir / f"{name}.pid"),
+            passwords=self.passwords,
+        )
+        _write_private(conf, text)
         return Child(
-            name="nats",
+            name=name,
             argv=[nats_server_binary(), "-c", str(conf)],
             env=dict(os.environ),
-            log_path=self.state_dir / "logs" / "nats.log",
+            log_path=self.state_dir / "logs" / f"{name}.log",
         )
+
+    def _nats_child(self) -> Child:
+        """The (first) NATS node; `start_nats` starts every node of a cluster."""
+        return self._nats_node_child(self.nats_nodes[0])
+
+    def start_nats(self, timeout_s: float = 20.0) -> bool:
+        """Write every node's config and start it; True once each listens."""
+        if len(self.nats_nodes) == 1:
+            self.nats_children = [self._nats_child()]  # (a caller may wrap `_nats_child`: the load test's diagnosis)
+        else:
+            self.nats_children = [self._nats_node_child(n) for n in self.nats_nodes]
+        self.nats = self.nats_children[0]
+        for child in self.nats_children:
+            child.start()
+        return self._wait_nats(timeout_s)
 
     def _base_env(self) -> dict[str, str]:
         package_root = str(Path(trix.__file__).resolve().parent.parent)
@@ -414,6 +475,7 @@ class Supervisor:
         base_env = {k: v for k, v in os.environ.items() if k not in private}
         base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
         base_env["PYTHONUNBUFFERED"] = "1"
+        base_env["TRIX_NATS_STREAM_REPLICAS"] = str(self.nats_cluster)  # R3 on a 3-node cluster
         return base_env
 
     def _provisioner_child(self) -> Child:
@@ -549,10 +611,15 @@ class Supervisor:
 
     def _wait_nats(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
+        children = self.nats_children or ([self.nats] if self.nats is not None else [])
+        waiting = [(n.host, n.client_port) for n in self.nats_nodes]
         while time.monotonic() < deadline and not self.stop_requested:
-            if self.nats is not None and self.nats.proc is not None and self.nats.proc.poll() is not None:
+            if any(c.proc is not None and c.proc.poll() is not None for c in children):
                 return False
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.nats_port), timeout=0.5):
+            for address in list(waiting):
+                with contextlib.suppress(OSError), socket.create_connection(address, timeout=0.5):
+                    waiting.remove(address)
+            if not waiting:
                 return True
             time.sleep(0.1)
         return False
@@ -580,18 +647,24 @@ class Supervisor:
             )
             return 1
         self._prepare_state()
-        self.nats = self._nats_child()
-        self.nats.start()
-        if not self._wait_nats(20.0):
+        if not self.start_nats(20.0):
             if self.stop_requested:
                 return 0
-            _say(f"nats-server did not start; see {self.nats.log_path}")
+            _say(f"nats-server did not start; see {', '.join(str(c.log_path) for c in self.nats_children)}")
             return 1
-        assert self.nats.proc is not None
-        _say(
-            f"nats      nats://127.0.0.1:{self.nats_port}  pid={self.nats.proc.pid}  store={self.state_dir / 'nats'}  "
-            f"users={self.state_dir / NATS_USERS_FILE}"
-        )
+        for node, child in zip(self.nats_nodes, self.nats_children, strict=True):
+            assert child.proc is not None
+            store = self.state_dir / "nats" if self.nats_cluster == 1 else self.state_dir / "nats" / f"n{node.index}"
+            _say(
+                f"{child.name:<9} nats://{node.host}:{node.client_port}  pid={child.proc.pid}  store={store}  "
+                f"users={self.state_dir / NATS_USERS_FILE}"
+            )
+        if self.nats_cluster > 1:
+            _say(
+                f"nats cluster of {self.nats_cluster} nodes (routes on 127.0.0.1:"
+                f"{','.join(str(n.cluster_port) for n in self.nats_nodes)}); every stream and bucket at "
+                f"R{self.nats_cluster}"
+            )
         provisioner = self.start_provisioner()
         _say(f"{'provisioner':<13} pid={provisioner.proc.pid if provisioner.proc else '?'}  log={provisioner.log_path}")
         self.services = self._service_children()
@@ -620,7 +693,7 @@ class Supervisor:
         while not self.stop_requested:
             now = time.monotonic()
             extra = [c for c in (self.provisioner, self.web_child, self.edge_child) if c is not None]
-            for child in [self.nats, *self.services, *extra]:
+            for child in [*self.nats_children, *self.services, *extra]:
                 self._watch(child, now)
             pending = [c for c in self.services if not c.serving and c.proc is not None and c.proc.poll() is None]
             for child in pending:
@@ -698,8 +771,9 @@ class Supervisor:
                 self._stop_group(self.services, self.grace_s)
             if self.provisioner is not None:
                 self._stop_group([self.provisioner], self.grace_s)
-            if self.nats is not None:
-                self._stop_group([self.nats], self.grace_s)
+            nats_children = self.nats_children or ([self.nats] if self.nats is not None else [])
+            if nats_children:
+                self._stop_group(nats_children, self.grace_s)
         finally:
             if main and previous is not None:
                 signal.signal(signal.SIGINT, previous)

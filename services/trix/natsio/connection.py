@@ -10,6 +10,10 @@ in its URL) may not create streams (issue 18, ADR 0014): it only waits until the
 provisioner (`python -m trix.natsio.provision`) has declared the streams and buckets it
 uses, receives replies under its own inbox prefix, and checks nothing it may not see.
 Without a user (a bare test server) or as the provisioner, it creates them itself.
+
+On a cluster (TRIX_NATS_URL lists every node) it pings its server every second and leaves a
+server that missed three pings for another node, so a stopped or cut-off node holds a
+service for about four seconds, not the client library's default of minutes (issue 19).
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ from trix.natsio import permissions
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision, wait_provisioned
 
 log = structlog.get_logger("trix.natsio")
+
+PING_INTERVAL_S = 1
+MAX_OUTSTANDING_PINGS = 3
 
 
 class NatsConnection:
@@ -99,6 +106,11 @@ class NatsConnection:
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=self.reconnect_wait_s,  # type: ignore[arg-type,unused-ignore]
                     connect_timeout=max(1, int(attempt_timeout_s)),
+                    # A server that stops answering (a SIGSTOPped or cut-off node of a
+                    # cluster) is left for another within ~PING_INTERVAL_S * (MAX_PINGS + 1),
+                    # not the client's default of minutes (issue 19).
+                    ping_interval=PING_INTERVAL_S,
+                    max_outstanding_pings=MAX_OUTSTANDING_PINGS,
                     allow_reconnect=True,
                     disconnected_cb=self._on_disconnected,
                     reconnected_cb=self._on_reconnected,

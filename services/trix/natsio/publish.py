@@ -24,6 +24,8 @@ EXPECTED_LAST_SUBJECT_SEQ_HEADER = "Nats-Expected-Last-Subject-Sequence"
 
 log = structlog.get_logger("trix.natsio.publish")
 
+MAX_RETRY_DELAY_S = 0.25
+
 RETRYABLE: tuple[type[BaseException], ...] = (
     asyncio.TimeoutError,
     nats.errors.TimeoutError,
@@ -72,4 +74,7 @@ async def publish_once(
                 raise
             log.info("publish retry", subject=subject, msg_id=message_id, attempt=attempt, error=type(exc).__name__)
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
+            # At most a quarter second between attempts: on a NATS cluster a stream has no
+            # leader for the RAFT election after its leader died (seconds, issue 19), and the
+            # first attempt after the election should come right after it.
+            delay = min(delay * 2, MAX_RETRY_DELAY_S)

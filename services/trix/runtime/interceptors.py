@@ -23,10 +23,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import Any
 
 import grpc
+import nats.errors
+import nats.js.errors
 import structlog
 
 from trix.errors import DomainError, status_code_name
 from trix.runtime.metrics import RpcMetrics
+
+NATS_TRANSIENT: tuple[type[Exception], ...] = (
+    nats.errors.TimeoutError,
+    nats.errors.NoRespondersError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.StaleConnectionError,
+    nats.js.errors.NoStreamResponseError,
+    nats.js.errors.ServiceUnavailableError,
+)
+"""NATS errors that mean "not now" (UNAVAILABLE), never a bug (INTERNAL)."""
 
 REQUEST_ID_HEADER = "x-request-id"
 _CONTEXT_FIELDS = ("table_id", "player_id")
@@ -229,6 +241,12 @@ class RuntimeInterceptor(grpc.aio.ServerInterceptor):
             await context.abort(call.code, message)
         if not isinstance(exc, Exception):
             return  # KeyboardInterrupt, SystemExit, GeneratorExit: let them through
+        if isinstance(exc, NATS_TRANSIENT):
+            # NATS did not answer in time (a reconnect, a stream electing its leader after a
+            # node died: issue 19): not a bug, the call may be retried as it is.
+            call.code = grpc.StatusCode.UNAVAILABLE
+            log.warning("rpc unavailable: nats did not answer", grpc_method=method, error=type(exc).__name__)
+            await context.abort(call.code, "briefly unavailable, try again")
         call.code = grpc.StatusCode.INTERNAL
         error_id = uuid.uuid4().hex[:16]
         log.error("unexpected error", grpc_method=method, error_id=error_id, exc_info=exc)

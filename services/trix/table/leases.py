@@ -231,6 +231,9 @@ class LeaseManager:
     dead: dict[str, float] = field(default_factory=dict)
     """Replica -> when one of its leases was seen expired: out of the quotas until it heartbeats again."""
     leaving: bool = False
+    kv_down_since: float | None = None
+    """When this replica's heartbeat started failing (NATS away, or the buckets' stream with no
+    leader after a NATS node died: issue 19); None while it succeeds."""
     _closed: bool = False
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -258,6 +261,27 @@ class LeaseManager:
             self.heard[replica] = now - self.ttl_s  # it left: its shards are free at once
             if self.members.pop(replica, None) is not None:
                 self._wake.set()
+
+    def _after_outage(self, since: float, now: float) -> None:
+        """The buckets answer again after an outage this replica saw too (its own heartbeat
+        failed from `since` to `now`). Nobody could heartbeat meanwhile, so the silence of the
+        replicas alive before it says nothing of them: each gets a fresh TTL from now, instead
+        of every replica counting all the others dead at once and fighting over every shard
+        (issue 19: a NATS election, seconds, is longer than the TTL). Only later, never
+        earlier, takeovers follow: a replica that died meanwhile is noticed one TTL later.
+        A replica cut off alone is not forgiven by the others (they saw no outage)."""
+        self.kv_down_since = None
+        if now - since <= self.renew_s:
+            return
+        log.warning("lease buckets back after an outage", outage_s=round(now - since, 3))
+        for replica, at in list(self.heard.items()):
+            if at >= since - self.ttl_s:  # alive when the outage began
+                self.heard[replica] = now
+                if self.dead.get(replica, 0.0) >= since:  # counted dead during the outage only
+                    del self.dead[replica]
+        for replica in list(self.members):
+            if self.members[replica] >= since - MEMBER_TTL_S:
+                self.members[replica] = now
 
     def _silent_for(self, replica: str, now: float) -> float:
         """How long no heartbeat of `replica` was seen (since this manager started, at most)."""
@@ -351,7 +375,14 @@ class LeaseManager:
                     ok = all(await asyncio.gather(*(self._renew(s) for s in list(self.held))))
                 else:
                     sent = self.clock()
-                    await self.store.heartbeat(self.me)
+                    try:
+                        await self.store.heartbeat(self.me)
+                    except Exception:
+                        if self.kv_down_since is None:
+                            self.kv_down_since = sent
+                        raise
+                    if self.kv_down_since is not None:
+                        self._after_outage(self.kv_down_since, self.clock())
                     lapsed: list[int] = []
                     for shard, held in self.held.items():  # one lease for every held shard
                         if held.releasing:
@@ -431,8 +462,8 @@ class LeaseManager:
     async def balance(self) -> None:
         """One balancing step (see `plan`)."""
         async with self._balance_lock:
-            if self.leaving:
-                return
+            if self.leaving or self.kv_down_since is not None:
+                return  # the buckets do not answer this replica: its view of the others is stale
             step = plan(self.me, self.live(), self.held, self.owners(), self.free_for(), self.shards)
             if step.acquire:
                 await self._acquire(list(step.acquire))

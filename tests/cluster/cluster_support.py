@@ -1,0 +1,430 @@
+"""Helpers of the NATS cluster tests (issue 19): the platform of `trix up --nats-cluster 3`
+(trix.play.EmbeddedPlatform on three real nats-server nodes, every stream and bucket R3),
+the node leading a stream read from JetStream, node faults (SIGKILL, SIGSTOP/SIGCONT, a
+restart on the same store), bot clients playing through the gateway's Session stream
+(`trix demo`'s bot) that note every acceptance, and the checks every run ends with.
+
+Checks (`check_games`): every action a client saw accepted is in its table's log exactly
+once, the writer epochs of each log never go back (one writer at a time), every game
+finished and its record passes `trix replay` and `trix verify`, and scoring's standings
+equal the replayed totals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import nats
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from netns import Hosts
+
+from trix import engine
+from trix.demo import Bot, _standings
+from trix.natsio import permissions, serverconf, subjects
+from trix.play import EmbeddedPlatform
+from trix.records import load_record, replay, verify
+from trix.up import Child
+
+WRITER_HEADER = "Trix-Writer"
+
+
+@dataclass
+class Accepted:
+    table_id: str
+    action_id: str
+    sent: float
+    accepted: float
+
+
+@dataclass
+class Run:
+    """What the clients saw: every accepted action, every finished game."""
+
+    accepted: list[Accepted] = field(default_factory=list)
+    records: dict[str, str] = field(default_factory=dict)
+    """table id -> record JSON (game_ended) as a client received it."""
+    tables: set[str] = field(default_factory=set)
+    errors: list[str] = field(default_factory=list)
+    token: str = ""
+    retried_sign_ins: int = 0
+    """A signed-in client's token (scoring's standings are asked through the gateway with it)."""
+
+
+class WatchedBot(Bot):
+    """`trix demo`'s bot, noting when each of its actions was sent and accepted."""
+
+    def __init__(self, target: str, index: int, seed: int, variant: int, run: Run, think_s: float = 0.05) -> None:
+        super().__init__(target, index, seed, variant, say=False, think_s=think_s)
+        self.run_stats = run
+        self.sent: dict[str, float] = {}
+        sign_in = self.client.sign_in
+
+        async def retried(device_secret: str, name: str) -> str:
+            """A real client signs in again after UNAVAILABLE (NATS electing a leader)."""
+            for attempt in range(60):
+                try:
+                    return await sign_in(device_secret, name)
+                except grpc.aio.AioRpcError as err:
+                    if err.code() != grpc.StatusCode.UNAVAILABLE or attempt == 59:
+                        raise
+                    run.retried_sign_ins += 1
+                    await asyncio.sleep(0.5)
+            raise AssertionError("unreachable")
+
+        self.client.sign_in = retried  # type: ignore[method-assign]
+
+    def _act(self) -> None:
+        before = set(self.sent_at)
+        super()._act()
+        for action_id in set(self.sent_at) - before:
+            self.sent[action_id] = time.monotonic()
+
+    async def _loop(self, stream: Any) -> None:
+        self.run_stats.token = self.run_stats.token or self.client.token
+
+        async def watched() -> AsyncIterator[Any]:
+            async for m in stream:
+                kind = m.WhichOneof("kind")
+                if kind == "accepted" and m.accepted.action_id in self.sent:
+                    sent = self.sent.pop(m.accepted.action_id)
+                    self.run_stats.accepted.append(
+                        Accepted(self.state.table_id, m.accepted.action_id, sent, time.monotonic())
+                    )
+                elif kind == "ticket" and m.ticket.table_id:
+                    self.run_stats.tables.add(m.ticket.table_id)
+                elif kind == "event" and m.event.WhichOneof("body") == "game_ended":
+                    self.run_stats.records[self.state.table_id] = m.event.game_ended.record_json
+                yield m
+
+        await super()._loop(watched())
+
+
+class NatsCluster:
+    """The platform on a 3-node NATS cluster: `table` and `gateway` replicas as asked."""
+
+    def __init__(
+        self, state_dir: Path, *, nodes: int = 3, tables: int = 1, gateways: int = 1, env: dict[str, str] | None = None
+    ) -> None:
+        self.platform = EmbeddedPlatform(state_dir, fresh=True, env=env or {}, nats_cluster=nodes)
+        self.sup = self.platform.supervisor
+        self.sup.replicas["table"] = tables
+        self.sup.replicas["gateway"] = gateways
+        self.nc: Client | None = None
+        """A `table` user connection: reads the logs (TABLE_LOG is private to the table)."""
+        self.admin: Client | None = None
+        """A `provisioner` connection: asks JetStream which node leads what."""
+        self.stopped: set[int] = set()
+        self.held: set[str] = set()
+        self.hosts: Hosts | None = None
+        self.extra: list[Child] = []
+        """Processes started outside the platform (`start_table_host`)."""
+
+    def place_in(self, hosts: Hosts) -> None:
+        """Before `start`: NATS node i runs inside host i (netns.py) and listens on its address,
+        so cutting that host is a real partition of the node."""
+        self.hosts = hosts
+        sup = self.sup
+        sup.nats_nodes = [dataclasses.replace(n, host=hosts.ips[i]) for i, n in enumerate(sup.nats_nodes)]
+        original = sup._nats_node_child
+
+        def inside(node: serverconf.LocalNode) -> Child:
+            child = original(node)
+            child.argv = hosts.argv(node.index - 1, child.argv)
+            return child
+
+        sup._nats_node_child = inside  # type: ignore[method-assign]
+
+    def start_table_host(self, host: int) -> Child:
+        """One more table replica, alone inside `host` (a machine that can be cut off); not
+        health-checked by the platform (its gRPC port is the host's), stopped by `stop`."""
+        assert self.hosts is not None
+        template = next(c for c in self.sup.services if c.name.startswith("table"))
+        env = dict(template.env)
+        env.update(
+            TRIX_INSTANCE="table-h", TRIX_GRPC_HOST=self.hosts.ips[host], TRIX_GRPC_PORT="50051", TRIX_METRICS_PORT="0"
+        )
+        child = Child(
+            name="table-h",
+            argv=self.hosts.argv(host, list(template.argv)),
+            env=env,
+            log_path=self.sup.state_dir / "logs" / "table-h.log",
+        )
+        _spawn(child)
+        self.extra.append(child)
+        return child
+
+    @property
+    def nodes(self) -> list[Child]:
+        return self.sup.nats_children
+
+    @property
+    def gateways(self) -> list[str]:
+        return [f"127.0.0.1:{c.grpc_port}" for c in self.sup.services if c.name.startswith("gateway")]
+
+    async def start(self, timeout_s: float = 90.0) -> None:
+        await asyncio.to_thread(self.platform.start, timeout_s)
+        self.nc = await self._connect(permissions.SERVICE_USERS[0])
+        self.admin = await self._connect(permissions.PROVISIONER)
+
+    async def _connect(self, user: str) -> Client:
+        return await nats.connect(
+            servers=self.sup.nats_url(user).split(","),
+            inbox_prefix=permissions.inbox_prefix(user).encode(),
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.2,
+            ping_interval=1,
+            max_outstanding_pings=3,
+            error_cb=_quiet,  # a killed node's refused reconnects are expected here
+        )
+
+    async def stop(self) -> None:
+        for i in list(self.stopped):
+            self.send(i, signal.SIGCONT)
+        for service in list(self.held):
+            self.hold(service, signal.SIGCONT)
+        if self.hosts is not None:
+            for i in list(self.hosts.cut_hosts):
+                self.hosts.heal(i)
+        if self.extra:
+            self.sup._stop_group(self.extra, 5.0)
+        for conn in (self.nc, self.admin):
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.close(), 5)
+        await asyncio.to_thread(self.platform.stop)
+
+    # -- leaders -----------------------------------------------------------------------
+
+    def index_of(self, server_name: str) -> int:
+        """`trix_up_2` -> 1 (the position in `nodes`)."""
+        return int(server_name.rsplit("_", 1)[1]) - 1
+
+    async def leader(self, stream: str, timeout_s: float = 30.0) -> int:
+        """The node (index into `nodes`) leading `stream` now, waiting for an election."""
+        assert self.admin is not None
+        js = self.admin.jetstream(timeout=2.0)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with contextlib.suppress(Exception):
+                info = await js.stream_info(stream)
+                if info.cluster is not None and info.cluster.leader:
+                    return self.index_of(info.cluster.leader)
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no leader of {stream} within {timeout_s}s")
+            await asyncio.sleep(0.2)
+
+    async def replicas_of(self, stream: str) -> int:
+        assert self.admin is not None
+        info = await self.admin.jetstream(timeout=5.0).stream_info(stream)
+        return int(info.config.num_replicas or 1)
+
+    async def current(self, stream: str, timeout_s: float = 60.0) -> None:
+        """Until `stream` has a leader and every other node is a follower seen within the
+        last 2 s, not offline (after a restart: it rejoined the group)."""
+        assert self.admin is not None
+        js = self.admin.jetstream(timeout=5.0)
+        deadline = time.monotonic() + timeout_s
+        last: object = None
+        while time.monotonic() < deadline:
+            try:
+                info = await js.stream_info(stream)
+            except Exception as exc:  # noqa: BLE001 - no leader yet: asked again
+                last = exc
+            else:
+                c = last = info.cluster
+                if (
+                    c is not None
+                    and c.leader
+                    and len(c.replicas or []) == len(self.nodes) - 1
+                    and all(not r.offline and (r.active or 0) < 2_000_000_000 for r in c.replicas or [])
+                ):
+                    return
+            await asyncio.sleep(0.2)
+        raise AssertionError(f"{stream} not on every node within {timeout_s}s: {last}")
+
+    # -- faults ------------------------------------------------------------------------
+
+    def send(self, i: int, sig: signal.Signals) -> None:
+        proc = self.nodes[i].proc
+        assert proc is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, sig)
+        if sig == signal.SIGSTOP:
+            self.stopped.add(i)
+        elif sig == signal.SIGCONT:
+            self.stopped.discard(i)
+
+    def hold(self, service: str, sig: signal.Signals = signal.SIGSTOP) -> None:
+        """SIGSTOP (or SIGCONT) every process of `service`. Scoring is held while games play:
+        once it stored a record the table purges that game's log (ADR 0003), and the checks
+        read the logs first; released, it consumes every result it missed (a durable consumer)."""
+        for child in self.sup.services:
+            if child.name.split("-")[0] == service and child.proc is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, sig)
+        if sig == signal.SIGSTOP:
+            self.held.add(service)
+        else:
+            self.held.discard(service)
+
+    def kill(self, i: int) -> None:
+        proc = self.nodes[i].proc
+        assert proc is not None
+        proc.kill()
+        proc.wait(10)
+
+    def restart(self, i: int, timeout_s: float = 20.0) -> None:
+        """Start node `i` again on its config and store (it catches up from the others);
+        raises if it does not listen within `timeout_s`."""
+        child = self.nodes[i]
+        node = self.sup.nats_nodes[i]
+        deadline = time.monotonic() + timeout_s
+        _spawn(child)
+        while time.monotonic() < deadline:
+            assert child.proc is not None
+            if child.proc.poll() is not None:
+                raise AssertionError(f"{child.name} exited with {child.proc.returncode}; see {child.log_path}")
+            with contextlib.suppress(OSError), socket.create_connection((node.host, node.client_port), timeout=0.5):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"{child.name} does not listen on {node.host}:{node.client_port} within {timeout_s}s")
+
+
+async def _quiet(_exc: Exception) -> None:
+    return None
+
+
+def _spawn(child: Child) -> None:
+    """`child.start()` without its pre-exec hook: this process runs gRPC clients, and Python
+    code between fork and exec (the hook) may abort in gRPC's fork handlers (seen: SIGABRT
+    before exec). Without a hook, subprocess forks with vfork and runs no handler. The node
+    is stopped by the platform's stop like any child (`child.proc`)."""
+    child.log_path.parent.mkdir(parents=True, exist_ok=True)
+    if child.log_file is not None:
+        child.log_file.close()
+    child.log_file = open(child.log_path, "ab")  # noqa: SIM115 - kept open for the child's life
+    child.proc = subprocess.Popen(
+        child.argv,
+        env=child.env,
+        stdin=subprocess.DEVNULL,
+        stdout=child.log_file,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    child.started_at = time.monotonic()
+
+
+async def play_games(
+    targets: list[str], variants: list[int], run: Run, seed: int, timeout_s: float, think_s: float = 0.05
+) -> None:
+    """One client bot per game (the table's bots take the other seats), round robin over `targets`."""
+    bots = [WatchedBot(targets[i % len(targets)], i, seed, v, run, think_s) for i, v in enumerate(variants)]
+    run_id = f"{seed}-{time.monotonic_ns()}"
+
+    async def one(bot: WatchedBot) -> None:
+        try:
+            await bot.run(run_id)
+        except Exception as exc:  # noqa: BLE001 - reported by the checks
+            run.errors.append(f"bot{bot.index}: {type(exc).__name__}: {exc}")
+
+    await asyncio.wait_for(asyncio.gather(*(one(b) for b in bots)), timeout_s)
+
+
+async def read_log(js: Any, table_id: str) -> list[tuple[str, str]]:
+    """(action id, writer header) of every entry of a table's log, in order."""
+    out: list[tuple[str, str]] = []
+    seq = 1
+    while True:
+        try:
+            msg = await js.get_msg("TABLE_LOG", seq=seq, subject=subjects.table_log(table_id), next=True)
+        except nats.js.errors.NotFoundError:
+            return out
+        out.append((json.loads(msg.data)["id"], (msg.headers or {}).get(WRITER_HEADER, "")))
+        seq = msg.seq + 1
+
+
+@dataclass
+class Verdict:
+    accepted: int
+    lost: int
+    applied_twice: int
+    games: int
+    games_finished: int
+    games_ok: int
+    two_writers: int
+    problems: list[str]
+
+
+async def check_games(cluster: NatsCluster, run: Run) -> Verdict:
+    """The invariants of the module docstring, from the logs and the records."""
+    assert cluster.nc is not None
+    js = cluster.nc.jetstream(timeout=10.0)
+    problems = list(run.errors)
+    lost = twice = ok = two_writers = 0
+    accepted: dict[str, set[str]] = {}
+    for a in run.accepted:
+        accepted.setdefault(a.table_id, set()).add(a.action_id)
+    for table_id in sorted(run.tables):
+        entries = await read_log(js, table_id)
+        ids = [i for i, _ in entries]
+        twice += len(ids) - len(set(ids))
+        missing = accepted.get(table_id, set()) - set(ids)
+        lost += len(missing)
+        if missing:
+            problems.append(f"{table_id}: {len(missing)} accepted actions not in the log")
+        epochs = [int(w.rsplit("/", 1)[1]) for _, w in entries if "/" in w]
+        writers = [w.rsplit("/", 1)[0] for _, w in entries if "/" in w]
+        # One writer at a time: an epoch, once passed, never writes again, and one epoch is one writer.
+        per_epoch: dict[int, set[str]] = {}
+        for e, w in zip(epochs, writers, strict=True):
+            per_epoch.setdefault(e, set()).add(w)
+        if epochs != sorted(epochs) or any(len(ws) > 1 for ws in per_epoch.values()):
+            two_writers += 1
+            runs = [w for i, (_, w) in enumerate(entries) if "/" in w and (i == 0 or entries[i - 1][1] != w)]
+            problems.append(f"{table_id}: two writers in the log: writers in turn {runs}")
+        record_json = run.records.get(table_id)
+        if record_json is None:
+            problems.append(f"{table_id}: the game did not finish")
+            continue
+        record = load_record(record_json)
+        result = replay(record, engine.Game, engine.Options)
+        report = verify(record)
+        if result.differences or not result.finished or not report.ok:
+            problems.append(f"{table_id}: replay/verify failed: {result.differences[:3]}")
+            continue
+        ok += 1
+    return Verdict(
+        accepted=len(run.accepted),
+        lost=lost,
+        applied_twice=twice,
+        games=len(run.tables),
+        games_finished=len(run.records),
+        games_ok=ok,
+        two_writers=two_writers,
+        problems=problems,
+    )
+
+
+async def standings_match(target: str, run: Run) -> int:
+    """How many finished games scoring has with exactly the replayed totals."""
+    same = 0
+    for table_id, record_json in run.records.items():
+        result = replay(load_record(record_json), engine.Game, engine.Options)
+        want = list(result.record.get("totals") or [])
+        same += await _standings(target, run.token, table_id, want) == want
+    return same

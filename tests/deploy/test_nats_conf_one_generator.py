@@ -1,0 +1,91 @@
+"""Issue 19: one generator (trix.natsio.serverconf) renders the nats-server config of
+`trix up --nats-cluster 3` and of deploy/k8s, so what the cluster tests ran is what ships:
+the nodes `trix up` writes are exactly the generator's output, they differ from the
+Kubernetes config only in the site's facts (names, addresses, paths, passwords), and each
+passes `nats-server -t`."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import k8s_check as kc
+
+from trix.natsio import permissions, serverconf
+from trix.up import Supervisor, nats_url_of
+
+
+def _cluster(state: Path, nodes: int = 3) -> Supervisor:
+    sup = Supervisor(
+        state_dir=state,
+        fresh=False,
+        replicas={},
+        ports={},
+        nats_port=0,
+        grace_s=1,
+        ready_timeout_s=1,
+        log_level="info",
+        nats_cluster=nodes,
+    )
+    sup._prepare_state()
+    sup.nats_children = [sup._nats_node_child(n) for n in sup.nats_nodes]
+    return sup
+
+
+def test_trix_up_cluster_nodes_are_the_generators_output(tmp_path: Path) -> None:
+    sup = _cluster(tmp_path)
+    assert [c.name for c in sup.nats_children] == ["nats-1", "nats-2", "nats-3"]
+    for node, child in zip(sup.nats_nodes, sup.nats_children, strict=True):
+        conf = Path(child.argv[-1])
+        assert stat.S_IMODE(conf.stat().st_mode) == 0o600  # it holds the passwords
+        want = serverconf.loopback(
+            node,
+            sup.nats_nodes,
+            store_dir=str(tmp_path / "nats" / f"n{node.index}"),
+            pid_file=str(tmp_path / f"nats-{node.index}.pid"),
+            passwords=sup.passwords,
+        )
+        assert conf.read_text() == want
+        assert permissions.authorization_block(sup.passwords) in want
+        routes = "".join(f"    nats://127.0.0.1:{n.cluster_port}\n" for n in sup.nats_nodes)
+        assert f"  routes: [\n{routes}  ]\n" in want
+
+
+def test_trix_up_and_kubernetes_differ_only_in_the_sites_facts(tmp_path: Path) -> None:
+    sup = _cluster(tmp_path)
+    k8s = serverconf.shared_lines(kc.NATS_CONF.read_text())
+    assert "sync_interval: always" in k8s and "no_advertise: true" in k8s
+    for child in sup.nats_children:
+        assert serverconf.shared_lines(Path(child.argv[-1]).read_text()) == k8s
+
+
+def test_each_trix_up_node_config_passes_nats_server_t(tmp_path: Path) -> None:
+    for child in _cluster(tmp_path).nats_children:
+        result = kc.nats_server_test(Path(child.argv[-1]).read_text())
+        assert result.ok, result.detail
+
+
+def test_every_service_gets_every_nodes_url_with_its_own_user(tmp_path: Path) -> None:
+    sup = _cluster(tmp_path)
+    ports = [n.client_port for n in sup.nats_nodes]
+    for svc in sup._service_children():
+        urls = svc.env["TRIX_NATS_URL"].split(",")
+        assert [permissions.user_of(u) for u in urls] == [svc.name] * 3
+        assert [int(u.rsplit(":", 1)[1]) for u in urls] == ports
+        assert svc.env["TRIX_NATS_STREAM_REPLICAS"] == "3"
+    assert nats_url_of(tmp_path, "table") == sup.nats_url("table")
+    assert sup._provisioner_child().env["TRIX_NATS_STREAM_REPLICAS"] == "3"
+
+
+def test_the_single_node_stays_the_default(tmp_path: Path) -> None:
+    sup = _cluster(tmp_path, nodes=1)
+    assert [c.name for c in sup.nats_children] == ["nats"]
+    text = (tmp_path / "nats.conf").read_text()
+    assert "cluster {" not in text
+    assert serverconf.shared_lines(text) == serverconf.shared_lines(_without_cluster_block(kc.NATS_CONF.read_text()))
+    assert sup._base_env()["TRIX_NATS_STREAM_REPLICAS"] == "1"
+
+
+def _without_cluster_block(conf: str) -> str:
+    head, _, rest = conf.partition("\ncluster {\n")
+    return head + "\n" + rest.split("\n}\n", 1)[1]
