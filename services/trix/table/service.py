@@ -463,6 +463,22 @@ class TableService:
         await asyncio.gather(*(one(t) for t in table_ids))
         return len(table_ids)
 
+    async def republish_last(self) -> int:
+        """Publish each live table's last entry's events again (after a NATS reconnect: core
+        NATS is at most once, and a batch sent into a connection that was dying is lost for
+        every reader, the timers included, so a turn could wait for ever with nobody knowing
+        it started). Readers drop the copies they have by sequence. Returns the tables."""
+        sent = 0
+        for table_id, table in list(self.tables.items()):
+            if table.finished:
+                continue
+            async with self._lock(table_id):
+                last = [r for r in self.recent.get(table_id, ()) if r.event.sequence > table.last_entry_from]
+                if last:
+                    await self.sink.publish(table_id, last)
+                    sent += 1
+        return sent
+
     def forget(self, dropped: Callable[[str], bool]) -> int:
         """Drop the in-memory tables `dropped` selects (their shard moved to another replica)."""
         gone = [t for t in self.tables if dropped(t)]

@@ -578,6 +578,9 @@ async def start(nats: NatsConnection, service: TableService, bus: TableBus | Non
                 await msg.respond(live.SerializeToString())
 
     await nats.client.subscribe(subjects.table_live(), cb=on_live)
+    # After a reconnect, each live table's last batch goes again: one sent into the dying
+    # connection is lost for every reader (core NATS), the timers included (issue 19).
+    nats.reconnect_hooks.append(service.republish_last)
     archiver = Archiver(service)
     await js.subscribe(
         subjects.all_records_archived(),
