@@ -28,12 +28,12 @@ import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
+from trix.natsio.consumer import STOP_WAIT_S, PullConsumer
 from trix.natsio.publish import publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.timers.service import CasConflict, Outcome, TimersService
@@ -167,7 +167,7 @@ class TimersNats:
         self.flowing.set()
         self.events_handled = 0
         self.stopping = False
-        self.pulls: list[JetStreamContext.PullSubscription] = []
+        self.presence: PullConsumer | None = None
         self.events_sub: Subscription | None = None
         self.lanes: dict[str, asyncio.Task[None]] = {}
         """The last batch task of each table: the next one waits for it (a table's batches in order)."""
@@ -178,19 +178,31 @@ class TimersNats:
         replicas = await js.key_value(REPLICAS_BUCKET)
         cfg = self.service.config
         self.service.attach(KvDocStore(deadlines), NatsTableCommands(self.nats, cfg.service_key, cfg.command_timeout_s))
-        presence = await js.pull_subscribe(
+        # One player's presence events in order (each a compare-and-set), players in parallel.
+        self.presence = await PullConsumer.subscribe(
+            "timers-presence",
+            self.nats.client,
+            js,
             subjects.all_presence(),
-            durable=PRESENCE_CONSUMER,
+            self._on_presence,
             stream=PRESENCE_STREAM,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.NEW, ack_wait=30),
+            config=ConsumerConfig(
+                durable_name=PRESENCE_CONSUMER,
+                ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.NEW,
+                ack_wait=30,
+            ),
+            batch=FETCH_BATCH,
+            fetch_timeout_s=0.5,
+            linger_s=cfg.fetch_linger_s,
+            lane=lambda msg: msg.subject,
+            gate=self.flowing,
         )
-        self.pulls = [presence]
         await replicas.put(f"r.{self.service.replica_id}", b"1")
         self.tasks = [
             asyncio.ensure_future(self._watch_docs(deadlines)),
             asyncio.ensure_future(self._watch_members(replicas)),
             asyncio.ensure_future(self._heartbeat(replicas)),
-            asyncio.ensure_future(self._consume(presence, self._presence_lane)),
         ]
         self.events_sub = await self.nats.client.subscribe(subjects.all_public_events(), cb=self._on_batch)
         await asyncio.wait_for(self.watch_ready.wait(), 30)
@@ -209,21 +221,17 @@ class TimersNats:
             with contextlib.suppress(Exception):
                 await self.events_sub.unsubscribe()
             self.events_sub = None
-        consumers = self.tasks[3:] + list(self.lanes.values())
-        if consumers:
-            await asyncio.wait(consumers, timeout=3.0)
+        lanes = list(self.lanes.values())
+        await asyncio.gather(
+            *([self.presence.stop()] if self.presence is not None else []),
+            *([asyncio.wait(lanes, timeout=STOP_WAIT_S)] if lanes else []),
+        )
+        self.presence = None
         await self.service.stop()
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
         self.tasks = []
-        # Nobody fetches any more: a pull subscription still holding a late delivery would
-        # keep the connection's drain waiting for it until its timeout (then an asyncio
-        # "exception was never retrieved" at exit). Unacked, it is redelivered elsewhere.
-        for sub in self.pulls:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
-        self.pulls = []
         with contextlib.suppress(Exception):
             replicas = await self.nats.jetstream.key_value(REPLICAS_BUCKET)
             await replicas.delete(f"r.{self.service.replica_id}")
@@ -343,44 +351,9 @@ class TimersNats:
             self.events_handled += len(events)
             return
 
-    async def _presence_lane(self, msgs: list[Msg]) -> None:
-        """One player's presence events, one by one in order (each a compare-and-set)."""
-        for i, msg in enumerate(msgs):
-            try:
-                event = events_pb2.Event.FromString(msg.data)
-                await self.service.on_presence(event, int(msg.metadata.sequence.stream))
-            except Exception as exc:  # noqa: BLE001 - redelivered after a short delay, with what follows
-                log.warning("timers presence event failed, redelivering", error=repr(exc))
-                for later in msgs[i:]:
-                    with contextlib.suppress(Exception):
-                        await later.nak(delay=0.5)
-                return
-            with contextlib.suppress(Exception):
-                await msg.ack()
-
-    async def _consume(self, sub: Any, lane: Any) -> None:
-        while not self.stopping:
-            await self.flowing.wait()
-            try:
-                msgs = await sub.fetch(FETCH_BATCH, timeout=0.5)
-            except (nats.errors.TimeoutError, TimeoutError):
-                continue
-            except Exception as exc:  # noqa: BLE001 - reconnecting: try again
-                log.warning("timers fetch failed", error=repr(exc))
-                await asyncio.sleep(0.2)
-                continue
-            # A hold that began while this fetch was in flight holds what it brought too
-            # (unacked, in hand) until released: the hold is on handling, not on fetching.
-            await self.flowing.wait()
-            # One lane per subject (a table's public events, a player's presence): in order
-            # within a lane, lanes in parallel.
-            lanes: dict[str, list[Msg]] = {}
-            for msg in msgs:
-                lanes.setdefault(msg.subject, []).append(msg)
-            await asyncio.gather(*(lane(msgs_of_lane) for msgs_of_lane in lanes.values()))
-            linger = self.service.config.fetch_linger_s
-            if len(msgs) < FETCH_BATCH and linger > 0 and not self.stopping:
-                await asyncio.sleep(linger)  # let the next events gather: one fetch for several
+    async def _on_presence(self, msg: Msg) -> None:
+        event = events_pb2.Event.FromString(msg.data)
+        await self.service.on_presence(event, int(msg.metadata.sequence.stream))
 
     async def _watch_docs(self, kv: KeyValue) -> None:
         while True:
