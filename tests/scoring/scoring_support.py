@@ -17,11 +17,10 @@ from nats.aio.client import Client
 
 from support.processes import kill_process, stop_process
 from trix.natsio import subjects
-from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import provision
 from trix.runtime.identity import IDENTITY_METADATA, PLAYER_KEY_ENV, ROLE_PLAYER, SERVICE_KEY_ENV, sign
-from trix.runtime.server import Runtime
-from trix.scoring import grpc_api, subscribers
+from trix.scoring import subscribers
+from trix.scoring.__main__ import build
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
 from trix.up import free_port
@@ -65,16 +64,14 @@ class InProcessScoring:
     def __init__(self, nats_url: str, **extra: str) -> None:
         self.config = ScoringConfig.from_env(scoring_env(nats_url, **extra))
         self.service = ScoringService(self.config)
-        self.consumer: subscribers.EventConsumer | None = None
-
-        async def start_subscribers(conn: NatsConnection) -> None:
-            self.consumer = await subscribers.start(conn, self.service)
-
-        self.runtime = Runtime(
-            self.config.runtime, [grpc_api.binding(self.service)], start_subscribers=start_subscribers
-        )
+        self.runtime = build(self.config, self.service)
         self.channel: grpc.aio.Channel | None = None
         self.stub: scoring_pb2_grpc.ScoringServiceStub
+
+    @property
+    def consumer(self) -> subscribers.EventConsumer | None:
+        running = self.runtime.running
+        return running if isinstance(running, subscribers.EventConsumer) else None
 
     async def start(self) -> scoring_pb2_grpc.ScoringServiceStub:
         await self.runtime.start()

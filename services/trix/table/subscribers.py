@@ -522,6 +522,14 @@ class TableReplica:
             log.warning("handover incomplete", error=repr(exc))
         await self.close()
 
+    async def stop(self) -> None:
+        """The replica's end: its shards handed over while NATS is up, else just closed."""
+        nc = self.router.nats.nc
+        if nc is not None and nc.is_connected:
+            await self.handover()
+        else:
+            await self.close()
+
     async def close(self) -> None:
         await self.manager.stop()
         for task in self.watchers:
