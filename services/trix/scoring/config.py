@@ -37,8 +37,6 @@ class ScoringConfig:
     MIN_ADMIN_TOKEN_BYTES (a shorter one stops the service: exit 2); empty = grants refused."""
     consumer: str = "scoring"
     """TRIX_SCORING_CONSUMER: durable name of the table-events consumer."""
-    crash_at: str = ""
-    """TRIX_SCORING_CRASH_AT: test builds only, `point:kind:n` (see `service.CrashPlan`); empty = never."""
     keys: Keys = field(default_factory=Keys, repr=False)
     """TRIX_PLAYER_TOKEN_KEY and TRIX_SERVICE_TOKEN_KEY: a stake call carries a player's token
     (the gateway's) for that player or matchmaking's service token (`trix.runtime.identity`);
@@ -51,22 +49,5 @@ class ScoringConfig:
             runtime=RuntimeConfig.from_env(SERVICE, e),
             admin_token=_admin_token(env_str(e, "TRIX_SCORING_ADMIN_TOKEN", "")),
             consumer=env_str(e, "TRIX_SCORING_CONSUMER", "scoring"),
-            crash_at=_crash_at(env_str(e, "TRIX_SCORING_CRASH_AT", "")),
             keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
         )
-
-
-def _crash_at(value: str) -> str:
-    """`point:kind:n` with point before_append/after_append/after_apply, kind settle/wallet/any."""
-    if not value:
-        return ""
-    parts = value.split(":")
-    if (
-        len(parts) != 3
-        or parts[0] not in ("before_append", "after_append", "after_apply")
-        or parts[1] not in ("settle", "wallet", "any")
-        or not parts[2].isdigit()
-        or int(parts[2]) < 1
-    ):
-        raise ConfigError(f"TRIX_SCORING_CRASH_AT: not point:kind:n: {value!r}")
-    return value
