@@ -93,17 +93,8 @@ async def test_consumer_applies_each_table_sequence_once(nats_server: NatsServer
 
         handler = IdempotentEventHandler(handle, progress)
         config = ConsumerConfig(durable_name="test_scoring", ack_policy=AckPolicy.EXPLICIT)
-        pull = await PullConsumer.subscribe(
-            "test",
-            conn.client,
-            js,
-            subjects.all_table_results(),
-            handler,
-            stream=subjects.TABLE_RESULTS_STREAM,
-            config=config,
-            batch=16,
-            fetch_timeout_s=0.5,
-        )
+        pull = PullConsumer("test", conn.client, handler, batch=16, fetch_timeout_s=0.5)
+        await pull.start(js, subjects.all_table_results(), stream=subjects.TABLE_RESULTS_STREAM, config=config)
         # (table, seq) pairs with a duplicate delivery of t1/2 (a different message id:
         # e.g. a republish after a crash) and an old t2/1 arriving late.
         for table, seq in [("t1", 1), ("t1", 2), ("t2", 1), ("t1", 2), ("t1", 3), ("t2", 2), ("t2", 1)]:

@@ -56,7 +56,6 @@ class PullConsumer:
         self,
         name: str,
         nc: Client,
-        sub: JetStreamContext.PullSubscription,
         apply: MsgHandler,
         *,
         batch: int,
@@ -68,75 +67,50 @@ class PullConsumer:
     ) -> None:
         self.name = name
         self.nc = nc
-        self.sub = sub
         self.apply = apply
         self.batch = batch
         self.fetch_timeout_s = fetch_timeout_s
         self.linger_s = linger_s
         self.ack = ack
         self.lane = lane
+        """Messages of one lane are applied in order, lanes in parallel (None: one lane)."""
         self.gate = gate
         """While cleared, nothing is applied (what a fetch in flight brings waits in hand)."""
         self.consumed = 0
         self.stopping = False
-        self.task = asyncio.ensure_future(self._run())
+        self.task: asyncio.Task[None] | None = None
 
-    @classmethod
-    async def subscribe(
-        cls,
-        name: str,
-        nc: Client,
-        js: JetStreamContext,
-        subject: str,
-        apply: MsgHandler,
-        *,
-        stream: str,
-        config: ConsumerConfig,
-        batch: int,
-        fetch_timeout_s: float,
-        linger_s: float = 0.0,
-        ack: AckMode = "each",
-        lane: Callable[[Msg], str] | None = None,
-        gate: asyncio.Event | None = None,
-    ) -> PullConsumer:
+    async def start(self, js: JetStreamContext, subject: str, *, stream: str, config: ConsumerConfig) -> None:
         """Create (or bind to) the consumer `config` names and start consuming it."""
         sub = await js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
-        return cls(
-            name,
-            nc,
-            sub,
-            apply,
-            batch=batch,
-            fetch_timeout_s=fetch_timeout_s,
-            linger_s=linger_s,
-            ack=ack,
-            lane=lane,
-            gate=gate,
-        )
+        self.task = asyncio.ensure_future(self._run(sub))
 
     async def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
         """Finish (and ack) the batch in hand, stop fetching and unsubscribe, before the
         connection drains. Bounded: after `timeout_s` the loop is cancelled (what it held
         unacked is delivered again; the consumers' applying is idempotent)."""
         self.stopping = True
-        done, _ = await asyncio.wait({self.task}, timeout=timeout_s)
+        task = self.task
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
         if not done:
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
-    async def _run(self) -> None:
+    async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
         try:
-            await self._consume()
+            await self._consume(sub)
         finally:
             with contextlib.suppress(Exception):
-                await self.sub.unsubscribe()
+                await sub.unsubscribe()
 
-    async def _consume(self) -> None:
+    async def _consume(self, sub: JetStreamContext.PullSubscription) -> None:
         while not self.stopping:
             if self.gate is not None:
                 await self.gate.wait()
             try:
-                msgs = await self.sub.fetch(self.batch, timeout=self.fetch_timeout_s)
+                msgs = await sub.fetch(self.batch, timeout=self.fetch_timeout_s)
             except (nats.errors.TimeoutError, TimeoutError):
                 continue
             except (nats.errors.ConnectionClosedError, nats.errors.DrainTimeoutError):

@@ -127,19 +127,10 @@ class EventConsumer:
             ack_wait=ACK_WAIT_S,
             max_ack_pending=4 * FETCH_BATCH,
         )
-        self.pull = await PullConsumer.subscribe(
-            "scoring",
-            self.nc,
-            self.js,
-            subjects.all_table_results(),
-            self.handle,
-            stream=EVENTS_STREAM,
-            config=config,
-            batch=FETCH_BATCH,
-            fetch_timeout_s=1.0,
-            linger_s=FETCH_LINGER_S,
-            ack="last",
+        self.pull = PullConsumer(
+            "scoring", self.nc, self.handle, batch=FETCH_BATCH, fetch_timeout_s=1.0, linger_s=FETCH_LINGER_S, ack="last"
         )
+        await self.pull.start(self.js, subjects.all_table_results(), stream=EVENTS_STREAM, config=config)
 
     async def stop(self) -> None:
         """Finish (and ack) the batch in hand and unsubscribe, before the connection drains."""
