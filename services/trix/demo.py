@@ -1,6 +1,6 @@
 """`trix demo`: one whole game, four bot clients, all through the gateway.
 
-Owns the demo: start the embedded platform (`trix.play.EmbeddedPlatform`), sign in four
+Owns the demo: start the embedded platform (`trix.client.EmbeddedPlatform`), sign in four
 guests, queue them for one table through their Session streams, let each play quick
 legal moves from its own seat view, print progress and the final standings, then check
 the game record with `trix replay` and `trix verify` and that scoring's standings equal
@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from trix.play import (
+from trix.client import (
     VARIANTS,
     EmbeddedPlatform,
     GatewayClient,

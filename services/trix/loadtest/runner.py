@@ -329,7 +329,7 @@ class Run:
     def start_platform(self) -> None:
         if self.target:
             return
-        from trix.play import EmbeddedPlatform, temp_state_dir
+        from trix.client import EmbeddedPlatform, temp_state_dir
 
         state_dir = self.args.state_dir or temp_state_dir("trix-loadtest-")
         self.temp_state = None if self.args.state_dir else state_dir
