@@ -10,6 +10,7 @@ Owns:
 - `SeatState`: the player's view, kept from SeatView snapshots and events, and
   `new_action` for the next action against it;
 - `pick` / `pick_from_turn`: a quick legal choice (the bots');
+- `wait_for_standings`: scoring's totals of a table once it consumed the game;
 - `device_secret`: the guest device secret kept in a file.
 
 The terminal UI is `trix.play`. Never sees another seat's hand: everything comes through
@@ -33,7 +34,7 @@ from typing import Any
 import grpc
 
 from trix.rules import card_text
-from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, table_pb2
+from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, scoring_pb2, table_pb2
 
 VARIANTS = {
     "trix": common_pb2.VARIANT_TRIX,
@@ -276,6 +277,27 @@ def new_action(state: SeatState) -> gateway_pb2.Action:
     return gateway_pb2.Action(
         table_id=state.table_id, action_id=uuid.uuid4().hex[:20], last_seen_sequence=state.sequence
     )
+
+
+async def wait_for_standings(
+    target: str, token: str, table_id: str, want: list[int], *, tries: int, interval_s: float, timeout_s: float
+) -> list[int]:
+    """Scoring's totals for the table through the gateway's Query, asked up to `tries` times
+    until they equal `want` (scoring has consumed the game); else the last seen."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+        totals: list[int] = []
+        for _ in range(tries):
+            q = gateway_pb2.QueryRequest(standings=scoring_pb2.GetStandingsRequest(table_id=table_id))
+            try:
+                reply = await stub.Query(q, metadata=(("authorization", f"Bearer {token}"),), timeout=timeout_s)
+                totals = list(reply.standings.totals.values)
+            except grpc.aio.AioRpcError:
+                totals = []
+            if totals == want:
+                return totals
+            await asyncio.sleep(interval_s)
+        return totals
 
 
 # -- decisions (the bots') ------------------------------------------------------------------
