@@ -10,10 +10,11 @@ consumer stops. `stop` lets the batch in hand finish, then unsubscribes (a pull
 subscription still holding a late delivery keeps the connection's drain waiting).
 
 Owns `read_range`, the bounded read of a stream's messages (the scoring journal's
-replay), and `IdempotentEventHandler`: decodes the `trix.v1.Event` envelope, skips an
-event whose sequence is not above the last one applied for its table (a redelivery
-after a crash, a duplicate publish), runs the handler, records the progress, then acks;
-a handler that fails is not acked and JetStream redelivers the event.
+replay), `decode_event` (the `trix.v1.Event` envelope; an undecodable message is
+terminated), and `IdempotentEventHandler`: decodes the envelope, skips an event whose
+sequence is not above the last one applied for its table (a redelivery after a crash, a
+duplicate publish), runs the handler, records the progress, then acks; a handler that
+fails is not acked and JetStream redelivers the event.
 """
 
 from __future__ import annotations
@@ -210,6 +211,19 @@ async def read_range(
     return entries
 
 
+async def decode_event(msg: Msg) -> events_pb2.Event | None:
+    """The message's `trix.v1.Event`, or None after terminating an undecodable one (a poison
+    message must not block the consumer: it is never delivered again)."""
+    event = events_pb2.Event()
+    try:
+        event.ParseFromString(msg.data)
+    except Exception:  # noqa: BLE001 - any decode failure
+        log.error("undecodable event dropped", subject=msg.subject)
+        await msg.term()
+        return None
+    return event
+
+
 class ProgressStore(Protocol):
     """The last sequence applied per table, for one consumer."""
 
@@ -241,12 +255,8 @@ class IdempotentEventHandler:
         self.skipped = 0
 
     async def __call__(self, msg: Msg) -> None:
-        event = events_pb2.Event()
-        try:
-            event.ParseFromString(msg.data)
-        except Exception:  # noqa: BLE001 - a poison message must not block the consumer
-            log.error("undecodable event dropped", subject=msg.subject)
-            await msg.term()
+        event = await decode_event(msg)
+        if event is None:
             return
         table_id = event.table_id
         if table_id and event.sequence and event.sequence <= await self._progress.last(table_id):

@@ -27,7 +27,7 @@ from nats.js.errors import NotFoundError
 from trix.errors import DomainError
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.consumer import PullConsumer
+from trix.natsio.consumer import PullConsumer, decode_event
 from trix.natsio.publish import publish_once
 from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import ScoringService
@@ -138,12 +138,8 @@ class EventConsumer:
             await self.pull.stop()
 
     async def handle(self, msg: Msg) -> None:
-        event = events_pb2.Event()
-        try:
-            event.ParseFromString(msg.data)
-        except Exception:  # noqa: BLE001 - a poison message must not block the consumer
-            log.error("undecodable event dropped", subject=msg.subject)
-            await msg.term()
+        event = await decode_event(msg)
+        if event is None:
             return
         domain = event_to_domain(event)
         if domain is not None and event.table_id and event.sequence:
