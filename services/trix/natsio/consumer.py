@@ -97,7 +97,9 @@ class PullConsumer:
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         if not done:
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            # Bounded too: a cancellation swallowed below us (Python 3.11's wait_for) leaves the
+            # loop to see `stopping` at its next step.
+            await asyncio.wait({task}, timeout=timeout_s)
 
     async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
         try:

@@ -225,7 +225,10 @@ class TimersNats:
         await self.service.stop()
         for task in self.tasks:
             task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.tasks:
+            # Bounded: Python 3.11's wait_for can swallow a cancellation (a NATS reply racing
+            # it); such a task sees `stopping` at its next step and ends by itself.
+            await asyncio.wait(self.tasks, timeout=STOP_WAIT_S)
         self.tasks = []
         with contextlib.suppress(Exception):
             replicas = await self.nats.jetstream.key_value(REPLICAS_BUCKET)
@@ -353,7 +356,7 @@ class TimersNats:
         await self.service.on_presence(event, int(msg.metadata.sequence.stream))
 
     async def _watch_docs(self, kv: KeyValue) -> None:
-        while True:
+        while not self.stopping:
             try:
                 watcher = await kv.watch("t.*")
                 try:
@@ -377,7 +380,7 @@ class TimersNats:
 
     async def _watch_members(self, kv: KeyValue) -> None:
         members: set[str] = set()
-        while True:
+        while not self.stopping:
             try:
                 watcher = await kv.watch("r.*")
                 try:
@@ -400,7 +403,7 @@ class TimersNats:
                 await asyncio.sleep(0.5)
 
     async def _heartbeat(self, kv: KeyValue) -> None:
-        while True:
+        while not self.stopping:
             await asyncio.sleep(self.service.config.heartbeat_s)
             try:
                 await kv.put(f"r.{self.service.replica_id}", b"1")
