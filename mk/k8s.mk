@@ -5,10 +5,13 @@
 K8S_CHECK := $(PY) tests/deploy/k8s_check.py
 K8S_OVERLAY ?= dev
 
-.PHONY: k8s-check k8s-render k8s-nats-conf
+.PHONY: k8s-check k8s-render k8s-nats-conf k8s-dev-secrets
 
 k8s-check: $(STAMP_DEV) ## render every deploy/k8s overlay, validate offline (+CRD schemas), policy, nats-server -t, envoy, hadolint
 	$(K8S_CHECK)
+
+k8s-dev-secrets: ## generate the dev overlay's secrets (random, git-ignored, 0600) before `kubectl apply -k deploy/k8s/overlays/dev`
+	python3 deploy/k8s/overlays/dev/generate_secrets.py
 
 k8s-render: $(STAMP_DEV) ## print one rendered overlay (K8S_OVERLAY=dev|prod)
 	$(VENV)/bin/kubectl kustomize deploy/k8s/overlays/$(K8S_OVERLAY)

@@ -5,4 +5,4 @@
 users) are registered here for every folder.
 """
 
-pytest_plugins = ["support.fixtures"]
+pytest_plugins = ["support.fixtures", "support.hangs"]

@@ -35,8 +35,10 @@ from trix.v1 import gateway_pb2, matchmaking_pb2
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-THINK_S = 0.05
-"""Each bot's pause before it answers its turn."""
+THINK_MS = 50.0
+"""Each bot's default pause before it answers its turn: a bot answering at once sends a view
+and an action per turn faster than the gateway's per-connection rate limit allows
+(TRIX_GATEWAY_RATE_PER_S, 20/s by default)."""
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,13 +47,21 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=2024, help="seed of the bots' choices")
     parser.add_argument("--timeout", type=float, default=170.0, help="seconds the game may take")
     parser.add_argument("--state-dir", type=Path, default=None, help="data folder (default: a fresh temp folder)")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=THINK_MS,
+        help="each bot's pause before it answers (a shorter one raises the embedded gateway's per-connection "
+        "rate limit to match; against --server the server's limit holds)",
+    )
 
 
 class Bot:
     """One bot client: a Session, its seat's view, a quick legal move on each turn."""
 
-    def __init__(self, target: str, index: int, seed: int, variant: int, say: bool) -> None:
+    def __init__(self, target: str, index: int, seed: int, variant: int, say: bool, think_s: float) -> None:
         self.client = GatewayClient(target)
+        self.think_s = think_s
         self.index = index
         self.rng = random.Random(seed * 10 + index)
         self.variant = variant
@@ -123,10 +133,8 @@ class Bot:
                     st.turn = turn
                     self.acted = turn.turn_seq
                     self.acted_at = time.perf_counter()
-                    # A short think, as a phone's player would take: a bot answering at once
-                    # sends a view and an action per turn faster than the gateway's
-                    # per-connection rate limit allows (TRIX_GATEWAY_RATE_PER_S, 20/s).
-                    asyncio.get_running_loop().call_later(THINK_S, self._act)
+                    # A short think, as a phone's player would take (THINK_MS).
+                    asyncio.get_running_loop().call_later(self.think_s, self._act)
             elif kind == "accepted":
                 sent = self.sent_at.pop(m.accepted.action_id, None)
                 if sent is not None:
@@ -164,7 +172,9 @@ async def _demo(args: argparse.Namespace, target: str) -> int:
     engine = importlib.import_module("trix.engine")  # the C rules engine, as `trix replay` loads it
 
     run_id = f"{int(time.time())}-{random.Random().randrange(10**6)}"
-    bots = [Bot(target, i, args.seed, VARIANTS[args.variant], say=(i == 0)) for i in range(4)]
+    bots = [
+        Bot(target, i, args.seed, VARIANTS[args.variant], say=(i == 0), think_s=args.think_ms / 1000) for i in range(4)
+    ]
     started = time.monotonic()
     print(f"four bots sign in and ask for a {args.variant} table...", flush=True)
     states = await asyncio.wait_for(asyncio.gather(*(b.run(run_id) for b in bots)), args.timeout)
@@ -213,7 +223,10 @@ def run_demo(args: argparse.Namespace) -> int:
     if not target:
         state_dir = args.state_dir or temp_state_dir("trix-demo-")
         print(f"starting the embedded platform in {state_dir}...", flush=True)
-        platform = EmbeddedPlatform(state_dir, fresh=True, env={"TRIX_MATCHMAKING_BOT_FILL_S": "30"})
+        env = {"TRIX_MATCHMAKING_BOT_FILL_S": "30"}
+        if args.think_ms < THINK_MS:  # two messages per own turn at most every think: the limit follows
+            env["TRIX_GATEWAY_RATE_PER_S"] = f"{max(20.0, 2000.0 / max(args.think_ms, 1.0)):.0f}"
+        platform = EmbeddedPlatform(state_dir, fresh=True, env=env)
         try:
             target = platform.start()
         except RuntimeError as err:

@@ -28,6 +28,7 @@ import sys
 import termios
 import time
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,18 @@ def ar(text: str, lang: str) -> str:
 
 
 # -- rendering ------------------------------------------------------------------------------
+
+
+def seat_names(seats: Sequence[common_pb2.Seat]) -> list[str]:
+    """What the terminal shows for each seat: the player's display name (issue 20) without any
+    control or format character a terminal would act on (an escape, a bidi override), else
+    his id; "bot" for a bot."""
+    out = ["", "", "", ""]
+    for s in seats:
+        if 0 <= s.index < 4:
+            name = "".join(ch for ch in s.display_name if unicodedata.category(ch)[0] != "C").strip()
+            out[s.index] = name or s.player_id or ("bot" if s.bot else "")
+    return out
 
 
 def render(state: SeatState, names: list[str], lang: str, now: float, countdown: bool = True) -> str:
@@ -283,7 +296,7 @@ class Terminal:
         elif kind == "snapshot":
             st.view = m.snapshot
             st.sequence = max(st.sequence, m.snapshot.sequence)
-            self.names = [s.display_name or s.player_id for s in sorted(m.snapshot.seats, key=lambda s: s.index)]
+            self.names = seat_names(m.snapshot.seats)
             self.say("")
             self.say(render(st, self.names, self.args.lang, time.time(), self.static_countdown))
             if st.my_turn():
@@ -291,7 +304,9 @@ class Terminal:
         elif kind == "event":
             st.apply(m.event)
             body = m.event.WhichOneof("body")
-            if body == "deal_scored":
+            if body == "table_created":
+                self.names = seat_names(m.event.table_created.seats)
+            elif body == "deal_scored":
                 d = m.event.deal_scored
                 name = CONTRACT_NAMES[self.args.lang].get(d.contract, "?")
                 self.say(f"deal scored ({ar(name, self.args.lang)}): {list(d.points.values)} totals {st.totals}")

@@ -39,8 +39,15 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import trix
+from trix.gateway.config import EDGE_SECRET_ENV
 from trix.natsio import permissions
-from trix.runtime.identity import KEYS_OF, PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import (
+    GATEWAY_KEY_ENV,
+    GATEWAY_PREVIOUS_KEY_ENV,
+    KEYS_OF,
+    PLAYER_KEY_ENV,
+    SERVICE_KEY_ENV,
+)
 
 SERVICES = ("table", "timers", "scoring", "matchmaking", "gateway")
 """Start order: the table first, the gateway (which talks to the others) last."""
@@ -196,6 +203,24 @@ def nats_passwords(state_dir: Path) -> dict[str, str]:
     return passwords
 
 
+GATEWAY_SECRETS_FILE = "gateway-secrets.json"
+"""The state folder's public-token key and edge secret (mode 0600; ADR 0018): every gateway
+replica gets the same key, and players' tokens survive a restart on the same folder."""
+
+
+def gateway_secrets(state_dir: Path) -> dict[str, str]:
+    """TRIX_GATEWAY_TOKEN_KEY and TRIX_GATEWAY_EDGE_SECRET: from the environment when set, else
+    the state folder's (generated once)."""
+    path = state_dir / GATEWAY_SECRETS_FILE
+    known: dict[str, str] = {}
+    if path.exists():
+        known = {k: str(v) for k, v in json.loads(path.read_text()).items() if v}
+    stored = {var: known.get(var) or secrets.token_hex(32) for var in (GATEWAY_KEY_ENV, EDGE_SECRET_ENV)}
+    if stored != known or path.stat().st_mode & 0o077:
+        _write_private(path, json.dumps(stored, indent=2) + "\n")
+    return {var: os.environ.get(var, "") or value for var, value in stored.items()}
+
+
 def nats_url_of(state_dir: Path, user: str) -> str:
     """The URL, with `user`'s password, of the NATS server `trix up` runs on `state_dir`."""
     conf = (state_dir / "nats.conf").read_text()
@@ -326,6 +351,8 @@ class Supervisor:
         self.edge_stream_idle_s = edge_stream_idle_s
         self.web_child: Child | None = None
         """The browser client's static files (trix.webapp) behind the edge's `prefix: /`."""
+        self.gateway_secrets: dict[str, str] = {}
+        """The gateways' public-token key and the edge's secret (`gateway_secrets`)."""
 
     # -- setup ------------------------------------------------------------------------
 
@@ -341,6 +368,13 @@ class Supervisor:
         (self.state_dir / "nats").mkdir(parents=True, exist_ok=True)
         (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
         self.passwords = nats_passwords(self.state_dir)
+        self.gateway_secrets = gateway_secrets(self.state_dir)
+
+    @property
+    def edge_secret(self) -> str:
+        """What the edge sends the gateway in x-trix-edge: only then is its client address
+        believed (ADR 0018); only the edge and the gateways get it."""
+        return self.gateway_secrets[EDGE_SECRET_ENV]
 
     def nats_url(self, user: str) -> str:
         return permissions.user_url(f"nats://127.0.0.1:{self.nats_port}", user, self.passwords[user])
@@ -368,7 +402,15 @@ class Supervisor:
 
     def _base_env(self) -> dict[str, str]:
         package_root = str(Path(trix.__file__).resolve().parent.parent)
-        private = ("TRIX_NATS_URL", PLAYER_KEY_ENV, SERVICE_KEY_ENV)  # given to each child as it needs
+        # Given to each child as it needs.
+        private = (
+            "TRIX_NATS_URL",
+            PLAYER_KEY_ENV,
+            SERVICE_KEY_ENV,
+            GATEWAY_KEY_ENV,
+            GATEWAY_PREVIOUS_KEY_ENV,
+            EDGE_SECRET_ENV,
+        )
         base_env = {k: v for k, v in os.environ.items() if k not in private}
         base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
         base_env["PYTHONUNBUFFERED"] = "1"
@@ -396,7 +438,9 @@ class Supervisor:
         base_env = self._base_env()
         # The internal token keys (trix.runtime.identity), one per role, unless given; each
         # service gets only the ones it needs (the gateway never the service-role key).
+        # The gateway replicas share one public-token key (ADR 0018) and the edge's secret.
         keys = {var: os.environ.get(var, "") or secrets.token_hex(32) for var in (PLAYER_KEY_ENV, SERVICE_KEY_ENV)}
+        keys[GATEWAY_KEY_ENV] = self.gateway_secrets[GATEWAY_KEY_ENV]
         children: list[Child] = []
         first_port: dict[str, int] = {}
         for service in SERVICES:
@@ -423,6 +467,10 @@ class Supervisor:
                     TRIX_LOG_LEVEL=self.log_level,
                 )
                 child.env.update({var: keys[var] for var in KEYS_OF[service]})
+                if service == "gateway":
+                    child.env[EDGE_SECRET_ENV] = self.edge_secret
+                    if os.environ.get(GATEWAY_PREVIOUS_KEY_ENV):
+                        child.env[GATEWAY_PREVIOUS_KEY_ENV] = os.environ[GATEWAY_PREVIOUS_KEY_ENV]
                 children.append(child)
         for child in children:  # where the gateway and matchmaking reach their peers
             child.env.setdefault("TRIX_MATCHMAKING_TARGET", f"127.0.0.1:{first_port['matchmaking']}")
@@ -454,7 +502,7 @@ class Supervisor:
         return Child(
             name="edge",
             argv=edge.envoy_argv(binary, config),
-            env=dict(os.environ),
+            env={**os.environ, edge.SECRET_ENV: self.edge_secret},  # sent to the gateway as x-trix-edge
             log_path=self.state_dir / "logs" / "edge.log",
         )
 

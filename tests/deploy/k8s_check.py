@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -149,8 +150,26 @@ class CheckError(Exception):
 _RENDERED: dict[str, list[Obj]] = {}
 
 
+def dev_secrets_generator() -> Any:
+    """deploy/k8s/overlays/dev/generate_secrets.py as a module (`write(dir, force=)`)."""
+    spec = importlib.util.spec_from_file_location("generate_secrets", K8S / "overlays" / "dev" / "generate_secrets.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ensure_dev_secrets() -> list[Path]:
+    """The dev overlay's generated secret files (git-ignored; issue 18): written when missing,
+    as a deployer does before `kubectl apply -k deploy/k8s/overlays/dev`."""
+    written: list[Path] = dev_secrets_generator().write()
+    return written
+
+
 def render(overlay: str) -> list[Obj]:
     """`kubectl kustomize deploy/k8s/overlays/<overlay>` as a list of objects (cached)."""
+    if overlay == "dev":
+        ensure_dev_secrets()
     if overlay not in _RENDERED:
         kubectl = tool("kubectl")
         if kubectl is None:
@@ -529,7 +548,11 @@ def check_token_keys(objs: list[Obj]) -> list[str]:
     """Each service gets exactly the internal token keys it needs (trix.runtime.identity.KEYS_OF),
     each from its own Secret key: the gateway never the service-role key (issue 18)."""
     out: list[str] = []
-    key_of = {identity.PLAYER_KEY_ENV: "player-token-key", identity.SERVICE_KEY_ENV: "service-token-key"}
+    key_of = {
+        identity.PLAYER_KEY_ENV: "player-token-key",
+        identity.SERVICE_KEY_ENV: "service-token-key",
+        identity.GATEWAY_KEY_ENV: "gateway-token-key",
+    }
     for name, dep in by_name(objs, "Deployment").items():
         if name == EXPOSED:
             continue

@@ -10,6 +10,9 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +116,49 @@ def test_cluster_edge_streams_json_like_the_local_edge(overlay: str) -> None:
     assert cluster == local
 
 
+def _routes_and_clusters(envoy_yaml: str) -> tuple[list[Obj], dict[str, Obj]]:
+    conf = yaml.safe_load(envoy_yaml)
+    (edge,) = [listener for listener in conf["static_resources"]["listeners"] if listener["name"] == "edge"]
+    manager = edge["filter_chains"][0]["filters"][0]["typed_config"]
+    (host,) = manager["route_config"]["virtual_hosts"]
+    return host["routes"], {c["name"]: c for c in conf["static_resources"]["clusters"]}
+
+
+def _address(cluster: Obj) -> tuple[str, int]:
+    address = cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]["socket_address"]
+    return str(address["address"]), int(address["port_value"])
+
+
+def test_cluster_edge_serves_the_browser_client_like_the_local_edge(overlay: str) -> None:
+    """Issue 20: the cluster's edge serves the web app at `/` beside the API, as `trix up`
+    does: the API routes first, then `prefix: /` to the app's static files, served by the
+    Envoy pod's own web container (trix.webapp on loopback) from the build the image holds."""
+    objs = rendered(overlay)
+    routes, clusters = _routes_and_clusters(kc._rendered_file(objs, "envoy.yaml"))
+    local_text = (Path(__file__).resolve().parents[2] / "services/trix/edge/envoy.yaml").read_text()
+    local_routes, _ = _routes_and_clusters(re.sub(r"\$\{[A-Z_]+\}", "0", local_text))
+    assert routes[-1]["match"] == local_routes[-1]["match"] == {"prefix": "/"}
+    assert routes[-1]["route"]["cluster"] == local_routes[-1]["route"]["cluster"] == "web"
+    assert all(r["route"]["cluster"] == "gateway" for r in routes[:-1])  # only the public API before it
+    host, port = _address(clusters["web"])
+    assert host == "127.0.0.1"
+    pod = find(objs, "Deployment", "envoy")["spec"]["template"]["spec"]
+    (web,) = [c for c in pod["containers"] if c["name"] == "web"]
+    command = [str(part) for part in web["command"]]
+    assert command[:3] == ["python", "-m", "trix.webapp"]
+    assert command[command.index("--port") + 1] == str(port)
+    assert port in {p["containerPort"] for p in web["ports"]}
+    assert web["readinessProbe"]["httpGet"]["port"] == port  # 503 until the app is there
+    root = command[command.index("--root") + 1]
+    dockerfile = kc.DOCKERFILE.read_text()
+    assert re.search(rf"^COPY --from=web /web/dist {re.escape(root)}$", dockerfile, re.M), "the image lacks the app"
+    assert re.search(r"^RUN npm ci\b", dockerfile, re.M)  # web/package-lock.json, as make web
+    # The web port is open to nothing outside the pod: only the listener and the metrics are.
+    policy = find(objs, "NetworkPolicy", "envoy")
+    opened = {p["port"] for rule in policy["spec"]["ingress"] for p in rule.get("ports", [])}
+    assert port not in opened
+
+
 def test_dockerfile_passes_hadolint() -> None:
     result = kc.hadolint()
     assert result.ok, result.detail
@@ -130,6 +176,51 @@ def test_prod_secrets_come_from_the_external_store_dev_from_placeholders() -> No
     assert set(kc.by_name(prod, "ExternalSecret")) == {"trix-secrets", "trix-nats-users"}
     dev_secrets = {s["metadata"]["name"].rsplit("-", 1)[0] for s in kc.of_kind(kc.render("dev"), "Secret")}
     assert dev_secrets == {"trix-secrets", "trix-nats-users"}
+
+
+def test_the_dev_overlay_commits_no_secret_it_generates_them_at_deploy_time() -> None:
+    """Issue 18: no literal in a secretGenerator; the generated files are git-ignored, random,
+    private (0600), long enough for every key the services check, and one per Secret key the
+    manifests reference."""
+    kustomization = yaml.safe_load((kc.K8S / "overlays" / "dev" / "kustomization.yaml").read_text())
+    generators = kustomization["secretGenerator"]
+    assert all("literals" not in g and "files" not in g for g in generators), generators
+    kc.ensure_dev_secrets()
+    files = [kc.K8S / "overlays" / "dev" / env for g in generators for env in g["envs"]]
+    tracked = subprocess.run(
+        ["git", "ls-files", "--", *map(str, files)], cwd=kc.K8S, capture_output=True, text=True, check=True
+    )
+    assert tracked.stdout == ""
+    for path in files:
+        assert path.stat().st_mode & 0o077 == 0, path
+        values = dict(line.split("=", 1) for line in path.read_text().splitlines())
+        assert all(len(v) >= 32 for v in values.values()), path.name
+    with tempfile.TemporaryDirectory() as tmp:
+        generator = kc.dev_secrets_generator()
+        generator.write(Path(tmp))
+        again = (Path(tmp) / "trix-secrets.env").read_text()
+        generator.write(Path(tmp), force=True)
+        assert (Path(tmp) / "trix-secrets.env").read_text() != again
+    referenced = {
+        (ref["name"].rsplit("-", 1)[0], ref["key"])
+        for obj in kc.render("dev")
+        for ref in _secret_refs(obj)
+        if not ref.get("optional")
+    }
+    secrets = kc.of_kind(kc.render("dev"), "Secret")
+    present = {(s["metadata"]["name"].rsplit("-", 1)[0], key) for s in secrets for key in s["data"]}
+    assert referenced <= present, referenced - present
+
+
+def _secret_refs(obj: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(obj, dict):
+        if "secretKeyRef" in obj and isinstance(obj["secretKeyRef"], dict):
+            yield obj["secretKeyRef"]
+        for value in obj.values():
+            yield from _secret_refs(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from _secret_refs(value)
 
 
 def test_timers_and_scoring_scale_on_their_jetstream_consumers(overlay: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from support.processes import stop_process
 from trix.natsio.connection import NatsConnection
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import GATEWAY_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
 from trix.up import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +37,7 @@ def service_env(**overrides: str) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     # The internal token keys every service needs (trix.runtime.identity; without them it exits 2).
     env.update({PLAYER_KEY_ENV: "f" * 32 + "-player", SERVICE_KEY_ENV: "f" * 32 + "-service"})
+    env[GATEWAY_KEY_ENV] = "f" * 32 + "-gateway"  # the gateway's public-token key (ADR 0018)
     env.update(overrides)
     return env
 

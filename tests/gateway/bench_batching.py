@@ -44,7 +44,12 @@ def events(count: int) -> list[events_pb2.Event]:
 
 async def run(batch: bool, count: int, per_action: int) -> dict[str, Any]:
     config = GatewayConfig.from_env(
-        {"TRIX_NATS_URL": "none", "TRIX_PLAYER_TOKEN_KEY": "k" * 32, "TRIX_GATEWAY_OUTBOX": str(4 * per_action + 16)}
+        {
+            "TRIX_NATS_URL": "none",
+            "TRIX_PLAYER_TOKEN_KEY": "k" * 32,
+            "TRIX_GATEWAY_TOKEN_KEY": "g" * 32,
+            "TRIX_GATEWAY_OUTBOX": str(4 * per_action + 16),
+        }
     )
     gateway = GatewayService(config)
     todo = events(count)

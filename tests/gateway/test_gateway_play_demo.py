@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
@@ -23,6 +24,7 @@ def test_play_in_a_terminal_through_a_whole_deal(platform: Platform, tmp_path: P
     argv = [*TRIX[1:], "play", "--server", platform.target, "--lang", "ar", "--deals", "1"]
     argv += ["--device-file", str(tmp_path / "device"), "--name", "terminal"]
     child = pexpect.spawn(TRIX[0], argv, encoding="utf-8", timeout=60, dimensions=(50, 160))
+    shown = child.logfile_read = io.StringIO()
     try:
         child.expect("signed in as")
         child.expect("matched: table")
@@ -42,6 +44,8 @@ def test_play_in_a_terminal_through_a_whole_deal(platform: Platform, tmp_path: P
                 break
         assert moves >= 1
         assert "deal scored" in (child.before or "") or i == 3
+        # Names at the table (issue 20): the seat shows the name signed in with, not the player id.
+        assert re.search(r"seat [0-3] terminal \(you\)", shown.getvalue()), shown.getvalue()[-2000:]
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
@@ -59,7 +63,9 @@ def _last_hand_card(text: str) -> str:
 def test_trix_demo_plays_replays_and_verifies(tmp_path: Path) -> None:
     started = time.monotonic()
     proc = subprocess.run(
-        [*TRIX, "demo", "--state-dir", str(tmp_path / "demo")],
+        # The bots think 5 ms instead of 50 (the demo raises its own gateway's rate limit to
+        # match): the same whole game in a third of the CI time.
+        [*TRIX, "demo", "--state-dir", str(tmp_path / "demo"), "--think-ms", "5"],
         capture_output=True,
         text=True,
         timeout=190,

@@ -30,7 +30,9 @@ def _argv(out: Path) -> list[str]:
         argv[argv.index("--tables") + 1] = tables
     if duration:
         argv[argv.index("--duration") + 1] = duration
-    return [*argv, "--echo-seconds", "2", "--floor-seconds", "4", "--out", str(out), "--state-dir", str(out / "state")]
+    # 3 s of settling instead of 15: two tables have no ramp backlog to wait out.
+    extra = ["--settle", "3", "--echo-seconds", "2", "--floor-seconds", "4"]
+    return [*argv, *extra, "--out", str(out), "--state-dir", str(out / "state")]
 
 
 def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:

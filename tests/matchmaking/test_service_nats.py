@@ -96,8 +96,9 @@ async def status_of(coro: object) -> grpc.StatusCode:
     return err.value.code()
 
 
-async def test_four_compatible_tickets_make_a_table(env: Env) -> None:
-    tickets = [await enqueue(env.api, f"p{i}", client_seed=f"seed{i}") for i in range(4)]
+async def test_four_compatible_tickets_make_a_table_with_the_players_names(env: Env) -> None:
+    names = ["سارة", "Khalid", "", "Zoë"]  # the gateway's cleaned sign-in names; "" = none given
+    tickets = [await enqueue(env.api, f"p{i}", client_seed=f"seed{i}", display_name=names[i]) for i in range(4)]
     assert all(t.state == SEARCHING for t in tickets)
     done = await asyncio.wait_for(
         asyncio.gather(*(final(env.api, f"p{i}", t.ticket_id) for i, t in enumerate(tickets))), 20
@@ -111,6 +112,7 @@ async def test_four_compatible_tickets_make_a_table(env: Env) -> None:
     for i, t in enumerate(done):
         assert by_player[f"p{i}"].index == t.seat
         assert by_player[f"p{i}"].client_seed == f"seed{i}"  # docs/rules.md §11 seed travels to the table
+        assert by_player[f"p{i}"].display_name == names[i]  # issue 20: the others see it at the table
     assert not any(s.bot for s in formed.seats)
     assert list(formed.ticket_ids) == [next(t.ticket_id for t in done if t.seat == s) for s in range(4)]
 
@@ -154,6 +156,10 @@ async def test_bad_input_gets_clear_statuses(env: Env) -> None:
     assert await status_of(enqueue(api, "q1", wish=wish(stake=10**15))) == invalid
     assert await status_of(enqueue(api, "q1", partner_id="q2")) == invalid  # partner outside partnership
     assert await status_of(enqueue(api, "q1", client_seed="a|b")) == invalid
+    # A seat's name is shown to the others: no bidi override, escape or over-long name gets in.
+    assert await status_of(enqueue(api, "q1", display_name="evil\u202eman")) == invalid
+    assert await status_of(enqueue(api, "q1", display_name="\x1b[31mred")) == invalid
+    assert await status_of(enqueue(api, "q1", display_name="a" * 33)) == invalid
     ok = await enqueue(api, "q1")
     assert await status_of(enqueue(api, "q1")) == grpc.StatusCode.ALREADY_EXISTS
     again = await enqueue(api, "q9", request_id="r1")
@@ -297,19 +303,24 @@ async def test_private_table_join_full_wrong_code(env: Env) -> None:
 
 async def test_private_table_early_start_with_bots_and_rematch(env: Env) -> None:
     api = env.api
-    created = await api.CreatePrivateTable(mm.CreatePrivateTableRequest(wish=wish()), metadata=identity("host"))
-    await api.JoinPrivateTable(mm.JoinPrivateTableRequest(code=created.code), metadata=identity("guest"))
+    host = mm.CreatePrivateTableRequest(wish=wish(), display_name="Host")
+    created = await api.CreatePrivateTable(host, metadata=identity("host"))
+    joining = mm.JoinPrivateTableRequest(code=created.code, display_name="صديق")
+    await api.JoinPrivateTable(joining, metadata=identity("guest"))
     started = await api.StartPrivateTable(mm.StartPrivateTableRequest(code=created.code), metadata=identity("host"))
     (formed,) = await read_matches(env.nats_url, expect=1)
     assert formed.table_id == started.table_id
     assert sum(s.bot for s in formed.seats) == 2
+    assert {s.player_id: s.display_name for s in formed.seats} == {"host": "Host", "guest": "صديق", "": ""}
     seats = {s.player_id: s.index for s in formed.seats if not s.bot}
     # Rematch: both humans accept; same seats, new table, bots again in the bot seats after the wait.
     r1 = await api.Rematch(mm.RematchRequest(table_id=started.table_id), metadata=identity("host"))
     assert r1.ticket.state == SEARCHING
     outsider = mm.RematchRequest(table_id=started.table_id)
     assert await status_of(api.Rematch(outsider, metadata=identity("nobody"))) == grpc.StatusCode.PERMISSION_DENIED
-    r2 = await api.Rematch(mm.RematchRequest(table_id=started.table_id), metadata=identity("guest"))
+    r2 = await api.Rematch(
+        mm.RematchRequest(table_id=started.table_id, display_name="Guest"), metadata=identity("guest")
+    )
     assert r2.ticket.state == MATCHED
     assert r2.ticket.table_id != started.table_id
     assert r2.ticket.seat == seats["guest"]

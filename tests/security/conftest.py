@@ -11,14 +11,29 @@ import pytest
 from security_support import ATTACK_LINES, Backend, bare_nats, trix_up
 
 
-@pytest.fixture(scope="session", params=["nats-server", "trix-up"])
-def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
-    workdir = tmp_path_factory.mktemp(str(request.param))
-    server = bare_nats(workdir) if request.param == "nats-server" else trix_up(workdir)
+@pytest.fixture(scope="session")
+def up_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
+    """One `trix up` for the whole run: its NATS (the attacks), its gateways and edge."""
+    server = trix_up(tmp_path_factory.mktemp("trix-up"))
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def bare_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
+    server = bare_nats(tmp_path_factory.mktemp("nats-server"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session", params=["nats-server", "trix-up"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    server: Backend = request.getfixturevalue("bare_backend" if request.param == "nats-server" else "up_platform")
+    return server
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import queue
 import re
@@ -52,6 +53,14 @@ class Backend:
     name: str
     urls: dict[str, str]
     stop: Any = None
+    gateways: list[str] = field(default_factory=list)
+    """`trix up`: the gRPC targets of its gateway replicas (127.0.0.1:port)."""
+    edge: str = ""
+    """`trix up`: the gRPC target of its Envoy edge (in front of the first gateway)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """`trix up`: the gateway secrets it generated (TRIX_GATEWAY_TOKEN_KEY, TRIX_GATEWAY_EDGE_SECRET)."""
+    targets: dict[str, str] = field(default_factory=dict)
+    """`trix up`: every service process's gRPC target by name (gateway-1, scoring, ...)."""
 
     def url(self, user: str) -> str:
         return self.urls[user]
@@ -89,12 +98,14 @@ def bare_nats(workdir: Path) -> Backend:
 
 
 def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
-    """`trix up` (its NATS, provisioner and real services), until its `ready` line."""
+    """`trix up` (its NATS, provisioner and real services, two gateway replicas and the Envoy
+    edge in front of the first), until its `ready` line."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), env.get("PYTHONPATH", "")]))
     env["PYTHONUNBUFFERED"] = "1"
     state = workdir / "state"
-    argv = [sys.executable, "-m", "trix.cli", "up", "--state-dir", str(state), "--fresh", "--no-edge", "--grace", "5"]
+    argv = [sys.executable, "-m", "trix.cli", "up", "--state-dir", str(state), "--fresh", "--grace", "5"]
+    argv += ["--edge", "--replicas", "gateway=2"]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: queue.Queue[str] = queue.Queue()
     output: list[str] = []
@@ -128,10 +139,15 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
             if re.search(r"trix up: ready", line):
                 break
         urls = {u: nats_url_of(state, u) for u in permissions.USERS}
+        targets = dict(m.groups() for line in output if (m := re.search(r"trix up: (\S+)\s+grpc=(\S+)", line)))
+        gateways = [target for name, target in targets.items() if name.startswith("gateway")]
+        edge = next(m.group(1) for line in output if (m := re.search(r"trix up: edge\s+http://(\S+)", line)))
+        secrets_file = state / "gateway-secrets.json"  # what trix up generated (mode 0600)
+        given = json.loads(secrets_file.read_text()) if secrets_file.exists() else {}
     except BaseException:
         stop()
         raise
-    return Backend("trix up", urls, stop)
+    return Backend("trix up", urls, stop, gateways, edge, given, targets)
 
 
 @dataclass

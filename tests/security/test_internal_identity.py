@@ -21,6 +21,7 @@ from security_support import REFUSED, Backend, bare_nats, connected, report
 
 from trix.natsio import subjects
 from trix.runtime.identity import (
+    GATEWAY_KEY_ENV,
     KEYS_OF,
     PLAYER_KEY_ENV,
     ROLE_PLAYER,
@@ -154,7 +155,7 @@ async def test_a_compromised_gateway_cannot_call_as_a_service(nats_backend: Back
     ("service", "missing"), [(s, var) for s, needed in KEYS_OF.items() for var in needed], ids=lambda v: str(v)
 )
 def test_every_service_exits_2_naming_a_missing_token_key(service: str, missing: str) -> None:
-    keys = {PLAYER_KEY_ENV: PLAYER_KEY, SERVICE_KEY_ENV: SERVICE_KEY}
+    keys = {PLAYER_KEY_ENV: PLAYER_KEY, SERVICE_KEY_ENV: SERVICE_KEY, GATEWAY_KEY_ENV: secrets.token_hex(32)}
     env = _env(TRIX_NATS_URL="none", TRIX_GRPC_PORT="0", **{k: v for k, v in keys.items() if k != missing})
     done = subprocess.run(
         [sys.executable, "-m", f"trix.{service}"], env=env, capture_output=True, text=True, timeout=120, check=False

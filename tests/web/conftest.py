@@ -7,7 +7,7 @@ client survives it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,3 +41,14 @@ def web_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebPlatfo
         yield WebPlatform(embedded.edge_url + "/", state)
     finally:
         embedded.stop()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Each phase's report on the item (`item.rep_call`): fixtures save a failed test's
+    screenshots and browser logs (test_browser.Pages)."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

@@ -10,6 +10,7 @@ also proves the client resumes after the edge's stream_idle_timeout."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import re
@@ -40,6 +41,10 @@ PHONE = {"width": 412, "height": 860}
 DESKTOP = {"width": 1280, "height": 900}
 GAME_DEADLINE_S = 240.0
 FIRST_LOAD_BUDGET = 250 * 1024
+WAIT_MS = 60_000
+"""Playwright's wait for a selector: generous for a CI box twice as slow as this one."""
+APP_ERROR = "trix:"
+"""How the app's own console errors start (a screen that failed to draw): they fail the test."""
 CLICK_MS = 2000
 """A button can go away between the look and the click (the next event re-rendered the
 table): give up on it quickly instead of playwright's 30 s wait, and look again."""
@@ -59,13 +64,84 @@ def browser() -> Iterator[Browser]:
 AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
 
 
-def _page(browser: Browser, *, locale: str, viewport: dict[str, int] = PHONE, bypass_csp: bool = False) -> Page:
-    """A fresh browser profile (its own storage: a new guest). `bypass_csp` only where axe-core
-    is injected; the other pages run under the app's own Content-Security-Policy."""
-    context = browser.new_context(locale=locale, viewport=viewport, bypass_csp=bypass_csp)  # type: ignore[arg-type]
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    return page
+class Pages:
+    """The test's browser pages, each a fresh profile (its own storage: a new guest). Every
+    console message and uncaught page error is recorded with its time: an uncaught error
+    (a render exception leaves Preact's tree unmounted) fails the test with its text, and a
+    failed test leaves a screenshot and the console log of every page in its tmp dir."""
+
+    def __init__(self, browser: Browser, tmp_path: Path) -> None:
+        self.browser = browser
+        self.tmp_path = tmp_path
+        self.opened: list[tuple[str, Page, list[str]]] = []
+        self.errors: list[str] = []
+        self.t0 = time.monotonic()
+
+    def open(self, name: str, *, locale: str, viewport: dict[str, int] = PHONE, bypass_csp: bool = False) -> Page:
+        """`bypass_csp` only where axe-core is injected; the other pages run under the app's
+        own Content-Security-Policy."""
+        context = self.browser.new_context(locale=locale, viewport=viewport, bypass_csp=bypass_csp)  # type: ignore[arg-type]
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        log: list[str] = []
+        stamp = lambda: f"{time.monotonic() - self.t0:7.1f}s"  # noqa: E731
+
+        def on_error(err: Any) -> None:
+            line = f"{stamp()} {name}: pageerror: {err}"
+            log.append(line)
+            self.errors.append(line)
+
+        def on_console(m: Any) -> None:
+            log.append(f"{stamp()} console.{m.type}: {m.text}")
+            if m.type == "error" and m.text.startswith(APP_ERROR):
+                self.errors.append(f"{stamp()} {name}: {m.text}")
+
+        page.on("console", on_console)
+        # Which call a "Failed to load resource" line was: the edge's 504 on a silent stream, a
+        # reset, a refused call (gRPC-Web carries the gRPC status in the body, not here).
+        page.on("requestfailed", lambda r: log.append(f"{stamp()} failed: {_call(r.url)} {r.failure}"))
+        page.on("response", lambda r: log.append(f"{stamp()} {r.status}: {_call(r.url)}") if r.status >= 400 else None)
+        page.on("pageerror", on_error)
+        page.on("crash", lambda _: on_error("the page crashed"))
+        self.opened.append((name, page, log))
+        return page
+
+    def check(self) -> None:
+        """Fail now if a page threw (its tree is gone: waiting on it would only time out)."""
+        assert not self.errors, "uncaught errors in the page:\n" + "\n".join(self.errors)
+
+    def close(self, failed: bool) -> None:
+        for name, page, log in self.opened:
+            if failed and not page.is_closed():
+                with contextlib.suppress(Exception):
+                    page.screenshot(path=str(self.tmp_path / f"failure-{name}.png"), full_page=True, timeout=10_000)
+                with contextlib.suppress(Exception):
+                    log.append(f"--- {name} at {page.url}:\n{page.inner_text('body', timeout=5_000)}")
+            (self.tmp_path / f"console-{name}.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+            with contextlib.suppress(Exception):
+                page.context.close()
+        if failed:
+            print(f"\nbrowser screenshots and console logs of the failure: {self.tmp_path}")
+
+
+_CURRENT: list[Pages] = []
+
+
+def _call(url: str) -> str:
+    return url.rsplit("/", 1)[-1] or url
+
+
+@pytest.fixture
+def pages(browser: Browser, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Pages]:
+    opened = Pages(browser, tmp_path)
+    _CURRENT[:] = [opened]
+    try:
+        yield opened
+    finally:
+        _CURRENT.clear()
+        report = getattr(request.node, "rep_call", None)
+        opened.close(failed=report is None or report.failed or bool(opened.errors))
+    opened.check()
 
 
 def _sign_in(page: Page, url: str, name: str) -> None:
@@ -81,9 +157,12 @@ def _sign_in(page: Page, url: str, name: str) -> None:
 
 
 def _until(condition: Callable[[], bool], timeout_s: float) -> None:
-    """Poll from Python (the app's CSP forbids the eval that page.wait_for_function needs)."""
+    """Poll from Python (the app's CSP forbids the eval that page.wait_for_function needs);
+    an uncaught error in a page fails at once."""
     deadline = time.monotonic() + timeout_s
     while not condition():
+        for opened in _CURRENT:
+            opened.check()
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
 
@@ -105,7 +184,7 @@ def _step(page: Page) -> str:
         seq = page.get_attribute(".table", "data-seq")
         legal.first.click(timeout=CLICK_MS)
         # One click per turn: wait for the table's next event (the card played).
-        _until(lambda: page.locator(f".table:not([data-seq='{seq}']), [data-finished]").count() > 0, 15.0)
+        _until(lambda: page.locator(f".table:not([data-seq='{seq}']), [data-finished]").count() > 0, 30.0)
         return "card"
     return ""
 
@@ -120,6 +199,8 @@ def _play(page: Page, *, until: float, stop_after_cards: int = 0, idle_wait_s: f
             # silent Events stream; the client must resume it for the game to go on.
             time.sleep(idle_wait_s)
             waited = True
+        for opened in _CURRENT:
+            opened.check()  # not swallowed below: a page that threw has nothing left to click
         try:
             what = _step(page)
         except Exception:  # noqa: BLE001 - the button went away between the look and the click
@@ -171,9 +252,9 @@ def test_the_first_load_is_under_250_kb_gzipped() -> None:
 
 
 def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
-    web_platform: WebPlatform, browser: Browser, tmp_path: Path
+    web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
-    page = _page(browser, locale="ar")
+    page = pages.open("player", locale="ar")
     streams: list[str] = []
     page.on("request", lambda r: streams.append(r.url) if r.url.endswith(".GatewayService/Events") else None)
     _sign_in(page, web_platform.url, "سارة")
@@ -190,7 +271,7 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
 
     page.reload()  # the seat resumes: a fresh view, then the events after it
     page.wait_for_selector(".table")
-    _until(lambda: 0 < page.locator(".hand .cardbtn").count() <= cards_before, 30.0)
+    _until(lambda: 0 < page.locator(".hand .cardbtn").count() <= cards_before, 60.0)
     assert page.locator(".hand .cardbtn").count() > 0
     opened = len(streams)
     done = _play(page, until=until, idle_wait_s=STREAM_IDLE_S + 2)
@@ -232,7 +313,6 @@ def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
         assert time.monotonic() < deadline, "the record never reached the archive"
         page.wait_for_timeout(700)
     assert [li.get_attribute("data-status") for li in page.locator(".deals li").all()] == ["match"] * 8
-    page.context.close()
 
 
 def _play_one_card_with_the_keyboard(page: Page, until: float) -> int:
@@ -251,7 +331,7 @@ def _play_one_card_with_the_keyboard(page: Page, until: float) -> int:
     else:
         raise AssertionError("Tab never reached a legal card")
     page.keyboard.press("Enter")
-    _until(lambda: page.locator(f".table:not([data-seq='{seq}'])").count() > 0, 15.0)
+    _until(lambda: page.locator(f".table:not([data-seq='{seq}'])").count() > 0, 30.0)
     return contracts
 
 
@@ -267,9 +347,9 @@ def _tamper(record: dict[str, Any]) -> None:
 
 
 def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
-    web_platform: WebPlatform, browser: Browser, tmp_path: Path
+    web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
-    page = _page(browser, locale="en-US", viewport=DESKTOP, bypass_csp=True)
+    page = pages.open("player", locale="en-US", viewport=DESKTOP, bypass_csp=True)
     _sign_in(page, web_platform.url, "Khalid")
     assert page.evaluate("document.documentElement.dir") == "ltr"
     page.click("header button[aria-pressed]")  # sound off, remembered across visits
@@ -285,34 +365,37 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     assert _axe_serious(page) == []  # the lobby
     page.click("[data-variant=COMPLEX_PARTNERSHIP]")
     page.wait_for_selector(".table")
+    table_id = page.get_attribute("[data-table]", "data-table")  # for the spectator and the history
+    assert table_id
     until = time.monotonic() + GAME_DEADLINE_S
     _play(page, until=until, stop_after_cards=2)
-    _until(lambda: page.locator(".hand .cardbtn.legal").count() > 0, 30.0)  # our turn: the table waits
+    _until(lambda: page.locator(".hand .cardbtn.legal").count() > 0, 60.0)  # our turn: the table waits
     page.screenshot(path=str(tmp_path / "table-en-desktop.png"), full_page=True)
     assert _axe_serious(page) == []  # the table, on our turn
 
     # A spectator (another guest) watches the table: public events only (docs/rules.md §14).
-    watcher = _page(browser, locale="en-US", viewport=PHONE)
+    watcher = pages.open("watcher", locale="en-US", viewport=PHONE)
     _sign_in(watcher, web_platform.url, "Watcher")
-    table_id = page.get_attribute("[data-table]", "data-table")
-    assert table_id
     watcher.fill("#watch", table_id)
     watcher.click("form.watch button[type=submit]")
     watcher.wait_for_selector(".table")
     seq = page.get_attribute(".table", "data-seq")
-    _until(lambda: watcher.locator(f".table[data-seq='{seq}']").count() == 1, 30.0)
+    _until(lambda: watcher.locator(f".table[data-seq='{seq}']").count() == 1, 60.0)
     hand = _cards(page, ".hand")
     assert len(hand) > 5
     assert watcher.locator(".hand .cardbtn").count() == 0
     assert _cards(watcher, "body") & hand == set()  # none of our cards in hand shows to the spectator
     assert _cards(watcher, ".felt") == _cards(page, ".felt")  # but every played card does
+    assert "Khalid" in watcher.locator(".seat .name").all_inner_texts()  # the others see his name
     watcher.screenshot(path=str(tmp_path / "spectator-en-phone.png"), full_page=True)
     assert page.locator(".scores tfoot tr").count() == 2  # team totals in partnership
     page.click("header button[aria-label]")  # switch to Arabic at any time
-    _until(lambda: page.evaluate("document.documentElement.dir") == "rtl", 10.0)
+    _until(lambda: page.evaluate("document.documentElement.dir") == "rtl", 20.0)
     page.screenshot(path=str(tmp_path / "table-ar-desktop.png"), full_page=True)
+    assert page.evaluate("document.documentElement.lang") == "ar"
+    assert _axe_serious(page) == []  # the table in Arabic, right to left
     page.click("header button[aria-label]")
-    _until(lambda: page.evaluate("document.documentElement.dir") == "ltr", 10.0)
+    _until(lambda: page.evaluate("document.documentElement.dir") == "ltr", 20.0)
     page.set_viewport_size(PHONE)
     page.screenshot(path=str(tmp_path / "table-en-phone.png"), full_page=True)
     page.set_viewport_size(DESKTOP)
@@ -352,41 +435,41 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     page.wait_for_selector(".replay[data-deal='1'][data-step='0']")
     page.screenshot(path=str(tmp_path / "replay-en-desktop.png"), full_page=True)
     assert _axe_serious(page) == []  # the replay viewer
-    watcher.context.close()
-    page.context.close()
 
 
 def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
-    web_platform: WebPlatform, browser: Browser, tmp_path: Path
+    web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
-    host = _page(browser, locale="en-US")
+    host = pages.open("host", locale="en-US")
     _sign_in(host, web_platform.url, "Host")
     host.select_option("#pv", label="Trix partnership")
     host.click("[data-action=host]")
     code = host.get_attribute("[data-code]", "data-code")
     assert code
-    friend = _page(browser, locale="ar")
-    _sign_in(friend, web_platform.url, "صديق")
+    friend = pages.open("friend", locale="ar")
+    _sign_in(friend, web_platform.url, "صديق\u202e\u0007")  # a right-to-left override and a bell: cleaned away
     friend.fill("#code", code)
     friend.click("form.join button[type=submit]")
-    friend.wait_for_selector("text=" + "نبحث عن طاولة", timeout=30_000)
+    friend.wait_for_selector("text=" + "نبحث عن طاولة")
     host.click("[data-action=start-private]")
     for page in (host, friend):
         page.wait_for_selector(".table")
     table_ids = {p.get_attribute("[data-table]", "data-table") for p in (host, friend)}
     assert len(table_ids) == 1 and None not in table_ids
     for page in (host, friend):  # two humans, two bots, the variant asked for
-        _until(lambda page=page: page.locator(".seat .tag", has_text=re.compile("^(bot|روبوت)$")).count() == 2, 30.0)
+        _until(lambda page=page: page.locator(".seat .tag", has_text=re.compile("^(bot|روبوت)$")).count() == 2, 60.0)
         assert page.locator(".scores tfoot tr").count() == 2  # partnership: team totals
     host.screenshot(path=str(tmp_path / "private-en-phone.png"), full_page=True)
+    # Names at the table (issue 20): each sees the other by the name he signed in with, cleaned.
+    _until(lambda: "صديق" in host.locator(".seat .name").all_inner_texts(), 60.0)
     names = host.locator(".seat .name").all_inner_texts()
-    assert "You" in names
+    assert "You" in names and "صديق" in names
+    assert not any(ch in "".join(names) for ch in "\u202e\u0007")
+    assert "Host" in friend.locator(".seat .name").all_inner_texts()
 
     # Leaving says what it costs before it is confirmed; on a free table a bot takes the seat.
     host.click(".leave button")
     assert "A bot takes your seat" in host.inner_text("[role=alertdialog]")
     host.click("[role=alertdialog] button >> nth=0")
     host.wait_for_selector(".lobby")
-    _until(lambda: friend.locator(".seat .tag", has_text=re.compile("^روبوت$")).count() == 3, 30.0)
-    host.context.close()
-    friend.context.close()
+    _until(lambda: friend.locator(".seat .tag", has_text=re.compile("^روبوت$")).count() == 3, 60.0)

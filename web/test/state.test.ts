@@ -22,13 +22,15 @@ const T = "t1";
 type Body = NonNullable<MessageInitShape<typeof EventSchema>["body"]>;
 const card = (id: number) => ({ id });
 
-/** A short deal seen by seat 0: created, dealt, KING chosen, one turn, four cards, the trick. */
+/** A short deal seen by seat 0: created, dealt, KING chosen, one turn, four cards, the trick;
+ * every sequence from 1 to 11 once, as the gateway sends them (no gap). */
 function script(): Event[] {
   const e = (sequence: number, body: Body): Event => create(EventSchema, { tableId: T, sequence: BigInt(sequence), body });
   return [
     e(1, { case: "tableCreated", value: { variant: Variant.TRIX, seats: [0, 1, 2, 3].map((i) => ({ index: i, playerId: `p${i}`, displayName: `P\u202e${i}`, bot: i > 0 })), commitment: "c" } }),
     e(2, { case: "dealStarted", value: { dealIndex: 0, owner: 0, hand: [card(0), card(13), card(37), card(24)], availableContracts: [Contract.KING] } }),
     e(3, { case: "contractChosen", value: { dealIndex: 0, seat: 0, contract: Contract.KING } }),
+    e(4, { case: "seatControlChanged", value: { seat: 2, bot: true } }),
     e(5, { case: "turnStarted", value: { seats: [0], decision: Decision.CARD, turnSeq: 5n, legalCards: [card(0), card(13)] } }),
     e(6, { case: "cardPlayed", value: { seat: 0, card: card(0) } }),
     e(7, { case: "cardPlayed", value: { seat: 1, card: card(1) } }),
@@ -93,7 +95,7 @@ describe("the state reducer", () => {
   });
 
   it("marks legal cards on the seat's own turn and counts down on the server's clock", () => {
-    const s = fold(script().slice(0, 4));
+    const s = fold(script().slice(0, 5));
     expect(myTurn(s)).toBe(true);
     expect(s.turn?.legalCards).toEqual([0, 13]);
     const turn = { ...s.turn!, deadlineMs: 100_000 };
@@ -141,9 +143,9 @@ describe("the resume protocol", () => {
     // The first stream ends quietly after 4 events (the edge's stream_idle_timeout); the
     // second breaks with a network error after overlapping 2; the third finishes.
     const { source, asked } = scripted([
-      events.slice(0, 4).map(msg),
-      [...events.slice(2, 7).map(msg), new ConnectError("network", Code.Unavailable)],
-      events.slice(5).map(msg),
+      events.slice(0, 5).map(msg),
+      [...events.slice(3, 8).map(msg), new ConnectError("network", Code.Unavailable)],
+      events.slice(6).map(msg),
     ]);
     const f = new Follower(source, { state: () => {}, sleep: async () => {} }, emptyState(T, 0));
     const done = f.run();
@@ -202,6 +204,105 @@ describe("the resume protocol", () => {
     const f = new Follower(source, { state: () => {}, error: (c, m) => errors.push(`${c}: ${m}`) }, emptyState(T, 0));
     await f.run();
     expect(asked).toEqual([0n]);
+    expect(errors).toEqual(["PermissionDenied: you hold no seat at this table"]);
+  });
+
+  it("detects a missing sequence: applies nothing past it, asks for the seat's view and resumes after it", async () => {
+    const events = script();
+    // Sequence 6 (our own card) never arrives: 7 and 8 come right after 5.
+    const holed = [...events.slice(0, 5), ...events.slice(6, 8)];
+    const view = create(SeatViewSchema, {
+      tableId: T, sequence: 8n, seat: 0, variant: Variant.TRIX, hand: [card(13), card(24), card(37)], handSizes: [12, 12, 12, 13],
+      contract: Contract.KING, trick: [card(0), card(1), card(2)], turn: { seats: [3], decision: Decision.CARD, turnSeq: 8n },
+    });
+    const { source, asked } = scripted([holed.map(msg), events.slice(8).map(msg)], view);
+    const seen: bigint[] = [];
+    let reconnecting = 0;
+    const f = new Follower(source, { state: (st) => seen.push(st.sequence), reconnecting: () => (reconnecting += 1), sleep: async () => {} }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(f.gaps).toBe(1);
+    expect(asked).toEqual([0n, 8n, 11n]); // the view at 8 covers 6; the events after it follow
+    expect(seen).not.toContain(7n); // 7 was never applied on top of a state that lacks 6
+    expect(f.state.hand).toEqual([13, 24, 37]);
+    expect(f.state.totals).toEqual([0, 0, 0, -75]);
+    expect(f.state.sequence).toBe(11n);
+    expect(reconnecting).toBe(1); // the stream ending after 11; the gap itself is no "connection lost"
+  });
+
+  it("a stream that keeps skipping the same sequence is asked again with the backoff, not hammered", async () => {
+    const events = script();
+    // 6 never comes: the first stream has 1..5 then 7.., each resume after 5 starts at 7.
+    const after5 = () => events.slice(6).map(msg);
+    const { source, asked } = scripted([[...events.slice(0, 5), ...events.slice(6)].map(msg), after5(), after5(), events.slice(5).map(msg)]);
+    const slept: number[] = [];
+    const f = new Follower(source, { state: () => {}, sleep: async (ms) => void slept.push(ms) }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(f.gaps).toBe(3);
+    expect(asked).toEqual([0n, 5n, 5n, 5n, 11n]);
+    // The first resync at once, the repeats after a growing wait; then the working stream ends
+    // (a break like the edge's idle timeout) and the backoff starts afresh.
+    expect(slept).toEqual([250, 500, 250]);
+    expect(f.state.totals).toEqual([0, 0, 0, -75]);
+  });
+
+  it("detects a gap inside a batch: the events before it are applied, none after it", () => {
+    const events = script();
+    const f = new Follower({ events: async function* () {}, view: async () => create(SeatViewSchema) }, { state: () => {} }, emptyState(T, 0));
+    const batch = create(SessionResponseSchema, { kind: { case: "eventBatch", value: { events: [...events.slice(0, 3), ...events.slice(4)] } } });
+    f.handle(batch);
+    expect(f.gaps).toBe(1);
+    expect(f.state.sequence).toBe(3n);
+    expect(f.state.applied).toBe(3);
+  });
+
+  it("a resume that overlaps a snapshot drops every event the snapshot covered and applies the rest once", async () => {
+    const events = script();
+    const view = create(SeatViewSchema, { tableId: T, sequence: 9n, seat: 0, variant: Variant.TRIX, hand: [card(13), card(24), card(37)], contract: Contract.KING });
+    const snapshot = create(SessionResponseSchema, { kind: { case: "snapshot", value: view } });
+    // The stream restarts from 2 with the gateway's snapshot, then repeats 3..11 (duplicates of the snapshot's).
+    const { source } = scripted([[...events.slice(0, 2).map(msg)], [snapshot, ...events.slice(2).map(msg)]]);
+    const f = new Follower(source, { state: () => {}, sleep: async () => {} }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(f.gaps).toBe(0);
+    expect(f.state.dropped).toBe(events.filter((e) => e.sequence > 2n && e.sequence <= 9n).length);
+    expect(f.state.applied).toBe(2 + 2);
+    expect(f.state.totals).toEqual([0, 0, 0, -75]);
+  });
+
+  it("a seat it was following refused once (NOT_FOUND while the table's shard moves) is resumed, not given up", async () => {
+    const events = script();
+    const errors: string[] = [];
+    const { source, asked } = scripted([
+      events.slice(0, 5).map(msg),
+      [new ConnectError("unknown table", Code.NotFound)],
+      events.slice(5).map(msg),
+    ]);
+    const f = new Follower(source, { state: () => {}, error: (c, m) => errors.push(`${c}: ${m}`), sleep: async () => {} }, emptyState(T, 0));
+    const done = f.run();
+    await new Promise((r) => setTimeout(r, 20));
+    f.close();
+    await done;
+    expect(errors).toEqual([]);
+    expect(asked).toEqual([0n, 5n, 5n, 11n]);
+    expect(f.state.totals).toEqual([0, 0, 0, -75]);
+  });
+
+  it("a refusal repeated three times in a row is believed: the follower stops and says why", async () => {
+    const errors: string[] = [];
+    const refused = () => [new ConnectError("you hold no seat at this table", Code.PermissionDenied)];
+    const { source, asked } = scripted([script().slice(0, 2).map(msg), refused(), refused(), refused()]);
+    const f = new Follower(source, { state: () => {}, error: (c, m) => errors.push(`${c}: ${m}`), sleep: async () => {} }, emptyState(T, 0));
+    await f.run();
+    expect(asked).toEqual([0n, 2n, 2n, 2n]);
     expect(errors).toEqual(["PermissionDenied: you hold no seat at this table"]);
   });
 

@@ -27,6 +27,9 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import FileDescriptor
 
 TEMPLATE = Path(__file__).with_name("envoy.yaml")
+SECRET_ENV = "TRIX_EDGE_SECRET"
+"""Envoy's environment variable holding the edge's secret, sent to the gateway as `x-trix-edge`
+(`%ENVIRONMENT(TRIX_EDGE_SECRET)%` in envoy.yaml; the gateway's TRIX_GATEWAY_EDGE_SECRET)."""
 
 
 def envoy_binary() -> str | None:

@@ -2,8 +2,10 @@
 
 Owns proto <-> domain translation, the bearer token of every call (metadata
 `authorization: Bearer <token>`; every RPC but SignIn is refused with UNAUTHENTICATED
-without a valid one, before anything else happens), the per-connection rate limit of
-plain calls, and the decoding of requests: a request that does not decode is answered
+without a valid one, before anything else happens), the client's address (the edge's
+`x-trix-client-address`, believed only beside the edge's secret `x-trix-edge`; else the TCP
+peer's host: ADR 0018), the rate limit of plain calls per player, the cap on one player's
+concurrent streams, and the decoding of requests: a request that does not decode is answered
 with INVALID_ARGUMENT (never the library's INTERNAL), a message above
 TRIX_GATEWAY_MAX_MESSAGE_BYTES with RESOURCE_EXHAUSTED by gRPC itself. Status codes
 and messages come from `trix.errors` through the runtime interceptor: no exception
@@ -14,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+import hmac
+import ipaddress
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import grpc
@@ -23,14 +26,17 @@ from google.protobuf import timestamp_pb2
 from google.protobuf.message import DecodeError, Message
 
 from trix.errors import InvalidArgument, ResourceExhausted, Unauthenticated
-from trix.gateway.service import GatewayService, RateLimiter
+from trix.gateway.service import GatewayService
 from trix.gateway.service import Session as PlayerSession
 from trix.gateway.tokens import Principal
 from trix.runtime.server import ServiceBinding
 from trix.v1 import gateway_pb2
 
 SERVICE_NAME = "trix.v1.GatewayService"
-MAX_PEERS = 10000
+EDGE_HEADER = "x-trix-edge"
+"""The edge's secret (TRIX_GATEWAY_EDGE_SECRET), set by Envoy on every call it forwards."""
+CLIENT_ADDRESS_HEADER = "x-trix-client-address"
+"""The client's address as the edge saw it (Envoy's %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%)."""
 SESSION_HEADER = "x-trix-session"
 """Initial metadata of an accepted Session: the session id. Clients write after it."""
 REFUSAL_GRACE_S = 1.0
@@ -81,49 +87,91 @@ class GatewayApi:
 
     def __init__(self, service: GatewayService) -> None:
         self.service = service
-        self.limits: OrderedDict[str, RateLimiter] = OrderedDict()
+        self.streams: dict[str, int] = {}
+        """Open streams per player (Session, Events, Spectate) on this replica."""
 
     # -- cross-cutting ----------------------------------------------------------------------
 
-    def _limit(self, context: Context) -> None:
-        peer = context.peer() or "?"
-        limiter = self.limits.get(peer)
-        if limiter is None:
-            cfg = self.service.config
-            limiter = self.limits[peer] = RateLimiter(cfg.rate_per_s, cfg.rate_burst)
-            while len(self.limits) > MAX_PEERS:
-                self.limits.popitem(last=False)
-        if not limiter.allow():
-            raise ResourceExhausted("rate limit: slow down")
+    def client_address(self, context: Context) -> str:
+        """Who is calling, for the per-address limits (ADR 0018): the address the edge saw,
+        when the call carries the edge's secret; otherwise the TCP peer's host (its port
+        left out, so new connections get no fresh budget)."""
+        metadata = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
+        secret = self.service.config.edge_secret
+        offered = metadata.get(EDGE_HEADER, "")
+        if secret and offered and hmac.compare_digest(offered.encode(), secret):
+            with contextlib.suppress(ValueError):
+                return str(ipaddress.ip_address(metadata.get(CLIENT_ADDRESS_HEADER, "").strip()))
+        return peer_host(context.peer() or "")
 
-    def _auth(self, context: Context) -> Principal:
+    def _take_stream(self, player_id: str) -> None:
+        """One of the player's TRIX_GATEWAY_MAX_STREAMS concurrent streams, or RESOURCE_EXHAUSTED."""
+        if self.streams.get(player_id, 0) >= self.service.config.max_streams:
+            raise ResourceExhausted("too many open streams: close one first")
+        self.streams[player_id] = self.streams.get(player_id, 0) + 1
+
+    def _release_stream(self, player_id: str) -> None:
+        left = self.streams.get(player_id, 1) - 1
+        if left > 0:
+            self.streams[player_id] = left
+        else:
+            self.streams.pop(player_id, None)
+
+    @contextlib.contextmanager
+    def _stream_slot(self, player_id: str) -> Iterator[None]:
+        self._take_stream(player_id)
+        try:
+            yield
+        finally:
+            self._release_stream(player_id)
+
+    @staticmethod
+    def _authorization(context: Context) -> str | None:
         authorization = None
         for key, value in context.invocation_metadata() or ():
             if key == "authorization" and isinstance(value, str):
                 authorization = value
-        return self.service.authenticate(authorization)
+        return authorization
+
+    def _auth(self, context: Context) -> Principal:
+        return self.service.authenticate(self._authorization(context))
 
     def _enter(self, request: Any, context: Context) -> tuple[Principal, Any]:
         principal = self._auth(context)
-        self._limit(context)
+        self.service.allow_call(principal.player_id)
         return principal, _checked(request)
 
     # -- RPCs -------------------------------------------------------------------------------
 
     async def SignIn(self, request: Any, context: Context) -> gateway_pb2.SignInResponse:
-        self._limit(context)
         req: gateway_pb2.SignInRequest = _checked(request)
-        player_id, token, expires = await self.service.sign_in(req.device_secret, req.display_name)
+        address = self.client_address(context)
+        player_id, token, expires = await self.service.sign_in(req.device_secret, req.display_name, address)
         return gateway_pb2.SignInResponse(
             player_id=player_id, token=token, expires_at=timestamp_pb2.Timestamp(seconds=expires)
         )
 
+    async def RefreshToken(self, request: Any, context: Context) -> gateway_pb2.RefreshTokenResponse:
+        self._enter(request, context)
+        token, expires = self.service.refresh_token(self._authorization(context))
+        return gateway_pb2.RefreshTokenResponse(token=token, expires_at=timestamp_pb2.Timestamp(seconds=expires))
+
     async def Session(self, request_iterator: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
         try:
             principal = self._auth(context)
-        except Unauthenticated:
+            self._take_stream(principal.player_id)
+        except (Unauthenticated, ResourceExhausted):
             await _settle_first_write(request_iterator)
             raise
+        try:
+            async for message in self._session(principal, request_iterator, context):
+                yield message
+        finally:
+            self._release_stream(principal.player_id)
+
+    async def _session(
+        self, principal: Principal, request_iterator: AsyncIterator[Any], context: Context
+    ) -> AsyncIterator[Any]:
         session = await self.service.open_session(principal)
         # Accepted: the session's headers go out now, before anything is read. A client
         # writes once it has them (`initial_metadata()`), so no write of its can race the
@@ -170,20 +218,23 @@ class GatewayApi:
 
     async def Events(self, request: Any, context: Context) -> AsyncIterator[Any]:
         principal, req = self._enter(request, context)
-        session = await self.service.open_session(principal, interactive=False)
-        async for message in self._stream(session, lambda: session.resume(req.table_id, req.after_sequence)):
-            yield gateway_pb2.EventsResponse(message=message)
+        with self._stream_slot(principal.player_id):
+            session = await self.service.open_session(principal, interactive=False)
+            async for message in self._stream(session, lambda: session.resume(req.table_id, req.after_sequence)):
+                yield gateway_pb2.EventsResponse(message=message)
 
     async def Spectate(self, request: Any, context: Context) -> AsyncIterator[Any]:
         principal, req = self._enter(request, context)
-        session = await self.service.open_session(principal, interactive=False)
-        async for message in self._stream(session, lambda: session.spectate(req.table_id, req.after_sequence)):
-            if message.HasField("event"):
-                yield gateway_pb2.SpectateResponse(event=message.event)
+        with self._stream_slot(principal.player_id):
+            session = await self.service.open_session(principal, interactive=False)
+            async for message in self._stream(session, lambda: session.spectate(req.table_id, req.after_sequence)):
+                if message.HasField("event"):
+                    yield gateway_pb2.SpectateResponse(event=message.event)
 
     async def FindMatch(self, request: Any, context: Context) -> gateway_pb2.FindMatchResponse:
         principal, req = self._enter(request, context)
-        return gateway_pb2.FindMatchResponse(ticket=await self.service.find_match(principal.player_id, req))
+        ticket = await self.service.find_match(principal.player_id, req, principal.display_name)
+        return gateway_pb2.FindMatchResponse(ticket=ticket)
 
     async def CancelMatch(self, request: Any, context: Context) -> gateway_pb2.CancelMatchResponse:
         principal, req = self._enter(request, context)
@@ -192,11 +243,12 @@ class GatewayApi:
 
     async def CreatePrivateGame(self, request: Any, context: Context) -> gateway_pb2.CreatePrivateGameResponse:
         principal, req = self._enter(request, context)
-        return await self.service.create_private(principal.player_id, req)
+        return await self.service.create_private(principal.player_id, req, principal.display_name)
 
     async def JoinPrivateGame(self, request: Any, context: Context) -> gateway_pb2.JoinPrivateGameResponse:
         principal, req = self._enter(request, context)
-        return gateway_pb2.JoinPrivateGameResponse(ticket=await self.service.join_private(principal.player_id, req))
+        ticket = await self.service.join_private(principal.player_id, req, principal.display_name)
+        return gateway_pb2.JoinPrivateGameResponse(ticket=ticket)
 
     async def StartPrivateGame(self, request: Any, context: Context) -> gateway_pb2.StartPrivateGameResponse:
         principal, req = self._enter(request, context)
@@ -210,6 +262,16 @@ class GatewayApi:
     async def GetView(self, request: Any, context: Context) -> gateway_pb2.GetViewResponse:
         principal, req = self._enter(request, context)
         return gateway_pb2.GetViewResponse(view=await self.service.view(principal.player_id, req.table_id))
+
+
+def peer_host(peer: str) -> str:
+    """The host of a gRPC peer string (`ipv4:1.2.3.4:5678`, `ipv6:[::1]:5678`, `unix:...`)."""
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv4":
+        return rest.rsplit(":", 1)[0]
+    if kind == "ipv6":
+        return rest.rsplit(":", 1)[0].strip("[]")
+    return peer or "?"
 
 
 def _handlers(api: GatewayApi) -> grpc.GenericRpcHandler:

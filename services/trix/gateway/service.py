@@ -22,6 +22,7 @@ import secrets
 import time
 import unicodedata
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -91,14 +92,16 @@ class TablePort(Protocol):
 
 
 class MatchmakingPort(Protocol):
-    async def enqueue(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket: ...
+    async def enqueue(
+        self, player_id: str, request: gateway_pb2.FindMatchRequest, display_name: str = ""
+    ) -> matchmaking_pb2.Ticket: ...
     async def cancel(self, player_id: str, ticket_id: str) -> matchmaking_pb2.Ticket: ...
     def watch(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.Ticket]: ...
     async def create_private(
-        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest
+        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest, display_name: str = ""
     ) -> gateway_pb2.CreatePrivateGameResponse: ...
     async def join_private(
-        self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest
+        self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest, display_name: str = ""
     ) -> matchmaking_pb2.Ticket: ...
     async def start_private(self, player_id: str, code: str) -> str: ...
 
@@ -134,6 +137,25 @@ def check_client_seed(seed: str) -> str:
     if len(seed.encode()) > MAX_CLIENT_SEED_BYTES or "|" in seed:
         raise InvalidArgument("client seed: at most 64 bytes of UTF-8, no '|' (docs/rules.md §11)")
     return seed
+
+
+class KeyedLimits:
+    """One token bucket per key (a player, a client address), the least recently used
+    forgotten beyond `max_keys` (a forgotten key starts again with a full bucket)."""
+
+    def __init__(self, rate: float, burst: int, max_keys: int = 10000) -> None:
+        self.rate, self.burst, self.max_keys = rate, burst, max_keys
+        self.buckets: OrderedDict[str, RateLimiter] = OrderedDict()
+
+    def allow(self, key: str) -> bool:
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            bucket = self.buckets[key] = RateLimiter(self.rate, self.burst)
+            while len(self.buckets) > self.max_keys:
+                self.buckets.popitem(last=False)
+        else:
+            self.buckets.move_to_end(key)
+        return bucket.allow()
 
 
 class RateLimiter:
@@ -208,8 +230,17 @@ class GatewayService:
     ) -> None:
         self.config = config
         self.clock = clock
-        self.tokens = HmacTokens(config.token_key or secrets.token_bytes(32), config.token_ttl_s)
+        self.tokens = HmacTokens(
+            config.token_key or secrets.token_bytes(32),
+            config.token_ttl_s,
+            previous=config.previous_token_key,
+            max_age_s=config.token_max_age_s,
+        )
         self.verifier: TokenVerifier = verifier or self.tokens
+        # Limits per player and per client address, never per TCP connection (ADR 0018).
+        self.call_limits = KeyedLimits(config.rate_per_s, config.rate_burst)
+        self.signin_limits = KeyedLimits(config.signin_per_min / 60, config.signin_burst)
+        self.account_limits = KeyedLimits(config.accounts_per_hour / 3600, config.accounts_burst)
         self.tables: TablePort | None = None
         self.matchmaking: MatchmakingPort | None = None
         self.scoring: ScoringPort | None = None
@@ -243,8 +274,11 @@ class GatewayService:
 
     # -- sign-in and authentication ---------------------------------------------------------
 
-    async def sign_in(self, device_secret: str, display_name: str) -> tuple[str, str, int]:
-        """Guest sign-in: (player id, token, expires at). Same secret, same player."""
+    async def sign_in(self, device_secret: str, display_name: str, address: str = "") -> tuple[str, str, int]:
+        """Guest sign-in: (player id, token, expires at). Same secret, same player. Sign-ins
+        and new accounts are bounded per client `address` (RESOURCE_EXHAUSTED beyond)."""
+        if not self.signin_limits.allow(address):
+            raise ResourceExhausted("too many sign-ins from your address: wait a minute")
         if not MIN_DEVICE_SECRET <= len(device_secret) <= MAX_DEVICE_SECRET:
             raise InvalidArgument(f"device secret must be {MIN_DEVICE_SECRET}-{MAX_DEVICE_SECRET} characters")
         name = clean_display_name(display_name)
@@ -253,6 +287,8 @@ class GatewayService:
         key = hash_device_secret(device_secret)
         stored = await self.accounts.get(key)
         if stored is None:
+            if not self.account_limits.allow(address):
+                raise ResourceExhausted("too many new accounts from your address: sign in with an existing one")
             player_id = "g" + uuid.uuid4().hex[:15]
             doc = {"player_id": player_id, "display_name": name, "created": int(self.clock())}
             if not await self.accounts.create(key, json.dumps(doc).encode()):
@@ -263,14 +299,30 @@ class GatewayService:
         log.info("signed in", player_id=player_id)
         return player_id, token, expires
 
-    def authenticate(self, authorization: str | None) -> Principal:
-        """`authorization: Bearer <token>` -> the principal; Unauthenticated otherwise."""
+    @staticmethod
+    def _bearer(authorization: str | None) -> str:
         if not authorization:
             raise Unauthenticated("missing token: sign in and send `authorization: Bearer <token>`")
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not token:
             raise Unauthenticated("malformed authorization: use `Bearer <token>`")
-        return self.verifier.verify(token.strip(), self.clock())
+        return token.strip()
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """`authorization: Bearer <token>` -> the principal; Unauthenticated otherwise."""
+        return self.verifier.verify(self._bearer(authorization), self.clock())
+
+    def refresh_token(self, authorization: str | None) -> tuple[str, int]:
+        """A new token (current key, full lifetime) for the caller's valid one (ADR 0018)."""
+        token = self._bearer(authorization)
+        if self.verifier is not self.tokens:
+            raise Unauthenticated("tokens of this identity provider are refreshed by the provider")
+        return self.tokens.refresh(token, self.clock())
+
+    def allow_call(self, player_id: str) -> None:
+        """The player's call budget (all his connections together); RESOURCE_EXHAUSTED beyond."""
+        if not self.call_limits.allow(player_id):
+            raise ResourceExhausted("rate limit: slow down")
 
     # -- seats ------------------------------------------------------------------------------
 
@@ -357,11 +409,15 @@ class GatewayService:
 
     # -- matchmaking ------------------------------------------------------------------------
 
-    async def find_match(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket:
+    async def find_match(
+        self, player_id: str, request: gateway_pb2.FindMatchRequest, display_name: str = ""
+    ) -> matchmaking_pb2.Ticket:
+        """Queue the player; `display_name` (his token's cleaned sign-in name) is what the
+        others see at the table (issue 20)."""
         check_client_seed(request.client_seed)
         if request.partner_id:
             check_id(request.partner_id, "partner id")
-        ticket = await self._mm().enqueue(player_id, request)
+        ticket = await self._mm().enqueue(player_id, request, clean_display_name(display_name))
         self.player(player_id).ticket_id = ticket.ticket_id
         return ticket
 
@@ -371,17 +427,19 @@ class GatewayService:
         return await self._mm().cancel(player_id, ticket_id)
 
     async def create_private(
-        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest
+        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest, display_name: str = ""
     ) -> gateway_pb2.CreatePrivateGameResponse:
         check_client_seed(request.client_seed)
-        reply = await self._mm().create_private(player_id, request)
+        reply = await self._mm().create_private(player_id, request, clean_display_name(display_name))
         self.player(player_id).ticket_id = reply.ticket.ticket_id
         return reply
 
-    async def join_private(self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest) -> matchmaking_pb2.Ticket:
+    async def join_private(
+        self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest, display_name: str = ""
+    ) -> matchmaking_pb2.Ticket:
         check_client_seed(request.client_seed)
         check_id(request.code, "code")
-        ticket = await self._mm().join_private(player_id, request)
+        ticket = await self._mm().join_private(player_id, request, clean_display_name(display_name))
         self.player(player_id).ticket_id = ticket.ticket_id
         return ticket
 
@@ -675,7 +733,7 @@ class Session:
             self._accepted(request.action.table_id or gw.player(pid).table_id, out)
             return
         elif which == "find_match":
-            ticket = await gw.find_match(pid, request.find_match)
+            ticket = await gw.find_match(pid, request.find_match, self.principal.display_name)
             out.ticket.CopyFrom(ticket)
             self.push(out)
             self.watch_ticket(ticket)
@@ -691,13 +749,13 @@ class Session:
             await self.spectate(request.watch.table_id, request.watch.after_sequence)
             return
         elif which == "create_private":
-            created = await gw.create_private(pid, request.create_private)
+            created = await gw.create_private(pid, request.create_private, self.principal.display_name)
             out.private_game.CopyFrom(created)
             self.push(out)
             self.watch_ticket(created.ticket)
             return
         elif which == "join_private":
-            ticket = await gw.join_private(pid, request.join_private)
+            ticket = await gw.join_private(pid, request.join_private, self.principal.display_name)
             out.ticket.CopyFrom(ticket)
             self.push(out)
             self.watch_ticket(ticket)
@@ -764,10 +822,19 @@ class Session:
         self._start_follow(table_id, seat, after)
 
     async def spectate(self, table_id: str, after: int) -> None:
-        """Public events of any table (docs/rules.md §14) for a signed-in player."""
+        """Public events of a table (docs/rules.md §14) for a signed-in player; the table's
+        owner refuses a private table to anyone but its players (PERMISSION_DENIED)."""
         check_id(table_id, "table id")
-        await self.gateway.seat_map(table_id, self.player_id)  # NOT_FOUND for an unknown table
+        self._check_follows((table_id, SPECTATOR))
+        # Asked of the table every time (never the cache): it refuses a private table to others.
+        await self.gateway.seat_map(table_id, self.player_id, refresh=True)  # NOT_FOUND: unknown table
         self._start_follow(table_id, SPECTATOR, after)
+
+    def _check_follows(self, key: tuple[str, int]) -> None:
+        """At most TRIX_GATEWAY_MAX_STREAMS tables followed at once by one session."""
+        running = [k for k, f in self.follows.items() if k != key and f.task is not None and not f.task.done()]
+        if len(running) >= self.gateway.config.max_streams:
+            raise ResourceExhausted("too many tables watched at once: stop watching one first")
 
     def _start_follow(self, table_id: str, seat: int, after: int) -> None:
         key = (table_id, seat)

@@ -68,9 +68,15 @@ class GrpcMatchmaking:
             return ()
         return ((IDENTITY_METADATA, sign(self.key, ROLE_PLAYER, player_id, time.time())),)
 
-    async def enqueue(self, player_id: str, request: gateway_pb2.FindMatchRequest) -> matchmaking_pb2.Ticket:
+    async def enqueue(
+        self, player_id: str, request: gateway_pb2.FindMatchRequest, display_name: str = ""
+    ) -> matchmaking_pb2.Ticket:
         req = matchmaking_pb2.EnqueueTicketRequest(
-            player_id=player_id, wish=request.wish, partner_id=request.partner_id, client_seed=request.client_seed
+            player_id=player_id,
+            wish=request.wish,
+            partner_id=request.partner_id,
+            client_seed=request.client_seed,
+            display_name=display_name,
         )
         try:
             reply = await self.stub.EnqueueTicket(req, timeout=self.timeout_s, metadata=self._md(player_id))
@@ -98,10 +104,10 @@ class GrpcMatchmaking:
             call.cancel()
 
     async def create_private(
-        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest
+        self, player_id: str, request: gateway_pb2.CreatePrivateGameRequest, display_name: str = ""
     ) -> gateway_pb2.CreatePrivateGameResponse:
         req = matchmaking_pb2.CreatePrivateTableRequest(
-            player_id=player_id, wish=request.wish, client_seed=request.client_seed
+            player_id=player_id, wish=request.wish, client_seed=request.client_seed, display_name=display_name
         )
         try:
             reply = await self.stub.CreatePrivateTable(req, timeout=self.timeout_s, metadata=self._md(player_id))
@@ -109,9 +115,11 @@ class GrpcMatchmaking:
             raise domain_error(err, "matchmaking") from None
         return gateway_pb2.CreatePrivateGameResponse(code=reply.code, ticket=reply.ticket)
 
-    async def join_private(self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest) -> matchmaking_pb2.Ticket:
+    async def join_private(
+        self, player_id: str, request: gateway_pb2.JoinPrivateGameRequest, display_name: str = ""
+    ) -> matchmaking_pb2.Ticket:
         req = matchmaking_pb2.JoinPrivateTableRequest(
-            player_id=player_id, code=request.code, client_seed=request.client_seed
+            player_id=player_id, code=request.code, client_seed=request.client_seed, display_name=display_name
         )
         try:
             reply = await self.stub.JoinPrivateTable(req, timeout=self.timeout_s, metadata=self._md(player_id))

@@ -91,6 +91,7 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
             client_seed=request.client_seed,
             request_id=request.request_id,
             preset=preset,
+            display_name=request.display_name,
         )
         return matchmaking_pb2.EnqueueTicketResponse(ticket=ticket_to_proto(ticket))
 
@@ -121,7 +122,7 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
     ) -> matchmaking_pb2.CreatePrivateTableResponse:
         player = self.identity.player(context, request.player_id)
         wish, preset = wish_from_proto(request.wish)
-        ticket = await self.service.create_private(player, wish, request.client_seed, preset)
+        ticket = await self.service.create_private(player, wish, request.client_seed, preset, request.display_name)
         code = ticket.lobby.rsplit(".", 1)[1]
         return matchmaking_pb2.CreatePrivateTableResponse(code=code, ticket=ticket_to_proto(ticket))
 
@@ -133,7 +134,7 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
         ],
     ) -> matchmaking_pb2.JoinPrivateTableResponse:
         player = self.identity.player(context, request.player_id)
-        ticket = await self.service.join_private(player, request.code, request.client_seed)
+        ticket = await self.service.join_private(player, request.code, request.client_seed, request.display_name)
         return matchmaking_pb2.JoinPrivateTableResponse(ticket=ticket_to_proto(ticket))
 
     async def StartPrivateTable(
@@ -153,7 +154,7 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
         context: grpc.aio.ServicerContext[matchmaking_pb2.RematchRequest, matchmaking_pb2.RematchResponse],
     ) -> matchmaking_pb2.RematchResponse:
         player = self.identity.player(context, request.player_id)
-        ticket = await self.service.rematch(player, request.table_id)
+        ticket = await self.service.rematch(player, request.table_id, request.display_name)
         return matchmaking_pb2.RematchResponse(ticket=ticket_to_proto(ticket))
 
 

@@ -56,6 +56,8 @@ class Ticket:
     preset: str = ""
     finished_at: float = 0.0
     """When it was cancelled or expired (matched: `matched_at`); its retention runs from here."""
+    display_name: str = ""
+    """The player's name at the table (the gateway's cleaned sign-in name; issue 20)."""
 
     def encode(self) -> bytes:
         raw = dataclasses.asdict(self)
@@ -85,6 +87,7 @@ class SeatRecord:
     ticket_id: str = ""
     client_seed: str = ""
     bot: bool = False
+    display_name: str = ""
 
 
 PENDING = "PENDING"
@@ -102,6 +105,8 @@ class MatchRecord:
     seats: list[SeatRecord]
     state: str = PENDING
     created_at: float = 0.0
+    private: bool = False
+    """From a private lobby (invite code): only its players may watch the table (issue 18)."""
 
     @property
     def table_id(self) -> str:
@@ -114,6 +119,7 @@ class MatchRecord:
             "seats": [dataclasses.asdict(s) for s in self.seats],
             "state": self.state,
             "created_at": self.created_at,
+            "private": self.private,
         }
         return json.dumps(raw, separators=(",", ":")).encode()
 
@@ -126,6 +132,7 @@ class MatchRecord:
             [SeatRecord(**s) for s in raw["seats"]],
             raw["state"],
             raw["created_at"],
+            bool(raw.get("private", False)),
         )
 
     def ticket_ids(self) -> list[str]:
@@ -145,6 +152,7 @@ class LobbyMember:
     player_id: str
     ticket_id: str
     client_seed: str = ""
+    display_name: str = ""
 
 
 @dataclass

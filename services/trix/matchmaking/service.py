@@ -81,7 +81,13 @@ from trix.matchmaking.records import (
     public_state,
     ticket_key,
 )
-from trix.matchmaking.wishes import PARTNERSHIP_VARIANTS, Wish, check_client_seed, check_player_id
+from trix.matchmaking.wishes import (
+    PARTNERSHIP_VARIANTS,
+    Wish,
+    check_client_seed,
+    check_display_name,
+    check_player_id,
+)
 
 log = structlog.get_logger("trix.matchmaking")
 
@@ -243,10 +249,12 @@ class MatchmakingService:
         client_seed: str = "",
         request_id: str = "",
         preset: str = "",
+        display_name: str = "",
     ) -> Ticket:
         """Queue a player; paid tickets hold the stake first (docs/rules.md §13)."""
         check_player_id(player_id)
         check_client_seed(client_seed)
+        check_display_name(display_name)
         if partner_id:
             check_player_id(partner_id, "partner id")
             if wish.variant not in PARTNERSHIP_VARIANTS:
@@ -258,10 +266,17 @@ class MatchmakingService:
         partition = partition_of(wish.queue_key(), self.config.partitions)
         ticket_id = self._new_ticket_id(partition, player_id, request_id)
         async with self._admission:
-            return await self._enqueue(ticket_id, player_id, wish, partner_id, client_seed, preset)
+            return await self._enqueue(ticket_id, player_id, wish, partner_id, client_seed, preset, display_name)
 
     async def _enqueue(
-        self, ticket_id: str, player_id: str, wish: Wish, partner_id: str, client_seed: str, preset: str
+        self,
+        ticket_id: str,
+        player_id: str,
+        wish: Wish,
+        partner_id: str,
+        client_seed: str,
+        preset: str,
+        display_name: str = "",
     ) -> Ticket:
         rating = await self._rating(player_id, wish.variant)
         ticket = Ticket(
@@ -274,6 +289,7 @@ class MatchmakingService:
             rating=self.config.default_rating if rating is None else rating,
             created_at=self.clock(),
             preset=preset,
+            display_name=display_name,
         )
         return await self._admit(ticket)
 
@@ -456,10 +472,13 @@ class MatchmakingService:
     def _lobby_key(self, lobby_id: str) -> str:
         return f"lb.{partition_of(lobby_id, self.config.partitions):02d}.{lobby_id}"
 
-    async def create_private(self, host: str, wish: Wish, client_seed: str = "", preset: str = "") -> Ticket:
+    async def create_private(
+        self, host: str, wish: Wish, client_seed: str = "", preset: str = "", display_name: str = ""
+    ) -> Ticket:
         """A private table with a fresh invite code; the host's ticket comes back with it."""
         check_player_id(host)
         check_client_seed(client_seed)
+        check_display_name(display_name)
         alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
         for _ in range(10):
             code = "".join(secrets.choice(alphabet) for _ in range(6))
@@ -470,21 +489,24 @@ class MatchmakingService:
         else:
             raise Unavailable("could not allocate an invite code; retry")
         try:
-            return await self._join_lobby(key, host, client_seed, preset)
+            return await self._join_lobby(key, host, client_seed, preset, display_name)
         except BaseException:
             got = await self._get_lobby(key)
             if got is not None:
                 await self.store.delete(key, got[1])
             raise
 
-    async def join_private(self, player_id: str, code: str, client_seed: str = "") -> Ticket:
+    async def join_private(self, player_id: str, code: str, client_seed: str = "", display_name: str = "") -> Ticket:
         check_player_id(player_id)
         check_client_seed(client_seed)
+        check_display_name(display_name)
         if not code.isalnum() or len(code) > 16:
             raise NotFound("no private table with this invite code")
-        return await self._join_lobby(self._lobby_key(code.upper()), player_id, client_seed, "")
+        return await self._join_lobby(self._lobby_key(code.upper()), player_id, client_seed, "", display_name)
 
-    async def _join_lobby(self, key: str, player_id: str, client_seed: str, preset: str) -> Ticket:
+    async def _join_lobby(
+        self, key: str, player_id: str, client_seed: str, preset: str, display_name: str = ""
+    ) -> Ticket:
         got = await self._get_lobby(key)
         if got is None:
             raise NotFound("no private table with this invite code")
@@ -503,6 +525,7 @@ class MatchmakingService:
             created_at=self.clock(),
             lobby=key,
             preset=preset,
+            display_name=display_name,
         )
         ticket = await self._admit(ticket, rematch_of=rematch_of)
         for _ in range(50):
@@ -516,7 +539,7 @@ class MatchmakingService:
             except BaseException:
                 await self._finish_unmatched(ticket.ticket_id, CANCELLED)
                 raise
-            lobby.members.append(LobbyMember(player_id, ticket.ticket_id, client_seed))
+            lobby.members.append(LobbyMember(player_id, ticket.ticket_id, client_seed, display_name))
             if await self.store.update(key, lobby.encode(), rev) is not None:
                 break
         else:
@@ -614,7 +637,9 @@ class MatchmakingService:
         seats = [SeatRecord(bot=True) for _ in range(4)]
         if lobby.kind == REMATCH:
             for m in lobby.members:
-                seats[lobby.fixed_seats[m.player_id]] = SeatRecord(m.player_id, m.ticket_id, m.client_seed)
+                seats[lobby.fixed_seats[m.player_id]] = SeatRecord(
+                    m.player_id, m.ticket_id, m.client_seed, display_name=m.display_name
+                )
         else:
             # Seats drawn from the match id, so every replica finishing this lobby seats alike.
             import random
@@ -622,8 +647,8 @@ class MatchmakingService:
             order = list(range(4))
             random.Random(lobby.match_id).shuffle(order)
             for seat, m in zip(order, lobby.members, strict=False):
-                seats[seat] = SeatRecord(m.player_id, m.ticket_id, m.client_seed)
-        record = MatchRecord(lobby.match_id, lobby.wish, seats, COMMITTED, self.clock())
+                seats[seat] = SeatRecord(m.player_id, m.ticket_id, m.client_seed, display_name=m.display_name)
+        record = MatchRecord(lobby.match_id, lobby.wish, seats, COMMITTED, self.clock(), private=lobby.kind == PRIVATE)
         rev = await self.store.create(match_key(record.match_id), record.encode())
         if rev is None:
             got = await self._get_match(record.match_id)
@@ -637,10 +662,11 @@ class MatchmakingService:
 
     # -- rematch ---------------------------------------------------------------------------
 
-    async def rematch(self, player_id: str, table_id: str) -> Ticket:
+    async def rematch(self, player_id: str, table_id: str, display_name: str = "") -> Ticket:
         """Accept a rematch of a finished table: the same seats, a new table once all accept
         (free tables: after the bot-fill wait, those who accepted and bots)."""
         check_player_id(player_id)
+        check_display_name(display_name)
         if not table_id.isalnum() or len(table_id) > 64:
             raise NotFound(f"no match formed table {table_id!r}")
         got = await self._get_match(table_id)
@@ -662,7 +688,7 @@ class MatchmakingService:
             fixed_seeds={s.player_id: s.client_seed for s in old.seats if not s.bot},
         )
         await self.store.create(key, lobby.encode())
-        return await self._join_lobby(key, player_id, "", "")
+        return await self._join_lobby(key, player_id, "", "", display_name)
 
     # -- matching: run by the owner of a partition ------------------------------------------
 
@@ -872,7 +898,12 @@ class MatchmakingService:
         record = MatchRecord(
             new_match_id(),
             wish,
-            [SeatRecord(bot=True) if t is None else SeatRecord(t.player_id, t.ticket_id, t.client_seed) for t in seats],
+            [
+                SeatRecord(bot=True)
+                if t is None
+                else SeatRecord(t.player_id, t.ticket_id, t.client_seed, display_name=t.display_name)
+                for t in seats
+            ],
             PENDING,
             self.clock(),
         )

@@ -216,10 +216,13 @@ def match_formed_event(record: MatchRecord) -> events_pb2.Event:
         variant=wish.variant,  # type: ignore[arg-type]
         options=options,
         seats=[
-            common_pb2.Seat(index=i, player_id=s.player_id, bot=s.bot, client_seed=s.client_seed)
+            common_pb2.Seat(
+                index=i, player_id=s.player_id, bot=s.bot, client_seed=s.client_seed, display_name=s.display_name
+            )
             for i, s in enumerate(record.seats)
         ],
         ticket_ids=[s.ticket_id for s in record.seats],
+        private_table=record.private,
     )
     if wish.paid:
         formed.stake.coins = wish.stake

@@ -1,10 +1,12 @@
 """What a player asks for in matchmaking: a `Wish` (variant, table options resolved to
-values, stake) and the checks of what a request may carry (player ids, client seeds).
+values, stake) and the checks of what a request may carry (player ids, client seeds,
+display names).
 The options, their bounds and defaults are `trix.rules.TABLE_OPTIONS`; the presets here
 name the majlis each reproduces (docs/rules.md: every majlis difference is an option)."""
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +112,24 @@ def check_player_id(player_id: str, what: str = "player id") -> str:
     if not is_player_id(player_id):
         raise InvalidArgument(f"{what} must be {PLAYER_ID_RULE}: {player_id!r}")
     return player_id
+
+
+MAX_DISPLAY_NAME = 32
+MAX_DISPLAY_NAME_BYTES = 64
+_HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn")
+
+
+def check_display_name(name: str) -> str:
+    """A seat's name as the gateway cleans a sign-in name (issue 20: shown to the others at the
+    table): refused, not cleaned again, when it has a control or format character (an ANSI
+    escape, a right-to-left override) or is too long."""
+    if len(name) > MAX_DISPLAY_NAME or len(name.encode()) > MAX_DISPLAY_NAME_BYTES:
+        raise InvalidArgument(
+            f"display name must be at most {MAX_DISPLAY_NAME} characters and {MAX_DISPLAY_NAME_BYTES} bytes"
+        )
+    if any(unicodedata.category(ch) in _HIDDEN for ch in name) or name != name.strip():
+        raise InvalidArgument("display name must have no control or format characters and no edge spaces")
+    return name
 
 
 def check_client_seed(seed: str) -> str:

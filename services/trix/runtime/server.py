@@ -43,6 +43,9 @@ from trix.runtime.metrics import MetricsEndpoint, RpcMetrics
 log = structlog.get_logger("trix.runtime")
 
 HEALTH_SERVICE = "grpc.health.v1.Health"
+STOP_SLACK_S = 5.0
+"""A gRPC server's stop may take its grace and this much more; past it the shutdown goes on
+(NATS drains, the process exits) instead of waiting forever on a stop that never completes."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,10 @@ class Runtime:
         if self._server is not None:
             await asyncio.sleep(cfg.drain_delay_s)
             self._stopping.set()
-            await self._server.stop(cfg.shutdown_grace_s)
+            try:
+                await asyncio.wait_for(self._server.stop(cfg.shutdown_grace_s), cfg.shutdown_grace_s + STOP_SLACK_S)
+            except TimeoutError:
+                log.warning("grpc server stop did not complete; shutting down anyway", waited_s=STOP_SLACK_S)
         if self.nats is not None:
             await self.nats.drain(timeout_s=max(1.0, cfg.shutdown_grace_s))
         if self._metrics_endpoint is not None:

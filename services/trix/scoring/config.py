@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from trix.runtime.config import ConfigError, RuntimeConfig, env_str
+from trix.runtime.config import ConfigError, RuntimeConfig, env_bool, env_str
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
 
 SERVICE = "scoring"
@@ -37,6 +37,10 @@ class ScoringConfig:
     MIN_ADMIN_TOKEN_BYTES (a shorter one stops the service: exit 2); empty = grants refused."""
     consumer: str = "scoring"
     """TRIX_SCORING_CONSUMER: durable name of the table-events consumer."""
+    replay_records: bool = True
+    """TRIX_SCORING_REPLAY_RECORDS: replay a started game's record and compare it with its
+    GameEnded before paying or rating (`trix.scoring.audit`, issue 18). Only the wallet and
+    rating tests, which publish hand-made records, turn it off."""
     keys: Keys = field(default_factory=Keys, repr=False)
     """TRIX_PLAYER_TOKEN_KEY and TRIX_SERVICE_TOKEN_KEY: a stake call carries a player's token
     (the gateway's) for that player or matchmaking's service token (`trix.runtime.identity`);
@@ -49,5 +53,6 @@ class ScoringConfig:
             runtime=RuntimeConfig.from_env(SERVICE, e),
             admin_token=_admin_token(env_str(e, "TRIX_SCORING_ADMIN_TOKEN", "")),
             consumer=env_str(e, "TRIX_SCORING_CONSUMER", "scoring"),
+            replay_records=env_bool(e, "TRIX_SCORING_REPLAY_RECORDS", True),
             keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
         )

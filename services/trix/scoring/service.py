@@ -28,8 +28,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import structlog
+
 from trix.errors import AlreadyExists, IllegalMove, InvalidArgument, NotFound, PermissionDenied, Unauthenticated
 from trix.errors import Unavailable as UnavailableError
+from trix.scoring.audit import dispute
 from trix.scoring.config import ScoringConfig
 from trix.scoring.state import (
     HOUSE,
@@ -46,6 +49,8 @@ from trix.scoring.state import (
     player_account,
     pot_account,
 )
+
+log = structlog.get_logger("trix.scoring")
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -459,6 +464,11 @@ class ScoringService:
         event: dict[str, Any],
         time_ms: int,
     ) -> None:
+        if self.config.replay_records and not view.ended and (reason := dispute(view, event)) is not None:
+            entry["disputed"] = reason[:300]  # no settlement, no rating, no record (state._apply_game_ended)
+            entry["counted"] = entry["rated"] = False
+            log.error("GameEnded not settled: it disagrees with its record", table_id=table_id, reason=reason)
+            return
         record = _parse_record(str(event.get("record_json", "")))
         ranking = [int(p) for p in event.get("ranking", [])]
         never_started = record is not None and cards_played(record) == 0

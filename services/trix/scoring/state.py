@@ -120,6 +120,10 @@ class TableView:
     ended: bool = False
     ranking: list[int] = field(default_factory=list)
     ended_ms: int = 0
+    commitment: str = ""
+    """The fairness commitment the TableCreated announced (docs/rules.md §11)."""
+    disputed: str = ""
+    """Why its GameEnded was not settled: it disagrees with its own record (issue 18)."""
 
     @property
     def partnership(self) -> bool:
@@ -250,6 +254,7 @@ class ScoringState:
             view.bot_seen = view.bot_seen or any(view.bots)
             view.stake = int(event.get("stake", 0))
             view.rake_percent = int(event.get("rake_percent", 0))
+            view.commitment = str(event.get("commitment", ""))
             for ticket in entry.get("staked_tickets", []):
                 hold = self.holds.get(str(ticket))
                 if hold is not None:
@@ -274,6 +279,12 @@ class ScoringState:
             self.running_pots.discard(view.table_id)
         if view.ended:
             return  # a second GameEnded (new sequence) for a table already ended: nothing more
+        if entry.get("disputed"):
+            # Neither paid nor rated nor recorded: the pot stays held and the table keeps its
+            # private log (no RecordArchived) for whoever looks into it.
+            view.disputed = str(entry["disputed"])
+            self.anomalies.append(f"{view.table_id}: GameEnded not settled: {view.disputed}")
+            return
         view.ended = True
         view.ended_ms = int(entry["time_ms"])
         view.totals = [int(t) for t in event["totals"]]

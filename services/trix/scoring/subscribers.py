@@ -79,6 +79,7 @@ def event_to_domain(event: events_pb2.Event) -> dict[str, Any] | None:
             "stake": int(created.stake.coins) if created.HasField("stake") else 0,
             "rake_percent": int(created.options.rake_percent) if created.options.HasField("rake_percent") else 0,
             "ticket_ids": list(created.ticket_ids),
+            "commitment": created.commitment,
         }
     if body == "seat_control_changed":
         changed = event.seat_control_changed
@@ -102,6 +103,13 @@ def event_to_domain(event: events_pb2.Event) -> dict[str, Any] | None:
             "left_seat": ended.left_seat,
         }
     return None
+
+
+def _results_subject(table_id: str) -> str:
+    try:
+        return subjects.table_results(table_id)
+    except DomainError:
+        return ""
 
 
 class EventConsumer:
@@ -142,6 +150,12 @@ class EventConsumer:
         if event is None:
             return
         domain = event_to_domain(event)
+        if domain is not None and msg.subject != _results_subject(event.table_id):
+            # Only the table publishes results, each on its own table's subject (ADR 0014):
+            # an event naming another table is not settled from.
+            log.error("event on another table's subject dropped", subject=msg.subject, table_id=event.table_id[:128])
+            await msg.term()
+            return
         if domain is not None and event.table_id and event.sequence:
             time_ms = event.time.seconds * 1000 + event.time.nanos // 1_000_000
             try:

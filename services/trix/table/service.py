@@ -362,7 +362,11 @@ class TableService:
 
     def authorize_view(self, caller: Caller, table_id: str, seat: int) -> Table:
         table = self._table(token(table_id, "table id"))
-        if seat == -1 or caller.is_service:
+        if caller.is_service:
+            return table
+        if seat == -1:
+            if table.request.private_table and not any(caller.is_player(p) for p in map(table.player, range(4))):
+                raise PermissionDenied("a private table is watched by its players only")
             return table
         if not 0 <= seat <= 3:
             raise InvalidArgument(f"seat must be -1..3: {seat}")

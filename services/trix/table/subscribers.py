@@ -436,7 +436,9 @@ class MatchCreator:
         if not event.HasField("match_formed"):
             return
         m = event.match_formed
-        request = table_pb2.CreateTableRequest(table_id=m.match_id, variant=m.variant, options=m.options, seats=m.seats)
+        request = table_pb2.CreateTableRequest(
+            table_id=m.match_id, variant=m.variant, options=m.options, seats=m.seats, private_table=m.private_table
+        )
         if m.HasField("stake"):
             request.stake.CopyFrom(m.stake)
         command = table_pb2.TableCommand(create_table=request).SerializeToString()

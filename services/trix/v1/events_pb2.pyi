@@ -835,6 +835,7 @@ class MatchFormed(_message.Message):
     STAKE_FIELD_NUMBER: _builtins.int
     TICKET_IDS_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
+    PRIVATE_TABLE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Unique id of the match; also the id of the table created from it."""
     variant: _common_pb2.Variant.ValueType
@@ -843,6 +844,8 @@ class MatchFormed(_message.Message):
     """The table id matchmaking allocated for this match; the table service creates the
     table under exactly this id, so tickets learn their table and seat at once.
     """
+    private_table: _builtins.bool
+    """A private table (by invite code): only its players may watch it (issue 18)."""
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
         """The rule options."""
@@ -869,10 +872,11 @@ class MatchFormed(_message.Message):
         stake: _common_pb2.Stake | None = ...,
         ticket_ids: _abc.Iterable[_builtins.str] | None = ...,
         table_id: _builtins.str = ...,
+        private_table: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "options", b"options", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

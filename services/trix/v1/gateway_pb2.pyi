@@ -86,6 +86,51 @@ class SignInResponse(_message.Message):
 Global___SignInResponse: _TypeAlias = SignInResponse  # noqa: Y015
 
 @_typing.final
+class RefreshTokenRequest(_message.Message):
+    """Request of GatewayService.RefreshToken: the token to refresh is the call's bearer token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefreshTokenRequest: _TypeAlias = RefreshTokenRequest  # noqa: Y015
+
+@_typing.final
+class RefreshTokenResponse(_message.Message):
+    """Response of GatewayService.RefreshToken."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """The new bearer token (the previous one stays valid until its own expiry)."""
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp:
+        """When the new token expires."""
+
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefreshTokenResponse: _TypeAlias = RefreshTokenResponse  # noqa: Y015
+
+@_typing.final
 class Action(_message.Message):
     """An in-game action of the signed-in player."""
 

@@ -95,6 +95,11 @@ class GatewayServiceStub:
                 request_serializer=trix_dot_v1_dot_gateway__pb2.GetViewRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_gateway__pb2.GetViewResponse.FromString,
                 _registered_method=True)
+        self.RefreshToken = channel.unary_unary(
+                '/trix.v1.GatewayService/RefreshToken',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.RefreshTokenRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.RefreshTokenResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -185,6 +190,14 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RefreshToken(self, request, context):
+        """A fresh token for the caller's still valid one (same player, a new expiry), under the
+        gateway's current key: clients refresh before expiry instead of signing in again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -247,6 +260,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.GetView,
                     request_deserializer=trix_dot_v1_dot_gateway__pb2.GetViewRequest.FromString,
                     response_serializer=trix_dot_v1_dot_gateway__pb2.GetViewResponse.SerializeToString,
+            ),
+            'RefreshToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RefreshToken,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.RefreshTokenRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.RefreshTokenResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -574,6 +592,33 @@ class GatewayService:
             '/trix.v1.GatewayService/GetView',
             trix_dot_v1_dot_gateway__pb2.GetViewRequest.SerializeToString,
             trix_dot_v1_dot_gateway__pb2.GetViewResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RefreshToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/RefreshToken',
+            trix_dot_v1_dot_gateway__pb2.RefreshTokenRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.RefreshTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -60,6 +60,10 @@ class GatewayServiceStub:
     """Standings, history, records, leaderboards, statistics and balance."""
     GetView: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _gateway_pb2.GetViewResponse]
     """The caller's current view of a table where he holds a seat (docs/rules.md §14)."""
+    RefreshToken: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.RefreshTokenRequest, _gateway_pb2.RefreshTokenResponse]
+    """A fresh token for the caller's still valid one (same player, a new expiry), under the
+    gateway's current key: clients refresh before expiry instead of signing in again.
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -90,6 +94,10 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """Standings, history, records, leaderboards, statistics and balance."""
     GetView: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _gateway_pb2.GetViewResponse]  # type: ignore[assignment]
     """The caller's current view of a table where he holds a seat (docs/rules.md §14)."""
+    RefreshToken: _aio.UnaryUnaryMultiCallable[_gateway_pb2.RefreshTokenRequest, _gateway_pb2.RefreshTokenResponse]  # type: ignore[assignment]
+    """A fresh token for the caller's still valid one (same player, a new expiry), under the
+    gateway's current key: clients refresh before expiry instead of signing in again.
+    """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     """The public API of the platform."""
@@ -189,5 +197,15 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.GetViewResponse, _abc.Awaitable[_gateway_pb2.GetViewResponse]]:
         """The caller's current view of a table where he holds a seat (docs/rules.md §14)."""
+
+    @_abc_1.abstractmethod
+    def RefreshToken(
+        self,
+        request: _gateway_pb2.RefreshTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.RefreshTokenResponse, _abc.Awaitable[_gateway_pb2.RefreshTokenResponse]]:
+        """A fresh token for the caller's still valid one (same player, a new expiry), under the
+        gateway's current key: clients refresh before expiry instead of signing in again.
+        """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -25,47 +25,47 @@ _sym_db = _symbol_database.Default()
 from trix.v1 import common_pb2 as trix_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19trix/v1/matchmaking.proto\x12\x07trix.v1\x1a\x14trix/v1/common.proto\"\x84\x01\n\x08GameWish\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x02 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x0e\n\x06preset\x18\x03 \x01(\t\x12\x1d\n\x05stake\x18\x04 \x01(\x0b\x32\x0e.trix.v1.Stake\"\x87\x01\n\x14\x45nqueueTicketRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x1f\n\x04wish\x18\x02 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x12\n\npartner_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"8\n\x15\x45nqueueTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"\x94\x01\n\x06Ticket\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x1f\n\x04wish\x18\x03 \x01(\x0b\x32\x11.trix.v1.GameWish\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.trix.v1.TicketState\x12\x10\n\x08table_id\x18\x05 \x01(\t\x12\x0c\n\x04seat\x18\x06 \x01(\x05\";\n\x13\x43\x61ncelTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"7\n\x14\x43\x61ncelTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\":\n\x12WatchTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"6\n\x13WatchTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"d\n\x19\x43reatePrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x1f\n\x04wish\x18\x02 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\"K\n\x1a\x43reatePrivateTableResponse\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x1f\n\x06ticket\x18\x02 \x01(\x0b\x32\x0f.trix.v1.Ticket\"O\n\x17JoinPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\";\n\x18JoinPrivateTableResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\";\n\x18StartPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\"-\n\x19StartPrivateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\"5\n\x0eRematchRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\"2\n\x0fRematchResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket*\xb1\x01\n\x0bTicketState\x12\x1c\n\x18TICKET_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16TICKET_STATE_SEARCHING\x10\x01\x12\x18\n\x14TICKET_STATE_WIDENED\x10\x02\x12\x18\n\x14TICKET_STATE_MATCHED\x10\x03\x12\x1a\n\x16TICKET_STATE_CANCELLED\x10\x04\x12\x18\n\x14TICKET_STATE_EXPIRED\x10\x05\x32\xcf\x04\n\x12MatchmakingService\x12N\n\rEnqueueTicket\x12\x1d.trix.v1.EnqueueTicketRequest\x1a\x1e.trix.v1.EnqueueTicketResponse\x12K\n\x0c\x43\x61ncelTicket\x12\x1c.trix.v1.CancelTicketRequest\x1a\x1d.trix.v1.CancelTicketResponse\x12J\n\x0bWatchTicket\x12\x1b.trix.v1.WatchTicketRequest\x1a\x1c.trix.v1.WatchTicketResponse0\x01\x12]\n\x12\x43reatePrivateTable\x12\".trix.v1.CreatePrivateTableRequest\x1a#.trix.v1.CreatePrivateTableResponse\x12W\n\x10JoinPrivateTable\x12 .trix.v1.JoinPrivateTableRequest\x1a!.trix.v1.JoinPrivateTableResponse\x12Z\n\x11StartPrivateTable\x12!.trix.v1.StartPrivateTableRequest\x1a\".trix.v1.StartPrivateTableResponse\x12<\n\x07Rematch\x12\x17.trix.v1.RematchRequest\x1a\x18.trix.v1.RematchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19trix/v1/matchmaking.proto\x12\x07trix.v1\x1a\x14trix/v1/common.proto\"\x84\x01\n\x08GameWish\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x02 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x0e\n\x06preset\x18\x03 \x01(\t\x12\x1d\n\x05stake\x18\x04 \x01(\x0b\x32\x0e.trix.v1.Stake\"\x9d\x01\n\x14\x45nqueueTicketRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x1f\n\x04wish\x18\x02 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x12\n\npartner_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x06 \x01(\t\"8\n\x15\x45nqueueTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"\x94\x01\n\x06Ticket\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x1f\n\x04wish\x18\x03 \x01(\x0b\x32\x11.trix.v1.GameWish\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.trix.v1.TicketState\x12\x10\n\x08table_id\x18\x05 \x01(\t\x12\x0c\n\x04seat\x18\x06 \x01(\x05\";\n\x13\x43\x61ncelTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"7\n\x14\x43\x61ncelTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\":\n\x12WatchTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"6\n\x13WatchTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"z\n\x19\x43reatePrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x1f\n\x04wish\x18\x02 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\"K\n\x1a\x43reatePrivateTableResponse\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x1f\n\x06ticket\x18\x02 \x01(\x0b\x32\x0f.trix.v1.Ticket\"e\n\x17JoinPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\";\n\x18JoinPrivateTableResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\";\n\x18StartPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\"-\n\x19StartPrivateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\"K\n\x0eRematchRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\"2\n\x0fRematchResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket*\xb1\x01\n\x0bTicketState\x12\x1c\n\x18TICKET_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16TICKET_STATE_SEARCHING\x10\x01\x12\x18\n\x14TICKET_STATE_WIDENED\x10\x02\x12\x18\n\x14TICKET_STATE_MATCHED\x10\x03\x12\x1a\n\x16TICKET_STATE_CANCELLED\x10\x04\x12\x18\n\x14TICKET_STATE_EXPIRED\x10\x05\x32\xcf\x04\n\x12MatchmakingService\x12N\n\rEnqueueTicket\x12\x1d.trix.v1.EnqueueTicketRequest\x1a\x1e.trix.v1.EnqueueTicketResponse\x12K\n\x0c\x43\x61ncelTicket\x12\x1c.trix.v1.CancelTicketRequest\x1a\x1d.trix.v1.CancelTicketResponse\x12J\n\x0bWatchTicket\x12\x1b.trix.v1.WatchTicketRequest\x1a\x1c.trix.v1.WatchTicketResponse0\x01\x12]\n\x12\x43reatePrivateTable\x12\".trix.v1.CreatePrivateTableRequest\x1a#.trix.v1.CreatePrivateTableResponse\x12W\n\x10JoinPrivateTable\x12 .trix.v1.JoinPrivateTableRequest\x1a!.trix.v1.JoinPrivateTableResponse\x12Z\n\x11StartPrivateTable\x12!.trix.v1.StartPrivateTableRequest\x1a\".trix.v1.StartPrivateTableResponse\x12<\n\x07Rematch\x12\x17.trix.v1.RematchRequest\x1a\x18.trix.v1.RematchResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'trix.v1.matchmaking_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TICKETSTATE']._serialized_start=1313
-  _globals['_TICKETSTATE']._serialized_end=1490
+  _globals['_TICKETSTATE']._serialized_start=1401
+  _globals['_TICKETSTATE']._serialized_end=1578
   _globals['_GAMEWISH']._serialized_start=61
   _globals['_GAMEWISH']._serialized_end=193
   _globals['_ENQUEUETICKETREQUEST']._serialized_start=196
-  _globals['_ENQUEUETICKETREQUEST']._serialized_end=331
-  _globals['_ENQUEUETICKETRESPONSE']._serialized_start=333
-  _globals['_ENQUEUETICKETRESPONSE']._serialized_end=389
-  _globals['_TICKET']._serialized_start=392
-  _globals['_TICKET']._serialized_end=540
-  _globals['_CANCELTICKETREQUEST']._serialized_start=542
-  _globals['_CANCELTICKETREQUEST']._serialized_end=601
-  _globals['_CANCELTICKETRESPONSE']._serialized_start=603
-  _globals['_CANCELTICKETRESPONSE']._serialized_end=658
-  _globals['_WATCHTICKETREQUEST']._serialized_start=660
-  _globals['_WATCHTICKETREQUEST']._serialized_end=718
-  _globals['_WATCHTICKETRESPONSE']._serialized_start=720
-  _globals['_WATCHTICKETRESPONSE']._serialized_end=774
-  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_start=776
-  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_end=876
-  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_start=878
-  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_end=953
-  _globals['_JOINPRIVATETABLEREQUEST']._serialized_start=955
-  _globals['_JOINPRIVATETABLEREQUEST']._serialized_end=1034
-  _globals['_JOINPRIVATETABLERESPONSE']._serialized_start=1036
-  _globals['_JOINPRIVATETABLERESPONSE']._serialized_end=1095
-  _globals['_STARTPRIVATETABLEREQUEST']._serialized_start=1097
-  _globals['_STARTPRIVATETABLEREQUEST']._serialized_end=1156
-  _globals['_STARTPRIVATETABLERESPONSE']._serialized_start=1158
-  _globals['_STARTPRIVATETABLERESPONSE']._serialized_end=1203
-  _globals['_REMATCHREQUEST']._serialized_start=1205
-  _globals['_REMATCHREQUEST']._serialized_end=1258
-  _globals['_REMATCHRESPONSE']._serialized_start=1260
-  _globals['_REMATCHRESPONSE']._serialized_end=1310
-  _globals['_MATCHMAKINGSERVICE']._serialized_start=1493
-  _globals['_MATCHMAKINGSERVICE']._serialized_end=2084
+  _globals['_ENQUEUETICKETREQUEST']._serialized_end=353
+  _globals['_ENQUEUETICKETRESPONSE']._serialized_start=355
+  _globals['_ENQUEUETICKETRESPONSE']._serialized_end=411
+  _globals['_TICKET']._serialized_start=414
+  _globals['_TICKET']._serialized_end=562
+  _globals['_CANCELTICKETREQUEST']._serialized_start=564
+  _globals['_CANCELTICKETREQUEST']._serialized_end=623
+  _globals['_CANCELTICKETRESPONSE']._serialized_start=625
+  _globals['_CANCELTICKETRESPONSE']._serialized_end=680
+  _globals['_WATCHTICKETREQUEST']._serialized_start=682
+  _globals['_WATCHTICKETREQUEST']._serialized_end=740
+  _globals['_WATCHTICKETRESPONSE']._serialized_start=742
+  _globals['_WATCHTICKETRESPONSE']._serialized_end=796
+  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_start=798
+  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_end=920
+  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_start=922
+  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_end=997
+  _globals['_JOINPRIVATETABLEREQUEST']._serialized_start=999
+  _globals['_JOINPRIVATETABLEREQUEST']._serialized_end=1100
+  _globals['_JOINPRIVATETABLERESPONSE']._serialized_start=1102
+  _globals['_JOINPRIVATETABLERESPONSE']._serialized_end=1161
+  _globals['_STARTPRIVATETABLEREQUEST']._serialized_start=1163
+  _globals['_STARTPRIVATETABLEREQUEST']._serialized_end=1222
+  _globals['_STARTPRIVATETABLERESPONSE']._serialized_start=1224
+  _globals['_STARTPRIVATETABLERESPONSE']._serialized_end=1269
+  _globals['_REMATCHREQUEST']._serialized_start=1271
+  _globals['_REMATCHREQUEST']._serialized_end=1346
+  _globals['_REMATCHRESPONSE']._serialized_start=1348
+  _globals['_REMATCHRESPONSE']._serialized_end=1398
+  _globals['_MATCHMAKINGSERVICE']._serialized_start=1581
+  _globals['_MATCHMAKINGSERVICE']._serialized_end=2172
 # @@protoc_insertion_point(module_scope)

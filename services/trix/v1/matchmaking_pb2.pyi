@@ -103,6 +103,7 @@ class EnqueueTicketRequest(_message.Message):
     PARTNER_ID_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The player queuing."""
     partner_id: _builtins.str
@@ -111,6 +112,10 @@ class EnqueueTicketRequest(_message.Message):
     """The player's fairness seed (docs/rules.md §11)."""
     request_id: _builtins.str
     """Idempotency key; a repeat returns the first ticket."""
+    display_name: _builtins.str
+    """The name the others see at the table (the gateway's cleaned sign-in name): at most 32
+    characters and 64 bytes of UTF-8, no control or format characters; empty = none.
+    """
     @_builtins.property
     def wish(self) -> Global___GameWish:
         """What to play."""
@@ -123,10 +128,11 @@ class EnqueueTicketRequest(_message.Message):
         partner_id: _builtins.str = ...,
         client_seed: _builtins.str = ...,
         request_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["wish", b"wish"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "partner_id", b"partner_id", "player_id", b"player_id", "request_id", b"request_id", "wish", b"wish"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "display_name", b"display_name", "partner_id", b"partner_id", "player_id", b"player_id", "request_id", b"request_id", "wish", b"wish"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -309,10 +315,13 @@ class CreatePrivateTableRequest(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     WISH_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The host."""
     client_seed: _builtins.str
     """The host's fairness seed."""
+    display_name: _builtins.str
+    """The host's name at the table (as EnqueueTicketRequest.display_name)."""
     @_builtins.property
     def wish(self) -> Global___GameWish:
         """What to play."""
@@ -323,10 +332,11 @@ class CreatePrivateTableRequest(_message.Message):
         player_id: _builtins.str = ...,
         wish: Global___GameWish | None = ...,
         client_seed: _builtins.str = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["wish", b"wish"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "player_id", b"player_id", "wish", b"wish"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "display_name", b"display_name", "player_id", b"player_id", "wish", b"wish"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -369,22 +379,26 @@ class JoinPrivateTableRequest(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     CODE_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The player joining."""
     code: _builtins.str
     """The invite code."""
     client_seed: _builtins.str
     """The player's fairness seed."""
+    display_name: _builtins.str
+    """The player's name at the table (as EnqueueTicketRequest.display_name)."""
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         code: _builtins.str = ...,
         client_seed: _builtins.str = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "code", b"code", "player_id", b"player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "code", b"code", "display_name", b"display_name", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -470,19 +484,23 @@ class RematchRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The player accepting a rematch."""
     table_id: _builtins.str
     """The finished table."""
+    display_name: _builtins.str
+    """The player's name at the new table (as EnqueueTicketRequest.display_name)."""
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         table_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "player_id", b"player_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -71,6 +71,7 @@ class CreateTableRequest(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     STAKE_FIELD_NUMBER: _builtins.int
     AWAIT_CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
+    PRIVATE_TABLE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table id to create (the match id); idempotent on it."""
     variant: _common_pb2.Variant.ValueType
@@ -80,6 +81,10 @@ class CreateTableRequest(_message.Message):
     one with SetClientSeed, after the commitment is published (docs/rules.md §11), or
     until an AutoAct on the seed turn; when false the seats' `client_seed` are used
     and the first deal is dealt at creation.
+    """
+    private_table: _builtins.bool
+    """A private table: only its players may watch it; GetSeatView of seat -1 (the public
+    view, which the gateway's Spectate starts from) is PERMISSION_DENIED to anyone else.
     """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
@@ -102,10 +107,11 @@ class CreateTableRequest(_message.Message):
         seats: _abc.Iterable[_common_pb2.Seat] | None = ...,
         stake: _common_pb2.Stake | None = ...,
         await_client_seeds: _builtins.bool = ...,
+        private_table: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "options", b"options", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

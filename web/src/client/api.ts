@@ -20,6 +20,40 @@ export function gateway(baseUrl: string, token: () => string): Gateway {
   return createClient(GatewayService, createGrpcWebTransport({ baseUrl, interceptors: [auth] }));
 }
 
+/**
+ * Keeps the token fresh (ADR 0018: tokens live minutes): RefreshToken once four fifths of its
+ * lifetime have passed, again for each new token; `renew` gets each one. On a refusal
+ * (expired, or its key retired) `lost` is called: sign in again. Returns a stop function.
+ */
+export function keepFresh(
+  gw: Gateway,
+  expiresAtSeconds: bigint,
+  renew: (token: string) => void,
+  lost: () => void,
+): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  const schedule = (expires: bigint) => {
+    const ms = Math.max(1000, (Number(expires) * 1000 - Date.now()) * 0.8);
+    timer = setTimeout(() => void refresh(), ms);
+  };
+  const refresh = async () => {
+    try {
+      const r = await gw.refreshToken({});
+      if (stopped) return;
+      renew(r.token);
+      schedule(r.expiresAt?.seconds ?? 0n);
+    } catch {
+      if (!stopped) lost();
+    }
+  };
+  schedule(expiresAtSeconds);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+
 export function eventSource(gw: Gateway): EventSource {
   return {
     async *events(tableId, afterSequence, signal) {

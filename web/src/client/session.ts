@@ -9,7 +9,7 @@ import type { SessionResponse } from "../gen/trix/v1/gateway_pb";
 import type { Event } from "../gen/trix/v1/events_pb";
 import type { Ticket } from "../gen/trix/v1/matchmaking_pb";
 import type { SeatView } from "../gen/trix/v1/table_pb";
-import { applyEvent, applySnapshot, emptyState } from "./state";
+import { applyEvent, applySnapshot, emptyState, isGap } from "./state";
 import type { GameState } from "./state";
 
 export interface EventSource {
@@ -24,6 +24,8 @@ export type FollowHooks = {
   state: (s: GameState) => void;
   ticket?: (t: Ticket) => void;
   error?: (code: string, message: string) => void;
+  /** A refusal not believed yet (see REFUSALS_BELIEVED): the follower tries again. */
+  refused?: (code: string, message: string, times: number) => void;
   /** Called on each (re)connection attempt after the first: a "reconnecting" line. */
   reconnecting?: (attempt: number) => void;
   sleep?: (ms: number) => Promise<void>;
@@ -31,6 +33,12 @@ export type FollowHooks = {
 
 /** Errors a retry cannot mend: stop following and say so. */
 const FINAL = new Set([Code.PermissionDenied, Code.NotFound, Code.Unauthenticated, Code.InvalidArgument]);
+/** A seat already followed is refused that many times in a row (NOT_FOUND, PERMISSION_DENIED)
+ * before the follower believes it: a table whose shard is changing owner can answer
+ * NOT_FOUND for a moment, and a game must not end in the browser for that. */
+const REFUSALS_BELIEVED = 3;
+/** The refusals a retry may mend once the table is known (see REFUSALS_BELIEVED). */
+const TRANSIENT_WHEN_SEATED = new Set([Code.PermissionDenied, Code.NotFound]);
 
 export class Follower {
   state: GameState;
@@ -66,15 +74,30 @@ export class Follower {
     }
   }
 
+  /** Events skipped by the stream (a gap, see `isGap`): each one made the follower resync. */
+  gaps = 0;
+  private gapSeen = false;
+
+  /** Apply events in order; at a gap, stop applying and flag it (`run` then resyncs). */
+  private applyAll(events: Event[]): void {
+    let s = this.state;
+    for (const e of events) {
+      if (isGap(s, e)) {
+        this.gaps += 1;
+        this.gapSeen = true;
+        break;
+      }
+      s = applyEvent(s, e);
+    }
+    this.set(s);
+  }
+
   /** Apply one gateway message; true once the game has ended. */
   handle(m: SessionResponse): boolean {
     const k = m.kind;
-    if (k.case === "event") this.set(applyEvent(this.state, k.value));
-    else if (k.case === "eventBatch") {
-      let s = this.state;
-      for (const e of k.value.events) s = applyEvent(s, e);
-      this.set(s);
-    } else if (k.case === "snapshot") this.set(applySnapshot(this.state, k.value));
+    if (k.case === "event") this.applyAll([k.value]);
+    else if (k.case === "eventBatch") this.applyAll(k.value.events);
+    else if (k.case === "snapshot") this.set(applySnapshot(this.state, k.value));
     else if (k.case === "ticket") {
       const t = k.value;
       if (t.tableId && !this.state.tableId) this.set({ ...this.state, tableId: t.tableId, seat: t.seat });
@@ -89,45 +112,70 @@ export class Follower {
     this.set(applySnapshot(this.state, await this.source.view(this.state.tableId)));
   }
 
-  /** Follow until the game ends or close(); resumes after every break. */
+  /** Follow until the game ends or close(); resumes after every break and every gap. */
   async run(): Promise<void> {
     const sleep = this.hooks.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     let delay = 250;
     let attempt = 0;
+    let refusals = 0;
+    let gapsInARow = 0;
     while (!this.stop.signal.aborted && !this.state.finished) {
-      if (attempt > 0) this.hooks.reconnecting?.(attempt);
+      if (attempt > 0 && !this.gapSeen) this.hooks.reconnecting?.(attempt);
       attempt += 1;
+      // One stream at a time, ended early at a gap (its events after the gap are of no use).
+      const stream = new AbortController();
+      const onStop = () => stream.abort();
+      this.stop.signal.addEventListener("abort", onStop);
       try {
-        if (attempt > 1 && this.state.tableId && !this.spectator) {
-          // Back after a break: the seat's view first. It says at once that we are connected
-          // again (the events may stay quiet: the table could be waiting for us) and covers
-          // whatever the stream missed; the events after it follow.
+        if ((attempt > 1 || this.gapSeen) && this.state.tableId && !this.spectator) {
+          // Back after a break or a gap: the seat's view first. It says at once that we are
+          // connected again (the events may stay quiet: the table could be waiting for us) and
+          // covers whatever the stream missed; the events after it follow.
           await this.refresh().catch((err: unknown) => {
             if (FINAL.has(ConnectError.from(err).code)) throw err;
           });
         }
+        this.gapSeen = false;
         const { tableId, sequence } = this.state;
         if (this.spectator && this.source.spectate) {
-          for await (const e of this.source.spectate(tableId, sequence, this.stop.signal)) {
-            this.set(applyEvent(this.state, e));
-            delay = 250;
+          for await (const e of this.source.spectate(tableId, sequence, stream.signal)) {
+            this.applyAll([e]);
             if (this.state.finished) return;
+            if (this.gapSeen) break;
+            delay = 250; // the stream works: the next break starts the backoff afresh
+            refusals = 0;
+            gapsInARow = 0;
           }
         } else {
-          for await (const m of this.source.events(tableId, sequence, this.stop.signal)) {
-            delay = 250;
+          for await (const m of this.source.events(tableId, sequence, stream.signal)) {
             if (this.handle(m)) return;
+            if (this.gapSeen) break;
+            delay = 250; // the stream works: the next break starts the backoff afresh
+            refusals = 0;
+            gapsInARow = 0;
           }
         }
       } catch (err) {
         if (this.stop.signal.aborted) return;
         const ce = ConnectError.from(err);
         if (FINAL.has(ce.code)) {
-          this.hooks.error?.(Code[ce.code], ce.rawMessage);
-          return;
+          // A table we were following refuses us: believed only when it says so again.
+          const transient = TRANSIENT_WHEN_SEATED.has(ce.code) && this.state.sequence > 0n;
+          refusals += 1;
+          if (!transient || refusals >= REFUSALS_BELIEVED) {
+            this.hooks.error?.(Code[ce.code], ce.rawMessage);
+            return;
+          }
+          this.hooks.refused?.(Code[ce.code], ce.rawMessage, refusals);
         }
+      } finally {
+        this.stop.signal.removeEventListener("abort", onStop);
+        stream.abort();
       }
       if (this.stop.signal.aborted) return;
+      // A gap resyncs at once (nothing broke, an event is missing); the same gap again right
+      // after the resync waits like a break, so a stream that keeps skipping is not hammered.
+      if (this.gapSeen && gapsInARow++ === 0) continue;
       await sleep(delay);
       delay = Math.min(delay * 2, 4000);
     }

@@ -181,6 +181,13 @@ export function applySnapshot(prev: GameState, view: SeatView, receivedAtMs: num
   };
 }
 
+/** True when `ev` skips a sequence after the state's last: an event in between never reached
+ * us (every seat and spectator gets a copy of every sequence, docs/rules.md §14), so the
+ * state cannot take it; the follower asks for a fresh view and resumes after it. */
+export function isGap(prev: GameState, ev: Event): boolean {
+  return prev.sequence > 0n && ev.sequence > prev.sequence + 1n && (!prev.tableId || !ev.tableId || ev.tableId === prev.tableId);
+}
+
 /** Apply one table event; a duplicate (sequence already applied) changes nothing but the count. */
 export function applyEvent(prev: GameState, ev: Event, receivedAtMs: number = Date.now()): GameState {
   if (ev.sequence <= prev.sequence && ev.sequence !== 0n) return { ...prev, dropped: prev.dropped + 1 };

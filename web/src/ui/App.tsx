@@ -1,11 +1,13 @@
 // The app shell: language (Arabic RTL / English), guest sign-in kept across visits (the
 // device secret in localStorage), the lobby, the table and the Verify page. Renders only:
 // the protocol and the state live in ../client.
+import { Component } from "preact";
+import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DoublingReveal, Variant } from "../gen/trix/v1/common_pb";
 import type { Ticket } from "../gen/trix/v1/matchmaking_pb";
-import { action, eventSource, gateway } from "../client/api";
+import { action, eventSource, gateway, keepFresh } from "../client/api";
 import { Follower } from "../client/session";
 import { emptyState, myTurn } from "../client/state";
 import type { GameState } from "../client/state";
@@ -79,6 +81,7 @@ export function App() {
   const [reconnecting, setReconnecting] = useState(false);
   const [muted, setMuted] = useState(store.get("muted") === "1");
   const follower = useRef<Follower | null>(null);
+  const stopRefresh = useRef<(() => void) | null>(null);
 
   useEffect(() => {
     document.documentElement.lang = lang;
@@ -115,6 +118,8 @@ export function App() {
           }
         },
         reconnecting: () => setReconnecting(true),
+        // Diagnostics (the browser tests keep the console): a refusal the follower retries.
+        refused: (code, message, times) => console.warn(`trix: the table refused the seat (${code}: ${message}), ${times} time(s); retrying`),
       },
       start,
       spectator,
@@ -141,6 +146,17 @@ export function App() {
       store.set("name", display);
       setAuth({ token: r.token, playerId: r.playerId, name: display });
       authRef.current = { token: r.token, playerId: r.playerId, name: display };
+      stopRefresh.current?.();
+      stopRefresh.current = keepFresh(
+        gw,
+        r.expiresAt?.seconds ?? 0n,
+        (token) => {
+          const renewed = { token, playerId: r.playerId, name: display };
+          authRef.current = renewed;
+          setAuth(renewed);
+        },
+        () => void signIn(display),
+      );
       const saved = store.get("table");
       if (saved) {
         const { tableId, seat } = JSON.parse(saved) as { tableId: string; seat: number };
@@ -156,7 +172,10 @@ export function App() {
   useEffect(() => {
     const saved = store.get("name");
     if (saved) void signIn(saved);
-    return () => follower.current?.close();
+    return () => {
+      follower.current?.close();
+      stopRefresh.current?.();
+    };
   }, []);
 
   const [privateCode, setPrivateCode] = useState("");
@@ -273,6 +292,7 @@ export function App() {
         </p>
       )}
       <main>
+        <Boundary t={t} redraw={`${hash}|${game?.tableId ?? ""}|${String(game?.sequence ?? "")}|${lang}`}>
         {verify ? (
           <VerifyPage t={t} gw={auth ? gw : null} initial={game?.recordJson ?? ""} />
         ) : auth && replay ? (
@@ -324,9 +344,34 @@ export function App() {
         ) : (
           <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id) => follow(emptyState(id, -1), false, true)} />
         )}
+        </Boundary>
       </main>
     </div>
   );
+}
+
+/** A screen that throws while drawing does not take the app down with it (without a
+ * boundary Preact leaves nothing on the page): the error goes to the console, a line says
+ * so, and the next state (`redraw` changes: a move, another page) draws the screen again. */
+class Boundary extends Component<{ t: T; redraw: string; children?: ComponentChildren }, { failedAt: string | null }> {
+  override state = { failedAt: null as string | null };
+
+  override componentDidCatch(err: unknown): void {
+    console.error("trix: a screen failed to draw", err);
+    this.setState({ failedAt: this.props.redraw });
+  }
+
+  render() {
+    const { failedAt } = this.state;
+    if (failedAt !== null && failedAt === this.props.redraw) {
+      return (
+        <p class="banner error" role="alert" data-render-failed="1">
+          {this.props.t("renderFailed")}
+        </p>
+      );
+    }
+    return this.props.children;
+  }
 }
 
 type Options = { doubling: boolean; simultaneous: boolean; cardTimer: number; contractTimer: number; doubleTimer: number };

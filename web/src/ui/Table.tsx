@@ -18,6 +18,7 @@ const SUIT_SYMBOL = ["♣", "♦", "♥", "♠"];
 const SUIT_KEY: Key[] = ["suitC", "suitD", "suitH", "suitS"];
 
 export function cardName(t: T, id: number): string {
+  if (!Number.isInteger(id) || id < 0 || id > 51) return "?"; // never a card id: no crash for it
   const r = rankOf(id);
   const rank = r > 10 ? t(`rank${r}` as Key) : String(r);
   return t("cardOf", { rank, suit: t(SUIT_KEY[suitOf(id)] as Key) });

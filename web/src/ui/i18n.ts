@@ -92,6 +92,7 @@ export const en = {
   verifyThis: "Verify this game",
   reconnecting: "Connection lost, resuming…",
   error: "Error: {message}",
+  renderFailed: "This screen failed to draw; it is drawn again with the next move",
   verifyTitle: "Verify (تحقق)",
   verifyIntro:
     "Paste a finished game's record, or give its table id. Your browser recomputes the commitment from the revealed server seed and every deal's hands from the seeds; the server is never asked to check.",
@@ -223,6 +224,7 @@ export const ar: Record<Key, string> = {
   verifyThis: "تحقق من هذه اللعبة",
   reconnecting: "انقطع الاتصال، نستأنف…",
   error: "خطأ: {message}",
+  renderFailed: "تعذّر رسم هذه الشاشة؛ تُرسم من جديد مع الحركة التالية",
   verifyTitle: "تحقق",
   verifyIntro:
     "الصق سجل لعبة منتهية أو أعطِ رقم طاولتها. متصفحك يعيد حساب الالتزام من بذرة الخادم المكشوفة وأوراق كل توزيعة من البذور؛ لا يُطلب من الخادم أي تحقق.",
