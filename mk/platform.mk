@@ -48,10 +48,10 @@ buf-breaking: $(STAMP_DEV) ## buf breaking against the main branch (skipped whil
 	fi
 
 lint: $(STAMP_DEV) ## ruff check and ruff format --check
-	$(VENV)/bin/ruff check services tests proto engine/python
-	$(VENV)/bin/ruff format --check services tests proto engine/python
+	$(VENV)/bin/ruff check services tests proto engine/python loadtest/python
+	$(VENV)/bin/ruff format --check services tests proto engine/python loadtest/python
 
-typecheck: $(STAMP_DEV) ## mypy --strict on services/trix with the engine's Python side trix.engine (generated trix.v1 excluded, see pyproject)
+typecheck: $(STAMP_DEV) ## mypy --strict on services/trix with trix.engine (engine/python) and trix.loadtest (loadtest/python) (generated trix.v1 excluded, see pyproject)
 	$(VENV)/bin/mypy
 
 pytest: $(STAMP_DEV) ## every Python test under tests/ but those marked outside_ci (their make targets run them; README)

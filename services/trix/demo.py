@@ -1,6 +1,6 @@
 """`trix demo`: one whole game, four bot clients, all through the gateway.
 
-Owns the demo: start the embedded platform (`trix.play.EmbeddedPlatform`), sign in four
+Owns the demo: start the embedded platform (`trix.client.EmbeddedPlatform`), sign in four
 guests, queue them for one table through their Session streams, let each play quick
 legal moves from its own seat view, print progress and the final standings, then check
 the game record with `trix replay` and `trix verify` and that scoring's standings equal
@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from trix.play import (
+from trix.client import (
     VARIANTS,
     EmbeddedPlatform,
     GatewayClient,
@@ -29,8 +29,9 @@ from trix.play import (
     new_action,
     pick,
     temp_state_dir,
+    wait_for_standings,
 )
-from trix.v1 import gateway_pb2, matchmaking_pb2, scoring_pb2
+from trix.v1 import gateway_pb2, matchmaking_pb2
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -165,29 +166,6 @@ class Bot:
         self.client.send(gateway_pb2.SessionRequest(action=action))
 
 
-async def _standings(target: str, token: str, table_id: str, want: list[int]) -> list[int]:
-    """Scoring's totals for the table, once it has consumed the game (or the last seen)."""
-    channel = grpc.aio.insecure_channel(target)
-    from trix.v1 import gateway_pb2_grpc
-
-    stub = gateway_pb2_grpc.GatewayServiceStub(channel)
-    totals: list[int] = []
-    try:
-        for _ in range(100):
-            q = gateway_pb2.QueryRequest(standings=scoring_pb2.GetStandingsRequest(table_id=table_id))
-            try:
-                reply = await stub.Query(q, metadata=(("authorization", f"Bearer {token}"),), timeout=5)
-                totals = list(reply.standings.totals.values)
-            except grpc.aio.AioRpcError:
-                totals = []
-            if totals == want:
-                return totals
-            await asyncio.sleep(0.2)
-        return totals
-    finally:
-        await channel.close()
-
-
 async def _demo(args: argparse.Namespace, target: str) -> int:
     from trix.records import load_record, replay, verify
 
@@ -228,7 +206,9 @@ async def _demo(args: argparse.Namespace, target: str) -> int:
     report = verify(record)
     print(f"trix verify: {'ok' if report.ok else 'FAIL'} ({len(report.lines)} checks)")
     ok = ok and report.ok
-    scored = await _standings(target, bots[0].client.token, st.table_id, replayed)
+    scored = await wait_for_standings(
+        target, bots[0].client.token, st.table_id, replayed, tries=100, interval_s=0.2, timeout_s=5
+    )
     same = scored == replayed == st.totals
     print(f"scoring standings {scored} {'==' if same else '!='} replayed totals {replayed}")
     ok = ok and same

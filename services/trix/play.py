@@ -1,11 +1,8 @@
-"""`trix play`: a terminal client that talks to the gateway exactly like a mobile client.
+"""`trix play`: the terminal UI of a player, over the client library (`trix.client`: the
+embedded platform, the gateway client, the seat's state), talking to the gateway exactly
+like a mobile client.
 
 Owns:
-- `EmbeddedPlatform`: `trix up`'s supervisor used as a library (NATS + every service on
-  loopback, shared internal secrets, quick bot fill), for `trix play` without
-  `--server` and for `trix demo`;
-- `GatewayClient`: sign-in, the one bidirectional Session, request/answer correlation;
-- `SeatState`: the player's view, kept from SeatView snapshots and events;
 - the plain terminal UI: the hand sorted by suit, the trick or the TRIX layout, doubled
   cards, the last trick, scores, whose turn with a countdown, contract names in Arabic
   or English (`--lang`), card codes (or the number shown beside each legal card) to
@@ -23,29 +20,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import math
 import os
 import re
-import secrets
 import signal
 import sys
-import tempfile
 import termios
 import time
 import unicodedata
-import uuid
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2, table_pb2
+from trix.client import VARIANTS, EmbeddedPlatform, GatewayClient, SeatState, device_secret, new_action
+from trix.rules import DOUBLING_CARDS_BY_CONTRACT, SUITS, card_of_text, card_text, engine_enum
+from trix.v1 import common_pb2, gateway_pb2, matchmaking_pb2, table_pb2
 
-RANKS = "23456789TJQKA"
-SUITS = "CDHS"
 SUIT_NAMES = {
     "en": {"C": "Clubs", "D": "Diamonds", "H": "Hearts", "S": "Spades"},
     "ar": {"C": "سباتي", "D": "ديناري", "H": "كبة", "S": "بستوني"},
@@ -54,292 +46,17 @@ CONTRACT_NAMES = {
     "en": {1: "King", 2: "Queens", 3: "Diamonds", 4: "Tricks", 5: "Trix", 6: "Complex"},
     "ar": {1: "ملك", 2: "بنات", 3: "ديناري", 4: "لطوش", 5: "تركس", 6: "كمبلكس"},
 }
-VARIANTS = {
-    "trix": common_pb2.VARIANT_TRIX,
-    "trix-partnership": common_pb2.VARIANT_TRIX_PARTNERSHIP,
-    "complex": common_pb2.VARIANT_COMPLEX,
-    "complex-partnership": common_pb2.VARIANT_COMPLEX_PARTNERSHIP,
-}
 RLM = "\u200f"
 """Right-to-left mark: Arabic words keep their order inside mixed lines."""
 
 
-def card_str(card_id: int) -> str:
-    return RANKS[card_id % 13] + SUITS[card_id // 13]
-
-
 def parse_card(text: str) -> int | None:
-    t = text.strip().upper().replace("10", "T")
-    if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
-        return None
-    return SUITS.index(t[1]) * 13 + RANKS.index(t[0])
+    """A card code as a player types it: any case, `10` for `T` (docs/rules.md §1)."""
+    return card_of_text(text.strip().upper().replace("10", "T"))
 
 
 def ar(text: str, lang: str) -> str:
     return f"{RLM}{text}{RLM}" if lang == "ar" else text
-
-
-# -- the embedded platform ----------------------------------------------------------------
-
-
-class EmbeddedPlatform:
-    """`trix up` as a library: start NATS, the provisioner and the five services, stop them all."""
-
-    def __init__(
-        self,
-        state_dir: Path,
-        *,
-        fresh: bool = False,
-        env: dict[str, str] | None = None,
-        edge: bool = False,
-        edge_port: int = 0,
-        web_dir: Path | None = None,
-        edge_stream_idle_s: float = 600.0,
-        nats_cluster: int = 1,
-    ) -> None:
-        from trix.up import Supervisor
-
-        self.supervisor = Supervisor(
-            state_dir=state_dir.resolve(),
-            fresh=fresh,
-            replicas={},
-            ports={},
-            nats_port=0,
-            grace_s=5.0,
-            ready_timeout_s=90.0,
-            # The services' log files under <state>/logs: quiet by default, TRIX_LOG_LEVEL to debug.
-            log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
-            web_dir=web_dir,
-            edge_stream_idle_s=edge_stream_idle_s,
-            nats_cluster=nats_cluster,
-        )
-        self.edge_port = edge_port
-        """The edge's port on the first try (0: a free one); a taken one falls back to free ports."""
-        self.env = {
-            "TRIX_GATEWAY_TOKEN_KEY": secrets.token_hex(32),
-            # Every player of a local platform (bots, the load test's thousands) signs in from
-            # 127.0.0.1: the per-address bounds of sign-ins and new accounts would refuse them.
-            "TRIX_GATEWAY_SIGNIN_BURST": "1000000",
-            "TRIX_GATEWAY_NEW_ACCOUNTS_BURST": "1000000",
-            "TRIX_MATCHMAKING_BOT_FILL_S": "0",
-            "TRIX_TIMERS_TICK_S": "0.05",
-            "TRIX_DRAIN_DELAY_S": "0",
-            "TRIX_METRICS_PORT": "0",  # the process binds a free port itself: no race with other programs
-            **(env or {}),
-        }
-        self.gateway_target = ""
-        self.edge = edge
-        self.edge_url = ""
-        """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON, the browser client at /)
-        when started with edge=True."""
-
-    def start(self, timeout_s: float = 90.0) -> str:
-        """Start everything; the gateway's target once every service is SERVING."""
-        sup = self.supervisor
-        sup._prepare_state()
-        if not sup.start_nats(20.0):  # one node, or every node of --nats-cluster
-            raise RuntimeError(f"nats-server did not start; see {sup.state_dir / 'logs'}")
-        sup.start_provisioner()  # the only NATS user that declares streams (ADR 0014)
-        sup.services = sup._service_children()
-        for child in sup.services:
-            child.env.update(self.env)
-            child.start()
-        deadline = time.monotonic() + timeout_s
-        restarts = 0
-        while not all(c.serving for c in sup.services):
-            for child in sup.services:
-                if child.proc is not None and child.proc.poll() is not None:
-                    restarts += 1  # e.g. its port was taken meanwhile: once more, like `trix up` would
-                    if restarts > 3:
-                        raise RuntimeError(f"{child.name} exited; see {child.log_path}")
-                    time.sleep(0.3)
-                    child.start()
-                if not child.serving and child.check_serving():
-                    child.serving = True
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the platform was not ready in {timeout_s:.0f}s; see {sup.state_dir / 'logs'}")
-            time.sleep(0.1)
-        gateway = next(c for c in sup.services if c.name.startswith("gateway"))
-        self.gateway_target = f"127.0.0.1:{gateway.grpc_port}"
-        if self.edge:
-            for attempt in range(3):  # a port taken meanwhile: once more on fresh ports
-                sup.edge_port = self.edge_port if attempt == 0 else 0
-                sup.start_edge(gateway.grpc_port)
-                assert sup.edge_child is not None and sup.web_child is not None
-                if sup.edge_ready(max(5.0, deadline - time.monotonic())):
-                    break
-                sup._stop_group([sup.edge_child, sup.web_child], 2.0)
-            else:
-                raise RuntimeError(f"the edge (envoy) did not start; see {sup.state_dir / 'logs' / 'edge.log'}")
-            self.edge_url = f"http://127.0.0.1:{sup.edge_port}"
-        return self.gateway_target
-
-    def stop(self) -> None:
-        self.supervisor._stop_all()
-
-
-# -- the client -----------------------------------------------------------------------------
-
-
-@dataclass
-class SeatState:
-    """What this player's seat may see, from snapshots and events."""
-
-    table_id: str = ""
-    seat: int = -1
-    sequence: int = 0
-    view: table_pb2.SeatView | None = None
-    last_trick: list[str] = field(default_factory=list)
-    totals: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    deals_scored: int = 0
-    turn: events_pb2.TurnStarted | None = None
-    record_json: str = ""
-    ended: bool = False
-    events: int = 0
-
-    def apply(self, event: events_pb2.Event) -> None:
-        self.sequence = max(self.sequence, event.sequence)
-        self.events += 1
-        body = event.WhichOneof("body")
-        if body == "turn_started":
-            self.turn = event.turn_started
-        elif body == "trick_taken":
-            self.last_trick = [card_str(c.id) for c in event.trick_taken.cards]
-        elif body == "deal_scored":
-            self.totals = list(event.deal_scored.totals.values)
-            self.deals_scored += 1
-        elif body == "game_ended":
-            self.ended = True
-            self.record_json = event.game_ended.record_json
-            self.totals = list(event.game_ended.totals.values)
-
-    def my_turn(self) -> bool:
-        t = self.turn
-        return t is not None and self.seat in t.seats and not self.ended
-
-
-class GatewayClient:
-    """One player's connection to the gateway: sign-in, then one Session stream.
-
-    Asks for EventBatch messages (`batch_events`, issue 10: the events of an action come in
-    one message instead of one each) and flattens them, so a reader of `open()` sees single
-    `event` responses either way. Keeps its token fresh: RefreshToken once four fifths of its
-    lifetime have passed (ADR 0018), so new calls and streams never carry an expired one."""
-
-    def __init__(self, target: str, *, batch_events: bool = True) -> None:
-        self.channel = grpc.aio.insecure_channel(target)
-        self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
-        self.token = ""
-        self.expires_at = 0
-        self._refresher: asyncio.Task[None] | None = None
-        self.player_id = ""
-        self.outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None] = asyncio.Queue()
-        self.call: Any = None
-        self.batch_events = batch_events
-
-    @property
-    def metadata(self) -> tuple[tuple[str, str], ...]:
-        return (("authorization", f"Bearer {self.token}"),)
-
-    async def sign_in(self, device_secret: str, name: str) -> str:
-        reply = await self.stub.SignIn(
-            gateway_pb2.SignInRequest(device_secret=device_secret, display_name=name), timeout=10
-        )
-        self.token, self.player_id = reply.token, reply.player_id
-        self.expires_at = reply.expires_at.seconds
-        if self._refresher is None:
-            self._refresher = asyncio.ensure_future(self._keep_fresh())
-        return str(reply.player_id)
-
-    async def refresh(self) -> None:
-        """A new token for the current one (same player, a new expiry)."""
-        reply = await self.stub.RefreshToken(gateway_pb2.RefreshTokenRequest(), metadata=self.metadata, timeout=10)
-        self.token, self.expires_at = reply.token, reply.expires_at.seconds
-
-    async def _keep_fresh(self) -> None:
-        while True:
-            await asyncio.sleep(max(1.0, (self.expires_at - time.time()) * 0.8))
-            try:
-                await self.refresh()
-            except grpc.aio.AioRpcError as err:
-                if err.code() == grpc.StatusCode.UNAUTHENTICATED:
-                    return  # expired or its key retired: the owner signs in again
-                await asyncio.sleep(5.0)  # unreachable for now: again, well before expiry
-
-    async def _requests(
-        self, call: Any, outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None]
-    ) -> AsyncIterator[gateway_pb2.SessionRequest]:
-        # Bound to its own call and queue: after a cut, the previous stream's request
-        # generator can never take a request meant for the new stream.
-        # Write only once the gateway has accepted the session (its headers arrived): a
-        # write racing a refusal would hide the refusal's status (ADR 0009).
-        await call.initial_metadata()
-        if call.done():
-            return
-        first = True
-        while True:
-            request = await outgoing.get()
-            if request is None:
-                return
-            if first:
-                first = False
-                if self.batch_events:  # sticky for the stream: the first request carries it
-                    request.batch_events = True
-            yield request
-
-    def open(self, *, flatten: bool = True) -> AsyncIterator[gateway_pb2.SessionResponse]:
-        """Open the Session stream; iterate the result for everything the player may see
-        (EventBatch messages flattened into single events unless `flatten` is False)."""
-        outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None] = asyncio.Queue()
-        box: list[Any] = []
-
-        async def requests() -> AsyncIterator[gateway_pb2.SessionRequest]:
-            async for request in self._requests(box[0], outgoing):
-                yield request
-
-        self.outgoing = outgoing
-        self.call = self.stub.Session(requests(), metadata=self.metadata)
-        box.append(self.call)
-        responses: AsyncIterator[gateway_pb2.SessionResponse] = self.call.__aiter__()
-        return flattened(responses) if flatten and self.batch_events else responses
-
-    def send(self, request: gateway_pb2.SessionRequest) -> None:
-        self.outgoing.put_nowait(request)
-
-    def cut(self) -> None:
-        """Drop the stream at once (a network cut)."""
-        if self.call is not None:
-            self.call.cancel()
-
-    async def close(self) -> None:
-        if self._refresher is not None:
-            self._refresher.cancel()
-            with contextlib.suppress(BaseException):
-                await self._refresher
-        self.outgoing.put_nowait(None)
-        self.cut()
-        await self.channel.close()
-
-
-async def flattened(
-    responses: AsyncIterator[gateway_pb2.SessionResponse],
-) -> AsyncIterator[gateway_pb2.SessionResponse]:
-    """Session responses with each EventBatch replaced by its events, one `event` each, then
-    the acceptance it carries (issue 16), as the `accepted` message it stands for."""
-    async for m in responses:
-        if m.WhichOneof("kind") == "event_batch":
-            for event in m.event_batch.events:
-                yield gateway_pb2.SessionResponse(event=event)
-            if m.event_batch.HasField("accepted"):
-                yield gateway_pb2.SessionResponse(accepted=m.event_batch.accepted, request_id=m.request_id)
-        else:
-            yield m
-
-
-def new_action(state: SeatState) -> gateway_pb2.Action:
-    return gateway_pb2.Action(
-        table_id=state.table_id, action_id=uuid.uuid4().hex[:20], last_seen_sequence=state.sequence
-    )
 
 
 # -- rendering ------------------------------------------------------------------------------
@@ -374,12 +91,12 @@ def render(state: SeatState, names: list[str], lang: str, now: float, countdown:
         total = state.totals[s] if len(state.totals) > s else 0
         lines.append(f" {mark} seat {s} {names[s] if s < len(names) else ''}{me}: {size} cards, score {total}")
     if v.contract == common_pb2.CONTRACT_TRIX:
-        lines.append("layout: " + (" ".join(card_str(c.id) for c in v.layout) or "-"))
+        lines.append("layout: " + (" ".join(card_text(c.id) for c in v.layout) or "-"))
     else:
-        lines.append("trick: " + (" ".join(card_str(c.id) for c in v.trick) or "-"))
+        lines.append("trick: " + (" ".join(card_text(c.id) for c in v.trick) or "-"))
     if state.last_trick:
         lines.append("last trick: " + " ".join(state.last_trick))
-    doubled = [f"seat {d.seat}: {' '.join(card_str(c.id) for c in d.cards)}" for d in v.doubles if d.cards]
+    doubled = [f"seat {d.seat}: {' '.join(card_text(c.id) for c in d.cards)}" for d in v.doubles if d.cards]
     if doubled:
         lines.append("doubled: " + "; ".join(doubled))
     by_suit: dict[str, list[int]] = {}
@@ -390,7 +107,7 @@ def render(state: SeatState, names: list[str], lang: str, now: float, countdown:
     for suit in SUITS:
         cards = by_suit.get(suit, [])
         if cards:
-            shown = " ".join(card_str(c) + ("*" if c in legal else "") for c in cards)
+            shown = " ".join(card_text(c) + ("*" if c in legal else "") for c in cards)
             label = f"{SUIT_NAMES['en'][suit]} {ar(SUIT_NAMES['ar'][suit], 'ar')}"
             lines.append(f"  {label:<22} {shown}")
     if countdown and state.turn is not None and state.turn.HasField("deadline"):
@@ -413,38 +130,6 @@ def verify_view(record_json: str, lang: str) -> str:
     lines += report.lines
     lines.append("verified: yes" if report.ok else "verified: NO")
     return "\n".join(lines)
-
-
-# -- bots (demo) and decisions --------------------------------------------------------------
-
-
-def pick(view: table_pb2.SeatView, decision: int, rng: Any) -> gateway_pb2.Action | None:
-    """A quick legal choice from the seat's own view."""
-    return _choose(decision, view.legal_cards, view.legal_contracts, rng)
-
-
-def pick_from_turn(turn: events_pb2.TurnStarted, rng: Any) -> gateway_pb2.Action | None:
-    """The same choice as `pick`, from the seat's own TurnStarted, which carries its legal
-    moves (ADR 0003 decision 15): no view needed. None when the turn does not carry them (a
-    client-seed turn, a view's turn, events from before the change): ask for a view then."""
-    if not turn.seat_copies:
-        return None
-    return _choose(turn.decision, turn.legal_cards, turn.legal_contracts, rng)
-
-
-def _choose(
-    decision: int, cards: Sequence[common_pb2.Card], contracts: Sequence[int], rng: Any
-) -> gateway_pb2.Action | None:
-    action = gateway_pb2.Action()
-    if decision == common_pb2.DECISION_CONTRACT and contracts:
-        action.choose_contract = rng.choice(list(contracts))
-    elif decision == common_pb2.DECISION_DOUBLE:
-        action.answer_double.SetInParent()
-    elif decision == common_pb2.DECISION_CARD and cards:
-        action.play_card.id = rng.choice(list(cards)).id
-    else:
-        return None
-    return action
 
 
 # -- `trix play` ----------------------------------------------------------------------------
@@ -472,17 +157,6 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plain", action="store_true", help="read whole lines even on a terminal (no keys, no live countdown)"
     )
-
-
-def _device_secret(path: Path) -> str:
-    if path.exists():
-        return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_hex(24)
-    path.write_text(secret + "\n")
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)
-    return secret
 
 
 class Terminal:
@@ -645,7 +319,7 @@ class Terminal:
                 return True
             elif body == "card_played":
                 cp = m.event.card_played
-                self.say(f"seat {cp.seat} played {card_str(cp.card.id)}")
+                self.say(f"seat {cp.seat} played {card_text(cp.card.id)}")
             elif body == "turn_started" and (st.my_turn() or st.view is None):
                 self._refresh()
         return False
@@ -720,14 +394,6 @@ SHOW_CURSOR = "\x1b[?25h"
 REVERSE = "\x1b[7m"
 PLAIN = "\x1b[0m"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-KH = SUITS.index("H") * 13 + RANKS.index("K")
-QUEENS = tuple(SUITS.index(s) * 13 + RANKS.index("Q") for s in SUITS)
-DOUBLABLE = {
-    common_pb2.CONTRACT_KING: (KH,),
-    common_pb2.CONTRACT_QUEENS: QUEENS,
-    common_pb2.CONTRACT_COMPLEX: (KH, *QUEENS),
-}
-"""Cards each doubling contract lets a seat double (docs/rules.md §7)."""
 HELP = (
     "keys: ←/→ choose, Enter plays (or picks the contract); doubling: space marks a card, Enter answers;"
     " or type a card code (7H), a contract number or - and Enter; q Enter or Ctrl-C quits"
@@ -975,11 +641,11 @@ class KeyTerminal(Terminal):
         if t.decision == common_pb2.DECISION_DOUBLE:
             if not choices:
                 return "double: no card to double  (Enter answers no)"
-            labels = [("+" if c in self.marked else " ") + card_str(c) for c in choices]
+            labels = [("+" if c in self.marked else " ") + card_text(c) for c in choices]
             return "double: " + self._items(labels) + "  (space marks, Enter answers; - Enter: none)"
         if not choices:
             return "no legal card"
-        return "play: " + self._items([card_str(c) for c in choices]) + "  (←/→, Enter)"
+        return "play: " + self._items([card_text(c) for c in choices]) + "  (←/→, Enter)"
 
     def _items(self, labels: list[str]) -> str:
         shown = []
@@ -999,7 +665,7 @@ class KeyTerminal(Terminal):
         if t.decision == common_pb2.DECISION_CONTRACT:
             return [int(c) for c in v.legal_contracts]
         if t.decision == common_pb2.DECISION_DOUBLE:
-            eligible = DOUBLABLE.get(v.contract, ())
+            eligible = DOUBLING_CARDS_BY_CONTRACT.get(engine_enum(v.contract), frozenset())  # docs/rules.md §7
             return sorted(c.id for c in v.hand if c.id in eligible)
         if t.decision == common_pb2.DECISION_CARD:
             return sorted(c.id for c in v.legal_cards)
@@ -1058,7 +724,7 @@ class KeyTerminal(Terminal):
         action = new_action(st)
         if t.decision == common_pb2.DECISION_CARD and choices:
             action.play_card.id = choices[self.cursor % len(choices)]
-            self.sent_text = card_str(action.play_card.id)
+            self.sent_text = card_text(action.play_card.id)
         elif t.decision == common_pb2.DECISION_CONTRACT and choices:
             contract = choices[self.cursor % len(choices)]
             action.choose_contract = contract  # type: ignore[assignment]
@@ -1067,7 +733,7 @@ class KeyTerminal(Terminal):
             action.answer_double.SetInParent()
             for card in sorted(self.marked):
                 action.answer_double.cards.add(id=card)
-            self.sent_text = "double " + (" ".join(card_str(c) for c in sorted(self.marked)) or "none")
+            self.sent_text = "double " + (" ".join(card_text(c) for c in sorted(self.marked)) or "none")
         else:
             return
         self._send_action(action)
@@ -1108,7 +774,7 @@ async def _play(args: argparse.Namespace, target: str) -> int:
     client = GatewayClient(target)
     device = args.device_file or (Path(args.state_dir) / "device_secret")
     try:
-        player = await client.sign_in(_device_secret(device), args.name or os.environ.get("USER", "guest"))
+        player = await client.sign_in(device_secret(device), args.name or os.environ.get("USER", "guest"))
         print(f"signed in as {player}", flush=True)
         interactive = not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
         terminal = KeyTerminal(client, args) if interactive else Terminal(client, args)
@@ -1154,11 +820,3 @@ def run_play(args: argparse.Namespace) -> int:
     finally:
         if platform is not None:
             platform.stop()
-
-
-def temp_state_dir(prefix: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix))
-
-
-def dump_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)

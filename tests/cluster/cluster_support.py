@@ -1,5 +1,5 @@
 """Helpers of the NATS cluster tests (issue 19): the platform of `trix up --nats-cluster 3`
-(trix.play.EmbeddedPlatform on three real nats-server nodes, every stream and bucket R3),
+(trix.client.EmbeddedPlatform on three real nats-server nodes, every stream and bucket R3),
 the node leading a stream read from JetStream, node faults (SIGKILL, SIGSTOP/SIGCONT, a
 restart on the same store), bot clients playing through the gateway's Session stream
 (`trix demo`'s bot) that note every acceptance, and the checks every run ends with.
@@ -34,9 +34,9 @@ from nats.aio.client import Client
 from netns import Hosts
 
 from trix import engine
-from trix.demo import Bot, _standings
+from trix.client import EmbeddedPlatform, wait_for_standings
+from trix.demo import Bot
 from trix.natsio import permissions, serverconf, subjects
-from trix.play import EmbeddedPlatform
 from trix.records import load_record, replay, verify
 from trix.up import Child
 
@@ -426,5 +426,6 @@ async def standings_match(target: str, run: Run) -> int:
     for table_id, record_json in run.records.items():
         result = replay(load_record(record_json), engine.Game, engine.Options)
         want = list(result.record.get("totals") or [])
-        same += await _standings(target, run.token, table_id, want) == want
+        got = await wait_for_standings(target, run.token, table_id, want, tries=100, interval_s=0.2, timeout_s=5)
+        same += got == want
     return same

@@ -8,12 +8,12 @@ import asyncio
 
 import pytest
 from foundation_support import connected
-from nats.js.api import StorageType
+from nats.js.api import AckPolicy, ConsumerConfig, StorageType
 
 from support.nats import NatsServer
 from trix.errors import InvalidArgument
 from trix.natsio import subjects
-from trix.natsio.consumer import KvProgress, subscribe_durable
+from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision
 from trix.natsio.publish import publish_once
 from trix.v1 import events_pb2
@@ -82,7 +82,7 @@ async def test_publish_retry_with_same_id_is_stored_once(nats_server: NatsServer
 async def test_consumer_applies_each_table_sequence_once(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-consumer") as conn:
         js = conn.jetstream
-        kv = await js.key_value("consumer_progress")
+        progress = MemoryProgress()
         seen: list[tuple[str, int]] = []
         done = asyncio.Event()
 
@@ -91,9 +91,10 @@ async def test_consumer_applies_each_table_sequence_once(nats_server: NatsServer
             if len(seen) == 4:
                 done.set()
 
-        handler = await subscribe_durable(
-            js, subjects.all_table_results(), "test_scoring", handle, KvProgress(kv, "test_scoring")
-        )
+        handler = IdempotentEventHandler(handle, progress)
+        config = ConsumerConfig(durable_name="test_scoring", ack_policy=AckPolicy.EXPLICIT)
+        pull = PullConsumer("test", conn.client, handler, batch=16, fetch_timeout_s=0.5)
+        await pull.start(js, subjects.all_table_results(), stream=subjects.TABLE_RESULTS_STREAM, config=config)
         # (table, seq) pairs with a duplicate delivery of t1/2 (a different message id:
         # e.g. a republish after a crash) and an old t2/1 arriving late.
         for table, seq in [("t1", 1), ("t1", 2), ("t2", 1), ("t1", 2), ("t1", 3), ("t2", 2), ("t2", 1)]:
@@ -102,9 +103,10 @@ async def test_consumer_applies_each_table_sequence_once(nats_server: NatsServer
             await publish_once(js, subjects.table_results(table), event.SerializeToString())
         await asyncio.wait_for(done.wait(), 30)
         await asyncio.sleep(0.5)  # give the duplicates time to arrive
+        await pull.stop()
         assert seen == [("t1", 1), ("t1", 2), ("t2", 1), ("t1", 3), ("t2", 2)]
         assert handler.skipped == 2
-        assert await KvProgress(kv, "test_scoring").last("t1") == 3
+        assert await progress.last("t1") == 3
 
 
 async def test_nats_restart_loses_no_acknowledged_publish(nats_server: NatsServer) -> None:

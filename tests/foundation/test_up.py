@@ -126,7 +126,7 @@ def test_stopping_an_embedded_platform_gives_the_caller_its_sigint_handler_back(
     """The stop ignores a second Ctrl-C while it runs, then puts the caller's handler back: a
     process left ignoring SIGINT passes the ignore on to every program it starts (a `trix
     play` started afterwards by the same test run never saw its Ctrl-C)."""
-    from trix.play import EmbeddedPlatform
+    from trix.client import EmbeddedPlatform
 
     def mine(signum: int, frame: object) -> None:
         raise KeyboardInterrupt

@@ -2,7 +2,7 @@
 events from a gateway Session's outbox to a client over one loopback gRPC stream, with and
 without `batch_events`. The server side is the real `Session.messages` (fed like the follow
 task feeds it: the events of one action pushed back to back), the client side the real
-`trix.play.flattened`; server and client share this process, so the CPU is both ends'. An
+`trix.client.flattened`; server and client share this process, so the CPU is both ends'. An
 action's events are pushed once the previous action's are written (no backlog), so with
 batching each action is one message.
 
@@ -21,10 +21,10 @@ from typing import Any
 
 import grpc
 
+from trix.client import flattened
 from trix.gateway.config import GatewayConfig
 from trix.gateway.service import GatewayService, Session
 from trix.gateway.tokens import Principal
-from trix.play import flattened
 from trix.v1 import events_pb2, gateway_pb2
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import grpc
 
+from trix.client import GatewayClient
 from trix.gateway.tokens import HmacTokens
-from trix.play import GatewayClient
 from trix.v1 import common_pb2, gateway_pb2, matchmaking_pb2
 
 LEAKY = ("Traceback", "Error(", "Exception", ".py", 'File "', "DecodeError", "KeyError", "AttributeError")

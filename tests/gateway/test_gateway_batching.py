@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pytest
 from gateway_support import Platform, signed_in
 
-from trix.play import GatewayClient, pick
+from trix.client import GatewayClient, pick
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, matchmaking_pb2, table_pb2
 
 pytestmark = pytest.mark.timeout(180)

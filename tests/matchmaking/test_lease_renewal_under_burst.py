@@ -42,16 +42,14 @@ async def replica(nats_server: NatsServer) -> AsyncIterator[tuple[MatchmakingSer
     try:
         yield service, runtime
     finally:
-        if isinstance(service.partition_owner, PartitionOwner):
-            await service.partition_owner.stop()  # leases given back before NATS drains
-        await runtime.stop()
+        await runtime.stop()  # its lifespan gives the leases back before NATS drains
 
 
 async def test_a_burst_in_one_queue_keeps_the_partition_leases(
     nats_server: NatsServer, replica: tuple[MatchmakingService, Runtime]
 ) -> None:
-    service, _ = replica
-    owner = service.partition_owner
+    service, runtime = replica
+    owner = runtime.running
     assert isinstance(owner, PartitionOwner)
     wish = resolve_wish(1, {}, "", None)
     partition = partition_of(wish.queue_key(), service.config.partitions)

@@ -6,7 +6,7 @@ and releases other tickets concurrently, as cancelled tickets), and publishes ea
 table's TableCreated, DealScored and GameEnded events (some redelivered, some repeated
 under a new sequence, some leavers, some tables that never start). Meanwhile the
 service is killed: SIGKILL at random moments, and injected exits
-(TRIX_SCORING_CRASH_AT) before the journal append, after it, and after the projection
+(`support.scoring_faults`) before the journal append, after it, and after the projection
 update. After the run, the journal is audited on its own and against the service:
 
 - coins_accounted (balances + held + pots + house, from the service) == coins_granted;
@@ -36,8 +36,8 @@ import grpc
 from scoring_support import ADMIN, EventPublisher, ScoringProcess, identity
 
 from support.nats import NatsServer
+from support.scoring_faults import CRASH_EXIT_CODE, CRASH_KINDS, CRASH_POINTS
 from trix.scoring.journal import JetStreamJournal
-from trix.scoring.service import CRASH_EXIT_CODE, CRASH_POINTS
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 
 RETRY_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
@@ -94,13 +94,13 @@ class Harness:
         if self.crashes < self.kills:
             if self.rng.random() < 0.5:
                 point = self.rng.choice(CRASH_POINTS)
-                kind = self.rng.choice(("settle", "wallet", "any"))
+                kind = self.rng.choice(CRASH_KINDS)
                 plan = f"{point}:{kind}:{self.rng.randint(1, 12)}"
                 self.kill_at = time.monotonic() + 8.0  # fallback if the plan is not reached
             else:
                 self.kill_at = time.monotonic() + self.rng.uniform(1.2, 3.5)
         self.launch_plan = plan
-        self.proc.start(TRIX_SCORING_CRASH_AT=plan)
+        self.proc.start(crash_at=plan)
 
     async def supervise(self) -> None:
         assert self.proc is not None

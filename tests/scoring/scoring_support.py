@@ -16,12 +16,12 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client
 
 from support.processes import kill_process, stop_process
+from support.scoring_faults import CRASH_AT_ENV
 from trix.natsio import subjects
-from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import provision
 from trix.runtime.identity import IDENTITY_METADATA, PLAYER_KEY_ENV, ROLE_PLAYER, SERVICE_KEY_ENV, sign
-from trix.runtime.server import Runtime
-from trix.scoring import grpc_api, subscribers
+from trix.scoring import subscribers
+from trix.scoring.__main__ import build
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
 from trix.up import free_port
@@ -68,16 +68,14 @@ class InProcessScoring:
     def __init__(self, nats_url: str, **extra: str) -> None:
         self.config = ScoringConfig.from_env(scoring_env(nats_url, **extra))
         self.service = ScoringService(self.config)
-        self.consumer: subscribers.EventConsumer | None = None
-
-        async def start_subscribers(conn: NatsConnection) -> None:
-            self.consumer = await subscribers.start(conn, self.service)
-
-        self.runtime = Runtime(
-            self.config.runtime, [grpc_api.binding(self.service)], start_subscribers=start_subscribers
-        )
+        self.runtime = build(self.config, self.service)
         self.channel: grpc.aio.Channel | None = None
         self.stub: scoring_pb2_grpc.ScoringServiceStub
+
+    @property
+    def consumer(self) -> subscribers.EventConsumer | None:
+        running = self.runtime.running
+        return running if isinstance(running, subscribers.EventConsumer) else None
 
     async def start(self) -> scoring_pb2_grpc.ScoringServiceStub:
         await self.runtime.start()
@@ -92,14 +90,15 @@ class InProcessScoring:
 
 
 class ScoringProcess:
-    """`python -m trix.scoring` as a subprocess on a fixed free gRPC port."""
+    """`python -m trix.scoring` as a subprocess on a fixed free gRPC port (with a crash plan,
+    the same service with injected exits: `support.scoring_faults`)."""
 
     def __init__(self, workdir: Path, nats_url: str, **extra: str) -> None:
         self.grpc_port = free_port()
         self.workdir = workdir
         self.base_env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
         self.base_env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(REPO / "services"), os.environ.get("PYTHONPATH")])
+            filter(None, [str(REPO / "services"), str(REPO / "tests"), os.environ.get("PYTHONPATH")])
         )
         self.base_env.update(scoring_env(nats_url, TRIX_GRPC_PORT=str(self.grpc_port), **extra))
         self.proc: subprocess.Popen[bytes] | None = None
@@ -109,11 +108,15 @@ class ScoringProcess:
     def address(self) -> str:
         return f"127.0.0.1:{self.grpc_port}"
 
-    def start(self, **extra: str) -> None:
+    def start(self, crash_at: str = "", **extra: str) -> None:
         env = {**self.base_env, **extra}
+        module = "trix.scoring"
+        if crash_at:
+            env[CRASH_AT_ENV] = crash_at
+            module = "support.scoring_faults"
         self.launches += 1
         with open(self.workdir / f"scoring-{self.launches}.log", "wb") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "trix.scoring"], env=env, stdout=log, stderr=log)
+            self.proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdout=log, stderr=log)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

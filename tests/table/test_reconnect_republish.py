@@ -38,7 +38,7 @@ async def test_the_last_batch_of_a_live_table_is_published_again_after_a_reconne
     # The owner's connection drops (its socket closed under it) while the reader's stays up.
     nats_conn = table_service.runtime.nats
     before = nats_conn.reconnects
-    nats_conn.client._transport.close()  # noqa: SLF001 - a cut TCP connection, as a network fault leaves
+    nats_conn.client._transport.close()  # a cut TCP connection, as a network fault leaves it
     await eventually(lambda: nats_conn.reconnects > before, 30, "the owner's reconnect")
     await eventually(lambda: len(batches) >= 2, 60, "the last batch published again after the reconnect")
     assert batches[1] == last  # the same events (readers drop what they have by sequence)

@@ -14,8 +14,8 @@ from typing import Any
 
 from conftest import InProcessTable
 from support.table import GatewayClient, create_request, play_until, read_subject, token
+from trix.client import pick, pick_from_turn
 from trix.natsio import subjects
-from trix.play import pick, pick_from_turn
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
@@ -69,7 +69,7 @@ async def test_a_seats_own_turn_started_carries_exactly_the_legal_moves_its_view
         pub = public[turn.turn_seq].turn_started
         assert not pub.legal_cards and not pub.legal_contracts and pub.seat_copies
         assert _without_moves(copy.turn_started) == pub and copy.time == public[turn.turn_seq].time
-        # A client picks from it as it would from the view (`trix.play.pick_from_turn`).
+        # A client picks from it as it would from the view (`trix.client.pick_from_turn`).
         assert pick_from_turn(copy.turn_started, random.Random(turn.turn_seq)) == pick(
             view, turn.decision, random.Random(turn.turn_seq)
         )

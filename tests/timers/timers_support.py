@@ -21,10 +21,10 @@ from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.publish import publish_once
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
+from trix.runtime.server import Runtime
 from trix.table.__main__ import build as build_table
 from trix.table.config import TableConfig
 from trix.table.service import TableService
-from trix.timers.__main__ import TimersRuntime
 from trix.timers.__main__ import build as build_timers
 from trix.timers.clock import SystemClock
 from trix.timers.config import TimersConfig
@@ -82,7 +82,7 @@ class InProcessTimers:
         self.config = TimersConfig.from_env(service_env(nats_url, TRIX_INSTANCE=name, **env))
         self.clock = clock
         self.name = name
-        self.runtime: TimersRuntime | None = None
+        self.runtime: Runtime | None = None
         self.service: TimersService | None = None
 
     async def start(self) -> None:
@@ -92,7 +92,7 @@ class InProcessTimers:
 
     @property
     def running(self) -> TimersNats:
-        assert self.runtime is not None and self.runtime.running is not None
+        assert self.runtime is not None and isinstance(self.runtime.running, TimersNats)
         return self.runtime.running
 
     @property

@@ -15,7 +15,7 @@ from trix.gateway.upstream import GrpcMatchmaking, GrpcScoring
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET, GATEWAY_INBOX_PREFIX
 from trix.natsio.provisioning import KV_BUCKETS
-from trix.runtime.server import Runtime, run_main
+from trix.runtime.server import Runtime, lifespan, run_main
 
 
 def build(config: GatewayConfig, service: GatewayService | None = None) -> Runtime:
@@ -26,8 +26,10 @@ def build(config: GatewayConfig, service: GatewayService | None = None) -> Runti
     if config.scoring_target:
         service.scoring = GrpcScoring(config.scoring_target, config.call_timeout_s, config.player_key)
 
-    async def start_subscribers(nats: NatsConnection) -> None:
-        await subscribers.start(nats, service)
+    gateway = service
+
+    async def start(nats: NatsConnection) -> None:
+        await subscribers.start(nats, gateway)  # ports only: nothing of its own to stop
 
     # Least privilege (docs/rules.md §14): the gateway's NATS user provisions only its own bucket,
     # and receives replies only under its own inbox prefix.
@@ -36,7 +38,7 @@ def build(config: GatewayConfig, service: GatewayService | None = None) -> Runti
     return Runtime(
         config.runtime,
         [grpc_api.binding(service)],
-        start_subscribers=start_subscribers,
+        lifespan=lifespan(start),
         nats_declared=declared,
         nats_inbox_prefix=GATEWAY_INBOX_PREFIX,
         grpc_options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", 4 * 1024 * 1024)],

@@ -79,19 +79,16 @@ class NatsTables:
         """What the seat (or a spectator) may see after `after`: the public subject merged with
         the seat's own, live, gaps asked of the owner as `player_id` (`trix.natsio.seatstream`)."""
 
-        async def history(since: int) -> list[events_pb2.Event]:
-            read = table_pb2.ReadEventsRequest(
-                table_id=table_id, seat=seat, after_sequence=since, limit=seatstream.HISTORY_BATCH
-            )
-            reply = await self.command(table_id, table_pb2.TableCommand(read_events=read), player_id)
-            return list(reply.read_events.events)
+        async def send(command: table_pb2.TableCommand) -> table_pb2.TableCommandReply:
+            return await self.command(table_id, command, player_id)
 
+        reader_seat = None if seat == SPECTATOR else seat
         reader = seatstream.follow(
             self.nats,
             table_id,
-            None if seat == SPECTATOR else seat,
+            reader_seat,
             timeout_s=self.timeout_s,
-            history=history,
+            history=seatstream.owner_history(table_id, reader_seat, send),
             feeds=self.feeds,
             after=after,
         )

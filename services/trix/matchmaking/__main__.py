@@ -15,7 +15,7 @@ from trix.matchmaking.config import SERVICE, MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringRatings, ScoringWallet
 from trix.natsio.connection import NatsConnection
-from trix.runtime.server import Runtime, run_main
+from trix.runtime.server import Runtime, lifespan, run_main
 
 log = structlog.get_logger("trix.matchmaking")
 
@@ -35,13 +35,13 @@ def build(config: MatchmakingConfig, service: MatchmakingService | None = None) 
             else None
         )
         service = MatchmakingService(config, wallet=wallet, ratings=ratings)
-    svc = service
+    matchmaking = service
 
-    async def start_subscribers(nats: NatsConnection) -> None:
-        # Partition leases lapse by TTL when the process stops (the KV bucket's 3 s).
-        svc.partition_owner = await subscribers.start(nats, svc, config.runtime.instance)
+    async def start(nats: NatsConnection) -> subscribers.PartitionOwner:
+        # Stopping the owner gives its partition leases back before NATS drains.
+        return await subscribers.start(nats, matchmaking, config.runtime.instance)
 
-    return Runtime(config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers)
+    return Runtime(config.runtime, [grpc_api.binding(matchmaking)], lifespan=lifespan(start))
 
 
 def main() -> int:

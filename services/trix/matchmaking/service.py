@@ -160,8 +160,6 @@ class MatchmakingService:
         # Enqueues in flight at once: more wait here, costing the event loop nothing, so a
         # burst cannot queue thousands of store calls ahead of the lease renewals.
         self._admission = asyncio.Semaphore(ADMISSION_LIMIT)
-        self.partition_owner: Any = None
-        """The adapter leasing this replica's partitions (`subscribers.PartitionOwner`), once started."""
 
     def wire(self, store: Store, publisher: MatchPublisher) -> None:
         """Attach the store and publisher once NATS is connected."""

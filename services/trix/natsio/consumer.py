@@ -1,30 +1,229 @@
-"""Durable JetStream consumers that apply each (table, sequence) exactly once.
+"""JetStream consumers: the one pull-consumer loop, and applying each (table, sequence) once.
 
-Owns `IdempotentEventHandler`: decodes the `trix.v1.Event` envelope, skips an event
-whose sequence is not above the last one applied for its table (a redelivery after
-a crash, a duplicate publish), runs the handler, records the progress, then acks.
-Progress lives in a `ProgressStore`: in memory for tests, or the
-`consumer_progress` KV bucket so it survives restarts. A handler that fails is not
-acked and JetStream redelivers the event.
+Owns `PullConsumer`, the loop every JetStream pull consumer of the platform runs (the
+timers' presence, scoring's table results): fetch a batch, wait a linger when it came
+short (several events per pull at low load), apply each message in order (in lanes
+when the consumer names them: in order within a lane, lanes in parallel), ack each one
+or the batch's last (`AckPolicy.ALL`), and on an error pause and apply the same message
+again (a later message of the lane must not overtake it) until it applies or the
+consumer stops. `stop` lets the batch in hand finish, then unsubscribes (a pull
+subscription still holding a late delivery keeps the connection's drain waiting).
+
+Owns `read_range`, the bounded read of a stream's messages (the scoring journal's
+replay), `decode_event` (the `trix.v1.Event` envelope; an undecodable message is
+terminated), and `IdempotentEventHandler`: decodes the envelope, skips an event whose
+sequence is not above the last one applied for its table (a redelivery after a crash, a
+duplicate publish), runs the handler, records the progress, then acks; a handler that
+fails is not acked and JetStream redelivers the event.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Literal, Protocol
 
+import nats.errors
 import structlog
+from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
-from nats.js.errors import KeyNotFoundError
-from nats.js.kv import KeyValue
 
-from trix.natsio import subjects
 from trix.v1 import events_pb2
 
 log = structlog.get_logger("trix.natsio.consumer")
 
 EventHandler = Callable[[events_pb2.Event], Awaitable[None]]
+MsgHandler = Callable[[Msg], Awaitable[None]]
+AckMode = Literal["each", "last"]
+"""`each`: every message is acked once applied (AckPolicy.EXPLICIT); `last`: the batch's
+last message is acked once every one before it applied (AckPolicy.ALL: one ack a fetch)."""
+
+STOP_WAIT_S = 3.0
+"""How long a stopping consumer may take to finish the batch in hand."""
+FETCH_ERROR_PAUSE_S = 0.5
+"""After a failed fetch (NATS restarting): the next one waits this long."""
+RETRY_FIRST_S = 0.1
+RETRY_MAX_S = 2.0
+"""A message that failed to apply is applied again after 0.1 s, doubling up to 2 s."""
+
+
+class PullConsumer:
+    """One pull subscription and the task that consumes it (see the module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        nc: Client,
+        apply: MsgHandler,
+        *,
+        batch: int,
+        fetch_timeout_s: float,
+        linger_s: float = 0.0,
+        ack: AckMode = "each",
+        lane: Callable[[Msg], str] | None = None,
+        gate: asyncio.Event | None = None,
+    ) -> None:
+        self.name = name
+        self.nc = nc
+        self.apply = apply
+        self.batch = batch
+        self.fetch_timeout_s = fetch_timeout_s
+        self.linger_s = linger_s
+        self.ack = ack
+        self.lane = lane
+        """Messages of one lane are applied in order, lanes in parallel (None: one lane)."""
+        self.gate = gate
+        """While cleared, nothing is applied (what a fetch in flight brings waits in hand)."""
+        self.consumed = 0
+        self.stopping = False
+        self.task: asyncio.Task[None] | None = None
+
+    async def start(self, js: JetStreamContext, subject: str, *, stream: str, config: ConsumerConfig) -> None:
+        """Create (or bind to) the consumer `config` names and start consuming it."""
+        sub = await js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
+        self.task = asyncio.ensure_future(self._run(sub))
+
+    async def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
+        """Finish (and ack) the batch in hand, stop fetching and unsubscribe, before the
+        connection drains. Bounded: after `timeout_s` the loop is cancelled (what it held
+        unacked is delivered again; the consumers' applying is idempotent)."""
+        self.stopping = True
+        task = self.task
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+        if not done:
+            task.cancel()
+            # Bounded too: a cancellation swallowed below us (Python 3.11's wait_for) leaves the
+            # loop to see `stopping` at its next step.
+            await asyncio.wait({task}, timeout=timeout_s)
+
+    async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
+        try:
+            await self._consume(sub)
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    async def _consume(self, sub: JetStreamContext.PullSubscription) -> None:
+        while not self.stopping:
+            if self.gate is not None:
+                await self.gate.wait()
+            try:
+                msgs = await sub.fetch(self.batch, timeout=self.fetch_timeout_s)
+            except (nats.errors.TimeoutError, TimeoutError):
+                continue
+            except (nats.errors.ConnectionClosedError, nats.errors.DrainTimeoutError):
+                return
+            except Exception as exc:  # noqa: BLE001 - NATS restarting: keep consuming
+                log.warning("fetch failed, retrying", consumer=self.name, error=repr(exc))
+                await asyncio.sleep(FETCH_ERROR_PAUSE_S)
+                continue
+            if self.gate is not None:
+                await self.gate.wait()  # a hold that began during the fetch holds what it brought
+            if not await self._handle(msgs):
+                return
+            if len(msgs) < self.batch and self.linger_s > 0 and not self.stopping:
+                await asyncio.sleep(self.linger_s)  # let the next messages gather: one fetch for several
+
+    async def _handle(self, msgs: list[Msg]) -> bool:
+        """Apply a batch; False when the consumer gave up on it (stopping, connection closed)."""
+        if self.lane is None:
+            applied = await self._lane(msgs)
+        else:
+            lanes: dict[str, list[Msg]] = {}
+            for msg in msgs:
+                lanes.setdefault(self.lane(msg), []).append(msg)
+            applied = all(await asyncio.gather(*(self._lane(of_lane) for of_lane in lanes.values())))
+        if applied and self.ack == "last" and msgs:
+            await _ack(msgs[-1])
+        return applied
+
+    async def _lane(self, msgs: list[Msg]) -> bool:
+        for i, msg in enumerate(msgs):
+            if not await self._apply_until_done(msg):
+                if self.ack == "each":  # the rest of the lane to another replica, now
+                    for later in msgs[i:]:
+                        with contextlib.suppress(Exception):
+                            await later.nak()
+                return False
+            self.consumed += 1
+            if self.ack == "each":
+                await _ack(msg)
+        return True
+
+    async def _apply_until_done(self, msg: Msg) -> bool:
+        delay = RETRY_FIRST_S
+        while True:
+            try:
+                await self.apply(msg)
+                return True
+            except Exception as exc:  # noqa: BLE001 - paused, then applied again
+                if self.nc.is_closed or self.stopping:
+                    return False
+                log.warning("message not applied yet, retrying", consumer=self.name, error=repr(exc), retry_in_s=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+
+
+async def _ack(msg: Msg) -> None:
+    """Ack, unless the handler already acked or termed it (a poison message); a failed ack
+    (NATS restarting) leaves it to be redelivered, which the consumers' applying skips."""
+    try:
+        await msg.ack()
+    except nats.errors.MsgAlreadyAckdError:
+        pass
+    except Exception as exc:  # noqa: BLE001
+        log.warning("ack failed", error=repr(exc))
+
+
+async def read_range(
+    js: JetStreamContext, subject: str, stream: str, first: int, *, batch: int, fetch_timeout_s: float
+) -> list[tuple[int, bytes]]:
+    """The messages of `stream` on `subject` from sequence `first` to the stream's last
+    when called, as (stream sequence, data): an ephemeral consumer without acks."""
+    info = await js.stream_info(stream)
+    last = int(info.state.last_seq)
+    if last < first:
+        return []
+    config = ConsumerConfig(
+        deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+        opt_start_seq=max(1, first),
+        ack_policy=AckPolicy.NONE,
+        inactive_threshold=60.0,
+        mem_storage=True,
+    )
+    sub = await js.pull_subscribe(subject, stream=stream, config=config)
+    entries: list[tuple[int, bytes]] = []
+    try:
+        seen = first - 1
+        while seen < last:
+            try:
+                msgs = await sub.fetch(batch, timeout=fetch_timeout_s)
+            except nats.errors.TimeoutError:
+                break  # nothing more (e.g. the tail was purged): what we have is all there is
+            for msg in msgs:
+                seen = int(msg.metadata.sequence.stream)
+                entries.append((seen, msg.data))
+    finally:
+        await sub.unsubscribe()
+    return entries
+
+
+async def decode_event(msg: Msg) -> events_pb2.Event | None:
+    """The message's `trix.v1.Event`, or None after terminating an undecodable one (a poison
+    message must not block the consumer: it is never delivered again)."""
+    event = events_pb2.Event()
+    try:
+        event.ParseFromString(msg.data)
+    except Exception:  # noqa: BLE001 - any decode failure
+        log.error("undecodable event dropped", subject=msg.subject)
+        await msg.term()
+        return None
+    return event
 
 
 class ProgressStore(Protocol):
@@ -36,7 +235,7 @@ class ProgressStore(Protocol):
 
 
 class MemoryProgress:
-    """Progress kept in memory (tests, or consumers whose effects are themselves idempotent)."""
+    """Progress kept in memory (consumers whose effects are themselves idempotent)."""
 
     def __init__(self) -> None:
         self._last: dict[str, int] = {}
@@ -46,27 +245,6 @@ class MemoryProgress:
 
     async def advance(self, table_id: str, sequence: int) -> None:
         self._last[table_id] = max(sequence, self._last.get(table_id, 0))
-
-
-class KvProgress:
-    """Progress kept in the `consumer_progress` KV bucket under `<consumer>.<table_id>`."""
-
-    def __init__(self, kv: KeyValue, consumer: str) -> None:
-        self._kv = kv
-        self._consumer = subjects.token(consumer, "consumer name")
-
-    def _key(self, table_id: str) -> str:
-        return f"{self._consumer}.{subjects.token(table_id, 'table id')}"
-
-    async def last(self, table_id: str) -> int:
-        try:
-            entry = await self._kv.get(self._key(table_id))
-        except KeyNotFoundError:
-            return 0
-        return int(entry.value or b"0")
-
-    async def advance(self, table_id: str, sequence: int) -> None:
-        await self._kv.put(self._key(table_id), str(sequence).encode())
 
 
 class IdempotentEventHandler:
@@ -79,12 +257,8 @@ class IdempotentEventHandler:
         self.skipped = 0
 
     async def __call__(self, msg: Msg) -> None:
-        event = events_pb2.Event()
-        try:
-            event.ParseFromString(msg.data)
-        except Exception:  # noqa: BLE001 - a poison message must not block the consumer
-            log.error("undecodable event dropped", subject=msg.subject)
-            await msg.term()
+        event = await decode_event(msg)
+        if event is None:
             return
         table_id = event.table_id
         if table_id and event.sequence and event.sequence <= await self._progress.last(table_id):
@@ -96,18 +270,3 @@ class IdempotentEventHandler:
             await self._progress.advance(table_id, event.sequence)
         self.applied += 1
         await msg.ack()
-
-
-async def subscribe_durable(
-    js: JetStreamContext,
-    subject: str,
-    durable: str,
-    handler: EventHandler,
-    progress: ProgressStore,
-    *,
-    stream: str | None = None,
-) -> IdempotentEventHandler:
-    """Start a durable push consumer with manual acks feeding `handler` exactly once per event."""
-    wrapped = IdempotentEventHandler(handler, progress)
-    await js.subscribe(subject, durable=durable, stream=stream, cb=wrapped.__call__, manual_ack=True)
-    return wrapped

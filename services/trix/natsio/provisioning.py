@@ -147,7 +147,6 @@ KV_BUCKETS: tuple[KvSpec, ...] = (
         memory=True,
     ),
     KvSpec("gateway_accounts", "Guest accounts of the gateway: SHA-256 of a device secret -> player (issue 9)."),
-    KvSpec("consumer_progress", "Last (table, sequence) applied by each durable consumer."),
 )
 
 

@@ -39,7 +39,7 @@ from nats.aio.subscription import Subscription
 from trix.errors import NotFound, Unavailable
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
-from trix.v1 import events_pb2
+from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.natsio.seatstream")
 
@@ -63,6 +63,22 @@ never holds up the others of its table."""
 History = Callable[[int], Awaitable[list[events_pb2.Event]]]
 """`after` -> up to HISTORY_BATCH events the reader may see after that sequence, oldest first,
 already merged for its seat (the owner's `read_events` with the reader's identity)."""
+SendCommand = Callable[[table_pb2.TableCommand], Awaitable[table_pb2.TableCommandReply]]
+"""Sends a command to the table's owner as the caller (its identity, its error policy)."""
+
+
+def owner_history(table_id: str, seat: int | None, send: SendCommand, *, limit: int = HISTORY_BATCH) -> History:
+    """The `History` of a reader of `table_id` as `seat` (None: the public events only): the
+    owner's `read_events`, sent by `send`."""
+
+    async def history(after: int) -> list[events_pb2.Event]:
+        read = table_pb2.ReadEventsRequest(
+            table_id=table_id, seat=-1 if seat is None else seat, after_sequence=after, limit=limit
+        )
+        reply = await send(table_pb2.TableCommand(read_events=read))
+        return list(reply.read_events.events)
+
+    return history
 
 
 def has_seat_copies(event: events_pb2.Event, seat: int) -> bool:

@@ -5,18 +5,24 @@ standard health service, optional reflection, the metrics endpoint and the NATS
 connection) and `run_main` (what every service's `__main__` calls: load config or
 exit 2 naming the bad variable, configure logs, serve until SIGTERM/SIGINT, exit 0).
 
-Health is NOT_SERVING until gRPC, metrics and NATS are all up, then SERVING. On
-shutdown: NOT_SERVING, a short drain delay so watchers and balancers notice, response
-streams end with UNAVAILABLE, the server stops accepting calls and gives in-flight
-unary calls the grace period, then NATS is drained.
+A service's NATS side is one `Lifespan`: an async context manager entered once NATS is
+connected and provisioned (it builds the service's NATS adapters, starts its
+subscriptions and yields what runs) and left first on shutdown, so every consumer and
+subscription is stopped before NATS drains.
+
+Health is NOT_SERVING until gRPC, metrics, NATS and the lifespan are all up, then SERVING.
+On shutdown: the lifespan is left, NOT_SERVING, a short drain delay so watchers and
+balancers notice, response streams end with UNAVAILABLE, the server stops accepting calls
+and gives in-flight unary calls the grace period, then NATS is drained.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -54,7 +60,30 @@ class ServiceBinding:
     """The issue that builds this service's not-yet-implemented RPCs (named in UNIMPLEMENTED)."""
 
 
-SubscriberHook = Callable[[NatsConnection], Awaitable[None]]
+Lifespan = Callable[[NatsConnection], contextlib.AbstractAsyncContextManager[object]]
+"""A service's NATS side: entered once NATS is up, left before NATS drains (module docstring)."""
+
+
+class Stoppable(Protocol):
+    """A service's running NATS side: its subscriptions, consumers and background tasks."""
+
+    async def stop(self) -> None: ...
+
+
+def lifespan(start: Callable[[NatsConnection], Awaitable[Stoppable | None]]) -> Lifespan:
+    """The `Lifespan` of a service whose NATS side `start` builds and starts: left by
+    stopping what `start` returned (nothing to stop when it returned None)."""
+
+    @contextlib.asynccontextmanager
+    async def span(nats: NatsConnection) -> AsyncIterator[Stoppable | None]:
+        running = await start(nats)
+        try:
+            yield running
+        finally:
+            if running is not None:
+                await running.stop()
+
+    return span
 
 
 class Runtime:
@@ -65,7 +94,7 @@ class Runtime:
         config: RuntimeConfig,
         services: Sequence[ServiceBinding],
         *,
-        start_subscribers: SubscriberHook | None = None,
+        lifespan: Lifespan | None = None,
         nats_declared: tuple[Sequence[StreamSpec], Sequence[KvSpec]] | None = None,
         nats_inbox_prefix: str | None = None,
         grpc_options: Sequence[tuple[str, int]] = (),
@@ -79,7 +108,10 @@ class Runtime:
         self.grpc_options = tuple(grpc_options)
         """Extra grpc.aio server options, e.g. message size limits (the gateway)."""
         self.services = tuple(services)
-        self.start_subscribers = start_subscribers
+        self.lifespan = lifespan
+        self.running: object | None = None
+        """What the lifespan yielded (the service's running NATS side), while it runs."""
+        self._lifespan_exit = contextlib.AsyncExitStack()
         self.metrics = RpcMetrics()
         self.health = HealthServicer()
         self.nats: NatsConnection | None = None
@@ -135,8 +167,8 @@ class Runtime:
                 inbox_prefix=self.nats_inbox_prefix,
             )
             await self.nats.connect()
-            if self.start_subscribers is not None:
-                await self.start_subscribers(self.nats)
+            if self.lifespan is not None:
+                self.running = await self._lifespan_exit.enter_async_context(self.lifespan(self.nats))
         await self._set_all(health_pb2.HealthCheckResponse.SERVING)
         log.info("serving", grpc_port=self.grpc_port, metrics_port=self.metrics_port)
 
@@ -147,6 +179,11 @@ class Runtime:
         self._stopped = True
         cfg = self.config
         log.info("shutting down", grace_s=cfg.shutdown_grace_s)
+        try:
+            await self._lifespan_exit.aclose()
+        except Exception:  # the rest of the shutdown still runs
+            log.exception("stopping the service's NATS side failed")
+        self.running = None
         await self.health.enter_graceful_shutdown()
         if self._server is not None:
             await asyncio.sleep(cfg.drain_delay_s)

@@ -11,31 +11,19 @@ import sys
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import PRIVATE_STREAMS
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
-from trix.runtime.server import Runtime, run_main
+from trix.runtime.server import Runtime, lifespan, run_main
 from trix.scoring import grpc_api, subscribers
 from trix.scoring.config import SERVICE, ScoringConfig
 from trix.scoring.service import ScoringService
 
 
-class ScoringRuntime(Runtime):
-    """The runtime plus the scoring's event consumer, stopped before NATS drains."""
+def build(config: ScoringConfig, service: ScoringService | None = None) -> Runtime:
+    """Wire the scoring's logic to the runtime. Its lifespan loads the journal and runs the
+    event consumer (`subscribers.EventConsumer`)."""
+    scoring = service or ScoringService(config)
 
-    consumer: subscribers.EventConsumer | None = None
-
-    async def stop(self) -> None:
-        if self.consumer is not None:
-            await self.consumer.stop()
-            self.consumer = None
-        await super().stop()
-
-
-def build(config: ScoringConfig, service: ScoringService | None = None) -> ScoringRuntime:
-    """Wire the scoring's logic to the runtime."""
-    service = service or ScoringService(config)
-    runtime: ScoringRuntime
-
-    async def start_subscribers(nats: NatsConnection) -> None:
-        runtime.consumer = await subscribers.start(nats, service)
+    async def start(nats: NatsConnection) -> subscribers.EventConsumer:
+        return await subscribers.start(nats, scoring)
 
     # Least privilege: the scoring's NATS user may not touch the table's private streams
     # (docs/rules.md §14), so it does not declare them either (the table service does).
@@ -43,10 +31,7 @@ def build(config: ScoringConfig, service: ScoringService | None = None) -> Scori
         [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
         [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],
     )
-    runtime = ScoringRuntime(
-        config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers, nats_declared=declared
-    )
-    return runtime
+    return Runtime(config.runtime, [grpc_api.binding(scoring)], lifespan=lifespan(start), nats_declared=declared)
 
 
 def main() -> int:

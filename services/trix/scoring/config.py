@@ -41,8 +41,6 @@ class ScoringConfig:
     """TRIX_SCORING_REPLAY_RECORDS: replay a started game's record and compare it with its
     GameEnded before paying or rating (`trix.scoring.audit`, issue 18). Only the wallet and
     rating tests, which publish hand-made records, turn it off."""
-    crash_at: str = ""
-    """TRIX_SCORING_CRASH_AT: test builds only, `point:kind:n` (see `service.CrashPlan`); empty = never."""
     keys: Keys = field(default_factory=Keys, repr=False)
     """TRIX_PLAYER_TOKEN_KEY and TRIX_SERVICE_TOKEN_KEY: a stake call carries a player's token
     (the gateway's) for that player or matchmaking's service token (`trix.runtime.identity`);
@@ -56,22 +54,5 @@ class ScoringConfig:
             admin_token=_admin_token(env_str(e, "TRIX_SCORING_ADMIN_TOKEN", "")),
             consumer=env_str(e, "TRIX_SCORING_CONSUMER", "scoring"),
             replay_records=env_bool(e, "TRIX_SCORING_REPLAY_RECORDS", True),
-            crash_at=_crash_at(env_str(e, "TRIX_SCORING_CRASH_AT", "")),
             keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
         )
-
-
-def _crash_at(value: str) -> str:
-    """`point:kind:n` with point before_append/after_append/after_apply, kind settle/wallet/any."""
-    if not value:
-        return ""
-    parts = value.split(":")
-    if (
-        len(parts) != 3
-        or parts[0] not in ("before_append", "after_append", "after_apply")
-        or parts[1] not in ("settle", "wallet", "any")
-        or not parts[2].isdigit()
-        or int(parts[2]) < 1
-    ):
-        raise ConfigError(f"TRIX_SCORING_CRASH_AT: not point:kind:n: {value!r}")
-    return value

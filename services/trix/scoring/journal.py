@@ -8,12 +8,11 @@ the stream back in order to rebuild the projection. Knows nothing of what entrie
 
 from __future__ import annotations
 
-import nats.errors
 import nats.js.errors
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
 
 from trix.natsio import subjects
+from trix.natsio.consumer import read_range
 from trix.natsio.publish import publish_once
 from trix.scoring.service import JournalConflict, JournalDuplicate
 
@@ -49,30 +48,4 @@ class JetStreamJournal:
         return int(ack.seq)
 
     async def read_from(self, sequence: int) -> list[tuple[int, bytes]]:
-        info = await self.js.stream_info(self.stream)
-        last = int(info.state.last_seq)
-        if last < sequence:
-            return []
-        config = ConsumerConfig(
-            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-            opt_start_seq=max(1, sequence),
-            ack_policy=AckPolicy.NONE,
-            inactive_threshold=60.0,
-            mem_storage=True,
-        )
-        sub = await self.js.pull_subscribe(self.subject, stream=self.stream, config=config)
-        entries: list[tuple[int, bytes]] = []
-        try:
-            seen = sequence - 1
-            while seen < last:
-                try:
-                    msgs = await sub.fetch(READ_BATCH, timeout=5.0)
-                except nats.errors.TimeoutError:
-                    break  # nothing more (e.g. the tail was purged): what we have is all there is
-                for msg in msgs:
-                    seq = int(msg.metadata.sequence.stream)
-                    seen = seq
-                    entries.append((seq, msg.data))
-        finally:
-            await sub.unsubscribe()
-        return entries
+        return await read_range(self.js, self.subject, self.stream, sequence, batch=READ_BATCH, fetch_timeout_s=5.0)

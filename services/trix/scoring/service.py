@@ -24,10 +24,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import structlog
@@ -57,9 +55,6 @@ log = structlog.get_logger("trix.scoring")
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 MAX_ID_LENGTH = 128
-CRASH_EXIT_CODE = 75
-"""Exit code of an injected crash (TRIX_SCORING_CRASH_AT), so a test tells it from a bug."""
-CRASH_POINTS = ("before_append", "after_append", "after_apply")
 MAX_COMMIT_ATTEMPTS = 50
 
 
@@ -85,49 +80,6 @@ class Journal(Protocol):
     async def read_from(self, sequence: int) -> list[tuple[int, bytes]]:
         """Every entry from `sequence` on, in order, as (sequence, payload)."""
         ...
-
-
-@dataclass(frozen=True)
-class CrashPlan:
-    """Test builds only: exit the process at a named point (TRIX_SCORING_CRASH_AT=point:kind:n).
-
-    `kind` is `settle` (entries that settle or refund a table), `wallet` (any entry with
-    postings) or `any`; the process exits with CRASH_EXIT_CODE the n-th time an entry
-    of that kind reaches `point`.
-    """
-
-    point: str
-    kind: str
-    nth: int
-
-    @classmethod
-    def parse(cls, text: str) -> CrashPlan | None:
-        if not text:
-            return None
-        point, kind, nth = text.split(":")
-        if point not in CRASH_POINTS or kind not in ("settle", "wallet", "any") or int(nth) < 1:
-            raise ValueError(text)
-        return cls(point, kind, int(nth))
-
-
-class Crasher:
-    """Counts crash points reached and exits when the plan says so."""
-
-    def __init__(self, plan: CrashPlan | None) -> None:
-        self.plan = plan
-        self.reached = 0
-
-    def at(self, point: str, entry: dict[str, Any]) -> None:
-        plan = self.plan
-        if plan is None or plan.point != point:
-            return
-        if plan.kind == "settle" and not entry.get("settlement"):
-            return
-        if plan.kind == "wallet" and not entry.get("postings"):
-            return
-        self.reached += 1
-        if self.reached == plan.nth:
-            os._exit(CRASH_EXIT_CODE)
 
 
 def encode_entry(entry: dict[str, Any]) -> bytes:
@@ -232,7 +184,6 @@ class ScoringService:
         self.clock = clock or (lambda: int(time.time() * 1000))
         self.state = ScoringState()
         self.journal: Journal | None = None
-        self.crasher = Crasher(CrashPlan.parse(config.crash_at))
         self._lock = asyncio.Lock()
         self.events_applied = 0
         self.events_skipped = 0
@@ -260,7 +211,6 @@ class ScoringService:
                 entry = decide(self.state)
                 if entry is None:
                     return None
-                self.crasher.at("before_append", entry)
                 try:
                     sequence = await self.journal.append(str(entry["id"]), encode_entry(entry), self.state.sequence)
                 except (JournalConflict, JournalDuplicate):
@@ -268,9 +218,7 @@ class ScoringService:
                     continue
                 except Exception as exc:  # NATS down or slow: the caller retries
                     raise UnavailableError("the scoring journal is unavailable; retry") from exc
-                self.crasher.at("after_append", entry)
                 self.state.apply(sequence, entry)
-                self.crasher.at("after_apply", entry)
                 return entry
         raise UnavailableError("the scoring journal keeps moving; retry")
 

@@ -4,8 +4,8 @@ Owns the scoring's consumer of table events: a durable pull consumer on the tabl
 results (`trix.table.results.*` in TABLE_RESULTS, issue 16) that translates the events
 scoring needs (TableCreated, SeatControlChanged, DealScored, GameEnded) from their
 protos into plain dicts and hands them to `ScoringService.apply_table_event`, which
-applies each (table, sequence) once. An event is acked only after it is applied (or
-found applied before); a failure leaves it unacked and JetStream redelivers it. It
+applies each (table, sequence) once; the loop is `natsio.consumer.PullConsumer` (a
+batch's last event acked once all of it applied; a failure paused and applied again). It
 also loads the journal (`journal.JetStreamJournal`) before consuming anything.
 
 After a GameEnded is in the journal (the game's record stored durably), and before the
@@ -17,21 +17,17 @@ table service's purge is idempotent), so the signal is never lost.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any, cast
 
-import nats.errors
 import structlog
-from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from trix.errors import DomainError
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
+from trix.natsio.consumer import PullConsumer, decode_event
 from trix.natsio.publish import publish_once
 from trix.scoring.journal import JetStreamJournal
 from trix.scoring.service import ScoringService
@@ -44,9 +40,6 @@ FETCH_BATCH = 256
 ACK_WAIT_S = 30.0
 FETCH_LINGER_S = 0.05
 """After a fetch that did not fill its batch: standings lag play by at most this much more."""
-_tasks: set[asyncio.Task[None]] = set()
-STOP_WAIT_S = 3.0
-"""How long a stopping consumer may take to finish the batch in hand (a fetch waits 1 s)."""
 
 
 def _variant(value: int) -> str:
@@ -120,38 +113,41 @@ def _results_subject(table_id: str) -> str:
 
 
 class EventConsumer:
-    """The durable consumer feeding table events to the service."""
+    """The durable consumer feeding table events to the service (a `PullConsumer`)."""
 
-    def __init__(self, nc: Client, js: JetStreamContext, service: ScoringService, durable: str) -> None:
-        self.nc = nc
-        self.js = js
+    def __init__(self, nats_conn: NatsConnection, service: ScoringService, durable: str) -> None:
+        self.js = nats_conn.jetstream
+        self.nc = nats_conn.client
         self.service = service
         self.durable = durable
-        self.consumed = 0
-        self.stopping = False
-        self.task: asyncio.Task[None] | None = None
+        self.pull: PullConsumer | None = None
 
-    async def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
-        """Finish (and ack) the batch in hand, stop fetching and unsubscribe, before the
-        connection drains: a pull subscription still fetching keeps the drain waiting until
-        its timeout. Bounded: after `timeout_s` the consumer is cancelled (what it held
-        unacked is delivered again; applying is idempotent by (table, sequence))."""
-        self.stopping = True
-        task = self.task
-        if task is None:
-            return
-        done, _ = await asyncio.wait({task}, timeout=timeout_s)
-        if not done:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+    @property
+    def consumed(self) -> int:
+        return self.pull.consumed if self.pull is not None else 0
+
+    async def start(self) -> None:
+        config = ConsumerConfig(
+            durable_name=self.durable,
+            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+            opt_start_seq=await self._start_sequence(),
+            ack_policy=AckPolicy.ALL,
+            ack_wait=ACK_WAIT_S,
+            max_ack_pending=4 * FETCH_BATCH,
+        )
+        self.pull = PullConsumer(
+            "scoring", self.nc, self.handle, batch=FETCH_BATCH, fetch_timeout_s=1.0, linger_s=FETCH_LINGER_S, ack="last"
+        )
+        await self.pull.start(self.js, subjects.all_table_results(), stream=EVENTS_STREAM, config=config)
+
+    async def stop(self) -> None:
+        """Finish (and ack) the batch in hand and unsubscribe, before the connection drains."""
+        if self.pull is not None:
+            await self.pull.stop()
 
     async def handle(self, msg: Msg) -> None:
-        event = events_pb2.Event()
-        try:
-            event.ParseFromString(msg.data)
-        except Exception:  # noqa: BLE001 - a poison message must not block the consumer
-            log.error("undecodable event dropped", subject=msg.subject)
-            await msg.term()
+        event = await decode_event(msg)
+        if event is None:
             return
         domain = event_to_domain(event)
         if domain is not None and msg.subject != _results_subject(event.table_id):
@@ -171,9 +167,8 @@ class EventConsumer:
                 return
             if domain["type"] == "game_ended" and event.table_id in self.service.state.records:
                 await self._archived(event.table_id, event.sequence)
-        self.consumed += 1
         # Not acked here: the batch's last message is acked once every one before it applied
-        # (AckPolicy.ALL, `run`): one ack per fetch instead of one per event.
+        # (ack "last", AckPolicy.ALL): one ack per fetch instead of one per event.
 
     async def _archived(self, table_id: str, sequence: int) -> None:
         """The record is in the journal: tell the table service (issue 4, ADR 0003)."""
@@ -202,74 +197,12 @@ class EventConsumer:
         await self.js.delete_consumer(EVENTS_STREAM, self.durable)
         return int(info.ack_floor.stream_seq) + 1 if info.ack_floor else 1
 
-    async def run(self) -> None:
-        config = ConsumerConfig(
-            durable_name=self.durable,
-            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-            opt_start_seq=await self._start_sequence(),
-            ack_policy=AckPolicy.ALL,
-            ack_wait=ACK_WAIT_S,
-            max_ack_pending=4 * FETCH_BATCH,
-        )
-        sub = await self.js.pull_subscribe(
-            subjects.all_table_results(), durable=self.durable, stream=EVENTS_STREAM, config=config
-        )
-        try:
-            await self._consume(sub)
-        finally:
-            # Nobody fetches any more: a late delivery left in the subscription would keep the
-            # connection's drain waiting for it until its timeout. Unacked, it comes again.
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
-
-    async def _consume(self, sub: JetStreamContext.PullSubscription) -> None:
-        while not self.stopping:
-            try:
-                msgs = await sub.fetch(FETCH_BATCH, timeout=1.0)
-            except nats.errors.TimeoutError:
-                continue
-            except (nats.errors.ConnectionClosedError, nats.errors.DrainTimeoutError):
-                return
-            except Exception as exc:  # noqa: BLE001 - NATS restarting: keep consuming
-                log.warning("fetch failed, retrying", error=repr(exc))
-                await asyncio.sleep(0.5)
-                continue
-            try:
-                for msg in msgs:
-                    await self._handle_in_order(msg)
-                if msgs:
-                    with contextlib.suppress(nats.errors.MsgAlreadyAckdError):  # a poison one was termed
-                        await msgs[-1].ack()
-            except Exception:  # noqa: BLE001 - the connection closed: the service is stopping
-                return
-            if len(msgs) < FETCH_BATCH:
-                # A partial batch: let a few more events gather before the next pull (each pull
-                # at low load is a request, a "no messages" status and a lingering request).
-                await asyncio.sleep(FETCH_LINGER_S)
-
-    async def _handle_in_order(self, msg: Msg) -> None:
-        """Retry one event until it applies: a later event of the same table must not overtake it."""
-        delay = 0.1
-        while True:
-            try:
-                await self.handle(msg)
-                return
-            except Exception as exc:
-                if self.nc.is_closed or self.stopping:
-                    raise
-                log.warning("event not applied yet, retrying", error=repr(exc), retry_in_s=delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-
 
 async def start(nats_conn: NatsConnection, service: ScoringService) -> EventConsumer:
     """Load the journal, then start consuming table events."""
     js = nats_conn.jetstream
     await service.attach(JetStreamJournal(js))
     log.info("journal loaded", sequence=service.state.sequence)
-    consumer = EventConsumer(nats_conn.client, js, service, service.config.consumer)
-    task = asyncio.ensure_future(consumer.run())
-    consumer.task = task
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
+    consumer = EventConsumer(nats_conn, service, service.config.consumer)
+    await consumer.start()
     return consumer

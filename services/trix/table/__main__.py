@@ -10,41 +10,22 @@ from __future__ import annotations
 import sys
 
 from trix.natsio.connection import NatsConnection
-from trix.runtime.server import Runtime, ServiceBinding, run_main
+from trix.runtime.server import Runtime, lifespan, run_main
 from trix.table import grpc_api, subscribers
 from trix.table.config import SERVICE, TableConfig
 from trix.table.service import TableService
 
 
-class TableRuntime(Runtime):
-    """The runtime of a table replica: hands its shards over before the usual shutdown."""
-
-    def __init__(self, config: TableConfig, service: TableService, bus: subscribers.TableBus) -> None:
-        self.service = service
-        self.replica: subscribers.TableReplica | None = None
-        bindings: list[ServiceBinding] = [grpc_api.binding(service, bus)]
-
-        async def start_subscribers(nats: NatsConnection) -> None:
-            self.replica = await subscribers.start(nats, service, bus)
-
-        super().__init__(config.runtime, bindings, start_subscribers=start_subscribers)
-
-    async def stop(self) -> None:
-        replica, self.replica = self.replica, None
-        if replica is not None:
-            nats = self.nats
-            if nats is not None and nats.nc is not None and nats.nc.is_connected:
-                await replica.handover()
-            else:
-                await replica.close()
-        await super().stop()
-
-
 def build(config: TableConfig, service: TableService | None = None) -> Runtime:
-    """Wire the table's logic to the runtime (tests pass their own service: clock, seeds)."""
-    service = service or TableService(config)
+    """Wire the table's logic to the runtime (tests pass their own service: clock, seeds).
+    Its lifespan is the replica (`subscribers.TableReplica`): leaving it hands the shards over."""
+    table = service or TableService(config)
     bus = subscribers.TableBus(config.command_timeout_s)
-    return TableRuntime(config, service, bus)
+
+    async def start(nats: NatsConnection) -> subscribers.TableReplica:
+        return await subscribers.start(nats, table, bus)
+
+    return Runtime(config.runtime, [grpc_api.binding(table, bus)], lifespan=lifespan(start))
 
 
 def main() -> int:

@@ -263,16 +263,10 @@ class TableBus:
         if self._feeds is None or self._feeds.nats is not conn:
             self._feeds = seatstream.LiveFeeds(conn)
 
-        async def history(since: int) -> list[events_pb2.Event]:
-            read = table_pb2.ReadEventsRequest(
-                table_id=table_id,
-                seat=-1 if seat is None else seat,
-                after_sequence=since,
-                limit=seatstream.HISTORY_BATCH,
-            )
-            reply = await self.forward(table_id, table_pb2.TableCommand(read_events=read), token)
-            return list(reply.read_events.events)
+        async def send(command: table_pb2.TableCommand) -> table_pb2.TableCommandReply:
+            return await self.forward(table_id, command, token)
 
+        history = seatstream.owner_history(table_id, seat, send)
         reader = seatstream.follow(
             conn, table_id, seat, timeout_s=self.timeout_s, history=history, feeds=self._feeds, after=after
         )
@@ -523,6 +517,14 @@ class TableReplica:
         except Exception as exc:  # noqa: BLE001 - shutting down anyway; the leases expire
             log.warning("handover incomplete", error=repr(exc))
         await self.close()
+
+    async def stop(self) -> None:
+        """The replica's end: its shards handed over while NATS is up, else just closed."""
+        nc = self.router.nats.nc
+        if nc is not None and nc.is_connected:
+            await self.handover()
+        else:
+            await self.close()
 
     async def close(self) -> None:
         await self.manager.stop()

@@ -11,41 +11,26 @@ import sys
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import PRIVATE_STREAMS
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
-from trix.runtime.server import Runtime, run_main
+from trix.runtime.server import Runtime, lifespan, run_main
 from trix.timers import grpc_api, subscribers
 from trix.timers.config import SERVICE, TimersConfig
 from trix.timers.service import TimersService
 
 
-class TimersRuntime(Runtime):
-    """The runtime plus the timers' consumers and scheduler, stopped before NATS drains."""
+def build(config: TimersConfig, service: TimersService | None = None) -> Runtime:
+    """Wire the timers's logic to the runtime (tests pass their own service: clock, replica id).
+    Its lifespan's running part is `subscribers.TimersNats`."""
+    timers = service or TimersService(config)
 
-    running: subscribers.TimersNats | None = None
-
-    async def stop(self) -> None:
-        if self.running is not None:
-            await self.running.stop()
-            self.running = None
-        await super().stop()
-
-
-def build(config: TimersConfig, service: TimersService | None = None) -> TimersRuntime:
-    """Wire the timers's logic to the runtime (tests pass their own service: clock, replica id)."""
-    service = service or TimersService(config)
-    runtime: TimersRuntime
-
-    async def start_subscribers(nats: NatsConnection) -> None:
-        runtime.running = await subscribers.start(nats, service)
+    async def start(nats: NatsConnection) -> subscribers.TimersNats:
+        return await subscribers.start(nats, timers)
 
     # Least privilege: the timers' NATS user may not touch the table's private streams (docs/rules.md §14).
     declared = (
         [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
         [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],
     )
-    runtime = TimersRuntime(
-        config.runtime, [grpc_api.binding(service)], start_subscribers=start_subscribers, nats_declared=declared
-    )
-    return runtime
+    return Runtime(config.runtime, [grpc_api.binding(timers)], lifespan=lifespan(start), nats_declared=declared)
 
 
 def main() -> int:

@@ -28,12 +28,12 @@ import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from trix.natsio import subjects
+from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
+from trix.natsio.consumer import STOP_WAIT_S, PullConsumer
 from trix.natsio.publish import publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.timers.service import CasConflict, Outcome, TimersService
@@ -167,7 +167,7 @@ class TimersNats:
         self.flowing.set()
         self.events_handled = 0
         self.stopping = False
-        self.pulls: list[JetStreamContext.PullSubscription] = []
+        self.presence: PullConsumer | None = None
         self.events_sub: Subscription | None = None
         self.lanes: dict[str, asyncio.Task[None]] = {}
         """The last batch task of each table: the next one waits for it (a table's batches in order)."""
@@ -178,19 +178,26 @@ class TimersNats:
         replicas = await js.key_value(REPLICAS_BUCKET)
         cfg = self.service.config
         self.service.attach(KvDocStore(deadlines), NatsTableCommands(self.nats, cfg.service_key, cfg.command_timeout_s))
-        presence = await js.pull_subscribe(
-            subjects.all_presence(),
-            durable=PRESENCE_CONSUMER,
-            stream=PRESENCE_STREAM,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.NEW, ack_wait=30),
+        # One player's presence events in order (each a compare-and-set), players in parallel.
+        self.presence = PullConsumer(
+            PRESENCE_CONSUMER,
+            self.nats.client,
+            self._on_presence,
+            batch=FETCH_BATCH,
+            fetch_timeout_s=0.5,
+            linger_s=cfg.fetch_linger_s,
+            lane=lambda msg: msg.subject,
+            gate=self.flowing,
         )
-        self.pulls = [presence]
+        config = ConsumerConfig(
+            durable_name=PRESENCE_CONSUMER, ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.NEW, ack_wait=30
+        )
+        await self.presence.start(js, subjects.all_presence(), stream=PRESENCE_STREAM, config=config)
         await replicas.put(f"r.{self.service.replica_id}", b"1")
         self.tasks = [
             asyncio.ensure_future(self._watch_docs(deadlines)),
             asyncio.ensure_future(self._watch_members(replicas)),
             asyncio.ensure_future(self._heartbeat(replicas)),
-            asyncio.ensure_future(self._consume(presence, self._presence_lane)),
         ]
         self.events_sub = await self.nats.client.subscribe(subjects.all_public_events(), cb=self._on_batch)
         await asyncio.wait_for(self.watch_ready.wait(), 30)
@@ -209,21 +216,20 @@ class TimersNats:
             with contextlib.suppress(Exception):
                 await self.events_sub.unsubscribe()
             self.events_sub = None
-        consumers = self.tasks[3:] + list(self.lanes.values())
-        if consumers:
-            await asyncio.wait(consumers, timeout=3.0)
+        lanes = list(self.lanes.values())
+        await asyncio.gather(
+            *([self.presence.stop()] if self.presence is not None else []),
+            *([asyncio.wait(lanes, timeout=STOP_WAIT_S)] if lanes else []),
+        )
+        self.presence = None
         await self.service.stop()
         for task in self.tasks:
             task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.tasks:
+            # Bounded: Python 3.11's wait_for can swallow a cancellation (a NATS reply racing
+            # it); such a task sees `stopping` at its next step and ends by itself.
+            await asyncio.wait(self.tasks, timeout=STOP_WAIT_S)
         self.tasks = []
-        # Nobody fetches any more: a pull subscription still holding a late delivery would
-        # keep the connection's drain waiting for it until its timeout (then an asyncio
-        # "exception was never retrieved" at exit). Unacked, it is redelivered elsewhere.
-        for sub in self.pulls:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
-        self.pulls = []
         with contextlib.suppress(Exception):
             replicas = await self.nats.jetstream.key_value(REPLICAS_BUCKET)
             await replicas.delete(f"r.{self.service.replica_id}")
@@ -288,19 +294,21 @@ class TimersNats:
         return got
 
     async def _read_public(self, table_id: str, after: int) -> list[events_pb2.Event]:
-        read = table_pb2.ReadEventsRequest(table_id=table_id, seat=-1, after_sequence=after, limit=READ_BATCH)
-        headers = {TOKEN_HEADER: sign_service_token(self.service.config.service_key, "timers", time.time())}
-        msg = await self.nats.client.request(
-            subjects.table_command(table_id),
-            table_pb2.TableCommand(read_events=read).SerializeToString(),
-            timeout=self.service.config.command_timeout_s,
-            headers=headers,
-        )
-        reply = table_pb2.TableCommandReply.FromString(msg.data)
-        if reply.HasField("error"):
-            log.info("table events not read", table_id=table_id, kind=reply.error.kind)
-            return []
-        return list(reply.read_events.events)
+        async def send(command: table_pb2.TableCommand) -> table_pb2.TableCommandReply:
+            headers = {TOKEN_HEADER: sign_service_token(self.service.config.service_key, "timers", time.time())}
+            msg = await self.nats.client.request(
+                subjects.table_command(table_id),
+                command.SerializeToString(),
+                timeout=self.service.config.command_timeout_s,
+                headers=headers,
+            )
+            reply = table_pb2.TableCommandReply.FromString(msg.data)
+            if reply.HasField("error"):
+                log.info("table events not read", table_id=table_id, kind=reply.error.kind)
+                return table_pb2.TableCommandReply()  # nothing read: caught up as far as it goes
+            return reply
+
+        return await seatstream.owner_history(table_id, None, send, limit=READ_BATCH)(after)
 
     async def _on_batch(self, msg: Msg) -> None:
         """One action's public events: queued behind the table's previous batch (its lane)."""
@@ -343,47 +351,12 @@ class TimersNats:
             self.events_handled += len(events)
             return
 
-    async def _presence_lane(self, msgs: list[Msg]) -> None:
-        """One player's presence events, one by one in order (each a compare-and-set)."""
-        for i, msg in enumerate(msgs):
-            try:
-                event = events_pb2.Event.FromString(msg.data)
-                await self.service.on_presence(event, int(msg.metadata.sequence.stream))
-            except Exception as exc:  # noqa: BLE001 - redelivered after a short delay, with what follows
-                log.warning("timers presence event failed, redelivering", error=repr(exc))
-                for later in msgs[i:]:
-                    with contextlib.suppress(Exception):
-                        await later.nak(delay=0.5)
-                return
-            with contextlib.suppress(Exception):
-                await msg.ack()
-
-    async def _consume(self, sub: Any, lane: Any) -> None:
-        while not self.stopping:
-            await self.flowing.wait()
-            try:
-                msgs = await sub.fetch(FETCH_BATCH, timeout=0.5)
-            except (nats.errors.TimeoutError, TimeoutError):
-                continue
-            except Exception as exc:  # noqa: BLE001 - reconnecting: try again
-                log.warning("timers fetch failed", error=repr(exc))
-                await asyncio.sleep(0.2)
-                continue
-            # A hold that began while this fetch was in flight holds what it brought too
-            # (unacked, in hand) until released: the hold is on handling, not on fetching.
-            await self.flowing.wait()
-            # One lane per subject (a table's public events, a player's presence): in order
-            # within a lane, lanes in parallel.
-            lanes: dict[str, list[Msg]] = {}
-            for msg in msgs:
-                lanes.setdefault(msg.subject, []).append(msg)
-            await asyncio.gather(*(lane(msgs_of_lane) for msgs_of_lane in lanes.values()))
-            linger = self.service.config.fetch_linger_s
-            if len(msgs) < FETCH_BATCH and linger > 0 and not self.stopping:
-                await asyncio.sleep(linger)  # let the next events gather: one fetch for several
+    async def _on_presence(self, msg: Msg) -> None:
+        event = events_pb2.Event.FromString(msg.data)
+        await self.service.on_presence(event, int(msg.metadata.sequence.stream))
 
     async def _watch_docs(self, kv: KeyValue) -> None:
-        while True:
+        while not self.stopping:
             try:
                 watcher = await kv.watch("t.*")
                 try:
@@ -407,7 +380,7 @@ class TimersNats:
 
     async def _watch_members(self, kv: KeyValue) -> None:
         members: set[str] = set()
-        while True:
+        while not self.stopping:
             try:
                 watcher = await kv.watch("r.*")
                 try:
@@ -430,7 +403,7 @@ class TimersNats:
                 await asyncio.sleep(0.5)
 
     async def _heartbeat(self, kv: KeyValue) -> None:
-        while True:
+        while not self.stopping:
             await asyncio.sleep(self.service.config.heartbeat_s)
             try:
                 await kv.put(f"r.{self.service.replica_id}", b"1")

@@ -223,31 +223,11 @@ def echo_baseline(ctx: Any, seconds: float, workers: int, streams: int) -> dict[
 # -- verification -----------------------------------------------------------------------------
 
 
-async def _standings(target: str, token: str, table_id: str, want: list[int], tries: int) -> list[int]:
-    import grpc
-
-    from trix.v1 import gateway_pb2, gateway_pb2_grpc, scoring_pb2
-
-    async with grpc.aio.insecure_channel(target) as channel:
-        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
-        totals: list[int] = []
-        for _ in range(tries):
-            q = gateway_pb2.QueryRequest(standings=scoring_pb2.GetStandingsRequest(table_id=table_id))
-            try:
-                reply = await stub.Query(q, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
-                totals = list(reply.standings.totals.values)
-            except grpc.aio.AioRpcError:
-                totals = []
-            if totals == want:
-                return totals
-            await asyncio.sleep(0.5)
-        return totals
-
-
 async def verify_games(
     target: str, tables: set[str], games: dict[str, dict[str, Any]], records_dir: Path
 ) -> tuple[int, list[str]]:
     """Replay and verify every record; scoring's standings must equal the replayed totals."""
+    from trix.client import wait_for_standings
     from trix.records import load_record, replay, verify
 
     engine = importlib.import_module("trix.engine")
@@ -280,7 +260,7 @@ async def verify_games(
 
     async def check(table_id: str, token: str, replayed: list[int]) -> str | None:
         async with sem:
-            scored = await _standings(target, token, table_id, replayed, tries=60)
+            scored = await wait_for_standings(target, token, table_id, replayed, tries=60, interval_s=0.5, timeout_s=10)
         return None if scored == replayed else f"{table_id}: scoring {scored} != replayed {replayed}"
 
     results = await asyncio.gather(*(check(*item) for item in to_query))
@@ -329,7 +309,7 @@ class Run:
     def start_platform(self) -> None:
         if self.target:
             return
-        from trix.play import EmbeddedPlatform, temp_state_dir
+        from trix.client import EmbeddedPlatform, temp_state_dir
 
         state_dir = self.args.state_dir or temp_state_dir("trix-loadtest-")
         self.temp_state = None if self.args.state_dir else state_dir

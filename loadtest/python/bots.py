@@ -26,7 +26,7 @@ from typing import Any
 
 import grpc
 
-from trix.play import GatewayClient, SeatState, new_action, pick, pick_from_turn
+from trix.client import GatewayClient, SeatState, new_action, pick, pick_from_turn
 from trix.runtime import eventloop
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 

@@ -1,0 +1,377 @@
+"""The client library of the platform: what `trix play`, `trix demo`, the load tester's
+bots and the tests use to play through the gateway exactly like a mobile client.
+
+Owns:
+- `EmbeddedPlatform`: `trix up`'s supervisor used as a library (NATS + every service on
+  loopback, shared internal secrets, quick bot fill), for `trix play` without
+  `--server`, `trix demo`, the load tester and the tests;
+- `GatewayClient`: sign-in, the one bidirectional Session, its EventBatch messages
+  flattened (`flattened`);
+- `SeatState`: the player's view, kept from SeatView snapshots and events, and
+  `new_action` for the next action against it;
+- `pick` / `pick_from_turn`: a quick legal choice (the bots');
+- `wait_for_standings`: scoring's totals of a table once it consumed the game;
+- `device_secret`: the guest device secret kept in a file.
+
+The terminal UI is `trix.play`. Never sees another seat's hand: everything comes through
+the gateway (docs/rules.md §14).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from trix.rules import card_text
+from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, scoring_pb2, table_pb2
+
+VARIANTS = {
+    "trix": common_pb2.VARIANT_TRIX,
+    "trix-partnership": common_pb2.VARIANT_TRIX_PARTNERSHIP,
+    "complex": common_pb2.VARIANT_COMPLEX,
+    "complex-partnership": common_pb2.VARIANT_COMPLEX_PARTNERSHIP,
+}
+"""The variants by their command-line names."""
+
+
+# -- the embedded platform ----------------------------------------------------------------
+
+
+class EmbeddedPlatform:
+    """`trix up` as a library: start NATS, the provisioner and the five services, stop them all."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        fresh: bool = False,
+        env: dict[str, str] | None = None,
+        edge: bool = False,
+        edge_port: int = 0,
+        web_dir: Path | None = None,
+        edge_stream_idle_s: float = 600.0,
+        nats_cluster: int = 1,
+    ) -> None:
+        from trix.up import Supervisor
+
+        self.supervisor = Supervisor(
+            state_dir=state_dir.resolve(),
+            fresh=fresh,
+            replicas={},
+            ports={},
+            nats_port=0,
+            grace_s=5.0,
+            ready_timeout_s=90.0,
+            # The services' log files under <state>/logs: quiet by default, TRIX_LOG_LEVEL to debug.
+            log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
+            web_dir=web_dir,
+            edge_stream_idle_s=edge_stream_idle_s,
+            nats_cluster=nats_cluster,
+        )
+        self.edge_port = edge_port
+        """The edge's port on the first try (0: a free one); a taken one falls back to free ports."""
+        self.env = {
+            "TRIX_GATEWAY_TOKEN_KEY": secrets.token_hex(32),
+            # Every player of a local platform (bots, the load test's thousands) signs in from
+            # 127.0.0.1: the per-address bounds of sign-ins and new accounts would refuse them.
+            "TRIX_GATEWAY_SIGNIN_BURST": "1000000",
+            "TRIX_GATEWAY_NEW_ACCOUNTS_BURST": "1000000",
+            "TRIX_MATCHMAKING_BOT_FILL_S": "0",
+            "TRIX_TIMERS_TICK_S": "0.05",
+            "TRIX_DRAIN_DELAY_S": "0",
+            "TRIX_METRICS_PORT": "0",  # the process binds a free port itself: no race with other programs
+            **(env or {}),
+        }
+        self.gateway_target = ""
+        self.edge = edge
+        self.edge_url = ""
+        """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON, the browser client at /)
+        when started with edge=True."""
+
+    def start(self, timeout_s: float = 90.0) -> str:
+        """Start everything; the gateway's target once every service is SERVING."""
+        sup = self.supervisor
+        sup._prepare_state()
+        if not sup.start_nats(20.0):  # one node, or every node of --nats-cluster
+            raise RuntimeError(f"nats-server did not start; see {sup.state_dir / 'logs'}")
+        sup.start_provisioner()  # the only NATS user that declares streams (ADR 0014)
+        sup.services = sup._service_children()
+        for child in sup.services:
+            child.env.update(self.env)
+            child.start()
+        deadline = time.monotonic() + timeout_s
+        restarts = 0
+        while not all(c.serving for c in sup.services):
+            for child in sup.services:
+                if child.proc is not None and child.proc.poll() is not None:
+                    restarts += 1  # e.g. its port was taken meanwhile: once more, like `trix up` would
+                    if restarts > 3:
+                        raise RuntimeError(f"{child.name} exited; see {child.log_path}")
+                    time.sleep(0.3)
+                    child.start()
+                if not child.serving and child.check_serving():
+                    child.serving = True
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the platform was not ready in {timeout_s:.0f}s; see {sup.state_dir / 'logs'}")
+            time.sleep(0.1)
+        gateway = next(c for c in sup.services if c.name.startswith("gateway"))
+        self.gateway_target = f"127.0.0.1:{gateway.grpc_port}"
+        if self.edge:
+            for attempt in range(3):  # a port taken meanwhile: once more on fresh ports
+                sup.edge_port = self.edge_port if attempt == 0 else 0
+                sup.start_edge(gateway.grpc_port)
+                assert sup.edge_child is not None and sup.web_child is not None
+                if sup.edge_ready(max(5.0, deadline - time.monotonic())):
+                    break
+                sup._stop_group([sup.edge_child, sup.web_child], 2.0)
+            else:
+                raise RuntimeError(f"the edge (envoy) did not start; see {sup.state_dir / 'logs' / 'edge.log'}")
+            self.edge_url = f"http://127.0.0.1:{sup.edge_port}"
+        return self.gateway_target
+
+    def stop(self) -> None:
+        self.supervisor._stop_all()
+
+
+# -- the client -----------------------------------------------------------------------------
+
+
+@dataclass
+class SeatState:
+    """What this player's seat may see, from snapshots and events."""
+
+    table_id: str = ""
+    seat: int = -1
+    sequence: int = 0
+    view: table_pb2.SeatView | None = None
+    last_trick: list[str] = field(default_factory=list)
+    totals: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    deals_scored: int = 0
+    turn: events_pb2.TurnStarted | None = None
+    record_json: str = ""
+    ended: bool = False
+    events: int = 0
+
+    def apply(self, event: events_pb2.Event) -> None:
+        self.sequence = max(self.sequence, event.sequence)
+        self.events += 1
+        body = event.WhichOneof("body")
+        if body == "turn_started":
+            self.turn = event.turn_started
+        elif body == "trick_taken":
+            self.last_trick = [card_text(c.id) for c in event.trick_taken.cards]
+        elif body == "deal_scored":
+            self.totals = list(event.deal_scored.totals.values)
+            self.deals_scored += 1
+        elif body == "game_ended":
+            self.ended = True
+            self.record_json = event.game_ended.record_json
+            self.totals = list(event.game_ended.totals.values)
+
+    def my_turn(self) -> bool:
+        t = self.turn
+        return t is not None and self.seat in t.seats and not self.ended
+
+
+class GatewayClient:
+    """One player's connection to the gateway: sign-in, then one Session stream.
+
+    Asks for EventBatch messages (`batch_events`, issue 10: the events of an action come in
+    one message instead of one each) and flattens them, so a reader of `open()` sees single
+    `event` responses either way. Keeps its token fresh: RefreshToken once four fifths of its
+    lifetime have passed (ADR 0018), so new calls and streams never carry an expired one."""
+
+    def __init__(self, target: str, *, batch_events: bool = True) -> None:
+        self.channel = grpc.aio.insecure_channel(target)
+        self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+        self.token = ""
+        self.expires_at = 0
+        self._refresher: asyncio.Task[None] | None = None
+        self.player_id = ""
+        self.outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None] = asyncio.Queue()
+        self.call: Any = None
+        self.batch_events = batch_events
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+    async def sign_in(self, device_secret: str, name: str) -> str:
+        reply = await self.stub.SignIn(
+            gateway_pb2.SignInRequest(device_secret=device_secret, display_name=name), timeout=10
+        )
+        self.token, self.player_id = reply.token, reply.player_id
+        self.expires_at = reply.expires_at.seconds
+        if self._refresher is None:
+            self._refresher = asyncio.ensure_future(self._keep_fresh())
+        return str(reply.player_id)
+
+    async def refresh(self) -> None:
+        """A new token for the current one (same player, a new expiry)."""
+        reply = await self.stub.RefreshToken(gateway_pb2.RefreshTokenRequest(), metadata=self.metadata, timeout=10)
+        self.token, self.expires_at = reply.token, reply.expires_at.seconds
+
+    async def _keep_fresh(self) -> None:
+        while True:
+            await asyncio.sleep(max(1.0, (self.expires_at - time.time()) * 0.8))
+            try:
+                await self.refresh()
+            except grpc.aio.AioRpcError as err:
+                if err.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    return  # expired or its key retired: the owner signs in again
+                await asyncio.sleep(5.0)  # unreachable for now: again, well before expiry
+
+    async def _requests(
+        self, call: Any, outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None]
+    ) -> AsyncIterator[gateway_pb2.SessionRequest]:
+        # Bound to its own call and queue: after a cut, the previous stream's request
+        # generator can never take a request meant for the new stream.
+        # Write only once the gateway has accepted the session (its headers arrived): a
+        # write racing a refusal would hide the refusal's status (ADR 0009).
+        await call.initial_metadata()
+        if call.done():
+            return
+        first = True
+        while True:
+            request = await outgoing.get()
+            if request is None:
+                return
+            if first:
+                first = False
+                if self.batch_events:  # sticky for the stream: the first request carries it
+                    request.batch_events = True
+            yield request
+
+    def open(self, *, flatten: bool = True) -> AsyncIterator[gateway_pb2.SessionResponse]:
+        """Open the Session stream; iterate the result for everything the player may see
+        (EventBatch messages flattened into single events unless `flatten` is False)."""
+        outgoing: asyncio.Queue[gateway_pb2.SessionRequest | None] = asyncio.Queue()
+        box: list[Any] = []
+
+        async def requests() -> AsyncIterator[gateway_pb2.SessionRequest]:
+            async for request in self._requests(box[0], outgoing):
+                yield request
+
+        self.outgoing = outgoing
+        self.call = self.stub.Session(requests(), metadata=self.metadata)
+        box.append(self.call)
+        responses: AsyncIterator[gateway_pb2.SessionResponse] = self.call.__aiter__()
+        return flattened(responses) if flatten and self.batch_events else responses
+
+    def send(self, request: gateway_pb2.SessionRequest) -> None:
+        self.outgoing.put_nowait(request)
+
+    def cut(self) -> None:
+        """Drop the stream at once (a network cut)."""
+        if self.call is not None:
+            self.call.cancel()
+
+    async def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._refresher
+        self.outgoing.put_nowait(None)
+        self.cut()
+        await self.channel.close()
+
+
+async def flattened(
+    responses: AsyncIterator[gateway_pb2.SessionResponse],
+) -> AsyncIterator[gateway_pb2.SessionResponse]:
+    """Session responses with each EventBatch replaced by its events, one `event` each, then
+    the acceptance it carries (issue 16), as the `accepted` message it stands for."""
+    async for m in responses:
+        if m.WhichOneof("kind") == "event_batch":
+            for event in m.event_batch.events:
+                yield gateway_pb2.SessionResponse(event=event)
+            if m.event_batch.HasField("accepted"):
+                yield gateway_pb2.SessionResponse(accepted=m.event_batch.accepted, request_id=m.request_id)
+        else:
+            yield m
+
+
+def new_action(state: SeatState) -> gateway_pb2.Action:
+    return gateway_pb2.Action(
+        table_id=state.table_id, action_id=uuid.uuid4().hex[:20], last_seen_sequence=state.sequence
+    )
+
+
+async def wait_for_standings(
+    target: str, token: str, table_id: str, want: list[int], *, tries: int, interval_s: float, timeout_s: float
+) -> list[int]:
+    """Scoring's totals for the table through the gateway's Query, asked up to `tries` times
+    until they equal `want` (scoring has consumed the game); else the last seen."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+        totals: list[int] = []
+        for _ in range(tries):
+            q = gateway_pb2.QueryRequest(standings=scoring_pb2.GetStandingsRequest(table_id=table_id))
+            try:
+                reply = await stub.Query(q, metadata=(("authorization", f"Bearer {token}"),), timeout=timeout_s)
+                totals = list(reply.standings.totals.values)
+            except grpc.aio.AioRpcError:
+                totals = []
+            if totals == want:
+                return totals
+            await asyncio.sleep(interval_s)
+        return totals
+
+
+# -- decisions (the bots') ------------------------------------------------------------------
+
+
+def pick(view: table_pb2.SeatView, decision: int, rng: Any) -> gateway_pb2.Action | None:
+    """A quick legal choice from the seat's own view."""
+    return _choose(decision, view.legal_cards, view.legal_contracts, rng)
+
+
+def pick_from_turn(turn: events_pb2.TurnStarted, rng: Any) -> gateway_pb2.Action | None:
+    """The same choice as `pick`, from the seat's own TurnStarted, which carries its legal
+    moves (ADR 0003 decision 15): no view needed. None when the turn does not carry them (a
+    client-seed turn, a view's turn, events from before the change): ask for a view then."""
+    if not turn.seat_copies:
+        return None
+    return _choose(turn.decision, turn.legal_cards, turn.legal_contracts, rng)
+
+
+def _choose(
+    decision: int, cards: Sequence[common_pb2.Card], contracts: Sequence[int], rng: Any
+) -> gateway_pb2.Action | None:
+    action = gateway_pb2.Action()
+    if decision == common_pb2.DECISION_CONTRACT and contracts:
+        action.choose_contract = rng.choice(list(contracts))
+    elif decision == common_pb2.DECISION_DOUBLE:
+        action.answer_double.SetInParent()
+    elif decision == common_pb2.DECISION_CARD and cards:
+        action.play_card.id = rng.choice(list(cards)).id
+    else:
+        return None
+    return action
+
+
+def device_secret(path: Path) -> str:
+    """The guest device secret kept in `path` (made on first use, readable by its owner only)."""
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_hex(24)
+    path.write_text(secret + "\n")
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o600)
+    return secret
+
+
+def temp_state_dir(prefix: str) -> Path:
+    return Path(tempfile.mkdtemp(prefix=prefix))
