@@ -32,6 +32,7 @@ from trix.matchmaking.service import MatchmakingService
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import publish_once
+from trix.runtime.tasks import cancel_and_wait
 from trix.v1 import common_pb2, events_pb2
 
 log = structlog.get_logger("trix.matchmaking.subscribers")
@@ -310,10 +311,7 @@ class PartitionOwner:
         self._balance_task = asyncio.create_task(self._balance_loop())
 
     async def stop(self) -> None:
-        for task in (self._balance_task, self._renew_task):
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        await cancel_and_wait([t for t in (self._balance_task, self._renew_task) if t is not None])
         for p in list(self.tasks):
             await self._drop(p, release=True)
         if self._leases is not None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 import grpc
+import grpc.experimental.aio
 import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
@@ -43,6 +44,10 @@ from trix.runtime.metrics import MetricsEndpoint, RpcMetrics
 log = structlog.get_logger("trix.runtime")
 
 HEALTH_SERVICE = "grpc.health.v1.Health"
+LIFESPAN_STOP_S = 20.0
+"""Leaving a service's lifespan (its consumers, subscriptions, a table replica's handover of
+its shards) may take this plus the shutdown grace; past it the pending tasks are logged
+(`dump_tasks`) and the shutdown goes on, instead of hanging until the process is killed."""
 STOP_SLACK_S = 5.0
 """A gRPC server's stop may take its grace and this much more; past it the shutdown goes on
 (NATS drains, the process exits) instead of waiting forever on a stop that never completes."""
@@ -132,6 +137,7 @@ class Runtime:
 
     async def start(self) -> None:
         """Start gRPC (NOT_SERVING), metrics and NATS, then report SERVING."""
+        hold_grpc_aio()
         cfg = self.config
         interceptor = RuntimeInterceptor(
             self.metrics,
@@ -180,7 +186,10 @@ class Runtime:
         cfg = self.config
         log.info("shutting down", grace_s=cfg.shutdown_grace_s)
         try:
-            await self._lifespan_exit.aclose()
+            await asyncio.wait_for(self._lifespan_exit.aclose(), LIFESPAN_STOP_S + cfg.shutdown_grace_s)
+        except TimeoutError:  # what it waits on goes to the log; the rest of the shutdown still runs
+            dump_tasks()
+            log.error("stopping the service's NATS side did not finish; shutting down anyway")
         except Exception:  # the rest of the shutdown still runs
             log.exception("stopping the service's NATS side failed")
         self.running = None
@@ -212,6 +221,21 @@ def _await_chain(coro: object) -> list[str]:
             lines.append(f"<{type(coro).__name__}>")
         coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None) or getattr(coro, "ag_await", None)
     return lines
+
+
+_GRPC_AIO_HELD = False
+
+
+def hold_grpc_aio() -> None:
+    """Keep grpc.aio's poller for the life of the process (call in a running loop; once is
+    enough). grpc shuts its poller down whenever the last aio object goes and joins its thread,
+    and that join can hang for ever when the loop stopped reading the poller's socket first
+    (grpc/grpc#40989, #22365): a stopped service then never exited, and a test process hung
+    between two tests. Held, there is no shutdown to race; the thread ends with the process."""
+    global _GRPC_AIO_HELD
+    if not _GRPC_AIO_HELD:
+        grpc.experimental.aio.init_grpc_aio()
+        _GRPC_AIO_HELD = True
 
 
 def dump_tasks() -> None:

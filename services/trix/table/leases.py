@@ -43,6 +43,7 @@ import structlog
 
 from trix.natsio.provisioning import TABLE_LEASE_TTL_S
 from trix.natsio.subjects import TABLE_SHARDS
+from trix.runtime.tasks import cancel_and_wait
 
 log = structlog.get_logger("trix.table.leases")
 
@@ -358,9 +359,7 @@ class LeaseManager:
 
     async def stop(self) -> None:
         self._closed = True
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
 
     async def _renew_loop(self) -> None:
         due = self.clock()

@@ -46,6 +46,7 @@ from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
+from trix.runtime.tasks import cancel_and_wait
 from trix.table.codec import INTERNAL_KIND, handle_command
 from trix.table.leases import LeaseManager
 from trix.table.service import LogConflict, TableService
@@ -528,9 +529,7 @@ class TableReplica:
 
     async def close(self) -> None:
         await self.manager.stop()
-        for task in self.watchers:
-            task.cancel()
-        await asyncio.gather(*self.watchers, return_exceptions=True)
+        await cancel_and_wait(self.watchers)
 
 
 def replica_id(instance: str) -> str:

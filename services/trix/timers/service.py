@@ -50,6 +50,7 @@ from trix.rules import (  # docs/rules.md §9, §10
     DEFAULT_LEAVE_GRACE_S,
     DEFAULT_MAX_TIMEOUTS_IN_A_ROW,
 )
+from trix.runtime.tasks import cancel_and_wait
 from trix.timers.clock import Clock, SystemClock
 from trix.timers.config import TimersConfig
 from trix.v1 import common_pb2, events_pb2
@@ -804,12 +805,9 @@ class TimersService:
         self._stopping = True
         self._wake.set()
         if self._runner is not None:
-            self._runner.cancel()
-            await asyncio.gather(self._runner, return_exceptions=True)
+            await cancel_and_wait([self._runner])
             self._runner = None
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
 
     async def _run(self) -> None:
         while not self._stopping:
