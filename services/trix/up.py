@@ -292,7 +292,11 @@ class Child:
     def is_service(self) -> bool:
         return self.grpc_port > 0
 
-    def start(self) -> None:
+    def start(self, *, parent_death_signal: bool = True) -> None:
+        """Start the child, its output appended to its log. `parent_death_signal=False`
+        leaves out the hook that asks the kernel to SIGTERM it when this process dies: the
+        hook is Python run between fork and exec, which a process running gRPC clients may
+        abort in gRPC's fork handlers (without it, subprocess uses vfork and runs none)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         if self.log_file is not None:
             self.log_file.close()
@@ -304,7 +308,7 @@ class Child:
             stdout=self.log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_child_setup,
+            preexec_fn=_child_setup if parent_death_signal else None,
         )
         self.started_at = time.monotonic()
         self.serving = False

@@ -15,11 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import os
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -33,14 +31,13 @@ import nats.js.errors
 from nats.aio.client import Client
 from netns import Hosts
 
+from support.table import read_log
 from trix import engine
 from trix.client import EmbeddedPlatform, wait_for_standings
 from trix.demo import Bot
-from trix.natsio import permissions, serverconf, subjects
+from trix.natsio import permissions, serverconf
 from trix.records import load_record, replay, verify
 from trix.up import Child
-
-WRITER_HEADER = "Trix-Writer"
 
 
 @dataclass
@@ -164,7 +161,7 @@ class NatsCluster:
             env=env,
             log_path=self.sup.state_dir / "logs" / "table-h.log",
         )
-        _spawn(child)
+        child.start(parent_death_signal=False)  # gRPC runs here: no hook between fork and exec
         self.extra.append(child)
         return child
 
@@ -294,7 +291,7 @@ class NatsCluster:
         child = self.nodes[i]
         node = self.sup.nats_nodes[i]
         deadline = time.monotonic() + timeout_s
-        _spawn(child)
+        child.start(parent_death_signal=False)  # gRPC runs here: no hook between fork and exec
         while time.monotonic() < deadline:
             assert child.proc is not None
             if child.proc.poll() is not None:
@@ -307,26 +304,6 @@ class NatsCluster:
 
 async def _quiet(_exc: Exception) -> None:
     return None
-
-
-def _spawn(child: Child) -> None:
-    """`child.start()` without its pre-exec hook: this process runs gRPC clients, and Python
-    code between fork and exec (the hook) may abort in gRPC's fork handlers (seen: SIGABRT
-    before exec). Without a hook, subprocess forks with vfork and runs no handler. The node
-    is stopped by the platform's stop like any child (`child.proc`)."""
-    child.log_path.parent.mkdir(parents=True, exist_ok=True)
-    if child.log_file is not None:
-        child.log_file.close()
-    child.log_file = open(child.log_path, "ab")  # noqa: SIM115 - kept open for the child's life
-    child.proc = subprocess.Popen(
-        child.argv,
-        env=child.env,
-        stdin=subprocess.DEVNULL,
-        stdout=child.log_file,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    child.started_at = time.monotonic()
 
 
 async def play_games(
@@ -343,19 +320,6 @@ async def play_games(
             run.errors.append(f"bot{bot.index}: {type(exc).__name__}: {exc}")
 
     await asyncio.wait_for(asyncio.gather(*(one(b) for b in bots)), timeout_s)
-
-
-async def read_log(js: Any, table_id: str) -> list[tuple[str, str]]:
-    """(action id, writer header) of every entry of a table's log, in order."""
-    out: list[tuple[str, str]] = []
-    seq = 1
-    while True:
-        try:
-            msg = await js.get_msg("TABLE_LOG", seq=seq, subject=subjects.table_log(table_id), next=True)
-        except nats.js.errors.NotFoundError:
-            return out
-        out.append((json.loads(msg.data)["id"], (msg.headers or {}).get(WRITER_HEADER, "")))
-        seq = msg.seq + 1
 
 
 @dataclass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import random
 import signal
@@ -18,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import nats
 import nats.errors
@@ -33,6 +31,7 @@ from support.table import (
     choose_move,
     create_request,
     read_events,
+    read_log,
     record_of,
     table_env,
     token,
@@ -56,7 +55,6 @@ __all__ = [
     "percentile",
 ]
 
-WRITER_HEADER = "Trix-Writer"
 CI_RESUME_BOUND_S = float(os.environ.get("TRIX_CI_RESUME_BOUND_S", "12"))
 """Resume bound of the CI tests (kill or pause -> next acknowledged action). The issue's 5 s is
 asserted by `make fault-replicas`; the shared 2-core CI box, often loaded far above its cores,
@@ -307,19 +305,6 @@ class Driver:
 
 
 VARIANTS = (common_pb2.VARIANT_COMPLEX, common_pb2.VARIANT_COMPLEX_PARTNERSHIP)
-
-
-async def read_log(js: Any, table_id: str) -> list[tuple[str, str]]:
-    """(action id, writer header) of every entry of a table's log, in order."""
-    out: list[tuple[str, str]] = []
-    seq = 1
-    while True:
-        try:
-            msg = await js.get_msg("TABLE_LOG", seq=seq, subject=subjects.table_log(table_id), next=True)
-        except nats.js.errors.NotFoundError:
-            return out
-        out.append((json.loads(msg.data)["id"], (msg.headers or {}).get(WRITER_HEADER, "")))
-        seq = msg.seq + 1
 
 
 async def read_table_events(nc: Client, table_id: str) -> dict[str, list[events_pb2.Event]]:

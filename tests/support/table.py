@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import nats.js.errors
 from nats.aio.client import Client
 
 from support.processes import kill_process, stop_process
@@ -24,6 +25,7 @@ from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.seatstream import has_seat_copies
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
+from trix.table.subscribers import WRITER_HEADER
 from trix.up import free_port
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
@@ -275,3 +277,17 @@ def record_of(events: Sequence[events_pb2.Event]) -> dict[str, Any]:
     assert len(ended) == 1, "one GameEnded"
     record: dict[str, Any] = json.loads(ended[0].game_ended.record_json)
     return record
+
+
+async def read_log(js: Any, table_id: str) -> list[tuple[str, str]]:
+    """(action id, writer header) of every entry of a table's log, in order (the fault runs'
+    lost / applied-twice / one-writer checks)."""
+    out: list[tuple[str, str]] = []
+    seq = 1
+    while True:
+        try:
+            msg = await js.get_msg("TABLE_LOG", seq=seq, subject=subjects.table_log(table_id), next=True)
+        except nats.js.errors.NotFoundError:
+            return out
+        out.append((json.loads(msg.data)["id"], (msg.headers or {}).get(WRITER_HEADER, "")))
+        seq = msg.seq + 1
