@@ -439,8 +439,7 @@ class PartitionOwner:
             try:
                 await asyncio.wait_for(asyncio.shield(task), self.STOP_WAIT_S)
             except Exception:  # noqa: BLE001 - TimeoutError, or the round failed: stop it now
-                task.cancel()
-                await asyncio.wait([task], timeout=self.STOP_WAIT_S)  # never hang a shutdown
+                await cancel_and_wait([task], self.STOP_WAIT_S)  # never hang a shutdown
             if self.tasks.get(p) is task:
                 del self.tasks[p]
         if p not in self.owned:
@@ -481,8 +480,7 @@ class PartitionOwner:
         finally:
             if self.service.wakers.get(p) is wake:
                 del self.service.wakers[p]
-            feed.cancel()
-            await asyncio.wait([feed], timeout=self.STOP_WAIT_S)
+            await cancel_and_wait([feed], self.STOP_WAIT_S)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(watcher.stop(), self.CALL_TIMEOUT_S)  # type: ignore[no-untyped-call]
 

@@ -31,6 +31,7 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
 
+from trix.runtime.tasks import cancel_and_wait
 from trix.v1 import events_pb2
 
 log = structlog.get_logger("trix.natsio.consumer")
@@ -96,10 +97,7 @@ class PullConsumer:
             return
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         if not done:
-            task.cancel()
-            # Bounded too: a cancellation swallowed below us (Python 3.11's wait_for) leaves the
-            # loop to see `stopping` at its next step.
-            await asyncio.wait({task}, timeout=timeout_s)
+            await cancel_and_wait([task], timeout_s)  # bounded too (a swallowed cancellation)
 
     async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
         try:

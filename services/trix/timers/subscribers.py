@@ -36,6 +36,7 @@ from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import STOP_WAIT_S, PullConsumer
 from trix.natsio.publish import publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
+from trix.runtime.tasks import cancel_and_wait
 from trix.timers.service import CasConflict, Outcome, TimersService
 from trix.v1 import events_pb2, table_pb2
 
@@ -223,12 +224,9 @@ class TimersNats:
         )
         self.presence = None
         await self.service.stop()
-        for task in self.tasks:
-            task.cancel()
-        if self.tasks:
-            # Bounded: Python 3.11's wait_for can swallow a cancellation (a NATS reply racing
-            # it); such a task sees `stopping` at its next step and ends by itself.
-            await asyncio.wait(self.tasks, timeout=STOP_WAIT_S)
+        # Bounded (trix.runtime.tasks): a task whose cancellation was swallowed also sees
+        # `stopping` at its next step and ends by itself.
+        await cancel_and_wait(self.tasks, STOP_WAIT_S)
         self.tasks = []
         with contextlib.suppress(Exception):
             replicas = await self.nats.jetstream.key_value(REPLICAS_BUCKET)
