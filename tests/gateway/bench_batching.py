@@ -28,6 +28,13 @@ from trix.gateway.tokens import Principal
 from trix.v1 import events_pb2, gateway_pb2
 
 
+class Unused:
+    """The gateway's NATS ports, which this benchmark never reaches (one Session's outbox only)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the batching benchmark does not use {name}")
+
+
 def events(count: int) -> list[events_pb2.Event]:
     out = []
     for i in range(1, count + 1):
@@ -51,7 +58,7 @@ async def run(batch: bool, count: int, per_action: int) -> dict[str, Any]:
             "TRIX_GATEWAY_OUTBOX": str(4 * per_action + 16),
         }
     )
-    gateway = GatewayService(config)
+    gateway = GatewayService(config, Unused(), Unused(), Unused())
     todo = events(count)
 
     async def stream(request: Any, context: Any) -> AsyncIterator[gateway_pb2.SessionResponse]:

@@ -19,6 +19,7 @@ from support.processes import kill_process, stop_process
 from trix.matchmaking.__main__ import build
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
+from trix.matchmaking.subscribers import NewMatchmaking
 from trix.natsio import subjects
 from trix.runtime.config import RuntimeConfig
 from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, Keys, sign
@@ -40,10 +41,16 @@ def config(nats_url: str, **overrides: Any) -> MatchmakingConfig:
     return MatchmakingConfig(**base)
 
 
-async def start_replica(cfg: MatchmakingConfig, service: MatchmakingService) -> Runtime:
-    runtime = build(cfg, service)
+async def start_replica(cfg: MatchmakingConfig, new_service: NewMatchmaking) -> Runtime:
+    runtime = build(cfg, new_service)
     await runtime.start()
     return runtime
+
+
+def service_of(runtime: Runtime) -> MatchmakingService:
+    """The service a started replica built."""
+    assert isinstance(runtime.service, MatchmakingService)
+    return runtime.service
 
 
 def identity(player: str) -> tuple[tuple[str, str], ...]:
@@ -56,10 +63,11 @@ def stub(address: str) -> tuple[grpc.aio.Channel, matchmaking_pb2_grpc.Matchmaki
 
 
 async def serving_replica(
-    cfg: MatchmakingConfig, service: MatchmakingService
+    cfg: MatchmakingConfig, new_service: NewMatchmaking
 ) -> tuple[Runtime, grpc.aio.Channel, matchmaking_pb2_grpc.MatchmakingServiceStub]:
     """A started replica and a stub to it, once the replica has leased every partition."""
-    runtime = await start_replica(cfg, service)
+    runtime = await start_replica(cfg, new_service)
+    service = service_of(runtime)
     channel, api = stub(runtime.address)
     for _ in range(200):
         if len(service.pools) == cfg.partitions:

@@ -12,10 +12,11 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator
+from functools import partial
 
 import nats
 import pytest
-from mm_support import config, start_replica
+from mm_support import config, service_of, start_replica
 
 from support.nats import NatsServer
 from trix.matchmaking.records import SEARCHING, Ticket
@@ -33,8 +34,8 @@ LEASE_TTL_S = 3.0
 @pytest.fixture
 async def replica(nats_server: NatsServer) -> AsyncIterator[tuple[MatchmakingService, Runtime]]:
     cfg = config(nats_server.url, bot_fill_after_s=100000.0, ticket_ttl_s=100000.0)
-    service = MatchmakingService(cfg, rng=random.Random(9))
-    runtime = await start_replica(cfg, service)
+    runtime = await start_replica(cfg, partial(MatchmakingService, rng=random.Random(9)))
+    service = service_of(runtime)
     for _ in range(200):
         if len(service.pools) == cfg.partitions:
             break

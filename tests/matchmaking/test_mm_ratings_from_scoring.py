@@ -11,9 +11,10 @@ import random
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
 import pytest
-from mm_support import ScoringApp, config, identity, publish_rated_game, serving_replica
+from mm_support import ScoringApp, config, identity, publish_rated_game, service_of, serving_replica
 
 from support.clock import ManualClock
 from support.nats import NatsServer
@@ -66,8 +67,9 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
     clock = ManualClock()
     cfg = config(nats_server.url, bot_fill_after_s=1000.0, scoring_target=scoring.address)
     ratings = ScoringRatings(scoring.address, default=DEFAULT, scale=SCALE, timeout_s=2.0)
-    service = MatchmakingService(cfg, clock=clock, rng=random.Random(5), ratings=ratings)
-    runtime, channel, api = await serving_replica(cfg, service)
+    new_service = partial(MatchmakingService, clock=clock, rng=random.Random(5), ratings=ratings)
+    runtime, channel, api = await serving_replica(cfg, new_service)
+    service = service_of(runtime)
     try:
         yield Env(clock, service, runtime, api, scoring, ratings)
     finally:

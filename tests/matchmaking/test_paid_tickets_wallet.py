@@ -11,10 +11,11 @@ import asyncio
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
 import grpc
 import pytest
-from mm_support import ScoringApp, config, identity, read_matches, serving_replica
+from mm_support import ScoringApp, config, identity, read_matches, service_of, serving_replica
 
 from support.clock import ManualClock
 from support.nats import NatsServer
@@ -47,8 +48,9 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
     clock = ManualClock()
     cfg = config(nats_server.url, bot_fill_after_s=20.0, ticket_ttl_s=300.0, scoring_target=scoring.address)
     wallet = ScoringWallet(scoring.address, cfg.keys.service, timeout_s=10.0)
-    service = MatchmakingService(cfg, clock=clock, rng=random.Random(11), wallet=wallet)
-    runtime, channel, api = await serving_replica(cfg, service)
+    new_service = partial(MatchmakingService, clock=clock, rng=random.Random(11), wallet=wallet)
+    runtime, channel, api = await serving_replica(cfg, new_service)
+    service = service_of(runtime)
     try:
         yield Env(clock, service, runtime, api, scoring, nats_server.url)
     finally:

@@ -8,11 +8,12 @@ import asyncio
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
 import grpc
 import nats
 import pytest
-from mm_support import config, identity, read_matches, serving_replica
+from mm_support import config, identity, read_matches, service_of, serving_replica
 
 from support.clock import ManualClock
 from support.nats import NatsServer
@@ -57,8 +58,9 @@ async def env(nats_server: NatsServer, request: pytest.FixtureRequest) -> AsyncI
     param = getattr(request, "param", {})
     ratings = param.get("ratings", {})
     cfg = config(nats_server.url, bot_fill_after_s=param.get("bot_fill_after_s", 20.0), ticket_ttl_s=300.0)
-    service = MatchmakingService(cfg, clock=clock, rng=random.Random(7), ratings=Ratings(ratings))
-    runtime, channel, api = await serving_replica(cfg, service)
+    new_service = partial(MatchmakingService, clock=clock, rng=random.Random(7), ratings=Ratings(ratings))
+    runtime, channel, api = await serving_replica(cfg, new_service)
+    service = service_of(runtime)
     try:
         yield Env(clock, service, runtime, api, nats_server.url)
     finally:

@@ -11,12 +11,13 @@ import asyncio
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
 import grpc
 import nats
 import nats.js.errors
 import pytest
-from mm_support import config, identity, serving_replica
+from mm_support import config, identity, service_of, serving_replica
 
 from support.clock import ManualClock
 from support.nats import NatsServer
@@ -52,8 +53,9 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
         retention_s=RETENTION_S,
         matched_retention_s=MATCHED_RETENTION_S,
     )
-    service = MatchmakingService(cfg, clock=clock, rng=random.Random(3))
-    runtime, channel, api = await serving_replica(cfg, service)
+    new_service = partial(MatchmakingService, clock=clock, rng=random.Random(3))
+    runtime, channel, api = await serving_replica(cfg, new_service)
+    service = service_of(runtime)
     try:
         yield Env(clock, service, runtime, api, nats_server.url)
     finally:

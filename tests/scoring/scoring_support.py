@@ -67,10 +67,15 @@ class InProcessScoring:
 
     def __init__(self, nats_url: str, **extra: str) -> None:
         self.config = ScoringConfig.from_env(scoring_env(nats_url, **extra))
-        self.service = ScoringService(self.config)
-        self.runtime = build(self.config, self.service)
+        self.runtime = build(self.config)
         self.channel: grpc.aio.Channel | None = None
         self.stub: scoring_pb2_grpc.ScoringServiceStub
+
+    @property
+    def service(self) -> ScoringService:
+        """The service the runtime built (once started)."""
+        assert isinstance(self.runtime.service, ScoringService)
+        return self.runtime.service
 
     @property
     def consumer(self) -> subscribers.EventConsumer | None:
@@ -247,4 +252,4 @@ class MemoryJournal:
 def memory_service(journal: MemoryJournal | None = None) -> ScoringService:
     config = ScoringConfig.from_env(scoring_env("none"))
     clock = iter(range(1_700_000_000_000, 1_800_000_000_000, 1000))
-    return ScoringService(config, clock=lambda: next(clock))
+    return ScoringService(config, journal or MemoryJournal(), clock=lambda: next(clock))

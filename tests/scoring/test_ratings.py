@@ -116,8 +116,8 @@ async def finish(
 
 
 async def test_bot_games_are_unrated_and_leaderboard_pages() -> None:
-    service = memory_service()
-    await service.attach(MemoryJournal())
+    service = memory_service(MemoryJournal())
+    await service.load()
     await finish(service, "bot-table", ["a", "b", "c", "bot-1"], [1, 2, 3, 4], bots=[False, False, False, True])
     assert service.state.ratings["TRIX"] == {}
     assert service.player_stats("a", "TRIX").games == 1  # still in statistics and history

@@ -95,8 +95,8 @@ async def test_standings_equal_trix_replay(scoring: InProcessScoring, publisher:
     assert scoring.service.state.ratings["TRIX"] == {}
 
     # The projection rebuilt from the journal equals the live one, exactly.
-    rebuilt = ScoringService(scoring.config)
-    await rebuilt.attach(JetStreamJournal(publisher.js))
+    rebuilt = ScoringService(scoring.config, JetStreamJournal(publisher.js))
+    await rebuilt.load()
     assert rebuilt.state.snapshot() == scoring.service.state.snapshot()
 
 
@@ -132,8 +132,8 @@ def test_doubled_card_losses_from_plays() -> None:
 
 async def test_history_paging_and_rebuild_in_memory() -> None:
     journal = MemoryJournal()
-    service = memory_service()
-    await service.attach(journal)
+    service = memory_service(journal)
+    await service.load()
     await service.grant("a", 500, "g1", "test-admin-token")
     for g in range(7):
         players = ["a", f"b{g}", f"c{g}", f"d{g}"]
@@ -168,6 +168,6 @@ async def test_history_paging_and_rebuild_in_memory() -> None:
         pages.append([s.table_id for s in games])
     assert pages == [["h6", "h5", "h4"], ["h3", "h2", "h1"], ["h0"]]
     assert service.balance("a") == (500 + 7 * 30, 0)
-    rebuilt = memory_service()
-    await rebuilt.attach(journal)
+    rebuilt = memory_service(journal)
+    await rebuilt.load()
     assert rebuilt.state.snapshot() == service.state.snapshot()

@@ -27,6 +27,7 @@ from trix.scoring.__main__ import build
 from trix.scoring.config import SERVICE, ScoringConfig
 from trix.scoring.service import Journal, ScoringService, decode_entry
 from trix.scoring.state import ScoringState
+from trix.scoring.subscribers import NewScoring
 
 CRASH_AT_ENV = "TRIX_SCORING_CRASH_AT"
 CRASH_EXIT_CODE = 75
@@ -115,21 +116,19 @@ class CrashingState(ScoringState):
             self._journal.crasher.at("after_apply", entry)
 
 
-class CrashingScoring(ScoringService):
-    """The scoring service whose journal and projection reach the plan's crash points."""
+def crashing_scoring(plan: CrashPlan | None) -> NewScoring:
+    """Builds the scoring service on a journal and a projection that reach the plan's crash points."""
+    crasher = Crasher(plan)
 
-    def __init__(self, config: ScoringConfig, plan: CrashPlan | None) -> None:
-        super().__init__(config)
-        self.crasher = Crasher(plan)
+    def new_service(config: ScoringConfig, journal: Journal) -> ScoringService:
+        crashing = CrashingJournal(journal, crasher)
+        return ScoringService(config, crashing, state=CrashingState(crashing))
 
-    async def attach(self, journal: Journal) -> None:
-        crashing = CrashingJournal(journal, self.crasher)
-        self.state = CrashingState(crashing)
-        await super().attach(crashing)
+    return new_service
 
 
 def build_crashing(config: ScoringConfig) -> Runtime:
-    return build(config, CrashingScoring(config, CrashPlan.parse(os.environ.get(CRASH_AT_ENV, ""))))
+    return build(config, crashing_scoring(CrashPlan.parse(os.environ.get(CRASH_AT_ENV, ""))))
 
 
 def main() -> int:

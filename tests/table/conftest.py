@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator
+from functools import partial
 
 import grpc
 import nats
@@ -37,9 +38,10 @@ class InProcessTable:
 
     async def start(self) -> None:
         config = TableConfig.from_env(self.env)
-        self.service = TableService(config, new_seed=lambda: self.rng.randbytes(32))
-        self.runtime = build(config, self.service)
+        self.runtime = build(config, partial(TableService, new_seed=partial(self.rng.randbytes, 32)))
         await self.runtime.start()
+        assert isinstance(self.runtime.service, TableService)
+        self.service = self.runtime.service
 
     async def crash(self) -> None:
         """Drop everything without draining (what a SIGKILL leaves behind)."""
@@ -104,9 +106,10 @@ class InProcessScoring:
 
     async def start(self) -> scoring_pb2_grpc.ScoringServiceStub:
         config = ScoringConfig.from_env(self.env)
-        self.service = ScoringService(config)
-        self.runtime = build_scoring(config, self.service)
+        self.runtime = build_scoring(config)
         await self.runtime.start()
+        assert isinstance(self.runtime.service, ScoringService)
+        self.service = self.runtime.service
         self.channel = grpc.aio.insecure_channel(self.runtime.address)
         self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
         return self.stub

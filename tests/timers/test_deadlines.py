@@ -17,6 +17,7 @@ from timers_support import Client_, InProcessTable, InProcessTimers, legal_move,
 from support.clock import ManualClock
 from support.nats import AuthNats
 from support.waiting import eventually
+from trix.timers.service import TableCommands
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 PLAYERS = ("alice", "bob", "carol", "dave")
@@ -175,16 +176,28 @@ async def _stat(timers: InProcessTimers, name: str, value: int) -> bool:
 
 
 class HangingTable:
-    """A TableCommands port that never answers (the replica dies between claim and send)."""
+    """A TableCommands port that passes commands to the table until `hanging` is set, then never
+    answers (the replica dies between claim and send)."""
+
+    def __init__(self, table: TableCommands) -> None:
+        self.table = table
+        self.hanging = False
+
+    async def _hang(self) -> None:
+        if self.hanging:
+            await asyncio.Event().wait()
 
     async def auto_act(self, table_id: str, seat: int, turn_seq: int) -> Any:
-        await asyncio.Event().wait()
+        await self._hang()
+        return await self.table.auto_act(table_id, seat, turn_seq)
 
     async def leave(self, table_id: str, seat: int, reason: int, action_id: str) -> Any:
-        await asyncio.Event().wait()
+        await self._hang()
+        return await self.table.leave(table_id, seat, reason, action_id)
 
     async def reclaim(self, table_id: str, seat: int, action_id: str) -> Any:
-        await asyncio.Event().wait()
+        await self._hang()
+        return await self.table.reclaim(table_id, seat, action_id)
 
 
 async def test_restart_across_a_deadline_fires_once(auth_nats: AuthNats, client: Client_) -> None:
@@ -203,7 +216,7 @@ async def test_restart_across_a_deadline_fires_once(auth_nats: AuthNats, client:
         await second.start()  # the deadline expired while no timers ran: it fires once now
         await eventually(lambda: _stat(second, "auto_accepted", 1), 10, "the expired deadline")
         await second.stop()
-        third = InProcessTimers(auth_nats.url("timers"), clock, "third")
+        third = InProcessTimers(auth_nats.url("timers"), clock, "third", commands=HangingTable)
         replicas.append(third)
         await third.start()  # and never again after another restart
         now = await client.view(tid)
@@ -216,7 +229,8 @@ async def test_restart_across_a_deadline_fires_once(auth_nats: AuthNats, client:
         # sends the same AutoAct{table, seat, turn_seq} at once (an AutoAct's claim is not
         # written, issue 16: the table applies a turn's AutoAct once), and it is applied once.
         assert third.service is not None
-        third.service.attach(third.service.store, HangingTable())
+        assert isinstance(third.service.table, HangingTable)
+        third.service.table.hanging = True
         clock.set(deadline_of(await turn_event(client, now)) + 0.001)
         await eventually(lambda: _claimed(third, tid), 10, "the claim")
         await third.stop()

@@ -105,9 +105,8 @@ async def test_a_turn_writes_nothing_a_seat_change_writes_against_the_known_revi
     after a restart (seats, presence, timeouts in a row) is written when it changes, against
     the known revision, and read again after a conflict (another replica wrote)."""
     config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
-    service = TimersService(config, clock=ManualClock(), replica_id="r1")
     store = CountingStore()
-    service.attach(store, NoTable())
+    service = TimersService(config, store, NoTable(), clock=ManualClock(), replica_id="r1")
     created = events_pb2.Event(table_id="t1", sequence=1)
     created.table_created.seats.add(index=0, player_id="", bot=True)
 

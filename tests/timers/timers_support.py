@@ -11,6 +11,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import nats
@@ -28,7 +29,7 @@ from trix.table.service import TableService
 from trix.timers.__main__ import build as build_timers
 from trix.timers.clock import SystemClock
 from trix.timers.config import TimersConfig
-from trix.timers.service import TimersService
+from trix.timers.service import DocStore, TableCommands, TimersService
 from trix.timers.subscribers import TimersNats
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
@@ -65,9 +66,11 @@ class InProcessTable:
         self.service: TableService | None = None
 
     async def start(self) -> None:
-        self.service = TableService(self.config, clock=self.clock.datetime, new_seed=lambda: self.rng.randbytes(32))
-        self.runtime = build_table(self.config, self.service)
+        new_seed = partial(self.rng.randbytes, 32)
+        self.runtime = build_table(self.config, partial(TableService, clock=self.clock.datetime, new_seed=new_seed))
         await self.runtime.start()
+        assert isinstance(self.runtime.service, TableService)
+        self.service = self.runtime.service
 
     async def stop(self) -> None:
         if self.runtime is not None:
@@ -78,17 +81,31 @@ class InProcessTable:
 class InProcessTimers:
     """One timers replica in the test's event loop, on the test's clock."""
 
-    def __init__(self, nats_url: str, clock: AnyClock, name: str, **env: str) -> None:
+    def __init__(
+        self,
+        nats_url: str,
+        clock: AnyClock,
+        name: str,
+        commands: Callable[[TableCommands], TableCommands] | None = None,
+        **env: str,
+    ) -> None:
         self.config = TimersConfig.from_env(service_env(nats_url, TRIX_INSTANCE=name, **env))
         self.clock = clock
         self.name = name
+        self.commands = commands
+        """Wraps the replica's table commands (a test's port that stops answering)."""
         self.runtime: Runtime | None = None
         self.service: TimersService | None = None
 
+    def _new_service(self, config: TimersConfig, store: DocStore, table: TableCommands) -> TimersService:
+        table = self.commands(table) if self.commands is not None else table
+        return TimersService(config, store, table, clock=self.clock, replica_id=self.name)
+
     async def start(self) -> None:
-        self.service = TimersService(self.config, clock=self.clock, replica_id=self.name)
-        self.runtime = build_timers(self.config, self.service)
+        self.runtime = build_timers(self.config, self._new_service)
         await self.runtime.start()
+        assert isinstance(self.runtime.service, TimersService)
+        self.service = self.runtime.service
 
     @property
     def running(self) -> TimersNats:

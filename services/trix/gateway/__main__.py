@@ -7,6 +7,7 @@ configuration value (the message names the variable).
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from trix.gateway import grpc_api, subscribers
 from trix.gateway.config import SERVICE, GatewayConfig
@@ -15,21 +16,29 @@ from trix.gateway.upstream import GrpcMatchmaking, GrpcScoring
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET, GATEWAY_INBOX_PREFIX
 from trix.natsio.provisioning import KV_BUCKETS
-from trix.runtime.server import Runtime, lifespan, run_main
+from trix.runtime.server import Runtime, Serving, lifespan, run_main
 
 
-def build(config: GatewayConfig, service: GatewayService | None = None) -> Runtime:
-    """Wire the gateway's logic to the runtime (tests may pass their own service)."""
-    service = service or GatewayService(config)
-    if config.matchmaking_target:
-        service.matchmaking = GrpcMatchmaking(config.matchmaking_target, config.player_key, config.call_timeout_s)
-    if config.scoring_target:
-        service.scoring = GrpcScoring(config.scoring_target, config.call_timeout_s, config.player_key)
+def production_service(config: GatewayConfig) -> subscribers.NewGateway:
+    """The service with the gRPC ports to the matchmaking and scoring the configuration names."""
+    matchmaking = (
+        GrpcMatchmaking(config.matchmaking_target, config.player_key, config.call_timeout_s)
+        if config.matchmaking_target
+        else None
+    )
+    scoring = (
+        GrpcScoring(config.scoring_target, config.call_timeout_s, config.player_key) if config.scoring_target else None
+    )
+    return partial(GatewayService, matchmaking=matchmaking, scoring=scoring)
 
-    gateway = service
 
-    async def start(nats: NatsConnection) -> None:
-        await subscribers.start(nats, gateway)  # ports only: nothing of its own to stop
+def build(config: GatewayConfig, new_service: subscribers.NewGateway | None = None) -> Runtime:
+    """The gateway's runtime: its lifespan builds the NATS ports and the service on them."""
+    make = new_service or production_service(config)
+
+    async def start(nats: NatsConnection) -> Serving:
+        service = subscribers.start(nats, config, make)
+        return Serving([grpc_api.binding(service)], service)  # ports only: nothing of its own runs
 
     # Least privilege (docs/rules.md §14): the gateway's NATS user provisions only its own bucket,
     # and receives replies only under its own inbox prefix.
@@ -37,7 +46,6 @@ def build(config: GatewayConfig, service: GatewayService | None = None) -> Runti
     limit = config.max_message_bytes
     return Runtime(
         config.runtime,
-        [grpc_api.binding(service)],
         lifespan=lifespan(start),
         nats_declared=declared,
         nats_inbox_prefix=GATEWAY_INBOX_PREFIX,

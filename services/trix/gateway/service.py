@@ -224,11 +224,23 @@ class GatewayService:
     def __init__(
         self,
         config: GatewayConfig,
+        tables: TablePort,
+        accounts: AccountsPort,
+        presence: PresencePort,
         *,
+        matchmaking: MatchmakingPort | None = None,
+        scoring: ScoringPort | None = None,
         verifier: TokenVerifier | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
+        self.tables = tables
+        self.accounts = accounts
+        self.presence = presence
+        self.matchmaking = matchmaking
+        """None when the configuration names no matchmaking service (its calls: UNAVAILABLE)."""
+        self.scoring = scoring
+        """None when the configuration names no scoring service (its calls: UNAVAILABLE)."""
         self.clock = clock
         self.tokens = HmacTokens(
             config.token_key or secrets.token_bytes(32),
@@ -241,11 +253,6 @@ class GatewayService:
         self.call_limits = KeyedLimits(config.rate_per_s, config.rate_burst)
         self.signin_limits = KeyedLimits(config.signin_per_min / 60, config.signin_burst)
         self.account_limits = KeyedLimits(config.accounts_per_hour / 3600, config.accounts_burst)
-        self.tables: TablePort | None = None
-        self.matchmaking: MatchmakingPort | None = None
-        self.scoring: ScoringPort | None = None
-        self.accounts: AccountsPort | None = None
-        self.presence: PresencePort | None = None
         self.seat_maps: dict[str, SeatMap] = {}
         self.players: dict[str, PlayerState] = {}
         self.live: dict[str, Session] = {}
@@ -255,8 +262,6 @@ class GatewayService:
     # -- ports ------------------------------------------------------------------------------
 
     def _tables(self) -> TablePort:
-        if self.tables is None:
-            raise Unavailable("tables are not reachable yet; retry")
         return self.tables
 
     def _mm(self) -> MatchmakingPort:
@@ -282,8 +287,6 @@ class GatewayService:
         if not MIN_DEVICE_SECRET <= len(device_secret) <= MAX_DEVICE_SECRET:
             raise InvalidArgument(f"device secret must be {MIN_DEVICE_SECRET}-{MAX_DEVICE_SECRET} characters")
         name = clean_display_name(display_name)
-        if self.accounts is None:
-            raise Unavailable("accounts are not reachable yet; retry")
         key = hash_device_secret(device_secret)
         stored = await self.accounts.get(key)
         if stored is None:
@@ -520,8 +523,6 @@ class GatewayService:
             await self._presence(pid, session.session_id, connected=False)
 
     async def _presence(self, player_id: str, session_id: str, *, connected: bool) -> None:
-        if self.presence is None:
-            return
         event = events_pb2.Event()
         if connected:
             event.player_connected.player_id = player_id

@@ -17,7 +17,7 @@ Owns the gateway's NATS side, within the whitelist of its NATS user
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 
 import nats.errors
@@ -25,7 +25,8 @@ import structlog
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
 from trix.errors import DomainError, Unavailable, from_kind
-from trix.gateway.service import SPECTATOR, GatewayService
+from trix.gateway.config import GatewayConfig
+from trix.gateway.service import SPECTATOR, AccountsPort, GatewayService, PresencePort, TablePort
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET
@@ -137,9 +138,13 @@ class NatsPresence:
         )
 
 
-async def start(nats: NatsConnection, service: GatewayService) -> None:
-    """Attach the NATS ports once NATS is connected and provisioned."""
-    timeout = service.config.call_timeout_s
-    service.tables = NatsTables(nats, service.config.player_key, timeout)
-    service.accounts = KvAccounts(nats)
-    service.presence = NatsPresence(nats, timeout)
+NewGateway = Callable[[GatewayConfig, TablePort, AccountsPort, PresencePort], GatewayService]
+"""Builds the service on its NATS ports (`GatewayService` with the gRPC ports of the configuration)."""
+
+
+def start(nats: NatsConnection, config: GatewayConfig, new_service: NewGateway) -> GatewayService:
+    """The service on its NATS ports, once NATS is connected and provisioned (nothing of its own runs)."""
+    timeout = config.call_timeout_s
+    return new_service(
+        config, NatsTables(nats, config.player_key, timeout), KvAccounts(nats), NatsPresence(nats, timeout)
+    )

@@ -7,6 +7,7 @@ configuration value (the message names the variable).
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 import structlog
 
@@ -15,33 +16,36 @@ from trix.matchmaking.config import SERVICE, MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringRatings, ScoringWallet
 from trix.natsio.connection import NatsConnection
-from trix.runtime.server import Runtime, lifespan, run_main
+from trix.runtime.server import Runtime, Serving, lifespan, run_main
 
 log = structlog.get_logger("trix.matchmaking")
 
 
-def build(config: MatchmakingConfig, service: MatchmakingService | None = None) -> Runtime:
-    """Wire the matchmaking's logic to the runtime (tests pass a service with injected clock/RNG)."""
-    if service is None:
-        wallet = ScoringWallet(config.scoring_target, config.keys.service) if config.scoring_target else None
-        ratings = (
-            ScoringRatings(
-                config.scoring_target,
-                default=config.default_rating,
-                scale=config.rating_scale,
-                timeout_s=config.rating_timeout_s,
-            )
-            if config.scoring_target
-            else None
-        )
-        service = MatchmakingService(config, wallet=wallet, ratings=ratings)
-    matchmaking = service
+def production_service(config: MatchmakingConfig) -> subscribers.NewMatchmaking:
+    """The service with the wallet and ratings of the scoring service the configuration names."""
+    if not config.scoring_target:
+        return MatchmakingService
+    ratings = ScoringRatings(
+        config.scoring_target,
+        default=config.default_rating,
+        scale=config.rating_scale,
+        timeout_s=config.rating_timeout_s,
+    )
+    wallet = ScoringWallet(config.scoring_target, config.keys.service)
+    return partial(MatchmakingService, wallet=wallet, ratings=ratings)
 
-    async def start(nats: NatsConnection) -> subscribers.PartitionOwner:
+
+def build(config: MatchmakingConfig, new_service: subscribers.NewMatchmaking | None = None) -> Runtime:
+    """The matchmaking's runtime: its lifespan builds the NATS adapters, the service on them
+    (`new_service`: tests inject a clock and a random generator) and the partition owner."""
+    make = new_service or production_service(config)
+
+    async def start(nats: NatsConnection) -> Serving:
         # Stopping the owner gives its partition leases back before NATS drains.
-        return await subscribers.start(nats, matchmaking, config.runtime.instance)
+        owner = await subscribers.start(nats, config, make)
+        return Serving([grpc_api.binding(owner.service)], owner.service, owner)
 
-    return Runtime(config.runtime, [grpc_api.binding(matchmaking)], lifespan=lifespan(start))
+    return Runtime(config.runtime, lifespan=lifespan(start))
 
 
 def main() -> int:

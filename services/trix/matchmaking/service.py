@@ -123,9 +123,9 @@ class MatchmakingService:
     def __init__(
         self,
         config: MatchmakingConfig,
+        store: Store,
+        publisher: MatchPublisher,
         *,
-        store: Store | None = None,
-        publisher: MatchPublisher | None = None,
         wallet: Wallet | None = None,
         seat_index: SeatIndex | None = None,
         ratings: RatingSource | None = None,
@@ -136,8 +136,8 @@ class MatchmakingService:
         import time
 
         self.config = config
-        self._store = store
-        self._publisher = publisher
+        self.store = store
+        self.publisher = publisher
         self.wallet: Wallet = wallet or NoWallet()
         self.seat_index: SeatIndex = seat_index or NoSeatIndex()
         self.ratings: RatingSource = ratings or NoRatings()
@@ -160,23 +160,6 @@ class MatchmakingService:
         # Enqueues in flight at once: more wait here, costing the event loop nothing, so a
         # burst cannot queue thousands of store calls ahead of the lease renewals.
         self._admission = asyncio.Semaphore(ADMISSION_LIMIT)
-
-    def wire(self, store: Store, publisher: MatchPublisher) -> None:
-        """Attach the store and publisher once NATS is connected."""
-        self._store = store
-        self._publisher = publisher
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            raise Unavailable("matchmaking is starting: its store is not connected yet")
-        return self._store
-
-    @property
-    def publisher(self) -> MatchPublisher:
-        if self._publisher is None:
-            raise Unavailable("matchmaking is starting: NATS is not connected yet")
-        return self._publisher
 
     # -- store helpers ------------------------------------------------------------
 

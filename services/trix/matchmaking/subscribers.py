@@ -18,6 +18,8 @@ import contextlib
 import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
+from typing import Protocol
 
 import nats.js.errors
 import structlog
@@ -26,7 +28,8 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
-from trix.matchmaking.ports import NoSeatIndex, Versioned
+from trix.matchmaking.config import MatchmakingConfig
+from trix.matchmaking.ports import MatchPublisher, SeatIndex, Store, Versioned
 from trix.matchmaking.records import MatchRecord
 from trix.matchmaking.service import MatchmakingService
 from trix.natsio import subjects
@@ -46,6 +49,24 @@ STALE_READ_S = 0.005
 the write that woke it is readable (`KeyWatchHub.watch`); after that the 1 s re-read covers it."""
 TICKET_PREFIX = "tk"
 """Tickets are `tk.<partition>.<id>` (`service.ticket_key`); WatchTicket reads them."""
+
+
+class NewMatchmaking(Protocol):
+    """Builds the service from its adapters (`MatchmakingService` with the wallet and ratings of
+    the configuration; tests add a clock and a random generator)."""
+
+    def __call__(
+        self, config: MatchmakingConfig, store: Store, publisher: MatchPublisher, *, seat_index: SeatIndex
+    ) -> MatchmakingService: ...
+
+
+async def kv_get(kv: KeyValue, key: str) -> Versioned | None:
+    """A key's value and revision (None when absent or deleted)."""
+    try:
+        entry = await kv.get(key)
+    except nats.js.errors.KeyNotFoundError:
+        return None
+    return (entry.value or b"", entry.revision or 0)
 
 
 class KeyWatchHub:
@@ -138,19 +159,21 @@ class KeyWatchHub:
 class KvStore:
     """`trix.matchmaking.ports.Store` over a JetStream KV bucket."""
 
-    def __init__(self, kv: KeyValue, js: nats.js.JetStreamContext | None = None, bucket: str = TICKETS_BUCKET) -> None:
+    def __init__(
+        self,
+        kv: KeyValue,
+        js: nats.js.JetStreamContext | None = None,
+        bucket: str = TICKETS_BUCKET,
+        hub: KeyWatchHub | None = None,
+    ) -> None:
         self.kv = kv
         self.js = js
         self.bucket = bucket
-        self.hub: KeyWatchHub | None = None
+        self.hub = hub
         """Serves `watch` of the keys it covers without a consumer per watch (`start`)."""
 
     async def get(self, key: str) -> Versioned | None:
-        try:
-            entry = await self.kv.get(key)
-        except nats.js.errors.KeyNotFoundError:
-            return None
-        return (entry.value or b"", entry.revision or 0)
+        return await kv_get(self.kv, key)
 
     async def create(self, key: str, value: bytes) -> int | None:
         try:
@@ -281,7 +304,9 @@ class PartitionOwner:
     IDLE_TICK_S = 1.0
     """Longest wait between two rounds of a partition with nothing queued (see `_run`)."""
 
-    def __init__(self, nats: NatsConnection, service: MatchmakingService, instance: str) -> None:
+    def __init__(
+        self, nats: NatsConnection, service: MatchmakingService, instance: str, hub: KeyWatchHub | None = None
+    ) -> None:
         self.nats = nats
         self.service = service
         self.member = f"{subjects.token(instance.replace('.', '_'), 'instance')}-{uuid.uuid4().hex[:8]}"
@@ -300,7 +325,7 @@ class PartitionOwner:
         self._leases: KeyValue | None = None
         self._tickets: KeyValue | None = None
         self._background: set[asyncio.Future[None]] = set()
-        self.hub: KeyWatchHub | None = None
+        self.hub = hub
         """The process's ticket watch hub (started by `start`), stopped with the owner."""
 
     async def start(self) -> None:
@@ -496,17 +521,16 @@ class PartitionOwner:
             self.service.observe(p, entry.key, None if deleted else entry.value, entry.revision or 0)
 
 
-async def start(nats: NatsConnection, service: MatchmakingService, instance: str = "matchmaking") -> PartitionOwner:
-    """Wire the service to NATS and start leasing partitions."""
+async def start(nats: NatsConnection, config: MatchmakingConfig, new_service: NewMatchmaking) -> PartitionOwner:
+    """Build the service on its NATS adapters and start leasing partitions (`PartitionOwner.service`
+    is the service)."""
     js = nats.jetstream
-    store = KvStore(await js.key_value(TICKETS_BUCKET), js)
-    hub = KeyWatchHub(nats, TICKETS_BUCKET, TICKET_PREFIX, store.get)
+    tickets = await js.key_value(TICKETS_BUCKET)
+    hub = KeyWatchHub(nats, TICKETS_BUCKET, TICKET_PREFIX, partial(kv_get, tickets))
     await hub.start()
-    store.hub = hub
-    service.wire(store, MatchFormedPublisher(nats))
-    if isinstance(service.seat_index, NoSeatIndex):
-        service.seat_index = KvSeatIndex(await js.key_value(SEATS_BUCKET))
-    owner = PartitionOwner(nats, service, instance)
-    owner.hub = hub
+    store = KvStore(tickets, js, hub=hub)
+    seats = KvSeatIndex(await js.key_value(SEATS_BUCKET))
+    service = new_service(config, store, MatchFormedPublisher(nats), seat_index=seats)
+    owner = PartitionOwner(nats, service, config.runtime.instance, hub)
     await owner.start()
     return owner

@@ -5,15 +5,17 @@ standard health service, optional reflection, the metrics endpoint and the NATS
 connection) and `run_main` (what every service's `__main__` calls: load config or
 exit 2 naming the bad variable, configure logs, serve until SIGTERM/SIGINT, exit 0).
 
-A service's NATS side is one `Lifespan`: an async context manager entered once NATS is
-connected and provisioned (it builds the service's NATS adapters, starts its
-subscriptions and yields what runs) and left first on shutdown, so every consumer and
-subscription is stopped before NATS drains.
+A service is one `Lifespan`: an async context manager entered once NATS is connected and
+provisioned. It builds the service's adapters, hands them to the service's constructor,
+starts its subscriptions and yields a `Serving`: the gRPC services bound to that service
+and what runs. It is left first on shutdown, so every consumer and subscription is
+stopped before NATS drains. gRPC is bound and started only after the lifespan yielded, so
+no call ever reaches a service that does not exist yet (no "is starting" state anywhere).
 
-Health is NOT_SERVING until gRPC, metrics, NATS and the lifespan are all up, then SERVING.
-On shutdown: the lifespan is left, NOT_SERVING, a short drain delay so watchers and
-balancers notice, response streams end with UNAVAILABLE, the server stops accepting calls
-and gives in-flight unary calls the grace period, then NATS is drained.
+Start: metrics, NATS, the lifespan, then gRPC (health NOT_SERVING while it registers),
+then SERVING. On shutdown: the lifespan is left, NOT_SERVING, a short drain delay so
+watchers and balancers notice, response streams end with UNAVAILABLE, the server stops
+accepting calls and gives in-flight unary calls the grace period, then NATS is drained.
 """
 
 from __future__ import annotations
@@ -65,28 +67,39 @@ class ServiceBinding:
     """The issue that builds this service's not-yet-implemented RPCs (named in UNIMPLEMENTED)."""
 
 
-Lifespan = Callable[[NatsConnection], contextlib.AbstractAsyncContextManager[object]]
-"""A service's NATS side: entered once NATS is up, left before NATS drains (module docstring)."""
-
-
 class Stoppable(Protocol):
     """A service's running NATS side: its subscriptions, consumers and background tasks."""
 
     async def stop(self) -> None: ...
 
 
-def lifespan(start: Callable[[NatsConnection], Awaitable[Stoppable | None]]) -> Lifespan:
-    """The `Lifespan` of a service whose NATS side `start` builds and starts: left by
-    stopping what `start` returned (nothing to stop when it returned None)."""
+@dataclass(frozen=True)
+class Serving:
+    """What a service's lifespan yields: the gRPC services to serve, bound to the service it
+    built with its adapters, the service itself, and its running NATS side (stopped when
+    the lifespan is left; None when nothing of its own runs)."""
+
+    bindings: Sequence[ServiceBinding]
+    service: object
+    running: Stoppable | None = None
+
+
+Lifespan = Callable[[NatsConnection], contextlib.AbstractAsyncContextManager[Serving]]
+"""A service: entered once NATS is up, before gRPC serves; left before NATS drains (module docstring)."""
+
+
+def lifespan(start: Callable[[NatsConnection], Awaitable[Serving]]) -> Lifespan:
+    """The `Lifespan` of a service that `start` builds (adapters, then the service, then its
+    subscriptions): left by stopping what runs (`Serving.running`)."""
 
     @contextlib.asynccontextmanager
-    async def span(nats: NatsConnection) -> AsyncIterator[Stoppable | None]:
-        running = await start(nats)
+    async def span(nats: NatsConnection) -> AsyncIterator[Serving]:
+        serving = await start(nats)
         try:
-            yield running
+            yield serving
         finally:
-            if running is not None:
-                await running.stop()
+            if serving.running is not None:
+                await serving.running.stop()
 
     return span
 
@@ -97,7 +110,7 @@ class Runtime:
     def __init__(
         self,
         config: RuntimeConfig,
-        services: Sequence[ServiceBinding],
+        services: Sequence[ServiceBinding] = (),
         *,
         lifespan: Lifespan | None = None,
         nats_declared: tuple[Sequence[StreamSpec], Sequence[KvSpec]] | None = None,
@@ -113,9 +126,13 @@ class Runtime:
         self.grpc_options = tuple(grpc_options)
         """Extra grpc.aio server options, e.g. message size limits (the gateway)."""
         self.services = tuple(services)
+        """The gRPC services served: those given here (a service without NATS), then the
+        lifespan's (`Serving.bindings`) once it yielded."""
         self.lifespan = lifespan
+        self.service: object | None = None
+        """The service the lifespan built (`Serving.service`); kept after a stop (tests read it)."""
         self.running: object | None = None
-        """What the lifespan yielded (the service's running NATS side), while it runs."""
+        """The service's running NATS side (`Serving.running`), while it runs."""
         self._lifespan_exit = contextlib.AsyncExitStack()
         self.metrics = RpcMetrics()
         self.health = HealthServicer()
@@ -136,9 +153,31 @@ class Runtime:
             await self.health.set(name, status)
 
     async def start(self) -> None:
-        """Start gRPC (NOT_SERVING), metrics and NATS, then report SERVING."""
+        """Start metrics and NATS, enter the lifespan (the service is built), then serve gRPC
+        (NOT_SERVING while it registers) and report SERVING."""
         hold_grpc_aio()
         cfg = self.config
+        if cfg.metrics_port >= 0:
+            self._metrics_endpoint = MetricsEndpoint(self.metrics.registry, cfg.grpc_host, cfg.metrics_port)
+            self.metrics_port = self._metrics_endpoint.port
+            log.info("metrics listening", metrics_port=self.metrics_port, path="/metrics")
+        if cfg.nats_enabled:
+            streams, buckets = self.nats_declared or (STREAMS, KV_BUCKETS)
+            self.nats = NatsConnection(
+                cfg.nats_url,
+                name=cfg.instance,
+                stream_replicas=cfg.nats_stream_replicas,
+                streams=streams,
+                buckets=buckets,
+                inbox_prefix=self.nats_inbox_prefix,
+            )
+            await self.nats.connect()
+            if self.lifespan is not None:
+                serving = await self._lifespan_exit.enter_async_context(self.lifespan(self.nats))
+                self.service, self.running = serving.service, serving.running
+                self.services = (*self.services, *serving.bindings)
+        elif self.lifespan is not None:
+            raise RuntimeError(f"{cfg.service} needs NATS (TRIX_NATS_URL is none)")
         interceptor = RuntimeInterceptor(
             self.metrics,
             {s.full_name: s.unbuilt_issue for s in self.services if s.unbuilt_issue is not None},
@@ -158,23 +197,6 @@ class Runtime:
         await server.start()
         self._server = server
         log.info("grpc listening", grpc_port=self.grpc_port, address=self.address, reflection=cfg.reflection)
-        if cfg.metrics_port >= 0:
-            self._metrics_endpoint = MetricsEndpoint(self.metrics.registry, cfg.grpc_host, cfg.metrics_port)
-            self.metrics_port = self._metrics_endpoint.port
-            log.info("metrics listening", metrics_port=self.metrics_port, path="/metrics")
-        if cfg.nats_enabled:
-            streams, buckets = self.nats_declared or (STREAMS, KV_BUCKETS)
-            self.nats = NatsConnection(
-                cfg.nats_url,
-                name=cfg.instance,
-                stream_replicas=cfg.nats_stream_replicas,
-                streams=streams,
-                buckets=buckets,
-                inbox_prefix=self.nats_inbox_prefix,
-            )
-            await self.nats.connect()
-            if self.lifespan is not None:
-                self.running = await self._lifespan_exit.enter_async_context(self.lifespan(self.nats))
         await self._set_all(health_pb2.HealthCheckResponse.SERVING)
         log.info("serving", grpc_port=self.grpc_port, metrics_port=self.metrics_port)
 

@@ -11,19 +11,19 @@ import sys
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import PRIVATE_STREAMS
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
-from trix.runtime.server import Runtime, lifespan, run_main
+from trix.runtime.server import Runtime, Serving, lifespan, run_main
 from trix.scoring import grpc_api, subscribers
 from trix.scoring.config import SERVICE, ScoringConfig
 from trix.scoring.service import ScoringService
 
 
-def build(config: ScoringConfig, service: ScoringService | None = None) -> Runtime:
-    """Wire the scoring's logic to the runtime. Its lifespan loads the journal and runs the
-    event consumer (`subscribers.EventConsumer`)."""
-    scoring = service or ScoringService(config)
+def build(config: ScoringConfig, new_service: subscribers.NewScoring = ScoringService) -> Runtime:
+    """The scoring's runtime: its lifespan builds the service on the journal (`new_service`),
+    loads it and runs the event consumer (`subscribers.EventConsumer`)."""
 
-    async def start(nats: NatsConnection) -> subscribers.EventConsumer:
-        return await subscribers.start(nats, scoring)
+    async def start(nats: NatsConnection) -> Serving:
+        consumer = await subscribers.start(nats, config, new_service)
+        return Serving([grpc_api.binding(consumer.service)], consumer.service, consumer)
 
     # Least privilege: the scoring's NATS user may not touch the table's private streams
     # (docs/rules.md §14), so it does not declare them either (the table service does).
@@ -31,7 +31,7 @@ def build(config: ScoringConfig, service: ScoringService | None = None) -> Runti
         [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
         [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],
     )
-    return Runtime(config.runtime, [grpc_api.binding(scoring)], lifespan=lifespan(start), nats_declared=declared)
+    return Runtime(config.runtime, lifespan=lifespan(start), nats_declared=declared)
 
 
 def main() -> int:

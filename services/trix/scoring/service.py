@@ -179,33 +179,37 @@ def settlement_postings(
 class ScoringService:
     """The scoring's domain logic (issue 8)."""
 
-    def __init__(self, config: ScoringConfig, *, clock: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self,
+        config: ScoringConfig,
+        journal: Journal,
+        *,
+        state: ScoringState | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
         self.config = config
+        self.journal = journal
         self.clock = clock or (lambda: int(time.time() * 1000))
-        self.state = ScoringState()
-        self.journal: Journal | None = None
+        self.state = state or ScoringState()
+        """The projection of the journal (`load` rebuilds it; every commit applies its entry)."""
         self._lock = asyncio.Lock()
         self.events_applied = 0
         self.events_skipped = 0
 
     # -- journal ------------------------------------------------------------------------
 
-    async def attach(self, journal: Journal) -> None:
-        """Rebuild the projection from the whole journal, then accept changes."""
+    async def load(self) -> None:
+        """Rebuild the projection from the whole journal (the lifespan does it before serving)."""
         async with self._lock:
-            self.journal = journal
             await self._catch_up()
 
     async def _catch_up(self) -> None:
-        assert self.journal is not None
         for sequence, payload in await self.journal.read_from(self.state.sequence + 1):
             if sequence > self.state.sequence:
                 self.state.apply(sequence, decode_entry(payload))
 
     async def _commit(self, decide: Callable[[ScoringState], dict[str, Any] | None]) -> dict[str, Any] | None:
         """Decide, append, apply (module docstring); returns the entry applied, or None."""
-        if self.journal is None:
-            raise UnavailableError("scoring is starting: its journal is not loaded yet")
         async with self._lock:
             for _ in range(MAX_COMMIT_ATTEMPTS):
                 entry = decide(self.state)

@@ -17,6 +17,7 @@ table service's purge is idempotent), so the signal is never lost.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import structlog
@@ -29,8 +30,9 @@ from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import PullConsumer, decode_event
 from trix.natsio.publish import publish_once
+from trix.scoring.config import ScoringConfig
 from trix.scoring.journal import JetStreamJournal
-from trix.scoring.service import ScoringService
+from trix.scoring.service import Journal, ScoringService
 from trix.v1 import common_pb2, events_pb2
 
 log = structlog.get_logger("trix.scoring.subscribers")
@@ -40,6 +42,9 @@ FETCH_BATCH = 256
 ACK_WAIT_S = 30.0
 FETCH_LINGER_S = 0.05
 """After a fetch that did not fill its batch: standings lag play by at most this much more."""
+
+NewScoring = Callable[[ScoringConfig, Journal], ScoringService]
+"""Builds the service on its journal (`ScoringService` itself; the fault tests wrap the journal)."""
 
 
 def _variant(value: int) -> str:
@@ -198,10 +203,13 @@ class EventConsumer:
         return int(info.ack_floor.stream_seq) + 1 if info.ack_floor else 1
 
 
-async def start(nats_conn: NatsConnection, service: ScoringService) -> EventConsumer:
-    """Load the journal, then start consuming table events."""
-    js = nats_conn.jetstream
-    await service.attach(JetStreamJournal(js))
+async def start(
+    nats_conn: NatsConnection, config: ScoringConfig, new_service: NewScoring = ScoringService
+) -> EventConsumer:
+    """Build the service on the journal, load it, then start consuming table events
+    (`EventConsumer.service` is the service)."""
+    service = new_service(config, JetStreamJournal(nats_conn.jetstream))
+    await service.load()
     log.info("journal loaded", sequence=service.state.sequence)
     consumer = EventConsumer(nats_conn, service, service.config.consumer)
     await consumer.start()

@@ -10,22 +10,23 @@ from __future__ import annotations
 import sys
 
 from trix.natsio.connection import NatsConnection
-from trix.runtime.server import Runtime, lifespan, run_main
+from trix.runtime.server import Runtime, Serving, lifespan, run_main
 from trix.table import grpc_api, subscribers
 from trix.table.config import SERVICE, TableConfig
 from trix.table.service import TableService
 
 
-def build(config: TableConfig, service: TableService | None = None) -> Runtime:
-    """Wire the table's logic to the runtime (tests pass their own service: clock, seeds).
-    Its lifespan is the replica (`subscribers.TableReplica`): leaving it hands the shards over."""
-    table = service or TableService(config)
-    bus = subscribers.TableBus(config.command_timeout_s)
+def build(config: TableConfig, new_service: subscribers.NewTable = TableService) -> Runtime:
+    """The table's runtime: its lifespan builds the adapters, the service on them (`new_service`:
+    tests add a clock and seeds) and runs the replica (`subscribers.TableReplica`): leaving it
+    hands the shards over."""
 
-    async def start(nats: NatsConnection) -> subscribers.TableReplica:
-        return await subscribers.start(nats, table, bus)
+    async def start(nats: NatsConnection) -> Serving:
+        replica = await subscribers.start(nats, config, new_service)
+        bus = subscribers.TableBus(nats, config.command_timeout_s)
+        return Serving([grpc_api.binding(replica.service, bus)], replica.service, replica)
 
-    return Runtime(config.runtime, [grpc_api.binding(table, bus)], lifespan=lifespan(start))
+    return Runtime(config.runtime, lifespan=lifespan(start))
 
 
 def main() -> int:

@@ -108,9 +108,9 @@ class TableApi(table_pb2_grpc.TableServiceServicer):
             yield table_pb2.StreamPublicEventsResponse(event=event)
 
 
-def binding(service: TableService, bus: TableBus | None = None) -> ServiceBinding:
-    """How the runtime serves this API (without a bus, calls answer UNAVAILABLE until NATS is up)."""
-    api = TableApi(service, bus or TableBus(service.config.command_timeout_s))
+def binding(service: TableService, bus: TableBus) -> ServiceBinding:
+    """How the runtime serves this API."""
+    api = TableApi(service, bus)
 
     def register(server: grpc.aio.Server) -> None:
         table_pb2_grpc.add_TableServiceServicer_to_server(api, server)

@@ -120,38 +120,26 @@ class TableService:
     def __init__(
         self,
         config: TableConfig,
+        store: TableStore,
+        sink: EventSink,
         *,
+        may_write: Callable[[str], bool],
         clock: Clock = utc_now,
         new_seed: Callable[[], bytes] = fairness.new_server_seed,
     ) -> None:
         self.config = config
+        self.store = store
+        self.sink = sink
+        self.may_write = may_write
+        """Whether this replica serves the table's shard under a valid lease (the shard router,
+        issue 5); checked right before every append."""
         self.clock = clock
         self.new_seed = new_seed
         self.tables: dict[str, Table] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._store: TableStore | None = None
-        self._sink: EventSink | None = None
         self.recent: dict[str, deque[Routed]] = {}
         """Each table's latest event copies, in order (`read_events`)."""
-        self.may_write: Callable[[str], bool] = lambda table_id: True
-        """Whether this replica holds a valid lease on the table's shard (set by the lease
-        manager, issue 5); checked right before every append."""
         self.recover_concurrency = 16
-
-    def attach(self, store: TableStore, sink: EventSink) -> None:
-        self._store, self._sink = store, sink
-
-    @property
-    def store(self) -> TableStore:
-        if self._store is None:
-            raise Unavailable("table storage is not connected yet")
-        return self._store
-
-    @property
-    def sink(self) -> EventSink:
-        if self._sink is None:
-            raise Unavailable("event publishing is not connected yet")
-        return self._sink
 
     def _lock(self, table_id: str) -> asyncio.Lock:
         return self._locks.setdefault(table_id, asyncio.Lock())

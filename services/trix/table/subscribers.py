@@ -32,6 +32,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from typing import Protocol
 
 import nats.errors
 import structlog
@@ -48,8 +49,9 @@ from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import cancel_and_wait
 from trix.table.codec import INTERNAL_KIND, handle_command
+from trix.table.config import TableConfig
 from trix.table.leases import LeaseManager
-from trix.table.service import LogConflict, TableService
+from trix.table.service import EventSink, LogConflict, TableService, TableStore
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import events_pb2, table_pb2
 
@@ -76,18 +78,24 @@ ARCHIVE_RETRY_S = 0.5
 REPLICAS_BUCKET = "table_replicas"
 
 
+class NewTable(Protocol):
+    """Builds the service from its adapters (`TableService` itself; tests add a clock, seeds)."""
+
+    def __call__(
+        self, config: TableConfig, store: TableStore, sink: EventSink, *, may_write: Callable[[str], bool]
+    ) -> TableService: ...
+
+
 class JetStreamStore:
     """`TableStore` on JetStream (see the module docstring)."""
 
-    def __init__(self, nats: NatsConnection) -> None:
+    def __init__(self, nats: NatsConnection, writer: Callable[[str], str]) -> None:
         self.nats = nats
-        self.writer: Callable[[str], str] | None = None
+        self.writer = writer
         """`<replica>/<lease epoch>` of a table's writer, stored with each entry (audit, tests)."""
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
-        headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(expected_last)}
-        if self.writer is not None:
-            headers[WRITER_HEADER] = self.writer(table_id)
+        headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(expected_last), WRITER_HEADER: self.writer(table_id)}
         try:
             ack = await publish_once(
                 self.nats.jetstream, subjects.table_log(table_id), entry, msg_id=msg_id, headers=headers
@@ -213,15 +221,10 @@ class NatsSink:
 class TableBus:
     """What the gRPC API needs from NATS: forward a command to the owner, read stored events."""
 
-    def __init__(self, timeout_s: float) -> None:
-        self.nats: NatsConnection | None = None
+    def __init__(self, nats: NatsConnection, timeout_s: float) -> None:
+        self.nats = nats
         self.timeout_s = timeout_s
         self._feeds: seatstream.LiveFeeds | None = None
-
-    def _conn(self) -> NatsConnection:
-        if self.nats is None:
-            raise Unavailable("NATS is not connected")
-        return self.nats
 
     async def forward(
         self, table_id: str, command: table_pb2.TableCommand, token: str | None
@@ -236,7 +239,7 @@ class TableBus:
             # No responders: the table's shard is changing hands (issue 5); the same bytes
             # (same action id) are sent again until the deadline, so nothing applies twice.
             try:
-                msg = await self._conn().client.request(
+                msg = await self.nats.client.request(
                     subject, data, timeout=max(0.1, deadline - loop.time()), headers=headers
                 )
                 break
@@ -260,7 +263,7 @@ class TableBus:
         then live, until the game ends (`trix.natsio.seatstream`; the live part shared by the
         streams of a table through one `LiveFeeds` per connection). `token` is the caller's:
         the owner serves only what it may see."""
-        conn = self._conn()
+        conn = self.nats
         if self._feeds is None or self._feeds.nats is not conn:
             self._feeds = seatstream.LiveFeeds(conn)
 
@@ -343,28 +346,36 @@ def shard_of_subject(subject: str) -> int:
 
 
 class ShardRouter:
-    """`ShardHost`: serve the commands of the shards this replica holds (see the module docstring)."""
+    """`ShardHost`: serve the commands of the shards this replica holds (see the module docstring).
 
-    def __init__(self, nats: NatsConnection, service: TableService) -> None:
+    It builds the two parts that ask it things, handing each itself: the service (whether
+    this replica serves a table's shard, before each append; the lease epoch its store
+    writes with each entry) and the lease manager (which shards were won or lost)."""
+
+    def __init__(
+        self,
+        nats: NatsConnection,
+        new_service: Callable[[ShardRouter], TableService],
+        new_manager: Callable[[ShardRouter], LeaseManager],
+    ) -> None:
         self.nats = nats
-        self.service = service
-        self.manager: LeaseManager | None = None
         self.subs: dict[int, Subscription] = {}
         self.draining: set[int] = set()
         self.inflight: dict[int, set[asyncio.Task[None]]] = {}
         self.served = 0
+        self.service = new_service(self)
+        self.manager = new_manager(self)
 
     def serving(self, shard: int) -> bool:
         """Subscribed (or draining) and the lease still valid: may answer the shard's commands."""
         if shard not in self.subs and shard not in self.draining:
             return False
-        return self.manager is None or self.manager.valid(shard)
+        return self.manager.valid(shard)
 
     def owns_table(self, table_id: str) -> bool:
         return self.serving(subjects.table_shard(table_id))
 
     def writer(self, table_id: str) -> str:
-        assert self.manager is not None
         held = self.manager.held.get(subjects.table_shard(table_id))
         return f"{self.manager.me}/{held.epoch if held else 0}"
 
@@ -373,7 +384,7 @@ class ShardRouter:
         t0 = time.perf_counter()
         count = await self.service.recover(lambda t: subjects.table_shard(t) in wanted)
         for shard in shards:
-            if shard in self.subs or (self.manager is not None and shard not in self.manager.held):
+            if shard in self.subs or shard not in self.manager.held:
                 continue
             self.subs[shard] = await self.nats.client.subscribe(
                 subjects.table_commands_of_shard(shard), cb=self._on_command
@@ -508,6 +519,7 @@ class TableReplica:
 
     def __init__(self, router: ShardRouter, manager: LeaseManager, watchers: list[asyncio.Task[None]]) -> None:
         self.router = router
+        self.service = router.service
         self.manager = manager
         self.watchers = watchers
 
@@ -538,19 +550,22 @@ def replica_id(instance: str) -> str:
     return f"{base}-{uuid.uuid4().hex[:8]}"
 
 
-async def start(nats: NatsConnection, service: TableService, bus: TableBus | None = None) -> TableReplica:
-    """Join the replicas, win a fair share of the shards (rebuilding their tables), serve their
-    commands, and consume MatchFormed in the replicas' queue group."""
-    store = JetStreamStore(nats)
-    service.attach(store, NatsSink(nats))
-    router = ShardRouter(nats, service)
-    service.may_write = router.owns_table
+async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable = TableService) -> TableReplica:
+    """Build the service on its adapters, join the replicas, win a fair share of the shards
+    (rebuilding their tables), serve their commands, and consume MatchFormed in the replicas'
+    queue group (`TableReplica.service` is the service)."""
     js = nats.jetstream
     leases_kv = await js.key_value(LEASES_BUCKET)
     replicas_kv = await js.key_value(REPLICAS_BUCKET)
-    manager = LeaseManager(replica_id(service.config.runtime.instance), KvLeaseStore(leases_kv, replicas_kv), router)
-    router.manager = manager
-    store.writer = router.writer
+    leases = KvLeaseStore(leases_kv, replicas_kv)
+    me = replica_id(config.runtime.instance)
+
+    def table_service(router: ShardRouter) -> TableService:
+        store = JetStreamStore(nats, router.writer)
+        return new_service(config, store, NatsSink(nats), may_write=router.owns_table)
+
+    router = ShardRouter(nats, table_service, lambda host: LeaseManager(me, leases, host))
+    service, manager = router.service, router.manager
     watchers = [
         await watch_leases(replicas_kv, manager, members=True),
         await watch_leases(leases_kv, manager, members=False),
@@ -591,6 +606,4 @@ async def start(nats: NatsConnection, service: TableService, bus: TableBus | Non
         cb=archiver.on_msg,
         manual_ack=True,
     )
-    if bus is not None:
-        bus.nats = nats
     return TableReplica(router, manager, watchers)

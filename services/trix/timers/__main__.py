@@ -11,26 +11,26 @@ import sys
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import PRIVATE_STREAMS
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
-from trix.runtime.server import Runtime, lifespan, run_main
+from trix.runtime.server import Runtime, Serving, lifespan, run_main
 from trix.timers import grpc_api, subscribers
 from trix.timers.config import SERVICE, TimersConfig
 from trix.timers.service import TimersService
 
 
-def build(config: TimersConfig, service: TimersService | None = None) -> Runtime:
-    """Wire the timers's logic to the runtime (tests pass their own service: clock, replica id).
-    Its lifespan's running part is `subscribers.TimersNats`."""
-    timers = service or TimersService(config)
+def build(config: TimersConfig, new_service: subscribers.NewTimers = TimersService) -> Runtime:
+    """The timers's runtime: its lifespan builds the NATS adapters, the service on them
+    (`new_service`: tests add a clock and a replica id) and runs `subscribers.TimersNats`."""
 
-    async def start(nats: NatsConnection) -> subscribers.TimersNats:
-        return await subscribers.start(nats, timers)
+    async def start(nats: NatsConnection) -> Serving:
+        running = await subscribers.start(nats, config, new_service)
+        return Serving([grpc_api.binding(running.service)], running.service, running)
 
     # Least privilege: the timers' NATS user may not touch the table's private streams (docs/rules.md §14).
     declared = (
         [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
         [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],
     )
-    return Runtime(config.runtime, [grpc_api.binding(timers)], lifespan=lifespan(start), nats_declared=declared)
+    return Runtime(config.runtime, lifespan=lifespan(start), nats_declared=declared)
 
 
 def main() -> int:

@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from trix.errors import NotFound, Unavailable
+from trix.errors import NotFound
 from trix.natsio.subjects import token
 from trix.rules import (  # docs/rules.md §9, §10
     DEFAULT_CARD_TIMEOUT_S,
@@ -562,8 +562,18 @@ def rendezvous(table_id: str, replicas: set[str]) -> str:
 class TimersService:
     """The timers's domain logic (see the module docstring)."""
 
-    def __init__(self, config: TimersConfig, *, clock: Clock | None = None, replica_id: str | None = None) -> None:
+    def __init__(
+        self,
+        config: TimersConfig,
+        store: DocStore,
+        table: TableCommands,
+        *,
+        clock: Clock | None = None,
+        replica_id: str | None = None,
+    ) -> None:
         self.config = config
+        self.store = store
+        self.table = table
         self.clock: Clock = clock or SystemClock()
         self.replica_id = replica_id or f"{config.runtime.instance}-{uuid.uuid4().hex[:8]}"
         self.stats: Counter[str] = Counter()
@@ -571,8 +581,6 @@ class TimersService:
         """How late each command was sent after its due time (for the bench; the last STATS_KEPT)."""
         self.ingest_lag_s: deque[float] = deque(maxlen=STATS_KEPT)
         """How long after the table started a turn the timers received it (for the bench; the last STATS_KEPT)."""
-        self._store: DocStore | None = None
-        self._table: TableCommands | None = None
         self._docs: dict[str, TableDoc] = {}
         self._known: dict[str, tuple[dict[str, Any], int]] = {}
         """Table id -> the newest document and KV revision this replica has seen (its own
@@ -586,21 +594,6 @@ class TimersService:
         self._wake = asyncio.Event()
         self._stopping = False
         self._runner: asyncio.Task[None] | None = None
-
-    def attach(self, store: DocStore, table: TableCommands) -> None:
-        self._store, self._table = store, table
-
-    @property
-    def store(self) -> DocStore:
-        if self._store is None:
-            raise Unavailable("timers storage is not connected yet")
-        return self._store
-
-    @property
-    def table(self) -> TableCommands:
-        if self._table is None:
-            raise Unavailable("table commands are not connected yet")
-        return self._table
 
     # -- documents -----------------------------------------------------------------------
 

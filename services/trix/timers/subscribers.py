@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import nats.errors
@@ -37,7 +38,8 @@ from trix.natsio.consumer import STOP_WAIT_S, PullConsumer
 from trix.natsio.publish import publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import cancel_and_wait
-from trix.timers.service import CasConflict, Outcome, TimersService
+from trix.timers.config import TimersConfig
+from trix.timers.service import CasConflict, DocStore, Outcome, TableCommands, TimersService
 from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.timers.nats")
@@ -54,6 +56,10 @@ LIVE_WAIT_S = 3.0
 CATCH_UP_CONCURRENCY = 16
 READ_BATCH = 512
 REFUSED_KINDS = {"StaleTurn", "IllegalMove", "NotFound", "PermissionDenied", "InvalidArgument", "Unauthenticated"}
+
+
+NewTimers = Callable[[TimersConfig, DocStore, TableCommands], TimersService]
+"""Builds the service from its adapters (`TimersService` itself; tests add a clock, a replica id)."""
 
 
 def sign_service_token(key: bytes, name: str, now_s: float, ttl_s: float = TOKEN_TTL_S) -> str:
@@ -158,9 +164,13 @@ class NatsTableCommands:
 class TimersNats:
     """The timers' running NATS subscriptions (see the module docstring)."""
 
-    def __init__(self, nats_conn: NatsConnection, service: TimersService) -> None:
+    def __init__(
+        self, nats_conn: NatsConnection, service: TimersService, deadlines: KeyValue, replicas: KeyValue
+    ) -> None:
         self.nats = nats_conn
         self.service = service
+        self.deadlines = deadlines
+        self.replicas = replicas
         self.tasks: list[asyncio.Task[None]] = []
         self.watch_ready = asyncio.Event()
         self.flowing = asyncio.Event()
@@ -175,10 +185,8 @@ class TimersNats:
 
     async def start(self) -> None:
         js = self.nats.jetstream
-        deadlines = await js.key_value(DEADLINES_BUCKET)
-        replicas = await js.key_value(REPLICAS_BUCKET)
+        deadlines, replicas = self.deadlines, self.replicas
         cfg = self.service.config
-        self.service.attach(KvDocStore(deadlines), NatsTableCommands(self.nats, cfg.service_key, cfg.command_timeout_s))
         # One player's presence events in order (each a compare-and-set), players in parallel.
         self.presence = PullConsumer(
             PRESENCE_CONSUMER,
@@ -409,9 +417,14 @@ class TimersNats:
                 log.warning("timers heartbeat failed", error=repr(exc))
 
 
-async def start(nats_conn: NatsConnection, service: TimersService) -> TimersNats:
-    """Start the timers's subscriptions once NATS is connected and provisioned."""
-    running = TimersNats(nats_conn, service)
+async def start(nats_conn: NatsConnection, config: TimersConfig, new_service: NewTimers = TimersService) -> TimersNats:
+    """Once NATS is connected and provisioned: the adapters, the service built on them, and its
+    subscriptions started (`TimersNats.service` is the service)."""
+    js = nats_conn.jetstream
+    deadlines = await js.key_value(DEADLINES_BUCKET)
+    replicas = await js.key_value(REPLICAS_BUCKET)
+    commands = NatsTableCommands(nats_conn, config.service_key, config.command_timeout_s)
+    running = TimersNats(nats_conn, new_service(config, KvDocStore(deadlines), commands), deadlines, replicas)
     await running.start()
     return running
 
