@@ -20,6 +20,7 @@ from support.waiting import eventually
 from trix import engine, records
 from trix.natsio import subjects
 from trix.natsio.permissions import inbox_prefix
+from trix.table.subscribers import ARCHIVE_CONSUMER
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, table_pb2
 
 PLAYERS = ("ann", "ben", "cat", "don")
@@ -106,7 +107,7 @@ async def test_archive_waits_for_scoring_and_survives_table_restart(
         await scoring_nc.close()
 
     async def drained() -> bool:
-        info = await js.consumer_info("SCORING_ARCHIVED", "table-records-archived-q")
+        info = await js.consumer_info("SCORING_ARCHIVED", ARCHIVE_CONSUMER)
         return info.num_pending == 0 and info.num_ack_pending == 0
 
     await eventually(drained)
@@ -143,7 +144,7 @@ async def test_archive_signal_for_running_table_refused_and_only_scoring_may_sen
         await nc.close()
 
     async def drained() -> bool:
-        info = await js.consumer_info("SCORING_ARCHIVED", "table-records-archived-q")
+        info = await js.consumer_info("SCORING_ARCHIVED", ARCHIVE_CONSUMER)
         return info.num_pending == 0 and info.num_ack_pending == 0 and info.delivered.stream_seq >= 1
 
     await eventually(drained)

@@ -17,9 +17,10 @@ Owns the table's NATS side:
   reach the owner, and nobody while a shard changes hands: the caller sees no
   responders and retries with the same action id); when the lease is handed over it
   drains the subscription and finishes the commands in flight first;
-- the MatchFormed consumer (a queue group shared by the replicas; the create goes to the
-  owner as a command), the RecordArchived consumer (`Archiver`: scoring stored a finished
-  game's record, the owner purges the table's log, snapshot and seed, ADR 0003), and
+- the MatchFormed consumer (a durable pull consumer the replicas share, `PullConsumer`;
+  the create goes to the owner as a command), the RecordArchived consumer (`Archiver`, the
+  same: scoring stored a finished game's record, the owner purges the table's log,
+  snapshot and seed, ADR 0003), and
   `TableBus`, which the gRPC API uses to forward commands to the owner and to read a
   seat's stored events.
 """
@@ -38,13 +39,14 @@ import nats.errors
 import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
+from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.errors import InvalidArgument, Unavailable, from_kind
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress
+from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import cancel_and_wait
@@ -65,15 +67,22 @@ SNAPSHOT_STREAM = subjects.TABLE_SNAPSHOTS_STREAM
 SECRETS_BUCKET = "table_secrets"
 PLAYERS_BUCKET = "player_tables"
 WRONG_LAST_SEQUENCE = 10071
-MATCH_CONSUMER = "table-match-formed-q"
-"""Durable of the MatchFormed consumer, delivered to the replicas' queue group (issue 5)."""
+MATCH_CONSUMER = "table-match-formed"
+"""Durable pull consumer of MatchFormed, shared by the replicas (issue 5; ADR 0017: it was the
+push consumer `table-match-formed-q` of a queue group)."""
 WRITER_HEADER = "Trix-Writer"
 """Header of a log entry: which replica appended it, under which lease epoch (the KV revision at
 which it won the shard). Epochs only grow along a table's log: a stale owner never appends."""
 LEASES_BUCKET = "table_leases"
 ARCHIVE_STREAM = "SCORING_ARCHIVED"
-ARCHIVE_CONSUMER = "table-records-archived-q"
-"""Durable of the RecordArchived consumer, delivered to the replicas' queue group (issue 4)."""
+ARCHIVE_CONSUMER = "table-records-archived"
+"""Durable pull consumer of RecordArchived, shared by the replicas (issue 4; it was the push
+consumer `table-records-archived-q` of a queue group)."""
+CONSUMER_BATCH = 16
+"""Messages one replica fetches at once from a shared consumer (the others fetch the rest)."""
+CONSUMER_FETCH_S = 0.5
+"""A fetch waits this long for messages: also how long a stopping consumer may wait for the
+fetch in flight (what it brings is applied and acked, not left to the ack wait)."""
 ARCHIVE_RETRY_S = 0.5
 REPLICAS_BUCKET = "table_replicas"
 
@@ -480,10 +489,10 @@ class MatchCreator:
 class Archiver:
     """RecordArchived (scoring stored a finished game's record) -> purge the table (issue 4).
 
-    A durable consumer in the replicas' queue group on SCORING_ARCHIVED: the message is
-    acked once the table's owner has purged (or refused) it; a replica that does not own
-    the table, or any failure, naks it for redelivery, so a restart of either side loses
-    no signal.
+    A durable pull consumer the replicas share on SCORING_ARCHIVED: the message is acked
+    once the table's owner has purged (or refused) it; a replica that does not own the
+    table, or any failure, naks it for redelivery (to any replica), so a restart of either
+    side loses no signal.
     """
 
     def __init__(self, service: TableService) -> None:
@@ -517,11 +526,19 @@ class Archiver:
 class TableReplica:
     """What `start` leaves running: the router, the lease manager and their watchers."""
 
-    def __init__(self, router: ShardRouter, manager: LeaseManager, watchers: list[asyncio.Task[None]]) -> None:
+    def __init__(
+        self,
+        router: ShardRouter,
+        manager: LeaseManager,
+        watchers: list[asyncio.Task[None]],
+        consumers: list[PullConsumer],
+    ) -> None:
         self.router = router
         self.service = router.service
         self.manager = manager
         self.watchers = watchers
+        self.consumers = consumers
+        """MatchFormed and RecordArchived: stopped first (the batch in hand finishes)."""
 
     async def handover(self, timeout_s: float = 10.0) -> None:
         """Graceful shutdown (SIGTERM): every shard to another replica, then stop."""
@@ -532,14 +549,20 @@ class TableReplica:
         await self.close()
 
     async def stop(self) -> None:
-        """The replica's end: its shards handed over while NATS is up, else just closed."""
+        """The replica's end: its consumers stopped, its shards handed over while NATS is up,
+        else just closed."""
+        await self.stop_consumers()
         nc = self.router.nats.nc
         if nc is not None and nc.is_connected:
             await self.handover()
         else:
             await self.close()
 
+    async def stop_consumers(self) -> None:
+        await asyncio.gather(*(consumer.stop() for consumer in self.consumers))
+
     async def close(self) -> None:
+        await self.stop_consumers()
         await self.manager.stop()
         await cancel_and_wait(self.watchers)
 
@@ -552,8 +575,8 @@ def replica_id(instance: str) -> str:
 
 async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable = TableService) -> TableReplica:
     """Build the service on its adapters, join the replicas, win a fair share of the shards
-    (rebuilding their tables), serve their commands, and consume MatchFormed in the replicas'
-    queue group (`TableReplica.service` is the service)."""
+    (rebuilding their tables), serve their commands, and consume MatchFormed and RecordArchived
+    from the pull consumers the replicas share (`TableReplica.service` is the service)."""
     js = nats.jetstream
     leases_kv = await js.key_value(LEASES_BUCKET)
     replicas_kv = await js.key_value(REPLICAS_BUCKET)
@@ -574,13 +597,20 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
     log.info("table replica started", replica=manager.me, shards=len(manager.held), tables=len(service.tables))
     creator = MatchCreator(nats, service)
     wrapped = IdempotentEventHandler(creator.on_match, MemoryProgress())
-    await js.subscribe(
+    # Matches are independent: each its own lane (created in parallel, as a queue group did).
+    matches = PullConsumer(
+        MATCH_CONSUMER,
+        nats.client,
+        wrapped,
+        batch=CONSUMER_BATCH,
+        fetch_timeout_s=CONSUMER_FETCH_S,
+        lane=lambda msg: str(msg.metadata.sequence.stream),
+    )
+    await matches.start(
+        js,
         subjects.match_formed(),
-        durable=MATCH_CONSUMER,
-        queue=MATCH_CONSUMER,
         stream="MATCHES",
-        cb=wrapped.__call__,
-        manual_ack=True,
+        config=ConsumerConfig(durable_name=MATCH_CONSUMER, ack_policy=AckPolicy.EXPLICIT),
     )
 
     async def on_live(msg: Msg) -> None:
@@ -598,12 +628,19 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
     # connection is lost for every reader (core NATS), the timers included (issue 19).
     nats.reconnect_hooks.append(service.republish_last)
     archiver = Archiver(service)
-    await js.subscribe(
-        subjects.all_records_archived(),
-        durable=ARCHIVE_CONSUMER,
-        queue=ARCHIVE_CONSUMER,
-        stream=ARCHIVE_STREAM,
-        cb=archiver.on_msg,
-        manual_ack=True,
+    # One table's signals in order (its own subject), tables in parallel.
+    archived = PullConsumer(
+        ARCHIVE_CONSUMER,
+        nats.client,
+        archiver.on_msg,
+        batch=CONSUMER_BATCH,
+        fetch_timeout_s=CONSUMER_FETCH_S,
+        lane=lambda msg: msg.subject,
     )
-    return TableReplica(router, manager, watchers)
+    await archived.start(
+        js,
+        subjects.all_records_archived(),
+        stream=ARCHIVE_STREAM,
+        config=ConsumerConfig(durable_name=ARCHIVE_CONSUMER, ack_policy=AckPolicy.EXPLICIT),
+    )
+    return TableReplica(router, manager, watchers, [matches, archived])
