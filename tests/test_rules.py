@@ -93,3 +93,18 @@ def test_every_table_option_is_a_field_of_table_options_with_its_default_in_boun
 )
 def test_player_id_is_1_to_128_of_letters_digits_underscore_dash(text: object, ok: bool) -> None:
     assert rules.is_player_id(text) is ok
+
+
+def test_a_turn_timer_is_its_milliseconds_else_its_seconds_else_the_default() -> None:
+    """docs/rules.md §9: each timed decision has a default; a table's options override it, in
+    milliseconds (fast tables) before seconds. Every decision of the proto has a timer."""
+    plain = common_pb2.TableOptions()
+    assert [rules.decision_timeout_s(plain, d) for d in (1, 2, 3)] == [15, 8, 12]
+    assert {common_pb2.Decision.Name(d).removeprefix("DECISION_").lower() for d in (1, 2, 3)} == set(
+        rules.TIMED_DECISIONS
+    )
+    assert [common_pb2.Decision.Value(f"DECISION_{n.upper()}") for n in rules.TIMED_DECISIONS] == [1, 2, 3]
+    seconds = common_pb2.TableOptions(double_timeout_s=30, card_timeout_s=0)
+    assert [rules.decision_timeout_s(seconds, d) for d in (1, 2, 3)] == [15, 30, 0]
+    both = common_pb2.TableOptions(card_timeout_s=30, card_timeout_ms=50, contract_timeout_ms=1500)
+    assert [rules.decision_timeout_s(both, d) for d in (1, 2, 3)] == [1.5, 8, 0.05]

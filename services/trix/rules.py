@@ -14,8 +14,9 @@ purpose: it is the second implementation the engine is checked against.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, Protocol
 
 # ---- cards (§1) --------------------------------------------------------------
 
@@ -92,6 +93,32 @@ DEFAULT_DOUBLE_TIMEOUT_S: Final = 8
 """§9 a doubling answer."""
 DEFAULT_CARD_TIMEOUT_S: Final = 12
 """§9 playing a card."""
+TIMED_DECISIONS: Final = ("contract", "double", "card")
+"""§9 the decisions with a turn timer, in the order of the proto's `Decision` (1, 2, 3) and by the
+name of their options (`<name>_timeout_s`, and `<name>_timeout_ms` for fast tables)."""
+DEFAULT_TIMEOUT_S: Final = {
+    "contract": DEFAULT_CONTRACT_TIMEOUT_S,
+    "double": DEFAULT_DOUBLE_TIMEOUT_S,
+    "card": DEFAULT_CARD_TIMEOUT_S,
+}
+
+
+class Options(Protocol):
+    """A table's options (`trix.v1.TableOptions`): the fields it sets."""
+
+    def ListFields(self) -> Sequence[tuple[Any, Any]]: ...
+
+
+def decision_timeout_s(options: Options, decision: int) -> float:
+    """§9 the turn timer of `decision` (the proto's `Decision`, 1..3) at a table with these options:
+    milliseconds override seconds when set (fast tables, tests); omitted, the default."""
+    name = TIMED_DECISIONS[decision - 1] if 1 <= decision <= len(TIMED_DECISIONS) else "contract"
+    fields = {field.name: value for field, value in options.ListFields()}
+    if f"{name}_timeout_ms" in fields:
+        return float(fields[f"{name}_timeout_ms"]) / 1000
+    return float(fields.get(f"{name}_timeout_s", DEFAULT_TIMEOUT_S[name]))
+
+
 DEFAULT_LEAVE_GRACE_S: Final = 60
 """§10 `leave_grace_s`."""
 DEFAULT_MAX_TIMEOUTS_IN_A_ROW: Final = 3

@@ -8,22 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from support.clock import ManualClock
 from trix.table.leases import LeaseManager
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def manager(clock: Clock) -> LeaseManager:
+def manager(clock: ManualClock) -> LeaseManager:
     store: Any = None  # the queries below touch neither the store nor the host
     host: Any = None
     m = LeaseManager("table-a", store, host, clock=clock)
-    m.started = clock.now - 60
+    m.started = clock.now() - 60
     for replica in ("table-a", "table-b", "table-c"):
         m.on_member(replica, alive=True)
     m.on_lease(0, "table-b", 10)
@@ -32,20 +25,20 @@ def manager(clock: Clock) -> LeaseManager:
 
 
 def test_a_shared_outage_longer_than_the_ttl_kills_nobody() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     m = manager(clock)
-    m.kv_down_since = clock.now + 0.1  # our heartbeat fails from here ...
-    clock.now += 7.0  # ... through a 7 s election
+    m.kv_down_since = clock.now() + 0.1  # our heartbeat fails from here ...
+    clock.advance(7.0)  # ... through a 7 s election
     assert m.live() == ["table-a"]  # what the silence alone says
-    m._after_outage(m.kv_down_since, clock.now)
+    m._after_outage(m.kv_down_since, clock.now())
     assert m.live() == ["table-a", "table-b", "table-c"]
     assert 0 not in m.free_for() and 1 not in m.free_for()
 
 
 def test_a_replica_silent_alone_is_taken_over_after_the_ttl() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     m = manager(clock)
-    clock.now += m.ttl_s + 0.5
+    clock.advance(m.ttl_s + 0.5)
     m.on_member("table-c", alive=True)  # c goes on heartbeating, b fell silent
     assert m.live() == ["table-a", "table-c"]
     assert 0 in m.free_for() and 1 not in m.free_for()

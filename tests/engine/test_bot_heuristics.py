@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from trix.rules import SUITS
+
 engine = pytest.importorskip("trix.engine", exc_type=ImportError)
 
 C = engine.parse_card
@@ -33,7 +35,7 @@ def deal(fixed: dict[int, Sequence[str]], voids: dict[int, str] | None = None, s
         hands = {s: list(h) for s, h in base.items()}
         ok = True
         for c in rest:
-            room = [s for s in range(4) if len(hands[s]) < 13 and "CDHS"[c // 13] not in voids.get(s, "")]
+            room = [s for s in range(4) if len(hands[s]) < 13 and SUITS[c // 13] not in voids.get(s, "")]
             if not room:
                 ok = False
                 break

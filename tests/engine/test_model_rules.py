@@ -14,6 +14,7 @@ import pytest
 from engine_support import EXAMPLES_DIR, Impl
 
 from trix.records import read_record_file, replay
+from trix.rules import RANKS, SUITS
 
 KING, QUEENS, DIAMONDS, TRICKS, TRIX, COMPLEX = range(6)
 DEAL_STARTED, CONTRACT_CHOSEN, DOUBLE_ANSWERED, DOUBLES_REVEALED, CARD_PLAYED = range(5)
@@ -22,7 +23,7 @@ PHASE_CHOOSE, PHASE_DOUBLING, PHASE_PLAY, PHASE_AWAITING, PHASE_OVER = range(5)
 
 
 def c(text: str) -> int:
-    return "CDHS".index(text[1]) * 13 + "23456789TJQKA".index(text[0])
+    return SUITS.index(text[1]) * 13 + RANKS.index(text[0])
 
 
 def deal_with(seats: dict[int, str], voids: dict[int, str] | None = None) -> list[list[int]]:
@@ -34,7 +35,7 @@ def deal_with(seats: dict[int, str], voids: dict[int, str] | None = None) -> lis
         if card in used:
             continue
         for s in range(4):
-            if len(hands[s]) < 13 and "CDHS"[card // 13] not in voids.get(s, ""):
+            if len(hands[s]) < 13 and SUITS[card // 13] not in voids.get(s, ""):
                 hands[s].append(card)
                 break
         else:

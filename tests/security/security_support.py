@@ -11,7 +11,6 @@ import json
 import os
 import queue
 import re
-import secrets
 import signal
 import subprocess
 import sys
@@ -25,25 +24,14 @@ from typing import Any
 import nats
 from nats.aio.client import Client
 
+from support.nats import AuthNats
 from trix.natsio import permissions
-from trix.natsio.provision import provision_now
-from trix.up import free_port, nats_server_binary, nats_url_of
+from trix.up import nats_url_of
 
 REPO = Path(__file__).resolve().parents[2]
 REFUSED = "refused"
 ATTACK_LINES: list[str] = []
 """One line per attack attempt, printed at the end of the run (`make test-security`)."""
-
-
-def wait_port(port: int, timeout_s: float = 30.0) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing on 127.0.0.1:{port}")
 
 
 @dataclass
@@ -67,34 +55,14 @@ class Backend:
 
 
 def bare_nats(workdir: Path) -> Backend:
-    """A JetStream nats-server with `authorization_block` of every user, provisioned."""
-    port = free_port()
-    passwords = {u: secrets.token_urlsafe(18) for u in permissions.USERS}
-    conf = workdir / "nats.conf"
-    conf.write_text(
-        f"listen: 127.0.0.1:{port}\n"
-        f'jetstream {{\n  store_dir: "{workdir / "js"}"\n}}\n' + permissions.authorization_block(passwords)
-    )
-    log = open(workdir / "nats.log", "ab")  # noqa: SIM115 - closed by stop()
-    proc = subprocess.Popen([nats_server_binary(), "-c", str(conf)], stdout=log, stderr=log)
-
-    def stop() -> None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
+    """A JetStream nats-server (`support.nats.AuthNats`) with every user, provisioned."""
+    server = AuthNats(workdir, users=permissions.USERS)
     try:
-        wait_port(port)
-        urls = {u: permissions.user_url(f"nats://127.0.0.1:{port}", u, p) for u, p in passwords.items()}
-        provision_now(urls[permissions.PROVISIONER])
+        server.start()
     except BaseException:
-        stop()
+        server.stop()
         raise
-    return Backend("nats-server", urls, stop)
+    return Backend("nats-server", {u: server.url(u) for u in server.passwords}, server.stop)
 
 
 def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:

@@ -34,7 +34,7 @@ async def turn_event(client: Client_, view: table_pb2.SeatView) -> events_pb2.Ev
                 return e
         return None
 
-    found: events_pb2.Event = await client.wait_for(find, 10, "the TurnStarted event")
+    found: events_pb2.Event = await eventually(find, 10, "the TurnStarted event")
     return found
 
 

@@ -70,7 +70,7 @@ async def test_a_player_who_never_acts_is_auto_played_to_the_end(
     tid = "silent"
     options = fast_options(40, max_timeouts_in_a_row=10_000)
     await client.create(tid, PLAYERS, bots=(1, 2, 3), options=options)
-    ended = await client.wait_for(lambda: client.of(tid, "game_ended"), 90, "the end of the game")
+    ended = await eventually(lambda: client.of(tid, "game_ended"), 90, "the end of the game")
     assert len(ended[0].game_ended.ranking) == 4
     mine = decisions_of(client, tid, 0)
     assert len(mine) > 60 and all(automatic(e) for e in mine)  # every one of his decisions auto-played
@@ -95,10 +95,10 @@ async def test_paid_table_ends_with_the_leaver_ranked_last(
     tid = f"paid-{variant}"
     options = fast_options(30, max_timeouts_in_a_row=10_000, leave_grace_s=1)
     await client.create(tid, PLAYERS, variant=variant, options=options, stake=100)
-    await client.wait_for(lambda: client.of(tid, "deal_scored"), 60, "the first deal")
+    await eventually(lambda: client.of(tid, "deal_scored"), 60, "the first deal")
     await client.presence("carol", connected=False)  # seat 2 disconnects and never comes back
-    left = await client.wait_for(lambda: client.of(tid, "seat_left"), 20, "the leave")
-    ended = await client.wait_for(lambda: client.of(tid, "game_ended"), 20, "the end")
+    left = await eventually(lambda: client.of(tid, "seat_left"), 20, "the leave")
+    ended = await eventually(lambda: client.of(tid, "game_ended"), 20, "the end")
     assert left[0].seat_left.seat == 2 and left[0].seat_left.reason == LEAVE_REASON_GRACE_EXPIRED
     game = ended[0].game_ended
     assert game.left_seat == 2
@@ -126,16 +126,16 @@ async def test_free_table_gives_the_seat_to_a_bot_and_back(
     options = fast_options(40, max_timeouts_in_a_row=10_000, leave_grace_s=1)
     await client.create(tid, PLAYERS, bots=(2, 3), options=options)
     await client.presence("alice", connected=False)
-    left = await client.wait_for(lambda: client.of(tid, "seat_left"), 20, "the leave")
+    left = await eventually(lambda: client.of(tid, "seat_left"), 20, "the leave")
     assert left[0].seat_left.seat == 0 and left[0].seat_left.reason == LEAVE_REASON_GRACE_EXPIRED
-    to_bot = await client.wait_for(lambda: client.of(tid, "seat_control_changed"), 5, "the bot")
+    to_bot = await eventually(lambda: client.of(tid, "seat_control_changed"), 5, "the bot")
     assert to_bot[0].seat_control_changed.bot and to_bot[0].seat_control_changed.seat == 0
     assert not client.of(tid, "game_ended")  # the game goes on
 
     # While the bot holds the seat, no turn waits for seat 0: the bot plays at once.
-    await client.wait_for(lambda: len(client.of(tid, "turn_started")) > 0, 5, "turns")
+    await eventually(lambda: len(client.of(tid, "turn_started")) > 0, 5, "turns")
     mark = len(client.events[tid])
-    await client.wait_for(lambda: len(client.events[tid]) > mark + 30, 20, "more play")
+    await eventually(lambda: len(client.events[tid]) > mark + 30, 20, "more play")
 
     # With the timers' gRPC API: his presence as the timers see it.
     async with grpc.aio.insecure_channel(timers.address) as channel:
@@ -152,18 +152,18 @@ async def test_free_table_gives_the_seat_to_a_bot_and_back(
         assert all(d.seat != 0 for d in deadlines.deadlines)
 
     await client.presence("alice", connected=True)  # he comes back and reclaims his seat
-    back = await client.wait_for(
+    back = await eventually(
         lambda: [e for e in client.of(tid, "seat_control_changed") if not e.seat_control_changed.bot], 20, "reclaim"
     )
     assert back[0].seat_control_changed.seat == 0
-    await client.wait_for(
+    await eventually(
         lambda: [
             e for e in client.of(tid, "turn_started") if e.sequence > back[0].sequence and 0 in e.turn_started.seats
         ],
         20,
         "a turn of seat 0 again",
     )
-    await client.wait_for(lambda: client.of(tid, "game_ended"), 90, "the end of the game")
+    await eventually(lambda: client.of(tid, "game_ended"), 90, "the end of the game")
     await stat_is(timers, "leave_accepted", 1)
     await stat_is(timers, "reclaim_accepted", 1)
 
@@ -174,7 +174,7 @@ async def test_too_many_timeouts_in_a_row_is_a_leave(
     tid = "sleepy"
     options = fast_options(40, max_timeouts_in_a_row=2, leave_grace_s=0)
     await client.create(tid, PLAYERS, bots=(1, 2, 3), options=options)
-    left = await client.wait_for(lambda: client.of(tid, "seat_left"), 20, "the leave")
+    left = await eventually(lambda: client.of(tid, "seat_left"), 20, "the leave")
     assert left[0].seat_left.seat == 0 and left[0].seat_left.reason == LEAVE_REASON_TIMEOUTS
     before = [e for e in decisions_of(client, tid, 0) if e.sequence < left[0].sequence]
     # Two timeouts in a row make the leave; a third deadline may pass while it is in flight.

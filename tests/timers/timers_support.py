@@ -5,8 +5,6 @@ would (NATS requests, presence events)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import random
 import time
@@ -147,7 +145,6 @@ class Client_:
     def __init__(self, nc: Client) -> None:
         self.nc = nc
         self.events: dict[str, list[events_pb2.Event]] = {}
-        self.changed = asyncio.Event()
 
     @classmethod
     async def connect(cls, url: str) -> Client_:
@@ -162,7 +159,6 @@ class Client_:
             if seen and event.sequence <= seen[-1].sequence:
                 continue  # a copy republished by a recovering table owner
             seen.append(event)
-        self.changed.set()
 
     async def request(self, table_id: str, command: table_pb2.TableCommand, tok: str) -> table_pb2.TableCommandReply:
         msg = await self.nc.request(
@@ -211,18 +207,6 @@ class Client_:
 
     def of(self, table_id: str, kind: str) -> list[events_pb2.Event]:
         return [e for e in self.events.get(table_id, []) if e.WhichOneof("body") == kind]
-
-    async def wait_for(self, check: Callable[[], Any], timeout_s: float = 20.0, what: str = "condition") -> Any:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            result = check()
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), 0.05)
 
 
 def fast_options(ms: int = 50, **extra: Any) -> common_pb2.TableOptions:

@@ -15,14 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from trix.fairness import commitment, deal_from_seeds, join_client_seeds, shuffled_deck
+from trix.rules import card_text
 
 VECTORS = Path(__file__).resolve().parents[2] / "web" / "test" / "fairness-vectors.json"
-RANKS = "23456789TJQKA"
-SUITS = "CDHS"
-
-
-def _card(card_id: int) -> str:
-    return RANKS[card_id % 13] + SUITS[card_id // 13]
 
 
 def _seed(label: str) -> bytes:
@@ -64,11 +59,11 @@ def build() -> dict[str, Any]:
             "owner": 0,
             "contract": "KING",
             "doubles": [],
-            "plays": [{"seat": s, "card": _card(hands[s][0])} for s in range(4)],
+            "plays": [{"seat": s, "card": card_text(hands[s][0])} for s in range(4)],
             "scores": None,
         }
         if n == 0:
-            deal["hands"] = [[_card(c) for c in reversed(h)] for h in hands]
+            deal["hands"] = [[card_text(c) for c in reversed(h)] for h in hands]
         deals.append(deal)
     record = {
         "format": "trix-game/1",

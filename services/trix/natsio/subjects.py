@@ -23,10 +23,10 @@ Tokens are checked so an id can never inject a wildcard or an extra token.
 
 from __future__ import annotations
 
-import re
 import zlib
 
 from trix.errors import InvalidArgument
+from trix.rules import PLAYER_ID, PLAYER_ID_RULE
 
 ROOT = "trix"
 TABLE_SHARDS = 64
@@ -39,13 +39,12 @@ TABLE_RESULTS_STREAM = "TABLE_RESULTS"
 """The durable part of a table's events (issue 16): TableCreated, SeatControlChanged,
 DealScored and GameEnded, what scoring settles from. The other events travel on core NATS."""
 
-_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-
 
 def token(value: str, what: str = "id") -> str:
-    """A subject token from an id; raises InvalidArgument on `.`, `*`, `>`, spaces or empty."""
-    if not _TOKEN.fullmatch(value):
-        raise InvalidArgument(f"{what} must be 1-128 of A-Z a-z 0-9 _ -: {value!r}")
+    """A subject token from an id (`trix.rules.PLAYER_ID`: also a table id or a service name);
+    raises InvalidArgument on `.`, `*`, `>`, spaces or empty."""
+    if not PLAYER_ID.fullmatch(value):
+        raise InvalidArgument(f"{what} must be {PLAYER_ID_RULE}: {value!r}")
     return value
 
 

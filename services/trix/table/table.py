@@ -23,13 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from trix import engine, fairness
-from trix.rules import (  # docs/rules.md §9 defaults; proto <-> engine enum values
-    DEFAULT_CARD_TIMEOUT_S,
-    DEFAULT_CONTRACT_TIMEOUT_S,
-    DEFAULT_DOUBLE_TIMEOUT_S,
-    engine_enum,
-    proto_enum,
-)
+from trix.rules import decision_timeout_s, engine_enum, proto_enum  # §9 timers; proto <-> engine enum values
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 Clock = Callable[[], datetime]
@@ -204,19 +198,7 @@ class Table:
         return self.request.HasField("stake")
 
     def timeout_s(self, decision: int) -> float:
-        o = self.request.options
-        # §9 timers in milliseconds (fast tables, tests) override the seconds when set.
-        if decision == common_pb2.DECISION_DOUBLE and o.HasField("double_timeout_ms"):
-            return o.double_timeout_ms / 1000
-        if decision == common_pb2.DECISION_CARD and o.HasField("card_timeout_ms"):
-            return o.card_timeout_ms / 1000
-        if decision == common_pb2.DECISION_DOUBLE:
-            return o.double_timeout_s if o.HasField("double_timeout_s") else DEFAULT_DOUBLE_TIMEOUT_S
-        if decision == common_pb2.DECISION_CARD:
-            return o.card_timeout_s if o.HasField("card_timeout_s") else DEFAULT_CARD_TIMEOUT_S
-        if o.HasField("contract_timeout_ms"):
-            return o.contract_timeout_ms / 1000
-        return o.contract_timeout_s if o.HasField("contract_timeout_s") else DEFAULT_CONTRACT_TIMEOUT_S
+        return decision_timeout_s(self.request.options, decision)  # §9
 
     def to_act(self) -> tuple[int, ...]:
         if self.finished:

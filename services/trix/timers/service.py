@@ -44,11 +44,11 @@ import structlog
 from trix.errors import NotFound
 from trix.natsio.subjects import token
 from trix.rules import (  # docs/rules.md §9, §10
-    DEFAULT_CARD_TIMEOUT_S,
-    DEFAULT_CONTRACT_TIMEOUT_S,
-    DEFAULT_DOUBLE_TIMEOUT_S,
     DEFAULT_LEAVE_GRACE_S,
     DEFAULT_MAX_TIMEOUTS_IN_A_ROW,
+    DEFAULT_TIMEOUT_S,
+    TIMED_DECISIONS,
+    decision_timeout_s,
 )
 from trix.runtime.tasks import cancel_and_wait
 from trix.timers.clock import Clock, SystemClock
@@ -187,9 +187,7 @@ class TableDoc:
     finished: bool = False
     leave_grace_s: float = DEFAULT_LEAVE_GRACE_S
     max_timeouts: int = DEFAULT_MAX_TIMEOUTS_IN_A_ROW
-    timeouts_s: list[float] = field(
-        default_factory=lambda: [DEFAULT_CONTRACT_TIMEOUT_S, DEFAULT_DOUBLE_TIMEOUT_S, DEFAULT_CARD_TIMEOUT_S]
-    )
+    timeouts_s: list[float] = field(default_factory=lambda: [DEFAULT_TIMEOUT_S[d] for d in TIMED_DECISIONS])
     """Contract, doubling, card: used only if a TurnStarted carries no deadline."""
     turn: TurnDoc | None = None
     seats: list[SeatDoc] = field(default_factory=lambda: [SeatDoc() for _ in range(4)])
@@ -295,14 +293,6 @@ class Job:
 # -- the policy (pure) -----------------------------------------------------------------------
 
 
-def _seconds(options: common_pb2.TableOptions, ms: str, s: str, default: float) -> float:
-    if options.HasField(ms):  # type: ignore[arg-type]
-        return float(getattr(options, ms)) / 1000
-    if options.HasField(s):  # type: ignore[arg-type]
-        return float(getattr(options, s))
-    return default
-
-
 def _timeout_s(doc: TableDoc, decision: int) -> float:
     if decision == common_pb2.DECISION_DOUBLE:
         return doc.timeouts_s[1]
@@ -376,9 +366,8 @@ def apply_event(doc: TableDoc, event: events_pb2.Event, now: float) -> bool:
             int(o.max_timeouts_in_a_row) if o.HasField("max_timeouts_in_a_row") else DEFAULT_MAX_TIMEOUTS_IN_A_ROW
         )
         doc.timeouts_s = [
-            _seconds(o, "contract_timeout_ms", "contract_timeout_s", DEFAULT_CONTRACT_TIMEOUT_S),
-            _seconds(o, "double_timeout_ms", "double_timeout_s", DEFAULT_DOUBLE_TIMEOUT_S),
-            _seconds(o, "card_timeout_ms", "card_timeout_s", DEFAULT_CARD_TIMEOUT_S),
+            decision_timeout_s(o, d)
+            for d in (common_pb2.DECISION_CONTRACT, common_pb2.DECISION_DOUBLE, common_pb2.DECISION_CARD)
         ]
         for pb_seat in created.seats:
             if 0 <= pb_seat.index <= 3:
