@@ -25,8 +25,9 @@ from typing import Any
 
 import grpc
 import pytest
-from security_support import REFUSED, Backend, report, wait_port
+from security_support import REFUSED, Backend, report
 
+from support.ports import wait_port
 from trix.gateway.tokens import HmacTokens
 from trix.up import free_port
 from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
