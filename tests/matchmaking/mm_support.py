@@ -16,6 +16,7 @@ import nats
 
 from support.ports import wait_port
 from support.processes import kill_process, stop_process
+from support.scoring import InProcessScoring
 from trix.matchmaking.__main__ import build
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
@@ -25,7 +26,7 @@ from trix.runtime.config import RuntimeConfig
 from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, Keys, sign
 from trix.runtime.server import Runtime
 from trix.up import free_port
-from trix.v1 import events_pb2, matchmaking_pb2_grpc, scoring_pb2, scoring_pb2_grpc
+from trix.v1 import events_pb2, matchmaking_pb2_grpc, scoring_pb2
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = Keys(player=b"mm-tests-player-token-key-0123456789abc", service=b"mm-tests-service-token-key-0123456789ab")
@@ -162,37 +163,12 @@ def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
-class ScoringApp:
-    """The real scoring service (`trix.scoring.__main__.build`) in this process, serving gRPC on
-    loopback over the test's nats-server, with a stub for grants, balances and totals."""
+class ScoringApp(InProcessScoring):
+    """The real scoring service in this process (`support.scoring`) over the test's nats-server,
+    with grants, balances and totals through its stub."""
 
     def __init__(self, nats_url: str) -> None:
-        from trix.scoring.__main__ import build as build_scoring
-        from trix.scoring.config import ScoringConfig
-
-        self.runtime = build_scoring(ScoringConfig.from_env(scoring_env(nats_url)))
-        self.channel: grpc.aio.Channel | None = None
-        self.stub: scoring_pb2_grpc.ScoringServiceStub
-        self.stopped = False
-
-    @property
-    def address(self) -> str:
-        return self.runtime.address
-
-    async def start(self) -> None:
-        await self.runtime.start()
-        self.channel = grpc.aio.insecure_channel(self.runtime.address)
-        self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
-
-    async def stop(self) -> None:
-        """Stop serving (a test may stop it early: a second call does nothing)."""
-        if self.stopped:
-            return
-        self.stopped = True
-        if self.channel is not None:
-            await self.channel.close()
-            self.channel = None
-        await self.runtime.stop()
+        super().__init__(scoring_env(nats_url))
 
     async def grant(self, player: str, coins: int) -> None:
         request = scoring_pb2.GrantRequest(player_id=player, amount=coins, grant_id=f"grant-{player}")

@@ -10,22 +10,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-import grpc
 import nats
 from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client
 
 from support.processes import kill_process, stop_process
+from support.scoring import InProcessScoring as SharedScoring
 from support.scoring_faults import CRASH_AT_ENV
 from trix.natsio import subjects
 from trix.natsio.provisioning import provision
 from trix.runtime.identity import IDENTITY_METADATA, PLAYER_KEY_ENV, ROLE_PLAYER, SERVICE_KEY_ENV, sign
-from trix.scoring import subscribers
-from trix.scoring.__main__ import build
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
 from trix.up import free_port
-from trix.v1 import common_pb2, events_pb2, scoring_pb2_grpc
+from trix.v1 import common_pb2, events_pb2
 
 REPO = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "test-admin-token"
@@ -62,36 +60,11 @@ def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
-class InProcessScoring:
-    """The scoring service's runtime in this process (wired as `trix.scoring.__main__`), and a stub."""
+class InProcessScoring(SharedScoring):
+    """The scoring service in this process (`support.scoring`) with the scoring tests' environment."""
 
     def __init__(self, nats_url: str, **extra: str) -> None:
-        self.config = ScoringConfig.from_env(scoring_env(nats_url, **extra))
-        self.runtime = build(self.config)
-        self.channel: grpc.aio.Channel | None = None
-        self.stub: scoring_pb2_grpc.ScoringServiceStub
-
-    @property
-    def service(self) -> ScoringService:
-        """The service the runtime built (once started)."""
-        assert isinstance(self.runtime.service, ScoringService)
-        return self.runtime.service
-
-    @property
-    def consumer(self) -> subscribers.EventConsumer | None:
-        running = self.runtime.running
-        return running if isinstance(running, subscribers.EventConsumer) else None
-
-    async def start(self) -> scoring_pb2_grpc.ScoringServiceStub:
-        await self.runtime.start()
-        self.channel = grpc.aio.insecure_channel(self.runtime.address)
-        self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
-        return self.stub
-
-    async def stop(self) -> None:
-        if self.channel is not None:
-            await self.channel.close()
-        await self.runtime.stop()
+        super().__init__(scoring_env(nats_url, **extra))
 
 
 class ScoringProcess:

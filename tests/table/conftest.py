@@ -8,21 +8,17 @@ import random
 from collections.abc import AsyncIterator
 from functools import partial
 
-import grpc
 import nats
 import pytest
 
 from support.nats import AuthNats
+from support.scoring import InProcessScoring as SharedScoring
 from support.table import GatewayClient, table_env
 from trix.natsio.permissions import inbox_prefix
 from trix.runtime.server import Runtime
-from trix.scoring.__main__ import build as build_scoring
-from trix.scoring.config import ScoringConfig
-from trix.scoring.service import ScoringService
 from trix.table.__main__ import build
 from trix.table.config import TableConfig
 from trix.table.service import TableService
-from trix.v1 import scoring_pb2_grpc
 
 SCORING_ADMIN = "table-tests-scoring-admin"
 
@@ -93,34 +89,12 @@ async def table_nc(auth_nats: AuthNats) -> AsyncIterator[nats.aio.client.Client]
         await nc.close()
 
 
-class InProcessScoring:
-    """The scoring service in the test's event loop as its own NATS user (`trix.scoring.__main__`
-    wiring), for the tests that need a game's record archived or a stake settled."""
+class InProcessScoring(SharedScoring):
+    """The scoring service in the test's event loop as its own NATS user (`support.scoring`), for
+    the tests that need a game's record archived or a stake settled."""
 
     def __init__(self, nats_url: str) -> None:
-        self.env = table_env(nats_url, TRIX_GRPC_PORT="0", TRIX_SCORING_ADMIN_TOKEN=SCORING_ADMIN)
-        self.runtime: Runtime | None = None
-        self.service: ScoringService | None = None
-        self.channel: grpc.aio.Channel | None = None
-        self.stub: scoring_pb2_grpc.ScoringServiceStub | None = None
-
-    async def start(self) -> scoring_pb2_grpc.ScoringServiceStub:
-        config = ScoringConfig.from_env(self.env)
-        self.runtime = build_scoring(config)
-        await self.runtime.start()
-        assert isinstance(self.runtime.service, ScoringService)
-        self.service = self.runtime.service
-        self.channel = grpc.aio.insecure_channel(self.runtime.address)
-        self.stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
-        return self.stub
-
-    async def stop(self) -> None:
-        if self.channel is not None:
-            await self.channel.close()
-            self.channel = None
-        if self.runtime is not None:
-            await self.runtime.stop()
-            self.runtime = None
+        super().__init__(table_env(nats_url, TRIX_GRPC_PORT="0", TRIX_SCORING_ADMIN_TOKEN=SCORING_ADMIN))
 
 
 @pytest.fixture

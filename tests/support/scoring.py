@@ -1,0 +1,65 @@
+"""The one in-process scoring service of the tests: the production wiring
+(`trix.scoring.__main__.build`) in the test's event loop, real NATS, real gRPC on loopback,
+and a stub to it. Each `start` builds a new runtime from `env` (a restart is a new process's
+start); `stop` may be called again, or before `start`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import grpc
+
+from trix.runtime.server import Runtime
+from trix.scoring import subscribers
+from trix.scoring.__main__ import build
+from trix.scoring.config import ScoringConfig
+from trix.scoring.service import ScoringService
+from trix.v1 import scoring_pb2_grpc
+
+
+class InProcessScoring:
+    """The scoring service (see the module docstring)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = dict(env)
+        self.config = ScoringConfig.from_env(self.env)
+        self.runtime: Runtime | None = None
+        self.channel: grpc.aio.Channel | None = None
+        self._stub: scoring_pb2_grpc.ScoringServiceStub | None = None
+
+    @property
+    def address(self) -> str:
+        assert self.runtime is not None, "scoring is not started"
+        return self.runtime.address
+
+    @property
+    def stub(self) -> scoring_pb2_grpc.ScoringServiceStub:
+        assert self._stub is not None, "scoring is not started"
+        return self._stub
+
+    @property
+    def service(self) -> ScoringService:
+        """The service the runtime built (once started; kept after a stop)."""
+        assert self.runtime is not None and isinstance(self.runtime.service, ScoringService)
+        return self.runtime.service
+
+    @property
+    def consumer(self) -> subscribers.EventConsumer | None:
+        running = self.runtime.running if self.runtime is not None else None
+        return running if isinstance(running, subscribers.EventConsumer) else None
+
+    async def start(self) -> scoring_pb2_grpc.ScoringServiceStub:
+        self.config = ScoringConfig.from_env(self.env)
+        self.runtime = build(self.config)
+        await self.runtime.start()
+        self.channel = grpc.aio.insecure_channel(self.runtime.address)
+        self._stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
+        return self._stub
+
+    async def stop(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+            self.channel = None
+        if self.runtime is not None:
+            await self.runtime.stop()
