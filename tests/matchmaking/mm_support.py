@@ -17,6 +17,7 @@ import nats
 from support.ports import wait_port
 from support.processes import kill_process, stop_process
 from support.scoring import InProcessScoring
+from support.scoring import scoring_env as shared_env
 from trix.matchmaking.__main__ import build
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
@@ -145,22 +146,14 @@ SCORING_ADMIN = (("x-trix-admin-token", SCORING_ADMIN_TOKEN),)
 
 
 def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
-    env = {
-        "TRIX_NATS_URL": nats_url,
-        "TRIX_METRICS_PORT": "-1",
-        "TRIX_SCORING_ADMIN_TOKEN": SCORING_ADMIN_TOKEN,
-        # the key matchmaking signs its stake calls with (a HoldStake without it is refused)
-        "TRIX_PLAYER_TOKEN_KEY": KEYS.player.decode(),
-        "TRIX_SERVICE_TOKEN_KEY": KEYS.service.decode(),
-        "TRIX_SHUTDOWN_GRACE_S": "1",
-        "TRIX_DRAIN_DELAY_S": "0",
-        "TRIX_LOG_LEVEL": "warning",
-        # publish_rated_game sends hand-made records (no seeds): scoring's replay of a record
-        # before it rates is proven in tests/security (issue 18).
-        "TRIX_SCORING_REPLAY_RECORDS": "0",
-    }
-    env.update(extra)
-    return env
+    """Scoring with the keys matchmaking signs its stake calls with (a HoldStake without one is refused)."""
+    return shared_env(
+        nats_url,
+        admin_token=SCORING_ADMIN_TOKEN,
+        player_key=KEYS.player.decode(),
+        service_key=KEYS.service.decode(),
+        **extra,
+    )
 
 
 class ScoringApp(InProcessScoring):

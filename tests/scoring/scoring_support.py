@@ -16,10 +16,11 @@ from nats.aio.client import Client
 
 from support.processes import kill_process, stop_process
 from support.scoring import InProcessScoring as SharedScoring
+from support.scoring import scoring_env as shared_env
 from support.scoring_faults import CRASH_AT_ENV
 from trix.natsio import subjects
 from trix.natsio.provisioning import provision
-from trix.runtime.identity import IDENTITY_METADATA, PLAYER_KEY_ENV, ROLE_PLAYER, SERVICE_KEY_ENV, sign
+from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, sign
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
 from trix.up import free_port
@@ -43,21 +44,7 @@ def identity(
 
 
 def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
-    env = {
-        "TRIX_NATS_URL": nats_url,
-        "TRIX_METRICS_PORT": "-1",
-        "TRIX_SCORING_ADMIN_TOKEN": ADMIN_TOKEN,
-        PLAYER_KEY_ENV: PLAYER_KEY,
-        SERVICE_KEY_ENV: SERVICE_KEY,
-        "TRIX_SHUTDOWN_GRACE_S": "1",
-        "TRIX_DRAIN_DELAY_S": "0",
-        "TRIX_LOG_LEVEL": "warning",
-        # The wallet and rating tests publish hand-made records (no seeds, one play); the
-        # replay of real records before settling is proven in tests/security (issue 18).
-        "TRIX_SCORING_REPLAY_RECORDS": "0",
-    }
-    env.update(extra)
-    return env
+    return shared_env(nats_url, admin_token=ADMIN_TOKEN, player_key=PLAYER_KEY, service_key=SERVICE_KEY, **extra)
 
 
 class InProcessScoring(SharedScoring):

@@ -1,7 +1,8 @@
 """The one in-process scoring service of the tests: the production wiring
 (`trix.scoring.__main__.build`) in the test's event loop, real NATS, real gRPC on loopback,
 and a stub to it. Each `start` builds a new runtime from `env` (a restart is a new process's
-start); `stop` may be called again, or before `start`.
+start); `stop` may be called again, or before `start`. `scoring_env` is the environment of a
+scoring under test (in this process or as a subprocess).
 """
 
 from __future__ import annotations
@@ -10,12 +11,33 @@ from collections.abc import Mapping
 
 import grpc
 
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
 from trix.runtime.server import Runtime
 from trix.scoring import subscribers
 from trix.scoring.__main__ import build
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
 from trix.v1 import scoring_pb2_grpc
+
+
+def scoring_env(nats_url: str, *, admin_token: str, player_key: str, service_key: str, **extra: str) -> dict[str, str]:
+    """A scoring's environment: no metrics port, short shutdown, warnings only, and the keys the
+    callers of the test sign with (a stake call carries a token signed with one of them)."""
+    env = {
+        "TRIX_NATS_URL": nats_url,
+        "TRIX_METRICS_PORT": "-1",
+        "TRIX_SCORING_ADMIN_TOKEN": admin_token,
+        PLAYER_KEY_ENV: player_key,
+        SERVICE_KEY_ENV: service_key,
+        "TRIX_SHUTDOWN_GRACE_S": "1",
+        "TRIX_DRAIN_DELAY_S": "0",
+        "TRIX_LOG_LEVEL": "warning",
+        # The tests publish hand-made records (no seeds, one play); the replay of real records
+        # before settling or rating is proven in tests/security (issue 18).
+        "TRIX_SCORING_REPLAY_RECORDS": "0",
+    }
+    env.update(extra)
+    return env
 
 
 class InProcessScoring:
