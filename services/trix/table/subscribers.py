@@ -68,7 +68,7 @@ SECRETS_BUCKET = "table_secrets"
 PLAYERS_BUCKET = "player_tables"
 WRONG_LAST_SEQUENCE = 10071
 MATCH_CONSUMER = "table-match-formed"
-"""Durable pull consumer of MatchFormed, shared by the replicas (issue 5; ADR 0017: it was the
+"""Durable pull consumer of MatchFormed, shared by the replicas (issue 5; ADR 0020: it was the
 push consumer `table-match-formed-q` of a queue group)."""
 WRITER_HEADER = "Trix-Writer"
 """Header of a log entry: which replica appended it, under which lease epoch (the KV revision at
