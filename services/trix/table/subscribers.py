@@ -549,12 +549,12 @@ class TableReplica:
         await self.close()
 
     async def stop(self) -> None:
-        """The replica's end: its consumers stopped, its shards handed over while NATS is up,
-        else just closed."""
-        await self.stop_consumers()
+        """The replica's end: while NATS is up its consumers finish the batch in hand as its
+        shards are handed over (at once: a consumer may wait for the fetch in flight); else it
+        is just closed."""
         nc = self.router.nats.nc
         if nc is not None and nc.is_connected:
-            await self.handover()
+            await asyncio.gather(self.stop_consumers(), self.handover())
         else:
             await self.close()
 
