@@ -15,7 +15,7 @@ from pathlib import Path
 import grpc
 import nats
 import pytest
-from leakcheck import check_own_copies, check_stream, merged_stream
+from support.leakcheck import check_own_copies, check_stream, merged_stream
 
 from conftest import InProcessTable
 from support.table import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
