@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.leakcheck import check_snapshot, check_stream
 
+from support.leakcheck import check_snapshot, check_stream
 from trix.rules import card_text
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
