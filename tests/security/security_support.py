@@ -85,6 +85,10 @@ class Backend:
         return self.urls[user]
 
 
+IN_PROCESS = Backend("a process", {})
+"""Where the attacks on one process's inputs and configuration run (no server)."""
+
+
 def bare_nats(workdir: Path) -> Backend:
     """A JetStream nats-server with `authorization_block` of every user, provisioned."""
     port = free_port()

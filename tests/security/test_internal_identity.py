@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nats
 import pytest
-from security_support import REFUSED, Backend, bare_nats, connected, report
+from security_support import IN_PROCESS, REFUSED, Backend, bare_nats, connected, report
 
 from trix.natsio import subjects
 from trix.runtime.identity import (
@@ -160,5 +160,7 @@ def test_every_service_exits_2_naming_a_missing_token_key(service: str, missing:
     done = subprocess.run(
         [sys.executable, "-m", f"trix.{service}"], env=env, capture_output=True, text=True, timeout=120, check=False
     )
+    outcome = REFUSED if done.returncode == 2 and missing in done.stderr else f"exit {done.returncode}"
+    report(IN_PROCESS, f"start {service} without {missing}", "operator", outcome)
     assert done.returncode == 2, (done.returncode, done.stderr[-500:])
     assert missing in done.stderr

@@ -127,10 +127,18 @@ async def _spectate(target: str, table: asyncio.Future[str]) -> list[gateway_pb2
     client = GatewayClient(target)
     try:
         await client.sign_in(f"leak-check-spectator-{secrets.token_hex(8)}", "spectator")
-        table_id = await table
-        watch = gateway_pb2.SpectateRequest(table_id=table_id)
-        call: Any = client.stub.Spectate(watch, metadata=client.metadata)
-        return [gateway_pb2.SessionResponse(event=r.event) async for r in call]
+        watch = gateway_pb2.SpectateRequest(table_id=await table)
+        deadline = time.monotonic() + 30.0
+        while True:
+            call: Any = client.stub.Spectate(watch, metadata=client.metadata)
+            try:
+                return [gateway_pb2.SessionResponse(event=r.event) async for r in call]
+            except grpc.aio.AioRpcError as err:
+                # The ticket is matched a moment before the table exists (it is created from
+                # the MatchFormed): NOT_FOUND until then, before any event.
+                if err.code() != grpc.StatusCode.NOT_FOUND or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.1)
     finally:
         await client.close()
 

@@ -31,6 +31,7 @@ from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 DEADLINE_S = 30.0
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 ACCEPTED = "accepted"
+NOT_BELIEVED = "not believed"
 SHORT_TOKEN_S = 3
 """The token lifetime of the short-lived gateway (TRIX_GATEWAY_TOKEN_TTL_S)."""
 SHORT_INVITATION_S = 2
@@ -277,10 +278,15 @@ async def test_new_accounts_are_bounded_per_client_address_believed_only_from_th
         )
         assert codes[20] == grpc.StatusCode.RESOURCE_EXHAUSTED
         # Not believed without the secret: counted against the real peer (127.0.0.1).
-        assert await _status(client.sign_in("forger-direct", forged)) == grpc.StatusCode.OK
+        code = await _status(client.sign_in("forger-direct", forged))
+        outcome = NOT_BELIEVED if code == grpc.StatusCode.OK else f"believed ({code.name})"
+        report(up_platform, "claim a client address with a wrong edge secret", "anyone", outcome, NOT_BELIEVED)
+        assert code == grpc.StatusCode.OK
         via_edge = Player(up_platform.edge)
         code = await _status(via_edge.sign_in("forger-edge", as_edge))  # Envoy overwrites both headers
         await via_edge.close()
+        outcome = NOT_BELIEVED if code == grpc.StatusCode.OK else f"believed ({code.name})"
+        report(up_platform, "claim a client address and the edge secret through Envoy", "anyone", outcome, NOT_BELIEVED)
         assert code == grpc.StatusCode.OK
     finally:
         await client.close()
