@@ -83,8 +83,9 @@ class CreateTableRequest(_message.Message):
     and the first deal is dealt at creation.
     """
     private_table: _builtins.bool
-    """A private table: only its players may watch it; GetSeatView of seat -1 (the public
-    view, which the gateway's Spectate starts from) is PERMISSION_DENIED to anyone else.
+    """A private table: only its players may watch it, or a holder of an invitation from one
+    of them; GetSeatView of seat -1 (the public view, which the gateway's Spectate starts
+    from) is PERMISSION_DENIED to anyone else.
     """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:

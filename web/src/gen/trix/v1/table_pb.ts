@@ -117,8 +117,9 @@ export type CreateTableRequest = Message<"trix.v1.CreateTableRequest"> & {
   awaitClientSeeds: boolean;
 
   /**
-   * A private table: only its players may watch it; GetSeatView of seat -1 (the public
-   * view, which the gateway's Spectate starts from) is PERMISSION_DENIED to anyone else.
+   * A private table: only its players may watch it, or a holder of an invitation from one
+   * of them; GetSeatView of seat -1 (the public view, which the gateway's Spectate starts
+   * from) is PERMISSION_DENIED to anyone else.
    *
    * @generated from field: bool private_table = 7;
    */
