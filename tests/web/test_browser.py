@@ -15,6 +15,7 @@ import gzip
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from conftest import STREAM_IDLE_S, WEB_DIST, WebPlatform
+from conftest import STREAM_IDLE_S, TOKEN_TTL_S, WEB_DIST, WebPlatform
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -76,6 +77,8 @@ class Pages:
         self.opened: list[tuple[str, Page, list[str]]] = []
         self.errors: list[str] = []
         self.t0 = time.monotonic()
+        self.calls: dict[str, Counter[str]] = {}
+        """Per page: the gateway calls it made, by RPC name (SignIn, RefreshToken, ...)."""
 
     def open(self, name: str, *, locale: str, viewport: dict[str, int] = PHONE, bypass_csp: bool = False) -> Page:
         """`bypass_csp` only where axe-core is injected; the other pages run under the app's
@@ -96,6 +99,8 @@ class Pages:
             if m.type == "error" and m.text.startswith(APP_ERROR):
                 self.errors.append(f"{stamp()} {name}: {m.text}")
 
+        calls = self.calls[name] = Counter()
+        page.on("request", lambda r: calls.update([_call(r.url)]) if "/trix.v1.GatewayService/" in r.url else None)
         page.on("console", on_console)
         # Which call a "Failed to load resource" line was: the edge's 504 on a silent stream, a
         # reset, a refused call (gRPC-Web carries the gRPC status in the body, not here).
@@ -350,6 +355,7 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
     page = pages.open("player", locale="en-US", viewport=DESKTOP, bypass_csp=True)
+    started = time.monotonic()
     _sign_in(page, web_platform.url, "Khalid")
     assert page.evaluate("document.documentElement.dir") == "ltr"
     page.click("header button[aria-pressed]")  # sound off, remembered across visits
@@ -412,6 +418,13 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     assert done["card"] > 20 and done["timer_played_for_me"] == 0
     assert done["double"] >= 2  # every seat answers in each later COMPLEX deal, secretly
     assert len(_ranking(page)) == 4
+    # The whole game ran on TOKEN_TTL_S tokens, refreshed by the app itself (ADR 0018): one
+    # sign-in per load of the page (the first, the reload after the sound switch), never a
+    # sign-in again because a token was refused.
+    took = time.monotonic() - started
+    refreshes, sign_ins = pages.calls["player"]["RefreshToken"], pages.calls["player"]["SignIn"]
+    assert sign_ins == 2, (sign_ins, refreshes, took)
+    assert took > 2 * TOKEN_TTL_S and refreshes >= 2, (refreshes, took)
     watcher.wait_for_selector("[data-finished]")  # the spectator saw the game to its end
     assert _axe_serious(page) == []  # the final ranking
 
