@@ -3,7 +3,7 @@ the platform as `trix up` runs it (the app and gRPC-Web on the edge's origin). W
 played by clicking (one singles, one partnership variant) against bots, a reload mid-game
 that resumes the seat, the Verify page on the finished game's record and on a tampered
 copy, a spectator who sees the played cards and none of the hand, a private game created,
-joined by code and started with bots, an axe-core scan with no serious or critical
+joined by code and started with bots, watched by a guest only once a player invited him, an axe-core scan with no serious or critical
 violation, screenshots of the table in Arabic and English at phone and desktop size (under the
 test's tmp dir). The edge ends silent streams after conftest.STREAM_IDLE_S, so each game
 also proves the client resumes after the edge's stream_idle_timeout."""
@@ -479,6 +479,26 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
     assert "You" in names and "صديق" in names
     assert not any(ch in "".join(names) for ch in "\u202e\u0007")
     assert "Host" in friend.locator(".seat .name").all_inner_texts()
+
+    # A private table is watched by its players, or with an invitation from one of them (ADR 0018).
+    (table_id,) = table_ids
+    assert table_id
+    watcher = pages.open("watcher", locale="en-US")
+    _sign_in(watcher, web_platform.url, "Watcher")
+    watcher.fill("#watch", table_id)
+    watcher.click("form.watch button[type=submit]")
+    watcher.wait_for_selector(".banner.error[role=alert]")  # refused: no invitation
+    assert "invitation" in watcher.inner_text(".banner.error[role=alert]")
+    assert watcher.locator(".lobby").count() == 1
+    host.click("[data-action=invite]")
+    invitation = host.get_attribute("[data-invitation]", "data-invitation")
+    assert invitation
+    watcher.fill("#watch", table_id)  # the lobby came back afresh after the refusal
+    watcher.fill("#invitation", invitation)
+    watcher.click("form.watch button[type=submit]")
+    watcher.wait_for_selector(f".table [data-table='{table_id}']")
+    _until(lambda: watcher.locator(".seat .name").count() == 4, 60.0)
+    assert watcher.locator(".hand .cardbtn").count() == 0  # the public events only (docs/rules.md §14)
 
     # Leaving says what it costs before it is confirmed; on a free table a bot takes the seat.
     host.click(".leave button")

@@ -65,13 +65,14 @@ export function keepFresh(
   };
 }
 
-export function eventSource(gw: Gateway): EventSource {
+/** The gateway as the follower's source; `invitation`: a spectator's, for a private table. */
+export function eventSource(gw: Gateway, invitation = ""): EventSource {
   return {
     async *events(tableId, afterSequence, signal) {
       for await (const r of gw.events({ tableId, afterSequence }, { signal })) if (r.message) yield r.message;
     },
     async *spectate(tableId, afterSequence, signal) {
-      for await (const r of gw.spectate({ tableId, afterSequence }, { signal })) if (r.event) yield r.event;
+      for await (const r of gw.spectate({ tableId, afterSequence, invitation }, { signal })) if (r.event) yield r.event;
     },
     async view(tableId) {
       const r = await gw.getView({ tableId });
