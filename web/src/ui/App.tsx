@@ -20,6 +20,10 @@ import type { Action } from "../gen/trix/v1/gateway_pb";
 
 export type T = (key: Key, vars?: Record<string, string | number>) => string;
 
+/** After a lost token: how often, and how many times, signing in again is tried. */
+const SIGN_IN_RETRY_MS = 2000;
+const SIGN_IN_RETRIES = 150;
+
 const store = {
   get: (k: string): string | null => {
     try {
@@ -138,7 +142,7 @@ export function App() {
     });
   };
 
-  const signIn = async (display: string) => {
+  const signIn = async (display: string): Promise<boolean> => {
     setBusy(true);
     setError("");
     try {
@@ -155,18 +159,29 @@ export function App() {
           authRef.current = renewed;
           setAuth(renewed);
         },
-        () => void signIn(display),
+        () => signInAgain(display),
       );
       const saved = store.get("table");
       if (saved) {
         const { tableId, seat } = JSON.parse(saved) as { tableId: string; seat: number };
         follow(emptyState(tableId, seat), true); // a reload: a fresh view, then the events after it
       }
+      return true;
     } catch (err) {
       fail(err);
+      return false;
     } finally {
       setBusy(false);
     }
+  };
+
+  /** The token was lost (refused, or expired while the network was down): sign in again with the
+   * device secret, every few seconds until it works (the network may still be down); the saved
+   * table is followed again once signed in. */
+  const signInAgain = (display: string, attempt = 0) => {
+    void signIn(display).then((ok) => {
+      if (!ok && attempt < SIGN_IN_RETRIES) setTimeout(() => signInAgain(display, attempt + 1), SIGN_IN_RETRY_MS);
+    });
   };
 
   useEffect(() => {
