@@ -11,27 +11,46 @@ import json
 import os
 import queue
 import re
+import secrets
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
 import nats
 from nats.aio.client import Client
 
 from support.nats import AuthNats
 from trix.natsio import permissions
-from trix.up import nats_url_of
+from trix.runtime.identity import PLAYER_KEY_ENV
+from trix.up import free_port, nats_url_of
 
 REPO = Path(__file__).resolve().parents[2]
 REFUSED = "refused"
 ATTACK_LINES: list[str] = []
 """One line per attack attempt, printed at the end of the run (`make test-security`)."""
+
+
+def wait_serving(target: str, timeout_s: float) -> None:
+    """Until a service's gRPC health check says SERVING (connected to NATS, its ports attached)."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + timeout_s
+    with grpc.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            with contextlib.suppress(grpc.RpcError):
+                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            time.sleep(0.1)
+    raise TimeoutError(f"{target} was not SERVING in {timeout_s:.0f}s")
 
 
 @dataclass
@@ -46,12 +65,17 @@ class Backend:
     edge: str = ""
     """`trix up`: the gRPC target of its Envoy edge (in front of the first gateway)."""
     env: dict[str, str] = field(default_factory=dict)
-    """`trix up`: the gateway secrets it generated (TRIX_GATEWAY_TOKEN_KEY, TRIX_GATEWAY_EDGE_SECRET)."""
+    """`trix up`: the gateway secrets it generated (TRIX_GATEWAY_TOKEN_KEY, TRIX_GATEWAY_EDGE_SECRET)
+    and the player-role key it was given (TRIX_PLAYER_TOKEN_KEY)."""
     targets: dict[str, str] = field(default_factory=dict)
     """`trix up`: every service process's gRPC target by name (gateway-1, scoring, ...)."""
 
     def url(self, user: str) -> str:
         return self.urls[user]
+
+
+IN_PROCESS = Backend("a process", {})
+"""Where the attacks on one process's inputs and configuration run (no server)."""
 
 
 def bare_nats(workdir: Path) -> Backend:
@@ -71,6 +95,10 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), env.get("PYTHONPATH", "")]))
     env["PYTHONUNBUFFERED"] = "1"
+    # The player-role key given (trix up takes it from its environment): the tests start one
+    # more gateway on this platform (a rotation, short lifetimes) whose tokens the table accepts.
+    player_key = secrets.token_hex(32)
+    env[PLAYER_KEY_ENV] = player_key
     state = workdir / "state"
     argv = [sys.executable, "-m", "trix.cli", "up", "--state-dir", str(state), "--fresh", "--grace", "5"]
     argv += ["--edge", "--replicas", "gateway=2"]
@@ -112,10 +140,45 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
         edge = next(m.group(1) for line in output if (m := re.search(r"trix up: edge\s+http://(\S+)", line)))
         secrets_file = state / "gateway-secrets.json"  # what trix up generated (mode 0600)
         given = json.loads(secrets_file.read_text()) if secrets_file.exists() else {}
+        given[PLAYER_KEY_ENV] = player_key
     except BaseException:
         stop()
         raise
     return Backend("trix up", urls, stop, gateways, edge, given, targets)
+
+
+@contextlib.contextmanager
+def gateway_process(backend: Backend, log_path: Path, **settings: str) -> Iterator[str]:
+    """One more real gateway (`python -m trix.gateway`) on `trix up`'s NATS, with its public-token
+    key and player-role key unless `settings` say otherwise (a rotation, short lifetimes); its
+    gRPC target, until it is stopped (by this context)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), env.get("PYTHONPATH", "")]))
+    port = free_port()
+    env.update(
+        TRIX_NATS_URL=backend.url("gateway"),
+        TRIX_GRPC_HOST="127.0.0.1",
+        TRIX_GRPC_PORT=str(port),
+        TRIX_METRICS_PORT="-1",
+        TRIX_LOG_LEVEL="warning",
+        TRIX_SHUTDOWN_GRACE_S="1",
+        TRIX_DRAIN_DELAY_S="0",
+        TRIX_PLAYER_TOKEN_KEY=backend.env[PLAYER_KEY_ENV],
+        TRIX_GATEWAY_TOKEN_KEY=backend.env["TRIX_GATEWAY_TOKEN_KEY"],
+    )
+    env.update(settings)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "trix.gateway"], env=env, stdout=log, stderr=log)
+    try:
+        wait_serving(f"127.0.0.1:{port}", 60.0)
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @dataclass
@@ -178,7 +241,16 @@ async def attempt(conn: Conn, op: Awaitable[object], subject: str, timeout_s: fl
                 await task
 
 
-def report(backend: Backend, attack: str, user: str, outcome: str) -> str:
-    line = f"{attack:<50} as {user:<12} on {backend.name:<12} {outcome}"
+HELD = "held"
+BROKEN = "BROKEN"
+"""The verdict of a line: the defence held (the outcome is the one expected), or not."""
+
+
+def report(backend: Backend, attack: str, user: str, outcome: str, expected: str = REFUSED) -> str:
+    """One line of `make test-security`'s summary: the verdict, the attack, who tried it, where,
+    and what happened (an attack is expected to be refused; a legitimate use, such as a token
+    of one replica on the other, to be accepted)."""
+    verdict = HELD if outcome == expected else BROKEN
+    line = f"{verdict:<6} {attack:<62} as {user:<11} on {backend.name:<11} {outcome}"
     ATTACK_LINES.append(line)
     return line

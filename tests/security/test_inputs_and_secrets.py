@@ -4,6 +4,7 @@ and the scoring admin token (it grants coins) has a minimum strength."""
 from __future__ import annotations
 
 import pytest
+from security_support import IN_PROCESS, REFUSED, report
 
 from trix.gateway.service import MAX_DISPLAY_NAME, MAX_DISPLAY_NAME_BYTES, clean_display_name
 from trix.runtime.config import ConfigError
@@ -22,21 +23,38 @@ from trix.scoring.config import ScoringConfig
     ],
 )
 def test_display_names_are_nfc_without_control_or_format_characters(raw: str, shown: str) -> None:
-    assert clean_display_name(raw) == shown
+    got = clean_display_name(raw)
+    report(IN_PROCESS, f"the display name {raw!r}", "player", CLEANED if got == shown else f"shown as {got!r}", CLEANED)
+    assert got == shown
 
 
 def test_display_names_are_capped_in_characters_and_bytes_never_cutting_a_character() -> None:
-    assert len(clean_display_name("a" * 500)) == MAX_DISPLAY_NAME
+    long = clean_display_name("a" * 500)
+    report(
+        IN_PROCESS,
+        "a 500-character display name",
+        "player",
+        CAPPED if len(long) == MAX_DISPLAY_NAME else "kept",
+        CAPPED,
+    )
+    assert len(long) == MAX_DISPLAY_NAME
     wide = clean_display_name("\U0001f600" * 40)  # 4 bytes each
-    assert len(wide.encode()) <= MAX_DISPLAY_NAME_BYTES and wide == "\U0001f600" * (MAX_DISPLAY_NAME_BYTES // 4)
+    capped = len(wide.encode()) <= MAX_DISPLAY_NAME_BYTES
+    report(IN_PROCESS, "a 160-byte display name (40 emoji)", "player", CAPPED if capped else "kept", CAPPED)
+    assert capped and wide == "\U0001f600" * (MAX_DISPLAY_NAME_BYTES // 4)
 
 
 def test_a_weak_scoring_admin_token_stops_the_service() -> None:
-    with pytest.raises(ConfigError, match="TRIX_SCORING_ADMIN_TOKEN"):
+    with pytest.raises(ConfigError, match="TRIX_SCORING_ADMIN_TOKEN") as refused:
         ScoringConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SCORING_ADMIN_TOKEN": "admin", **_keys()})
+    report(IN_PROCESS, "start scoring with the admin token 'admin'", "operator", REFUSED if refused else "started")
     assert (
         ScoringConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SCORING_ADMIN_TOKEN": "", **_keys()}).admin_token == ""
     )
+
+
+CLEANED = "cleaned"
+CAPPED = "capped"
 
 
 def _keys() -> dict[str, str]:

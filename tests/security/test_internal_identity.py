@@ -17,8 +17,9 @@ from pathlib import Path
 
 import nats
 import pytest
-from security_support import REFUSED, Backend, bare_nats, connected, report
+from security_support import IN_PROCESS, REFUSED, Backend, bare_nats, connected, report
 
+from trix.errors import PermissionDenied, Unauthenticated
 from trix.natsio import subjects
 from trix.runtime.identity import (
     GATEWAY_KEY_ENV,
@@ -28,7 +29,11 @@ from trix.runtime.identity import (
     ROLE_SERVICE,
     SERVICE_KEY_ENV,
     TOKEN_HEADER,
+    Keys,
     sign,
+    sign_invitation,
+    verify,
+    verify_invitation,
 )
 from trix.up import free_port
 from trix.v1 import common_pb2, table_pb2
@@ -160,5 +165,30 @@ def test_every_service_exits_2_naming_a_missing_token_key(service: str, missing:
     done = subprocess.run(
         [sys.executable, "-m", f"trix.{service}"], env=env, capture_output=True, text=True, timeout=120, check=False
     )
+    outcome = REFUSED if done.returncode == 2 and missing in done.stderr else f"exit {done.returncode}"
+    report(IN_PROCESS, f"start {service} without {missing}", "operator", outcome)
     assert done.returncode == 2, (done.returncode, done.stderr[-500:])
     assert missing in done.stderr
+
+
+def test_an_invitation_and_an_internal_token_never_stand_for_each_other() -> None:
+    """ADR 0018: a spectator invitation is signed with the player-role key, like the player
+    tokens, in a format of its own: one is never accepted as the other, and an invitation is
+    bound to its table and its expiry."""
+    now = time.time()
+    key = PLAYER_KEY.encode()
+    invitation = sign_invitation(key, "tbl-1", "ann", now, 60)
+    assert verify_invitation(key, invitation, "tbl-1", now) == "ann"
+    token = sign(key, ROLE_PLAYER, "ann", now)
+    refusals = {
+        "an invitation as a caller token": lambda: verify(Keys(player=key), invitation, now),
+        "a caller token as an invitation": lambda: verify_invitation(key, token, "tbl-1", now),
+        "another table": lambda: verify_invitation(key, invitation, "tbl-2", now),
+        "expired": lambda: verify_invitation(key, invitation, "tbl-1", now + 61),
+        "another key": lambda: verify_invitation(SERVICE_KEY.encode(), invitation, "tbl-1", now),
+        "another inviter": lambda: verify_invitation(key, invitation.replace(".ann.", ".ben."), "tbl-1", now),
+    }
+    for attack, check in refusals.items():
+        with pytest.raises((PermissionDenied, Unauthenticated)):
+            check()
+        report(IN_PROCESS, f"invitation: {attack}", "player", REFUSED)

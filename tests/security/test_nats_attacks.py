@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+import nats
 import pytest
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig, StreamSource
@@ -113,6 +114,42 @@ async def test_only_the_table_reads_a_table_secret(backend: Backend) -> None:
             watch = js.add_consumer(SECRETS_STREAM, ConsumerConfig(ack_policy=AckPolicy.NONE))
             outcome = await attempt(conn, watch, f"$JS.API.CONSUMER.CREATE.{SECRETS_STREAM}")
             lines.append(report(backend, "consumer on the table secrets", user, outcome))
+    _refused_all(lines)
+
+
+async def _connect_outcome(url: str) -> str:
+    errors: list[str] = []
+
+    async def on_error(exc: Exception) -> None:
+        errors.append(str(exc))
+
+    try:
+        nc = await nats.connect(
+            url, allow_reconnect=False, max_reconnect_attempts=0, connect_timeout=10, error_cb=on_error
+        )
+    except Exception as exc:  # noqa: BLE001 - the refusal is what is looked for
+        said = " ".join([str(exc), *errors]).lower()
+        return REFUSED if "authorization" in said else f"failed otherwise ({type(exc).__name__}: {exc})"
+    await nc.close()
+    return "ALLOWED"
+
+
+async def test_nobody_connects_to_nats_without_a_users_password(backend: Backend) -> None:
+    """Finding 3: `trix up`'s NATS had no users; a local process read seeds and hands. Now an
+    anonymous connection and a known user with a wrong password are refused (the server's
+    authorization violation), like every server with the generated permissions."""
+    url = backend.url("table")
+    scheme, _, rest = url.partition("://")
+    address = rest.rpartition("@")[2]
+    lines = [
+        report(backend, "connect to NATS without a user", "anyone", await _connect_outcome(f"{scheme}://{address}")),
+        report(
+            backend,
+            "connect to NATS as the table with a wrong password",
+            "anyone",
+            await _connect_outcome(f"{scheme}://table:not-the-password@{address}"),
+        ),
+    ]
     _refused_all(lines)
 
 

@@ -14,26 +14,28 @@ replicas, the Envoy edge in front of the first; ADR 0018):
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from security_support import REFUSED, Backend, report
+from security_support import REFUSED, Backend, gateway_process, report
 
-from support.ports import wait_port
+from trix.client import GatewayClient
 from trix.gateway.tokens import HmacTokens
-from trix.up import free_port
+from trix.runtime.identity import GATEWAY_KEY_ENV as GATEWAY_KEY
 from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 
-REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 30.0
+DENIED = grpc.StatusCode.PERMISSION_DENIED
+ACCEPTED = "accepted"
+NOT_BELIEVED = "not believed"
+SHORT_TOKEN_S = 3
+"""The token lifetime of the short-lived gateway (TRIX_GATEWAY_TOKEN_TTL_S)."""
+SHORT_INVITATION_S = 2
+"""Its invitations' lifetime (TRIX_GATEWAY_INVITATION_TTL_S)."""
 
 
 class Player:
@@ -84,6 +86,19 @@ async def _status(call: Any) -> grpc.StatusCode:
     return grpc.StatusCode.OK
 
 
+@pytest.fixture(scope="module")
+def short_gateway(up_platform: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A third gateway on trix up's NATS (its keys) whose tokens live SHORT_TOKEN_S seconds
+    and invitations SHORT_INVITATION_S."""
+    log_path = tmp_path_factory.mktemp("short-lived") / "gateway.log"
+    lifetimes = {
+        "TRIX_GATEWAY_TOKEN_TTL_S": str(SHORT_TOKEN_S),
+        "TRIX_GATEWAY_INVITATION_TTL_S": str(SHORT_INVITATION_S),
+    }
+    with gateway_process(up_platform, log_path, **lifetimes) as target:
+        yield target
+
+
 # -- public tokens (finding 6) -------------------------------------------------------------
 
 
@@ -93,8 +108,8 @@ async def test_two_gateway_replicas_accept_each_others_tokens(up_platform: Backe
     other = player.on(second)
     try:
         code = await other.code_of_view()
-        outcome = REFUSED if code == grpc.StatusCode.UNAUTHENTICATED else f"accepted ({code.name})"
-        report(up_platform, "token of replica 1 used on replica 2", "player", outcome)
+        outcome = ACCEPTED if code == grpc.StatusCode.NOT_FOUND else f"refused ({code.name})"
+        report(up_platform, "token of replica 1 used on replica 2 (legitimate)", "player", outcome, ACCEPTED)
         assert code == grpc.StatusCode.NOT_FOUND, code  # authenticated; he has no current table
         refreshed = await other.stub.RefreshToken(gateway_pb2.RefreshTokenRequest(), metadata=other.auth, timeout=30)
         assert refreshed.token and refreshed.expires_at.seconds > time.time()  # (the same second: the same token)
@@ -108,34 +123,10 @@ async def test_two_gateway_replicas_accept_each_others_tokens(up_platform: Backe
 @pytest.fixture(scope="module")
 def rotated_gateway(up_platform: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A gateway process after a key rotation: a new current key, trix up's as the previous."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), env.get("PYTHONPATH", "")]))
-    port = free_port()
-    env.update(
-        TRIX_NATS_URL=up_platform.url("gateway"),
-        TRIX_GRPC_HOST="127.0.0.1",
-        TRIX_GRPC_PORT=str(port),
-        TRIX_METRICS_PORT="-1",
-        TRIX_LOG_LEVEL="warning",
-        TRIX_SHUTDOWN_GRACE_S="1",
-        TRIX_DRAIN_DELAY_S="0",
-        TRIX_PLAYER_TOKEN_KEY=secrets.token_hex(32),
-        TRIX_GATEWAY_TOKEN_KEY=NEW_KEY,
-        TRIX_GATEWAY_TOKEN_PREVIOUS_KEY=up_platform.env["TRIX_GATEWAY_TOKEN_KEY"],
-    )
     log_path = tmp_path_factory.mktemp("rotated") / "gateway.log"
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "trix.gateway"], env=env, stdout=log, stderr=log)
-    try:
-        wait_port(port, 60.0)
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    rotation = {"TRIX_GATEWAY_TOKEN_KEY": NEW_KEY, "TRIX_GATEWAY_TOKEN_PREVIOUS_KEY": up_platform.env[GATEWAY_KEY]}
+    with gateway_process(up_platform, log_path, **rotation) as target:
+        yield target
 
 
 NEW_KEY = secrets.token_hex(32)
@@ -155,9 +146,10 @@ async def test_a_token_survives_a_key_rotation_and_a_removed_keys_token_is_refus
             await asyncio.sleep(0.1)  # the rotated gateway is still connecting
         report(
             up_platform,
-            "old key's token after a rotation",
+            "old key's token after a rotation (legitimate)",
             "player",
-            "accepted" if code == grpc.StatusCode.NOT_FOUND else f"refused ({code.name})",
+            ACCEPTED if code == grpc.StatusCode.NOT_FOUND else f"refused ({code.name})",
+            ACCEPTED,
         )
         assert code == grpc.StatusCode.NOT_FOUND, code
         refreshed = await after.stub.RefreshToken(gateway_pb2.RefreshTokenRequest(), metadata=after.auth, timeout=30)
@@ -181,6 +173,61 @@ async def test_a_token_survives_a_key_rotation_and_a_removed_keys_token_is_refus
     finally:
         await player.close()
         await after.close()
+
+
+async def test_a_client_refreshes_its_token_by_itself_and_an_expired_token_is_refused(
+    up_platform: Backend, short_gateway: str
+) -> None:
+    """trix.client's GatewayClient refreshes its token by itself (ADR 0018): on a gateway whose
+    tokens live SHORT_TOKEN_S seconds, one client session lives three lifetimes and every call
+    it makes meanwhile is authenticated, while its first token, never refreshed, is refused once
+    expired (its own calls, a new stream and a refresh of it)."""
+    client = GatewayClient(short_gateway)
+    probe = Player(short_gateway)
+    try:
+        await client.sign_in(f"refresher-{secrets.token_hex(8)}", "refresher")
+        first, first_expiry = client.token, client.expires_at
+        assert first_expiry - time.time() <= SHORT_TOKEN_S + 1
+        stream = aiter(client.open())
+        pings = 0
+        deadline = time.time() + 3 * SHORT_TOKEN_S
+        while time.time() < deadline:
+            client.send(gateway_pb2.SessionRequest(ping=True))  # the session goes on...
+            reply = await asyncio.wait_for(anext(stream), DEADLINE_S)
+            assert reply.pong, reply
+            pings += 1
+            # ...and every new call carries a valid token: the client's current one.
+            view = client.stub.GetView(gateway_pb2.GetViewRequest(), metadata=client.metadata, timeout=DEADLINE_S)
+            assert await _status(view) == grpc.StatusCode.NOT_FOUND  # authenticated; no current table
+            await asyncio.sleep(0.5)
+        assert client.token != first and client.expires_at > first_expiry + SHORT_TOKEN_S, "never refreshed"
+        probe.token = first  # the first token, past its expiry, refreshed by nobody
+        code = await probe.code_of_view()
+        report(up_platform, "an expired token (no refresh) on a plain call", "player", _refused_if(code))
+        assert code == grpc.StatusCode.UNAUTHENTICATED
+        refresh = probe.stub.RefreshToken(gateway_pb2.RefreshTokenRequest(), metadata=probe.auth, timeout=DEADLINE_S)
+        code = await _status(refresh)
+        report(up_platform, "refresh of an expired token", "player", _refused_if(code))
+        assert code == grpc.StatusCode.UNAUTHENTICATED
+        watch = gateway_pb2.SpectateRequest(table_id="any-table")
+        code = await _first(probe.stub.Spectate(watch, metadata=probe.auth))
+        report(up_platform, "a new stream with an expired token", "player", _refused_if(code))
+        assert code == grpc.StatusCode.UNAUTHENTICATED
+        report(
+            up_platform,
+            f"a session living {3 * SHORT_TOKEN_S}s on {SHORT_TOKEN_S}s tokens (legitimate)",
+            "player",
+            ACCEPTED,
+            ACCEPTED,
+        )
+        assert pings >= 3 * SHORT_TOKEN_S
+    finally:
+        await client.close()
+        await probe.close()
+
+
+def _refused_if(code: grpc.StatusCode, refusal: grpc.StatusCode = grpc.StatusCode.UNAUTHENTICATED) -> str:
+    return REFUSED if code == refusal else f"ALLOWED ({code.name})"
 
 
 # -- limits per player and per address through the edge (finding 5) ------------------------
@@ -231,10 +278,15 @@ async def test_new_accounts_are_bounded_per_client_address_believed_only_from_th
         )
         assert codes[20] == grpc.StatusCode.RESOURCE_EXHAUSTED
         # Not believed without the secret: counted against the real peer (127.0.0.1).
-        assert await _status(client.sign_in("forger-direct", forged)) == grpc.StatusCode.OK
+        code = await _status(client.sign_in("forger-direct", forged))
+        outcome = NOT_BELIEVED if code == grpc.StatusCode.OK else f"believed ({code.name})"
+        report(up_platform, "claim a client address with a wrong edge secret", "anyone", outcome, NOT_BELIEVED)
+        assert code == grpc.StatusCode.OK
         via_edge = Player(up_platform.edge)
         code = await _status(via_edge.sign_in("forger-edge", as_edge))  # Envoy overwrites both headers
         await via_edge.close()
+        outcome = NOT_BELIEVED if code == grpc.StatusCode.OK else f"believed ({code.name})"
+        report(up_platform, "claim a client address and the edge secret through Envoy", "anyone", outcome, NOT_BELIEVED)
         assert code == grpc.StatusCode.OK
     finally:
         await client.close()
@@ -262,11 +314,16 @@ async def _private_table(host: Player) -> str:
 
 
 async def _first(stream: AsyncIterator[Any]) -> grpc.StatusCode:
+    return (await _first_of(stream))[0]
+
+
+async def _first_of(stream: AsyncIterator[Any]) -> tuple[grpc.StatusCode, str, Any]:
+    """The status of a stream's start, the refusal's message, its first message."""
     try:
-        await asyncio.wait_for(anext(aiter(stream)), DEADLINE_S)
+        first = await asyncio.wait_for(anext(aiter(stream)), DEADLINE_S)
     except grpc.aio.AioRpcError as err:
-        return err.code()
-    return grpc.StatusCode.OK
+        return err.code(), err.details() or "", None
+    return grpc.StatusCode.OK, "", first
 
 
 @pytest.fixture
@@ -321,3 +378,98 @@ async def test_one_players_concurrent_streams_are_capped(
     finally:
         for stream in streams:
             stream.cancel()
+
+
+async def _invite(host: Player, table_id: str) -> gateway_pb2.InviteSpectatorResponse:
+    request = gateway_pb2.InviteSpectatorRequest(table_id=table_id)
+    reply: gateway_pb2.InviteSpectatorResponse = await host.stub.InviteSpectator(
+        request, metadata=host.auth, timeout=DEADLINE_S
+    )
+    return reply
+
+
+async def test_a_private_table_is_watched_with_an_invitation_from_one_of_its_players_only(
+    up_platform: Backend, private_table: tuple[Player, str]
+) -> None:
+    """ADR 0018: a seated player asks the gateway for an invitation (signed with the player-role
+    key, bound to the table, expiring); whoever holds it may Spectate that table, on any
+    replica (the table checks it); without it, tampered, or for another table: PERMISSION_DENIED
+    with a message that says why; nobody without a seat there can make one."""
+    host, table_id = private_table
+    guest = await Player(up_platform.gateways[1]).sign_in("invited-guest")
+    other_host = await Player(up_platform.gateways[0]).sign_in("other-private-host")
+    try:
+        other_table = await _private_table(other_host)
+        code = await _status(
+            guest.stub.InviteSpectator(
+                gateway_pb2.InviteSpectatorRequest(table_id=table_id), metadata=guest.auth, timeout=DEADLINE_S
+            )
+        )
+        report(up_platform, "invite spectators to a table one holds no seat at", "player", _refused_if(code, DENIED))
+        assert code == DENIED
+        invited = await _invite(host, table_id)
+        assert invited.table_id == table_id
+        assert time.time() < invited.expires_at.seconds <= time.time() + 3600 + 2
+
+        attempts = {
+            "spectate a private table without an invitation": ("", table_id, "invitation from one of them"),
+            "spectate a private table with a tampered invitation": (
+                invited.invitation[:-1] + ("0" if invited.invitation[-1] != "0" else "1"),
+                table_id,
+                "not valid",
+            ),
+            "spectate a private table with another table's invitation": (
+                invited.invitation,
+                other_table,
+                "another table",
+            ),
+        }
+        for attack, (invitation, watched, says) in attempts.items():
+            watch = gateway_pb2.SpectateRequest(table_id=watched, invitation=invitation)
+            code, message, _ = await _first_of(guest.stub.Spectate(watch, metadata=guest.auth))
+            report(up_platform, attack, "player", _refused_if(code, DENIED))
+            assert code == DENIED and says in message, (attack, code, message)
+
+        watch = gateway_pb2.SpectateRequest(table_id=table_id, invitation=invited.invitation)
+        code, _, first = await _first_of(guest.stub.Spectate(watch, metadata=guest.auth))
+        report(
+            up_platform,
+            "spectate a private table with its invitation (legitimate)",
+            "player",
+            ACCEPTED if code == grpc.StatusCode.OK else code.name,
+            ACCEPTED,
+        )
+        assert code == grpc.StatusCode.OK and first.event.sequence >= 1
+        assert not first.event.deal_started.hand  # the public events only (docs/rules.md §14)
+        # A Session's `watch` takes the same invitation.
+        session = GatewayClient(up_platform.gateways[1])
+        session.token = guest.token
+        stream = aiter(session.open())
+        try:
+            session.send(gateway_pb2.SessionRequest(watch=watch))
+            reply = await asyncio.wait_for(anext(stream), DEADLINE_S)
+            assert reply.WhichOneof("kind") in ("event", "snapshot"), reply
+        finally:
+            await session.close()
+    finally:
+        await guest.close()
+        await other_host.close()
+
+
+async def test_an_expired_invitation_is_refused(
+    up_platform: Backend, private_table: tuple[Player, str], short_gateway: str
+) -> None:
+    host, table_id = private_table
+    short_host = host.on(short_gateway)
+    guest = await Player(up_platform.gateways[0]).sign_in("late-guest")
+    try:
+        invited = await _invite(short_host, table_id)  # lives SHORT_INVITATION_S seconds
+        watch = gateway_pb2.SpectateRequest(table_id=table_id, invitation=invited.invitation)
+        assert await _first(guest.stub.Spectate(watch, metadata=guest.auth)) == grpc.StatusCode.OK
+        await asyncio.sleep(max(0.0, invited.expires_at.seconds + 1.1 - time.time()))
+        code, message, _ = await _first_of(guest.stub.Spectate(watch, metadata=guest.auth))
+        report(up_platform, "spectate a private table with an expired invitation", "player", _refused_if(code, DENIED))
+        assert code == DENIED and "expired" in message, (code, message)
+    finally:
+        await short_host.close()
+        await guest.close()

@@ -15,9 +15,9 @@ from pathlib import Path
 import grpc
 import nats
 import pytest
-from leakcheck import check_own_copies, check_stream, merged_stream
 
 from conftest import InProcessTable
+from support.leakcheck import check_own_copies, check_stream, merged_stream
 from support.table import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
 from trix import engine, records
 from trix.natsio import subjects

@@ -3,7 +3,8 @@ it (real nats-server, the five services as processes, the real Envoy edge servin
 built app on its origin through trix.webapp), started once per session by
 `trix.client.EmbeddedPlatform` and stopped by the fixture. The edge ends silent streams
 after STREAM_IDLE_S (600 s in production) so that every browser test also proves the
-client survives it."""
+client survives it, and tokens live TOKEN_TTL_S (900 s in production) so that every test also
+proves the client refreshes its token."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from trix.client import EmbeddedPlatform
 
 WEB_DIST = Path(__file__).resolve().parents[2] / "web" / "dist"
 STREAM_IDLE_S = 4.0
+TOKEN_TTL_S = 12
+"""Public tokens live 12 s here (900 s in production): every browser test runs on tokens that
+expire many times over, so each also proves the app refreshes its token by itself (ADR 0018)."""
 
 
 @dataclass
@@ -34,6 +38,7 @@ def web_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebPlatfo
         "TRIX_GATEWAY_RATE_PER_S": "400",
         "TRIX_GATEWAY_RATE_BURST": "400",
         "TRIX_MATCHMAKING_BOT_FILL_S": "0",
+        "TRIX_GATEWAY_TOKEN_TTL_S": str(TOKEN_TTL_S),
     }
     embedded = EmbeddedPlatform(state, fresh=True, env=env, edge=True, edge_stream_idle_s=STREAM_IDLE_S)
     try:

@@ -3,10 +3,11 @@ the platform as `trix up` runs it (the app and gRPC-Web on the edge's origin). W
 played by clicking (one singles, one partnership variant) against bots, a reload mid-game
 that resumes the seat, the Verify page on the finished game's record and on a tampered
 copy, a spectator who sees the played cards and none of the hand, a private game created,
-joined by code and started with bots, an axe-core scan with no serious or critical
-violation, screenshots of the table in Arabic and English at phone and desktop size (under the
-test's tmp dir). The edge ends silent streams after conftest.STREAM_IDLE_S, so each game
-also proves the client resumes after the edge's stream_idle_timeout."""
+joined by code and started with bots, watched by a guest only once a player invited him, an
+axe-core scan with no serious or critical violation, screenshots of the table in Arabic and
+English at phone and desktop size (under the test's tmp dir). The edge ends silent streams
+after conftest.STREAM_IDLE_S, so each game also proves the client resumes after the edge's
+stream_idle_timeout."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import gzip
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from conftest import STREAM_IDLE_S, WEB_DIST, WebPlatform
+from conftest import STREAM_IDLE_S, TOKEN_TTL_S, WEB_DIST, WebPlatform
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -76,6 +78,11 @@ class Pages:
         self.opened: list[tuple[str, Page, list[str]]] = []
         self.errors: list[str] = []
         self.t0 = time.monotonic()
+        self.calls: dict[str, Counter[str]] = {}
+        """Per page: the gateway calls it made, by RPC name (SignIn, RefreshToken, ...)..."""
+        self.answered: dict[str, Counter[str]] = {}
+        """...and those answered OK (HTTP 200 without a gRPC error status in its headers: a
+        refusal comes trailers-only, its grpc-status among the headers)."""
 
     def open(self, name: str, *, locale: str, viewport: dict[str, int] = PHONE, bypass_csp: bool = False) -> Page:
         """`bypass_csp` only where axe-core is injected; the other pages run under the app's
@@ -96,6 +103,14 @@ class Pages:
             if m.type == "error" and m.text.startswith(APP_ERROR):
                 self.errors.append(f"{stamp()} {name}: {m.text}")
 
+        calls, answered = self.calls[name], self.answered[name] = Counter(), Counter()
+        page.on("request", lambda r: calls.update([_call(r.url)]) if "/trix.v1.GatewayService/" in r.url else None)
+
+        def on_answer(r: Any) -> None:
+            if "/trix.v1.GatewayService/" in r.url and r.status == 200 and r.headers.get("grpc-status", "0") == "0":
+                answered.update([_call(r.url)])
+
+        page.on("response", on_answer)
         page.on("console", on_console)
         # Which call a "Failed to load resource" line was: the edge's 504 on a silent stream, a
         # reset, a refused call (gRPC-Web carries the gRPC status in the body, not here).
@@ -355,6 +370,7 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     page.click("header button[aria-pressed]")  # sound off, remembered across visits
     page.reload()
     page.wait_for_selector(".lobby")
+    signed_in = time.monotonic()  # the reload signed in again: the tokens' lives start here
     assert page.get_attribute("header button[aria-pressed]", "aria-pressed") == "true"
     page.select_option("#card-timer", "30")
     page.select_option("#contract-timer", "30")
@@ -412,6 +428,15 @@ def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     assert done["card"] > 20 and done["timer_played_for_me"] == 0
     assert done["double"] >= 2  # every seat answers in each later COMPLEX deal, secretly
     assert len(_ranking(page)) == 4
+    # The game ran on TOKEN_TTL_S tokens refreshed by the app itself (ADR 0018); the page lives
+    # at least 2.2 lifetimes past its sign-in (a fast game ends sooner: it waits), and its
+    # calls after that (the history below) go out with a refreshed token. One sign-in per load
+    # of the page (the first, the reload), and at most one more: when the network drop above
+    # falls on a refresh and outlasts the token's last fifth (2.4 s here, 180 s in production),
+    # the app signs in again once the network is back, as it should.
+    page.wait_for_timeout(max(0.0, 2.2 * TOKEN_TTL_S - (time.monotonic() - signed_in)) * 1000)
+    refreshed, sign_ins = pages.answered["player"]["RefreshToken"], pages.answered["player"]["SignIn"]
+    assert refreshed >= 2 and sign_ins <= 3, (refreshed, sign_ins, pages.calls["player"], time.monotonic() - signed_in)
     watcher.wait_for_selector("[data-finished]")  # the spectator saw the game to its end
     assert _axe_serious(page) == []  # the final ranking
 
@@ -466,6 +491,26 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
     assert "You" in names and "صديق" in names
     assert not any(ch in "".join(names) for ch in "\u202e\u0007")
     assert "Host" in friend.locator(".seat .name").all_inner_texts()
+
+    # A private table is watched by its players, or with an invitation from one of them (ADR 0018).
+    (table_id,) = table_ids
+    assert table_id
+    watcher = pages.open("watcher", locale="en-US")
+    _sign_in(watcher, web_platform.url, "Watcher")
+    watcher.fill("#watch", table_id)
+    watcher.click("form.watch button[type=submit]")
+    watcher.wait_for_selector(".banner.error[role=alert]")  # refused: no invitation
+    assert "invitation" in watcher.inner_text(".banner.error[role=alert]")
+    assert watcher.locator(".lobby").count() == 1
+    host.click("[data-action=invite]")
+    invitation = host.get_attribute("[data-invitation]", "data-invitation")
+    assert invitation
+    watcher.fill("#watch", table_id)  # the lobby came back afresh after the refusal
+    watcher.fill("#invitation", invitation)
+    watcher.click("form.watch button[type=submit]")
+    watcher.wait_for_selector(f".table [data-table='{table_id}']")
+    _until(lambda: watcher.locator(".seat .name").count() == 4, 60.0)
+    assert watcher.locator(".hand .cardbtn").count() == 0  # the public events only (docs/rules.md §14)
 
     # Leaving says what it costs before it is confirmed; on a free table a bot takes the seat.
     host.click(".leave button")

@@ -64,6 +64,9 @@ class GatewayConfig:
     """TRIX_PLAYER_TOKEN_KEY: the player-role key of the internal tokens it signs for an
     authenticated player (the table, matchmaking and scoring verify them; trix.runtime.identity).
     Required. The gateway never holds the service-role key (issue 18)."""
+    invitation_ttl_s: int = 3600
+    """TRIX_GATEWAY_INVITATION_TTL_S: lifetime of a spectator invitation to a private table
+    (InviteSpectator), in seconds."""
     call_timeout_s: float = 5.0
     """TRIX_GATEWAY_CALL_TIMEOUT_S: deadline of every internal call (NATS request or gRPC)."""
     rate_per_s: float = 20.0
@@ -97,6 +100,7 @@ class GatewayConfig:
             accounts_per_hour=env_float(e, "TRIX_GATEWAY_NEW_ACCOUNTS_PER_HOUR", 60.0, minimum=0.01),
             accounts_burst=env_int(e, "TRIX_GATEWAY_NEW_ACCOUNTS_BURST", 20, minimum=1),
             player_key=load_key(e, PLAYER_KEY_ENV),
+            invitation_ttl_s=env_int(e, "TRIX_GATEWAY_INVITATION_TTL_S", 3600, minimum=1),
             call_timeout_s=env_float(e, "TRIX_GATEWAY_CALL_TIMEOUT_S", 5.0, minimum=0.05),
             rate_per_s=env_float(e, "TRIX_GATEWAY_RATE_PER_S", 20.0, minimum=0.1),
             rate_burst=env_int(e, "TRIX_GATEWAY_RATE_BURST", 40, minimum=1),

@@ -227,7 +227,11 @@ class GatewayApi:
         principal, req = self._enter(request, context)
         with self._stream_slot(principal.player_id):
             session = await self.service.open_session(principal, interactive=False)
-            async for message in self._stream(session, lambda: session.spectate(req.table_id, req.after_sequence)):
+
+            async def start() -> None:
+                await session.spectate(req.table_id, req.after_sequence, req.invitation)
+
+            async for message in self._stream(session, start):
                 if message.HasField("event"):
                     yield gateway_pb2.SpectateResponse(event=message.event)
 
@@ -258,6 +262,13 @@ class GatewayApi:
     async def Query(self, request: Any, context: Context) -> gateway_pb2.QueryResponse:
         principal, req = self._enter(request, context)
         return await self.service.query(principal.player_id, req)
+
+    async def InviteSpectator(self, request: Any, context: Context) -> gateway_pb2.InviteSpectatorResponse:
+        principal, req = self._enter(request, context)
+        invitation, table_id, expires = await self.service.invite_spectator(principal.player_id, req.table_id)
+        return gateway_pb2.InviteSpectatorResponse(
+            invitation=invitation, table_id=table_id, expires_at=timestamp_pb2.Timestamp(seconds=expires)
+        )
 
     async def GetView(self, request: Any, context: Context) -> gateway_pb2.GetViewResponse:
         principal, req = self._enter(request, context)

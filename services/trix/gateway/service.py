@@ -43,6 +43,7 @@ from trix.fairness import CLIENT_SEED_MAX_BYTES
 from trix.gateway.config import GatewayConfig
 from trix.gateway.tokens import HmacTokens, Principal, TokenVerifier, hash_device_secret
 from trix.rules import PLAYER_ID
+from trix.runtime.identity import sign_invitation
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, matchmaking_pb2, table_pb2
 
 log = structlog.get_logger("trix.gateway")
@@ -85,9 +86,12 @@ class TablePort(Protocol):
         """Send a command as the player; raises the table's domain error."""
         ...
 
-    def events(self, table_id: str, seat: int, player_id: str, after: int = 0) -> AsyncIterator[events_pb2.Event]:
+    def events(
+        self, table_id: str, seat: int, player_id: str, after: int = 0, invitation: str = ""
+    ) -> AsyncIterator[events_pb2.Event]:
         """What the seat (or the public, for SPECTATOR) may see after `after`, then live,
-        ending after GameEnded; the owner checks `player_id` may see it."""
+        ending after GameEnded; the owner checks `player_id` (or, for the public events of a
+        private table, his `invitation`) may see it."""
         ...
 
 
@@ -329,11 +333,12 @@ class GatewayService:
 
     # -- seats ------------------------------------------------------------------------------
 
-    async def seat_map(self, table_id: str, player_id: str, *, refresh: bool = False) -> SeatMap:
+    async def seat_map(self, table_id: str, player_id: str, *, refresh: bool = False, invitation: str = "") -> SeatMap:
         cached = self.seat_maps.get(table_id)
         if cached is not None and not refresh:
             return cached
-        command = table_pb2.TableCommand(get_seat_view=table_pb2.GetSeatViewRequest(table_id=table_id, seat=SPECTATOR))
+        ask = table_pb2.GetSeatViewRequest(table_id=table_id, seat=SPECTATOR, invitation=invitation)
+        command = table_pb2.TableCommand(get_seat_view=ask)
         reply = await self._tables().command(table_id, command, player_id)
         view = reply.get_seat_view.view
         seats = SeatMap([s.player_id for s in sorted(view.seats, key=lambda s: s.index)], view.finished)
@@ -402,13 +407,29 @@ class GatewayService:
         reply = await self._tables().command(table_id, command, player_id)
         return gateway_pb2.SubmitActionResponse(action_id=action_id, sequence=reply.sequence)
 
-    async def view(self, player_id: str, table_id: str, *, spectator: bool = False) -> table_pb2.SeatView:
-        """The caller's seat view (PERMISSION_DENIED without a seat), or the public view."""
+    async def view(
+        self, player_id: str, table_id: str, *, spectator: bool = False, invitation: str = ""
+    ) -> table_pb2.SeatView:
+        """The caller's seat view (PERMISSION_DENIED without a seat), or the public view (a
+        private table's with an invitation when he holds no seat there)."""
         table_id = self.current_table(player_id, table_id)
         seat = SPECTATOR if spectator else await self.seat_of(table_id, player_id)
-        command = table_pb2.TableCommand(get_seat_view=table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat))
+        ask = table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat, invitation=invitation if spectator else "")
+        command = table_pb2.TableCommand(get_seat_view=ask)
         reply = await self._tables().command(table_id, command, player_id)
         return reply.get_seat_view.view
+
+    async def invite_spectator(self, player_id: str, table_id: str) -> tuple[str, str, int]:
+        """An invitation to watch the caller's table (ADR 0018): (invitation, table id, expires
+        at), signed with the player-role key the table verifies it with; PERMISSION_DENIED when
+        he holds no seat there. It admits whoever holds it, to that table only, until it expires."""
+        table_id = self.current_table(player_id, table_id)
+        await self.seat_of(table_id, player_id)
+        now = self.clock()
+        ttl = self.config.invitation_ttl_s
+        invitation = sign_invitation(self.config.player_key, table_id, player_id, now, ttl)
+        log.info("spectator invitation made", player_id=player_id, table_id=table_id)
+        return invitation, table_id, int(now + ttl)
 
     # -- matchmaking ------------------------------------------------------------------------
 
@@ -541,6 +562,8 @@ class _Follow:
     table_id: str
     seat: int
     task: asyncio.Task[None] | None = None
+    invitation: str = ""
+    """A spectator's invitation to a private table, shown to the table on every read."""
 
 
 @dataclass
@@ -747,7 +770,7 @@ class Session:
         elif which == "ping":
             out.pong = True
         elif which == "watch":
-            await self.spectate(request.watch.table_id, request.watch.after_sequence)
+            await self.spectate(request.watch.table_id, request.watch.after_sequence, request.watch.invitation)
             return
         elif which == "create_private":
             created = await gw.create_private(pid, request.create_private, self.principal.display_name)
@@ -822,14 +845,15 @@ class Session:
         seat = await gw.seat_of(table_id, self.player_id)
         self._start_follow(table_id, seat, after)
 
-    async def spectate(self, table_id: str, after: int) -> None:
+    async def spectate(self, table_id: str, after: int, invitation: str = "") -> None:
         """Public events of a table (docs/rules.md §14) for a signed-in player; the table's
-        owner refuses a private table to anyone but its players (PERMISSION_DENIED)."""
+        owner refuses a private table to anyone but its players and the holders of an
+        invitation from one of them (PERMISSION_DENIED)."""
         check_id(table_id, "table id")
         self._check_follows((table_id, SPECTATOR))
         # Asked of the table every time (never the cache): it refuses a private table to others.
-        await self.gateway.seat_map(table_id, self.player_id, refresh=True)  # NOT_FOUND: unknown table
-        self._start_follow(table_id, SPECTATOR, after)
+        await self.gateway.seat_map(table_id, self.player_id, refresh=True, invitation=invitation)  # NOT_FOUND
+        self._start_follow(table_id, SPECTATOR, after, invitation)
 
     def _check_follows(self, key: tuple[str, int]) -> None:
         """At most TRIX_GATEWAY_MAX_STREAMS tables followed at once by one session."""
@@ -837,13 +861,13 @@ class Session:
         if len(running) >= self.gateway.config.max_streams:
             raise ResourceExhausted("too many tables watched at once: stop watching one first")
 
-    def _start_follow(self, table_id: str, seat: int, after: int) -> None:
+    def _start_follow(self, table_id: str, seat: int, after: int, invitation: str = "") -> None:
         key = (table_id, seat)
         old = self.follows.get(key)
         if old is not None and old.task is not None and not old.task.done():
             old.task.cancel()
         self.last_seq[key] = after
-        follow = _Follow(table_id, seat)
+        follow = _Follow(table_id, seat, invitation=invitation)
         follow.task = asyncio.ensure_future(self._follow(follow))
         self.follows[key] = follow
 
@@ -854,7 +878,10 @@ class Session:
         while not self.closed and self.follows.get(key) is follow:
             try:
                 tables = self.gateway._tables()
-                async for event in tables.events(follow.table_id, follow.seat, self.player_id, self.last_seq[key]):
+                events = tables.events(
+                    follow.table_id, follow.seat, self.player_id, self.last_seq[key], follow.invitation
+                )
+                async for event in events:
                     if self.closed or self.follows.get(key) is not follow:
                         return  # the session ended or a newer follow took over (a swallowed cancel)
                     delay = 0.1
@@ -862,7 +889,9 @@ class Session:
                     if first and last > 0 and not event.HasField("table_created") and event.sequence > last + 1:
                         # The stored history no longer reaches back to `last`: one fresh view instead.
                         spectator = follow.seat == SPECTATOR
-                        view = await self.gateway.view(self.player_id, follow.table_id, spectator=spectator)
+                        view = await self.gateway.view(
+                            self.player_id, follow.table_id, spectator=spectator, invitation=follow.invitation
+                        )
                         self.push(gateway_pb2.SessionResponse(snapshot=view))
                         self.last_seq[key] = last = view.sequence
                     first = False

@@ -75,10 +75,11 @@ class NatsTables:
         return reply
 
     async def events(
-        self, table_id: str, seat: int, player_id: str, after: int = 0
+        self, table_id: str, seat: int, player_id: str, after: int = 0, invitation: str = ""
     ) -> AsyncGenerator[events_pb2.Event, None]:
         """What the seat (or a spectator) may see after `after`: the public subject merged with
-        the seat's own, live, gaps asked of the owner as `player_id` (`trix.natsio.seatstream`)."""
+        the seat's own, live, gaps asked of the owner as `player_id`, with a spectator's
+        `invitation` to a private table (`trix.natsio.seatstream`)."""
 
         async def send(command: table_pb2.TableCommand) -> table_pb2.TableCommandReply:
             return await self.command(table_id, command, player_id)
@@ -89,7 +90,7 @@ class NatsTables:
             table_id,
             reader_seat,
             timeout_s=self.timeout_s,
-            history=seatstream.owner_history(table_id, reader_seat, send),
+            history=seatstream.owner_history(table_id, reader_seat, send, invitation=invitation),
             feeds=self.feeds,
             after=after,
         )

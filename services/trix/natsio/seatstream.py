@@ -67,14 +67,17 @@ SendCommand = Callable[[table_pb2.TableCommand], Awaitable[table_pb2.TableComman
 """Sends a command to the table's owner as the caller (its identity, its error policy)."""
 
 
-def owner_history(table_id: str, seat: int | None, send: SendCommand, *, limit: int = HISTORY_BATCH) -> History:
-    """The `History` of a reader of `table_id` as `seat` (None: the public events only): the
-    owner's `read_events`, sent by `send`."""
+def owner_history(
+    table_id: str, seat: int | None, send: SendCommand, *, limit: int = HISTORY_BATCH, invitation: str = ""
+) -> History:
+    """The `History` of a reader of `table_id` as `seat` (None: the public events only, with a
+    spectator's `invitation` to a private table): the owner's `read_events`, sent by `send`."""
 
     async def history(after: int) -> list[events_pb2.Event]:
         read = table_pb2.ReadEventsRequest(
             table_id=table_id, seat=-1 if seat is None else seat, after_sequence=after, limit=limit
         )
+        read.invitation = invitation
         reply = await send(table_pb2.TableCommand(read_events=read))
         return list(reply.read_events.events)
 

@@ -17,7 +17,9 @@ token that verifies, never from a request field (ARCHITECTURE.md). `load_key` re
 from the environment and refuses a missing or short one naming the variable (the service
 exits with code 2). Tokens travel in the NATS header `Trix-Caller` (table commands), the
 gRPC metadata `x-trix-caller` (the table's gRPC API, forwarded to that header) and
-`x-trix-identity` (matchmaking's and scoring's player calls). Pure hashlib/hmac: no I/O;
+`x-trix-identity` (matchmaking's and scoring's player calls). Spectator invitations of a
+private table (`sign_invitation`, `verify_invitation`) are the gateway's too, under the
+player-role key, in a format of their own. Pure hashlib/hmac: no I/O;
 the clock is passed in. Never logs a token or a key.
 """
 
@@ -130,6 +132,46 @@ def verify(keys: Keys, token: str | None, now: float, *, roles: tuple[str, ...] 
     if int(expires) < now:
         raise Unauthenticated("expired caller token")
     return Caller(role, name)
+
+
+INVITATION_VERSION = "inv1"
+"""First field of a spectator invitation; an internal token starts with `v2`, so neither can
+ever stand for the other (their MACs cover different first fields)."""
+DEFAULT_INVITATION_TTL_S = 3600.0
+
+
+def sign_invitation(
+    key: bytes, table_id: str, inviter: str, now: float, ttl_s: float = DEFAULT_INVITATION_TTL_S
+) -> str:
+    """An invitation to watch `table_id` (a private table: watched by its players only, or with
+    an invitation from one of them), made by the gateway for `inviter`, a player seated there,
+    under the player-role key; `inv1.<table>.<inviter>.<expires>.<mac>`. Whoever holds it may
+    watch that table's public events until it expires; the table verifies it
+    (`verify_invitation`) and that the inviter holds a seat."""
+    if not _NAME.fullmatch(table_id) or not _NAME.fullmatch(inviter):
+        raise ValueError("bad table or inviter for an invitation")
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError("an invitation key must have at least 32 bytes")
+    payload = f"{INVITATION_VERSION}.{table_id}.{inviter}.{int(now + ttl_s)}"
+    return f"{payload}.{_mac(key, payload)}"
+
+
+def verify_invitation(key: bytes, invitation: str, table_id: str, now: float) -> str:
+    """The inviter of a valid invitation to `table_id`; PermissionDenied, with a message a client
+    can show, if it is malformed, badly signed, for another table or expired."""
+    parts = invitation.split(".")
+    if len(parts) != 5 or parts[0] != INVITATION_VERSION or not key:
+        raise PermissionDenied("the invitation is not valid: ask a player of the table for a new one")
+    _, table, inviter, expires, mac = parts
+    if not hmac.compare_digest(_mac(key, f"{INVITATION_VERSION}.{table}.{inviter}.{expires}"), mac):
+        raise PermissionDenied("the invitation is not valid: ask a player of the table for a new one")
+    if not _NAME.fullmatch(inviter) or not expires.isdigit():
+        raise PermissionDenied("the invitation is not valid: ask a player of the table for a new one")
+    if not hmac.compare_digest(table, table_id):
+        raise PermissionDenied("the invitation is for another table")
+    if int(expires) < now:
+        raise PermissionDenied("the invitation expired: ask a player of the table for a new one")
+    return inviter
 
 
 def load_key(env: Mapping[str, str], name: str) -> bytes:

@@ -43,12 +43,15 @@ async def dispatch(
         reply.create_table.CopyFrom(created)
     elif which == "get_seat_view":
         await service.ensure_loaded(subject_token(command.get_seat_view.table_id, "table id"))
-        view = service.seat_view(caller, command.get_seat_view.table_id, command.get_seat_view.seat)
+        ask = command.get_seat_view
+        view = service.seat_view(caller, ask.table_id, ask.seat, ask.invitation)
         reply.sequence = view.sequence
         reply.get_seat_view.view.CopyFrom(view)
     elif which == "read_events":
         read = command.read_events
-        events, sequence = await service.read_events(caller, read.table_id, read.seat, read.after_sequence, read.limit)
+        events, sequence = await service.read_events(
+            caller, read.table_id, read.seat, read.after_sequence, read.limit, read.invitation
+        )
         reply.sequence = sequence
         reply.read_events.sequence = sequence
         reply.read_events.events.extend(events)

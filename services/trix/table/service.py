@@ -41,7 +41,7 @@ from trix.errors import (
 )
 from trix.natsio.subjects import token
 from trix.rules import engine_enum
-from trix.runtime.identity import Caller
+from trix.runtime.identity import Caller, verify_invitation
 from trix.table.config import TableConfig
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
 from trix.v1 import common_pb2, events_pb2, table_pb2
@@ -348,13 +348,22 @@ class TableService:
 
     # -- reads --------------------------------------------------------------------------------
 
-    def authorize_view(self, caller: Caller, table_id: str, seat: int) -> Table:
+    def authorize_view(self, caller: Caller, table_id: str, seat: int, invitation: str = "") -> Table:
         table = self._table(token(table_id, "table id"))
         if caller.is_service:
             return table
         if seat == -1:
-            if table.request.private_table and not any(caller.is_player(p) for p in map(table.player, range(4))):
-                raise PermissionDenied("a private table is watched by its players only")
+            players = [table.player(s) for s in range(4)]
+            if table.request.private_table and not any(caller.is_player(p) for p in players):
+                # ADR 0018: a private table is watched by its players, or with an invitation
+                # one of them asked the gateway for (bound to this table, expiring).
+                if not invitation:
+                    raise PermissionDenied(
+                        "a private table is watched by its players only, or with an invitation from one of them"
+                    )
+                inviter = verify_invitation(self.config.keys.player, invitation, table_id, self.clock().timestamp())
+                if inviter not in players:
+                    raise PermissionDenied("the invitation's player holds no seat at this table")
             return table
         if not 0 <= seat <= 3:
             raise InvalidArgument(f"seat must be -1..3: {seat}")
@@ -362,15 +371,15 @@ class TableService:
             raise PermissionDenied("this seat is not yours")
         return table
 
-    def seat_view(self, caller: Caller, table_id: str, seat: int) -> table_pb2.SeatView:
+    def seat_view(self, caller: Caller, table_id: str, seat: int, invitation: str = "") -> table_pb2.SeatView:
         """What `seat` (or -1, spectators) may see now (docs/rules.md §14)."""
-        table = self.authorize_view(caller, table_id, seat)
+        table = self.authorize_view(caller, table_id, seat, invitation)
         view = build_view(table, None if seat == -1 else seat)
         view.server_time.FromDatetime(self.clock())  # the countdown's reference (turn.deadline)
         return view
 
     async def read_events(
-        self, caller: Caller, table_id: str, seat: int, after: int, limit: int = 0
+        self, caller: Caller, table_id: str, seat: int, after: int, limit: int = 0, invitation: str = ""
     ) -> tuple[list[events_pb2.Event], int]:
         """What `seat` (-1: the public) may see after sequence `after`, oldest first, and the
         table's sequence (docs/rules.md §14: a seat's own copy where it has one, else the public
@@ -379,7 +388,7 @@ class TableService:
         log was archived answers what memory holds, and the reader takes a fresh view."""
         table_id = token(table_id, "table id")
         await self.ensure_loaded(table_id)
-        table = self.authorize_view(caller, table_id, seat)
+        table = self.authorize_view(caller, table_id, seat, invitation)
         limit = min(limit or READ_LIMIT, READ_LIMIT)
         if after >= table.sequence:
             return [], table.sequence

@@ -131,6 +131,62 @@ class RefreshTokenResponse(_message.Message):
 Global___RefreshTokenResponse: _TypeAlias = RefreshTokenResponse  # noqa: Y015
 
 @_typing.final
+class InviteSpectatorRequest(_message.Message):
+    """Request of GatewayService.InviteSpectator."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table the caller is seated at (empty: his current table)."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InviteSpectatorRequest: _TypeAlias = InviteSpectatorRequest  # noqa: Y015
+
+@_typing.final
+class InviteSpectatorResponse(_message.Message):
+    """Response of GatewayService.InviteSpectator."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVITATION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    invitation: _builtins.str
+    """The invitation: opaque to clients, valid for `table_id` until `expires_at`, for
+    whoever holds it (share it like the invite code of a private lobby).
+    """
+    table_id: _builtins.str
+    """The table it admits to."""
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp:
+        """When it expires (TRIX_GATEWAY_INVITATION_TTL_S after it was made)."""
+
+    def __init__(
+        self,
+        *,
+        invitation: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "invitation", b"invitation", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InviteSpectatorResponse: _TypeAlias = InviteSpectatorResponse  # noqa: Y015
+
+@_typing.final
 class Action(_message.Message):
     """An in-game action of the signed-in player."""
 
@@ -816,19 +872,26 @@ class SpectateRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    INVITATION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table watched."""
     after_sequence: _builtins.int
     """Send events after this sequence."""
+    invitation: _builtins.str
+    """An invitation from a player of the table (GatewayService.InviteSpectator): needed to
+    watch a private table one holds no seat at; PERMISSION_DENIED without it, expired, or
+    for another table.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         after_sequence: _builtins.int = ...,
+        invitation: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "invitation", b"invitation", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -100,6 +100,11 @@ class GatewayServiceStub:
                 request_serializer=trix_dot_v1_dot_gateway__pb2.RefreshTokenRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_gateway__pb2.RefreshTokenResponse.FromString,
                 _registered_method=True)
+        self.InviteSpectator = channel.unary_unary(
+                '/trix.v1.GatewayService/InviteSpectator',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.InviteSpectatorRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.InviteSpectatorResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -198,6 +203,16 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InviteSpectator(self, request, context):
+        """An invitation to watch the caller's table (a private table is watched by its players
+        only, or with an invitation from one of them): a signed, expiring token bound to that
+        table, given to a spectator, who presents it in SpectateRequest.invitation.
+        PERMISSION_DENIED when the caller holds no seat there.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -265,6 +280,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.RefreshToken,
                     request_deserializer=trix_dot_v1_dot_gateway__pb2.RefreshTokenRequest.FromString,
                     response_serializer=trix_dot_v1_dot_gateway__pb2.RefreshTokenResponse.SerializeToString,
+            ),
+            'InviteSpectator': grpc.unary_unary_rpc_method_handler(
+                    servicer.InviteSpectator,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.InviteSpectatorRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.InviteSpectatorResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -619,6 +639,33 @@ class GatewayService:
             '/trix.v1.GatewayService/RefreshToken',
             trix_dot_v1_dot_gateway__pb2.RefreshTokenRequest.SerializeToString,
             trix_dot_v1_dot_gateway__pb2.RefreshTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InviteSpectator(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/InviteSpectator',
+            trix_dot_v1_dot_gateway__pb2.InviteSpectatorRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.InviteSpectatorResponse.FromString,
             options,
             channel_credentials,
             insecure,

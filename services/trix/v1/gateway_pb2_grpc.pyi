@@ -64,6 +64,12 @@ class GatewayServiceStub:
     """A fresh token for the caller's still valid one (same player, a new expiry), under the
     gateway's current key: clients refresh before expiry instead of signing in again.
     """
+    InviteSpectator: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.InviteSpectatorRequest, _gateway_pb2.InviteSpectatorResponse]
+    """An invitation to watch the caller's table (a private table is watched by its players
+    only, or with an invitation from one of them): a signed, expiring token bound to that
+    table, given to a spectator, who presents it in SpectateRequest.invitation.
+    PERMISSION_DENIED when the caller holds no seat there.
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -97,6 +103,12 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     RefreshToken: _aio.UnaryUnaryMultiCallable[_gateway_pb2.RefreshTokenRequest, _gateway_pb2.RefreshTokenResponse]  # type: ignore[assignment]
     """A fresh token for the caller's still valid one (same player, a new expiry), under the
     gateway's current key: clients refresh before expiry instead of signing in again.
+    """
+    InviteSpectator: _aio.UnaryUnaryMultiCallable[_gateway_pb2.InviteSpectatorRequest, _gateway_pb2.InviteSpectatorResponse]  # type: ignore[assignment]
+    """An invitation to watch the caller's table (a private table is watched by its players
+    only, or with an invitation from one of them): a signed, expiring token bound to that
+    table, given to a spectator, who presents it in SpectateRequest.invitation.
+    PERMISSION_DENIED when the caller holds no seat there.
     """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -206,6 +218,18 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_gateway_pb2.RefreshTokenResponse, _abc.Awaitable[_gateway_pb2.RefreshTokenResponse]]:
         """A fresh token for the caller's still valid one (same player, a new expiry), under the
         gateway's current key: clients refresh before expiry instead of signing in again.
+        """
+
+    @_abc_1.abstractmethod
+    def InviteSpectator(
+        self,
+        request: _gateway_pb2.InviteSpectatorRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.InviteSpectatorResponse, _abc.Awaitable[_gateway_pb2.InviteSpectatorResponse]]:
+        """An invitation to watch the caller's table (a private table is watched by its players
+        only, or with an invitation from one of them): a signed, expiring token bound to that
+        table, given to a spectator, who presents it in SpectateRequest.invitation.
+        PERMISSION_DENIED when the caller holds no seat there.
         """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -83,8 +83,9 @@ class CreateTableRequest(_message.Message):
     and the first deal is dealt at creation.
     """
     private_table: _builtins.bool
-    """A private table: only its players may watch it; GetSeatView of seat -1 (the public
-    view, which the gateway's Spectate starts from) is PERMISSION_DENIED to anyone else.
+    """A private table: only its players may watch it, or a holder of an invitation from one
+    of them; GetSeatView of seat -1 (the public view, which the gateway's Spectate starts
+    from) is PERMISSION_DENIED to anyone else.
     """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
@@ -155,19 +156,25 @@ class GetSeatViewRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    INVITATION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     seat: _builtins.int
     """The seat whose view is asked; -1 for the spectators' view."""
+    invitation: _builtins.str
+    """For seat -1 of a private table by a caller who holds no seat there: an invitation
+    of one of its players (trix.runtime.identity.sign_invitation), else PERMISSION_DENIED.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _builtins.int = ...,
+        invitation: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invitation", b"invitation", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -925,6 +932,7 @@ class ReadEventsRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    INVITATION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     seat: _builtins.int
@@ -933,6 +941,8 @@ class ReadEventsRequest(_message.Message):
     """Events with a sequence above this one."""
     limit: _builtins.int
     """At most this many events (0: the owner's default, 512)."""
+    invitation: _builtins.str
+    """As GetSeatViewRequest.invitation (seat -1 of a private table)."""
     def __init__(
         self,
         *,
@@ -940,10 +950,11 @@ class ReadEventsRequest(_message.Message):
         seat: _builtins.int = ...,
         after_sequence: _builtins.int = ...,
         limit: _builtins.int = ...,
+        invitation: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "limit", b"limit", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "invitation", b"invitation", "limit", b"limit", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

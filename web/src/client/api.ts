@@ -2,7 +2,7 @@
 // origin (no CORS), the unary calls beside the server-streaming Events and Spectate (a
 // browser cannot open the bidi Session). The bearer token rides on every call.
 import { create } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import type { Client, Interceptor } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { ActionSchema, GatewayService } from "../gen/trix/v1/gateway_pb";
@@ -20,10 +20,15 @@ export function gateway(baseUrl: string, token: () => string): Gateway {
   return createClient(GatewayService, createGrpcWebTransport({ baseUrl, interceptors: [auth] }));
 }
 
+/** How soon a refresh that failed for a reason other than a refusal is tried again. */
+const RETRY_MS = 1000;
+
 /**
  * Keeps the token fresh (ADR 0018: tokens live minutes): RefreshToken once four fifths of its
  * lifetime have passed, again for each new token; `renew` gets each one. On a refusal
- * (expired, or its key retired) `lost` is called: sign in again. Returns a stop function.
+ * (UNAUTHENTICATED: expired, or its key retired) `lost` is called: sign in again. A failure
+ * of the network (offline, the edge unreachable) is retried every few seconds while the token
+ * is still valid, then `lost`. Returns a stop function.
  */
 export function keepFresh(
   gw: Gateway,
@@ -37,14 +42,20 @@ export function keepFresh(
     const ms = Math.max(1000, (Number(expires) * 1000 - Date.now()) * 0.8);
     timer = setTimeout(() => void refresh(), ms);
   };
+  let current = expiresAtSeconds;
   const refresh = async () => {
     try {
       const r = await gw.refreshToken({});
       if (stopped) return;
       renew(r.token);
-      schedule(r.expiresAt?.seconds ?? 0n);
-    } catch {
-      if (!stopped) lost();
+      current = r.expiresAt?.seconds ?? 0n;
+      schedule(current);
+    } catch (err) {
+      if (stopped) return;
+      const retryAt = Date.now() + RETRY_MS;
+      if (ConnectError.from(err).code !== Code.Unauthenticated && retryAt < Number(current) * 1000) {
+        timer = setTimeout(() => void refresh(), RETRY_MS);
+      } else lost();
     }
   };
   schedule(expiresAtSeconds);
@@ -54,13 +65,14 @@ export function keepFresh(
   };
 }
 
-export function eventSource(gw: Gateway): EventSource {
+/** The gateway as the follower's source; `invitation`: a spectator's, for a private table. */
+export function eventSource(gw: Gateway, invitation = ""): EventSource {
   return {
     async *events(tableId, afterSequence, signal) {
       for await (const r of gw.events({ tableId, afterSequence }, { signal })) if (r.message) yield r.message;
     },
     async *spectate(tableId, afterSequence, signal) {
-      for await (const r of gw.spectate({ tableId, afterSequence }, { signal })) if (r.event) yield r.event;
+      for await (const r of gw.spectate({ tableId, afterSequence, invitation }, { signal })) if (r.event) yield r.event;
     },
     async view(tableId) {
       const r = await gw.getView({ tableId });

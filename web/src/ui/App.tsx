@@ -20,6 +20,10 @@ import type { Action } from "../gen/trix/v1/gateway_pb";
 
 export type T = (key: Key, vars?: Record<string, string | number>) => string;
 
+/** After a lost token: how often, and how many times, signing in again is tried. */
+const SIGN_IN_RETRY_MS = 2000;
+const SIGN_IN_RETRIES = 150;
+
 const store = {
   get: (k: string): string | null => {
     try {
@@ -96,11 +100,11 @@ export function App() {
 
   const [spectating, setSpectating] = useState(false);
 
-  const follow = (start: GameState, refresh: boolean, spectator = false) => {
+  const follow = (start: GameState, refresh: boolean, spectator = false, invitation = "") => {
     setSpectating(spectator);
     follower.current?.close();
     const f = new Follower(
-      eventSource(gw),
+      eventSource(gw, invitation),
       {
         state: (s) => {
           setReconnecting(false);
@@ -138,7 +142,7 @@ export function App() {
     });
   };
 
-  const signIn = async (display: string) => {
+  const signIn = async (display: string): Promise<boolean> => {
     setBusy(true);
     setError("");
     try {
@@ -155,18 +159,29 @@ export function App() {
           authRef.current = renewed;
           setAuth(renewed);
         },
-        () => void signIn(display),
+        () => signInAgain(display),
       );
       const saved = store.get("table");
       if (saved) {
         const { tableId, seat } = JSON.parse(saved) as { tableId: string; seat: number };
         follow(emptyState(tableId, seat), true); // a reload: a fresh view, then the events after it
       }
+      return true;
     } catch (err) {
       fail(err);
+      return false;
     } finally {
       setBusy(false);
     }
+  };
+
+  /** The token was lost (refused, or expired while the network was down): sign in again with the
+   * device secret, every few seconds until it works (the network may still be down); the saved
+   * table is followed again once signed in. */
+  const signInAgain = (display: string, attempt = 0) => {
+    void signIn(display).then((ok) => {
+      if (!ok && attempt < SIGN_IN_RETRIES) setTimeout(() => signInAgain(display, attempt + 1), SIGN_IN_RETRY_MS);
+    });
   };
 
   useEffect(() => {
@@ -315,7 +330,7 @@ export function App() {
           </form>
         ) : game && (game.tableId || ticket) ? (
           game.tableId && game.sequence > 0n ? (
-            <TableView t={t} lang={lang} game={game} me={auth.playerId} act={act} newGame={leaveLobby} spectator={spectating} />
+            <TableView t={t} lang={lang} game={game} me={auth.playerId} act={act} newGame={leaveLobby} spectator={spectating} invite={() => gw.inviteSpectator({ tableId: game.tableId }).then((r) => r.invitation)} />
           ) : (
             <section class="card-box" aria-live="polite">
               <p>{t("searching")}</p>
@@ -342,7 +357,7 @@ export function App() {
             </section>
           )
         ) : (
-          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id) => follow(emptyState(id, -1), false, true)} />
+          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id, invitation) => follow(emptyState(id, -1), false, true, invitation)} />
         )}
         </Boundary>
       </main>
@@ -386,12 +401,13 @@ type LobbyProps = {
   start: (v: Variant, o: Options) => void;
   host: (v: Variant, o: Options) => void;
   join: (code: string) => void;
-  watch: (tableId: string) => void;
+  watch: (tableId: string, invitation: string) => void;
 };
 
 function Lobby({ t, name, busy, start, host, join, watch }: LobbyProps) {
   const [opts, setOpts] = useState<Options>(DEFAULT_OPTIONS);
   const [tableId, setTableId] = useState("");
+  const [invitation, setInvitation] = useState("");
   const [code, setCode] = useState("");
   const [privateVariant, setPrivateVariant] = useState<Variant>(Variant.TRIX);
   const variants = [Variant.TRIX, Variant.TRIX_PARTNERSHIP, Variant.COMPLEX, Variant.COMPLEX_PARTNERSHIP];
@@ -455,11 +471,13 @@ function Lobby({ t, name, busy, start, host, join, watch }: LobbyProps) {
         class="row watch"
         onSubmit={(e) => {
           e.preventDefault();
-          if (tableId.trim()) watch(tableId.trim());
+          if (tableId.trim()) watch(tableId.trim(), invitation.trim());
         }}
       >
         <label for="watch">{t("watch")}</label>
         <input id="watch" dir="ltr" value={tableId} onInput={(e) => setTableId(e.currentTarget.value)} />
+        <label for="invitation">{t("invitation")}</label>
+        <input id="invitation" dir="ltr" value={invitation} autoComplete="off" onInput={(e) => setInvitation(e.currentTarget.value)} />
         <button type="submit">{t("watchGo")}</button>
       </form>
     </section>

@@ -48,12 +48,23 @@ function useNow(active: boolean): number {
   return now;
 }
 
-type Props = { t: T; lang: Lang; game: GameState; me: string; act: (k: Action["kind"]) => Promise<void>; newGame: () => void; spectator?: boolean };
+type Props = {
+  t: T;
+  lang: Lang;
+  game: GameState;
+  me: string;
+  act: (k: Action["kind"]) => Promise<void>;
+  newGame: () => void;
+  spectator?: boolean;
+  /** A spectator invitation to this table (a private table is watched by its players or with one, ADR 0018). */
+  invite?: () => Promise<string>;
+};
 
-export function TableView({ t, game: g, act, newGame, spectator = false }: Props) {
+export function TableView({ t, game: g, act, newGame, spectator = false, invite }: Props) {
   const now = useNow(!!g.turn);
   const [marked, setMarked] = useState<number[]>([]);
   const [confirmLeave, setConfirmLeave] = useState(false);
+  const [invitation, setInvitation] = useState("");
   const mine = myTurn(g);
   const me = g.seat < 0 ? 0 : g.seat;
   const name = (s: number) => (s === g.seat ? t("you") : g.seats[s]?.name || t("seat", { n: s + 1 }));
@@ -215,6 +226,20 @@ export function TableView({ t, game: g, act, newGame, spectator = false }: Props
       </div>
 
       <Scores t={t} g={g} name={name} partnership={partnership} contractName={contractName} />
+
+      {!spectator && invite && !g.finished && (
+        <div class="invite">
+          {!invitation ? (
+            <button type="button" class="small" data-action="invite" onClick={() => void invite().then(setInvitation, () => {})}>
+              {t("invite")}
+            </button>
+          ) : (
+            <label>
+              {t("inviteShare")} <input readOnly dir="ltr" data-invitation={invitation} value={invitation} onFocus={(e) => e.currentTarget.select()} />
+            </label>
+          )}
+        </div>
+      )}
 
       {!spectator && <div class="leave">
         {!confirmLeave ? (

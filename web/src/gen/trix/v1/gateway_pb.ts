@@ -26,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/gateway.proto.
  */
 export const file_trix_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("ChV0cml4L3YxL2dhdGV3YXkucHJvdG8SB3RyaXgudjEiPAoNU2lnbkluUmVxdWVzdBIVCg1kZXZpY2Vfc2VjcmV0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJiCg5TaWduSW5SZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTUmVmcmVzaFRva2VuUmVxdWVzdCJVChRSZWZyZXNoVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL3AQoGQWN0aW9uEhAKCHRhYmxlX2lkGAEgASgJEhEKCWFjdGlvbl9pZBgCIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYAyABKAQSLAoPY2hvb3NlX2NvbnRyYWN0GAogASgOMhEudHJpeC52MS5Db250cmFjdEgAEioKDWFuc3dlcl9kb3VibGUYCyABKAsyES50cml4LnYxLkNhcmRMaXN0SAASIgoJcGxheV9jYXJkGAwgASgLMg0udHJpeC52MS5DYXJkSAASDwoFbGVhdmUYDSABKAhIABIVCgtjbGllbnRfc2VlZBgOIAEoCUgAQgYKBGtpbmQiKAoIQ2FyZExpc3QSHAoFY2FyZHMYASADKAsyDS50cml4LnYxLkNhcmQiPwoLQ2xpZW50RXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEhEKCWFjdGlvbl9pZBgDIAEoCSKyBAoOU2Vzc2lvblJlcXVlc3QSIQoGYWN0aW9uGAEgASgLMg8udHJpeC52MS5BY3Rpb25IABIvCgpmaW5kX21hdGNoGAIgASgLMhkudHJpeC52MS5GaW5kTWF0Y2hSZXF1ZXN0SAASMwoMY2FuY2VsX21hdGNoGAMgASgLMhsudHJpeC52MS5DYW5jZWxNYXRjaFJlcXVlc3RIABIoCgZyZXN1bWUYBCABKAsyFi50cml4LnYxLkV2ZW50c1JlcXVlc3RIABIOCgRwaW5nGAUgASgISAASKQoFd2F0Y2gYBiABKAsyGC50cml4LnYxLlNwZWN0YXRlUmVxdWVzdEgAEjsKDmNyZWF0ZV9wcml2YXRlGAcgASgLMiEudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlcXVlc3RIABI3Cgxqb2luX3ByaXZhdGUYCCABKAsyHy50cml4LnYxLkpvaW5Qcml2YXRlR2FtZVJlcXVlc3RIABI5Cg1zdGFydF9wcml2YXRlGAkgASgLMiAudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVxdWVzdEgAEiYKBXF1ZXJ5GAogASgLMhUudHJpeC52MS5RdWVyeVJlcXVlc3RIABInCgR2aWV3GAsgASgLMhcudHJpeC52MS5HZXRWaWV3UmVxdWVzdEgAEhIKCnJlcXVlc3RfaWQYFCABKAkSFAoMYmF0Y2hfZXZlbnRzGBUgASgIQgYKBGtpbmQiXQoKRXZlbnRCYXRjaBIeCgZldmVudHMYASADKAsyDi50cml4LnYxLkV2ZW50Ei8KCGFjY2VwdGVkGAIgASgLMh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZSLRAwoPU2Vzc2lvblJlc3BvbnNlEh8KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudEgAEiEKBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0SAASMQoIYWNjZXB0ZWQYAyABKAsyHS50cml4LnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlSAASJQoFZXJyb3IYBCABKAsyFC50cml4LnYxLkNsaWVudEVycm9ySAASJQoIc25hcHNob3QYBSABKAsyES50cml4LnYxLlNlYXRWaWV3SAASDgoEcG9uZxgGIAEoCEgAEicKBXF1ZXJ5GAcgASgLMhYudHJpeC52MS5RdWVyeVJlc3BvbnNlSAASOgoMcHJpdmF0ZV9nYW1lGAggASgLMiIudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlSAASPAoPcHJpdmF0ZV9zdGFydGVkGAkgASgLMiEudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVzcG9uc2VIABIqCgtldmVudF9iYXRjaBgKIAEoCzITLnRyaXgudjEuRXZlbnRCYXRjaEgAEhIKCnJlcXVlc3RfaWQYFCABKAlCBgoEa2luZCI2ChNTdWJtaXRBY3Rpb25SZXF1ZXN0Eh8KBmFjdGlvbhgBIAEoCzIPLnRyaXgudjEuQWN0aW9uIjsKFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhEKCWFjdGlvbl9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBCI5Cg1FdmVudHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhYKDmFmdGVyX3NlcXVlbmNlGAIgASgEIjsKDkV2ZW50c1Jlc3BvbnNlEikKB21lc3NhZ2UYASABKAsyGC50cml4LnYxLlNlc3Npb25SZXNwb25zZSJcChBGaW5kTWF0Y2hSZXF1ZXN0Eh8KBHdpc2gYASABKAsyES50cml4LnYxLkdhbWVXaXNoEhIKCnBhcnRuZXJfaWQYAiABKAkSEwoLY2xpZW50X3NlZWQYAyABKAkiNAoRRmluZE1hdGNoUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiJwoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhEKCXRpY2tldF9pZBgBIAEoCSI2ChNDYW5jZWxNYXRjaFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0IlAKGENyZWF0ZVByaXZhdGVHYW1lUmVxdWVzdBIfCgR3aXNoGAEgASgLMhEudHJpeC52MS5HYW1lV2lzaBITCgtjbGllbnRfc2VlZBgCIAEoCSJKChlDcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlEgwKBGNvZGUYASABKAkSHwoGdGlja2V0GAIgASgLMg8udHJpeC52MS5UaWNrZXQiOwoWSm9pblByaXZhdGVHYW1lUmVxdWVzdBIMCgRjb2RlGAEgASgJEhMKC2NsaWVudF9zZWVkGAIgASgJIjoKF0pvaW5Qcml2YXRlR2FtZVJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0IicKF1N0YXJ0UHJpdmF0ZUdhbWVSZXF1ZXN0EgwKBGNvZGUYASABKAkiLAoYU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJIjsKD1NwZWN0YXRlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBCIxChBTcGVjdGF0ZVJlc3BvbnNlEh0KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudCL8AgoMUXVlcnlSZXF1ZXN0EjEKCXN0YW5kaW5ncxgBIAEoCzIcLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVxdWVzdEgAEi4KB2hpc3RvcnkYAiABKAsyGy50cml4LnYxLkxpc3RIaXN0b3J5UmVxdWVzdEgAEjQKC2dhbWVfcmVjb3JkGAMgASgLMh0udHJpeC52MS5HZXRHYW1lUmVjb3JkUmVxdWVzdEgAEjUKC2xlYWRlcmJvYXJkGAQgASgLMh4udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlcXVlc3RIABI2CgxwbGF5ZXJfc3RhdHMYBSABKAsyHi50cml4LnYxLkdldFBsYXllclN0YXRzUmVxdWVzdEgAEi0KB2JhbGFuY2UYBiABKAsyGi50cml4LnYxLkdldEJhbGFuY2VSZXF1ZXN0SAASLAoGbGVkZ2VyGAcgASgLMhoudHJpeC52MS5MaXN0TGVkZ2VyUmVxdWVzdEgAQgcKBXF1ZXJ5IoUDCg1RdWVyeVJlc3BvbnNlEjIKCXN0YW5kaW5ncxgBIAEoCzIdLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVzcG9uc2VIABIvCgdoaXN0b3J5GAIgASgLMhwudHJpeC52MS5MaXN0SGlzdG9yeVJlc3BvbnNlSAASNQoLZ2FtZV9yZWNvcmQYAyABKAsyHi50cml4LnYxLkdldEdhbWVSZWNvcmRSZXNwb25zZUgAEjYKC2xlYWRlcmJvYXJkGAQgASgLMh8udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlc3BvbnNlSAASNwoMcGxheWVyX3N0YXRzGAUgASgLMh8udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlSAASLgoHYmFsYW5jZRgGIAEoCzIbLnRyaXgudjEuR2V0QmFsYW5jZVJlc3BvbnNlSAASLQoGbGVkZ2VyGAcgASgLMhsudHJpeC52MS5MaXN0TGVkZ2VyUmVzcG9uc2VIAEIICgZyZXN1bHQiIgoOR2V0Vmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiMgoPR2V0Vmlld1Jlc3BvbnNlEh8KBHZpZXcYASABKAsyES50cml4LnYxLlNlYXRWaWV3MrYHCg5HYXRld2F5U2VydmljZRI5CgZTaWduSW4SFi50cml4LnYxLlNpZ25JblJlcXVlc3QaFy50cml4LnYxLlNpZ25JblJlc3BvbnNlEkAKB1Nlc3Npb24SFy50cml4LnYxLlNlc3Npb25SZXF1ZXN0GhgudHJpeC52MS5TZXNzaW9uUmVzcG9uc2UoATABEksKDFN1Ym1pdEFjdGlvbhIcLnRyaXgudjEuU3VibWl0QWN0aW9uUmVxdWVzdBodLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USOwoGRXZlbnRzEhYudHJpeC52MS5FdmVudHNSZXF1ZXN0GhcudHJpeC52MS5FdmVudHNSZXNwb25zZTABEkIKCUZpbmRNYXRjaBIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdBoaLnRyaXgudjEuRmluZE1hdGNoUmVzcG9uc2USSAoLQ2FuY2VsTWF0Y2gSGy50cml4LnYxLkNhbmNlbE1hdGNoUmVxdWVzdBocLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJaChFDcmVhdGVQcml2YXRlR2FtZRIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0GiIudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlElQKD0pvaW5Qcml2YXRlR2FtZRIfLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVxdWVzdBogLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVzcG9uc2USVwoQU3RhcnRQcml2YXRlR2FtZRIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3QaIS50cml4LnYxLlN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRJBCghTcGVjdGF0ZRIYLnRyaXgudjEuU3BlY3RhdGVSZXF1ZXN0GhkudHJpeC52MS5TcGVjdGF0ZVJlc3BvbnNlMAESNgoFUXVlcnkSFS50cml4LnYxLlF1ZXJ5UmVxdWVzdBoWLnRyaXgudjEuUXVlcnlSZXNwb25zZRI8CgdHZXRWaWV3EhcudHJpeC52MS5HZXRWaWV3UmVxdWVzdBoYLnRyaXgudjEuR2V0Vmlld1Jlc3BvbnNlEksKDFJlZnJlc2hUb2tlbhIcLnRyaXgudjEuUmVmcmVzaFRva2VuUmVxdWVzdBodLnRyaXgudjEuUmVmcmVzaFRva2VuUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events, file_trix_v1_matchmaking, file_trix_v1_scoring, file_trix_v1_table]);
+  fileDesc("ChV0cml4L3YxL2dhdGV3YXkucHJvdG8SB3RyaXgudjEiPAoNU2lnbkluUmVxdWVzdBIVCg1kZXZpY2Vfc2VjcmV0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJiCg5TaWduSW5SZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTUmVmcmVzaFRva2VuUmVxdWVzdCJVChRSZWZyZXNoVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqChZJbnZpdGVTcGVjdGF0b3JSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIm8KF0ludml0ZVNwZWN0YXRvclJlc3BvbnNlEhIKCmludml0YXRpb24YASABKAkSEAoIdGFibGVfaWQYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi9wEKBkFjdGlvbhIQCgh0YWJsZV9pZBgBIAEoCRIRCglhY3Rpb25faWQYAiABKAkSGgoSbGFzdF9zZWVuX3NlcXVlbmNlGAMgASgEEiwKD2Nob29zZV9jb250cmFjdBgKIAEoDjIRLnRyaXgudjEuQ29udHJhY3RIABIqCg1hbnN3ZXJfZG91YmxlGAsgASgLMhEudHJpeC52MS5DYXJkTGlzdEgAEiIKCXBsYXlfY2FyZBgMIAEoCzINLnRyaXgudjEuQ2FyZEgAEg8KBWxlYXZlGA0gASgISAASFQoLY2xpZW50X3NlZWQYDiABKAlIAEIGCgRraW5kIigKCENhcmRMaXN0EhwKBWNhcmRzGAEgAygLMg0udHJpeC52MS5DYXJkIj8KC0NsaWVudEVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIRCglhY3Rpb25faWQYAyABKAkisgQKDlNlc3Npb25SZXF1ZXN0EiEKBmFjdGlvbhgBIAEoCzIPLnRyaXgudjEuQWN0aW9uSAASLwoKZmluZF9tYXRjaBgCIAEoCzIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdEgAEjMKDGNhbmNlbF9tYXRjaBgDIAEoCzIbLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0SAASKAoGcmVzdW1lGAQgASgLMhYudHJpeC52MS5FdmVudHNSZXF1ZXN0SAASDgoEcGluZxgFIAEoCEgAEikKBXdhdGNoGAYgASgLMhgudHJpeC52MS5TcGVjdGF0ZVJlcXVlc3RIABI7Cg5jcmVhdGVfcHJpdmF0ZRgHIAEoCzIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0SAASNwoMam9pbl9wcml2YXRlGAggASgLMh8udHJpeC52MS5Kb2luUHJpdmF0ZUdhbWVSZXF1ZXN0SAASOQoNc3RhcnRfcHJpdmF0ZRgJIAEoCzIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3RIABImCgVxdWVyeRgKIAEoCzIVLnRyaXgudjEuUXVlcnlSZXF1ZXN0SAASJwoEdmlldxgLIAEoCzIXLnRyaXgudjEuR2V0Vmlld1JlcXVlc3RIABISCgpyZXF1ZXN0X2lkGBQgASgJEhQKDGJhdGNoX2V2ZW50cxgVIAEoCEIGCgRraW5kIl0KCkV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIvCghhY2NlcHRlZBgCIAEoCzIdLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2Ui0QMKD1Nlc3Npb25SZXNwb25zZRIfCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnRIABIhCgZ0aWNrZXQYAiABKAsyDy50cml4LnYxLlRpY2tldEgAEjEKCGFjY2VwdGVkGAMgASgLMh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZUgAEiUKBWVycm9yGAQgASgLMhQudHJpeC52MS5DbGllbnRFcnJvckgAEiUKCHNuYXBzaG90GAUgASgLMhEudHJpeC52MS5TZWF0Vmlld0gAEg4KBHBvbmcYBiABKAhIABInCgVxdWVyeRgHIAEoCzIWLnRyaXgudjEuUXVlcnlSZXNwb25zZUgAEjoKDHByaXZhdGVfZ2FtZRgIIAEoCzIiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZUgAEjwKD3ByaXZhdGVfc3RhcnRlZBgJIAEoCzIhLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlSAASKgoLZXZlbnRfYmF0Y2gYCiABKAsyEy50cml4LnYxLkV2ZW50QmF0Y2hIABISCgpyZXF1ZXN0X2lkGBQgASgJQgYKBGtpbmQiNgoTU3VibWl0QWN0aW9uUmVxdWVzdBIfCgZhY3Rpb24YASABKAsyDy50cml4LnYxLkFjdGlvbiI7ChRTdWJtaXRBY3Rpb25SZXNwb25zZRIRCglhY3Rpb25faWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQiOQoNRXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBCI7Cg5FdmVudHNSZXNwb25zZRIpCgdtZXNzYWdlGAEgASgLMhgudHJpeC52MS5TZXNzaW9uUmVzcG9uc2UiXAoQRmluZE1hdGNoUmVxdWVzdBIfCgR3aXNoGAEgASgLMhEudHJpeC52MS5HYW1lV2lzaBISCgpwYXJ0bmVyX2lkGAIgASgJEhMKC2NsaWVudF9zZWVkGAMgASgJIjQKEUZpbmRNYXRjaFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0IicKEkNhbmNlbE1hdGNoUmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiNgoTQ2FuY2VsTWF0Y2hSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCJQChhDcmVhdGVQcml2YXRlR2FtZVJlcXVlc3QSHwoEd2lzaBgBIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEwoLY2xpZW50X3NlZWQYAiABKAkiSgoZQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZRIMCgRjb2RlGAEgASgJEh8KBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0IjsKFkpvaW5Qcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCRITCgtjbGllbnRfc2VlZBgCIAEoCSI6ChdKb2luUHJpdmF0ZUdhbWVSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCInChdTdGFydFByaXZhdGVHYW1lUmVxdWVzdBIMCgRjb2RlGAEgASgJIiwKGFN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCSJPCg9TcGVjdGF0ZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQSEgoKaW52aXRhdGlvbhgDIAEoCSIxChBTcGVjdGF0ZVJlc3BvbnNlEh0KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudCL8AgoMUXVlcnlSZXF1ZXN0EjEKCXN0YW5kaW5ncxgBIAEoCzIcLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVxdWVzdEgAEi4KB2hpc3RvcnkYAiABKAsyGy50cml4LnYxLkxpc3RIaXN0b3J5UmVxdWVzdEgAEjQKC2dhbWVfcmVjb3JkGAMgASgLMh0udHJpeC52MS5HZXRHYW1lUmVjb3JkUmVxdWVzdEgAEjUKC2xlYWRlcmJvYXJkGAQgASgLMh4udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlcXVlc3RIABI2CgxwbGF5ZXJfc3RhdHMYBSABKAsyHi50cml4LnYxLkdldFBsYXllclN0YXRzUmVxdWVzdEgAEi0KB2JhbGFuY2UYBiABKAsyGi50cml4LnYxLkdldEJhbGFuY2VSZXF1ZXN0SAASLAoGbGVkZ2VyGAcgASgLMhoudHJpeC52MS5MaXN0TGVkZ2VyUmVxdWVzdEgAQgcKBXF1ZXJ5IoUDCg1RdWVyeVJlc3BvbnNlEjIKCXN0YW5kaW5ncxgBIAEoCzIdLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVzcG9uc2VIABIvCgdoaXN0b3J5GAIgASgLMhwudHJpeC52MS5MaXN0SGlzdG9yeVJlc3BvbnNlSAASNQoLZ2FtZV9yZWNvcmQYAyABKAsyHi50cml4LnYxLkdldEdhbWVSZWNvcmRSZXNwb25zZUgAEjYKC2xlYWRlcmJvYXJkGAQgASgLMh8udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlc3BvbnNlSAASNwoMcGxheWVyX3N0YXRzGAUgASgLMh8udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlSAASLgoHYmFsYW5jZRgGIAEoCzIbLnRyaXgudjEuR2V0QmFsYW5jZVJlc3BvbnNlSAASLQoGbGVkZ2VyGAcgASgLMhsudHJpeC52MS5MaXN0TGVkZ2VyUmVzcG9uc2VIAEIICgZyZXN1bHQiIgoOR2V0Vmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiMgoPR2V0Vmlld1Jlc3BvbnNlEh8KBHZpZXcYASABKAsyES50cml4LnYxLlNlYXRWaWV3MowICg5HYXRld2F5U2VydmljZRI5CgZTaWduSW4SFi50cml4LnYxLlNpZ25JblJlcXVlc3QaFy50cml4LnYxLlNpZ25JblJlc3BvbnNlEkAKB1Nlc3Npb24SFy50cml4LnYxLlNlc3Npb25SZXF1ZXN0GhgudHJpeC52MS5TZXNzaW9uUmVzcG9uc2UoATABEksKDFN1Ym1pdEFjdGlvbhIcLnRyaXgudjEuU3VibWl0QWN0aW9uUmVxdWVzdBodLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USOwoGRXZlbnRzEhYudHJpeC52MS5FdmVudHNSZXF1ZXN0GhcudHJpeC52MS5FdmVudHNSZXNwb25zZTABEkIKCUZpbmRNYXRjaBIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdBoaLnRyaXgudjEuRmluZE1hdGNoUmVzcG9uc2USSAoLQ2FuY2VsTWF0Y2gSGy50cml4LnYxLkNhbmNlbE1hdGNoUmVxdWVzdBocLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJaChFDcmVhdGVQcml2YXRlR2FtZRIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0GiIudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlElQKD0pvaW5Qcml2YXRlR2FtZRIfLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVxdWVzdBogLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVzcG9uc2USVwoQU3RhcnRQcml2YXRlR2FtZRIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3QaIS50cml4LnYxLlN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRJBCghTcGVjdGF0ZRIYLnRyaXgudjEuU3BlY3RhdGVSZXF1ZXN0GhkudHJpeC52MS5TcGVjdGF0ZVJlc3BvbnNlMAESNgoFUXVlcnkSFS50cml4LnYxLlF1ZXJ5UmVxdWVzdBoWLnRyaXgudjEuUXVlcnlSZXNwb25zZRI8CgdHZXRWaWV3EhcudHJpeC52MS5HZXRWaWV3UmVxdWVzdBoYLnRyaXgudjEuR2V0Vmlld1Jlc3BvbnNlEksKDFJlZnJlc2hUb2tlbhIcLnRyaXgudjEuUmVmcmVzaFRva2VuUmVxdWVzdBodLnRyaXgudjEuUmVmcmVzaFRva2VuUmVzcG9uc2USVAoPSW52aXRlU3BlY3RhdG9yEh8udHJpeC52MS5JbnZpdGVTcGVjdGF0b3JSZXF1ZXN0GiAudHJpeC52MS5JbnZpdGVTcGVjdGF0b3JSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events, file_trix_v1_matchmaking, file_trix_v1_scoring, file_trix_v1_table]);
 
 /**
  * Request of GatewayService.SignIn.
@@ -135,6 +135,63 @@ export const RefreshTokenResponseSchema: GenMessage<RefreshTokenResponse> = /*@_
   messageDesc(file_trix_v1_gateway, 3);
 
 /**
+ * Request of GatewayService.InviteSpectator.
+ *
+ * @generated from message trix.v1.InviteSpectatorRequest
+ */
+export type InviteSpectatorRequest = Message<"trix.v1.InviteSpectatorRequest"> & {
+  /**
+   * The table the caller is seated at (empty: his current table).
+   *
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+};
+
+/**
+ * Describes the message trix.v1.InviteSpectatorRequest.
+ * Use `create(InviteSpectatorRequestSchema)` to create a new message.
+ */
+export const InviteSpectatorRequestSchema: GenMessage<InviteSpectatorRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 4);
+
+/**
+ * Response of GatewayService.InviteSpectator.
+ *
+ * @generated from message trix.v1.InviteSpectatorResponse
+ */
+export type InviteSpectatorResponse = Message<"trix.v1.InviteSpectatorResponse"> & {
+  /**
+   * The invitation: opaque to clients, valid for `table_id` until `expires_at`, for
+   * whoever holds it (share it like the invite code of a private lobby).
+   *
+   * @generated from field: string invitation = 1;
+   */
+  invitation: string;
+
+  /**
+   * The table it admits to.
+   *
+   * @generated from field: string table_id = 2;
+   */
+  tableId: string;
+
+  /**
+   * When it expires (TRIX_GATEWAY_INVITATION_TTL_S after it was made).
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 3;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message trix.v1.InviteSpectatorResponse.
+ * Use `create(InviteSpectatorResponseSchema)` to create a new message.
+ */
+export const InviteSpectatorResponseSchema: GenMessage<InviteSpectatorResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 5);
+
+/**
  * An in-game action of the signed-in player.
  *
  * @generated from message trix.v1.Action
@@ -214,7 +271,7 @@ export type Action = Message<"trix.v1.Action"> & {
  * Use `create(ActionSchema)` to create a new message.
  */
 export const ActionSchema: GenMessage<Action> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 4);
+  messageDesc(file_trix_v1_gateway, 6);
 
 /**
  * A list of cards (a oneof cannot hold a repeated field).
@@ -235,7 +292,7 @@ export type CardList = Message<"trix.v1.CardList"> & {
  * Use `create(CardListSchema)` to create a new message.
  */
 export const CardListSchema: GenMessage<CardList> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 5);
+  messageDesc(file_trix_v1_gateway, 7);
 
 /**
  * A typed error sent to the client; never exception text.
@@ -270,7 +327,7 @@ export type ClientError = Message<"trix.v1.ClientError"> & {
  * Use `create(ClientErrorSchema)` to create a new message.
  */
 export const ClientErrorSchema: GenMessage<ClientError> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 6);
+  messageDesc(file_trix_v1_gateway, 8);
 
 /**
  * A message from the client on the Session stream.
@@ -399,7 +456,7 @@ export type SessionRequest = Message<"trix.v1.SessionRequest"> & {
  * Use `create(SessionRequestSchema)` to create a new message.
  */
 export const SessionRequestSchema: GenMessage<SessionRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 7);
+  messageDesc(file_trix_v1_gateway, 9);
 
 /**
  * Table events that were ready at the same moment, in order (issue 10): one message
@@ -430,7 +487,7 @@ export type EventBatch = Message<"trix.v1.EventBatch"> & {
  * Use `create(EventBatchSchema)` to create a new message.
  */
 export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 8);
+  messageDesc(file_trix_v1_gateway, 10);
 
 /**
  * A message to the client on the Session stream.
@@ -538,7 +595,7 @@ export type SessionResponse = Message<"trix.v1.SessionResponse"> & {
  * Use `create(SessionResponseSchema)` to create a new message.
  */
 export const SessionResponseSchema: GenMessage<SessionResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 9);
+  messageDesc(file_trix_v1_gateway, 11);
 
 /**
  * Request of GatewayService.SubmitAction.
@@ -559,7 +616,7 @@ export type SubmitActionRequest = Message<"trix.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 10);
+  messageDesc(file_trix_v1_gateway, 12);
 
 /**
  * Response of GatewayService.SubmitAction.
@@ -587,7 +644,7 @@ export type SubmitActionResponse = Message<"trix.v1.SubmitActionResponse"> & {
  * Use `create(SubmitActionResponseSchema)` to create a new message.
  */
 export const SubmitActionResponseSchema: GenMessage<SubmitActionResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 11);
+  messageDesc(file_trix_v1_gateway, 13);
 
 /**
  * Request of GatewayService.Events.
@@ -615,7 +672,7 @@ export type EventsRequest = Message<"trix.v1.EventsRequest"> & {
  * Use `create(EventsRequestSchema)` to create a new message.
  */
 export const EventsRequestSchema: GenMessage<EventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 12);
+  messageDesc(file_trix_v1_gateway, 14);
 
 /**
  * One message of GatewayService.Events.
@@ -636,7 +693,7 @@ export type EventsResponse = Message<"trix.v1.EventsResponse"> & {
  * Use `create(EventsResponseSchema)` to create a new message.
  */
 export const EventsResponseSchema: GenMessage<EventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 13);
+  messageDesc(file_trix_v1_gateway, 15);
 
 /**
  * Request of GatewayService.FindMatch.
@@ -671,7 +728,7 @@ export type FindMatchRequest = Message<"trix.v1.FindMatchRequest"> & {
  * Use `create(FindMatchRequestSchema)` to create a new message.
  */
 export const FindMatchRequestSchema: GenMessage<FindMatchRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 14);
+  messageDesc(file_trix_v1_gateway, 16);
 
 /**
  * Response of GatewayService.FindMatch.
@@ -692,7 +749,7 @@ export type FindMatchResponse = Message<"trix.v1.FindMatchResponse"> & {
  * Use `create(FindMatchResponseSchema)` to create a new message.
  */
 export const FindMatchResponseSchema: GenMessage<FindMatchResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 15);
+  messageDesc(file_trix_v1_gateway, 17);
 
 /**
  * Request of GatewayService.CancelMatch.
@@ -713,7 +770,7 @@ export type CancelMatchRequest = Message<"trix.v1.CancelMatchRequest"> & {
  * Use `create(CancelMatchRequestSchema)` to create a new message.
  */
 export const CancelMatchRequestSchema: GenMessage<CancelMatchRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 16);
+  messageDesc(file_trix_v1_gateway, 18);
 
 /**
  * Response of GatewayService.CancelMatch.
@@ -734,7 +791,7 @@ export type CancelMatchResponse = Message<"trix.v1.CancelMatchResponse"> & {
  * Use `create(CancelMatchResponseSchema)` to create a new message.
  */
 export const CancelMatchResponseSchema: GenMessage<CancelMatchResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 17);
+  messageDesc(file_trix_v1_gateway, 19);
 
 /**
  * Request of GatewayService.CreatePrivateGame.
@@ -762,7 +819,7 @@ export type CreatePrivateGameRequest = Message<"trix.v1.CreatePrivateGameRequest
  * Use `create(CreatePrivateGameRequestSchema)` to create a new message.
  */
 export const CreatePrivateGameRequestSchema: GenMessage<CreatePrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 18);
+  messageDesc(file_trix_v1_gateway, 20);
 
 /**
  * Response of GatewayService.CreatePrivateGame.
@@ -790,7 +847,7 @@ export type CreatePrivateGameResponse = Message<"trix.v1.CreatePrivateGameRespon
  * Use `create(CreatePrivateGameResponseSchema)` to create a new message.
  */
 export const CreatePrivateGameResponseSchema: GenMessage<CreatePrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 19);
+  messageDesc(file_trix_v1_gateway, 21);
 
 /**
  * Request of GatewayService.JoinPrivateGame.
@@ -818,7 +875,7 @@ export type JoinPrivateGameRequest = Message<"trix.v1.JoinPrivateGameRequest"> &
  * Use `create(JoinPrivateGameRequestSchema)` to create a new message.
  */
 export const JoinPrivateGameRequestSchema: GenMessage<JoinPrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 20);
+  messageDesc(file_trix_v1_gateway, 22);
 
 /**
  * Response of GatewayService.JoinPrivateGame.
@@ -839,7 +896,7 @@ export type JoinPrivateGameResponse = Message<"trix.v1.JoinPrivateGameResponse">
  * Use `create(JoinPrivateGameResponseSchema)` to create a new message.
  */
 export const JoinPrivateGameResponseSchema: GenMessage<JoinPrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 21);
+  messageDesc(file_trix_v1_gateway, 23);
 
 /**
  * Request of GatewayService.StartPrivateGame.
@@ -860,7 +917,7 @@ export type StartPrivateGameRequest = Message<"trix.v1.StartPrivateGameRequest">
  * Use `create(StartPrivateGameRequestSchema)` to create a new message.
  */
 export const StartPrivateGameRequestSchema: GenMessage<StartPrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 22);
+  messageDesc(file_trix_v1_gateway, 24);
 
 /**
  * Response of GatewayService.StartPrivateGame.
@@ -881,7 +938,7 @@ export type StartPrivateGameResponse = Message<"trix.v1.StartPrivateGameResponse
  * Use `create(StartPrivateGameResponseSchema)` to create a new message.
  */
 export const StartPrivateGameResponseSchema: GenMessage<StartPrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 23);
+  messageDesc(file_trix_v1_gateway, 25);
 
 /**
  * Request of GatewayService.Spectate.
@@ -902,6 +959,15 @@ export type SpectateRequest = Message<"trix.v1.SpectateRequest"> & {
    * @generated from field: uint64 after_sequence = 2;
    */
   afterSequence: bigint;
+
+  /**
+   * An invitation from a player of the table (GatewayService.InviteSpectator): needed to
+   * watch a private table one holds no seat at; PERMISSION_DENIED without it, expired, or
+   * for another table.
+   *
+   * @generated from field: string invitation = 3;
+   */
+  invitation: string;
 };
 
 /**
@@ -909,7 +975,7 @@ export type SpectateRequest = Message<"trix.v1.SpectateRequest"> & {
  * Use `create(SpectateRequestSchema)` to create a new message.
  */
 export const SpectateRequestSchema: GenMessage<SpectateRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 24);
+  messageDesc(file_trix_v1_gateway, 26);
 
 /**
  * One message of GatewayService.Spectate.
@@ -930,7 +996,7 @@ export type SpectateResponse = Message<"trix.v1.SpectateResponse"> & {
  * Use `create(SpectateResponseSchema)` to create a new message.
  */
 export const SpectateResponseSchema: GenMessage<SpectateResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 25);
+  messageDesc(file_trix_v1_gateway, 27);
 
 /**
  * Request of GatewayService.Query; player ids default to the caller.
@@ -1007,7 +1073,7 @@ export type QueryRequest = Message<"trix.v1.QueryRequest"> & {
  * Use `create(QueryRequestSchema)` to create a new message.
  */
 export const QueryRequestSchema: GenMessage<QueryRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 26);
+  messageDesc(file_trix_v1_gateway, 28);
 
 /**
  * Response of GatewayService.Query.
@@ -1084,7 +1150,7 @@ export type QueryResponse = Message<"trix.v1.QueryResponse"> & {
  * Use `create(QueryResponseSchema)` to create a new message.
  */
 export const QueryResponseSchema: GenMessage<QueryResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 27);
+  messageDesc(file_trix_v1_gateway, 29);
 
 /**
  * Request of GatewayService.GetView.
@@ -1105,7 +1171,7 @@ export type GetViewRequest = Message<"trix.v1.GetViewRequest"> & {
  * Use `create(GetViewRequestSchema)` to create a new message.
  */
 export const GetViewRequestSchema: GenMessage<GetViewRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 28);
+  messageDesc(file_trix_v1_gateway, 30);
 
 /**
  * Response of GatewayService.GetView.
@@ -1126,7 +1192,7 @@ export type GetViewResponse = Message<"trix.v1.GetViewResponse"> & {
  * Use `create(GetViewResponseSchema)` to create a new message.
  */
 export const GetViewResponseSchema: GenMessage<GetViewResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 29);
+  messageDesc(file_trix_v1_gateway, 31);
 
 /**
  * The public API of the platform.
@@ -1264,6 +1330,19 @@ export const GatewayService: GenService<{
     methodKind: "unary";
     input: typeof RefreshTokenRequestSchema;
     output: typeof RefreshTokenResponseSchema;
+  },
+  /**
+   * An invitation to watch the caller's table (a private table is watched by its players
+   * only, or with an invitation from one of them): a signed, expiring token bound to that
+   * table, given to a spectator, who presents it in SpectateRequest.invitation.
+   * PERMISSION_DENIED when the caller holds no seat there.
+   *
+   * @generated from rpc trix.v1.GatewayService.InviteSpectator
+   */
+  inviteSpectator: {
+    methodKind: "unary";
+    input: typeof InviteSpectatorRequestSchema;
+    output: typeof InviteSpectatorResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_trix_v1_gateway, 0);

@@ -1,4 +1,9 @@
-"""The §14 leak check: what a subject or stream carried, against the finished record."""
+"""The §14 leak check: what a subject or stream carried, against the finished record.
+
+The one copy (ADR 0013): the table's full games (tests/table/test_games.py: every NATS subject
+the gateway may read, the table's gRPC streams) and the gateway's streams of a live game seen
+by its seated players and a spectator (tests/security/test_leaks_through_the_gateway.py);
+tests/security/test_leak_checker.py shows it catches each kind of leak."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 
 from trix import engine
 from trix.natsio import seatstream
-from trix.v1 import common_pb2, events_pb2
+from trix.v1 import common_pb2, events_pb2, gateway_pb2, table_pb2
 
 
 def check_stream(
@@ -122,3 +127,51 @@ def merged_stream(public: Sequence[bytes], own: Sequence[bytes]) -> list[bytes]:
         (events_pb2.Event.FromString(m) for m in public), (events_pb2.Event.FromString(m) for m in own)
     )
     return [e.SerializeToString() for e in events]
+
+
+def check_snapshot(view: table_pb2.SeatView, record: dict[str, Any], *, seat: int | None, where: str) -> None:
+    """A SeatView sent to a seat (its own hand and legal moves only) or to a spectator (no hand,
+    no legal moves), before the game's end: no byte of the server seed (docs/rules.md §14)."""
+    seed_hex = record["fairness"]["server_seed"]
+    data = view.SerializeToString()
+    if not view.finished:
+        assert bytes.fromhex(seed_hex) not in data and seed_hex.encode() not in data, f"{where}: server seed in a view"
+    cards = {c.id for c in view.hand}
+    if seat is None:
+        assert not cards and not view.legal_cards and not view.legal_contracts, f"{where}: a hand in a public view"
+        return
+    hands = [[{engine.parse_card(c) for c in h} for h in deal["hands"]] for deal in record["deals"]]
+    if view.deal_index < len(hands):
+        assert cards <= hands[view.deal_index][seat], f"{where}: seat {seat}'s view holds a card not its own"
+        assert {c.id for c in view.legal_cards} <= cards, f"{where}: legal cards outside its hand"
+
+
+def check_gateway_stream(
+    responses: Sequence[gateway_pb2.SessionResponse],
+    record: dict[str, Any],
+    *,
+    seat: int | None,
+    simultaneous: bool,
+    where: str,
+) -> int:
+    """Every message the gateway streamed to one client (a seated player's Session, `seat`; a
+    spectator's, None) as it came: the events (single or in EventBatch messages) checked in
+    order by `check_stream`, the views by `check_snapshot`, and no other message (tickets,
+    acceptances, errors, pongs) before the end carrying a byte of the server seed
+    (docs/rules.md §14). Returns the messages checked."""
+    seed_hex = record["fairness"]["server_seed"]
+    seed = bytes.fromhex(seed_hex)
+    events: list[bytes] = []
+    ended = False
+    for i, m in enumerate(responses):
+        kind = m.WhichOneof("kind")
+        carried = [m.event] if kind == "event" else list(m.event_batch.events) if kind == "event_batch" else []
+        events.extend(e.SerializeToString() for e in carried)
+        if kind == "snapshot":
+            check_snapshot(m.snapshot, record, seat=seat, where=f"{where} message {i}")
+        elif not carried and not ended:
+            data = m.SerializeToString()
+            assert seed not in data and seed_hex.encode() not in data, f"{where} message {i}: server seed in a {kind}"
+        ended = ended or any(e.HasField("game_ended") for e in carried)
+    check_stream(events, record, seat=seat, simultaneous=simultaneous, where=where)
+    return len(responses)
