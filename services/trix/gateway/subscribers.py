@@ -41,12 +41,15 @@ INTERNAL_KIND = "Internal"
 class NatsTables:
     """`TablePort` over NATS."""
 
-    def __init__(self, nats: NatsConnection, player_key: bytes, timeout_s: float) -> None:
+    def __init__(
+        self, nats: NatsConnection, player_key: bytes, timeout_s: float, on_cause: seatstream.OnCause | None = None
+    ) -> None:
         self.nats = nats
         self.key = player_key
         self.timeout_s = timeout_s
-        self.feeds = seatstream.LiveFeeds(nats)
-        """The four seats (and spectators) of a table followed here share its live subscriptions."""
+        self.feeds = seatstream.LiveFeeds(nats, on_cause=on_cause)
+        """The four seats (and spectators) of a table followed here share its live subscriptions;
+        `on_cause` hears which seat action each public batch answers (the acceptances, issue 16)."""
 
     async def command(
         self, table_id: str, command: table_pb2.TableCommand, player_id: str
@@ -140,6 +143,6 @@ class NatsPresence:
 async def start(nats: NatsConnection, service: GatewayService) -> None:
     """Attach the NATS ports once NATS is connected and provisioned."""
     timeout = service.config.call_timeout_s
-    service.tables = NatsTables(nats, service.config.player_key, timeout)
+    service.tables = NatsTables(nats, service.config.player_key, timeout, on_cause=service.action_applied)
     service.accounts = KvAccounts(nats)
     service.presence = NatsPresence(nats, timeout)
