@@ -210,7 +210,7 @@ class SwarmBot:
         st = self.state
         cfg = self.swarm.cfg
         while not st.ended and time.time() < cfg.stop_at and self.actions < cfg.max_actions:
-            stream = self.client.open(flatten=False)
+            call = self.client.open_call()  # read with call.read(): no generator per message
             self.swarm.connected += 1
             if first:
                 self._find_match()
@@ -226,7 +226,7 @@ class SwarmBot:
             self.swarm.live.add(self)
             self.cutting = False
             try:
-                cut = await self._loop(stream)
+                cut = await self._loop(call)
             except asyncio.CancelledError:
                 if not self.cutting:
                     raise
@@ -311,11 +311,14 @@ class SwarmBot:
             self.swarm.stats.actions += 1
         self.state.sequence = max(self.state.sequence, accepted.sequence)
 
-    async def _loop(self, stream: Any) -> bool:
+    async def _loop(self, call: Any) -> bool:
         """Handle the session's messages; True when the stream was cut (resume), False when done."""
         st = self.state
         swarm = self.swarm
-        async for m in stream:
+        while True:
+            m = await call.read()
+            if m is grpc.aio.EOF:
+                break
             kind = m.WhichOneof("kind")
             if kind == "event_batch":  # one message per action (issue 16): no flattening
                 for event in m.event_batch.events:

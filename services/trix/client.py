@@ -237,10 +237,15 @@ class GatewayClient:
     def open(self, *, flatten: bool = True) -> AsyncIterator[gateway_pb2.SessionResponse]:
         """Open the Session stream; iterate the result for everything the player may see
         (EventBatch messages flattened into single events unless `flatten` is False)."""
+        responses: AsyncIterator[gateway_pb2.SessionResponse] = self.open_call().__aiter__()
+        return flattened(responses) if flatten and self.batch_events else responses
+
+    def open_call(self) -> Any:
+        """Open the Session stream and return its call, to be read with `call.read()` (until
+        `grpc.aio.EOF`) instead of iterated: one generator less per message (the load-test bots)."""
         self.call = self.stub.Session(metadata=self.metadata)  # no request iterator: `send` writes
         self.outgoing = _Writer(self.call, self.batch_events)
-        responses: AsyncIterator[gateway_pb2.SessionResponse] = self.call.__aiter__()
-        return flattened(responses) if flatten and self.batch_events else responses
+        return self.call
 
     def send(self, request: gateway_pb2.SessionRequest) -> None:
         self.outgoing.send(request)
