@@ -309,7 +309,10 @@ class SwarmBot:
         if sent is not None:
             self.swarm.stats.latencies_ms.append((time.perf_counter() - sent) * 1000)
             self.swarm.stats.actions += 1
-        self.state.sequence = max(self.state.sequence, accepted.sequence)
+        st = self.state
+        st.sequence = max(st.sequence, accepted.sequence)
+        if not self.inflight and st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted:
+            self._on_turn()  # a turn that came while the answer was on its way (see `_on_turn`)
 
     async def _loop(self, call: Any) -> bool:
         """Handle the session's messages; True when the stream was cut (resume), False when done."""
@@ -404,10 +407,14 @@ class SwarmBot:
         if st.turn.seat_copies:
             # The seat's own copy carries its legal moves (ADR 0003 decision 15): act after
             # the think time without asking for a view (one round trip less per action).
-            if st.turn.turn_seq != self.acted:
+            if st.turn.turn_seq != self.acted and not self.inflight:
                 if self.pending is not None:
                     self.pending.cancel()  # an older turn's move, not made: that turn is over
                 self._plan(st.turn.turn_seq)
+            # With an answer of this seat on its way, a new turn that still names the seat (a
+            # doubling turn started again for the seats left, after another seat answered)
+            # waits for it: answering again would be refused, "not your turn", once the first
+            # answer lands (seen under load, when answers take seconds). `_on_accepted` looks again.
             return
         self._view()  # events from before the change: the legal moves come with the view
 
