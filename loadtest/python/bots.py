@@ -219,6 +219,7 @@ class SwarmBot:
                     asyncio.get_running_loop().call_later(self.rng.uniform(0.05, 1.0), self._cancel_ticket)
             else:
                 self.swarm.stats.reconnects += 1
+                self.inflight.clear()  # their answers went with the cut stream: the view decides again
                 resume = gateway_pb2.EventsRequest(table_id=st.table_id, after_sequence=st.sequence)
                 self.client.send(gateway_pb2.SessionRequest(resume=resume))
                 self._view()
@@ -273,7 +274,8 @@ class SwarmBot:
             self.swarm.live.discard(self)
             self._cut()
             return
-        if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted and self.pending is None:
+        waiting = self.pending is None and not self.inflight  # nothing planned, no answer on its way
+        if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted and waiting:
             self._view()
 
     def _cut(self) -> None:
@@ -341,7 +343,7 @@ class SwarmBot:
                 if m.snapshot.finished:
                     continue
                 turn = m.snapshot.turn
-                if st.seat in turn.seats and turn.turn_seq != self.acted and self.pending is None:
+                if st.seat in turn.seats and turn.turn_seq != self.acted and self.pending is None and not self.inflight:
                     st.turn = turn
                     self._plan(turn.turn_seq)
             elif kind == "accepted":
@@ -414,7 +416,8 @@ class SwarmBot:
             # With an answer of this seat on its way, a new turn that still names the seat (a
             # doubling turn started again for the seats left, after another seat answered)
             # waits for it: answering again would be refused, "not your turn", once the first
-            # answer lands (seen under load, when answers take seconds). `_on_accepted` looks again.
+            # answer lands (seen under load, when answers take seconds). `_on_accepted` looks
+            # again; the sweeper's view and a view's snapshot wait the same way.
             return
         self._view()  # events from before the change: the legal moves come with the view
 
