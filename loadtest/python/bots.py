@@ -210,7 +210,7 @@ class SwarmBot:
         st = self.state
         cfg = self.swarm.cfg
         while not st.ended and time.time() < cfg.stop_at and self.actions < cfg.max_actions:
-            stream = self.client.open(flatten=False)
+            call = self.client.open_call()  # read with call.read(): no generator per message
             self.swarm.connected += 1
             if first:
                 self._find_match()
@@ -219,6 +219,7 @@ class SwarmBot:
                     asyncio.get_running_loop().call_later(self.rng.uniform(0.05, 1.0), self._cancel_ticket)
             else:
                 self.swarm.stats.reconnects += 1
+                self.inflight.clear()  # their answers went with the cut stream: the view decides again
                 resume = gateway_pb2.EventsRequest(table_id=st.table_id, after_sequence=st.sequence)
                 self.client.send(gateway_pb2.SessionRequest(resume=resume))
                 self._view()
@@ -226,7 +227,7 @@ class SwarmBot:
             self.swarm.live.add(self)
             self.cutting = False
             try:
-                cut = await self._loop(stream)
+                cut = await self._loop(call)
             except asyncio.CancelledError:
                 if not self.cutting:
                     raise
@@ -273,7 +274,8 @@ class SwarmBot:
             self.swarm.live.discard(self)
             self._cut()
             return
-        if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted and self.pending is None:
+        waiting = self.pending is None and not self.inflight  # nothing planned, no answer on its way
+        if st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted and waiting:
             self._view()
 
     def _cut(self) -> None:
@@ -309,13 +311,19 @@ class SwarmBot:
         if sent is not None:
             self.swarm.stats.latencies_ms.append((time.perf_counter() - sent) * 1000)
             self.swarm.stats.actions += 1
-        self.state.sequence = max(self.state.sequence, accepted.sequence)
+        st = self.state
+        st.sequence = max(st.sequence, accepted.sequence)
+        if not self.inflight and st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted:
+            self._on_turn()  # a turn that came while the answer was on its way (see `_on_turn`)
 
-    async def _loop(self, stream: Any) -> bool:
+    async def _loop(self, call: Any) -> bool:
         """Handle the session's messages; True when the stream was cut (resume), False when done."""
         st = self.state
         swarm = self.swarm
-        async for m in stream:
+        while True:
+            m = await call.read()
+            if m is grpc.aio.EOF:
+                break
             kind = m.WhichOneof("kind")
             if kind == "event_batch":  # one message per action (issue 16): no flattening
                 for event in m.event_batch.events:
@@ -335,7 +343,7 @@ class SwarmBot:
                 if m.snapshot.finished:
                     continue
                 turn = m.snapshot.turn
-                if st.seat in turn.seats and turn.turn_seq != self.acted and self.pending is None:
+                if st.seat in turn.seats and turn.turn_seq != self.acted and self.pending is None and not self.inflight:
                     st.turn = turn
                     self._plan(turn.turn_seq)
             elif kind == "accepted":
@@ -401,10 +409,15 @@ class SwarmBot:
         if st.turn.seat_copies:
             # The seat's own copy carries its legal moves (ADR 0003 decision 15): act after
             # the think time without asking for a view (one round trip less per action).
-            if st.turn.turn_seq != self.acted:
+            if st.turn.turn_seq != self.acted and not self.inflight:
                 if self.pending is not None:
                     self.pending.cancel()  # an older turn's move, not made: that turn is over
                 self._plan(st.turn.turn_seq)
+            # With an answer of this seat on its way, a new turn that still names the seat (a
+            # doubling turn started again for the seats left, after another seat answered)
+            # waits for it: answering again would be refused, "not your turn", once the first
+            # answer lands (seen under load, when answers take seconds). `_on_accepted` looks
+            # again; the sweeper's view and a view's snapshot wait the same way.
             return
         self._view()  # events from before the change: the legal moves come with the view
 

@@ -2,21 +2,23 @@
 go out as one core NATS batch per audience, a seat's own copies before the public batch, the
 public batch carrying every sequence once and a seat's batch only its own copies (docs/rules.md
 §14, ADR 0003 decisions 14 and 15); the results scoring settles from are stored on
-TABLE_RESULTS once each, also when an action's results are published again (recovery)."""
+TABLE_RESULTS once each, also when an action's results are published again (recovery); a
+player's action names itself on its public batch (its cause)."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 
 import nats
 from nats.js.api import DeliverPolicy
 
 from conftest import InProcessTable
-from support.table import GatewayClient
+from support.table import Acked, GatewayClient, create_request, play_until, token
 from trix.natsio import subjects
 from trix.table.subscribers import NatsSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
-from trix.v1 import common_pb2, events_pb2
+from trix.v1 import common_pb2, events_pb2, table_pb2
 
 
 def action_events(table_id: str, first: int, count: int, due: int) -> list[Routed]:
@@ -127,3 +129,44 @@ async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_resu
     finally:
         await results.unsubscribe()
     assert stored == [4, 10]  # the DealScored of each action, once, though published twice
+
+
+async def test_a_players_action_names_itself_on_its_public_batch_and_nothing_else_does(
+    table_service: InProcessTable, gateway: GatewayClient
+) -> None:
+    """Issue 16: the public batch of a seat action carries its cause (the seat and the action id)
+    and ends at the sequence the table's reply gives, so the gateway can send the actor's
+    acceptance with the events without waiting for the reply; the table's own entries (its
+    creation) name no cause, and no seat batch carries one."""
+    t = "cause"
+    batches: list[tuple[str, events_pb2.TableEventBatch]] = []
+
+    async def on_msg(msg: nats.aio.msg.Msg) -> None:
+        batches.append((msg.subject, events_pb2.TableEventBatch.FromString(msg.data)))
+
+    subs = [
+        await gateway.nc.subscribe(subjects.public_events(t), cb=on_msg),
+        await gateway.nc.subscribe(f"trix.table.evt.{t}.seat.*", cb=on_msg),
+    ]
+    await gateway.nc.flush()
+    players = ("ann", "ben", "cat", "dan")
+    create = create_request(t, common_pb2.VARIANT_TRIX, players)
+    await gateway.request(t, table_pb2.TableCommand(create_table=create), token("service", "matchmaking"))
+    acked: list[Acked] = []
+    await play_until(gateway, t, players, random.Random(16), max_actions=30, acked=acked)
+    public = subjects.public_events(t)
+    deadline = asyncio.get_running_loop().time() + 20
+    while sum(1 for s, _ in batches if s == public) < len(acked) + 1:
+        assert asyncio.get_running_loop().time() < deadline, "the public batches did not all come"
+        await asyncio.sleep(0.05)
+    for sub in subs:
+        await sub.unsubscribe()
+    assert not any(b.HasField("cause") for s, b in batches if s != public)  # seat batches: never
+    caused = [b for s, b in batches if s == public and b.HasField("cause")]
+    assert not batches[0][1].HasField("cause")  # the creation: the platform's own entry
+    assert len(caused) == len(acked) == 30
+    for batch, ack in zip(caused, acked, strict=True):
+        which = ack.command.WhichOneof("command") or ""
+        seat = getattr(ack.command, which).header.seat
+        assert (batch.cause.seat, batch.cause.action_id) == (seat, ack.action_id)
+        assert batch.events[-1].sequence == ack.sequence  # what the reply's acceptance says

@@ -11,7 +11,18 @@ from typing import Any
 
 from support.clock import ManualClock
 from trix.timers.config import TimersConfig
-from trix.timers.service import CasConflict, SeatDoc, Slot, TableDoc, TimersService, TurnDoc, table_key
+from trix.timers.service import (
+    CasConflict,
+    SeatDoc,
+    Slot,
+    TableDoc,
+    TimersService,
+    TurnDoc,
+    copy_doc,
+    durable_key,
+    durable_part,
+    table_key,
+)
 from trix.v1 import common_pb2, events_pb2
 
 
@@ -54,6 +65,48 @@ def test_from_json_shares_no_list_with_its_input() -> None:
     doc.seats[1].autos.append(8)
     doc.timeouts_s[0] = 1.0
     assert data == kept
+
+
+def test_a_copy_is_the_json_round_trip_and_shares_nothing() -> None:
+    """`copy_doc` (issue 16: a document is copied per action, no JSON in between) gives what
+    `from_json(to_json())` gives, and changing the copy leaves the original as it was."""
+    doc = _full_doc()
+    twin = copy_doc(doc)
+    assert twin == TableDoc.from_json(doc.to_json()) == doc
+    assert asdict(copy_doc(TableDoc(table_id="t2"))) == asdict(TableDoc(table_id="t2"))
+    kept = doc.to_json()
+    assert twin.turn is not None and twin.seats[1].away is not None
+    twin.turn.slots["0"].state = "claimed"
+    twin.seats[1].autos.append(8)
+    twin.seats[1].away.due = 1.0
+    twin.timeouts_s[0] = 1.0
+    assert doc.to_json() == kept
+
+
+def test_the_durable_key_tells_what_the_durable_part_tells() -> None:
+    """Two documents have equal `durable_key`s exactly when their `durable_part`s are equal:
+    the turn and the timeouts before a seat's last own answer do not count, everything else
+    does (docs/rules.md §10 timeouts in a row), so a turn answered in time writes nothing."""
+    base = _full_doc()
+    changes: list[Any] = [
+        lambda d: setattr(d.turn, "seq", 99),  # the turn: not durable
+        lambda d: d.turn.slots.clear(),
+        lambda d: setattr(d.seats[1], "autos", [2, 4, 6]),  # 2 < human_seq 3: not durable
+        lambda d: setattr(d.seats[1], "human_seq", 4),  # leaves autos 6: durable
+        lambda d: setattr(d.seats[1], "autos", []),
+        lambda d: setattr(d.seats[2], "human_seq", 5),  # no autos: human_seq does not count
+        lambda d: setattr(d.seats[0], "player", "p0"),
+        lambda d: setattr(d.seats[1].away, "due", 41.0),
+        lambda d: setattr(d.seats[1], "reclaim", None),
+        lambda d: setattr(d, "finished", True),
+        lambda d: d.timeouts_s.__setitem__(2, 9.0),
+        lambda d: setattr(d, "max_timeouts", 3),
+    ]
+    for change in changes:
+        other = copy_doc(base)
+        change(other)
+        same_part = durable_part(other.to_json()) == durable_part(base.to_json())
+        assert (durable_key(other) == durable_key(base)) == same_part, change
 
 
 class CountingStore:

@@ -77,10 +77,6 @@ class GatewayConfig:
     """TRIX_GATEWAY_MAX_MESSAGE_BYTES: largest message a client may send (RESOURCE_EXHAUSTED above)."""
     outbox_size: int = 2048
     """TRIX_GATEWAY_OUTBOX: messages queued for a slow client before its session is closed."""
-    accept_wait_s: float = 0.5
-    """TRIX_GATEWAY_ACCEPT_WAIT_MS (in ms): to a client that takes EventBatch messages, an
-    action's acceptance and its events go out as one message (issue 16); this bounds how long
-    one waits for the other (they arrive within a millisecond of each other; 0 = never waits)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> GatewayConfig:
@@ -106,5 +102,4 @@ class GatewayConfig:
             rate_burst=env_int(e, "TRIX_GATEWAY_RATE_BURST", 40, minimum=1),
             max_message_bytes=env_int(e, "TRIX_GATEWAY_MAX_MESSAGE_BYTES", 16384, minimum=256),
             outbox_size=env_int(e, "TRIX_GATEWAY_OUTBOX", 2048, minimum=16),
-            accept_wait_s=min(env_float(e, "TRIX_GATEWAY_ACCEPT_WAIT_MS", 500.0), 5000.0) / 1000,
         )

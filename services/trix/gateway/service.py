@@ -94,6 +94,11 @@ class TablePort(Protocol):
         private table, his `invitation`) may see it."""
         ...
 
+    def hear_causes(self, listener: Callable[[str, events_pb2.ActionCause, int], None]) -> None:
+        """`listener(table_id, cause, sequence)` hears which seat action each public batch
+        answers, before the batch's events reach any reader (the acceptances, issue 16)."""
+        ...
+
 
 class MatchmakingPort(Protocol):
     async def enqueue(
@@ -239,6 +244,7 @@ class GatewayService:
     ) -> None:
         self.config = config
         self.tables = tables
+        tables.hear_causes(self.action_applied)
         self.accounts = accounts
         self.presence = presence
         self.matchmaking = matchmaking
@@ -512,6 +518,17 @@ class GatewayService:
 
     # -- sessions ---------------------------------------------------------------------------
 
+    def action_applied(self, table_id: str, cause: events_pb2.ActionCause, sequence: int) -> None:
+        """A public batch of `table_id` has come with the events, through `sequence`, of seat
+        `cause.seat`'s action `cause.action_id` (issue 16): the actor's session, if it waits for
+        that action's answer, sends the acceptance in the same message as those events."""
+        seats = self.seat_maps.get(table_id)
+        if seats is None or not 0 <= cause.seat < len(seats.players):
+            return
+        session = self.live.get(seats.players[cause.seat])
+        if session is not None:
+            session.applied(table_id, cause.seat, cause.action_id, sequence)
+
     async def open_session(self, principal: Principal, *, interactive: bool = True) -> Session:
         """A new session; an interactive one replaces the player's previous session."""
         session = Session(self, principal, interactive=interactive)
@@ -567,6 +584,17 @@ class _Follow:
 
 
 @dataclass
+class _Acting:
+    """An action of the session sent to its table and not answered yet."""
+
+    table_id: str
+    request_id: str
+    answered: bool = False
+    """Its events came (their batch named it, `Session.applied`): its acceptance goes out with
+    them, and the table's reply is not needed any more."""
+
+
+@dataclass
 class Session:
     """One player's stream: requests in, everything he may see out."""
 
@@ -583,15 +611,12 @@ class Session:
     closed: bool = False
     batch_events: bool = False
     """The client asked for EventBatch messages (`SessionRequest.batch_events`, issue 10)."""
-    acting: int = 0
-    """The player's actions in flight (sent to the table, no reply yet)."""
-    pending_accepts: dict[str, tuple[int, gateway_pb2.SessionResponse, asyncio.TimerHandle]] = field(
-        default_factory=dict
-    )
-    """Per table: an acceptance waiting for its action's events (sequence, message, fallback)."""
+    actions: dict[str, _Acting] = field(default_factory=dict)
+    """The player's actions in flight (sent to the table, not answered yet), by action id."""
+    accepts: dict[tuple[str, int], list[tuple[int, gateway_pb2.SessionResponse]]] = field(default_factory=dict)
+    """Per followed seat: acceptances due right behind the event of their sequence (issue 16)."""
 
     def __post_init__(self) -> None:
-        self._settled = asyncio.Event()
         self.outbox = asyncio.Queue(self.gateway.config.outbox_size)
         self.limiter = RateLimiter(self.gateway.config.rate_per_s, self.gateway.config.rate_burst)
 
@@ -617,10 +642,9 @@ class Session:
     async def messages(self) -> AsyncIterator[gateway_pb2.SessionResponse]:
         """The outbox, in order. With `batch_events`, the events waiting behind an event go out
         as one EventBatch, up to MAX_BATCH_EVENTS / MAX_BATCH_BYTES, and the acceptance of the
-        player's action that produced them rides in the same message (issue 16): one message
-        per action. While the player's action is in flight, its events wait for its reply
-        (bounded by `accept_wait_s`; the reply comes within a millisecond); nothing else
-        waits. A lone event, and every other kind of message, goes out as before."""
+        player's action that produced them, queued right behind them (`applied`), rides in the
+        same message (issue 16): one message per action. Nothing waits. A lone event, and
+        every other kind of message, goes out as before."""
         outbox = self.outbox
         held: gateway_pb2.SessionResponse | events_pb2.Event | None = None
         holding = False
@@ -637,8 +661,6 @@ class Session:
             if not self.batch_events:
                 yield gateway_pb2.SessionResponse(event=message)
                 continue
-            if self.acting:
-                await self._settled_or(self.gateway.config.accept_wait_s)
             out = gateway_pb2.SessionResponse()
             batch = out.event_batch
             batch.events.append(message)
@@ -661,48 +683,42 @@ class Session:
             else:
                 yield out
 
-    async def _settled_or(self, timeout_s: float) -> None:
-        """Until no action of this session is in flight, or `timeout_s` (cancel-safe)."""
-        if timeout_s <= 0:
+    def applied(self, table_id: str, seat: int, action_id: str, sequence: int) -> None:
+        """The events of this session's action `action_id`, through `sequence`, have come to
+        the seat's live feed (the table's public batch names its cause, before any reader
+        sees them): its acceptance goes right behind them, so one message carries both, and
+        the table's reply, which comes next, sends nothing more. The one way an acceptance
+        joins its events; none waits for the other (no timer). An action whose batch did not
+        come this way (lost, or the seat not followed here) is answered by its reply alone."""
+        acting = self.actions.get(action_id)
+        key = (table_id, seat)
+        follow = self.follows.get(key)
+        if acting is None or acting.answered or acting.table_id != table_id:
             return
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(timeout_s, self._settled.set)
-        try:
-            while self.acting and not self.closed:
-                self._settled.clear()
-                await self._settled.wait()
-                if loop.time() >= timer.when():
-                    return
-        finally:
-            timer.cancel()
-
-    def _accepted(self, table_id: str, out: gateway_pb2.SessionResponse) -> None:
-        """An action's acceptance: out now if its events went out already (or this session does
-        not follow the table's seat), else right behind them (`_follow`), or alone after
-        `accept_wait_s` if they do not come."""
-        sequence = out.accepted.sequence
-        follows = [k for k in self.follows if k[0] == table_id and k[1] != SPECTATOR]
-        if not self.batch_events or not follows or self.last_seq.get(follows[0], 0) >= sequence:
+        if follow is None or follow.task is None or follow.task.done():
+            return
+        acting.answered = True
+        out = gateway_pb2.SessionResponse(request_id=acting.request_id)
+        out.accepted.action_id = action_id
+        out.accepted.sequence = sequence
+        if self.last_seq.get(key, 0) >= sequence:
             self.push(out)
-            return
-        self._flush_accepted(table_id)  # an older one still waiting: out first, in order
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(self.gateway.config.accept_wait_s, self._flush_accepted, table_id)
-        self.pending_accepts[table_id] = (sequence, out, timer)
+        else:
+            self.accepts.setdefault(key, []).append((sequence, out))
 
-    def _flush_accepted(self, table_id: str, through: int | None = None) -> None:
-        pending = self.pending_accepts.get(table_id)
-        if pending is None or (through is not None and through < pending[0]):
+    def _flush_accepted(self, key: tuple[str, int], through: int | None = None) -> None:
+        """The acceptances of `key` due by sequence `through` (None: all) go out now, in order."""
+        due = self.accepts.get(key)
+        if not due:
             return
-        del self.pending_accepts[table_id]
-        pending[2].cancel()
-        self.push(pending[1])
+        while due and (through is None or due[0][0] <= through):
+            self.push(due.pop(0)[1])
+        if not due:
+            del self.accepts[key]
 
     async def close(self) -> None:
         self._finish()
-        for _, _, timer in self.pending_accepts.values():
-            timer.cancel()
-        self.pending_accepts.clear()
+        self.accepts.clear()
         tasks = [f.task for f in self.follows.values() if f.task is not None] + list(self.watchers.values())
         for task in tasks:
             task.cancel()
@@ -747,14 +763,23 @@ class Session:
         gw, pid = self.gateway, self.player_id
         out = gateway_pb2.SessionResponse(request_id=rid)
         if which == "action":
-            self.acting += 1
+            action = request.action
+            if not action.action_id:
+                action.action_id = uuid.uuid4().hex
+            acting = _Acting(action.table_id or gw.player(pid).table_id, rid)
+            mine = self.actions.setdefault(action.action_id, acting) is acting  # a repeat in flight: its reply
             try:
-                out.accepted.CopyFrom(await gw.act(pid, request.action))
+                accepted = await gw.act(pid, action)
+            except Exception:
+                if mine and acting.answered:
+                    return  # its events came, so it was accepted; only the reply's way failed
+                raise
             finally:
-                self.acting -= 1
-                if not self.acting:
-                    self._settled.set()
-            self._accepted(request.action.table_id or gw.player(pid).table_id, out)
+                if mine:
+                    del self.actions[action.action_id]
+            if not (mine and acting.answered):
+                out.accepted.CopyFrom(accepted)
+                self.push(out)
             return
         elif which == "find_match":
             ticket = await gw.find_match(pid, request.find_match, self.principal.display_name)
@@ -867,12 +892,20 @@ class Session:
         if old is not None and old.task is not None and not old.task.done():
             old.task.cancel()
         self.last_seq[key] = after
+        self._flush_accepted(key, after)
         follow = _Follow(table_id, seat, invitation=invitation)
         follow.task = asyncio.ensure_future(self._follow(follow))
         self.follows[key] = follow
 
     async def _follow(self, follow: _Follow) -> None:
         key = (follow.table_id, follow.seat)
+        try:
+            await self._follow_events(follow, key)
+        finally:
+            if self.follows.get(key) is follow:
+                self._flush_accepted(key)  # no more events of this seat come here: nothing waits for them
+
+    async def _follow_events(self, follow: _Follow, key: tuple[str, int]) -> None:
         delay = 0.1
         first = True
         while not self.closed and self.follows.get(key) is follow:
@@ -894,13 +927,14 @@ class Session:
                         )
                         self.push(gateway_pb2.SessionResponse(snapshot=view))
                         self.last_seq[key] = last = view.sequence
+                        self._flush_accepted(key, last)
                     first = False
                     if event.sequence <= last:
                         continue
                     self.last_seq[key] = event.sequence
                     self.push(event)  # wrapped (or batched) by `messages` on the way out
-                    if self.pending_accepts:
-                        self._flush_accepted(follow.table_id, event.sequence)
+                    if self.accepts:
+                        self._flush_accepted(key, event.sequence)
                     if event.HasField("game_ended"):
                         seats = self.gateway.seat_maps.get(follow.table_id)
                         if seats is not None:

@@ -49,6 +49,11 @@ class NatsTables:
         self.feeds = seatstream.LiveFeeds(nats)
         """The four seats (and spectators) of a table followed here share its live subscriptions."""
 
+    def hear_causes(self, listener: seatstream.OnCause) -> None:
+        """`listener` hears which seat action each public batch answers (the acceptances, issue
+        16), before any reader sees the batch's events."""
+        self.feeds.on_cause = listener
+
     async def command(
         self, table_id: str, command: table_pb2.TableCommand, player_id: str
     ) -> table_pb2.TableCommandReply:

@@ -4,18 +4,17 @@ Owns: `KvStore` (the service's compare-and-set `Store` over the `match_tickets` 
 bucket), `MatchFormedPublisher` (MatchFormed on `trix.match.formed`, message id = match
 id, so a republish after a crash is stored once), `KvSeatIndex` (reads the table
 service's `player_tables` index), and `PartitionOwner`: each replica heartbeats in the
-`match_leases` bucket, leases its share of the queue partitions (compare-and-set with a
-TTL, so a dead replica's partitions pass to the others within seconds), watches each
-owned partition's tickets and lobbies and runs the matcher on them. Correctness never
-rests on the leases (the claim protocol in `service` is safe with two owners); leases
-only keep replicas from contending.
+`match_leases` bucket, its one lease (`trix.matchmaking.leases`), matches its share of the
+queue partitions among the live replicas (a dead replica's pass to the others within the
+TTL), watches each of its partitions' tickets and lobbies and runs the matcher on them.
+Correctness never rests on the split (the claim protocol in `service` is safe with two
+owners); it only keeps replicas from contending.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
@@ -29,6 +28,7 @@ from nats.aio.subscription import Subscription
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.matchmaking.config import MatchmakingConfig
+from trix.matchmaking.leases import Membership
 from trix.matchmaking.ports import MatchPublisher, SeatIndex, Store, Versioned
 from trix.matchmaking.records import MatchRecord
 from trix.matchmaking.service import MatchmakingService
@@ -284,21 +284,13 @@ class KvSeatIndex:
 
 
 class PartitionOwner:
-    """Leases a fair share of the queue partitions and runs the matcher on them.
+    """Matches this replica's share of the queue partitions: which ones, `Membership` (one
+    lease per replica, `trix.matchmaking.leases`) says; a change of the live replicas (one
+    arrives, leaves, or its heartbeat lapses) starts and stops partitions here. A partition
+    given up stops after its current round instead of being cancelled in the middle of claims."""
 
-    Renewing the leases is a task of its own that does nothing else: every `RENEW_S` it
-    compare-and-sets every owned lease at once, each call bounded by a timeout. Listing the
-    members, taking free partitions and giving up extra ones is another task, so a slow
-    key listing never delays a renewal. (Both used to be one loop: the renewals waited
-    behind the listing, behind each other, and behind whatever the busy event loop was
-    doing, and under a burst they came later than the leases' 3 s TTL.) A renewal that
-    finds the revision moved reads the lease: if it still names this replica (an earlier
-    renewal that timed out was applied after all) it keeps it, otherwise the partition is
-    given up; its matcher stops after its current round instead of being cancelled in the
-    middle of claims."""
-
-    RENEW_S = 0.5
     BALANCE_S = 1.0
+    """How often the split is looked at without a change heard (a heartbeat lapsing)."""
     CALL_TIMEOUT_S = 2.0
     STOP_WAIT_S = 5.0
     IDLE_TICK_S = 1.0
@@ -311,148 +303,80 @@ class PartitionOwner:
         self.service = service
         self.member = f"{subjects.token(instance.replace('.', '_'), 'instance')}-{uuid.uuid4().hex[:8]}"
         self.partitions = service.config.partitions
-        self.owned: dict[int, int] = {}  # partition -> lease revision
+        self.owned: set[int] = set()
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.stopping: dict[int, asyncio.Event] = {}
-        self.renewals = 0
         self.lost = 0
-        self.late = 0
-        """Leases that expired (renewals too late) and were taken back before anyone else took them."""
-        self.max_renew_gap_s = 0.0
-        """Longest time between two completed renewal rounds (a lease lapses past the TTL)."""
-        self._renew_task: asyncio.Task[None] | None = None
+        """Partitions given up because another replica's share took them."""
+        self.membership: Membership | None = None
         self._balance_task: asyncio.Task[None] | None = None
-        self._leases: KeyValue | None = None
         self._tickets: KeyValue | None = None
-        self._background: set[asyncio.Future[None]] = set()
         self.hub = hub
         """The process's ticket watch hub (started by `start`), stopped with the owner."""
 
+    @property
+    def renewals(self) -> int:
+        """Heartbeats written (the replica's one lease renewed)."""
+        return self.membership.beats if self.membership is not None else 0
+
+    @property
+    def late(self) -> int:
+        """Heartbeats later than the TTL (the others may have counted this replica out)."""
+        return self.membership.late if self.membership is not None else 0
+
+    @property
+    def max_renew_gap_s(self) -> float:
+        """Longest time between two heartbeats."""
+        return self.membership.max_gap_s if self.membership is not None else 0.0
+
     async def start(self) -> None:
         js = self.nats.jetstream
-        self._leases = await js.key_value(LEASES_BUCKET)
         self._tickets = await js.key_value(TICKETS_BUCKET)
-        self._renew_task = asyncio.create_task(self._renew_loop())
+        self.membership = Membership(await js.key_value(LEASES_BUCKET), self.member)
+        await self.membership.start()
         self._balance_task = asyncio.create_task(self._balance_loop())
 
     async def stop(self) -> None:
-        await cancel_and_wait([t for t in (self._balance_task, self._renew_task) if t is not None])
+        await cancel_and_wait([t for t in (self._balance_task,) if t is not None])
         for p in list(self.tasks):
-            await self._drop(p, release=True)
-        if self._leases is not None:
-            with contextlib.suppress(Exception):
-                await self._leases.delete(f"member.{self.member}")
+            await self._drop(p)
+        if self.membership is not None:
+            await self.membership.stop()  # its heartbeat deleted: the others take the share now
         if self.hub is not None:
             await self.hub.stop()
 
-    async def _renew_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        last = loop.time()
-        while True:
-            started = loop.time()
-            try:
-                await self._renew_once()
-                now = loop.time()
-                self.max_renew_gap_s = max(self.max_renew_gap_s, now - last)
-                last = now
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - NATS hiccups: the next round retries
-                log.warning("lease renewal error", error=repr(exc))
-            # Renew on a fixed beat: the time a round took counts against the interval.
-            await asyncio.sleep(max(0.05, self.RENEW_S - (loop.time() - started)))
-
-    async def _renew_once(self) -> None:
-        assert self._leases is not None
-        leases = self._leases
-        owned = dict(self.owned)
-        calls = [asyncio.wait_for(leases.put(f"member.{self.member}", b"1"), self.CALL_TIMEOUT_S)]
-        calls += [
-            asyncio.wait_for(leases.update(f"part.{p:02d}", self.member.encode(), last=rev), self.CALL_TIMEOUT_S)
-            for p, rev in owned.items()
-        ]
-        results = await asyncio.gather(*calls, return_exceptions=True)
-        self.renewals += 1
-        for (p, rev), result in zip(owned.items(), results[1:], strict=True):
-            if isinstance(result, int):
-                if self.owned.get(p) == rev:
-                    self.owned[p] = result
-            elif isinstance(result, nats.js.errors.KeyWrongLastSequenceError):
-                await self._recheck(p, rev)
-            elif isinstance(result, BaseException):
-                log.warning("lease renewal failed", partition=p, error=repr(result))
-        if isinstance(results[0], BaseException):
-            log.warning("heartbeat failed", error=repr(results[0]))
-
-    async def _recheck(self, p: int, rev: int) -> None:
-        """The lease's revision moved: still ours (a timed-out renewal landed), expired with
-        nobody else holding it (taken back at once: the matcher and its view go on), or lost."""
-        assert self._leases is not None
-        key = f"part.{p:02d}"
-        try:
-            entry = await asyncio.wait_for(self._leases.get(key), self.CALL_TIMEOUT_S)
-            mine = (entry.value or b"") == self.member.encode()
-            current = int(entry.revision or 0)
-        except nats.js.errors.KeyNotFoundError:
-            mine, current = False, 0
-            try:
-                current = await asyncio.wait_for(self._leases.create(key, self.member.encode()), self.CALL_TIMEOUT_S)
-                mine = True
-                self.late += 1
-                log.warning("partition lease renewed late", partition=p)
-            except nats.js.errors.KeyWrongLastSequenceError:
-                pass  # another replica took it first
-        if self.owned.get(p) != rev:
-            return
-        if mine:
-            self.owned[p] = current
-            return
-        self.lost += 1
-        log.warning("partition lease lost", partition=p)
-        dropping = asyncio.ensure_future(self._drop(p, release=False))
-        self._background.add(dropping)
-        dropping.add_done_callback(self._background.discard)
-
     async def _balance_loop(self) -> None:
+        assert self.membership is not None
+        changed = self.membership.changed
         while True:
             try:
                 await self._balance_once()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - NATS hiccups: keep trying
-                log.warning("lease balance error", error=repr(exc))
-            await asyncio.sleep(self.BALANCE_S)
+            except Exception as exc:  # noqa: BLE001 - a failed stop: the next look retries
+                log.warning("partition balance error", error=repr(exc))
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(changed.wait(), self.BALANCE_S)
+            changed.clear()
 
     async def _balance_once(self) -> None:
-        assert self._leases is not None
-        leases = self._leases
-        await leases.put(f"member.{self.member}", b"1")
-        try:
-            keys = await leases.keys()
-        except nats.js.errors.NoKeysError:
-            keys = []
-        members = max(1, sum(1 for k in keys if k.startswith("member.")))
-        target = math.ceil(self.partitions / members)
-        if len(self.owned) > target:
-            await self._drop(max(self.owned), release=True)
-        taken = {k for k in keys if k.startswith("part.")}
-        for p in range(self.partitions):
-            if len(self.owned) >= target:
-                break
-            if p in self.owned or p in self.tasks or f"part.{p:02d}" in taken:
-                continue
-            try:
-                rev = await leases.create(f"part.{p:02d}", self.member.encode())
-            except nats.js.errors.KeyWrongLastSequenceError:
-                continue
-            self.owned[p] = rev
+        assert self.membership is not None
+        mine = self.membership.partitions(self.partitions)
+        for p in sorted(self.owned - mine):
+            self.lost += 1
+            log.info("partition handed over", partition=p, member=self.member)
+            await self._drop(p)
+        for p in sorted(mine - self.owned):
+            if p in self.tasks:
+                continue  # still stopping: the next look starts it
+            self.owned.add(p)
             self.stopping[p] = asyncio.Event()
             self.tasks[p] = asyncio.create_task(self._run(p, self.stopping[p]))
-            log.info("partition leased", partition=p, member=self.member)
+            log.info("partition taken", partition=p, member=self.member)
 
-    async def _drop(self, p: int, *, release: bool) -> None:
-        """Stop matching partition p (after the current round) and, if asked, free its lease."""
-        rev = self.owned.pop(p, None)
+    async def _drop(self, p: int) -> None:
+        """Stop matching partition p (after the current round)."""
+        self.owned.discard(p)
         stop = self.stopping.pop(p, None)
         task = self.tasks.get(p)
         if stop is not None:
@@ -469,9 +393,6 @@ class PartitionOwner:
                 del self.tasks[p]
         if p not in self.owned:
             self.service.release_partition(p)
-        if release and rev is not None and self._leases is not None:
-            with contextlib.suppress(Exception):
-                await self._leases.delete(f"part.{p:02d}", last=self.owned.get(p, rev))
 
     async def _run(self, p: int, stop: asyncio.Event) -> None:
         """Watch the partition's tickets and lobbies; match on every tick until told to stop."""

@@ -65,6 +65,9 @@ History = Callable[[int], Awaitable[list[events_pb2.Event]]]
 already merged for its seat (the owner's `read_events` with the reader's identity)."""
 SendCommand = Callable[[table_pb2.TableCommand], Awaitable[table_pb2.TableCommandReply]]
 """Sends a command to the table's owner as the caller (its identity, its error policy)."""
+OnCause = Callable[[str, events_pb2.ActionCause, int], None]
+"""(table id, the seat action a public batch answers, the batch's last sequence): told as the
+batch arrives, before any reader sees its events (issue 16: the gateway's acceptances)."""
 
 
 def owner_history(
@@ -240,9 +243,12 @@ class LiveFeeds:
     One hub per NATS connection user (the gateway's `NatsTables`, the table service's
     `TableBus`); `follow` without one subscribes for itself alone."""
 
-    def __init__(self, nats: NatsConnection, *, queue_limit: int = LIVE_QUEUE_LIMIT) -> None:
+    def __init__(
+        self, nats: NatsConnection, *, queue_limit: int = LIVE_QUEUE_LIMIT, on_cause: OnCause | None = None
+    ) -> None:
         self.nats = nats
         self.queue_limit = queue_limit
+        self.on_cause = on_cause
         self.dropped = 0
         """Live events dropped for readers whose queue was full (they read the store instead)."""
         self._feeds: dict[str, _Feed] = {}
@@ -272,10 +278,16 @@ class LiveFeeds:
 
         async def on_msg(msg: Msg) -> None:
             try:
-                events = events_pb2.TableEventBatch.FromString(msg.data).events
+                batch = events_pb2.TableEventBatch.FromString(msg.data)
             except DecodeError:
                 log.warning("undecodable live events dropped", subject=msg.subject)
                 return  # the readers see a gap and ask the owner
+            events = batch.events
+            if self.on_cause is not None and events and batch.HasField("cause"):
+                try:
+                    self.on_cause(events[-1].table_id, batch.cause, events[-1].sequence)
+                except Exception as exc:  # a bug of the hook: the events still go to their readers
+                    log.error("cause hook failed", subject=msg.subject, exc_info=exc)
             for reader in feed.readers:  # no await in between: a stable set, arrival order kept
                 for event in events:
                     if not reader.put(event, feed.own):

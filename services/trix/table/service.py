@@ -91,8 +91,9 @@ class EventSink(Protocol):
     """Where events go (the per-seat and public subjects, docs/rules.md §14; the results scoring
     needs on their durable stream)."""
 
-    async def publish(self, table_id: str, routed: list[Routed]) -> None:
-        """An action's event copies to their readers, and its results durably (awaited)."""
+    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> None:
+        """An action's event copies to their readers, and its results durably (awaited);
+        `cause`: the seat action they answer, if a player's (issue 16)."""
         ...
 
     async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
@@ -161,7 +162,14 @@ class TableService:
 
     # -- commit: log first, then state, then events -------------------------------------------
 
-    async def _commit(self, table: Table, trial: Table, entry: dict[str, Any], routed: list[Routed]) -> int:
+    async def _commit(
+        self,
+        table: Table,
+        trial: Table,
+        entry: dict[str, Any],
+        routed: list[Routed],
+        cause: events_pb2.ActionCause | None = None,
+    ) -> int:
         data = json.dumps(entry, separators=(",", ":")).encode()
         msg_id = f"{table.table_id}.{entry['id']}"
         if not self.may_write(table.table_id):
@@ -181,7 +189,7 @@ class TableService:
             raise Unavailable("the table moved on; retry") from None
         self.tables[table.table_id] = trial
         self._remember(table.table_id, routed)
-        await self.sink.publish(table.table_id, routed)
+        await self.sink.publish(table.table_id, routed, cause)
         if trial.finished:
             await self._finish(trial)
         elif trial.entries % self.config.snapshot_every == 0:
@@ -272,7 +280,8 @@ class TableService:
                 routed = trial.apply_entry(entry, self.clock(), live=True)
             except engine.IllegalAction as err:
                 raise IllegalMove(err.message) from None  # the engine's reason, state unchanged
-            return await self._commit(table, trial, entry, routed)
+            cause = events_pb2.ActionCause(seat=header.seat, action_id=action_id)
+            return await self._commit(table, trial, entry, routed, cause)
 
     async def set_client_seed(self, caller: Caller, header: ActionHeader, seed: str) -> int:
         def build(table: Table) -> dict[str, Any]:

@@ -196,7 +196,7 @@ class NatsSink:
         self.published = 0
         """Batches published (tests, benchmarks)."""
 
-    async def publish(self, table_id: str, routed: list[Routed]) -> None:
+    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> None:
         own: dict[int, list[events_pb2.Event]] = {}
         public: list[events_pb2.Event] = []
         for r in routed:
@@ -204,13 +204,16 @@ class NatsSink:
                 public.append(r.event)
             else:
                 own.setdefault(r.audience, []).append(r.event)
-        batches = [(subjects.seat_events(table_id, seat), events) for seat, events in sorted(own.items())]
-        if public:
-            batches.append((subjects.public_events(table_id), public))
+        batches = [
+            (subjects.seat_events(table_id, seat), events_pb2.TableEventBatch(events=events))
+            for seat, events in sorted(own.items())
+        ]
+        if public:  # the cause rides on the public batch only: it carries every sequence
+            batches.append((subjects.public_events(table_id), events_pb2.TableEventBatch(events=public, cause=cause)))
         nc = self.nats.client
-        for subject, events in batches:
+        for subject, batch in batches:
             try:
-                await nc.publish(subject, events_pb2.TableEventBatch(events=events).SerializeToString())
+                await nc.publish(subject, batch.SerializeToString())
                 self.published += 1
             except Exception as exc:  # noqa: BLE001 - readers ask the owner for what they miss
                 log.info("event batch not published", subject=subject, error=type(exc).__name__)

@@ -25,7 +25,7 @@ class TimersConfig:
     """Settings shared by every service."""
     tick_s: float
     """TRIX_TIMERS_TICK_S: longest sleep of the scheduler between two looks at the due deadlines
-    (it also wakes on every change; default 1)."""
+    (it also wakes when a new due time comes before its wake-up; default 1)."""
     service_key: bytes = field(repr=False, default=b"")
     """TRIX_SERVICE_TOKEN_KEY: the service-role key its AutoAct and Leave tokens are signed with
     (the table verifies them; trix.runtime.identity). Required."""

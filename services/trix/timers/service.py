@@ -264,6 +264,83 @@ class TableDoc:
         )
 
 
+def copy_doc(doc: TableDoc) -> TableDoc:
+    """A deep copy (what `TableDoc.from_json(doc.to_json())` gives, without the dicts: the
+    timers copy a document per action, issue 16)."""
+    turn = doc.turn
+    return TableDoc(
+        table_id=doc.table_id,
+        created=doc.created,
+        paid=doc.paid,
+        finished=doc.finished,
+        leave_grace_s=doc.leave_grace_s,
+        max_timeouts=doc.max_timeouts,
+        timeouts_s=list(doc.timeouts_s),
+        turn=None
+        if turn is None
+        else TurnDoc(
+            turn.seq, turn.decision, turn.deadline, turn.client_seeds, {k: _copy_slot(v) for k, v in turn.slots.items()}
+        ),
+        seats=[
+            SeatDoc(
+                player=x.player,
+                bot=x.bot,
+                left=x.left,
+                control_seq=x.control_seq,
+                human_seq=x.human_seq,
+                autos=list(x.autos),
+                disconnected=x.disconnected,
+                presence_seq=x.presence_seq,
+                away=None if x.away is None else _copy_slot(x.away),
+                reclaim=None if x.reclaim is None else _copy_slot(x.reclaim),
+            )
+            for x in doc.seats
+        ],
+    )
+
+
+def _copy_slot(slot: Slot) -> Slot:
+    return Slot(slot.due, slot.state, slot.claimed_at, slot.claimed_by, slot.reason, slot.action_id)
+
+
+def _slot_key(slot: Slot | None) -> tuple[Any, ...] | None:
+    if slot is None:
+        return None
+    return (slot.due, slot.state, slot.claimed_at, slot.claimed_by, slot.reason, slot.action_id)
+
+
+def durable_key(doc: TableDoc) -> tuple[Any, ...]:
+    """`durable_part(doc.to_json())` as a tuple built from the document itself: two documents
+    have equal keys exactly when their durable parts are equal (a turn writes nothing)."""
+    seats = []
+    for x in doc.seats:
+        autos = tuple(t for t in x.autos if t > x.human_seq)
+        seats.append(
+            (
+                x.player,
+                x.bot,
+                x.left,
+                x.control_seq,
+                x.human_seq if autos else 0,
+                autos,
+                x.disconnected,
+                x.presence_seq,
+                _slot_key(x.away),
+                _slot_key(x.reclaim),
+            )
+        )
+    return (
+        doc.table_id,
+        doc.created,
+        doc.paid,
+        doc.finished,
+        doc.leave_grace_s,
+        doc.max_timeouts,
+        tuple(doc.timeouts_s),
+        tuple(seats),
+    )
+
+
 def _slot_json(slot: Slot) -> dict[str, Any]:
     return {
         "due": slot.due,
@@ -551,6 +628,10 @@ def rendezvous(table_id: str, replicas: set[str]) -> str:
 class TimersService:
     """The timers's domain logic (see the module docstring)."""
 
+    _sleeping_until = float("-inf")
+    """When the runner wakes by itself (-inf while it works): a new due time wakes it early only
+    if it comes before (a turn's deadline rarely does: no runner round per action, issue 16)."""
+
     def __init__(
         self,
         config: TimersConfig,
@@ -605,20 +686,20 @@ class TimersService:
             if known is not None:
                 data, revision = known
                 known = None
-                if memory is not None:
-                    data = memory.to_json()
+                # This replica's copy is the newest it knows: copied, not rebuilt from JSON.
+                doc = TableDoc.from_json(data) if memory is None else copy_doc(memory)
             else:
                 data, revision = await self.store.get(key)
-            doc = TableDoc(table_id=table_id) if data is None else TableDoc.from_json(data)
+                doc = TableDoc(table_id=table_id) if data is None else TableDoc.from_json(data)
             _keep_newer_turn(doc, memory)
-            before = None if data is None else durable_part(doc.to_json())
+            before = None if data is None else durable_key(doc)
             if not change(doc):
                 return False, doc
-            written = doc.to_json()
-            if before is not None and durable_part(written) == before:
+            if before is not None and durable_key(doc) == before:
                 self.stats["turns_in_memory"] += 1
                 self._index(doc)
                 return True, doc
+            written = doc.to_json()
             try:
                 new_revision = await self.store.put(key, written, revision)
             except CasConflict:
@@ -771,7 +852,8 @@ class TimersService:
         if self._due.get(doc.table_id) != due:
             self._due[doc.table_id] = due
             heapq.heappush(self._heap, (due, doc.table_id))
-            self._wake.set()
+            if due < self._sleeping_until:
+                self._wake.set()
 
     def rendezvous_owner(self, table_id: str) -> str:
         return rendezvous(table_id, self._members | {self.replica_id})
@@ -804,12 +886,16 @@ class TimersService:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
             self._wake.clear()
+            while self._heap and self._due.get(self._heap[0][1]) != self._heap[0][0]:
+                heapq.heappop(self._heap)  # stale: its table's due moved since (a newer entry is in)
             wake_at = self._heap[0][0] if self._heap else now + self.config.tick_s
             sleeper = asyncio.ensure_future(self.clock.sleep_until(wake_at))
             waker = asyncio.ensure_future(self._wake.wait())
+            self._sleeping_until = min(wake_at, now + self.config.tick_s)
             try:
                 await asyncio.wait({sleeper, waker}, timeout=self.config.tick_s, return_when=asyncio.FIRST_COMPLETED)
             finally:
+                self._sleeping_until = float("-inf")
                 sleeper.cancel()
                 waker.cancel()
 

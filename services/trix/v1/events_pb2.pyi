@@ -65,22 +65,58 @@ class TableEventBatch(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     EVENTS_FIELD_NUMBER: _builtins.int
+    CAUSE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
         """The events, in table sequence order; never empty."""
+
+    @_builtins.property
+    def cause(self) -> Global___ActionCause:
+        """On the public batch only: the player's seat action whose log entry produced these events
+        (issue 16), so the gateway sends the actor its acceptance in the same message as them,
+        without waiting for the table's reply. Absent for the platform's own entries (creation,
+        the timers' moves) and for events published again.
+        """
 
     def __init__(
         self,
         *,
         events: _abc.Iterable[Global___Event] | None = ...,
+        cause: Global___ActionCause | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "events", b"events"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableEventBatch: _TypeAlias = TableEventBatch  # noqa: Y015
+
+@_typing.final
+class ActionCause(_message.Message):
+    """Which seat's action, by its idempotency key, an entry's events answer (TableEventBatch.cause)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    ACTION_ID_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The acting seat, 0..3."""
+    action_id: _builtins.str
+    """The action's idempotency key (ActionHeader.action_id)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        action_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionCause: _TypeAlias = ActionCause  # noqa: Y015
 
 @_typing.final
 class Event(_message.Message):

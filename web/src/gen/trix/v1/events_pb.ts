@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/events.proto.
  */
 export const file_trix_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChR0cml4L3YxL2V2ZW50cy5wcm90bxIHdHJpeC52MSIxCg9UYWJsZUV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudCKMBwoFRXZlbnQSEAoIdGFibGVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSKAoEdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoNdGFibGVfY3JlYXRlZBgKIAEoCzIVLnRyaXgudjEuVGFibGVDcmVhdGVkSAASLAoMZGVhbF9zdGFydGVkGAsgASgLMhQudHJpeC52MS5EZWFsU3RhcnRlZEgAEjIKD2NvbnRyYWN0X2Nob3NlbhgMIAEoCzIXLnRyaXgudjEuQ29udHJhY3RDaG9zZW5IABIyCg9kb3VibGVfYW5zd2VyZWQYDSABKAsyFy50cml4LnYxLkRvdWJsZUFuc3dlcmVkSAASNAoQZG91Ymxlc19yZXZlYWxlZBgOIAEoCzIYLnRyaXgudjEuRG91Ymxlc1JldmVhbGVkSAASKgoLY2FyZF9wbGF5ZWQYDyABKAsyEy50cml4LnYxLkNhcmRQbGF5ZWRIABIqCgt0cmlja190YWtlbhgQIAEoCzITLnRyaXgudjEuVHJpY2tUYWtlbkgAEioKC3NlYXRfcGFzc2VkGBEgASgLMhMudHJpeC52MS5TZWF0UGFzc2VkSAASJAoIc2VhdF9vdXQYEiABKAsyEC50cml4LnYxLlNlYXRPdXRIABIqCgtkZWFsX3Njb3JlZBgTIAEoCzITLnRyaXgudjEuRGVhbFNjb3JlZEgAEigKCmdhbWVfZW5kZWQYFCABKAsyEi50cml4LnYxLkdhbWVFbmRlZEgAEiYKCXNlYXRfbGVmdBgVIAEoCzIRLnRyaXgudjEuU2VhdExlZnRIABIsCgx0dXJuX3N0YXJ0ZWQYFiABKAsyFC50cml4LnYxLlR1cm5TdGFydGVkSAASNAoQcGxheWVyX2Nvbm5lY3RlZBgXIAEoCzIYLnRyaXgudjEuUGxheWVyQ29ubmVjdGVkSAASOgoTcGxheWVyX2Rpc2Nvbm5lY3RlZBgYIAEoCzIbLnRyaXgudjEuUGxheWVyRGlzY29ubmVjdGVkSAASLAoMbWF0Y2hfZm9ybWVkGBkgASgLMhQudHJpeC52MS5NYXRjaEZvcm1lZEgAEjsKFHNlYXRfY29udHJvbF9jaGFuZ2VkGBogASgLMhsudHJpeC52MS5TZWF0Q29udHJvbENoYW5nZWRIAEIGCgRib2R5ItABCgxUYWJsZUNyZWF0ZWQSIQoHdmFyaWFudBgBIAEoDjIQLnRyaXgudjEuVmFyaWFudBImCgdvcHRpb25zGAIgASgLMhUudHJpeC52MS5UYWJsZU9wdGlvbnMSHAoFc2VhdHMYAyADKAsyDS50cml4LnYxLlNlYXQSEgoKY29tbWl0bWVudBgEIAEoCRIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USEAoIbWF0Y2hfaWQYBiABKAkSEgoKdGlja2V0X2lkcxgHIAMoCSKOAQoLRGVhbFN0YXJ0ZWQSEgoKZGVhbF9pbmRleBgBIAEoBRIPCgdraW5nZG9tGAIgASgFEg0KBW93bmVyGAMgASgFEhsKBGhhbmQYBCADKAsyDS50cml4LnYxLkNhcmQSLgoTYXZhaWxhYmxlX2NvbnRyYWN0cxgFIAMoDjIRLnRyaXgudjEuQ29udHJhY3QiagoOQ29udHJhY3RDaG9zZW4SEgoKZGVhbF9pbmRleBgBIAEoBRIMCgRzZWF0GAIgASgFEiMKCGNvbnRyYWN0GAMgASgOMhEudHJpeC52MS5Db250cmFjdBIRCglhdXRvbWF0aWMYBCABKAgiXgoORG91YmxlQW5zd2VyZWQSEgoKZGVhbF9pbmRleBgBIAEoBRIlCgZhbnN3ZXIYAiABKAsyFS50cml4LnYxLkRvdWJsZUFuc3dlchIRCglhdXRvbWF0aWMYAyABKAgiTQoPRG91Ymxlc1JldmVhbGVkEhIKCmRlYWxfaW5kZXgYASABKAUSJgoHYW5zd2VycxgCIAMoCzIVLnRyaXgudjEuRG91YmxlQW5zd2VyIl4KCkNhcmRQbGF5ZWQSEgoKZGVhbF9pbmRleBgBIAEoBRIMCgRzZWF0GAIgASgFEhsKBGNhcmQYAyABKAsyDS50cml4LnYxLkNhcmQSEQoJYXV0b21hdGljGAQgASgIIpcBCgpUcmlja1Rha2VuEhIKCmRlYWxfaW5kZXgYASABKAUSEwoLdHJpY2tfaW5kZXgYAiABKAUSDgoGbGVhZGVyGAMgASgFEg0KBXRha2VyGAQgASgFEhwKBWNhcmRzGAUgAygLMg0udHJpeC52MS5DYXJkEiMKBnBvaW50cxgGIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcyIuCgpTZWF0UGFzc2VkEhIKCmRlYWxfaW5kZXgYASABKAUSDAoEc2VhdBgCIAEoBSJKCgdTZWF0T3V0EhIKCmRlYWxfaW5kZXgYASABKAUSDAoEc2VhdBgCIAEoBRINCgVwbGFjZRgDIAEoBRIOCgZwb2ludHMYBCABKAUijwEKCkRlYWxTY29yZWQSEgoKZGVhbF9pbmRleBgBIAEoBRIjCghjb250cmFjdBgCIAEoDjIRLnRyaXgudjEuQ29udHJhY3QSIwoGcG9pbnRzGAMgASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEiMKBnRvdGFscxgEIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcyJpCglHYW1lRW5kZWQSEwoLcmVjb3JkX2pzb24YASABKAkSIwoGdG90YWxzGAIgASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEg8KB3JhbmtpbmcYAyADKAUSEQoJbGVmdF9zZWF0GAQgASgFIlEKCFNlYXRMZWZ0EgwKBHNlYXQYASABKAUSEQoJcGxheWVyX2lkGAIgASgJEiQKBnJlYXNvbhgDIAEoDjIULnRyaXgudjEuTGVhdmVSZWFzb24iQgoSU2VhdENvbnRyb2xDaGFuZ2VkEgwKBHNlYXQYASABKAUSCwoDYm90GAIgASgIEhEKCXBsYXllcl9pZBgDIAEoCSKQAgoLVHVyblN0YXJ0ZWQSDQoFc2VhdHMYASADKAUSIwoIZGVjaXNpb24YAiABKA4yES50cml4LnYxLkRlY2lzaW9uEhAKCHR1cm5fc2VxGAMgASgEEiwKCGRlYWRsaW5lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpkZWFsX2luZGV4GAUgASgFEhQKDGNsaWVudF9zZWVkcxgGIAEoCBIiCgtsZWdhbF9jYXJkcxgHIAMoCzINLnRyaXgudjEuQ2FyZBIqCg9sZWdhbF9jb250cmFjdHMYCCADKA4yES50cml4LnYxLkNvbnRyYWN0EhMKC3NlYXRfY29waWVzGAkgASgIIjgKD1BsYXllckNvbm5lY3RlZBIRCglwbGF5ZXJfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCSI7ChJQbGF5ZXJEaXNjb25uZWN0ZWQSEQoJcGxheWVyX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAki5AEKC01hdGNoRm9ybWVkEhAKCG1hdGNoX2lkGAEgASgJEiEKB3ZhcmlhbnQYAiABKA4yEC50cml4LnYxLlZhcmlhbnQSJgoHb3B0aW9ucxgDIAEoCzIVLnRyaXgudjEuVGFibGVPcHRpb25zEhwKBXNlYXRzGAQgAygLMg0udHJpeC52MS5TZWF0Eh0KBXN0YWtlGAUgASgLMg4udHJpeC52MS5TdGFrZRISCgp0aWNrZXRfaWRzGAYgAygJEhAKCHRhYmxlX2lkGAcgASgJEhUKDXByaXZhdGVfdGFibGUYCCABKAgiPwoOUmVjb3JkQXJjaGl2ZWQSEAoIdGFibGVfaWQYASABKAkSGwoTZ2FtZV9lbmRlZF9zZXF1ZW5jZRgCIAEoBCqBAQoLTGVhdmVSZWFzb24SHAoYTEVBVkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASGQoVTEVBVkVfUkVBU09OX0VYUExJQ0lUEAESHgoaTEVBVkVfUkVBU09OX0dSQUNFX0VYUElSRUQQAhIZChVMRUFWRV9SRUFTT05fVElNRU9VVFMQA2IGcHJvdG8z", [file_google_protobuf_timestamp, file_trix_v1_common]);
+  fileDesc("ChR0cml4L3YxL2V2ZW50cy5wcm90bxIHdHJpeC52MSJWCg9UYWJsZUV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIjCgVjYXVzZRgCIAEoCzIULnRyaXgudjEuQWN0aW9uQ2F1c2UiLgoLQWN0aW9uQ2F1c2USDAoEc2VhdBgBIAEoBRIRCglhY3Rpb25faWQYAiABKAkijAcKBUV2ZW50EhAKCHRhYmxlX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KDXRhYmxlX2NyZWF0ZWQYCiABKAsyFS50cml4LnYxLlRhYmxlQ3JlYXRlZEgAEiwKDGRlYWxfc3RhcnRlZBgLIAEoCzIULnRyaXgudjEuRGVhbFN0YXJ0ZWRIABIyCg9jb250cmFjdF9jaG9zZW4YDCABKAsyFy50cml4LnYxLkNvbnRyYWN0Q2hvc2VuSAASMgoPZG91YmxlX2Fuc3dlcmVkGA0gASgLMhcudHJpeC52MS5Eb3VibGVBbnN3ZXJlZEgAEjQKEGRvdWJsZXNfcmV2ZWFsZWQYDiABKAsyGC50cml4LnYxLkRvdWJsZXNSZXZlYWxlZEgAEioKC2NhcmRfcGxheWVkGA8gASgLMhMudHJpeC52MS5DYXJkUGxheWVkSAASKgoLdHJpY2tfdGFrZW4YECABKAsyEy50cml4LnYxLlRyaWNrVGFrZW5IABIqCgtzZWF0X3Bhc3NlZBgRIAEoCzITLnRyaXgudjEuU2VhdFBhc3NlZEgAEiQKCHNlYXRfb3V0GBIgASgLMhAudHJpeC52MS5TZWF0T3V0SAASKgoLZGVhbF9zY29yZWQYEyABKAsyEy50cml4LnYxLkRlYWxTY29yZWRIABIoCgpnYW1lX2VuZGVkGBQgASgLMhIudHJpeC52MS5HYW1lRW5kZWRIABImCglzZWF0X2xlZnQYFSABKAsyES50cml4LnYxLlNlYXRMZWZ0SAASLAoMdHVybl9zdGFydGVkGBYgASgLMhQudHJpeC52MS5UdXJuU3RhcnRlZEgAEjQKEHBsYXllcl9jb25uZWN0ZWQYFyABKAsyGC50cml4LnYxLlBsYXllckNvbm5lY3RlZEgAEjoKE3BsYXllcl9kaXNjb25uZWN0ZWQYGCABKAsyGy50cml4LnYxLlBsYXllckRpc2Nvbm5lY3RlZEgAEiwKDG1hdGNoX2Zvcm1lZBgZIAEoCzIULnRyaXgudjEuTWF0Y2hGb3JtZWRIABI7ChRzZWF0X2NvbnRyb2xfY2hhbmdlZBgaIAEoCzIbLnRyaXgudjEuU2VhdENvbnRyb2xDaGFuZ2VkSABCBgoEYm9keSLQAQoMVGFibGVDcmVhdGVkEiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSJgoHb3B0aW9ucxgCIAEoCzIVLnRyaXgudjEuVGFibGVPcHRpb25zEhwKBXNlYXRzGAMgAygLMg0udHJpeC52MS5TZWF0EhIKCmNvbW1pdG1lbnQYBCABKAkSHQoFc3Rha2UYBSABKAsyDi50cml4LnYxLlN0YWtlEhAKCG1hdGNoX2lkGAYgASgJEhIKCnRpY2tldF9pZHMYByADKAkijgEKC0RlYWxTdGFydGVkEhIKCmRlYWxfaW5kZXgYASABKAUSDwoHa2luZ2RvbRgCIAEoBRINCgVvd25lchgDIAEoBRIbCgRoYW5kGAQgAygLMg0udHJpeC52MS5DYXJkEi4KE2F2YWlsYWJsZV9jb250cmFjdHMYBSADKA4yES50cml4LnYxLkNvbnRyYWN0ImoKDkNvbnRyYWN0Q2hvc2VuEhIKCmRlYWxfaW5kZXgYASABKAUSDAoEc2VhdBgCIAEoBRIjCghjb250cmFjdBgDIAEoDjIRLnRyaXgudjEuQ29udHJhY3QSEQoJYXV0b21hdGljGAQgASgIIl4KDkRvdWJsZUFuc3dlcmVkEhIKCmRlYWxfaW5kZXgYASABKAUSJQoGYW5zd2VyGAIgASgLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXISEQoJYXV0b21hdGljGAMgASgIIk0KD0RvdWJsZXNSZXZlYWxlZBISCgpkZWFsX2luZGV4GAEgASgFEiYKB2Fuc3dlcnMYAiADKAsyFS50cml4LnYxLkRvdWJsZUFuc3dlciJeCgpDYXJkUGxheWVkEhIKCmRlYWxfaW5kZXgYASABKAUSDAoEc2VhdBgCIAEoBRIbCgRjYXJkGAMgASgLMg0udHJpeC52MS5DYXJkEhEKCWF1dG9tYXRpYxgEIAEoCCKXAQoKVHJpY2tUYWtlbhISCgpkZWFsX2luZGV4GAEgASgFEhMKC3RyaWNrX2luZGV4GAIgASgFEg4KBmxlYWRlchgDIAEoBRINCgV0YWtlchgEIAEoBRIcCgVjYXJkcxgFIAMoCzINLnRyaXgudjEuQ2FyZBIjCgZwb2ludHMYBiABKAsyEy50cml4LnYxLlNlYXRTY29yZXMiLgoKU2VhdFBhc3NlZBISCgpkZWFsX2luZGV4GAEgASgFEgwKBHNlYXQYAiABKAUiSgoHU2VhdE91dBISCgpkZWFsX2luZGV4GAEgASgFEgwKBHNlYXQYAiABKAUSDQoFcGxhY2UYAyABKAUSDgoGcG9pbnRzGAQgASgFIo8BCgpEZWFsU2NvcmVkEhIKCmRlYWxfaW5kZXgYASABKAUSIwoIY29udHJhY3QYAiABKA4yES50cml4LnYxLkNvbnRyYWN0EiMKBnBvaW50cxgDIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxIjCgZ0b3RhbHMYBCABKAsyEy50cml4LnYxLlNlYXRTY29yZXMiaQoJR2FtZUVuZGVkEhMKC3JlY29yZF9qc29uGAEgASgJEiMKBnRvdGFscxgCIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxIPCgdyYW5raW5nGAMgAygFEhEKCWxlZnRfc2VhdBgEIAEoBSJRCghTZWF0TGVmdBIMCgRzZWF0GAEgASgFEhEKCXBsYXllcl9pZBgCIAEoCRIkCgZyZWFzb24YAyABKA4yFC50cml4LnYxLkxlYXZlUmVhc29uIkIKElNlYXRDb250cm9sQ2hhbmdlZBIMCgRzZWF0GAEgASgFEgsKA2JvdBgCIAEoCBIRCglwbGF5ZXJfaWQYAyABKAkikAIKC1R1cm5TdGFydGVkEg0KBXNlYXRzGAEgAygFEiMKCGRlY2lzaW9uGAIgASgOMhEudHJpeC52MS5EZWNpc2lvbhIQCgh0dXJuX3NlcRgDIAEoBBIsCghkZWFkbGluZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKZGVhbF9pbmRleBgFIAEoBRIUCgxjbGllbnRfc2VlZHMYBiABKAgSIgoLbGVnYWxfY2FyZHMYByADKAsyDS50cml4LnYxLkNhcmQSKgoPbGVnYWxfY29udHJhY3RzGAggAygOMhEudHJpeC52MS5Db250cmFjdBITCgtzZWF0X2NvcGllcxgJIAEoCCI4Cg9QbGF5ZXJDb25uZWN0ZWQSEQoJcGxheWVyX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkiOwoSUGxheWVyRGlzY29ubmVjdGVkEhEKCXBsYXllcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIuQBCgtNYXRjaEZvcm1lZBIQCghtYXRjaF9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USEgoKdGlja2V0X2lkcxgGIAMoCRIQCgh0YWJsZV9pZBgHIAEoCRIVCg1wcml2YXRlX3RhYmxlGAggASgIIj8KDlJlY29yZEFyY2hpdmVkEhAKCHRhYmxlX2lkGAEgASgJEhsKE2dhbWVfZW5kZWRfc2VxdWVuY2UYAiABKAQqgQEKC0xlYXZlUmVhc29uEhwKGExFQVZFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFUxFQVZFX1JFQVNPTl9FWFBMSUNJVBABEh4KGkxFQVZFX1JFQVNPTl9HUkFDRV9FWFBJUkVEEAISGQoVTEVBVkVfUkVBU09OX1RJTUVPVVRTEANiBnByb3RvMw", [file_google_protobuf_timestamp, file_trix_v1_common]);
 
 /**
  * The events of one table action as the table publishes them on core NATS (issue 16):
@@ -37,6 +37,16 @@ export type TableEventBatch = Message<"trix.v1.TableEventBatch"> & {
    * @generated from field: repeated trix.v1.Event events = 1;
    */
   events: Event[];
+
+  /**
+   * On the public batch only: the player's seat action whose log entry produced these events
+   * (issue 16), so the gateway sends the actor its acceptance in the same message as them,
+   * without waiting for the table's reply. Absent for the platform's own entries (creation,
+   * the timers' moves) and for events published again.
+   *
+   * @generated from field: trix.v1.ActionCause cause = 2;
+   */
+  cause?: ActionCause | undefined;
 };
 
 /**
@@ -45,6 +55,34 @@ export type TableEventBatch = Message<"trix.v1.TableEventBatch"> & {
  */
 export const TableEventBatchSchema: GenMessage<TableEventBatch> = /*@__PURE__*/
   messageDesc(file_trix_v1_events, 0);
+
+/**
+ * Which seat's action, by its idempotency key, an entry's events answer (TableEventBatch.cause).
+ *
+ * @generated from message trix.v1.ActionCause
+ */
+export type ActionCause = Message<"trix.v1.ActionCause"> & {
+  /**
+   * The acting seat, 0..3.
+   *
+   * @generated from field: int32 seat = 1;
+   */
+  seat: number;
+
+  /**
+   * The action's idempotency key (ActionHeader.action_id).
+   *
+   * @generated from field: string action_id = 2;
+   */
+  actionId: string;
+};
+
+/**
+ * Describes the message trix.v1.ActionCause.
+ * Use `create(ActionCauseSchema)` to create a new message.
+ */
+export const ActionCauseSchema: GenMessage<ActionCause> = /*@__PURE__*/
+  messageDesc(file_trix_v1_events, 1);
 
 /**
  * The envelope of every event on NATS.
@@ -224,7 +262,7 @@ export type Event = Message<"trix.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 1);
+  messageDesc(file_trix_v1_events, 2);
 
 /**
  * A table was created (docs/rules.md §11: only the commitment is public).
@@ -289,7 +327,7 @@ export type TableCreated = Message<"trix.v1.TableCreated"> & {
  * Use `create(TableCreatedSchema)` to create a new message.
  */
 export const TableCreatedSchema: GenMessage<TableCreated> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 2);
+  messageDesc(file_trix_v1_events, 3);
 
 /**
  * A deal was shuffled and dealt (docs/rules.md §3).
@@ -338,7 +376,7 @@ export type DealStarted = Message<"trix.v1.DealStarted"> & {
  * Use `create(DealStartedSchema)` to create a new message.
  */
 export const DealStartedSchema: GenMessage<DealStarted> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 3);
+  messageDesc(file_trix_v1_events, 4);
 
 /**
  * The owner picked the deal's contract.
@@ -380,7 +418,7 @@ export type ContractChosen = Message<"trix.v1.ContractChosen"> & {
  * Use `create(ContractChosenSchema)` to create a new message.
  */
 export const ContractChosenSchema: GenMessage<ContractChosen> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 4);
+  messageDesc(file_trix_v1_events, 5);
 
 /**
  * A seat answered the doubling question (docs/rules.md §7). In SEQUENTIAL mode it is
@@ -416,7 +454,7 @@ export type DoubleAnswered = Message<"trix.v1.DoubleAnswered"> & {
  * Use `create(DoubleAnsweredSchema)` to create a new message.
  */
 export const DoubleAnsweredSchema: GenMessage<DoubleAnswered> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 5);
+  messageDesc(file_trix_v1_events, 6);
 
 /**
  * Every doubling answer revealed together (SIMULTANEOUS mode, docs/rules.md §7).
@@ -444,7 +482,7 @@ export type DoublesRevealed = Message<"trix.v1.DoublesRevealed"> & {
  * Use `create(DoublesRevealedSchema)` to create a new message.
  */
 export const DoublesRevealedSchema: GenMessage<DoublesRevealed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 6);
+  messageDesc(file_trix_v1_events, 7);
 
 /**
  * A card was played to a trick or to the TRIX layout.
@@ -486,7 +524,7 @@ export type CardPlayed = Message<"trix.v1.CardPlayed"> & {
  * Use `create(CardPlayedSchema)` to create a new message.
  */
 export const CardPlayedSchema: GenMessage<CardPlayed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 7);
+  messageDesc(file_trix_v1_events, 8);
 
 /**
  * A trick was taken (docs/rules.md §4).
@@ -542,7 +580,7 @@ export type TrickTaken = Message<"trix.v1.TrickTaken"> & {
  * Use `create(TrickTakenSchema)` to create a new message.
  */
 export const TrickTakenSchema: GenMessage<TrickTaken> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 8);
+  messageDesc(file_trix_v1_events, 9);
 
 /**
  * A seat had no legal card in TRIX and passed (docs/rules.md §6).
@@ -570,7 +608,7 @@ export type SeatPassed = Message<"trix.v1.SeatPassed"> & {
  * Use `create(SeatPassedSchema)` to create a new message.
  */
 export const SeatPassedSchema: GenMessage<SeatPassed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 9);
+  messageDesc(file_trix_v1_events, 10);
 
 /**
  * A seat emptied its hand in TRIX (docs/rules.md §6).
@@ -612,7 +650,7 @@ export type SeatOut = Message<"trix.v1.SeatOut"> & {
  * Use `create(SeatOutSchema)` to create a new message.
  */
 export const SeatOutSchema: GenMessage<SeatOut> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 10);
+  messageDesc(file_trix_v1_events, 11);
 
 /**
  * A deal ended and was scored.
@@ -654,7 +692,7 @@ export type DealScored = Message<"trix.v1.DealScored"> & {
  * Use `create(DealScoredSchema)` to create a new message.
  */
 export const DealScoredSchema: GenMessage<DealScored> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 11);
+  messageDesc(file_trix_v1_events, 12);
 
 /**
  * The game ended; carries the full record with the server seed revealed (docs/rules.md §11, §12).
@@ -696,7 +734,7 @@ export type GameEnded = Message<"trix.v1.GameEnded"> & {
  * Use `create(GameEndedSchema)` to create a new message.
  */
 export const GameEndedSchema: GenMessage<GameEnded> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 12);
+  messageDesc(file_trix_v1_events, 13);
 
 /**
  * A player left a table for good (docs/rules.md §10).
@@ -731,7 +769,7 @@ export type SeatLeft = Message<"trix.v1.SeatLeft"> & {
  * Use `create(SeatLeftSchema)` to create a new message.
  */
 export const SeatLeftSchema: GenMessage<SeatLeft> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 13);
+  messageDesc(file_trix_v1_events, 14);
 
 /**
  * A bot took a seat or its player reclaimed it (docs/rules.md §10, free tables).
@@ -766,7 +804,7 @@ export type SeatControlChanged = Message<"trix.v1.SeatControlChanged"> & {
  * Use `create(SeatControlChangedSchema)` to create a new message.
  */
 export const SeatControlChangedSchema: GenMessage<SeatControlChanged> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 14);
+  messageDesc(file_trix_v1_events, 15);
 
 /**
  * A decision became due; the timers schedule a deadline from it (docs/rules.md §9).
@@ -853,7 +891,7 @@ export type TurnStarted = Message<"trix.v1.TurnStarted"> & {
  * Use `create(TurnStartedSchema)` to create a new message.
  */
 export const TurnStartedSchema: GenMessage<TurnStarted> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 15);
+  messageDesc(file_trix_v1_events, 16);
 
 /**
  * A player's session connected to the gateway (presence, docs/rules.md §10).
@@ -881,7 +919,7 @@ export type PlayerConnected = Message<"trix.v1.PlayerConnected"> & {
  * Use `create(PlayerConnectedSchema)` to create a new message.
  */
 export const PlayerConnectedSchema: GenMessage<PlayerConnected> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 16);
+  messageDesc(file_trix_v1_events, 17);
 
 /**
  * A player's session disconnected from the gateway (presence, docs/rules.md §10).
@@ -909,7 +947,7 @@ export type PlayerDisconnected = Message<"trix.v1.PlayerDisconnected"> & {
  * Use `create(PlayerDisconnectedSchema)` to create a new message.
  */
 export const PlayerDisconnectedSchema: GenMessage<PlayerDisconnected> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 17);
+  messageDesc(file_trix_v1_events, 18);
 
 /**
  * Matchmaking formed a group of four; the table service creates the table.
@@ -980,7 +1018,7 @@ export type MatchFormed = Message<"trix.v1.MatchFormed"> & {
  * Use `create(MatchFormedSchema)` to create a new message.
  */
 export const MatchFormedSchema: GenMessage<MatchFormed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 18);
+  messageDesc(file_trix_v1_events, 19);
 
 /**
  * Scoring durably stored a finished game's record (issue 4); published by scoring on
@@ -1011,7 +1049,7 @@ export type RecordArchived = Message<"trix.v1.RecordArchived"> & {
  * Use `create(RecordArchivedSchema)` to create a new message.
  */
 export const RecordArchivedSchema: GenMessage<RecordArchived> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 19);
+  messageDesc(file_trix_v1_events, 20);
 
 /**
  * Why a seat left for good (docs/rules.md §10).
