@@ -59,11 +59,18 @@ class LogConflict(Exception):
     """The log's last sequence is not the one expected: another writer appended (stale owner)."""
 
 
+class StaleWriter(Exception):
+    """The log's last entry was written under a newer lease epoch than this replica's: another
+    replica won the table's shard after it (issue 19). Never retried here: the table is not
+    this replica's any more."""
+
+
 class TableStore(Protocol):
     """Durable storage of tables (JetStream in production)."""
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
-        """Append to the table's log; returns the entry's log sequence; LogConflict on a wrong expected_last."""
+        """Append to the table's log; returns the entry's log sequence; LogConflict on a wrong
+        expected_last, StaleWriter if the entry at expected_last has a newer writer epoch."""
         ...
 
     def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]: ...
@@ -137,6 +144,8 @@ class TableService:
         """Whether this replica holds a valid lease on the table's shard (set by the lease
         manager, issue 5); checked right before every append."""
         self.recover_concurrency = 16
+        self.on_stale_writer: Callable[[str], None] = lambda table_id: None
+        """Told the table whose append was fenced off (the lease manager drops its shard)."""
 
     def attach(self, store: TableStore, sink: EventSink) -> None:
         self._store, self._sink = store, sink
@@ -181,6 +190,14 @@ class TableService:
             raise Unavailable("this replica no longer owns the table; retry with the same action id")
         try:
             trial.log_seq = await self.store.append(table.table_id, data, msg_id, table.log_seq)
+        except StaleWriter as err:
+            # A newer owner appended (this replica missed that its lease was taken): never
+            # append after it; the table and its shard go, the caller retries with the same
+            # action id and reaches the owner.
+            log.warning("stale writer fenced off the table's log", table_id=table.table_id, error=str(err))
+            self.forget(lambda t: t == table.table_id)
+            self.on_stale_writer(table.table_id)
+            raise Unavailable("this replica no longer owns the table; retry with the same action id") from None
         except LogConflict:
             # Another writer appended (a stale copy, or the same action id stored already):
             # rebuild from the log; a repeated action id answers its first result.

@@ -49,7 +49,7 @@ from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import cancel_and_wait
 from trix.table.codec import INTERNAL_KIND, handle_command
 from trix.table.leases import LeaseManager
-from trix.table.service import LogConflict, TableService
+from trix.table.service import LogConflict, StaleWriter, TableService
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import events_pb2, table_pb2
 
@@ -82,12 +82,27 @@ class JetStreamStore:
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
         self.writer: Callable[[str], str] | None = None
-        """`<replica>/<lease epoch>` of a table's writer, stored with each entry (audit, tests)."""
+        """`<replica>/<lease epoch>` of a table's writer, stored with each entry: the fencing of
+        `append`, and the fault runs' one-writer check."""
+        self.tails: dict[str, tuple[int, int]] = {}
+        """Table -> (log sequence, writer epoch) of the last entry this replica appended or read."""
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
+        """Append after the entry at `expected_last`, fenced by the writer epoch (issue 19): a
+        writer appends only after an entry of its own epoch or an older one. Together with
+        Nats-Expected-Last-Subject-Sequence (the entry appended after is the log's last), the
+        epochs along a table's log never go back, so a stale owner (its lease taken by a newer
+        one it has not heard of: a paused process, a partition, a watcher gone deaf) that reloaded
+        the table after a conflict cannot append after the new owner; `StaleWriter`."""
         headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(expected_last)}
+        epoch = 0
         if self.writer is not None:
-            headers[WRITER_HEADER] = self.writer(table_id)
+            writer = headers[WRITER_HEADER] = self.writer(table_id)
+            epoch = writer_epoch(writer)
+            if expected_last > 0:
+                before = await self._epoch_at(table_id, expected_last)
+                if before > epoch:
+                    raise StaleWriter(f"{table_id}: entry {expected_last} has writer epoch {before} > {epoch}")
         try:
             ack = await publish_once(
                 self.nats.jetstream, subjects.table_log(table_id), entry, msg_id=msg_id, headers=headers
@@ -100,7 +115,24 @@ class JetStreamStore:
             # This action id is in the log already (stored by an earlier attempt or an earlier
             # owner): the caller reloads the table and answers the first result.
             raise LogConflict(f"duplicate action {msg_id}")
+        self.tails[table_id] = (int(ack.seq), epoch)
         return int(ack.seq)
+
+    async def _epoch_at(self, table_id: str, seq: int) -> int:
+        """The writer epoch of the table's log entry `seq` (known from the last append or read,
+        else read: after a snapshot with no entry behind it)."""
+        tail = self.tails.get(table_id)
+        if tail is not None and tail[0] == seq:
+            return tail[1]
+        try:
+            msg = await self.nats.jetstream.get_msg(LOG_STREAM, seq=seq, direct=True)
+        except NotFoundError:
+            return 0  # purged: the table is finished, nothing is appended after it
+        if msg.subject != subjects.table_log(table_id):
+            return 0  # not this table's entry: the expected-sequence check refuses the append
+        epoch = writer_epoch((msg.headers or {}).get(WRITER_HEADER, ""))
+        self.tails[table_id] = (seq, epoch)
+        return epoch
 
     async def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]:
         js = self.nats.jetstream
@@ -112,6 +144,7 @@ class JetStreamStore:
             except NotFoundError:
                 return
             assert msg.seq is not None
+            self.tails[table_id] = (msg.seq, writer_epoch((msg.headers or {}).get(WRITER_HEADER, "")))
             yield msg.seq, msg.data or b""
             seq = msg.seq + 1
 
@@ -159,9 +192,16 @@ class JetStreamStore:
         # Log first: a crash after it leaves a finished snapshot, which recovery reads as a
         # finished table (nothing to republish), and the redelivered signal purges the rest.
         js = self.nats.jetstream
+        self.tails.pop(table_id, None)
         await js.purge_stream(LOG_STREAM, subject=subjects.table_log(table_id))
         await js.purge_stream(SNAPSHOT_STREAM, subject=subjects.table_snapshot(table_id))
         await js.purge_stream(f"KV_{SECRETS_BUCKET}", subject=f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}")
+
+
+def writer_epoch(writer: str) -> int:
+    """`<replica>/<epoch>` (a log entry's WRITER_HEADER) -> the epoch; 0 for none."""
+    _, _, epoch = writer.rpartition("/")
+    return int(epoch) if epoch.isdigit() else 0
 
 
 class NatsSink:
@@ -320,21 +360,61 @@ async def watch_leases(kv: KeyValue, manager: LeaseManager, *, members: bool) ->
     ready = asyncio.get_running_loop().create_future()
 
     async def run() -> None:
-        async for entry in watcher:
-            if entry is None:
-                if not ready.done():
-                    ready.set_result(None)
-                continue
-            alive = entry.operation not in (KV_DEL, KV_PURGE)
-            if members:
-                manager.on_member(entry.key, alive)
-            elif entry.key.isdigit():
-                owner = (entry.value or b"").decode() if alive else None
-                manager.on_lease(int(entry.key), owner, int(entry.revision or 0))
+        try:
+            async for entry in watcher:
+                if entry is None:
+                    if not ready.done():
+                        ready.set_result(None)
+                    continue
+                alive = entry.operation not in (KV_DEL, KV_PURGE)
+                if members:
+                    manager.on_member(entry.key, alive)
+                elif entry.key.isdigit():
+                    owner = (entry.value or b"").decode() if alive else None
+                    manager.on_lease(int(entry.key), owner, int(entry.revision or 0))
+        finally:
+            with contextlib.suppress(Exception):  # its consumer goes (or expires, NATS away)
+                await asyncio.wait_for(watcher.stop(), 2.0)  # type: ignore[no-untyped-call]
 
     task = asyncio.ensure_future(run())
     await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
     return task
+
+
+class LeaseWatchers:
+    """The two watchers feeding a `LeaseManager` (heartbeats, leases), started again from every
+    key's latest value when the manager finds one deaf (`LeaseManager.rewatch`, issue 19)."""
+
+    def __init__(self, replicas: KeyValue, leases: KeyValue, manager: LeaseManager) -> None:
+        self.replicas = replicas
+        self.leases = leases
+        self.manager = manager
+        self.tasks: list[asyncio.Task[None]] = []
+        self.restarts = 0
+
+    async def _both(self) -> list[asyncio.Task[None]]:
+        fresh: list[asyncio.Task[None]] = []
+        try:
+            fresh.append(await watch_leases(self.replicas, self.manager, members=True))
+            fresh.append(await watch_leases(self.leases, self.manager, members=False))
+        except BaseException:
+            await cancel_and_wait(fresh)
+            raise
+        return fresh
+
+    async def start(self) -> None:
+        self.tasks = await self._both()
+        self.manager.rewatch = self.restart
+
+    async def restart(self) -> None:
+        fresh = await self._both()  # the old ones go once the new ones delivered the current values
+        old, self.tasks = self.tasks, fresh
+        self.restarts += 1
+        await cancel_and_wait(old)
+
+    async def stop(self) -> None:
+        self.manager.rewatch = None
+        await cancel_and_wait(self.tasks)
 
 
 def shard_of_subject(subject: str) -> int:
@@ -362,6 +442,11 @@ class ShardRouter:
 
     def owns_table(self, table_id: str) -> bool:
         return self.serving(subjects.table_shard(table_id))
+
+    def stale_writer(self, table_id: str) -> None:
+        """The table's append was fenced off (a newer owner wrote its log): the shard is lost."""
+        if self.manager is not None:
+            self.manager.fenced(subjects.table_shard(table_id))
 
     def writer(self, table_id: str) -> str:
         assert self.manager is not None
@@ -506,7 +591,7 @@ class Archiver:
 class TableReplica:
     """What `start` leaves running: the router, the lease manager and their watchers."""
 
-    def __init__(self, router: ShardRouter, manager: LeaseManager, watchers: list[asyncio.Task[None]]) -> None:
+    def __init__(self, router: ShardRouter, manager: LeaseManager, watchers: LeaseWatchers) -> None:
         self.router = router
         self.manager = manager
         self.watchers = watchers
@@ -529,7 +614,7 @@ class TableReplica:
 
     async def close(self) -> None:
         await self.manager.stop()
-        await cancel_and_wait(self.watchers)
+        await self.watchers.stop()
 
 
 def replica_id(instance: str) -> str:
@@ -551,10 +636,9 @@ async def start(nats: NatsConnection, service: TableService, bus: TableBus | Non
     manager = LeaseManager(replica_id(service.config.runtime.instance), KvLeaseStore(leases_kv, replicas_kv), router)
     router.manager = manager
     store.writer = router.writer
-    watchers = [
-        await watch_leases(replicas_kv, manager, members=True),
-        await watch_leases(leases_kv, manager, members=False),
-    ]
+    watchers = LeaseWatchers(replicas_kv, leases_kv, manager)
+    await watchers.start()
+    service.on_stale_writer = router.stale_writer
     await manager.start()
     log.info("table replica started", replica=manager.me, shards=len(manager.held), tables=len(service.tables))
     creator = MatchCreator(nats, service)
