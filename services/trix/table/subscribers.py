@@ -523,7 +523,12 @@ class MatchCreator:
             return
         m = event.match_formed
         request = table_pb2.CreateTableRequest(
-            table_id=m.match_id, variant=m.variant, options=m.options, seats=m.seats, private_table=m.private_table
+            table_id=m.match_id,
+            variant=m.variant,
+            options=m.options,
+            seats=m.seats,
+            private_table=m.private_table,
+            ticket_ids=m.ticket_ids,
         )
         if m.HasField("stake"):
             request.stake.CopyFrom(m.stake)
