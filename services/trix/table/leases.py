@@ -70,6 +70,9 @@ MAX_RELEASE_PER_ROUND = 4
 """Shards handed over at once while rebalancing (each pauses its tables for a moment)."""
 BALANCE_S = 0.2
 """Balancing period when no watcher event wakes the loop (an expiry is not an event)."""
+OUTAGE_VALID_S = 20.0
+"""How long a shard valid when the lease buckets stopped answering stays valid (`LeaseManager.valid`):
+longer than a NATS election (4-9 s, twice if the first fails)."""
 ECHO_S = TABLE_LEASE_TTL_S
 """A watcher that has not delivered this replica's own write (its heartbeat, or a lease it won)
 this long after the write succeeded is deaf (its ordered consumer lost with a NATS node, or
@@ -331,9 +334,23 @@ class LeaseManager:
     # -- queries ----------------------------------------------------------------------------
 
     def valid(self, shard: int) -> bool:
-        """May this replica still write the shard's tables (lease held and fresh)?"""
+        """May this replica still write the shard's tables: lease held and fresh, or it was fresh
+        when the lease buckets stopped answering this replica, `OUTAGE_VALID_S` ago at most.
+
+        During such an outage (a NATS election of the buckets' stream, seconds) no replica can
+        take the shard (that takes a write to the buckets), so the owner writes on instead of
+        stopping every table for the election (issue 19). The cases where the buckets answer
+        others but not this replica (its connection cut, its node alone in a partition) leave
+        it unable to append to the log too, and an append that lands late (sent before the
+        cut) is fenced by the log: expected last sequence and writer epoch."""
         held = self.held.get(shard)
-        return held is not None and self.clock() < held.valid_until
+        if held is None:
+            return False
+        now = self.clock()
+        if now < held.valid_until:
+            return True
+        down = self.kv_down_since
+        return down is not None and held.valid_until >= down and now - down < OUTAGE_VALID_S
 
     def live(self) -> list[str]:
         """The members sharing the shards: heartbeat seen within `MEMBER_TTL_S`, and not an owner
@@ -426,8 +443,6 @@ class LeaseManager:
                         if self.kv_down_since is None:
                             self.kv_down_since = sent
                         raise
-                    if self.kv_down_since is not None:
-                        self._after_outage(self.kv_down_since, self.clock())
                     self._check_watchers()
                     lapsed: list[int] = []
                     for shard, held in self.held.items():  # one lease for every held shard
@@ -437,8 +452,10 @@ class LeaseManager:
                             lapsed.append(shard)  # another may have taken it meanwhile: ask the key
                         else:
                             held.valid_until = sent + self.valid_s
-                    if lapsed:
+                    if lapsed:  # still valid meanwhile if they were when an outage began (`valid`)
                         ok = all(await asyncio.gather(*(self._renew(s) for s in lapsed)))
+                    if self.kv_down_since is not None:
+                        self._after_outage(self.kv_down_since, self.clock())
             except Exception as exc:  # noqa: BLE001 - NATS away: keep trying, validity runs out
                 log.warning("lease renewal failed", error=repr(exc))
                 ok = False

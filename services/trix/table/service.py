@@ -443,6 +443,8 @@ class TableService:
         what is left. Returns False when the signal is refused (the table is not finished).
         """
         table_id = token(table_id, "table id")
+        if not self.config.purge_finished:
+            return False  # kept (TRIX_TABLE_PURGE_FINISHED=false)
         if not self.may_write(table_id):
             raise Unavailable("this replica does not own the table")
         async with self._lock(table_id):

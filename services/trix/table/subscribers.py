@@ -74,6 +74,11 @@ ARCHIVE_CONSUMER = "table-records-archived-q"
 """Durable of the RecordArchived consumer, delivered to the replicas' queue group (issue 4)."""
 ARCHIVE_RETRY_S = 0.5
 REPLICAS_BUCKET = "table_replicas"
+APPEND_ATTEMPT_S = 1.0
+"""One attempt of a log append waits this long before it is sent again (same message id): a
+publish into a SIGSTOPped or cut-off leader gets no answer, and the first attempt after the
+election should not wait out a longer timeout (issue 19). A late ack of an earlier attempt
+makes the next one a duplicate: the table reloads and answers the stored result."""
 
 
 class JetStreamStore:
@@ -105,7 +110,12 @@ class JetStreamStore:
                     raise StaleWriter(f"{table_id}: entry {expected_last} has writer epoch {before} > {epoch}")
         try:
             ack = await publish_once(
-                self.nats.jetstream, subjects.table_log(table_id), entry, msg_id=msg_id, headers=headers
+                self.nats.jetstream,
+                subjects.table_log(table_id),
+                entry,
+                msg_id=msg_id,
+                headers=headers,
+                attempt_timeout_s=APPEND_ATTEMPT_S,
             )
         except APIError as err:
             if err.err_code == WRONG_LAST_SEQUENCE:
