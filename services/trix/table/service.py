@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ log = structlog.get_logger("trix.table")
 RECENT_EVENTS = 512
 """Event copies of each table kept in its owner's memory for readers' gaps and resumes (a deal
 is about 200 copies); older ones are rebuilt from the log (`read_events`)."""
+RELOAD_EVERY_S = 1.0
+"""A table is reloaded from its log on a caller's word (its last seen sequence ahead) at most this often."""
 READ_LIMIT = 512
 """Events in one `read_events` answer at most (the reader asks again for the rest)."""
 
@@ -144,6 +147,7 @@ class TableService:
         """Whether this replica holds a valid lease on the table's shard (set by the lease
         manager, issue 5); checked right before every append."""
         self.recover_concurrency = 16
+        self._reloaded: dict[str, float] = {}
         self.on_stale_writer: Callable[[str], None] = lambda table_id: None
         """Told the table whose append was fenced off (the lease manager drops its shard)."""
 
@@ -161,6 +165,15 @@ class TableService:
         if self._sink is None:
             raise Unavailable("event publishing is not connected yet")
         return self._sink
+
+    def _may_reload(self, table_id: str) -> bool:
+        """At most one reload of a table per `RELOAD_EVERY_S` on a caller's word (a client
+        claiming a sequence ahead of the table cannot make the owner replay its log at will)."""
+        now = time.monotonic()
+        if now - self._reloaded.get(table_id, -RELOAD_EVERY_S) < RELOAD_EVERY_S:
+            return False
+        self._reloaded[table_id] = now
+        return True
 
     def _lock(self, table_id: str) -> asyncio.Lock:
         return self._locks.setdefault(table_id, asyncio.Lock())
@@ -287,6 +300,14 @@ class TableService:
                 return table.results[action_id]
             if table.finished:
                 raise IllegalMove("game is over")
+            if header.last_seen_sequence > table.sequence and self._may_reload(table_id):
+                # The caller saw more than this replica holds (it rebuilt the table from a log
+                # that had not caught up yet, issue 19): from the log again, then decide.
+                self.tables.pop(table_id, None)
+                await self._recover_one(table_id)
+                table = self._table(table_id)
+                if action_id in table.results:
+                    return table.results[action_id]
             if header.last_seen_sequence > table.sequence:
                 raise InvalidArgument("last_seen_sequence is ahead of the table")
             if needs_turn:
@@ -486,17 +507,22 @@ class TableService:
         """Publish each live table's last entry's events again (after a NATS reconnect: core
         NATS is at most once, and a batch sent into a connection that was dying is lost for
         every reader, the timers included, so a turn could wait for ever with nobody knowing
-        it started). Readers drop the copies they have by sequence. Returns the tables."""
-        sent = 0
-        for table_id, table in list(self.tables.items()):
-            if table.finished:
-                continue
+        it started). Readers drop the copies they have by sequence. Returns the tables. The
+        tables go at once, each under its own lock (one waiting out a NATS election for an
+        append does not hold the others back)."""
+
+        async def one(table_id: str) -> bool:
             async with self._lock(table_id):
+                table = self.tables.get(table_id)
+                if table is None or table.finished:
+                    return False
                 last = [r for r in self.recent.get(table_id, ()) if r.event.sequence > table.last_entry_from]
                 if last:
                     await self.sink.publish(table_id, last)
-                    sent += 1
-        return sent
+                return bool(last)
+
+        live = [t for t, table in list(self.tables.items()) if not table.finished]
+        return sum(await asyncio.gather(*(one(t) for t in live)))
 
     def forget(self, dropped: Callable[[str], bool]) -> int:
         """Drop the in-memory tables `dropped` selects (their shard moved to another replica)."""
@@ -504,6 +530,7 @@ class TableService:
         for table_id in gone:
             self.tables.pop(table_id, None)
             self.recent.pop(table_id, None)
+            self._reloaded.pop(table_id, None)
             lock = self._locks.get(table_id)
             if lock is not None and not lock.locked():
                 self._locks.pop(table_id, None)

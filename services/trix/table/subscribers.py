@@ -135,7 +135,7 @@ class JetStreamStore:
         if tail is not None and tail[0] == seq:
             return tail[1]
         try:
-            msg = await self.nats.jetstream.get_msg(LOG_STREAM, seq=seq, direct=True)
+            msg = await self.nats.jetstream.get_msg(LOG_STREAM, seq=seq)  # the leader's answer (`read_log`)
         except NotFoundError:
             return 0  # purged: the table is finished, nothing is appended after it
         if msg.subject != subjects.table_log(table_id):
@@ -145,12 +145,16 @@ class JetStreamStore:
         return epoch
 
     async def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]:
+        """The table's entries after log sequence `after`, from the stream's leader: a direct get
+        may be answered by a follower still behind (a node catching up after a fault, issue 19),
+        and a table rebuilt without its last entries answered "last_seen_sequence is ahead of
+        the table" until it caught up."""
         js = self.nats.jetstream
         subject = subjects.table_log(table_id)
         seq = after + 1
         while True:
             try:
-                msg = await js.get_msg(LOG_STREAM, seq=seq, subject=subject, next=True, direct=True)
+                msg = await js.get_msg(LOG_STREAM, seq=seq, subject=subject, next=True)
             except NotFoundError:
                 return
             assert msg.seq is not None
@@ -168,12 +172,16 @@ class JetStreamStore:
         await kv.put(subjects.token(table_id), seed)
 
     async def get_secret(self, table_id: str) -> bytes | None:
-        kv = await self.nats.jetstream.key_value(SECRETS_BUCKET)
+        """From the bucket's leader (not a direct get: a follower behind may not have a new
+        table's seed yet, and the table would be skipped by a rebuild)."""
+        key = f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}"
         try:
-            entry = await kv.get(subjects.token(table_id))
-        except KeyNotFoundError:
+            msg = await self.nats.jetstream.get_last_msg(f"KV_{SECRETS_BUCKET}", key)
+        except NotFoundError:
             return None
-        return entry.value
+        if (msg.headers or {}).get("KV-Operation") in (KV_DEL, KV_PURGE):
+            return None
+        return msg.data
 
     async def put_snapshot(self, table_id: str, data: bytes) -> None:
         await publish_once(self.nats.jetstream, subjects.table_snapshot(table_id), data)
@@ -679,8 +687,9 @@ async def start(nats: NatsConnection, service: TableService, bus: TableBus | Non
 
     await nats.client.subscribe(subjects.table_live(), cb=on_live)
     # After a reconnect, each live table's last batch goes again: one sent into the dying
-    # connection is lost for every reader (core NATS), the timers included (issue 19).
-    nats.reconnect_hooks.append(service.republish_last)
+    # connection is lost for every reader (core NATS), the timers included (issue 19). At
+    # once: core publishes, no need to wait for the streams' check after the reconnect.
+    nats.core_reconnect_hooks.append(service.republish_last)
     archiver = Archiver(service)
     await js.subscribe(
         subjects.all_records_archived(),
