@@ -187,8 +187,12 @@ class TableService:
     async def ensure_loaded(self, table_id: str) -> None:
         """A table of an owned shard missing from memory (created by a previous owner after this
         replica listed the shard's tables) is rebuilt from its log before it is used."""
-        if table_id in self.tables or not self.may_write(table_id):
+        if table_id in self.tables:
             return
+        if not self.may_write(table_id):
+            # Not (or no longer) this replica's: a command that raced a shard's move (or a
+            # fenced append, which forgets the table) is retried, never told NOT_FOUND.
+            raise Unavailable("this replica does not own the table; retry with the same action id")
         async with self._lock(table_id):
             if table_id not in self.tables:
                 await self._recover_one(table_id)
