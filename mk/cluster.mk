@@ -3,6 +3,7 @@
 # The CI-sized test (tests/cluster/test_leader_kill.py) runs in `make test`.
 FAULTS ?= 20
 SLOTS ?= 6
+PAID ?= 1
 LT_TABLES ?= 100
 LT_SECONDS ?= 60
 
@@ -11,8 +12,8 @@ LT_SECONDS ?= 60
 test-cluster: $(STAMP_DEV) ## NATS cluster: the generator of the node configs, SIGKILL of the TABLE_LOG leader mid-game (CI-sized), and the outside_ci tests
 	$(PY) -m pytest -q --timeout=900 tests/cluster tests/deploy/test_nats_conf_one_generator.py $(PYTEST_ARGS)
 
-fault-nats: $(STAMP_DEV) ## 3-node NATS cluster, 3 table replicas, 2 gateways, bot games of the 4 variants, >= 20 NATS faults (FAULTS=20); last line: one JSON summary
-	@PYTHONPATH=services:tests:tests/cluster $(PY) tests/cluster/fault_nats.py --faults $(FAULTS) --slots $(SLOTS)
+fault-nats: $(STAMP_DEV) ## 3-node NATS cluster, 3 table replicas, 2 gateways, free and paid bot games of the 4 variants, NATS faults of 6 kinds in turn (FAULTS=20; 120 for 20 of each, PAID=1 paid games at once); last line: one JSON summary
+	@PYTHONPATH=services:tests:tests/cluster $(PY) tests/cluster/fault_nats.py --faults $(FAULTS) --slots $(SLOTS) --paid-groups $(PAID)
 
 loadtest-cluster: $(STAMP_DEV) ## trix loadtest steady on 1 NATS node, then on the 3-node cluster, same arguments (LT_TABLES, LT_SECONDS); last line: both and the ratios
 	@PYTHONPATH=services:tests:tests/cluster $(PY) tests/cluster/loadtest_cluster.py --tables $(LT_TABLES) --duration $(LT_SECONDS)

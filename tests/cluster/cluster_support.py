@@ -60,6 +60,8 @@ class Run:
     token: str = ""
     retried_sign_ins: int = 0
     """A signed-in client's token (scoring's standings are asked through the gateway with it)."""
+    client_errors: list[tuple[float, str, str, str]] = field(default_factory=list)
+    """(when, table id, code, message) of every error a client got on its Session stream."""
 
 
 class WatchedBot(Bot):
@@ -106,6 +108,10 @@ class WatchedBot(Bot):
                     self.run_stats.tables.add(m.ticket.table_id)
                 elif kind == "event" and m.event.WhichOneof("body") == "game_ended":
                     self.run_stats.records[self.state.table_id] = m.event.game_ended.record_json
+                elif kind == "error":
+                    self.run_stats.client_errors.append(
+                        (time.monotonic(), self.state.table_id, m.error.code, m.error.message)
+                    )
                 yield m
 
         await super()._loop(watched())

@@ -5,12 +5,21 @@ the table leases bucket (KV_table_leases), of a follower (leading neither), or S
 the TABLE_LOG leader (a slow node, not a dead one) and SIGCONT a few seconds later. A killed
 node is started again on its store and the next fault waits until every replica is current.
 
+Besides the free games (one client, three table bots), groups of four clients play paid
+tables (each granted coins by scoring's admin API, a stake held at matchmaking, the pot
+settled by scoring). Scoring runs throughout; the tables keep finished logs
+(TRIX_TABLE_PURGE_FINISHED=false) for the checks.
+
 Checked after the run, from the logs and the records (cluster_support.check_games): every
 action a client saw accepted is in its table's log exactly once, no table had two writers
 (the writer epochs along each log), every game finished and passes `trix replay` and
-`trix verify`, scoring's standings equal the replayed totals; and per fault, the resume
-time: from the fault to the first acceptance, on each game running then, of an action sent
-after it (p95 and max over every fault and game).
+`trix verify`, scoring's standings equal the replayed totals, coins are conserved (scoring's
+wallet totals: balances + held stakes + pots + house = every coin granted = what this run
+granted, every paid table settled, no stake left held); and per fault, the resume time: from the fault to the
+first acceptance, on each game running then, of an action sent after it (p95 and max over
+every fault and game), next to the time NATS itself was unavailable (from the fault until
+every stream of the move path answered through a node not faulted: its election) and the
+platform's own delay on top (resume minus that, per game and fault).
 
 `python tests/cluster/fault_nats.py --faults 20` prints, last, one JSON line.
 """
@@ -30,11 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
+import nats
 from cluster_support import NatsCluster, Run, WatchedBot, check_games, standings_match
+from nats.aio.client import Client
 from netns import Hosts
 
-from trix.natsio import subjects
-from trix.v1 import common_pb2
+from trix.natsio import permissions, subjects
+from trix.v1 import common_pb2, gateway_pb2, matchmaking_pb2, scoring_pb2, scoring_pb2_grpc
 
 VARIANTS = (
     common_pb2.VARIANT_TRIX,
@@ -49,7 +61,27 @@ PARTITIONS = ("partition-node", "partition-table-host")
 cut off from everything for a while, then healed."""
 TABLE_HOST = 3
 LEASES_STREAM = "KV_table_leases"
-ENV = {"TRIX_MATCHMAKING_BOT_FILL_S": "0", "TRIX_GATEWAY_RATE_PER_S": "400", "TRIX_GATEWAY_RATE_BURST": "400"}
+ADMIN_TOKEN = "fault-nats-scoring-admin"
+ENV = {
+    "TRIX_MATCHMAKING_BOT_FILL_S": "0",
+    "TRIX_GATEWAY_RATE_PER_S": "400",
+    "TRIX_GATEWAY_RATE_BURST": "400",
+    "TRIX_TABLE_PURGE_FINISHED": "false",
+    "TRIX_SCORING_ADMIN_TOKEN": ADMIN_TOKEN,
+}
+ADMIN_MD = (("x-trix-admin-token", ADMIN_TOKEN),)
+STAKE = 10
+GRANT = 100
+"""Coins granted to each paid client before it queues (a stake of STAKE held at matchmaking)."""
+MOVE_PATH = (
+    subjects.TABLE_LOG_STREAM,
+    "TABLE_RESULTS",
+    subjects.TABLE_SNAPSHOTS_STREAM,
+    LEASES_STREAM,
+    "KV_table_replicas",
+)
+"""The streams an action goes through (log, results, snapshots, the owner's leases): NATS is
+available again for play when each answers through a node not faulted."""
 RESUME_BOUND_S = 5.0
 GAME_TIMEOUT_S = 240.0
 """A game (a trix game of one client and three table bots takes under a minute here) not over
@@ -63,6 +95,45 @@ class Fault:
     at: float
     running: list[str]
     resume: dict[str, float] = field(default_factory=dict)
+    nats_s: float | None = None
+    """From the fault until every MOVE_PATH stream answered (None: not within the probe's time)."""
+    by_stream: dict[str, float | None] = field(default_factory=dict)
+
+
+class PaidBot(WatchedBot):
+    """A client at a paid table: granted GRANT coins by scoring's admin API, then queued with a
+    stake (bots never sit at paid tables, docs/rules.md §13: four clients fill one)."""
+
+    def __init__(self, *args: Any, scoring: scoring_pb2_grpc.ScoringServiceStub, grants: list[int], **kw: Any):
+        super().__init__(*args, **kw)
+        self.scoring = scoring
+        self.grants = grants
+
+    async def run(self, run_id: str) -> Any:
+        await self.client.sign_in(f"fault-paid-{run_id}-{self.index:02d}", f"payer{self.index}")
+        grant = scoring_pb2.GrantRequest(
+            player_id=self.client.player_id, amount=GRANT, grant_id=f"g-{run_id}-{self.index}"
+        )
+        for attempt in range(120):  # scoring's buckets may be electing a leader
+            try:
+                await self.scoring.Grant(grant, metadata=ADMIN_MD, timeout=10)
+                break
+            except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.UNAVAILABLE or attempt == 119:
+                    raise
+                await asyncio.sleep(0.5)
+        self.grants.append(GRANT)
+        stream = self.client.open()
+        wish = matchmaking_pb2.GameWish(variant=self.variant)  # type: ignore[arg-type]
+        wish.stake.coins = STAKE
+        self.client.send(gateway_pb2.SessionRequest(find_match=gateway_pb2.FindMatchRequest(wish=wish)))
+        nudge = asyncio.ensure_future(self._nudge())
+        try:
+            await self._loop(stream)
+        finally:
+            nudge.cancel()
+        await self.client.close()
+        return self.state
 
 
 class Slots:
@@ -77,6 +148,57 @@ class Slots:
         self.current: dict[int, str] = {}
         self.games = 0
         self.unavailable_before_seated = 0
+        self.paid_tables: set[str] = set()
+        self.grants: list[int] = []
+        self.scoring: scoring_pb2_grpc.ScoringServiceStub | None = None
+
+    async def paid_group(self, g: int) -> None:
+        """Four clients queue for one paid table, play it, and again (variants in turn)."""
+        scoring = self.scoring
+        assert scoring is not None
+        gateways = self.cluster.gateways
+        game = 0
+        while not self.stop.is_set():
+            variant = VARIANTS[(g + game) % len(VARIANTS)]
+            game += 1
+            run_id = f"p{self.seed}-{g}-{game}"
+            bots = [
+                PaidBot(
+                    gateways[i % len(gateways)],
+                    i,
+                    self.seed * 100 + game,
+                    variant,
+                    self.run,
+                    scoring=scoring,
+                    grants=self.grants,
+                )
+                for i in range(4)
+            ]
+            keys = [1000 + g * 4 + i for i in range(4)]
+            tasks = [asyncio.ensure_future(b.run(run_id)) for b in bots]
+            started = time.monotonic()
+            while not all(t.done() for t in tasks):
+                for key, bot in zip(keys, bots, strict=True):
+                    if bot.state.table_id:
+                        self.current[key] = bot.state.table_id
+                        self.paid_tables.add(bot.state.table_id)
+                await asyncio.wait(set(tasks), timeout=0.1)
+                if time.monotonic() - started > GAME_TIMEOUT_S:
+                    for t in tasks:
+                        t.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    tables = sorted({b.state.table_id for b in bots})
+                    self.run.errors.append(f"paid group {g} game {game}: {tables} stalled for good")
+                    break
+            for key in keys:
+                self.current.pop(key, None)
+            for bot, t in zip(bots, tasks, strict=True):
+                if not t.cancelled() and t.exception() is not None:
+                    self.run.errors.append(
+                        f"paid group {g} game {game}: {type(t.exception()).__name__}: {t.exception()}"
+                    )
+                with contextlib.suppress(Exception):
+                    await bot.client.close()
 
     async def slot(self, k: int) -> None:
         gateways = self.cluster.gateways
@@ -126,6 +248,73 @@ async def _pick(cluster: NatsCluster, kind: str, rng: random.Random) -> int:
     return rng.choice(followers or [i for i in range(len(cluster.nodes)) if i != log_leader])
 
 
+class Probes:
+    """One provisioner connection per NATS node (that node only), asking JetStream for the
+    MOVE_PATH streams: how long NATS itself is unavailable after a fault."""
+
+    def __init__(self, cluster: NatsCluster) -> None:
+        self.cluster = cluster
+        self.conns: list[Client | None] = []
+
+    async def open(self) -> None:
+        sup = self.cluster.sup
+        for node in sup.nats_nodes:
+            url = permissions.user_url(
+                f"nats://{node.host}:{node.client_port}",
+                permissions.PROVISIONER,
+                sup.passwords[permissions.PROVISIONER],
+            )
+            self.conns.append(
+                await nats.connect(
+                    servers=[url],
+                    inbox_prefix=permissions.inbox_prefix(permissions.PROVISIONER).encode(),
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.2,
+                    ping_interval=1,
+                    max_outstanding_pings=3,
+                    error_cb=_quiet,
+                )
+            )
+
+    async def close(self) -> None:
+        for conn in self.conns:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.close(), 5)
+
+    async def _answers(self, stream: str, avoid: int | None) -> bool:
+        async def one(i: int, conn: Client) -> bool:
+            try:
+                info = await conn.jetstream(timeout=0.5).stream_info(stream)
+            except Exception:  # noqa: BLE001 - no leader (yet), or that node is away
+                return False
+            return info.cluster is not None and bool(info.cluster.leader)
+
+        asks = [one(i, c) for i, c in enumerate(self.conns) if c is not None and i != avoid]
+        return any(await asyncio.gather(*asks))
+
+    async def until_available(self, fault: Fault, avoid: int | None, timeout_s: float = 30.0) -> None:
+        """Sets `fault.nats_s`: every MOVE_PATH stream answered through a node other than the
+        faulted one (a stream's info comes from its leader: one is elected, or it came back)."""
+        deadline = fault.at + timeout_s
+
+        async def back(stream: str) -> float | None:
+            while time.monotonic() < deadline:
+                if await self._answers(stream, avoid):
+                    return time.monotonic() - fault.at
+                await asyncio.sleep(0.1)
+            return None
+
+        times = await asyncio.gather(*(back(stream) for stream in MOVE_PATH))
+        fault.by_stream = dict(zip(MOVE_PATH, times, strict=True))
+        if all(t is not None for t in times):
+            fault.nats_s = max(t for t in times if t is not None)
+
+
+async def _quiet(_exc: Exception) -> None:
+    return None
+
+
 async def _measure(fault: Fault, run: Run, timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and len(fault.resume) < len(fault.running):
@@ -147,32 +336,65 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+async def wallet_check(
+    scoring: scoring_pb2_grpc.ScoringServiceStub, granted: int, paid_finished: int, timeout_s: float = 120.0
+) -> dict[str, Any]:
+    """docs/rules.md §13 over the whole run, once scoring settled every finished paid table:
+    balances + held stakes + pots + house = every coin granted = what this run granted."""
+    deadline = time.monotonic() + timeout_s
+    totals = scoring_pb2.GetWalletTotalsResponse()
+    while time.monotonic() < deadline:
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            totals = await scoring.GetWalletTotals(scoring_pb2.GetWalletTotalsRequest(), metadata=ADMIN_MD, timeout=10)
+            if totals.settlements >= paid_finished and totals.running_tables == 0 and totals.held == 0:
+                break
+        await asyncio.sleep(0.5)
+    t = totals
+    return {
+        "coins_granted": granted,
+        "coins_conserved": t.available + t.held + t.pots + t.house == t.granted == granted,
+        "coins": {"granted": t.granted, "available": t.available, "held": t.held, "pots": t.pots, "house": t.house},
+        "paid_tables_settled": t.settlements,
+        "paid_tables_running": t.running_tables,
+        "stakes_left_held": t.held,
+    }
+
+
 async def run_faults(
     workdir: Path,
     *,
     faults: int = 20,
     slots: int = 6,
+    paid_groups: int = 1,
     seed: int = 19,
     stop_s: float = 4.0,
     cut_s: float = 8.0,
     netns: bool = False,
+    kinds: tuple[str, ...] | None = None,
     say: Any = print,
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     hosts = Hosts(4, seed).open() if netns else None
-    kinds = KINDS + PARTITIONS if hosts is not None else KINDS
+    if kinds is None:
+        kinds = KINDS + PARTITIONS if hosts is not None else KINDS
     cluster = NatsCluster(workdir / "state", tables=2 if hosts else 3, gateways=2, env=ENV)
     if hosts is not None:
         cluster.place_in(hosts)
+    probes = Probes(cluster)
+    channel: grpc.aio.Channel | None = None
     t0 = time.monotonic()
     try:
         await cluster.start()
+        await probes.open()
         if hosts is not None:
             cluster.start_table_host(TABLE_HOST)
-        cluster.hold("scoring")  # the logs are read before scoring lets the table purge them
+        scoring_port = next(c.grpc_port for c in cluster.sup.services if c.name.startswith("scoring"))
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{scoring_port}")
         run = Run()
         games = Slots(cluster, run, slots, seed)
+        games.scoring = scoring_pb2_grpc.ScoringServiceStub(channel)
         tasks = [asyncio.ensure_future(games.slot(k)) for k in range(slots)]
+        tasks += [asyncio.ensure_future(games.paid_group(g)) for g in range(paid_groups)]
         done: list[Fault] = []
         await asyncio.sleep(3.0)
         for k in range(faults):
@@ -184,38 +406,70 @@ async def run_faults(
             target = cluster.extra[0] if kind == "partition-table-host" else cluster.nodes[node]
             pid = target.proc.pid if target.proc else 0
             fault = Fault(kind, node, time.monotonic(), games.running())
+            avoid = None if kind == "partition-table-host" else node
             if kind in PARTITIONS:
                 assert hosts is not None
                 hosts.cut(node)
                 fault.at = time.monotonic()
+                probe = asyncio.ensure_future(probes.until_available(fault, avoid))
                 await asyncio.sleep(cut_s)
                 hosts.heal(node)
             elif kind == "stop-leader":
                 cluster.send(node, signal.SIGSTOP)
                 fault.at = time.monotonic()
+                probe = asyncio.ensure_future(probes.until_available(fault, avoid))
                 await asyncio.sleep(stop_s)
                 cluster.send(node, signal.SIGCONT)
             else:
                 cluster.kill(node)
                 fault.at = time.monotonic()
+                probe = asyncio.ensure_future(probes.until_available(fault, avoid))
                 await asyncio.sleep(2.0)
                 cluster.restart(node)
             await _measure(fault, run)
+            await probe
             done.append(fault)
             worst = max(fault.resume.values(), default=0.0)
+            slow_games: list[str] = []
+            for t, r in sorted(fault.resume.items()):
+                if r > RESUME_BOUND_S:  # what its client was told meanwhile
+                    seen = [
+                        f"+{w - fault.at:.1f}s {code}: {msg[:60]}"
+                        for w, table, code, msg in run.client_errors
+                        if table == t and fault.at <= w <= fault.at + r
+                    ]
+                    slow_games.append(f"  {t} resumed after {r:.1f}s; its client was told: {seen[:6]}")
             stuck = [t for t in fault.running if t not in fault.resume]
             if stuck:
                 say(f"  not resumed within 30 s: {stuck}")
+            slow = {k: None if v is None else round(v, 1) for k, v in fault.by_stream.items() if v is None or v > 0.5}
+            back = fault.nats_s
             say(
                 f"fault {k + 1}/{faults}: {kind} node {node + 1} (pid {pid}) at {fault.at - t0:.1f}s, "
-                f"{len(fault.running)} games running, resumed {len(fault.resume)}, max {worst:.2f}s"
+                f"{len(fault.running)} games running, resumed {len(fault.resume)}, max {worst:.2f}s; "
+                f"NATS back after {None if back is None else round(back, 2)}s {slow}"
             )
+            for line in slow_games:
+                say(line)
         games.stop.set()
-        await asyncio.wait_for(asyncio.gather(*tasks), 600)
+        # Each game loop ends its game within GAME_TIMEOUT_S; asyncio.wait, not wait_for: on
+        # 3.11 wait_for waits for ever for a task that swallowed its cancellation.
+        _, hung = await asyncio.wait(tasks, timeout=GAME_TIMEOUT_S + 60)
+        for task in hung:
+            task.cancel()
+            run.errors.append("a game loop did not end")
         verdict = await check_games(cluster, run)
-        cluster.hold("scoring", signal.SIGCONT)
+        # A fresh token: the first client's expired long ago in a long run (900 s, ADR 0018).
+        auditor = WatchedBot(cluster.gateways[0], 99, seed, VARIANTS[0], Run())
+        await auditor.client.sign_in(f"fault-auditor-{seed}-{time.monotonic_ns()}", "auditor")
+        run.token = auditor.client.token
+        await auditor.client.close()
         standings = await standings_match(cluster.gateways[0], run)
+        paid_finished = sum(1 for t in games.paid_tables if t in run.records)
+        wallet = await wallet_check(games.scoring, sum(games.grants), paid_finished)
         resumes = [r for f in done for r in f.resume.values()]
+        nats_down = [f.nats_s for f in done if f.nats_s is not None]
+        extra = [max(0.0, r - f.nats_s) for f in done if f.nats_s is not None for r in f.resume.values()]
         per_kind = {
             kind: round(max((r for f in done if f.kind == kind for r in f.resume.values()), default=0.0), 2)
             for kind in kinds
@@ -230,10 +484,20 @@ async def run_faults(
             "games_finished": verdict.games_finished,
             "games_ok": verdict.games_ok,
             "standings_equal_replay": standings,
+            "paid_games": len(games.paid_tables),
+            "paid_games_finished": paid_finished,
+            **wallet,
             "two_writers": verdict.two_writers,
             "resume_p95_s": round(percentile(resumes, 95), 2),
             "resume_max_s": round(max(resumes, default=0.0), 2),
             "resume_max_s_by_kind": per_kind,
+            "nats_unavailable_p95_s": round(percentile(nats_down, 95), 2),
+            "nats_unavailable_max_s": round(max(nats_down, default=0.0), 2),
+            "nats_unavailable_max_s_by_kind": {
+                kind: round(max((f.nats_s or 0.0 for f in done if f.kind == kind), default=0.0), 2) for kind in kinds
+            },
+            "platform_delay_p95_s": round(percentile(extra, 95), 2),
+            "platform_delay_max_s": round(max(extra, default=0.0), 2),
             "sign_ins_retried_unavailable": run.retried_sign_ins,
             "find_match_unavailable": games.unavailable_before_seated,
             "games_not_resumed": sum(len(f.running) - len(f.resume) for f in done),
@@ -241,6 +505,9 @@ async def run_faults(
             "seconds": round(time.monotonic() - t0, 1),
         }
     finally:
+        if channel is not None:
+            await channel.close()
+        await probes.close()
         await cluster.stop()
         if hosts is not None:
             hosts.close()
@@ -249,7 +516,9 @@ async def run_faults(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--faults", type=int, default=20)
-    parser.add_argument("--slots", type=int, default=6, help="games played at once")
+    parser.add_argument("--slots", type=int, default=6, help="free games played at once (one client each)")
+    parser.add_argument("--paid-groups", type=int, default=1, help="paid games played at once (four clients each)")
+    parser.add_argument("--kinds", default="", help="comma-separated fault kinds (default: every kind, in turn)")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument(
         "--netns",
@@ -266,7 +535,9 @@ def main() -> int:
                 workdir,
                 faults=args.faults,
                 slots=args.slots,
+                paid_groups=args.paid_groups,
                 seed=args.seed,
+                kinds=tuple(k for k in args.kinds.split(",") if k) or None,
                 netns=args.netns,
                 say=lambda m: print(m, flush=True),
             )
@@ -277,6 +548,10 @@ def main() -> int:
         and result["two_writers"] == 0
         and result["games"] == result["games_finished"] == result["games_ok"] == result["standings_equal_replay"]
         and result["games_not_resumed"] == 0
+        and result["coins_conserved"]
+        and result["paid_tables_settled"] >= result["paid_games_finished"]
+        and result["paid_tables_running"] == 0
+        and result["stakes_left_held"] == 0
     )
     result["invariants_hold"] = ok
     result["resume_within_5s"] = result["resume_max_s"] <= RESUME_BOUND_S

@@ -291,6 +291,31 @@ async def test_a_late_reader_gets_the_missed_events_then_the_live_ones_once(nats
         assert feeds.subjects() == {}
 
 
+async def test_a_batch_lost_while_the_reader_reconnects_is_asked_of_the_owner_at_once(
+    nats_server: NatsServer,
+) -> None:
+    """Issue 19: a reader whose connection dropped while the owner published lost that batch;
+    with nothing later to show the gap, it noticed only at its quiet recheck (30 s) and the
+    game waited. A reconnect now wakes every reader, which asks the owner at once."""
+    async with connected(nats_server.url, "test-seatstream-reconnect") as conn:
+        t = "ss6"
+        public = subjects.public_events(t)
+        owner = Owner(conn, t)
+        stream = owner.follow(None, seatstream.LiveFeeds(conn))
+        await owner.put(public, turn(1))
+        assert (await _take(stream, 1))[0].sequence == 1
+        before = conn.reconnects
+        await owner.put(public, turn(2), lost=True)  # published into the connection that dies
+        conn.client._transport.close()  # the reader's TCP connection cut under it
+        deadline = asyncio.get_running_loop().time() + 30
+        while conn.reconnects == before:
+            assert asyncio.get_running_loop().time() < deadline, "no reconnect"
+            await asyncio.sleep(0.05)
+        got = await asyncio.wait_for(anext(stream), seatstream.QUIET_RECHECK_S / 3)
+        assert got.sequence == 2  # from the owner, long before the quiet recheck
+        await stream.aclose()
+
+
 async def test_a_stalled_reader_delays_no_one_and_resumes_from_the_owner(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-seatstream-stalled") as conn:
         t = "ss5"

@@ -16,6 +16,7 @@ Owns the gateway's NATS side, within the whitelist of its NATS user
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
@@ -37,6 +38,8 @@ from trix.v1 import events_pb2, table_pb2
 log = structlog.get_logger("trix.gateway.nats")
 
 INTERNAL_KIND = "Internal"
+COMMAND_ATTEMPT_S = 1.5
+"""How long one attempt of a table command waits before the same bytes are sent again."""
 
 
 class NatsTables:
@@ -57,18 +60,32 @@ class NatsTables:
     async def command(
         self, table_id: str, command: table_pb2.TableCommand, player_id: str
     ) -> table_pb2.TableCommandReply:
+        """Ask the owner, the same bytes again (same action id: applied once) after no
+        responders (the shard is changing hands) or an attempt's `COMMAND_ATTEMPT_S` without
+        an answer (the request went to an owner cut off, or one waiting out a NATS election:
+        its answer to a later attempt comes as soon as the action is stored), until twice the
+        call timeout (issue 19: a NATS election takes 4-9 s)."""
         token = sign(self.key, ROLE_PLAYER, player_id, time.time())
-        try:
-            msg = await self.nats.client.request(
-                subjects.table_command(table_id),
-                command.SerializeToString(),
-                timeout=self.timeout_s,
-                headers={TOKEN_HEADER: token},
-            )
-        except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError):
-            raise Unavailable("the table did not answer; retry with the same action id") from None
-        except nats.errors.Error:
-            raise Unavailable("the table is not reachable; retry with the same action id") from None
+        data = command.SerializeToString()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 2 * self.timeout_s
+        while True:
+            left = deadline - loop.time()
+            try:
+                msg = await self.nats.client.request(
+                    subjects.table_command(table_id),
+                    data,
+                    timeout=max(0.05, min(COMMAND_ATTEMPT_S, left)),
+                    headers={TOKEN_HEADER: token},
+                )
+                break
+            except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError) as exc:
+                if loop.time() + 0.1 >= deadline:
+                    raise Unavailable("the table did not answer; retry with the same action id") from None
+                if isinstance(exc, nats.errors.NoRespondersError):
+                    await asyncio.sleep(0.1)
+            except nats.errors.Error:
+                raise Unavailable("the table is not reachable; retry with the same action id") from None
         reply = table_pb2.TableCommandReply.FromString(msg.data)
         if reply.HasField("error"):
             if reply.error.kind == INTERNAL_KIND:

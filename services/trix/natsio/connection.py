@@ -76,6 +76,9 @@ class NatsConnection:
         self.reconnects = 0
         self.reconnect_hooks: list[Callable[[], Awaitable[object]]] = []
         """Run after each reconnect, once provisioned (a reader catching up on what it missed)."""
+        self.core_reconnect_hooks: list[Callable[[], Awaitable[object]]] = []
+        """Run right after each reconnect, before the provisioning check (which waits out any
+        stream still electing a leader: seconds on a cluster, issue 19); core NATS only."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -159,6 +162,11 @@ class NatsConnection:
         task.add_done_callback(self._tasks.discard)
 
     async def _after_reconnect(self) -> None:
+        for hook in list(self.core_reconnect_hooks):
+            try:
+                await hook()
+            except Exception as exc:  # noqa: BLE001 - a hook's failure must not stop the others
+                log.warning("reconnect hook failed", error=type(exc).__name__)
         await self._provision()
         for hook in list(self.reconnect_hooks):
             try:

@@ -26,6 +26,7 @@ subscription per table"). Everything else stays per reader.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
@@ -168,6 +169,7 @@ class _Reader:
         self._timer: asyncio.TimerHandle | None = None
         self._waiting = False
         self._timed_out = False
+        self._woken = False
 
     def put(self, event: events_pb2.Event, from_own: bool) -> bool:
         """Queue a live event; False if dropped (the queue is full)."""
@@ -183,7 +185,8 @@ class _Reader:
         0009). One timer serves many waits: a timer that fires before the current deadline is
         set again for it, so a busy reader does not arm and cancel a timer per event (with a
         thousand readers the loop's timer heap was a sixth of their CPU)."""
-        if self.items:
+        if self.items or self._woken:
+            self._woken = False
             return
         loop = asyncio.get_running_loop()
         self._deadline = loop.time() + timeout_s
@@ -193,11 +196,12 @@ class _Reader:
             self._timer = loop.call_at(self._deadline, self._on_timer)
         self._waiting, self._timed_out = True, False
         try:
-            while not self.items and not self._timed_out:
+            while not self.items and not self._timed_out and not self._woken:
                 self._wake.clear()
                 await self._wake.wait()
         finally:
             self._waiting = False
+            self._woken = False
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -209,6 +213,12 @@ class _Reader:
             self._wake.set()
         else:
             self._timer = loop.call_at(self._deadline, self._on_timer)
+
+    def wake(self) -> None:
+        """End the current wait now, or the next one at once (NATS reconnected: the reader
+        asks the owner what it missed)."""
+        self._woken = True
+        self._wake.set()
 
     def take(self) -> list[tuple[events_pb2.Event, bool]]:
         items = list(self.items)
@@ -253,6 +263,20 @@ class LiveFeeds:
         """Live events dropped for readers whose queue was full (they read the store instead)."""
         self._feeds: dict[str, _Feed] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        nats.core_reconnect_hooks.append(self._on_reconnect)
+
+    async def _on_reconnect(self) -> None:
+        """Every reader asks the owner at once after a reconnect: a batch published meanwhile
+        was lost for it, and a reader waiting for a turn's deadline (or the 30 s quiet recheck)
+        would otherwise notice only then (issue 19: games paused 26-33 s after a NATS fault)."""
+        for feed in list(self._feeds.values()):
+            for reader in list(feed.readers):
+                reader.wake()
+
+    def close(self) -> None:
+        """Stop following reconnects (a hub of one `follow`)."""
+        with contextlib.suppress(ValueError):
+            self.nats.core_reconnect_hooks.remove(self._on_reconnect)
 
     def subjects(self) -> dict[str, int]:
         """Each subscribed subject and how many readers it has."""
@@ -394,6 +418,8 @@ async def follow(
         reader.close()
         for feed in joined:
             await hub._leave(feed, reader)
+        if feeds is None:
+            hub.close()
 
 
 async def _missed(history: History, after: int, seat: int | None) -> list[tuple[events_pb2.Event, bool]]:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from trix.runtime.config import RuntimeConfig, env_float, env_int
+from trix.runtime.config import RuntimeConfig, env_bool, env_float, env_int
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
 
 SERVICE = "table"
@@ -31,6 +31,10 @@ class TableConfig:
     required (trix.runtime.identity, issue 18)."""
     command_timeout_s: float = 10.0
     """TRIX_TABLE_COMMAND_TIMEOUT_S: how long the gRPC API waits for the owner's reply."""
+    purge_finished: bool = True
+    """TRIX_TABLE_PURGE_FINISHED: purge a finished table's log, snapshot and seed once scoring has
+    archived its record (ADR 0003); false keeps them (audits: `make fault-nats` reads every log
+    after its run while scoring runs throughout)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TableConfig:
@@ -40,4 +44,5 @@ class TableConfig:
             snapshot_every=env_int(e, "TRIX_TABLE_SNAPSHOT_EVERY", 50, minimum=1),
             keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
             command_timeout_s=env_float(e, "TRIX_TABLE_COMMAND_TIMEOUT_S", 10.0, minimum=0.1),
+            purge_finished=env_bool(e, "TRIX_TABLE_PURGE_FINISHED", True),
         )

@@ -70,6 +70,14 @@ MAX_RELEASE_PER_ROUND = 4
 """Shards handed over at once while rebalancing (each pauses its tables for a moment)."""
 BALANCE_S = 0.2
 """Balancing period when no watcher event wakes the loop (an expiry is not an event)."""
+OUTAGE_VALID_S = 20.0
+"""How long a shard valid when the lease buckets stopped answering stays valid (`LeaseManager.valid`):
+longer than a NATS election (4-9 s, twice if the first fails)."""
+ECHO_S = TABLE_LEASE_TTL_S
+"""A watcher that has not delivered this replica's own write (its heartbeat, or a lease it won)
+this long after the write succeeded is deaf (its ordered consumer lost with a NATS node, or
+stalled across a partition: the client library notices only after two missed 5 s idle
+heartbeats): both watchers are started again (`LeaseManager.rewatch`)."""
 
 
 def quotas(live: Iterable[str], shards: int = TABLE_SHARDS) -> dict[str, int]:
@@ -235,6 +243,17 @@ class LeaseManager:
     kv_down_since: float | None = None
     """When this replica's heartbeat started failing (NATS away, or the buckets' stream with no
     leader after a NATS node died: issue 19); None while it succeeds."""
+    unechoed_since: float | None = None
+    """When the oldest heartbeat of this replica that its watcher has not delivered back was
+    sent (None: the last one came back). The watcher is known current up to then only, so the
+    others' silence is counted up to then (`horizon`): a deaf watcher never makes a live
+    replica look dead (issue 19: a replica healed from a partition took the shards of live
+    ones)."""
+    lease_unechoed: dict[int, tuple[int, float]] = field(default_factory=dict)
+    """Shard -> (revision, when) of a lease write of this replica not yet seen by the watcher."""
+    rewatch: Callable[[], Coroutine[Any, Any, None]] | None = None
+    """Starts both watchers again (set by `trix.table.subscribers.start`)."""
+    rewatched_at: float = 0.0
     _closed: bool = False
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -244,6 +263,9 @@ class LeaseManager:
 
     def on_lease(self, shard: int, owner: str | None, revision: int) -> None:
         self.seen[shard] = Seen(owner, revision, self.clock())
+        pending = self.lease_unechoed.get(shard)
+        if pending is not None and revision >= pending[0]:
+            del self.lease_unechoed[shard]
         held = self.held.get(shard)
         if held is not None and not held.releasing and owner != self.me and revision > held.revision:
             log.warning("shard lease taken by another replica", shard=shard, owner=owner)
@@ -252,6 +274,8 @@ class LeaseManager:
 
     def on_member(self, replica: str, alive: bool) -> None:
         now = self.clock()
+        if replica == self.me and alive:
+            self.unechoed_since = None
         if alive:
             before = self.members.get(replica)
             self.members[replica] = now
@@ -284,21 +308,55 @@ class LeaseManager:
             if self.members[replica] >= since - MEMBER_TTL_S:
                 self.members[replica] = now
 
+    def horizon(self, now: float) -> float:
+        """Until when the heartbeat watcher is known to have delivered everything: now, or the
+        send time of this replica's oldest heartbeat it has not delivered back yet."""
+        return now if self.unechoed_since is None else min(now, self.unechoed_since)
+
     def _silent_for(self, replica: str, now: float) -> float:
-        """How long no heartbeat of `replica` was seen (since this manager started, at most)."""
-        return now - self.heard.get(replica, self.started)
+        """How long no heartbeat of `replica` was seen (since this manager started, at most),
+        counted up to the watcher's `horizon` only."""
+        return self.horizon(now) - self.heard.get(replica, self.started)
+
+    def deaf(self, now: float) -> bool:
+        """Has a watcher missed one of this replica's own writes for `ECHO_S`?"""
+        if self.unechoed_since is not None and now - self.unechoed_since > ECHO_S:
+            return True
+        return any(now - at > ECHO_S for _, at in self.lease_unechoed.values())
+
+    def fenced(self, shard: int) -> None:
+        """A newer owner wrote a table of the shard (the log's writer epochs, issue 19): the
+        lease was taken and the watcher did not say so. Stop serving the shard."""
+        if shard in self.held:
+            log.warning("shard lease lost: a newer owner wrote its log", shard=shard)
+            self._spawn(self._lose(shard))
 
     # -- queries ----------------------------------------------------------------------------
 
     def valid(self, shard: int) -> bool:
-        """May this replica still write the shard's tables (lease held and fresh)?"""
+        """May this replica still write the shard's tables: lease held and fresh, or it was fresh
+        when the lease buckets stopped answering this replica, `OUTAGE_VALID_S` ago at most.
+
+        During such an outage (a NATS election of the buckets' stream, seconds) no replica can
+        take the shard (that takes a write to the buckets), so the owner writes on instead of
+        stopping every table for the election (issue 19). The cases where the buckets answer
+        others but not this replica (its connection cut, its node alone in a partition) leave
+        it unable to append to the log too, and an append that lands late (sent before the
+        cut) is fenced by the log: expected last sequence and writer epoch."""
         held = self.held.get(shard)
-        return held is not None and self.clock() < held.valid_until
+        if held is None:
+            return False
+        now = self.clock()
+        if now < held.valid_until:
+            return True
+        down = self.kv_down_since
+        return down is not None and held.valid_until >= down and now - down < OUTAGE_VALID_S
 
     def live(self) -> list[str]:
         """The members sharing the shards: heartbeat seen within `MEMBER_TTL_S`, and not an owner
         whose lease was seen expired with no heartbeat of it since (dead: its shards are free)."""
         now = self.clock()
+        upto = self.horizon(now)
         for seen in self.seen.values():
             owner = seen.owner
             if owner is not None and owner != self.me and self._silent_for(owner, now) > self.ttl_s:
@@ -311,7 +369,7 @@ class LeaseManager:
         alive = [
             r
             for r, at in self.members.items()
-            if now - at < MEMBER_TTL_S and not (r in self.dead and at <= self.dead[r])
+            if upto - at < MEMBER_TTL_S and not (r in self.dead and at <= self.dead[r])
         ]
         return sorted(alive) if self.leaving else sorted({*alive, self.me})
 
@@ -374,14 +432,18 @@ class LeaseManager:
                     ok = all(await asyncio.gather(*(self._renew(s) for s in list(self.held))))
                 else:
                     sent = self.clock()
+                    first = self.unechoed_since is None
+                    if first:  # before the put: its echo may come before its ack
+                        self.unechoed_since = sent
                     try:
                         await self.store.heartbeat(self.me)
                     except Exception:
+                        if first:
+                            self.unechoed_since = None  # nothing stored: no echo to wait for
                         if self.kv_down_since is None:
                             self.kv_down_since = sent
                         raise
-                    if self.kv_down_since is not None:
-                        self._after_outage(self.kv_down_since, self.clock())
+                    self._check_watchers()
                     lapsed: list[int] = []
                     for shard, held in self.held.items():  # one lease for every held shard
                         if held.releasing:
@@ -390,8 +452,10 @@ class LeaseManager:
                             lapsed.append(shard)  # another may have taken it meanwhile: ask the key
                         else:
                             held.valid_until = sent + self.valid_s
-                    if lapsed:
+                    if lapsed:  # still valid meanwhile if they were when an outage began (`valid`)
                         ok = all(await asyncio.gather(*(self._renew(s) for s in lapsed)))
+                    if self.kv_down_since is not None:
+                        self._after_outage(self.kv_down_since, self.clock())
             except Exception as exc:  # noqa: BLE001 - NATS away: keep trying, validity runs out
                 log.warning("lease renewal failed", error=repr(exc))
                 ok = False
@@ -402,6 +466,34 @@ class LeaseManager:
             pause = max(0.05, period - took)
             due = self.clock() + pause
             await asyncio.sleep(pause)
+
+    def _check_watchers(self) -> None:
+        """A deaf watcher (`deaf`) is started again, at most once per `ECHO_S`."""
+        now = self.clock()
+        if self.rewatch is None or not self.deaf(now) or now - self.rewatched_at < ECHO_S:
+            return
+        self.rewatched_at = now
+        log.warning(
+            "lease watchers deaf, starting them again",
+            heartbeat_unechoed_s=None if self.unechoed_since is None else round(now - self.unechoed_since, 3),
+            leases_unechoed=len(self.lease_unechoed),
+        )
+        self.lease_unechoed.clear()  # the new watchers deliver every key's latest value
+        self._spawn(self._rewatch(self.rewatch))
+
+    async def _rewatch(self, rewatch: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        try:
+            await rewatch()
+        except Exception as exc:  # noqa: BLE001 - NATS away: tried again after ECHO_S
+            log.warning("lease watchers not started again", error=repr(exc))
+
+    def _wrote(self, shard: int, revision: int, sent: float) -> None:
+        """A lease write of this replica stored at `revision`: its watcher should deliver it."""
+        seen = self.seen.get(shard)
+        if seen is not None and seen.revision >= revision:
+            return  # delivered already, before the write's ack
+        if shard not in self.lease_unechoed:
+            self.lease_unechoed[shard] = (revision, sent)
 
     async def _renew(self, shard: int) -> bool:
         """Renew one held lease; False if the attempt failed (try again soon)."""
@@ -437,6 +529,7 @@ class LeaseManager:
             held.epoch = revision
         held.revision = revision
         held.valid_until = sent + self.valid_s
+        self._wrote(shard, revision, sent)
         return True
 
     async def _lose(self, shard: int) -> None:
@@ -491,6 +584,7 @@ class LeaseManager:
                     self.seen[shard] = Seen(seen.owner if seen else "?", seen.revision if seen else 0, self.clock())
                 return False
             self.held[shard] = Held(revision, sent + self.valid_s, epoch=revision)
+            self._wrote(shard, revision, sent)
             return True
 
         won = await asyncio.gather(*(one(s) for s in shards))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ log = structlog.get_logger("trix.table")
 RECENT_EVENTS = 512
 """Event copies of each table kept in its owner's memory for readers' gaps and resumes (a deal
 is about 200 copies); older ones are rebuilt from the log (`read_events`)."""
+RELOAD_EVERY_S = 1.0
+"""A table is reloaded from its log on a caller's word (its last seen sequence ahead) at most this often."""
 READ_LIMIT = 512
 """Events in one `read_events` answer at most (the reader asks again for the rest)."""
 
@@ -59,11 +62,18 @@ class LogConflict(Exception):
     """The log's last sequence is not the one expected: another writer appended (stale owner)."""
 
 
+class StaleWriter(Exception):
+    """The log's last entry was written under a newer lease epoch than this replica's: another
+    replica won the table's shard after it (issue 19). Never retried here: the table is not
+    this replica's any more."""
+
+
 class TableStore(Protocol):
     """Durable storage of tables (JetStream in production)."""
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
-        """Append to the table's log; returns the entry's log sequence; LogConflict on a wrong expected_last."""
+        """Append to the table's log; returns the entry's log sequence; LogConflict on a wrong
+        expected_last, StaleWriter if the entry at expected_last has a newer writer epoch."""
         ...
 
     def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]: ...
@@ -125,6 +135,7 @@ class TableService:
         sink: EventSink,
         *,
         may_write: Callable[[str], bool],
+        on_stale_writer: Callable[[str], None] = lambda table_id: None,
         clock: Clock = utc_now,
         new_seed: Callable[[], bytes] = fairness.new_server_seed,
     ) -> None:
@@ -141,6 +152,18 @@ class TableService:
         self.recent: dict[str, deque[Routed]] = {}
         """Each table's latest event copies, in order (`read_events`)."""
         self.recover_concurrency = 16
+        self._reloaded: dict[str, float] = {}
+        self.on_stale_writer = on_stale_writer
+        """Told the table whose append was fenced off (the shard router drops its shard)."""
+
+    def _may_reload(self, table_id: str) -> bool:
+        """At most one reload of a table per `RELOAD_EVERY_S` on a caller's word (a client
+        claiming a sequence ahead of the table cannot make the owner replay its log at will)."""
+        now = time.monotonic()
+        if now - self._reloaded.get(table_id, -RELOAD_EVERY_S) < RELOAD_EVERY_S:
+            return False
+        self._reloaded[table_id] = now
+        return True
 
     def _lock(self, table_id: str) -> asyncio.Lock:
         return self._locks.setdefault(table_id, asyncio.Lock())
@@ -154,8 +177,12 @@ class TableService:
     async def ensure_loaded(self, table_id: str) -> None:
         """A table of an owned shard missing from memory (created by a previous owner after this
         replica listed the shard's tables) is rebuilt from its log before it is used."""
-        if table_id in self.tables or not self.may_write(table_id):
+        if table_id in self.tables:
             return
+        if not self.may_write(table_id):
+            # Not (or no longer) this replica's: a command that raced a shard's move (or a
+            # fenced append, which forgets the table) is retried, never told NOT_FOUND.
+            raise Unavailable("this replica does not own the table; retry with the same action id")
         async with self._lock(table_id):
             if table_id not in self.tables:
                 await self._recover_one(table_id)
@@ -177,6 +204,14 @@ class TableService:
             raise Unavailable("this replica no longer owns the table; retry with the same action id")
         try:
             trial.log_seq = await self.store.append(table.table_id, data, msg_id, table.log_seq)
+        except StaleWriter as err:
+            # A newer owner appended (this replica missed that its lease was taken): never
+            # append after it; the table and its shard go, the caller retries with the same
+            # action id and reaches the owner.
+            log.warning("stale writer fenced off the table's log", table_id=table.table_id, error=str(err))
+            self.forget(lambda t: t == table.table_id)
+            self.on_stale_writer(table.table_id)
+            raise Unavailable("this replica no longer owns the table; retry with the same action id") from None
         except LogConflict:
             # Another writer appended (a stale copy, or the same action id stored already):
             # rebuild from the log; a repeated action id answers its first result.
@@ -266,6 +301,14 @@ class TableService:
                 return table.results[action_id]
             if table.finished:
                 raise IllegalMove("game is over")
+            if header.last_seen_sequence > table.sequence and self._may_reload(table_id):
+                # The caller saw more than this replica holds (it rebuilt the table from a log
+                # that had not caught up yet, issue 19): from the log again, then decide.
+                self.tables.pop(table_id, None)
+                await self._recover_one(table_id)
+                table = self._table(table_id)
+                if action_id in table.results:
+                    return table.results[action_id]
             if header.last_seen_sequence > table.sequence:
                 raise InvalidArgument("last_seen_sequence is ahead of the table")
             if needs_turn:
@@ -432,6 +475,8 @@ class TableService:
         what is left. Returns False when the signal is refused (the table is not finished).
         """
         table_id = token(table_id, "table id")
+        if not self.config.purge_finished:
+            return False  # kept (TRIX_TABLE_PURGE_FINISHED=false)
         if not self.may_write(table_id):
             raise Unavailable("this replica does not own the table")
         async with self._lock(table_id):
@@ -473,17 +518,22 @@ class TableService:
         """Publish each live table's last entry's events again (after a NATS reconnect: core
         NATS is at most once, and a batch sent into a connection that was dying is lost for
         every reader, the timers included, so a turn could wait for ever with nobody knowing
-        it started). Readers drop the copies they have by sequence. Returns the tables."""
-        sent = 0
-        for table_id, table in list(self.tables.items()):
-            if table.finished:
-                continue
+        it started). Readers drop the copies they have by sequence. Returns the tables. The
+        tables go at once, each under its own lock (one waiting out a NATS election for an
+        append does not hold the others back)."""
+
+        async def one(table_id: str) -> bool:
             async with self._lock(table_id):
+                table = self.tables.get(table_id)
+                if table is None or table.finished:
+                    return False
                 last = [r for r in self.recent.get(table_id, ()) if r.event.sequence > table.last_entry_from]
                 if last:
                     await self.sink.publish(table_id, last)
-                    sent += 1
-        return sent
+                return bool(last)
+
+        live = [t for t, table in list(self.tables.items()) if not table.finished]
+        return sum(await asyncio.gather(*(one(t) for t in live)))
 
     def forget(self, dropped: Callable[[str], bool]) -> int:
         """Drop the in-memory tables `dropped` selects (their shard moved to another replica)."""
@@ -491,6 +541,7 @@ class TableService:
         for table_id in gone:
             self.tables.pop(table_id, None)
             self.recent.pop(table_id, None)
+            self._reloaded.pop(table_id, None)
             lock = self._locks.get(table_id)
             if lock is not None and not lock.locked():
                 self._locks.pop(table_id, None)

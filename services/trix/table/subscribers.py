@@ -53,7 +53,7 @@ from trix.runtime.tasks import cancel_and_wait
 from trix.table.codec import INTERNAL_KIND, handle_command
 from trix.table.config import TableConfig
 from trix.table.leases import LeaseManager
-from trix.table.service import EventSink, LogConflict, TableService, TableStore
+from trix.table.service import EventSink, LogConflict, StaleWriter, TableService, TableStore
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import events_pb2, table_pb2
 
@@ -85,13 +85,24 @@ CONSUMER_FETCH_S = 0.5
 fetch in flight (what it brings is applied and acked, not left to the ack wait)."""
 ARCHIVE_RETRY_S = 0.5
 REPLICAS_BUCKET = "table_replicas"
+APPEND_ATTEMPT_S = 1.0
+"""One attempt of a log append waits this long before it is sent again (same message id): a
+publish into a SIGSTOPped or cut-off leader gets no answer, and the first attempt after the
+election should not wait out a longer timeout (issue 19). A late ack of an earlier attempt
+makes the next one a duplicate: the table reloads and answers the stored result."""
 
 
 class NewTable(Protocol):
     """Builds the service from its adapters (`TableService` itself; tests add a clock, seeds)."""
 
     def __call__(
-        self, config: TableConfig, store: TableStore, sink: EventSink, *, may_write: Callable[[str], bool]
+        self,
+        config: TableConfig,
+        store: TableStore,
+        sink: EventSink,
+        *,
+        may_write: Callable[[str], bool],
+        on_stale_writer: Callable[[str], None],
     ) -> TableService: ...
 
 
@@ -101,13 +112,33 @@ class JetStreamStore:
     def __init__(self, nats: NatsConnection, writer: Callable[[str], str]) -> None:
         self.nats = nats
         self.writer = writer
-        """`<replica>/<lease epoch>` of a table's writer, stored with each entry (audit, tests)."""
+        """`<replica>/<lease epoch>` of a table's writer, stored with each entry: the fencing of
+        `append`, and the fault runs' one-writer check."""
+        self.tails: dict[str, tuple[int, int]] = {}
+        """Table -> (log sequence, writer epoch) of the last entry this replica appended or read."""
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
-        headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(expected_last), WRITER_HEADER: self.writer(table_id)}
+        """Append after the entry at `expected_last`, fenced by the writer epoch (issue 19): a
+        writer appends only after an entry of its own epoch or an older one. Together with
+        Nats-Expected-Last-Subject-Sequence (the entry appended after is the log's last), the
+        epochs along a table's log never go back, so a stale owner (its lease taken by a newer
+        one it has not heard of: a paused process, a partition, a watcher gone deaf) that reloaded
+        the table after a conflict cannot append after the new owner; `StaleWriter`."""
+        writer = self.writer(table_id)
+        headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(expected_last), WRITER_HEADER: writer}
+        epoch = writer_epoch(writer)
+        if expected_last > 0:
+            before = await self._epoch_at(table_id, expected_last)
+            if before > epoch:
+                raise StaleWriter(f"{table_id}: entry {expected_last} has writer epoch {before} > {epoch}")
         try:
             ack = await publish_once(
-                self.nats.jetstream, subjects.table_log(table_id), entry, msg_id=msg_id, headers=headers
+                self.nats.jetstream,
+                subjects.table_log(table_id),
+                entry,
+                msg_id=msg_id,
+                headers=headers,
+                attempt_timeout_s=APPEND_ATTEMPT_S,
             )
         except APIError as err:
             if err.err_code == WRONG_LAST_SEQUENCE:
@@ -117,18 +148,40 @@ class JetStreamStore:
             # This action id is in the log already (stored by an earlier attempt or an earlier
             # owner): the caller reloads the table and answers the first result.
             raise LogConflict(f"duplicate action {msg_id}")
+        self.tails[table_id] = (int(ack.seq), epoch)
         return int(ack.seq)
 
+    async def _epoch_at(self, table_id: str, seq: int) -> int:
+        """The writer epoch of the table's log entry `seq` (known from the last append or read,
+        else read: after a snapshot with no entry behind it)."""
+        tail = self.tails.get(table_id)
+        if tail is not None and tail[0] == seq:
+            return tail[1]
+        try:
+            msg = await self.nats.jetstream.get_msg(LOG_STREAM, seq=seq)  # the leader's answer (`read_log`)
+        except NotFoundError:
+            return 0  # purged: the table is finished, nothing is appended after it
+        if msg.subject != subjects.table_log(table_id):
+            return 0  # not this table's entry: the expected-sequence check refuses the append
+        epoch = writer_epoch((msg.headers or {}).get(WRITER_HEADER, ""))
+        self.tails[table_id] = (seq, epoch)
+        return epoch
+
     async def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]:
+        """The table's entries after log sequence `after`, from the stream's leader: a direct get
+        may be answered by a follower still behind (a node catching up after a fault, issue 19),
+        and a table rebuilt without its last entries answered "last_seen_sequence is ahead of
+        the table" until it caught up."""
         js = self.nats.jetstream
         subject = subjects.table_log(table_id)
         seq = after + 1
         while True:
             try:
-                msg = await js.get_msg(LOG_STREAM, seq=seq, subject=subject, next=True, direct=True)
+                msg = await js.get_msg(LOG_STREAM, seq=seq, subject=subject, next=True)
             except NotFoundError:
                 return
             assert msg.seq is not None
+            self.tails[table_id] = (msg.seq, writer_epoch((msg.headers or {}).get(WRITER_HEADER, "")))
             yield msg.seq, msg.data or b""
             seq = msg.seq + 1
 
@@ -142,12 +195,16 @@ class JetStreamStore:
         await kv.put(subjects.token(table_id), seed)
 
     async def get_secret(self, table_id: str) -> bytes | None:
-        kv = await self.nats.jetstream.key_value(SECRETS_BUCKET)
+        """From the bucket's leader (not a direct get: a follower behind may not have a new
+        table's seed yet, and the table would be skipped by a rebuild)."""
+        key = f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}"
         try:
-            entry = await kv.get(subjects.token(table_id))
-        except KeyNotFoundError:
+            msg = await self.nats.jetstream.get_last_msg(f"KV_{SECRETS_BUCKET}", key)
+        except NotFoundError:
             return None
-        return entry.value
+        if (msg.headers or {}).get("KV-Operation") in (KV_DEL, KV_PURGE):
+            return None
+        return msg.data
 
     async def put_snapshot(self, table_id: str, data: bytes) -> None:
         await publish_once(self.nats.jetstream, subjects.table_snapshot(table_id), data)
@@ -176,9 +233,16 @@ class JetStreamStore:
         # Log first: a crash after it leaves a finished snapshot, which recovery reads as a
         # finished table (nothing to republish), and the redelivered signal purges the rest.
         js = self.nats.jetstream
+        self.tails.pop(table_id, None)
         await js.purge_stream(LOG_STREAM, subject=subjects.table_log(table_id))
         await js.purge_stream(SNAPSHOT_STREAM, subject=subjects.table_snapshot(table_id))
         await js.purge_stream(f"KV_{SECRETS_BUCKET}", subject=f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}")
+
+
+def writer_epoch(writer: str) -> int:
+    """`<replica>/<epoch>` (a log entry's WRITER_HEADER) -> the epoch; 0 for none."""
+    _, _, epoch = writer.rpartition("/")
+    return int(epoch) if epoch.isdigit() else 0
 
 
 class NatsSink:
@@ -335,21 +399,61 @@ async def watch_leases(kv: KeyValue, manager: LeaseManager, *, members: bool) ->
     ready = asyncio.get_running_loop().create_future()
 
     async def run() -> None:
-        async for entry in watcher:
-            if entry is None:
-                if not ready.done():
-                    ready.set_result(None)
-                continue
-            alive = entry.operation not in (KV_DEL, KV_PURGE)
-            if members:
-                manager.on_member(entry.key, alive)
-            elif entry.key.isdigit():
-                owner = (entry.value or b"").decode() if alive else None
-                manager.on_lease(int(entry.key), owner, int(entry.revision or 0))
+        try:
+            async for entry in watcher:
+                if entry is None:
+                    if not ready.done():
+                        ready.set_result(None)
+                    continue
+                alive = entry.operation not in (KV_DEL, KV_PURGE)
+                if members:
+                    manager.on_member(entry.key, alive)
+                elif entry.key.isdigit():
+                    owner = (entry.value or b"").decode() if alive else None
+                    manager.on_lease(int(entry.key), owner, int(entry.revision or 0))
+        finally:
+            with contextlib.suppress(Exception):  # its consumer goes (or expires, NATS away)
+                await asyncio.wait_for(watcher.stop(), 2.0)  # type: ignore[no-untyped-call]
 
     task = asyncio.ensure_future(run())
     await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
     return task
+
+
+class LeaseWatchers:
+    """The two watchers feeding a `LeaseManager` (heartbeats, leases), started again from every
+    key's latest value when the manager finds one deaf (`LeaseManager.rewatch`, issue 19)."""
+
+    def __init__(self, replicas: KeyValue, leases: KeyValue, manager: LeaseManager) -> None:
+        self.replicas = replicas
+        self.leases = leases
+        self.manager = manager
+        self.tasks: list[asyncio.Task[None]] = []
+        self.restarts = 0
+
+    async def _both(self) -> list[asyncio.Task[None]]:
+        fresh: list[asyncio.Task[None]] = []
+        try:
+            fresh.append(await watch_leases(self.replicas, self.manager, members=True))
+            fresh.append(await watch_leases(self.leases, self.manager, members=False))
+        except BaseException:
+            await cancel_and_wait(fresh)
+            raise
+        return fresh
+
+    async def start(self) -> None:
+        self.tasks = await self._both()
+        self.manager.rewatch = self.restart
+
+    async def restart(self) -> None:
+        fresh = await self._both()  # the old ones go once the new ones delivered the current values
+        old, self.tasks = self.tasks, fresh
+        self.restarts += 1
+        await cancel_and_wait(old)
+
+    async def stop(self) -> None:
+        self.manager.rewatch = None
+        await cancel_and_wait(self.tasks)
 
 
 def shard_of_subject(subject: str) -> int:
@@ -386,6 +490,10 @@ class ShardRouter:
 
     def owns_table(self, table_id: str) -> bool:
         return self.serving(subjects.table_shard(table_id))
+
+    def stale_writer(self, table_id: str) -> None:
+        """The table's append was fenced off (a newer owner wrote its log): the shard is lost."""
+        self.manager.fenced(subjects.table_shard(table_id))
 
     def writer(self, table_id: str) -> str:
         held = self.manager.held.get(subjects.table_shard(table_id))
@@ -461,7 +569,12 @@ class MatchCreator:
             return
         m = event.match_formed
         request = table_pb2.CreateTableRequest(
-            table_id=m.match_id, variant=m.variant, options=m.options, seats=m.seats, private_table=m.private_table
+            table_id=m.match_id,
+            variant=m.variant,
+            options=m.options,
+            seats=m.seats,
+            private_table=m.private_table,
+            ticket_ids=m.ticket_ids,
         )
         if m.HasField("stake"):
             request.stake.CopyFrom(m.stake)
@@ -533,7 +646,7 @@ class TableReplica:
         self,
         router: ShardRouter,
         manager: LeaseManager,
-        watchers: list[asyncio.Task[None]],
+        watchers: LeaseWatchers,
         consumers: list[PullConsumer],
     ) -> None:
         self.router = router
@@ -567,7 +680,7 @@ class TableReplica:
     async def close(self) -> None:
         await self.stop_consumers()
         await self.manager.stop()
-        await cancel_and_wait(self.watchers)
+        await self.watchers.stop()
 
 
 def replica_id(instance: str) -> str:
@@ -588,14 +701,14 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
 
     def table_service(router: ShardRouter) -> TableService:
         store = JetStreamStore(nats, router.writer)
-        return new_service(config, store, NatsSink(nats), may_write=router.owns_table)
+        return new_service(
+            config, store, NatsSink(nats), may_write=router.owns_table, on_stale_writer=router.stale_writer
+        )
 
     router = ShardRouter(nats, table_service, lambda host: LeaseManager(me, leases, host))
     service, manager = router.service, router.manager
-    watchers = [
-        await watch_leases(replicas_kv, manager, members=True),
-        await watch_leases(leases_kv, manager, members=False),
-    ]
+    watchers = LeaseWatchers(replicas_kv, leases_kv, manager)
+    await watchers.start()
     await manager.start()
     log.info("table replica started", replica=manager.me, shards=len(manager.held), tables=len(service.tables))
     creator = MatchCreator(nats, service)
@@ -628,8 +741,9 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
 
     await nats.client.subscribe(subjects.table_live(), cb=on_live)
     # After a reconnect, each live table's last batch goes again: one sent into the dying
-    # connection is lost for every reader (core NATS), the timers included (issue 19).
-    nats.reconnect_hooks.append(service.republish_last)
+    # connection is lost for every reader (core NATS), the timers included (issue 19). At
+    # once: core publishes, no need to wait for the streams' check after the reconnect.
+    nats.core_reconnect_hooks.append(service.republish_last)
     archiver = Archiver(service)
     # One table's signals in order (its own subject), tables in parallel.
     archived = PullConsumer(

@@ -535,6 +535,8 @@ class Table:
         )
         if r.HasField("stake"):
             created.stake.CopyFrom(r.stake)
+            # docs/rules.md §13: scoring moves each seat's held ticket stake into the pot.
+            created.ticket_ids.extend(r.ticket_ids)
         return created
 
     def record(self) -> dict[str, Any]:

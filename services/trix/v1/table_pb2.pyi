@@ -72,6 +72,7 @@ class CreateTableRequest(_message.Message):
     STAKE_FIELD_NUMBER: _builtins.int
     AWAIT_CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
     PRIVATE_TABLE_FIELD_NUMBER: _builtins.int
+    TICKET_IDS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table id to create (the match id); idempotent on it."""
     variant: _common_pb2.Variant.ValueType
@@ -99,6 +100,13 @@ class CreateTableRequest(_message.Message):
     def stake(self) -> _common_pb2.Stake:
         """The stake when paid; unset on free tables."""
 
+    @_builtins.property
+    def ticket_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Paid tables: the matchmaking ticket of each seat, in seat order (MatchFormed.ticket_ids),
+        copied into TableCreated.ticket_ids so scoring moves each ticket's held stake into the
+        pot (docs/rules.md §13).
+        """
+
     def __init__(
         self,
         *,
@@ -109,10 +117,11 @@ class CreateTableRequest(_message.Message):
         stake: _common_pb2.Stake | None = ...,
         await_client_seeds: _builtins.bool = ...,
         private_table: _builtins.bool = ...,
+        ticket_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
