@@ -27,6 +27,7 @@ import nats
 from nats.aio.client import Client
 
 from support.nats import AuthNats
+from support.processes import stop_process
 from trix.natsio import permissions
 from trix.runtime.identity import PLAYER_KEY_ENV
 from trix.up import free_port, nats_url_of
@@ -173,12 +174,7 @@ def gateway_process(backend: Backend, log_path: Path, **settings: str) -> Iterat
         wait_serving(f"127.0.0.1:{port}", 60.0)
         yield f"127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 15)
 
 
 @dataclass

@@ -19,6 +19,7 @@ import nats
 import pytest
 from security_support import IN_PROCESS, REFUSED, Backend, bare_nats, connected, report
 
+from support.processes import stop_process
 from trix.errors import PermissionDenied, Unauthenticated
 from trix.natsio import subjects
 from trix.runtime.identity import (
@@ -74,12 +75,7 @@ def table_process(nats_backend: Backend, tmp_path: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 15)
 
 
 async def _command(nc: nats.aio.client.Client, table_id: str, command: table_pb2.TableCommand, token: str) -> str:

@@ -7,7 +7,7 @@ scoring under test (in this process or as a subprocess).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import grpc
 
@@ -17,7 +17,7 @@ from trix.scoring import subscribers
 from trix.scoring.__main__ import build
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
-from trix.v1 import scoring_pb2_grpc
+from trix.v1 import scoring_pb2, scoring_pb2_grpc
 
 
 def scoring_env(nats_url: str, *, admin_token: str, player_key: str, service_key: str, **extra: str) -> dict[str, str]:
@@ -85,3 +85,15 @@ class InProcessScoring:
             self.channel = None
         if self.runtime is not None:
             await self.runtime.stop()
+
+
+async def balances(
+    stub: scoring_pb2_grpc.ScoringServiceStub, admin_token: str, players: Sequence[str]
+) -> list[tuple[int, int]]:
+    """Each player's (available, held) coins, read as the scoring admin."""
+    metadata = (("x-trix-admin-token", admin_token),)
+    out = []
+    for p in players:
+        b = await stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=p), metadata=metadata)
+        out.append((b.available, b.held))
+    return out

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import SCORING_ADMIN, InProcessScoring, InProcessTable
+from support.scoring import balances as admin_balances
 from support.table import CommandError, GatewayClient, create_request, header, read_subject, record_of, token
 from trix import engine, records
 from trix.natsio import subjects
@@ -25,11 +26,7 @@ ADMIN_MD = (("x-trix-admin-token", SCORING_ADMIN),)
 
 
 async def balances(stub: scoring_pb2_grpc.ScoringServiceStub) -> list[tuple[int, int]]:
-    out = []
-    for p in PLAYERS:
-        b = await stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=p), metadata=ADMIN_MD)
-        out.append((b.available, b.held))
-    return out
+    return await admin_balances(stub, SCORING_ADMIN, PLAYERS)
 
 
 async def wait_balances(stub: scoring_pb2_grpc.ScoringServiceStub, want: list[tuple[int, int]]) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import time
 
 from conftest import SCORING_ADMIN, InProcessScoring, InProcessTable
+from support.scoring import balances as admin_balances
 from support.table import KEYS, GatewayClient, create_request, token
 from trix.runtime.identity import IDENTITY_METADATA, ROLE_SERVICE, sign
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2
@@ -23,11 +24,7 @@ ADMIN_MD = (("x-trix-admin-token", SCORING_ADMIN),)
 
 
 async def balances(stub: scoring_pb2_grpc.ScoringServiceStub) -> list[tuple[int, int]]:
-    out = []
-    for p in PLAYERS:
-        b = await stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=p), metadata=ADMIN_MD)
-        out.append((b.available, b.held))
-    return out
+    return await admin_balances(stub, SCORING_ADMIN, PLAYERS)
 
 
 async def test_a_paid_table_from_a_match_moves_the_held_ticket_stakes_into_its_pot(
