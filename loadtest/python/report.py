@@ -27,24 +27,39 @@ BOT_PROCESS_PREFIX = "bots"
 """Timeline process names of the bot workers (`bots-0`, ...): the load, not the platform."""
 
 
+def service_of(process: str) -> str:
+    """The process kind a timeline name counts under: `bots-0` -> bots, a replica `gateway-2`
+    -> gateway (`trix up --replicas` names them so), anything else itself."""
+    if process.startswith(BOT_PROCESS_PREFIX):
+        return BOT_PROCESS_PREFIX
+    name, _, index = process.rpartition("-")
+    return name if name and index.isdigit() else process
+
+
 def window_cpu(window_rows: list[dict[str, Any]], actions_per_s: float) -> dict[str, Any]:
     """The measured window's CPU: cores used (mean of the per-second samples), split into
     the platform (every service process and nats-server) and the bots driving it, and the
-    CPU milliseconds each process kind spends per action (bot workers summed as `bots`).
+    CPU milliseconds each process kind spends per action (bot workers summed as `bots`, the
+    replicas of a service, e.g. `gateway-1` and `gateway-2`, summed under it and also given
+    one by one in `replicas_ms_per_action`).
 
     The bots share the machine with the platform here; on a real deployment the clients
     are phones, so `platform_ms_per_action` is the cost the platform itself pays."""
     if not window_rows:
         return {"cores": 0.0, "platform_cores": 0.0, "ms_per_action": {}, "platform_ms_per_action": 0.0}
     percent: Counter[str] = Counter()
+    replicas: Counter[str] = Counter()
     for row in window_rows:
         for name, sample in row.get("processes", {}).items():
-            kind = BOT_PROCESS_PREFIX if name.startswith(BOT_PROCESS_PREFIX) else name
-            percent[kind] += sample.get("cpu", 0.0) / len(window_rows)
+            kind = service_of(name)
+            share = sample.get("cpu", 0.0) / len(window_rows)
+            percent[kind] += share
+            if kind != name and kind != BOT_PROCESS_PREFIX:
+                replicas[name] += share
     platform = sum(v for k, v in percent.items() if k != BOT_PROCESS_PREFIX)
     # % of one core / actions per s = ms per action x 0.1
     per_action = {k: round(v * 10 / actions_per_s, 2) for k, v in percent.most_common()} if actions_per_s > 0 else {}
-    return {
+    out: dict[str, Any] = {
         "cores": round(sum(percent.values()) / 100, 2),
         "platform_cores": round(platform / 100, 2),
         "bots_cores": round(percent[BOT_PROCESS_PREFIX] / 100, 2),
@@ -52,6 +67,9 @@ def window_cpu(window_rows: list[dict[str, Any]], actions_per_s: float) -> dict[
         "platform_ms_per_action": round(platform * 10 / actions_per_s, 2) if actions_per_s > 0 else 0.0,
         "bots_ms_per_action": per_action.get(BOT_PROCESS_PREFIX, 0.0),
     }
+    if replicas and actions_per_s > 0:
+        out["replicas_ms_per_action"] = {k: round(v * 10 / actions_per_s, 2) for k, v in sorted(replicas.items())}
+    return out
 
 
 @dataclass

@@ -58,7 +58,20 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         help=f"bot processes, each an asyncio loop of clients (0: one per {PLAYERS_PER_WORKER} players, >= 2)",
     )
-    parser.add_argument("--server", default="", help="a running gateway host:port (default: start the platform)")
+    parser.add_argument(
+        "--server",
+        type=_targets,
+        default=(),
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="running gateways instead of the embedded platform; the bot workers are spread over them round-robin",
+    )
+    parser.add_argument(
+        "--gateways",
+        type=int,
+        default=1,
+        help="gateway replicas of the embedded platform (the bot workers spread over them round-robin, so one "
+        "gateway's core is not every player's bottleneck)",
+    )
     parser.add_argument("--ramp", type=float, default=0.0, help="spread sign-ins over s (default: tables/50, >= 2)")
     parser.add_argument("--ramp-timeout", type=float, default=60.0, help="s to wait for every player to be seated")
     parser.add_argument(
@@ -118,6 +131,19 @@ def _think_range(text: str) -> tuple[float, float]:
     if not 0 <= pair[0] <= pair[1]:
         raise argparse.ArgumentTypeError(f"need 0 <= MIN <= MAX: {text!r}")
     return pair
+
+
+def _targets(text: str) -> tuple[str, ...]:
+    """`HOST:PORT[,HOST:PORT...]`: the gateways a run's bots connect to."""
+    targets = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not targets or any(not t.rpartition(":")[2].isdigit() for t in targets):
+        raise argparse.ArgumentTypeError(f"not HOST:PORT[,HOST:PORT...]: {text!r}")
+    return targets
+
+
+def worker_targets(targets: tuple[str, ...], workers: int) -> list[str]:
+    """The gateway of each bot worker: round-robin, so every gateway gets workers (and so players)."""
+    return [targets[w % len(targets)] for w in range(workers)]
 
 
 LAB_RATE_PER_S = 1000
@@ -278,7 +304,8 @@ class Run:
         self.ctx = mp.get_context("spawn")
         self.platform: Any = None
         self.temp_state: Path | None = None
-        self.target: str = args.server
+        self.targets: tuple[str, ...] = tuple(args.server)
+        """The gateways the bots connect to (round-robin by worker); the first one verifies."""
         self.pids: dict[str, int] = {}
         self.seconds: dict[int, Second] = {}
         self.phase = "ramp"
@@ -306,8 +333,12 @@ class Run:
 
     # -- platform
 
+    @property
+    def target(self) -> str:
+        return self.targets[0]
+
     def start_platform(self) -> None:
-        if self.target:
+        if self.targets:
             return
         from trix.client import EmbeddedPlatform, temp_state_dir
 
@@ -324,15 +355,21 @@ class Run:
         }
         self.platform = EmbeddedPlatform(state_dir, fresh=True, env=env)
         self.platform.supervisor.replicas["table"] = self.sc.table_replicas
+        self.platform.supervisor.replicas["gateway"] = self.args.gateways
         if self.args.diagnose_nats_no_fsync:
             self._without_fsync(self.platform.supervisor)
-        self.say(f"starting the platform in {state_dir} (table replicas: {self.sc.table_replicas})")
-        self.target = self.platform.start()
+        self.say(
+            f"starting the platform in {state_dir} (table replicas: {self.sc.table_replicas}, "
+            f"gateways: {self.args.gateways})"
+        )
+        first = self.platform.start()
         sup = self.platform.supervisor
+        gateways = [f"127.0.0.1:{c.grpc_port}" for c in sup.services if c.name.startswith("gateway")]
+        self.targets = (first, *(g for g in gateways if g != first))
         for child in [sup.nats, *sup.services, getattr(sup, "edge_child", None)]:
             if child is not None and child.proc is not None:
                 self.pids[child.name] = child.proc.pid
-        self.say(f"platform ready, gateway at {self.target}; processes {self.pids}")
+        self.say(f"platform ready, gateways at {','.join(self.targets)}; processes {self.pids}")
 
     def _without_fsync(self, sup: Any) -> None:
         original = sup._nats_child
@@ -448,7 +485,8 @@ class Run:
         guests = int(sc.queue_churn * args.tables)
         ramp = args.ramp or max(2.0, args.tables / 50.0)
         run_id = new_run_id()
-        workers = args.workers or max(2, -(-players // PLAYERS_PER_WORKER))
+        workers = max(args.workers or max(2, -(-players // PLAYERS_PER_WORKER)), len(self.targets))
+        targets = worker_targets(self.targets, workers)
         gate = args.ramp_concurrency
         stop_at = time.time() + ramp + args.ramp_timeout + args.settle + args.duration + args.finish_timeout + 30
         out, fast = self.ctx.Queue(), self.ctx.Event()
@@ -456,7 +494,7 @@ class Run:
         for w in range(workers):
             cfg = WorkerConfig(
                 worker=w,
-                target=self.target,
+                target=targets[w],
                 run_id=run_id,
                 players=players // workers + (1 if w < players % workers else 0),
                 guests=guests // workers + (1 if w < guests % workers else 0),
@@ -479,7 +517,10 @@ class Run:
             if p.pid is not None:
                 self.sampler.add(f"bots-{i}", p.pid)
         self.sampler.start()
-        self.say(f"{workers} bot processes, {players} players for {args.tables} tables, {guests} queue guests")
+        self.say(
+            f"{workers} bot processes, {players} players for {args.tables} tables, {guests} queue guests, "
+            f"{len(self.targets)} gateway(s)"
+        )
         done = 0
         started = time.time()
         window_start = window_end = finish_start = 0.0
@@ -601,6 +642,7 @@ class Run:
             "processes": self.sampler.summary() if self.sampler else {},
             "events": self.events,
             "workers": workers,
+            "gateways": len(self.targets),
             "load_avg_window_start": self.load_at_window,
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
@@ -638,8 +680,11 @@ class Run:
 
 
 def run_loadtest(args: argparse.Namespace) -> int:
-    if args.tables < 1 or args.duration <= 0 or args.workers < 0:
-        print("trix loadtest: --tables and --duration must be positive, --workers >= 0", file=sys.stderr)
+    if args.tables < 1 or args.duration <= 0 or args.workers < 0 or args.gateways < 1:
+        print(
+            "trix loadtest: --tables and --duration must be positive, --workers >= 0, --gateways >= 1",
+            file=sys.stderr,
+        )
         return 2
     return Run(args, scenario_of(args)).run()
 

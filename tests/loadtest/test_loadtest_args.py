@@ -1,5 +1,6 @@
 """The load test's command line: `--think` replaces a scenario's pace (issue 10: sizing how
-much connected but slow players cost), and a bad range is refused with a clear message."""
+much connected but slow players cost), and a bad range is refused with a clear message; `--server`
+takes several gateways, the bot workers spread over them round-robin (issue 16)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 
 import pytest
 
-from trix.loadtest.runner import add_loadtest_arguments, scenario_of
+from trix.loadtest.runner import add_loadtest_arguments, scenario_of, worker_targets
 from trix.loadtest.scenarios import SCENARIOS
 
 
@@ -36,3 +37,20 @@ def test_think_range_must_be_min_not_above_max_and_non_negative(bad: str, capsys
         _parse("steady", "--think", bad)
     assert exit_info.value.code == 2
     assert "--think" in capsys.readouterr().err
+
+
+def test_server_takes_several_gateways_and_the_workers_are_spread_over_them_round_robin() -> None:
+    args = _parse("steady", "--server", "127.0.0.1:5001, 127.0.0.1:5002")
+    assert args.server == ("127.0.0.1:5001", "127.0.0.1:5002")
+    assert _parse("steady").server == () and _parse("steady").gateways == 1
+    assert _parse("steady", "--gateways", "2").gateways == 2
+    assert worker_targets(args.server, 5) == ["127.0.0.1:5001", "127.0.0.1:5002"] * 2 + ["127.0.0.1:5001"]
+    assert worker_targets(("a:1",), 3) == ["a:1"] * 3
+
+
+@pytest.mark.parametrize("bad", ["", "nohost", "a:1,b"])
+def test_server_refuses_an_address_without_a_port(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        _parse("steady", "--server", bad)
+    assert exit_info.value.code == 2
+    assert "--server" in capsys.readouterr().err

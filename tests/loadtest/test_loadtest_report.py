@@ -35,3 +35,12 @@ def test_window_cpu_without_actions_or_rows_reports_no_cost_per_action() -> None
     assert window_cpu([_row(nats=20.0)], actions_per_s=0.0)["ms_per_action"] == {}
     assert window_cpu([_row(nats=20.0)], actions_per_s=0.0)["cores"] == pytest.approx(0.2)
     assert window_cpu([], actions_per_s=10.0)["cores"] == 0.0
+
+
+def test_window_cpu_sums_the_replicas_of_a_service_and_keeps_each_apart() -> None:
+    rows = [_row(nats=20.0, gateway_1=30.0, gateway_2=10.0, table_1=5.0, bots_0=10.0)]
+    cpu = window_cpu(rows, actions_per_s=100.0)
+    assert cpu["ms_per_action"] == {"gateway": 4.0, "nats": 2.0, "bots": 1.0, "table": 0.5}
+    assert cpu["replicas_ms_per_action"] == {"gateway-1": 3.0, "gateway-2": 1.0, "table-1": 0.5}
+    assert cpu["platform_ms_per_action"] == pytest.approx(6.5)
+    assert "replicas_ms_per_action" not in window_cpu([_row(gateway=30.0)], actions_per_s=100.0)

@@ -30,8 +30,9 @@ def _argv(out: Path) -> list[str]:
         argv[argv.index("--tables") + 1] = tables
     if duration:
         argv[argv.index("--duration") + 1] = duration
-    # 3 s of settling instead of 15: two tables have no ramp backlog to wait out.
-    extra = ["--settle", "3", "--echo-seconds", "2", "--floor-seconds", "4"]
+    # 3 s of settling instead of 15: two tables have no ramp backlog to wait out. Two gateways:
+    # the bot workers spread over them round-robin, a table's players across both (issue 16).
+    extra = ["--settle", "3", "--echo-seconds", "2", "--floor-seconds", "4", "--gateways", "2"]
     return [*argv, *extra, "--out", str(out), "--state-dir", str(out / "state")]
 
 
@@ -55,12 +56,16 @@ def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
     assert summary["players"] == 4 * tables
     for key in ("actions_per_s", "p50_ms", "p99_ms", "echo_baseline_per_s", "floor_ms_per_action", "floor_ratio"):
         assert summary[key] > 0, key
-    assert {"gateway", "table", "nats"} <= set(summary["processes"])
+    assert {"gateway-1", "gateway-2", "table", "nats"} <= set(summary["processes"])
+    assert summary["gateways"] == 2
     # the window's CPU, the platform's apart from the bots driving it
     cpu = summary["cpu_window"]
     assert {"gateway", "table", "nats", "bots"} <= set(cpu["ms_per_action"])
     assert 0 < cpu["platform_cores"] <= cpu["cores"] and cpu["platform_ms_per_action"] > 0  # 2 decimals
     assert cpu["bots_ms_per_action"] == cpu["ms_per_action"]["bots"]
+    # both gateways served players: each replica's CPU per action, summed under `gateway`
+    replicas = cpu["replicas_ms_per_action"]
+    assert replicas["gateway-1"] > 0 and replicas["gateway-2"] > 0, replicas
     # the floor baseline (issue 16): the same work through the cheapest chain, in the same run
     assert summary["floor_ratio"] == round(cpu["platform_ms_per_action"] / summary["floor_ms_per_action"], 2)
     # the swarm measures itself (its event-loop lag) and the box (load average) with every run
