@@ -22,7 +22,7 @@ import secrets
 import time
 import unicodedata
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -285,7 +285,10 @@ class GatewayService:
         return self.scoring
 
     def player(self, player_id: str) -> PlayerState:
-        return self.players.setdefault(player_id, PlayerState())
+        state = self.players.get(player_id)
+        if state is None:  # (not setdefault: no PlayerState built per call, several per action)
+            state = self.players[player_id] = PlayerState()
+        return state
 
     # -- sign-in and authentication ---------------------------------------------------------
 
@@ -574,6 +577,59 @@ class GatewayService:
             log.warning("presence not published", player_id=player_id, error=type(exc).__name__)
 
 
+Outgoing = gateway_pb2.SessionResponse | events_pb2.Event | None
+"""What a session's outbox holds: a message, a table event (wrapped or batched on the way out),
+or None, the end."""
+
+
+class Outbox:
+    """A session's bounded outbox with its one reader (`Session.messages`): a deque and one
+    bare future to wake the reader. asyncio.Queue's bookkeeping (its getter and putter lists,
+    unfinished-task counter and event, a loop lookup per call) was a visible share of the
+    gateway's CPU with four messages per action."""
+
+    __slots__ = ("_items", "_maxsize", "_waiter")
+
+    def __init__(self, maxsize: int) -> None:
+        self._items: deque[Outgoing] = deque()
+        self._maxsize = maxsize
+        self._waiter: asyncio.Future[None] | None = None
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def put_nowait(self, item: Outgoing) -> None:
+        """Queue `item`; asyncio.QueueFull when `maxsize` are waiting."""
+        if len(self._items) >= self._maxsize:
+            raise asyncio.QueueFull
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def get_nowait(self) -> Outgoing:
+        if not self._items:
+            raise asyncio.QueueEmpty
+        return self._items.popleft()
+
+    async def get(self) -> Outgoing:
+        """The next item, waiting for one (a single reader). Cancel-safe: nothing is taken
+        until it returns."""
+        while not self._items:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                if self._waiter is waiter:
+                    self._waiter = None
+        return self._items.popleft()
+
+
 @dataclass
 class _Follow:
     table_id: str
@@ -602,7 +658,7 @@ class Session:
     principal: Principal
     interactive: bool = True
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
-    outbox: asyncio.Queue[gateway_pb2.SessionResponse | events_pb2.Event | None] = field(init=False)
+    outbox: Outbox = field(init=False)
     """What goes out, in order: a table event as itself (wrapped, or batched, on the way out)."""
     follows: dict[tuple[str, int], _Follow] = field(default_factory=dict)
     last_seq: dict[tuple[str, int], int] = field(default_factory=dict)
@@ -617,7 +673,7 @@ class Session:
     """Per followed seat: acceptances due right behind the event of their sequence (issue 16)."""
 
     def __post_init__(self) -> None:
-        self.outbox = asyncio.Queue(self.gateway.config.outbox_size)
+        self.outbox = Outbox(self.gateway.config.outbox_size)
         self.limiter = RateLimiter(self.gateway.config.rate_per_s, self.gateway.config.rate_burst)
 
     @property
@@ -646,7 +702,7 @@ class Session:
         same message (issue 16): one message per action. Nothing waits. A lone event, and
         every other kind of message, goes out as before."""
         outbox = self.outbox
-        held: gateway_pb2.SessionResponse | events_pb2.Event | None = None
+        held: Outgoing = None
         holding = False
         while True:
             if holding:
@@ -761,7 +817,6 @@ class Session:
 
     async def _dispatch(self, request: gateway_pb2.SessionRequest, which: str | None, rid: str) -> None:
         gw, pid = self.gateway, self.player_id
-        out = gateway_pb2.SessionResponse(request_id=rid)
         if which == "action":
             action = request.action
             if not action.action_id:
@@ -778,10 +833,12 @@ class Session:
                 if mine:
                     del self.actions[action.action_id]
             if not (mine and acting.answered):
+                out = gateway_pb2.SessionResponse(request_id=rid)
                 out.accepted.CopyFrom(accepted)
                 self.push(out)
             return
-        elif which == "find_match":
+        out = gateway_pb2.SessionResponse(request_id=rid)
+        if which == "find_match":
             ticket = await gw.find_match(pid, request.find_match, self.principal.display_name)
             out.ticket.CopyFrom(ticket)
             self.push(out)

@@ -40,6 +40,12 @@ log = structlog.get_logger("trix.gateway.nats")
 INTERNAL_KIND = "Internal"
 COMMAND_ATTEMPT_S = 1.5
 """How long one attempt of a table command waits before the same bytes are sent again."""
+TOKEN_REUSE_S = 60.0
+"""A player's caller token (valid `identity.DEFAULT_TTL_S`, 300 s) is signed again after this
+long: every command of his within it carries the same one (an HMAC per action saved), and
+the table always gets one valid for at least 240 s more."""
+MAX_CACHED_TOKENS = 20000
+"""Players whose token is kept at once; past that the stale ones are dropped (all, if none is)."""
 
 
 class NatsTables:
@@ -51,6 +57,22 @@ class NatsTables:
         self.timeout_s = timeout_s
         self.feeds = seatstream.LiveFeeds(nats)
         """The four seats (and spectators) of a table followed here share its live subscriptions."""
+        self._tokens: dict[str, tuple[float, str]] = {}
+        """Per player: when his caller token was signed, and the token (`TOKEN_REUSE_S`)."""
+
+    def _token(self, player_id: str) -> str:
+        """The player's caller token for a table command (signed again every TOKEN_REUSE_S)."""
+        now = time.time()
+        cached = self._tokens.get(player_id)
+        if cached is not None and 0 <= now - cached[0] < TOKEN_REUSE_S:
+            return cached[1]
+        token = sign(self.key, ROLE_PLAYER, player_id, now)
+        if len(self._tokens) >= MAX_CACHED_TOKENS:
+            self._tokens = {p: t for p, t in self._tokens.items() if 0 <= now - t[0] < TOKEN_REUSE_S}
+            if len(self._tokens) >= MAX_CACHED_TOKENS:
+                self._tokens.clear()
+        self._tokens[player_id] = (now, token)
+        return token
 
     def hear_causes(self, listener: seatstream.OnCause) -> None:
         """`listener` hears which seat action each public batch answers (the acceptances, issue
@@ -65,7 +87,7 @@ class NatsTables:
         an answer (the request went to an owner cut off, or one waiting out a NATS election:
         its answer to a later attempt comes as soon as the action is stored), until twice the
         call timeout (issue 19: a NATS election takes 4-9 s)."""
-        token = sign(self.key, ROLE_PLAYER, player_id, time.time())
+        token = self._token(player_id)
         data = command.SerializeToString()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 2 * self.timeout_s

@@ -164,7 +164,10 @@ class _Reader:
         self.items: deque[tuple[events_pb2.Event, bool]] = deque()
         self.behind = 0
         """The highest sequence dropped because the queue was full: the store has it."""
-        self._wake = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
+        """What a waiting reader awaits (a bare future, not an asyncio.Event: no loop lookup or
+        waiter list per event); resolved by `_signal`."""
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._deadline = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._waiting = False
@@ -173,7 +176,8 @@ class _Reader:
 
     def put(self, event: events_pb2.Event, from_own: bool) -> bool:
         """Queue a live event; False if dropped (the queue is full)."""
-        self._wake.set()
+        if self._waiter is not None:
+            self._signal()
         if len(self.items) >= self.limit:
             self.behind = max(self.behind, event.sequence)
             return False
@@ -188,7 +192,9 @@ class _Reader:
         if self.items or self._woken:
             self._woken = False
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         self._deadline = loop.time() + timeout_s
         if self._timer is None or self._timer.when() > self._deadline:
             if self._timer is not None:
@@ -197,20 +203,26 @@ class _Reader:
         self._waiting, self._timed_out = True, False
         try:
             while not self.items and not self._timed_out and not self._woken:
-                self._wake.clear()
-                await self._wake.wait()
+                self._waiter = loop.create_future()
+                await self._waiter
         finally:
+            self._waiter = None
             self._waiting = False
             self._woken = False
+
+    def _signal(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _on_timer(self) -> None:
         self._timer = None
         if not self._waiting:
             return  # the next wait arms a new one
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
         if loop.time() + 0.001 >= self._deadline:
             self._timed_out = True
-            self._wake.set()
+            self._signal()
         else:
             self._timer = loop.call_at(self._deadline, self._on_timer)
 
@@ -218,7 +230,7 @@ class _Reader:
         """End the current wait now, or the next one at once (NATS reconnected: the reader
         asks the owner what it missed)."""
         self._woken = True
-        self._wake.set()
+        self._signal()
 
     def take(self) -> list[tuple[events_pb2.Event, bool]]:
         items = list(self.items)
