@@ -21,12 +21,12 @@ from trix.runtime.server import Runtime, Serving, lifespan, run_main
 
 GC_THRESHOLDS = (5000, 10, 10)
 """The gateway's cyclic-garbage thresholds (Python's default: 700, 10, 10). Measured at 400
-tables (issue 16): with the default, the sign-in ramp of 1,600 players cost 3.6 s of
-collections, three of them full ones of 0.3-0.8 s each (a stall of every player of the
-replica), while the steady play that follows collects almost nothing (its objects die young,
-by reference count). A larger first threshold makes the young collections rarer and the full
-ones far rarer; every generation is still collected, so cyclic garbage (a closed session's
-tasks and frames) is still freed."""
+tables (issue 16, ADR 0012): with the default a run paid three full collections (up to
+0.17 s of CPU each, 0.3-0.8 s of wall time on a loaded box: a stall of every player of the
+replica), mostly while 1,600 players signed in, and the steady play still a young one every
+3 s; with 5,000 none was full and the steady play collected nothing (its objects die young,
+by reference count). Every generation is still collected, so cyclic garbage (a closed
+session's tasks and frames) is still freed."""
 
 
 def tune_gc() -> None:
