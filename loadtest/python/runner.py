@@ -207,6 +207,31 @@ class Sampler(threading.Thread):
         return out
 
 
+DRAIN_S = 10.0
+"""How long the last ticks are read after the workers stopped."""
+
+
+def last_ticks(out: Any, within_s: float) -> list[dict[str, Any]]:
+    """The ticks still queued once the workers stopped, read by a helper thread for at most
+    `within_s`: a worker killed while it was writing leaves a cut message in the pipe, on
+    which a read blocks for ever (a 400-table run hung there after its window)."""
+    ticks: list[dict[str, Any]] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                kind, data = out.get_nowait()
+            except (queue.Empty, EOFError, OSError):  # (the pipe closed under a blocked read)
+                return
+            if kind == "tick":
+                ticks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True, name="loadtest-last-ticks")
+    reader.start()
+    reader.join(within_s)
+    return list(ticks)
+
+
 # -- the echo baseline ------------------------------------------------------------------------
 
 
@@ -588,13 +613,8 @@ class Run:
             p.join(3)
             if p.is_alive():
                 p.kill()
-        while True:  # the last ticks
-            try:
-                kind, data = out.get_nowait()
-            except queue.Empty:
-                break
-            if kind == "tick":
-                self.on_tick(data)
+        for data in last_ticks(out, DRAIN_S):
+            self.on_tick(data)
         window_s = (window_end or time.time()) - (window_start or started)
         verified, failures = 0, list[str]()
         if not args.no_finish and self.tables:

@@ -1,14 +1,19 @@
 """The load test's command line: `--think` replaces a scenario's pace (issue 10: sizing how
 much connected but slow players cost), and a bad range is refused with a clear message; `--server`
-takes several gateways, the bot workers spread over them round-robin (issue 16)."""
+takes several gateways, the bot workers spread over them round-robin (issue 16); the last ticks are
+read without hanging on a message a killed worker cut."""
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
+import os
+import struct
+import time
 
 import pytest
 
-from trix.loadtest.runner import add_loadtest_arguments, scenario_of, worker_targets
+from trix.loadtest.runner import add_loadtest_arguments, last_ticks, scenario_of, worker_targets
 from trix.loadtest.scenarios import SCENARIOS
 
 
@@ -54,3 +59,20 @@ def test_server_refuses_an_address_without_a_port(bad: str, capsys: pytest.Captu
         _parse("steady", "--server", bad)
     assert exit_info.value.code == 2
     assert "--server" in capsys.readouterr().err
+
+
+def test_the_last_ticks_are_read_and_a_cut_message_does_not_hang_the_run() -> None:
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    out.put(("tick", {"at": 1}))
+    out.put(("done", {}))
+    out.put(("tick", {"at": 2}))
+    time.sleep(0.2)  # the queue's feeder thread has written them to the pipe
+    assert last_ticks(out, 5.0) == [{"at": 1}, {"at": 2}]
+    # a worker killed while it wrote: the pipe holds a message's length and part of it
+    os.write(out._writer.fileno(), struct.pack("!i", 100) + b"cut")  # type: ignore[attr-defined]
+    started = time.monotonic()
+    assert last_ticks(out, 1.0) == []
+    assert time.monotonic() - started < 3.0
+    out._writer.close()  # type: ignore[attr-defined]  # the blocked reader thread sees EOF and ends
+    out.close()
