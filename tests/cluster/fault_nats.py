@@ -41,7 +41,7 @@ from typing import Any
 
 import grpc
 import nats
-from cluster_support import NatsCluster, Run, WatchedBot, check_games, standings_match
+from cluster_support import NatsCluster, Run, WatchedBot, check_games, diagnose, standings_match
 from nats.aio.client import Client
 from netns import Hosts
 
@@ -459,6 +459,11 @@ async def run_faults(
             task.cancel()
             run.errors.append("a game loop did not end")
         verdict = await check_games(cluster, run)
+        for problem in verdict.problems:
+            say(f"problem: {problem}")
+        for table_id in sorted(run.tables - set(run.records)):
+            for line in await diagnose(cluster, run, table_id):
+                say(line)
         # A fresh token: the first client's expired long ago in a long run (900 s, ADR 0018).
         auditor = WatchedBot(cluster.gateways[0], 99, seed, VARIANTS[0], Run())
         await auditor.client.sign_in(f"fault-auditor-{seed}-{time.monotonic_ns()}", "auditor")

@@ -67,6 +67,9 @@ SNAPSHOT_STREAM = subjects.TABLE_SNAPSHOTS_STREAM
 SECRETS_BUCKET = "table_secrets"
 PLAYERS_BUCKET = "player_tables"
 WRONG_LAST_SEQUENCE = 10071
+WRONG_LAST_SEQUENCE_IN_PROCESS = 10164
+"""A clustered log's leader cannot check the expected sequence while another entry of the table
+is in process: retried by `publish_once` (`IN_PROCESS`); still so at its deadline, a conflict."""
 MATCH_CONSUMER = "table-match-formed"
 """Durable pull consumer of MatchFormed, shared by the replicas (issue 5; ADR 0020: it was the
 push consumer `table-match-formed-q` of a queue group)."""
@@ -141,7 +144,7 @@ class JetStreamStore:
                 attempt_timeout_s=APPEND_ATTEMPT_S,
             )
         except APIError as err:
-            if err.err_code == WRONG_LAST_SEQUENCE:
+            if err.err_code in (WRONG_LAST_SEQUENCE, WRONG_LAST_SEQUENCE_IN_PROCESS):
                 raise LogConflict(str(err)) from None
             raise
         if ack.duplicate:
