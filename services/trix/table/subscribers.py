@@ -193,9 +193,22 @@ class JetStreamStore:
         prefix = subjects.table_log("x")[:-1]
         return sorted(s[len(prefix) :] for s in (info.state.subjects or {}))
 
-    async def put_secret(self, table_id: str, seed: bytes) -> None:
+    async def keep_secret(self, table_id: str, seed: bytes) -> bytes:
+        """Store `seed` as the table's unless one is stored (compare-and-set: create); returns
+        the table's seed, the first stored (issue 19: a create that ran again, a MatchFormed
+        redelivered while the first create's entry was still in process, overwrote the seed
+        the log's create entry was made with, and the table never replayed again)."""
         kv = await self.nats.jetstream.key_value(SECRETS_BUCKET)
-        await kv.put(subjects.token(table_id), seed)
+        for _ in range(40):
+            try:
+                await kv.create(subjects.token(table_id), seed)
+                return seed
+            except KeyWrongLastSequenceError:
+                stored = await self.get_secret(table_id)  # the leader's answer
+                if stored is not None:
+                    return stored
+            await asyncio.sleep(0.1)  # another create of it in process: its write lands first
+        raise Unavailable("the table's seed is being stored; retry")
 
     async def get_secret(self, table_id: str) -> bytes | None:
         """From the bucket's leader (not a direct get: a follower behind may not have a new
