@@ -77,6 +77,8 @@ class WatchedBot(Bot):
         self.seen: deque[str] = deque(maxlen=8)
         """The last messages this client got and sent (`diagnose`)."""
         self.t0 = time.monotonic()
+        self.heard = self.t0
+        """When this client last got anything on its Session stream (a stalled game: none for long)."""
         sign_in = self.client.sign_in
 
         async def retried(device_secret: str, name: str) -> str:
@@ -110,7 +112,8 @@ class WatchedBot(Bot):
         async def watched() -> AsyncIterator[Any]:
             async for m in stream:
                 kind = m.WhichOneof("kind")
-                self.seen.append(f"+{time.monotonic() - self.t0:.1f}s got {_brief(m)}")
+                self.heard = time.monotonic()
+                self.seen.append(f"+{self.heard - self.t0:.1f}s got {_brief(m)}")
                 if kind == "ticket" and m.ticket.table_id:
                     self.run_stats.bots.setdefault(m.ticket.table_id, [])
                     if self not in self.run_stats.bots[m.ticket.table_id]:
@@ -447,14 +450,20 @@ async def diagnose(cluster: NatsCluster, run: Run, table_id: str) -> list[str]:
         out.append(f"  log: {len(entries)} entries, last {last[0]} by {last[1]}")
     except Exception as exc:  # noqa: BLE001 - a diagnosis never fails the run
         out.append(f"  log: not read ({exc!r})")
-    js = cluster.admin.jetstream(timeout=5.0)
     shard = subjects.table_shard(table_id)
-    for bucket, key in (("table_leases", str(shard)), ("timer_deadlines", f"t.{table_id}")):
-        try:
-            msg = await js.get_last_msg(f"KV_{bucket}", f"$KV.{bucket}.{key}")
-            out.append(f"  {bucket} {key} (rev {msg.seq}): {(msg.data or b'').decode()[:400]}")
-        except Exception as exc:  # noqa: BLE001
+    for user, bucket, key in (("table", "table_leases", str(shard)), ("timers", "timer_deadlines", f"t.{table_id}")):
+        conn: Client | None = None
+        try:  # as the bucket's own service (each user reads its own buckets only)
+            conn = await cluster._connect(user)
+            kv = await conn.jetstream(timeout=5.0).key_value(bucket)
+            entry = await kv.get(key)
+            out.append(f"  {bucket} {key} (rev {entry.revision}): {(entry.value or b'').decode()[:400]}")
+        except Exception as exc:  # noqa: BLE001 - a diagnosis never fails the run
             out.append(f"  {bucket} {key}: not read ({exc!r})")
+        finally:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.close(), 5)
     for bot in run.bots.get(table_id, []):
         st = bot.state
         turn = f"turn {st.turn.turn_seq} seats {list(st.turn.seats)}" if st.turn is not None else "no turn"

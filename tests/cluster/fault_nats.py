@@ -83,9 +83,23 @@ MOVE_PATH = (
 """The streams an action goes through (log, results, snapshots, the owner's leases): NATS is
 available again for play when each answers through a node not faulted."""
 RESUME_BOUND_S = 5.0
-GAME_TIMEOUT_S = 240.0
-"""A game (a trix game of one client and three table bots takes under a minute here) not over
-after this long is cut and counts as not finished."""
+STALL_S = 90.0
+"""A game none of whose clients got anything for this long (a fault's election is seconds; the
+gateway's quiet recheck 30 s) has stopped: it is cut and counts as not finished. (A fixed time
+for the whole game cut live ones: a paid Complex game of four clients runs 4-5 minutes on the
+loaded box, where a free game of one client and three table bots takes under one.)"""
+GAME_TIMEOUT_S = 900.0
+"""A game still going after this long is cut too, and counts as not finished."""
+
+
+def stalled(bots: list[WatchedBot], started: float) -> str:
+    """Why a game is to be cut ("" while it goes on)."""
+    now = time.monotonic()
+    if now - started > GAME_TIMEOUT_S:
+        return f"not over after {GAME_TIMEOUT_S:.0f}s"
+    if now - max([started, *(b.heard for b in bots)]) > STALL_S:
+        return f"stalled: its clients got nothing for {STALL_S:.0f}s"
+    return ""
 
 
 @dataclass
@@ -183,12 +197,13 @@ class Slots:
                         self.current[key] = bot.state.table_id
                         self.paid_tables.add(bot.state.table_id)
                 await asyncio.wait(set(tasks), timeout=0.1)
-                if time.monotonic() - started > GAME_TIMEOUT_S:
+                why = stalled(list(bots), started)
+                if why:
                     for t in tasks:
                         t.cancel()
                     await asyncio.gather(*tasks, return_exceptions=True)
                     tables = sorted({b.state.table_id for b in bots})
-                    self.run.errors.append(f"paid group {g} game {game}: {tables} stalled for good")
+                    self.run.errors.append(f"paid group {g} game {game}: {tables} {why}")
                     break
             for key in keys:
                 self.current.pop(key, None)
@@ -214,12 +229,13 @@ class Slots:
                 if bot.state.table_id:
                     self.current[k] = bot.state.table_id
                 await asyncio.wait({task}, timeout=0.1)
-                if time.monotonic() - started > GAME_TIMEOUT_S:
+                why = stalled([bot], started)
+                if why:
                     task.cancel()  # a game that stalls for good is reported, not waited for
                     await asyncio.gather(task, return_exceptions=True)
                     with contextlib.suppress(Exception):
                         await bot.client.close()
-                    self.run.errors.append(f"slot {k} game {game}: {bot.state.table_id} stalled for good")
+                    self.run.errors.append(f"slot {k} game {game}: {bot.state.table_id} {why}")
                     break
             self.current.pop(k, None)
             if task.cancelled():
