@@ -390,6 +390,18 @@ class TableService:
         await self.ensure_loaded(table_id)
         async with self._lock(table_id):
             table = self._table(table_id)
+            if turn_seq > table.sequence and not table.finished:
+                # The timers heard of a turn this replica does not hold: its table is behind the
+                # log (issue 19: an owner cut off appended one more entry after this replica had
+                # rebuilt the table, and published it once the cut healed). From the log again,
+                # then decide; never refused for good on stale state (the turn would wait for ever).
+                if not self._may_reload(table_id):
+                    raise Unavailable("the table is behind its log; retry")
+                self.tables.pop(table_id, None)
+                await self._recover_one(table_id)
+                table = self._table(table_id)
+                if turn_seq > table.sequence:
+                    raise Unavailable("the table is behind its log; retry")
             turn = table.turn
             if table.finished or turn is None or turn.seq != turn_seq or seat not in table.to_act():
                 raise StaleTurn("that turn is no longer current")
