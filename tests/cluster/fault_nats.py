@@ -495,6 +495,20 @@ async def run_faults(
             kind: round(max((r for f in done if f.kind == kind for r in f.resume.values()), default=0.0), 2)
             for kind in kinds
         }
+
+        def spread(values: list[float]) -> list[float]:
+            return [
+                round(percentile(values, 50), 2),
+                round(percentile(values, 95), 2),
+                round(max(values, default=0.0), 2),
+            ]
+
+        slowest = {  # per fault, its slowest game's resume: p50 / p95 / max by kind
+            kind: spread([max(f.resume.values(), default=0.0) for f in done if f.kind == kind]) for kind in kinds
+        }
+        nats_spread = {
+            kind: spread([f.nats_s for f in done if f.kind == kind and f.nats_s is not None]) for kind in kinds
+        }
         return {
             "faults": len(done),
             "faults_by_kind": {kind: sum(f.kind == kind for f in done) for kind in kinds},
@@ -517,6 +531,8 @@ async def run_faults(
             "nats_unavailable_max_s_by_kind": {
                 kind: round(max((f.nats_s or 0.0 for f in done if f.kind == kind), default=0.0), 2) for kind in kinds
             },
+            "slowest_resume_p50_p95_max_s_by_kind": slowest,
+            "nats_unavailable_p50_p95_max_s_by_kind": nats_spread,
             "platform_delay_p95_s": round(percentile(extra, 95), 2),
             "platform_delay_max_s": round(max(extra, default=0.0), 2),
             "sign_ins_retried_unavailable": run.retried_sign_ins,
