@@ -299,6 +299,8 @@ class MatchmakingService:
         """Store the ticket (HOLDING: not matchable), take the player's lock, hold the stake
         (paid), then make it SEARCHING. A crash midway leaves a HOLDING ticket the partition
         owner expires."""
+        if ticket.wish.paid and isinstance(self.wallet, NoWallet):
+            await self.wallet.hold(ticket.player_id, ticket.ticket_id, ticket.wish.stake)  # refused: before any write
         existing = await self._get_ticket(ticket.ticket_id)
         created: tuple[Ticket, int] | None = None
         if existing is None:
