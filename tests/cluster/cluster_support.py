@@ -19,6 +19,7 @@ import os
 import signal
 import socket
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from support.table import read_log
 from trix import engine
 from trix.client import EmbeddedPlatform, wait_for_standings
 from trix.demo import Bot
-from trix.natsio import permissions, serverconf
+from trix.natsio import permissions, serverconf, subjects
 from trix.records import load_record, replay, verify
 from trix.up import Child
 
@@ -62,6 +63,8 @@ class Run:
     """A signed-in client's token (scoring's standings are asked through the gateway with it)."""
     client_errors: list[tuple[float, str, str, str]] = field(default_factory=list)
     """(when, table id, code, message) of every error a client got on its Session stream."""
+    bots: dict[str, list[WatchedBot]] = field(default_factory=dict)
+    """table id -> the clients seated there (what each last sent and got: `diagnose`)."""
 
 
 class WatchedBot(Bot):
@@ -71,6 +74,11 @@ class WatchedBot(Bot):
         super().__init__(target, index, seed, variant, say=False, think_s=think_s)
         self.run_stats = run
         self.sent: dict[str, float] = {}
+        self.seen: deque[str] = deque(maxlen=8)
+        """The last messages this client got and sent (`diagnose`)."""
+        self.t0 = time.monotonic()
+        self.heard = self.t0
+        """When this client last got anything on its Session stream (a stalled game: none for long)."""
         sign_in = self.client.sign_in
 
         async def retried(device_secret: str, name: str) -> str:
@@ -92,6 +100,11 @@ class WatchedBot(Bot):
         super()._act()
         for action_id in set(self.sent_at) - before:
             self.sent[action_id] = time.monotonic()
+            self.seen.append(f"+{time.monotonic() - self.t0:.1f}s sent action {action_id[-8:]}")
+
+    def _view(self) -> None:
+        super()._view()
+        self.seen.append(f"+{time.monotonic() - self.t0:.1f}s sent view")
 
     async def _loop(self, stream: Any) -> None:
         self.run_stats.token = self.run_stats.token or self.client.token
@@ -99,6 +112,12 @@ class WatchedBot(Bot):
         async def watched() -> AsyncIterator[Any]:
             async for m in stream:
                 kind = m.WhichOneof("kind")
+                self.heard = time.monotonic()
+                self.seen.append(f"+{self.heard - self.t0:.1f}s got {_brief(m)}")
+                if kind == "ticket" and m.ticket.table_id:
+                    self.run_stats.bots.setdefault(m.ticket.table_id, [])
+                    if self not in self.run_stats.bots[m.ticket.table_id]:
+                        self.run_stats.bots[m.ticket.table_id].append(self)
                 if kind == "accepted" and m.accepted.action_id in self.sent:
                     sent = self.sent.pop(m.accepted.action_id)
                     self.run_stats.accepted.append(
@@ -115,6 +134,24 @@ class WatchedBot(Bot):
                 yield m
 
         await super()._loop(watched())
+
+
+def _brief(m: Any) -> str:
+    """One Session message in a few words (`diagnose`)."""
+    kind = m.WhichOneof("kind")
+    if kind == "event":
+        body = m.event.WhichOneof("body")
+        extra = f" seats {list(m.event.turn_started.seats)}" if body == "turn_started" else ""
+        return f"event {m.event.sequence} {body}{extra}"
+    if kind == "snapshot":
+        return f"snapshot {m.snapshot.sequence} turn {m.snapshot.turn.turn_seq} seats {list(m.snapshot.turn.seats)}"
+    if kind == "accepted":
+        return f"accepted {m.accepted.action_id[-8:]} seq {m.accepted.sequence}"
+    if kind == "error":
+        return f"error {m.error.code}: {m.error.message[:70]}"
+    if kind == "ticket":
+        return f"ticket {m.ticket.state} {m.ticket.table_id[:8]}"
+    return str(kind)
 
 
 class NatsCluster:
@@ -399,3 +436,39 @@ async def standings_match(target: str, run: Run) -> int:
         got = await wait_for_standings(target, run.token, table_id, want, tries=100, interval_s=0.2, timeout_s=5)
         same += got == want
     return same
+
+
+async def diagnose(cluster: NatsCluster, run: Run, table_id: str) -> list[str]:
+    """Where an unfinished game stopped: its log (entries, the last one and its writer), the
+    owner of its shard (the lease), the timers' document of it, and what each of its clients
+    last sent and got (`WatchedBot.seen`)."""
+    assert cluster.nc is not None and cluster.admin is not None
+    out = [f"{table_id} did not finish:"]
+    try:
+        entries = await read_log(cluster.nc.jetstream(timeout=10.0), table_id)
+        last = entries[-1] if entries else ("-", "-")
+        out.append(f"  log: {len(entries)} entries, last {last[0]} by {last[1]}")
+    except Exception as exc:  # noqa: BLE001 - a diagnosis never fails the run
+        out.append(f"  log: not read ({exc!r})")
+    shard = subjects.table_shard(table_id)
+    for user, bucket, key in (("table", "table_leases", str(shard)), ("timers", "timer_deadlines", f"t.{table_id}")):
+        conn: Client | None = None
+        try:  # as the bucket's own service (each user reads its own buckets only)
+            conn = await cluster._connect(user)
+            kv = await conn.jetstream(timeout=5.0).key_value(bucket)
+            entry = await kv.get(key)
+            out.append(f"  {bucket} {key} (rev {entry.revision}): {(entry.value or b'').decode()[:400]}")
+        except Exception as exc:  # noqa: BLE001 - a diagnosis never fails the run
+            out.append(f"  {bucket} {key}: not read ({exc!r})")
+        finally:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.close(), 5)
+    for bot in run.bots.get(table_id, []):
+        st = bot.state
+        turn = f"turn {st.turn.turn_seq} seats {list(st.turn.seats)}" if st.turn is not None else "no turn"
+        out.append(
+            f"  client seat {st.seat}: sequence {st.sequence}, {turn}, acted {bot.acted}, "
+            f"unanswered {len(bot.sent)}; last: {list(bot.seen)}"
+        )
+    return out

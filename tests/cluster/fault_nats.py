@@ -41,7 +41,7 @@ from typing import Any
 
 import grpc
 import nats
-from cluster_support import NatsCluster, Run, WatchedBot, check_games, standings_match
+from cluster_support import NatsCluster, Run, WatchedBot, check_games, diagnose, standings_match
 from nats.aio.client import Client
 from netns import Hosts
 
@@ -83,9 +83,23 @@ MOVE_PATH = (
 """The streams an action goes through (log, results, snapshots, the owner's leases): NATS is
 available again for play when each answers through a node not faulted."""
 RESUME_BOUND_S = 5.0
-GAME_TIMEOUT_S = 240.0
-"""A game (a trix game of one client and three table bots takes under a minute here) not over
-after this long is cut and counts as not finished."""
+STALL_S = 90.0
+"""A game none of whose clients got anything for this long (a fault's election is seconds; the
+gateway's quiet recheck 30 s) has stopped: it is cut and counts as not finished. (A fixed time
+for the whole game cut live ones: a paid Complex game of four clients runs 4-5 minutes on the
+loaded box, where a free game of one client and three table bots takes under one.)"""
+GAME_TIMEOUT_S = 900.0
+"""A game still going after this long is cut too, and counts as not finished."""
+
+
+def stalled(bots: list[WatchedBot], started: float) -> str:
+    """Why a game is to be cut ("" while it goes on)."""
+    now = time.monotonic()
+    if now - started > GAME_TIMEOUT_S:
+        return f"not over after {GAME_TIMEOUT_S:.0f}s"
+    if now - max([started, *(b.heard for b in bots)]) > STALL_S:
+        return f"stalled: its clients got nothing for {STALL_S:.0f}s"
+    return ""
 
 
 @dataclass
@@ -183,12 +197,13 @@ class Slots:
                         self.current[key] = bot.state.table_id
                         self.paid_tables.add(bot.state.table_id)
                 await asyncio.wait(set(tasks), timeout=0.1)
-                if time.monotonic() - started > GAME_TIMEOUT_S:
+                why = stalled(list(bots), started)
+                if why:
                     for t in tasks:
                         t.cancel()
                     await asyncio.gather(*tasks, return_exceptions=True)
                     tables = sorted({b.state.table_id for b in bots})
-                    self.run.errors.append(f"paid group {g} game {game}: {tables} stalled for good")
+                    self.run.errors.append(f"paid group {g} game {game}: {tables} {why}")
                     break
             for key in keys:
                 self.current.pop(key, None)
@@ -214,12 +229,13 @@ class Slots:
                 if bot.state.table_id:
                     self.current[k] = bot.state.table_id
                 await asyncio.wait({task}, timeout=0.1)
-                if time.monotonic() - started > GAME_TIMEOUT_S:
+                why = stalled([bot], started)
+                if why:
                     task.cancel()  # a game that stalls for good is reported, not waited for
                     await asyncio.gather(task, return_exceptions=True)
                     with contextlib.suppress(Exception):
                         await bot.client.close()
-                    self.run.errors.append(f"slot {k} game {game}: {bot.state.table_id} stalled for good")
+                    self.run.errors.append(f"slot {k} game {game}: {bot.state.table_id} {why}")
                     break
             self.current.pop(k, None)
             if task.cancelled():
@@ -459,6 +475,11 @@ async def run_faults(
             task.cancel()
             run.errors.append("a game loop did not end")
         verdict = await check_games(cluster, run)
+        for problem in verdict.problems:
+            say(f"problem: {problem}")
+        for table_id in sorted(run.tables - set(run.records)):
+            for line in await diagnose(cluster, run, table_id):
+                say(line)
         # A fresh token: the first client's expired long ago in a long run (900 s, ADR 0018).
         auditor = WatchedBot(cluster.gateways[0], 99, seed, VARIANTS[0], Run())
         await auditor.client.sign_in(f"fault-auditor-{seed}-{time.monotonic_ns()}", "auditor")
@@ -473,6 +494,20 @@ async def run_faults(
         per_kind = {
             kind: round(max((r for f in done if f.kind == kind for r in f.resume.values()), default=0.0), 2)
             for kind in kinds
+        }
+
+        def spread(values: list[float]) -> list[float]:
+            return [
+                round(percentile(values, 50), 2),
+                round(percentile(values, 95), 2),
+                round(max(values, default=0.0), 2),
+            ]
+
+        slowest = {  # per fault, its slowest game's resume: p50 / p95 / max by kind
+            kind: spread([max(f.resume.values(), default=0.0) for f in done if f.kind == kind]) for kind in kinds
+        }
+        nats_spread = {
+            kind: spread([f.nats_s for f in done if f.kind == kind and f.nats_s is not None]) for kind in kinds
         }
         return {
             "faults": len(done),
@@ -496,6 +531,8 @@ async def run_faults(
             "nats_unavailable_max_s_by_kind": {
                 kind: round(max((f.nats_s or 0.0 for f in done if f.kind == kind), default=0.0), 2) for kind in kinds
             },
+            "slowest_resume_p50_p95_max_s_by_kind": slowest,
+            "nats_unavailable_p50_p95_max_s_by_kind": nats_spread,
             "platform_delay_p95_s": round(percentile(extra, 95), 2),
             "platform_delay_max_s": round(max(extra, default=0.0), 2),
             "sign_ins_retried_unavailable": run.retried_sign_ins,

@@ -15,14 +15,15 @@ from functools import partial
 
 import grpc
 import pytest
-from mm_support import ScoringApp, config, identity, read_matches, service_of, serving_replica
+from mm_support import KEYS, ScoringApp, config, identity, read_matches, service_of, serving_replica
 
 from support.clock import ManualClock
 from support.nats import NatsServer
+from trix.gateway.upstream import GrpcMatchmaking
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringWallet
 from trix.runtime.server import Runtime
-from trix.v1 import common_pb2
+from trix.v1 import common_pb2, gateway_pb2
 from trix.v1 import matchmaking_pb2 as mm
 from trix.v1.matchmaking_pb2_grpc import MatchmakingServiceStub as Stub
 
@@ -171,4 +172,56 @@ async def test_paid_table_seats_only_covered_players_never_a_bot(env: Env) -> No
     assert await env.scoring.balance("poor") == (99, 0)
     totals = await env.scoring.totals()
     assert totals.held == 4 * STAKE
+    await assert_conserved(env.scoring)
+
+
+async def test_a_paid_ticket_whose_wallet_was_unavailable_is_resumed_by_the_same_request(env: Env) -> None:
+    """Issue 19: a find-match answered UNAVAILABLE because the wallet (scoring) did not answer is
+    not a refusal. The ticket stays HOLDING, and the same request asked again once scoring is
+    back (as the gateway does, `trix.gateway.upstream`) resumes it: one ticket, SEARCHING, its
+    stake held once. (The failed attempt used to cancel the ticket, so its retry got a dead
+    ticket and the player was never seated.)"""
+    await env.scoring.grant("dora", 1000)
+    port = env.scoring.address.rsplit(":", 1)[1]
+    await env.scoring.stop()
+    env.scoring.env["TRIX_GRPC_PORT"] = port  # back on the address the wallet calls
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await enqueue(env.api, "dora")
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    await env.scoring.start()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30.0
+    while True:  # the wallet's channel reconnects after its backoff
+        try:
+            ticket = await enqueue(env.api, "dora")
+            break
+        except grpc.aio.AioRpcError as again:
+            if again.code() != grpc.StatusCode.UNAVAILABLE or loop.time() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+    assert ticket.state == mm.TICKET_STATE_SEARCHING
+    assert await env.scoring.balance("dora") == (900, 100)
+    await assert_conserved(env.scoring)
+
+
+async def test_find_match_through_the_gateway_rides_out_a_wallet_outage(env: Env) -> None:
+    """Issue 19: the gateway's find-match (`trix.gateway.upstream.GrpcMatchmaking.enqueue`)
+    asks again, with the same request id, while matchmaking answers UNAVAILABLE (here: its
+    wallet, scoring, is down for 2 s; in `make fault-nats`, its buckets electing a leader): the
+    client gets its one ticket, never UNAVAILABLE, and its stake is held once."""
+    await env.scoring.grant("erin", 1000)
+    port = env.scoring.address.rsplit(":", 1)[1]
+    await env.scoring.stop()
+    env.scoring.env["TRIX_GRPC_PORT"] = port
+    upstream = GrpcMatchmaking(env.runtime.address, KEYS.player, timeout_s=5.0)
+    try:
+        find = asyncio.ensure_future(upstream.enqueue("erin", gateway_pb2.FindMatchRequest(wish=paid())))
+        await asyncio.sleep(2.0)
+        assert not find.done()  # asked again and again, not refused
+        await env.scoring.start()
+        ticket = await asyncio.wait_for(find, 30)
+    finally:
+        await upstream.close()
+    assert ticket.state == mm.TICKET_STATE_SEARCHING
+    assert await env.scoring.balance("erin") == (900, 100)
     await assert_conserved(env.scoring)

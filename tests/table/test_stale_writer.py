@@ -89,3 +89,33 @@ async def test_a_stale_owner_never_appends_after_a_newer_owner(auth_nats: AuthNa
     finally:
         for replica in (old, new):
             await replica.conn.drain()
+
+
+async def test_a_new_owner_behind_the_log_catches_up_on_the_timers_word(auth_nats: AuthNats) -> None:
+    """A cut-off owner's append in flight lands once the cut heals, after the new owner rebuilt
+    the table and before it appended anything (nothing to fence yet: the entry before is the
+    old owner's own); its events reach the timers, not the new owner. The timers' AutoAct for
+    that newer turn makes the new owner reload the table and act. (It refused it as a stale
+    turn, for good: in `make fault-nats`, a bot's turn that waited 21 s, or for ever.)"""
+    url = auth_nats.url("table")
+    old = await Replica(url, "table-old", epoch=5).start()
+    new = await Replica(url, "table-new", epoch=9).start()
+    try:
+        request = create_request(TABLE, common_pb2.VARIANT_TRIX, PLAYERS, seeds=("a", "b", "c", "d"))
+        await old.service.create_table(Caller("service", "matchmaking"), request)
+        await old.play("m1")
+        await new.service.recover()  # the shard changes hands: the new owner rebuilds the table
+        await old.play("m2")  # the old owner's append in flight lands after that rebuild
+        ahead = old.service.tables[TABLE]
+        assert ahead.turn is not None and ahead.sequence > new.service.tables[TABLE].sequence
+        seat = ahead.to_act()[0]
+
+        # The timers heard the old owner's events: the turn they act on is newer than the new owner's table.
+        sequence = await new.service.auto_act(Caller("service", "timers"), TABLE, seat, ahead.turn.seq)
+        assert sequence > ahead.sequence
+        log = await read_log(new.conn.jetstream, TABLE)
+        assert [i for i, _ in log] == ["create", "m1", "m2", f"auto-{ahead.turn.seq}-{seat}"]
+        assert [w for _, w in log] == ["table-old/5"] * 3 + ["table-new/9"]  # one writer at a time
+    finally:
+        for replica in (old, new):
+            await replica.conn.drain()

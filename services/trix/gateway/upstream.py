@@ -5,12 +5,17 @@ call carries a deadline (TRIX_GATEWAY_CALL_TIMEOUT_S) and, for matchmaking, the
 player's `x-trix-identity` token signed with TRIX_PLAYER_TOKEN_KEY
 (`trix.runtime.identity`). A refused call becomes the domain error of its status code
 with the upstream's public message; an upstream failure (INTERNAL, UNKNOWN,
-UNAUTHENTICATED between services) becomes UNAVAILABLE without its text.
+UNAUTHENTICATED between services) becomes UNAVAILABLE without its text. A find-match
+that matchmaking answers UNAVAILABLE (or not in time) is asked again with the same request
+id for up to `ENQUEUE_RETRY_S` (issue 19: its buckets elect a leader for 4-9 s after a NATS
+node fails), so a client is not refused for an election and gets one ticket.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator
 
 import grpc
@@ -39,6 +44,11 @@ _PASSED: dict[grpc.StatusCode, type[DomainError]] = {
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
 }
 WATCH_DEADLINE_S = 3600.0
+ENQUEUE_RETRY_S = 20.0
+"""How long a find-match is asked again while matchmaking is unavailable: past a NATS election
+(4-9 s) and a call timeout, within the 30 s after which matchmaking expires a ticket left
+HOLDING by an attempt that stopped midway (a retry resumes it)."""
+RETRIED: frozenset[grpc.StatusCode] = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
 
 def domain_error(err: grpc.aio.AioRpcError, what: str) -> DomainError:
@@ -77,12 +87,21 @@ class GrpcMatchmaking:
             partner_id=request.partner_id,
             client_seed=request.client_seed,
             display_name=display_name,
+            request_id=uuid.uuid4().hex,  # every attempt of this find-match: one ticket
         )
-        try:
-            reply = await self.stub.EnqueueTicket(req, timeout=self.timeout_s, metadata=self._md(player_id))
-        except grpc.aio.AioRpcError as err:
-            raise domain_error(err, "matchmaking") from None
-        return reply.ticket
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ENQUEUE_RETRY_S
+        delay = 0.2
+        while True:
+            try:
+                reply = await self.stub.EnqueueTicket(req, timeout=self.timeout_s, metadata=self._md(player_id))
+            except grpc.aio.AioRpcError as err:
+                if err.code() not in RETRIED or loop.time() + delay >= deadline:
+                    raise domain_error(err, "matchmaking") from None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            return reply.ticket
 
     async def cancel(self, player_id: str, ticket_id: str) -> matchmaking_pb2.Ticket:
         req = matchmaking_pb2.CancelTicketRequest(player_id=player_id, ticket_id=ticket_id)

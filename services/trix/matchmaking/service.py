@@ -39,7 +39,15 @@ from typing import Any, TypeVar
 
 import structlog
 
-from trix.errors import AlreadyExists, IllegalMove, InvalidArgument, NotFound, PermissionDenied, Unavailable
+from trix.errors import (
+    AlreadyExists,
+    DomainError,
+    IllegalMove,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unavailable,
+)
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.matching import RatingWindow, assign_seats, form_groups
 from trix.matchmaking.ports import (
@@ -291,6 +299,8 @@ class MatchmakingService:
         """Store the ticket (HOLDING: not matchable), take the player's lock, hold the stake
         (paid), then make it SEARCHING. A crash midway leaves a HOLDING ticket the partition
         owner expires."""
+        if ticket.wish.paid and isinstance(self.wallet, NoWallet):
+            await self.wallet.hold(ticket.player_id, ticket.ticket_id, ticket.wish.stake)  # refused: before any write
         existing = await self._get_ticket(ticket.ticket_id)
         created: tuple[Ticket, int] | None = None
         if existing is None:
@@ -313,7 +323,14 @@ class MatchmakingService:
             await self._take_player_lock(ticket.player_id, ticket.ticket_id, rematch_of)
             if ticket.wish.paid:
                 await self.wallet.hold(ticket.player_id, ticket.ticket_id, ticket.wish.stake)
-        except BaseException:
+        except DomainError as err:
+            if isinstance(err, Unavailable):
+                # Not a refusal (issue 19: a bucket or scoring electing a leader; the stake may
+                # even be held, its answer lost). Nor is a NATS error or the call's cancellation
+                # (not caught here). The ticket stays HOLDING: a retry with the same request id
+                # resumes it above, and one never retried expires with its stake released
+                # (`_expire_holding`), as after a crash midway.
+                raise
             await self._finish_unmatched(ticket.ticket_id, CANCELLED, release=False)
             raise
 

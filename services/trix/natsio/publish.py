@@ -37,6 +37,23 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     nats.errors.OutboundBufferLimitError,
 )
 
+IN_PROCESS: frozenset[int] = frozenset({10158, 10164})
+"""JetStream errors of a clustered stream's leader that mean "not now", not "no": 10158
+(JSStreamDuplicateMessageConflict, "duplicate message id is in process": an earlier attempt
+with this message id is proposed but not applied yet, e.g. its ack was lost while the RAFT
+group was slow) and 10164 (JSStreamWrongLastSequenceConstantErr, "wrong last sequence": an
+expected-sequence check cannot be made while another message to the same subject is in
+process). Sent again with the same id, the publish is stored, or answered as a duplicate,
+or refused by the check for good (10071) once the one in process is applied (issue 19)."""
+
+
+RETRYABLE_OR_REFUSED: tuple[type[BaseException], ...] = (*RETRYABLE, nats.js.errors.APIError)
+
+
+def in_process(exc: BaseException) -> bool:
+    """A JetStream refusal that only means another attempt is still in process (`IN_PROCESS`)."""
+    return isinstance(exc, nats.js.errors.APIError) and exc.err_code in IN_PROCESS
+
 
 def new_msg_id() -> str:
     """A fresh message id for publishes without a natural idempotency key."""
@@ -57,7 +74,8 @@ async def publish_once(
 
     `PubAck.duplicate` is true when an earlier attempt had already been stored.
     Raises the last error when the deadline passes; non-retryable JetStream errors
-    (e.g. a wrong expected sequence) are raised at once.
+    (e.g. a wrong expected sequence) are raised at once; those that mean another attempt is
+    still in process (`IN_PROCESS`) are retried like a lost ack.
     """
     message_id = msg_id or new_msg_id()
     all_headers = {**(headers or {}), MSG_ID_HEADER: message_id}
@@ -69,7 +87,9 @@ async def publish_once(
         attempt += 1
         try:
             return await js.publish(subject, payload, timeout=attempt_timeout_s, headers=dict(all_headers))
-        except RETRYABLE as exc:
+        except RETRYABLE_OR_REFUSED as exc:
+            if not isinstance(exc, RETRYABLE) and not in_process(exc):
+                raise
             if loop.time() + delay >= deadline:
                 raise
             log.info("publish retry", subject=subject, msg_id=message_id, attempt=attempt, error=type(exc).__name__)

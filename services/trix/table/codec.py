@@ -3,9 +3,10 @@
 Owns `handle_command`: decodes a `trix.v1.TableCommand` (as it arrives on the table's
 NATS subject, or forwarded by the gRPC API), checks the caller's token, calls the
 matching `TableService` method and encodes the `TableCommandReply`. Domain errors
-travel as `CommandError{kind, message}` (`trix.errors.error_kind`); anything
-unexpected becomes an `Internal` error with an id logged once, never its text.
-No grpc or nats imports.
+travel as `CommandError{kind, message}` (`trix.errors.error_kind`); NATS not answering
+(a reconnect, a stream electing its leader: `trix.natsio.publish.RETRYABLE`) is `Unavailable`,
+retried by the caller with the same action id; anything else unexpected becomes an `Internal`
+error with an id logged once, never its text. No grpc or nats imports.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import uuid
 
 import structlog
 
-from trix.errors import DomainError, InvalidArgument, error_kind
+from trix.errors import DomainError, InvalidArgument, Unavailable, error_kind
+from trix.natsio.publish import RETRYABLE
 from trix.natsio.subjects import token as subject_token
 from trix.runtime.identity import verify
 from trix.table.service import ActionHeader, TableService, action_from
@@ -90,6 +92,13 @@ async def handle_command(service: TableService, data: bytes, token: str | None) 
     except DomainError as err:
         reply.error.kind = error_kind(err)
         reply.error.message = err.public_message
+    except RETRYABLE as exc:
+        # Not a bug: NATS did not answer in time (issue 19). A retry with the same action id
+        # applies it once: answered with its first result if it was stored meanwhile.
+        log.warning("nats did not answer", error=type(exc).__name__)
+        unavailable = Unavailable("the table's storage is briefly unavailable; retry with the same action id")
+        reply.error.kind = error_kind(unavailable)
+        reply.error.message = unavailable.public_message
     except Exception as exc:
         error_id = uuid.uuid4().hex[:16]
         log.error("unexpected error", error_id=error_id, exc_info=exc)

@@ -80,7 +80,9 @@ class TableStore(Protocol):
 
     async def log_tables(self) -> list[str]: ...
 
-    async def put_secret(self, table_id: str, seed: bytes) -> None: ...
+    async def keep_secret(self, table_id: str, seed: bytes) -> bytes:
+        """Store `seed` unless the table has one; returns the table's seed (the first stored)."""
+        ...
 
     async def get_secret(self, table_id: str) -> bytes | None: ...
 
@@ -259,7 +261,10 @@ class TableService:
                 first = existing.results.get("create", existing.sequence)
                 return table_pb2.CreateTableResponse(table_id=table_id, commitment=existing.commitment, sequence=first)
             _check_create(request)
-            seed = self.new_seed()
+            # Before the log, so recovery always finds it; the first seed stored is the table's:
+            # a create that runs again (its first attempt's entry still in process, or stored
+            # and its answer lost) makes the same entry, and the log replays (issue 19).
+            seed = await self.store.keep_secret(table_id, self.new_seed())
             commitment = fairness.commitment(seed)  # §11: only the commitment is published
             entry: dict[str, Any] = {
                 "op": "create",
@@ -267,7 +272,6 @@ class TableService:
                 "request": base64.b64encode(request.SerializeToString()).decode(),
                 "commitment": commitment,
             }
-            await self.store.put_secret(table_id, seed)  # before the log, so recovery always finds it
             table = Table.from_create(entry, seed)
             trial = table.copy()
             routed = trial.apply_entry(entry, self.clock(), live=True)
@@ -386,6 +390,18 @@ class TableService:
         await self.ensure_loaded(table_id)
         async with self._lock(table_id):
             table = self._table(table_id)
+            if turn_seq > table.sequence and not table.finished:
+                # The timers heard of a turn this replica does not hold: its table is behind the
+                # log (issue 19: an owner cut off appended one more entry after this replica had
+                # rebuilt the table, and published it once the cut healed). From the log again,
+                # then decide; never refused for good on stale state (the turn would wait for ever).
+                if not self._may_reload(table_id):
+                    raise Unavailable("the table is behind its log; retry")
+                self.tables.pop(table_id, None)
+                await self._recover_one(table_id)
+                table = self._table(table_id)
+                if turn_seq > table.sequence:
+                    raise Unavailable("the table is behind its log; retry")
             turn = table.turn
             if table.finished or turn is None or turn.seq != turn_seq or seat not in table.to_act():
                 raise StaleTurn("that turn is no longer current")

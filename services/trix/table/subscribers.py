@@ -67,6 +67,9 @@ SNAPSHOT_STREAM = subjects.TABLE_SNAPSHOTS_STREAM
 SECRETS_BUCKET = "table_secrets"
 PLAYERS_BUCKET = "player_tables"
 WRONG_LAST_SEQUENCE = 10071
+WRONG_LAST_SEQUENCE_IN_PROCESS = 10164
+"""A clustered log's leader cannot check the expected sequence while another entry of the table
+is in process: retried by `publish_once` (`IN_PROCESS`); still so at its deadline, a conflict."""
 MATCH_CONSUMER = "table-match-formed"
 """Durable pull consumer of MatchFormed, shared by the replicas (issue 5; ADR 0020: it was the
 push consumer `table-match-formed-q` of a queue group)."""
@@ -141,7 +144,7 @@ class JetStreamStore:
                 attempt_timeout_s=APPEND_ATTEMPT_S,
             )
         except APIError as err:
-            if err.err_code == WRONG_LAST_SEQUENCE:
+            if err.err_code in (WRONG_LAST_SEQUENCE, WRONG_LAST_SEQUENCE_IN_PROCESS):
                 raise LogConflict(str(err)) from None
             raise
         if ack.duplicate:
@@ -190,9 +193,22 @@ class JetStreamStore:
         prefix = subjects.table_log("x")[:-1]
         return sorted(s[len(prefix) :] for s in (info.state.subjects or {}))
 
-    async def put_secret(self, table_id: str, seed: bytes) -> None:
+    async def keep_secret(self, table_id: str, seed: bytes) -> bytes:
+        """Store `seed` as the table's unless one is stored (compare-and-set: create); returns
+        the table's seed, the first stored (issue 19: a create that ran again, a MatchFormed
+        redelivered while the first create's entry was still in process, overwrote the seed
+        the log's create entry was made with, and the table never replayed again)."""
         kv = await self.nats.jetstream.key_value(SECRETS_BUCKET)
-        await kv.put(subjects.token(table_id), seed)
+        for _ in range(40):
+            try:
+                await kv.create(subjects.token(table_id), seed)
+                return seed
+            except KeyWrongLastSequenceError:
+                stored = await self.get_secret(table_id)  # the leader's answer
+                if stored is not None:
+                    return stored
+            await asyncio.sleep(0.1)  # another create of it in process: its write lands first
+        raise Unavailable("the table's seed is being stored; retry")
 
     async def get_secret(self, table_id: str) -> bytes | None:
         """From the bucket's leader (not a direct get: a follower behind may not have a new
