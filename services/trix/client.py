@@ -89,7 +89,6 @@ class EmbeddedPlatform:
             "TRIX_GATEWAY_SIGNIN_BURST": "1000000",
             "TRIX_GATEWAY_NEW_ACCOUNTS_BURST": "1000000",
             "TRIX_MATCHMAKING_BOT_FILL_S": "0",
-            "TRIX_TIMERS_TICK_S": "0.05",
             "TRIX_DRAIN_DELAY_S": "0",
             "TRIX_METRICS_PORT": "0",  # the process binds a free port itself: no race with other programs
             **(env or {}),
