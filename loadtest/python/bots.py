@@ -26,15 +26,18 @@ from typing import Any
 
 import grpc
 
-from trix.client import GatewayClient, SeatState, new_action, pick, pick_from_turn
+from trix.client import GatewayClient, SeatState, pick, pick_from_turn
 from trix.runtime import eventloop
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 
 TICK_S = 1.0
-NUDGE_S = 1.0
-SWEEP_S = 0.25
+NUDGE_S = 5.0
+SWEEP_S = 1.0
 """The worker's one sweeper visits its live bots this often (each bot's check is due every
-0.5-1.5 NUDGE_S): one loop for all bots instead of one sleeping task per bot (issue 10)."""
+0.5-1.5 NUDGE_S): one loop for all bots instead of one sleeping task per bot (issue 10). It is
+only the safety net (a turn whose answer never came): the stop and the churn cuts have their
+own timers (`Swarm.stop_all`, `SwarmBot._churn`), so it can be slow and cost little per action
+(issue 16: at a visit a second per bot it was a tenth of the bots' CPU)."""
 LAG_PROBE_S = 0.05
 """The event-loop lag probe: how late a LAG_PROBE_S sleep wakes up is how long any message
 waited in this worker before a bot saw it (the swarm's own share of the latency)."""
@@ -123,20 +126,47 @@ class Swarm:
         self.live: set[SwarmBot] = set()
         """Bots with an open session: the sweeper checks them (lost turn, churn cut, stop)."""
         self.gate = asyncio.Semaphore(cfg.ramp_concurrency) if cfg.ramp_concurrency > 0 else None
+        self.loop = asyncio.get_running_loop()
+        """Kept: `asyncio.get_running_loop()` calls getpid on Python 3.11, per action."""
+        self.going_fast = False
+        """`fast`, read once a second (`look_fast`): a multiprocessing Event takes a lock per look."""
+
+    def look_fast(self) -> bool:
+        self.going_fast = self.fast.is_set()
+        return self.going_fast
 
     def think(self, rng: random.Random) -> float:
-        if self.fast.is_set() or self.cfg.think_max_s <= 0:
+        if self.going_fast or self.cfg.think_max_s <= 0:
             return 0.0
         return rng.uniform(self.cfg.think_min_s, self.cfg.think_max_s)
 
+    def stop_all(self) -> None:
+        """`stop_at` has come: cut every open session (the bots then stop, see `SwarmBot._session`)."""
+        for bot in list(self.live):
+            self.live.discard(bot)
+            bot._cut()
+
+
+CHANNEL_OPTIONS = (
+    ("grpc.use_local_subchannel_pool", 1),
+    ("grpc.http2.bdp_probe", 0),
+)
+"""Each bot's channel: its own TCP connection, like a phone (no shared subchannel), and no
+HTTP/2 BDP probing. gRPC's C core (this Python client) sends a BDP PING on the data it
+receives, answered by the gateway, to size its flow-control window for bulk transfers; the
+clients this swarm stands for do not (the browser's gRPC-Web goes through Envoy, which does
+not probe, and a stream of small game messages never fills the default window). Measured
+(issue 16, `trix loadtest steady --tables 400`, two workers of four with it, same run): a
+quarter of the bots' CPU per action, and the pings the gateway answered for them."""
+
 
 class LoadClient(GatewayClient):
-    """`trix play`'s client with its own TCP connection, like a phone (no shared subchannel)."""
+    """`trix play`'s client with the swarm's channel (`CHANNEL_OPTIONS`) when `separate`."""
 
     def __init__(self, target: str, separate: bool) -> None:
         super().__init__(target)
         if separate:
-            self.channel = grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+            self.channel = grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))
             self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
 
 
@@ -160,6 +190,9 @@ class SwarmBot:
         self.view_sent = 0.0
         self.actions = 0
         self.pending: asyncio.TimerHandle | None = None
+        """The planned move (one loop timer per bot, no sleeping task)."""
+        self.cutter: asyncio.TimerHandle | None = None
+        """The churn cut of the open session."""
         self.cut_at = self._next_cut()
         self.ticket_id = ""
         self.cutting = False
@@ -171,7 +204,7 @@ class SwarmBot:
         rate = self.swarm.cfg.disconnect_per_min
         if rate <= 0:
             return float("inf")
-        return time.monotonic() + self.rng.expovariate(rate / 60.0)
+        return self.swarm.loop.time() + self.rng.expovariate(rate / 60.0)
 
     def _error(self, code: str) -> None:
         self.swarm.stats.errors[code] += 1
@@ -216,7 +249,7 @@ class SwarmBot:
                 self._find_match()
                 first = False
                 if self.guest:
-                    asyncio.get_running_loop().call_later(self.rng.uniform(0.05, 1.0), self._cancel_ticket)
+                    self.swarm.loop.call_later(self.rng.uniform(0.05, 1.0), self._cancel_ticket)
             else:
                 self.swarm.stats.reconnects += 1
                 self.inflight.clear()  # their answers went with the cut stream: the view decides again
@@ -226,6 +259,8 @@ class SwarmBot:
             self.next_check = time.monotonic() + NUDGE_S * (0.5 + self.rng.random())
             self.swarm.live.add(self)
             self.cutting = False
+            if self.cut_at != float("inf"):
+                self.cutter = self.swarm.loop.call_at(self.cut_at, self._churn)
             try:
                 cut = await self._loop(call)
             except asyncio.CancelledError:
@@ -240,6 +275,9 @@ class SwarmBot:
             finally:
                 self.swarm.live.discard(self)
                 self.swarm.connected -= 1
+                if self.cutter is not None:
+                    self.cutter.cancel()
+                    self.cutter = None
             if not cut or (self.guest and not st.table_id):
                 return
             if not st.table_id:  # cut before the match: nothing to resume, queue again
@@ -260,17 +298,25 @@ class SwarmBot:
             req = gateway_pb2.CancelMatchRequest(ticket_id=self.ticket_id)
             self.client.send(gateway_pb2.SessionRequest(cancel_match=req))
 
-    def check(self, now: float, wall: float, fast: bool) -> None:
-        """The sweeper's visit (every 0.5-1.5 NUDGE_S): stop at the deadline; cut the stream
-        at the churn times; re-ask a lost turn."""
+    def _churn(self) -> None:
+        """The churn time of the open session: cut it (a network cut), unless not seated yet
+        or finishing (then look again later)."""
+        self.cutter = None
+        if self not in self.swarm.live:
+            return
+        if not self.state.table_id or self.swarm.going_fast:
+            self.cutter = self.swarm.loop.call_later(NUDGE_S, self._churn)
+            return
+        self.cut_at = self._next_cut()
+        self.swarm.live.discard(self)
+        self._cut()
+
+    def check(self, now: float, wall: float) -> None:
+        """The sweeper's visit (every 0.5-1.5 NUDGE_S): stop after max_actions (and at the
+        deadline, should its timer be late); re-ask a lost turn."""
         self.next_check = now + NUDGE_S * (0.5 + self.rng.random())
         st = self.state
         if wall >= self.swarm.cfg.stop_at or self.actions >= self.swarm.cfg.max_actions:
-            self.swarm.live.discard(self)
-            self._cut()
-            return
-        if st.table_id and now >= self.cut_at and not fast:
-            self.cut_at = self._next_cut()
             self.swarm.live.discard(self)
             self._cut()
             return
@@ -286,8 +332,8 @@ class SwarmBot:
         """One table event; True when the game ended (the session is done)."""
         st = self.state
         swarm = self.swarm
-        st.apply(event)
         body = event.WhichOneof("body")
+        st.apply(event, body)
         if body == "turn_started" and st.my_turn():
             self._on_turn()
         elif body == "game_ended":
@@ -361,7 +407,7 @@ class SwarmBot:
                     return False
             elif kind == "error":
                 code = m.error.code or "UNKNOWN"
-                loop = asyncio.get_running_loop()
+                loop = swarm.loop
                 failed = self.inflight.pop(m.error.action_id, None)
                 if failed is not None and code in RETRYABLE and failed[1] < RETRIES:
                     # the documented contract: retry with the same action id (counted, not an error)
@@ -402,7 +448,7 @@ class SwarmBot:
         if st.turn.client_seeds:  # docs/rules.md §11: a seed before the first deal, no view needed
             if st.turn.turn_seq != self.acted:
                 self.acted = st.turn.turn_seq
-                action = new_action(st)
+                action = self._new_action()
                 action.client_seed = f"lt-{self.index}"
                 self._send_action(action)
             return
@@ -425,7 +471,7 @@ class SwarmBot:
         """Answer this turn after the scenario's think time."""
         self.acted = turn_seq
         delay = self.swarm.think(self.rng)
-        self.pending = asyncio.get_running_loop().call_later(delay, self._act, turn_seq)
+        self.pending = self.swarm.loop.call_later(delay, self._act, turn_seq)
 
     def _view(self) -> None:
         if not self.state.table_id:
@@ -447,9 +493,16 @@ class SwarmBot:
             choice = pick(st.view, st.turn.decision, self.rng)
         if choice is None:
             return
-        action = new_action(st)
+        action = self._new_action()
         action.MergeFrom(choice)
         self._send_action(action)
+
+    def _new_action(self) -> gateway_pb2.Action:
+        """`trix.client.new_action` with the id from this bot's generator (as unique within a
+        table, without uuid4's os.urandom call per action)."""
+        st = self.state
+        action_id = f"{self.rng.getrandbits(80):020x}"
+        return gateway_pb2.Action(table_id=st.table_id, action_id=action_id, last_seen_sequence=st.sequence)
 
     def _send_action(self, action: gateway_pb2.Action) -> None:
         self.sent_at[action.action_id] = time.perf_counter()
@@ -473,19 +526,31 @@ async def _sweep(swarm: Swarm) -> None:
     """Every bot's periodic check, from one task (see SwarmBot.check)."""
     while True:
         await asyncio.sleep(SWEEP_S)
-        now, wall, fast = time.monotonic(), time.time(), swarm.fast.is_set()
+        swarm.look_fast()
+        now, wall = time.monotonic(), time.time()
         for bot in list(swarm.live):
             if now >= bot.next_check:
-                bot.check(now, wall, fast)
+                bot.check(now, wall)
 
 
-async def _probe_lag(swarm: Swarm) -> None:
-    """How late this worker's loop runs a callback: the swarm's own delay on every message."""
-    loop = asyncio.get_running_loop()
-    while True:
-        before = loop.time()
-        await asyncio.sleep(LAG_PROBE_S)
-        swarm.stats.lag_ms.append(max(0.0, (loop.time() - before - LAG_PROBE_S) * 1000))
+class _LagProbe:
+    """How late this worker's loop runs a callback: the swarm's own delay on every message.
+    One loop timer re-armed from its own callback (no task, no future per probe)."""
+
+    def __init__(self, swarm: Swarm) -> None:
+        self.swarm = swarm
+        self.due = swarm.loop.time() + LAG_PROBE_S
+        self.handle = swarm.loop.call_at(self.due, self.fire)
+
+    def fire(self) -> None:
+        loop = self.swarm.loop
+        now = loop.time()
+        self.swarm.stats.lag_ms.append(max(0.0, (now - self.due) * 1000))
+        self.due = now + LAG_PROBE_S
+        self.handle = loop.call_at(self.due, self.fire)
+
+    def cancel(self) -> None:
+        self.handle.cancel()
 
 
 def _report(swarm: Swarm, out: Any, bots: list[SwarmBot]) -> None:
@@ -507,11 +572,15 @@ async def _worker(cfg: WorkerConfig, out: Any, fast: Any) -> None:
     helpers = [
         asyncio.ensure_future(_tick(swarm, out, bots)),
         asyncio.ensure_future(_sweep(swarm)),
-        asyncio.ensure_future(_probe_lag(swarm)),
     ]
+    probe = _LagProbe(swarm)
+    loop = swarm.loop
+    stopper = loop.call_at(loop.time() + max(0.0, cfg.stop_at - time.time()), swarm.stop_all)
     try:
         await asyncio.gather(*(b.run() for b in bots), return_exceptions=False)
     finally:
+        stopper.cancel()
+        probe.cancel()
         for helper in helpers:
             helper.cancel()
         _report(swarm, out, bots)

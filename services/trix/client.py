@@ -89,7 +89,6 @@ class EmbeddedPlatform:
             "TRIX_GATEWAY_SIGNIN_BURST": "1000000",
             "TRIX_GATEWAY_NEW_ACCOUNTS_BURST": "1000000",
             "TRIX_MATCHMAKING_BOT_FILL_S": "0",
-            "TRIX_TIMERS_TICK_S": "0.05",
             "TRIX_DRAIN_DELAY_S": "0",
             "TRIX_METRICS_PORT": "0",  # the process binds a free port itself: no race with other programs
             **(env or {}),
@@ -163,11 +162,15 @@ class SeatState:
     record_json: str = ""
     ended: bool = False
     events: int = 0
+    _mine: tuple[events_pb2.TurnStarted | None, int, bool] = field(default=(None, -1, False), repr=False, compare=False)
+    """`my_turn`'s answer for (turn, seat): a turn's seats are read once, not at every look."""
 
-    def apply(self, event: events_pb2.Event) -> None:
+    def apply(self, event: events_pb2.Event, body: str | None = None) -> None:
+        """Fold one event in (`body`: its `WhichOneof("body")`, when the caller has it already)."""
         self.sequence = max(self.sequence, event.sequence)
         self.events += 1
-        body = event.WhichOneof("body")
+        if body is None:
+            body = event.WhichOneof("body")
         if body == "turn_started":
             self.turn = event.turn_started
         elif body == "trick_taken":
@@ -182,7 +185,13 @@ class SeatState:
 
     def my_turn(self) -> bool:
         t = self.turn
-        return t is not None and self.seat in t.seats and not self.ended
+        if t is None or self.ended:
+            return False
+        turn, seat, mine = self._mine
+        if turn is not t or seat != self.seat:
+            mine = self.seat in t.seats
+            self._mine = (t, self.seat, mine)
+        return mine
 
 
 class GatewayClient:
@@ -281,6 +290,8 @@ class _Writer:
         self.task: asyncio.Task[None] | None = None
         self.accepted = False
         self.first = True
+        self.loop = asyncio.get_running_loop() if call is not None else None
+        """Kept: `asyncio.ensure_future` looks the loop up (and Python 3.11 calls getpid) per write."""
 
     def send(self, request: gateway_pb2.SessionRequest) -> None:
         self._put(request)
@@ -293,8 +304,8 @@ class _Writer:
         if self.call is None:
             return
         self.waiting.append(request)
-        if self.task is None:
-            self.task = asyncio.ensure_future(self._drain())
+        if self.task is None and self.loop is not None:
+            self.task = self.loop.create_task(self._drain())
 
     async def _drain(self) -> None:
         call = self.call

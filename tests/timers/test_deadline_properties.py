@@ -158,3 +158,66 @@ def test_each_deadline_fires_once_never_early_and_always_once_due(
     for turn in turns:
         if turn.fired_after_deadline:
             assert {(turn.seq, seat) for seat in turn.seats} <= set(autos), f"turn {turn.seq} was due and not fired"
+
+
+async def _run_twins(ops: list[tuple[Any, ...]], answers: list[bool]) -> None:
+    """Two replicas-to-be on the same ops: one folds a batch in memory whenever
+    `fold_in_memory` takes it (the steady path, issue 16), the other only through
+    `on_events`; after every op their documents, their stores and what they sent agree."""
+    clock = ManualClock()
+    twins = []
+    for _ in range(2):
+        table = RecordingTable(clock, answers)
+        store = MemoryStore()
+        twins.append((TimersService(CONFIG, store, table, clock=clock, replica_id="r1"), store, table))
+    (fast, fast_store, fast_table), (slow, slow_store, slow_table) = twins
+    for service in (fast, slow):
+        await service.on_events([_created()])
+    sequence, presence_seq = 1, 0
+    for op in [*ops, ("advance", 3_600_000), ("fire",)]:
+        if op[0] == "turn":
+            sequence += 1
+            deadline = round((clock.now() + op[2] / 1000) * 1000) / 1000
+            batch = [_turn(sequence, frozenset(op[1]), deadline)]
+            if not fast.fold_in_memory(batch):
+                await fast.on_events(batch)
+            await slow.on_events(batch)
+        elif op[0] == "advance":
+            clock.advance(op[1] / 1000)
+        elif op[0] == "presence":
+            presence_seq += 1
+            for service in (fast, slow):
+                await service.on_presence(_presence(op[1], op[2]), presence_seq)
+        else:
+            for service in (fast, slow):
+                await service.fire(TABLE)
+        assert (await fast.table_doc(TABLE)).to_json() == (await slow.table_doc(TABLE)).to_json()
+        assert fast_store.docs == slow_store.docs
+        assert fast_table.sent == slow_table.sent
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(OPS, st.lists(st.booleans(), max_size=8))
+def test_a_turn_folded_in_memory_is_the_turn_folded_through_the_store(
+    ops: list[tuple[Any, ...]], answers: list[bool]
+) -> None:
+    asyncio.run(_run_twins(ops, answers))
+
+
+def test_the_turns_of_a_table_answered_in_time_are_folded_in_memory_and_write_nothing() -> None:
+    async def run() -> tuple[TimersService, MemoryStore, int]:
+        clock = ManualClock()
+        store = MemoryStore()
+        service = TimersService(CONFIG, store, RecordingTable(clock, []), clock=clock, replica_id="r1")
+        await service.on_events([_created()])
+        written = store.revision
+        for seq in range(2, 30):
+            assert service.fold_in_memory([_turn(seq, frozenset({seq % 4}), clock.now() + 12)])
+            clock.advance(2.5)
+        return service, store, written
+
+    service, store, written = asyncio.run(run())
+    assert store.revision == written
+    assert service.stats["turns_in_memory"] == 28
+    doc = asyncio.run(service.table_doc(TABLE))
+    assert doc.turn is not None and doc.turn.seq == 29

@@ -198,3 +198,32 @@ async def test_a_turn_writes_nothing_a_seat_change_writes_against_the_known_revi
     # the watch echoing this replica's own write is skipped; a newer revision is taken
     assert service.knows("t1", store.revision)
     assert not service.knows("t1", store.revision + 1)
+
+
+def test_a_turn_deadline_is_read_as_utc_whatever_the_local_time_zone() -> None:
+    """docs/rules.md §9: the deadline in TurnStarted is an instant; read as local time (a
+    naive datetime's `timestamp()`), it moved by the zone's offset off UTC."""
+    import os
+    import time
+
+    from trix.timers.service import apply_event
+
+    event = events_pb2.Event(table_id="t1", sequence=2)
+    event.turn_started.turn_seq = 2
+    event.turn_started.seats.append(1)
+    event.turn_started.decision = common_pb2.DECISION_CARD
+    event.turn_started.deadline.FromMilliseconds(1_800_000_012_500)
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "XXX-03:00"  # three hours east of UTC (POSIX form: no zone files needed)
+    time.tzset()
+    try:
+        doc = TableDoc(table_id="t1", created=True)
+        assert apply_event(doc, event, now=1_800_000_000.0)
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+    assert doc.turn is not None and doc.turn.deadline == 1_800_000_012.5
+    assert doc.turn.slots["1"].due == 1_800_000_012.5

@@ -25,7 +25,9 @@ class TimersConfig:
     """Settings shared by every service."""
     tick_s: float
     """TRIX_TIMERS_TICK_S: longest sleep of the scheduler between two looks at the due deadlines
-    (it also wakes when a new due time comes before its wake-up; default 1)."""
+    (default 1). It sleeps until the earliest deadline still pending, woken earlier when a new
+    due time comes before it; the bound only limits how late a deadline fires after the wall
+    clock steps forward."""
     service_key: bytes = field(repr=False, default=b"")
     """TRIX_SERVICE_TOKEN_KEY: the service-role key its AutoAct and Leave tokens are signed with
     (the table verifies them; trix.runtime.identity). Required."""

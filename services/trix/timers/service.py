@@ -34,12 +34,13 @@ import heapq
 import uuid
 import zlib
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
 import structlog
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from trix.errors import NotFound
 from trix.natsio.subjects import token
@@ -423,6 +424,27 @@ def _keep_newer_turn(doc: TableDoc, memory: TableDoc | None) -> None:
     )
 
 
+def unix_s(timestamp: Timestamp) -> float:
+    """A protobuf Timestamp as unix seconds. Not `ToDatetime().timestamp()`: that datetime is
+    naive UTC, and `timestamp()` reads a naive datetime as local time (a deadline an hour
+    early on a machine whose zone is an hour east of UTC)."""
+    return timestamp.seconds + timestamp.nanos / 1e9
+
+
+def quiet(doc: TableDoc) -> bool:
+    """True if no TurnStarted can change the durable part of `doc` (`durable_key`): no seat
+    has a timeout since its last own answer, a pending leave or a pending reclaim; a turn
+    then changes only the turn and the seats' last own answers, which count only next to
+    such timeouts (`durable_part`). The usual table: its players answer in time."""
+    for s in doc.seats:
+        if s.away is not None or s.reclaim is not None:
+            return False
+        for t in s.autos:
+            if t > s.human_seq:
+                return False
+    return True
+
+
 def apply_event(doc: TableDoc, event: events_pb2.Event, now: float) -> bool:
     """Fold one public table event into the document; True if it changed.
 
@@ -458,9 +480,7 @@ def apply_event(doc: TableDoc, event: events_pb2.Event, now: float) -> bool:
         if doc.finished or (doc.turn is not None and doc.turn.seq >= ts.turn_seq):
             return False
         _end_turn(doc)
-        deadline = (
-            ts.deadline.ToDatetime().timestamp() if ts.HasField("deadline") else now + _timeout_s(doc, int(ts.decision))
-        )
+        deadline = unix_s(ts.deadline) if ts.HasField("deadline") else now + _timeout_s(doc, int(ts.decision))
         doc.turn = TurnDoc(
             seq=ts.turn_seq,
             decision=int(ts.decision),
@@ -613,8 +633,24 @@ def record(doc: TableDoc, job: Job, outcome: Outcome, now: float) -> bool:
 
 
 def next_due(doc: TableDoc, claim_timeout_s: float) -> float | None:
-    jobs = all_jobs(doc, claim_timeout_s)
-    return min((j.due for j in jobs), default=None)
+    """The earliest due time of `all_jobs(doc, claim_timeout_s)` (None: nothing to send),
+    without building the jobs: the timers index a table at every turn."""
+    if doc.finished:
+        return None
+    best: float | None = None
+    turn = doc.turn
+    if turn is not None:
+        for slot in turn.slots.values():
+            due = _slot_due(slot, claim_timeout_s)
+            if due is not None and (best is None or due < best):
+                best = due
+    for s in doc.seats:
+        for other in (s.away, s.reclaim):
+            if other is not None:
+                due = _slot_due(other, claim_timeout_s)
+                if due is not None and (best is None or due < best):
+                    best = due
+    return best
 
 
 def rendezvous(table_id: str, replicas: set[str]) -> str:
@@ -659,6 +695,8 @@ class TimersService:
         self._due: dict[str, float] = {}
         self._heap: list[tuple[float, str]] = []
         self._members: set[str] = set()
+        self._owners: dict[str, str] = {}
+        """Table id -> its rendezvous owner among the live replicas (emptied when they change)."""
         self._firing: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
@@ -743,6 +781,42 @@ class TimersService:
         """A public table event (durable consumer)."""
         await self.on_events([event])
 
+    def fold_in_memory(self, events: Sequence[events_pb2.Event]) -> bool:
+        """One table's batch of public events folded into its document in memory, when nothing
+        of it can need the store: the table's document is known (in memory, with its
+        revision), it is `quiet` and the batch's watched events are all TurnStarted. That is
+        what `on_events` would do (a turn changes nothing durable, so it writes nothing), on
+        the document itself instead of a copy, without a task or an await (issue 16: the
+        steady path, one call per action). False, with nothing changed, when the batch needs
+        `on_events`."""
+        if not events:
+            return True
+        table_id = events[0].table_id
+        doc = self._docs.get(table_id)  # its id was checked (`token`) when the document was made
+        if doc is None or table_id not in self._known or not quiet(doc):
+            return False
+        turns = []
+        for event in events:
+            which = event.WhichOneof("body")
+            if which == "turn_started":
+                if event.table_id != table_id:
+                    return False
+                turns.append(event)
+            elif which in WATCHED_EVENTS:
+                return False
+        if not turns:
+            return True
+        now = self.clock.now()
+        changed = False
+        for event in turns:  # a quiet document stays quiet through a turn: same test for each
+            if event.HasField("time"):
+                self.ingest_lag_s.append(now - unix_s(event.time))
+            changed = apply_event(doc, event, now) or changed
+        if changed:
+            self.stats["turns_in_memory"] += 1
+            self._index(doc)
+        return True
+
     async def on_events(self, events: list[events_pb2.Event]) -> None:
         """Public table events in stream order (one fetched batch of one table's subject):
         every event of a table folded into its document, then ONE compare-and-set write
@@ -758,7 +832,7 @@ class TimersService:
             now = self.clock.now()
             for event in batch:
                 if event.HasField("turn_started") and event.HasField("time"):
-                    self.ingest_lag_s.append(now - event.time.ToDatetime().timestamp())
+                    self.ingest_lag_s.append(now - unix_s(event.time))
 
             def fold(doc: TableDoc, batch: list[events_pb2.Event] = batch, now: float = now) -> bool:
                 changed = [apply_event(doc, event, now) for event in batch]  # all of them, no short cut
@@ -824,6 +898,7 @@ class TimersService:
             self._docs.pop(table_id, None)
             self._due.pop(table_id, None)
             self._known.pop(table_id, None)
+            self._owners.pop(table_id, None)
             return
         if revision:
             if self.knows(table_id, revision):
@@ -838,6 +913,7 @@ class TimersService:
         if members == self._members:
             return
         self._members = set(members)
+        self._owners.clear()
         for doc in list(self._docs.values()):
             self._index(doc)
 
@@ -856,7 +932,10 @@ class TimersService:
                 self._wake.set()
 
     def rendezvous_owner(self, table_id: str) -> str:
-        return rendezvous(table_id, self._members | {self.replica_id})
+        owner = self._owners.get(table_id)
+        if owner is None:
+            owner = self._owners[table_id] = rendezvous(table_id, self._members | {self.replica_id})
+        return owner
 
     # -- firing -------------------------------------------------------------------------------
 
@@ -874,24 +953,30 @@ class TimersService:
         await cancel_and_wait(list(self._tasks))
 
     async def _run(self) -> None:
+        """Fire what is due, then sleep until the earliest due time still valid (or until
+        `_index` wakes it for an earlier one), `tick_s` at most. Each table has one due time
+        (`_due`); the heap keeps every due time pushed, and those a newer one replaced are
+        dropped when they reach its top, due or not, so the runner never wakes for a turn
+        that was answered (issue 16: it ticked every 50 ms in `trix up`, and woke for every
+        answered turn's old deadline). The `tick_s` bound (1 s) only limits how late a
+        deadline fires after the wall clock steps forward (waits run on the monotonic clock)."""
+        heap, due_of = self._heap, self._due
         while not self._stopping:
             now = self.clock.now()
-            while self._heap and self._heap[0][0] <= now:
-                due, table_id = heapq.heappop(self._heap)
-                if self._due.get(table_id) != due or table_id in self._firing:
-                    continue
-                del self._due[table_id]
+            while heap and (heap[0][0] <= now or due_of.get(heap[0][1]) != heap[0][0]):
+                due, table_id = heapq.heappop(heap)
+                if due_of.get(table_id) != due or table_id in self._firing:
+                    continue  # replaced by a newer due time; or firing: `_fire_guarded` pushes it again
+                del due_of[table_id]
                 self._firing.add(table_id)
                 task = asyncio.ensure_future(self._fire_guarded(table_id))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
             self._wake.clear()
-            while self._heap and self._due.get(self._heap[0][1]) != self._heap[0][0]:
-                heapq.heappop(self._heap)  # stale: its table's due moved since (a newer entry is in)
-            wake_at = self._heap[0][0] if self._heap else now + self.config.tick_s
+            wake_at = min(heap[0][0], now + self.config.tick_s) if heap else now + self.config.tick_s
+            self._sleeping_until = wake_at
             sleeper = asyncio.ensure_future(self.clock.sleep_until(wake_at))
             waker = asyncio.ensure_future(self._wake.wait())
-            self._sleeping_until = min(wake_at, now + self.config.tick_s)
             try:
                 await asyncio.wait({sleeper, waker}, timeout=self.config.tick_s, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -940,6 +1025,7 @@ class TimersService:
             _, doc = await self._mutate(table_id, self._recorder(job, outcome))
             if outcome is Outcome.UNAVAILABLE:
                 await asyncio.sleep(RETRY_UNAVAILABLE_S)  # real time: the owner is changing hands
+        _keep_newer_turn(doc, self._docs.get(table_id))  # a turn folded in while it slept
         self._index(doc)
         return sent
 

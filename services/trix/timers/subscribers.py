@@ -317,16 +317,22 @@ class TimersNats:
         return await seatstream.owner_history(table_id, None, send, limit=READ_BATCH)(after)
 
     async def _on_batch(self, msg: Msg) -> None:
-        """One action's public events: queued behind the table's previous batch (its lane)."""
+        """One action's public events: folded in at once when they need no store
+        (`TimersService.fold_in_memory`, the steady path: no task), else queued behind the
+        table's previous batch (its lane)."""
         try:
-            events = list(events_pb2.TableEventBatch.FromString(msg.data).events)
+            batch = events_pb2.TableEventBatch.FromString(msg.data).events
         except Exception:  # noqa: BLE001 - a poison message must not stop the subscription
             log.error("undecodable event batch dropped", subject=msg.subject)
             return
-        if not events or self.stopping:
+        if not batch or self.stopping:
             return
-        table_id = events[0].table_id
+        table_id = batch[0].table_id
         before = self.lanes.get(table_id)
+        if before is None and self.flowing.is_set() and self.service.fold_in_memory(batch):
+            self.events_handled += len(batch)
+            return
+        events = list(batch)
         task = asyncio.ensure_future(self._events_lane(before, events))
         self.lanes[table_id] = task
 
