@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from typing import TypeVar
 
 import nats.errors
 import structlog
@@ -32,12 +31,11 @@ from trix.gateway.service import SPECTATOR, AccountsPort, GatewayService, Presen
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET
-from trix.natsio.publish import RETRYABLE, publish_once
+from trix.natsio.publish import publish_once
 from trix.runtime.identity import ROLE_PLAYER, TOKEN_HEADER, sign
 from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.gateway.nats")
-_T = TypeVar("_T")
 
 INTERNAL_KIND = "Internal"
 COMMAND_ATTEMPT_S = 1.5
@@ -52,9 +50,6 @@ TOKEN_REUSE_S = 60.0
 """A player's caller token (valid `identity.DEFAULT_TTL_S`, 300 s) is signed again after this
 long: every command of his within it carries the same one (an HMAC per action saved), and
 the table always gets one valid for at least 240 s more."""
-ACCOUNTS_RETRY_S = 12.0
-"""How long an accounts read or create NATS does not answer is tried again: past an election of
-the bucket's stream (4-9 s)."""
 MAX_CACHED_TOKENS = 20000
 """Players whose token is kept at once; past that the stale ones are dropped (all, if none is)."""
 
@@ -163,51 +158,26 @@ class NatsTables:
 
 
 class KvAccounts:
-    """`AccountsPort` on the `gateway_accounts` bucket. A read or create that NATS does not
-    answer (`trix.natsio.publish.RETRYABLE`: the bucket's stream electing a leader, 4-9 s,
-    issue 19) is tried again for `ACCOUNTS_RETRY_S`, so a sign-in rides out an election
-    instead of answering UNAVAILABLE. A create that was stored but not acknowledged meets
-    its own key on the retry: `create` says False and the sign-in reads the account back."""
+    """`AccountsPort` on the `gateway_accounts` bucket."""
 
-    def __init__(self, nats: NatsConnection, retry_s: float | None = None) -> None:
+    def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
-        self.retry_s = ACCOUNTS_RETRY_S if retry_s is None else retry_s
-
-    async def _retrying(self, call: Callable[[], Awaitable[_T]]) -> _T:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.retry_s
-        pause = 0.2
-        while True:
-            try:
-                return await call()
-            except RETRYABLE as exc:
-                if loop.time() + pause >= deadline:
-                    raise
-                log.info("accounts bucket did not answer, again", error=type(exc).__name__)
-            await asyncio.sleep(pause)
-            pause = min(2 * pause, 1.0)
 
     async def get(self, key: str) -> bytes | None:
-        async def once() -> bytes | None:
-            kv = await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET)
-            try:
-                entry = await kv.get(key)
-            except KeyNotFoundError:
-                return None
-            return entry.value
-
-        return await self._retrying(once)
+        kv = await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET)
+        try:
+            entry = await kv.get(key)
+        except KeyNotFoundError:
+            return None
+        return entry.value
 
     async def create(self, key: str, value: bytes) -> bool:
-        async def once() -> bool:
-            kv = await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET)
-            try:
-                await kv.create(key, value)
-            except KeyWrongLastSequenceError:
-                return False
-            return True
-
-        return await self._retrying(once)
+        kv = await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET)
+        try:
+            await kv.create(key, value)
+        except KeyWrongLastSequenceError:
+            return False
+        return True
 
 
 class NatsPresence:
