@@ -25,7 +25,7 @@ import nats.errors
 import structlog
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
-from trix.errors import DomainError, Unavailable, from_kind
+from trix.errors import DomainError, Unavailable, error_kind, from_kind
 from trix.gateway.config import GatewayConfig
 from trix.gateway.service import SPECTATOR, AccountsPort, GatewayService, PresencePort, TablePort
 from trix.natsio import seatstream, subjects
@@ -40,6 +40,12 @@ log = structlog.get_logger("trix.gateway.nats")
 INTERNAL_KIND = "Internal"
 COMMAND_ATTEMPT_S = 1.5
 """How long one attempt of a table command waits before the same bytes are sent again."""
+UNAVAILABLE_KIND = error_kind(Unavailable(""))
+"""A table's UNAVAILABLE answer (`trix.table.codec.handle_command`): the same bytes are sent again."""
+UNAVAILABLE_PAUSE_S = 0.25
+"""Pause before a command answered UNAVAILABLE is sent again (the shard's lease, 2 s TTL, is
+being taken over, or the table's storage waits out an election): a handover costs a few
+pauses, not the client's own retry; at most 4 sends a second per waiting command."""
 TOKEN_REUSE_S = 60.0
 """A player's caller token (valid `identity.DEFAULT_TTL_S`, 300 s) is signed again after this
 long: every command of his within it carries the same one (an HMAC per action saved), and
@@ -86,7 +92,10 @@ class NatsTables:
         responders (the shard is changing hands) or an attempt's `COMMAND_ATTEMPT_S` without
         an answer (the request went to an owner cut off, or one waiting out a NATS election:
         its answer to a later attempt comes as soon as the action is stored), until twice the
-        call timeout (issue 19: a NATS election takes 4-9 s)."""
+        call timeout (issue 19: a NATS election takes 4-9 s). An UNAVAILABLE answer (a replica
+        still subscribed whose lease lapsed, a new owner not yet writing, its storage waiting
+        out an election) is sent again too, after `UNAVAILABLE_PAUSE_S`, within the same
+        deadline: the client hears of it only once the deadline has passed."""
         token = self._token(player_id)
         data = command.SerializeToString()
         loop = asyncio.get_running_loop()
@@ -100,15 +109,20 @@ class NatsTables:
                     timeout=max(0.05, min(COMMAND_ATTEMPT_S, left)),
                     headers={TOKEN_HEADER: token},
                 )
-                break
             except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError) as exc:
                 if loop.time() + 0.1 >= deadline:
                     raise Unavailable("the table did not answer; retry with the same action id") from None
                 if isinstance(exc, nats.errors.NoRespondersError):
                     await asyncio.sleep(0.1)
+                continue
             except nats.errors.Error:
                 raise Unavailable("the table is not reachable; retry with the same action id") from None
-        reply = table_pb2.TableCommandReply.FromString(msg.data)
+            reply = table_pb2.TableCommandReply.FromString(msg.data)
+            if not (reply.HasField("error") and reply.error.kind == UNAVAILABLE_KIND):
+                break
+            if loop.time() + UNAVAILABLE_PAUSE_S >= deadline:
+                break  # the client is told, and retries with the same action id
+            await asyncio.sleep(UNAVAILABLE_PAUSE_S)
         if reply.HasField("error"):
             if reply.error.kind == INTERNAL_KIND:
                 raise Unavailable("the table failed to answer; retry with the same action id")

@@ -73,6 +73,13 @@ BALANCE_S = 0.2
 OUTAGE_VALID_S = 20.0
 """How long a shard valid when the lease buckets stopped answering stays valid (`LeaseManager.valid`):
 longer than a NATS election (4-9 s, twice if the first fails)."""
+SERVE_WINDOW_S = 12.0
+"""How long a replica whose rebuild of newly won shards failed tries it again while holding
+(and renewing) their leases, before giving them up (`LeaseManager.serve_window_s`): longer than
+a NATS election of TABLE_LOG (4-9 s), the usual cause. Given up at once, the shards waited for a
+later balance round and a new lease (issue 19: play resumed only after 21 s)."""
+SERVE_PAUSE_S = 0.5
+"""First pause before a failed rebuild is tried again (doubling, at most 2 s)."""
 ECHO_S = TABLE_LEASE_TTL_S
 """A watcher that has not delivered this replica's own write (its heartbeat, or a lease it won)
 this long after the write succeeded is deaf (its ordered consumer lost with a NATS node, or
@@ -230,6 +237,7 @@ class LeaseManager:
     renew_s: float = RENEW_S
     valid_s: float = VALID_S
     clock: Callable[[], float] = time.monotonic
+    serve_window_s: float = SERVE_WINDOW_S
     held: dict[int, Held] = field(default_factory=dict)
     seen: dict[int, Seen] = field(default_factory=dict)
     members: dict[str, float] = field(default_factory=dict)
@@ -591,13 +599,29 @@ class LeaseManager:
         got = [s for s, ok in zip(shards, won, strict=True) if ok]
         if got:
             log.info("shards acquired", shards=got, held=len(self.held))
+            await self._serve(got)
+
+    async def _serve(self, shards: list[int]) -> None:
+        """Rebuild and serve newly won shards; a failed rebuild (NATS slow, TABLE_LOG electing a
+        leader) is tried again while the leases are held and renewed, for `serve_window_s`."""
+        deadline = self.clock() + self.serve_window_s
+        pause = SERVE_PAUSE_S
+        while True:
             try:
-                await self.host.acquired(got)
-            except Exception as exc:  # noqa: BLE001 - a rebuild that failed (NATS slow): give the shards up
-                # Held but not served would leave their tables unanswered for as long as this
-                # replica renews: free them instead, the next round (here or elsewhere) tries again.
-                log.warning("shards not served, leases given up", shards=got, error=repr(exc))
-                await asyncio.gather(*(self._give_up(s) for s in got))
+                await self.host.acquired(shards)
+                return
+            except Exception as exc:  # noqa: BLE001 - a rebuild that failed: again, then give the shards up
+                left = [s for s in shards if s in self.held]
+                if self._closed or not left or self.clock() + pause >= deadline:
+                    # Held but not served would leave their tables unanswered for as long as this
+                    # replica renews: free them instead, the next round (here or elsewhere) tries again.
+                    log.warning("shards not served, leases given up", shards=left, error=repr(exc))
+                    await asyncio.gather(*(self._give_up(s) for s in left))
+                    return
+                log.warning("shards not served yet, rebuilding again", shards=left, error=repr(exc))
+                shards = left
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, 2.0)
 
     async def _give_up(self, shard: int) -> None:
         held = self.held.get(shard)
