@@ -6,7 +6,6 @@ configuration value (the message names the variable).
 
 from __future__ import annotations
 
-import gc
 import sys
 from functools import partial
 
@@ -18,23 +17,6 @@ from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET, GATEWAY_INBOX_PREFIX
 from trix.natsio.provisioning import KV_BUCKETS
 from trix.runtime.server import Runtime, Serving, lifespan, run_main
-
-GC_THRESHOLDS = (5000, 10, 10)
-"""The gateway's cyclic-garbage thresholds (Python's default: 700, 10, 10). Measured at 400
-tables (issue 16, ADR 0012): with the default a run paid three full collections (up to
-0.17 s of CPU each, 0.3-0.8 s of wall time on a loaded box: a stall of every player of the
-replica), mostly while 1,600 players signed in, and the steady play still a young one every
-3 s; with 5,000 none was full and the steady play collected nothing (its objects die young,
-by reference count). Every generation is still collected, so cyclic garbage (a closed
-session's tasks and frames) is still freed."""
-
-
-def tune_gc() -> None:
-    """Collect once, freeze what start-up made (modules, descriptors, config: never garbage)
-    so no later collection scans it, then set GC_THRESHOLDS."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def production_service(config: GatewayConfig) -> subscribers.NewGateway:
@@ -80,7 +62,6 @@ def build(config: GatewayConfig, new_service: subscribers.NewGateway | None = No
 
 
 def main() -> int:
-    tune_gc()  # the gateway's own process only (never a test process that builds one)
     return run_main(SERVICE, GatewayConfig.from_env, build)
 
 
