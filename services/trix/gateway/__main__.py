@@ -6,11 +6,16 @@ configuration value (the message names the variable).
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import partial
 
+from trix.gateway.config import GRPC_CORE_EXPERIMENTS, GRPC_EXPERIMENTS_ENV, SERVICE, GatewayConfig
+
+# Before grpc is imported: its core reads GRPC_EXPERIMENTS once, as it loads (ADR 0022).
+os.environ.setdefault(GRPC_EXPERIMENTS_ENV, GRPC_CORE_EXPERIMENTS)
+
 from trix.gateway import grpc_api, subscribers
-from trix.gateway.config import SERVICE, GatewayConfig
 from trix.gateway.service import GatewayService
 from trix.gateway.upstream import GrpcMatchmaking, GrpcScoring
 from trix.natsio.connection import NatsConnection
