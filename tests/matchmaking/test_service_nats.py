@@ -401,3 +401,15 @@ async def test_idle_partitions_sleep_until_a_ticket_arrives(env: Env) -> None:
         asyncio.gather(*(final(env.api, f"i{i}", t.ticket_id) for i, t in enumerate(tickets))), 20
     )
     assert {t.state for t in done} == {MATCHED}
+
+
+async def test_paid_ticket_without_a_wallet_is_refused_before_anything_is_stored(env: Env) -> None:
+    """docs/rules.md §13: a stake must be held before a paid ticket searches. With no wallet
+    configured (no scoring service) a paid find-match is refused with a message a client can
+    show, and nothing is left behind: the player is not locked, so a free ticket goes through."""
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await enqueue(env.api, "payer", wish=wish(stake=50), request_id="r-paid")
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "wallet" in (err.value.details() or "")
+    free = await enqueue(env.api, "payer", request_id="r-free")
+    assert free.state == SEARCHING

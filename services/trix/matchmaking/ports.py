@@ -44,6 +44,10 @@ class MatchPublisher(Protocol):
 class Wallet(Protocol):
     """Scoring's stake holds (docs/rules.md §13), idempotent by ticket id."""
 
+    configured: bool
+    """False when there is no wallet at all: a paid ticket is refused before anything is
+    written for it."""
+
     async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
         """Raises ResourceExhausted when the balance does not cover `coins`."""
 
@@ -62,11 +66,16 @@ class RatingSource(Protocol):
     async def rating(self, player_id: str, variant: int) -> float | None: ...
 
 
+NO_WALLET = "paid tables are not available: the wallet (scoring service) is not configured"
+
+
 class NoWallet:
     """The wallet when scoring is not configured: paid tickets are refused."""
 
+    configured = False
+
     async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
-        raise Unavailable("paid tables are not available: the wallet (scoring service) is not configured")
+        raise Unavailable(NO_WALLET)
 
     async def release(self, player_id: str, ticket_id: str) -> None:
         return None  # without a wallet nothing was ever held

@@ -51,6 +51,7 @@ from trix.errors import (
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.matching import RatingWindow, assign_seats, form_groups
 from trix.matchmaking.ports import (
+    NO_WALLET,
     MatchPublisher,
     NoRatings,
     NoSeatIndex,
@@ -299,8 +300,8 @@ class MatchmakingService:
         """Store the ticket (HOLDING: not matchable), take the player's lock, hold the stake
         (paid), then make it SEARCHING. A crash midway leaves a HOLDING ticket the partition
         owner expires."""
-        if ticket.wish.paid and isinstance(self.wallet, NoWallet):
-            await self.wallet.hold(ticket.player_id, ticket.ticket_id, ticket.wish.stake)  # refused: before any write
+        if ticket.wish.paid and not self.wallet.configured:
+            raise Unavailable(NO_WALLET)  # refused before any write
         existing = await self._get_ticket(ticket.ticket_id)
         created: tuple[Ticket, int] | None = None
         if existing is None:

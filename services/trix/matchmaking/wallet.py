@@ -58,6 +58,8 @@ class LazyStub:
 class ScoringWallet:
     """`trix.matchmaking.ports.Wallet` over `trix.v1.ScoringService`."""
 
+    configured = True
+
     def __init__(self, target: str, service_key: bytes = b"", timeout_s: float = 5.0) -> None:
         self.lazy = LazyStub(target)
         self.service_key = service_key
