@@ -422,6 +422,7 @@ async def run_faults(
             target = cluster.extra[0] if kind == "partition-table-host" else cluster.nodes[node]
             pid = target.proc.pid if target.proc else 0
             fault = Fault(kind, node, time.monotonic(), games.running())
+            wall = time.time()
             avoid = None if kind == "partition-table-host" else node
             if kind in PARTITIONS:
                 assert hosts is not None
@@ -461,7 +462,8 @@ async def run_faults(
             slow = {k: None if v is None else round(v, 1) for k, v in fault.by_stream.items() if v is None or v > 0.5}
             back = fault.nats_s
             say(
-                f"fault {k + 1}/{faults}: {kind} node {node + 1} (pid {pid}) at {fault.at - t0:.1f}s, "
+                f"fault {k + 1}/{faults}: {kind} node {node + 1} (pid {pid}) at {fault.at - t0:.1f}s "
+                f"({time.strftime('%H:%M:%S', time.gmtime(wall))}.{int(wall % 1 * 1000):03d} UTC, as in the logs), "
                 f"{len(fault.running)} games running, resumed {len(fault.resume)}, max {worst:.2f}s; "
                 f"NATS back after {None if back is None else round(back, 2)}s {slow}"
             )

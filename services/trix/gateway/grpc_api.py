@@ -146,7 +146,9 @@ class GatewayApi:
     async def SignIn(self, request: Any, context: Context) -> gateway_pb2.SignInResponse:
         req: gateway_pb2.SignInRequest = _checked(request)
         address = self.client_address(context)
-        player_id, token, expires = await self.service.sign_in(req.device_secret, req.display_name, address)
+        player_id, token, expires = await self.service.sign_in(
+            req.device_secret, req.display_name, address, time_left_s=context.time_remaining()
+        )
         return gateway_pb2.SignInResponse(
             player_id=player_id, token=token, expires_at=timestamp_pb2.Timestamp(seconds=expires)
         )

@@ -66,6 +66,10 @@ TERMINAL_TICKET_STATES = (
     matchmaking_pb2.TICKET_STATE_EXPIRED,
 )
 SPECTATOR = -1
+SIGN_IN_BUDGET_S = 9.0
+"""The longest a sign-in waits for the accounts bucket (a call with no deadline, or a long one)."""
+SIGN_IN_ANSWER_S = 0.75
+"""Kept from the call's time left to answer in time (UNAVAILABLE before the client's deadline)."""
 CLOSE_WAIT_S = 2.0
 """How long closing a session waits for its follow and ticket tasks to end."""
 MAX_BATCH_EVENTS = 64
@@ -120,10 +124,12 @@ class ScoringPort(Protocol):
 
 
 class AccountsPort(Protocol):
-    """Guest accounts by hashed device secret (JetStream KV `gateway_accounts`)."""
+    """Guest accounts by hashed device secret (JetStream KV `gateway_accounts`). `until`: the
+    `time.monotonic()` by which to answer, asking the bucket again meanwhile if it does not
+    answer (its election); None: one attempt."""
 
-    async def get(self, key: str) -> bytes | None: ...
-    async def create(self, key: str, value: bytes) -> bool:
+    async def get(self, key: str, until: float | None = None) -> bytes | None: ...
+    async def create(self, key: str, value: bytes, until: float | None = None) -> bool:
         """Store if absent; False when another sign-in created it first."""
         ...
 
@@ -292,23 +298,34 @@ class GatewayService:
 
     # -- sign-in and authentication ---------------------------------------------------------
 
-    async def sign_in(self, device_secret: str, display_name: str, address: str = "") -> tuple[str, str, int]:
+    async def sign_in(
+        self, device_secret: str, display_name: str, address: str = "", time_left_s: float | None = None
+    ) -> tuple[str, str, int]:
         """Guest sign-in: (player id, token, expires at). Same secret, same player. Sign-ins
-        and new accounts are bounded per client `address` (RESOURCE_EXHAUSTED beyond)."""
+        and new accounts are bounded per client `address` (RESOURCE_EXHAUSTED beyond).
+
+        The accounts read and create share one budget (issue 19): the call's own time left
+        (`time_left_s`, from the client's deadline) less `SIGN_IN_ANSWER_S`, at most
+        `SIGN_IN_BUDGET_S`. Within it the bucket is asked again while it does not answer (an
+        election of its stream, 4-9 s), so most sign-ins ride one out; past it the answer is
+        UNAVAILABLE, before the client's deadline, so the client signs in again (a
+        DEADLINE_EXCEEDED it would not)."""
         if not self.signin_limits.allow(address):
             raise ResourceExhausted("too many sign-ins from your address: wait a minute")
         if not MIN_DEVICE_SECRET <= len(device_secret) <= MAX_DEVICE_SECRET:
             raise InvalidArgument(f"device secret must be {MIN_DEVICE_SECRET}-{MAX_DEVICE_SECRET} characters")
         name = clean_display_name(display_name)
         key = hash_device_secret(device_secret)
-        stored = await self.accounts.get(key)
+        budget = SIGN_IN_BUDGET_S if time_left_s is None else min(SIGN_IN_BUDGET_S, time_left_s - SIGN_IN_ANSWER_S)
+        until = time.monotonic() + max(0.0, budget)
+        stored = await self.accounts.get(key, until)
         if stored is None:
             if not self.account_limits.allow(address):
                 raise ResourceExhausted("too many new accounts from your address: sign in with an existing one")
             player_id = "g" + uuid.uuid4().hex[:15]
             doc = {"player_id": player_id, "display_name": name, "created": int(self.clock())}
-            if not await self.accounts.create(key, json.dumps(doc).encode()):
-                stored = await self.accounts.get(key)
+            if not await self.accounts.create(key, json.dumps(doc).encode(), until):
+                stored = await self.accounts.get(key, until)
         if stored is not None:
             player_id = str(json.loads(stored)["player_id"])
         token, expires = self.tokens.issue(player_id, name, self.clock())

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
+from typing import TypeVar
 
 import nats.errors
 import structlog
+from nats.js.client import JetStreamContext
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
 
 from trix.errors import DomainError, Unavailable, error_kind, from_kind
 from trix.gateway.config import GatewayConfig
@@ -31,11 +34,12 @@ from trix.gateway.service import SPECTATOR, AccountsPort, GatewayService, Presen
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET
-from trix.natsio.publish import publish_once
+from trix.natsio.publish import RETRYABLE, RETRYABLE_OR_REFUSED, in_process, publish_once
 from trix.runtime.identity import ROLE_PLAYER, TOKEN_HEADER, sign
 from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.gateway.nats")
+_T = TypeVar("_T")
 
 INTERNAL_KIND = "Internal"
 COMMAND_ATTEMPT_S = 1.5
@@ -50,6 +54,9 @@ TOKEN_REUSE_S = 60.0
 """A player's caller token (valid `identity.DEFAULT_TTL_S`, 300 s) is signed again after this
 long: every command of his within it carries the same one (an HMAC per action saved), and
 the table always gets one valid for at least 240 s more."""
+ACCOUNTS_ATTEMPT_S = 1.0
+"""One attempt of an accounts read or create waits this long at most (`KvAccounts`)."""
+MIN_ACCOUNTS_ATTEMPT_S = 0.25
 MAX_CACHED_TOKENS = 20000
 """Players whose token is kept at once; past that the stale ones are dropped (all, if none is)."""
 
@@ -158,26 +165,58 @@ class NatsTables:
 
 
 class KvAccounts:
-    """`AccountsPort` on the `gateway_accounts` bucket."""
+    """`AccountsPort` on the `gateway_accounts` bucket. Each attempt waits `ACCOUNTS_ATTEMPT_S`
+    at most (a request sent while the bucket's stream elects a leader is never answered, issue
+    19); one NATS does not answer (`trix.natsio.publish.RETRYABLE`, or a leader's "in process")
+    is tried again until the caller's `until`, then its error is raised (UNAVAILABLE). A create
+    stored but not acknowledged meets its own key on the next attempt: False, and the sign-in
+    reads the account back (the one it created)."""
 
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
+        self._js: dict[float, JetStreamContext] = {}
 
-    async def get(self, key: str) -> bytes | None:
-        kv = await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET)
-        try:
-            entry = await kv.get(key)
-        except KeyNotFoundError:
-            return None
-        return entry.value
+    async def _within(self, call: Callable[[KeyValue], Awaitable[_T]], until: float | None) -> _T:
+        if until is None:  # one attempt, on the connection's own request timeout
+            return await call(await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (until - time.monotonic())
+        pause = 0.1
+        while True:
+            attempt = round(max(MIN_ACCOUNTS_ATTEMPT_S, min(ACCOUNTS_ATTEMPT_S, deadline - loop.time())), 2)
+            js = self._js.get(attempt)
+            if js is None:
+                js = self._js[attempt] = self.nats.client.jetstream(timeout=attempt)
+            try:
+                return await call(await js.key_value(GATEWAY_ACCOUNTS_BUCKET))
+            except RETRYABLE_OR_REFUSED as exc:
+                if not isinstance(exc, RETRYABLE) and not in_process(exc):
+                    raise
+                if loop.time() + pause + MIN_ACCOUNTS_ATTEMPT_S > deadline:
+                    raise
+                log.info("accounts bucket did not answer, asking again", error=type(exc).__name__)
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, 0.5)
 
-    async def create(self, key: str, value: bytes) -> bool:
-        kv = await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET)
-        try:
-            await kv.create(key, value)
-        except KeyWrongLastSequenceError:
-            return False
-        return True
+    async def get(self, key: str, until: float | None = None) -> bytes | None:
+        async def once(kv: KeyValue) -> bytes | None:
+            try:
+                entry = await kv.get(key)
+            except KeyNotFoundError:
+                return None
+            return entry.value
+
+        return await self._within(once, until)
+
+    async def create(self, key: str, value: bytes, until: float | None = None) -> bool:
+        async def once(kv: KeyValue) -> bool:
+            try:
+                await kv.create(key, value)
+            except KeyWrongLastSequenceError:
+                return False
+            return True
+
+        return await self._within(once, until)
 
 
 class NatsPresence:

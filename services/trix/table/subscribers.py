@@ -31,15 +31,16 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import nats.errors
 import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.api import AckPolicy, ConsumerConfig, RawStreamMsg
+from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
@@ -47,7 +48,7 @@ from trix.errors import InvalidArgument, Unavailable, from_kind
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
-from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
+from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, MAX_RETRY_DELAY_S, RETRYABLE, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import cancel_and_wait
 from trix.table.codec import INTERNAL_KIND, handle_command
@@ -93,6 +94,21 @@ APPEND_ATTEMPT_S = 1.0
 publish into a SIGSTOPped or cut-off leader gets no answer, and the first attempt after the
 election should not wait out a longer timeout (issue 19). A late ack of an earlier attempt
 makes the next one a duplicate: the table reloads and answers the stored result."""
+READ_ATTEMPT_S = 1.0
+"""One attempt of a read of a table's storage (a log entry, its snapshot, its seed, the log's
+tables) waits this long before it is asked again. A JetStream API request sent while the stream
+has no leader (the RAFT election after its leader died, 4-9 s) is never answered: with the
+connection's 5 s request timeout a read sent just before the election ended waited out the rest
+of its 5 s, holding the table's lock (every command of the table queued behind it) or a shard's
+rebuild, and back-to-back elections chained such waits (issue 19: play resumed 4.6 s after
+TABLE_LOG answered again, three 5 s timeouts in a row)."""
+LIST_ATTEMPT_S = 3.0
+"""The same for the list of the log's tables (`log_tables`, at a shard's rebuild): one stream
+info listing every table's subject, heavier than a read of one message."""
+READ_DEADLINE_S = 10.0
+"""A read NATS does not answer is asked again for this long (an election, twice if the first
+fails), then its error is raised (the command answers UNAVAILABLE, the rebuild is tried again)."""
+_T = TypeVar("_T")
 
 
 class NewTable(Protocol):
@@ -119,6 +135,26 @@ class JetStreamStore:
         `append`, and the fault runs' one-writer check."""
         self.tails: dict[str, tuple[int, int]] = {}
         """Table -> (log sequence, writer epoch) of the last entry this replica appended or read."""
+        self._reads: dict[float, JetStreamContext] = {}
+
+    async def _read(self, call: Callable[[JetStreamContext], Awaitable[_T]], attempt_s: float = READ_ATTEMPT_S) -> _T:
+        """`call` on a JetStream context whose requests wait `attempt_s`, asked again while NATS
+        does not answer (`RETRYABLE`), for `READ_DEADLINE_S`: answered right after an election
+        instead of after the lost request's timeout. Reads only: asking again is harmless."""
+        js = self._reads.get(attempt_s)
+        if js is None:
+            js = self._reads[attempt_s] = self.nats.client.jetstream(timeout=attempt_s)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + READ_DEADLINE_S
+        pause = 0.05
+        while True:
+            try:
+                return await call(js)
+            except RETRYABLE:
+                if loop.time() + pause >= deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, MAX_RETRY_DELAY_S)
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
         """Append after the entry at `expected_last`, fenced by the writer epoch (issue 19): a
@@ -161,7 +197,7 @@ class JetStreamStore:
         if tail is not None and tail[0] == seq:
             return tail[1]
         try:
-            msg = await self.nats.jetstream.get_msg(LOG_STREAM, seq=seq)  # the leader's answer (`read_log`)
+            msg = await self._read(lambda js: js.get_msg(LOG_STREAM, seq=seq))  # the leader's answer (`read_log`)
         except NotFoundError:
             return 0  # purged: the table is finished, nothing is appended after it
         if msg.subject != subjects.table_log(table_id):
@@ -175,12 +211,15 @@ class JetStreamStore:
         may be answered by a follower still behind (a node catching up after a fault, issue 19),
         and a table rebuilt without its last entries answered "last_seen_sequence is ahead of
         the table" until it caught up."""
-        js = self.nats.jetstream
         subject = subjects.table_log(table_id)
+
+        async def entry_from(at: int) -> RawStreamMsg:
+            return await self._read(lambda js: js.get_msg(LOG_STREAM, seq=at, subject=subject, next=True))
+
         seq = after + 1
         while True:
             try:
-                msg = await js.get_msg(LOG_STREAM, seq=seq, subject=subject, next=True)
+                msg = await entry_from(seq)
             except NotFoundError:
                 return
             assert msg.seq is not None
@@ -189,7 +228,9 @@ class JetStreamStore:
             seq = msg.seq + 1
 
     async def log_tables(self) -> list[str]:
-        info = await self.nats.jetstream.stream_info(LOG_STREAM, subjects_filter=subjects.all_table_logs())
+        info = await self._read(
+            lambda js: js.stream_info(LOG_STREAM, subjects_filter=subjects.all_table_logs()), LIST_ATTEMPT_S
+        )
         prefix = subjects.table_log("x")[:-1]
         return sorted(s[len(prefix) :] for s in (info.state.subjects or {}))
 
@@ -215,7 +256,7 @@ class JetStreamStore:
         table's seed yet, and the table would be skipped by a rebuild)."""
         key = f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}"
         try:
-            msg = await self.nats.jetstream.get_last_msg(f"KV_{SECRETS_BUCKET}", key)
+            msg = await self._read(lambda js: js.get_last_msg(f"KV_{SECRETS_BUCKET}", key))
         except NotFoundError:
             return None
         if (msg.headers or {}).get("KV-Operation") in (KV_DEL, KV_PURGE):
@@ -227,7 +268,7 @@ class JetStreamStore:
 
     async def get_snapshot(self, table_id: str) -> bytes | None:
         try:
-            msg = await self.nats.jetstream.get_last_msg(SNAPSHOT_STREAM, subjects.table_snapshot(table_id))
+            msg = await self._read(lambda js: js.get_last_msg(SNAPSHOT_STREAM, subjects.table_snapshot(table_id)))
         except NotFoundError:
             return None
         return msg.data
