@@ -218,8 +218,7 @@ class TableService:
             # Another writer appended (a stale copy, or the same action id stored already):
             # rebuild from the log; a repeated action id answers its first result.
             log.warning("table log conflict, reloading", table_id=table.table_id)
-            self.tables.pop(table.table_id, None)
-            await self._recover_one(table.table_id)
+            await self._reload(table.table_id)
             reloaded = self.tables.get(table.table_id)
             if reloaded is not None and entry["id"] in reloaded.results:
                 return reloaded.results[entry["id"]]
@@ -308,8 +307,7 @@ class TableService:
             if header.last_seen_sequence > table.sequence and self._may_reload(table_id):
                 # The caller saw more than this replica holds (it rebuilt the table from a log
                 # that had not caught up yet, issue 19): from the log again, then decide.
-                self.tables.pop(table_id, None)
-                await self._recover_one(table_id)
+                await self._reload(table_id)
                 table = self._table(table_id)
                 if action_id in table.results:
                     return table.results[action_id]
@@ -397,8 +395,7 @@ class TableService:
                 # then decide; never refused for good on stale state (the turn would wait for ever).
                 if not self._may_reload(table_id):
                     raise Unavailable("the table is behind its log; retry")
-                self.tables.pop(table_id, None)
-                await self._recover_one(table_id)
+                await self._reload(table_id)
                 table = self._table(table_id)
                 if turn_seq > table.sequence:
                     raise Unavailable("the table is behind its log; retry")
@@ -562,6 +559,12 @@ class TableService:
             if lock is not None and not lock.locked():
                 self._locks.pop(table_id, None)
         return len(gone)
+
+    async def _reload(self, table_id: str) -> None:
+        """The table rebuilt from its log again, whatever this replica holds of it (a log
+        conflict, or the caller or the timers saw more than this replica holds)."""
+        self.tables.pop(table_id, None)
+        await self._recover_one(table_id)
 
     async def _recover_one(self, table_id: str) -> None:
         seed = await self.store.get_secret(table_id)
