@@ -20,6 +20,13 @@ from trix.natsio import permissions
 
 CLUSTER_NAME = "trix"
 PASSWORD_MARKER = "@@PASSWORD:"
+GO_MAXPROCS = "1"
+"""GOMAXPROCS of a nats-server that shares its box with the services (`trix up`, its cluster,
+the load test's floor): one Go scheduler thread. With Go's default (one per core) an idle P's
+thread spins and parks on every hand-off, and the runtime's monitor keeps waking while
+fsyncs hold a thread: nats-server spent 14 % less CPU per action with 1 (ADR 0023). Blocking
+syscalls (the fsync of `sync_interval: always`) still run on their own threads. An operator's
+GOMAXPROCS wins; Kubernetes leaves it to the pod's CPU limit (nats-server sizes it from it)."""
 
 
 def password_var(user: str) -> str:
@@ -46,6 +53,14 @@ class Site:
     """user -> password written in; None: `$NATS_PASSWORD_<USER>` variables instead."""
     header: str = ""
     """Comment lines at the top (without the `# `)."""
+
+
+def process_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a nats-server started on this box: `environ` with GOMAXPROCS set
+    to `GO_MAXPROCS` unless it sets one."""
+    env = dict(environ)
+    env.setdefault("GOMAXPROCS", GO_MAXPROCS)
+    return env
 
 
 def _quoted(path: str) -> str:
