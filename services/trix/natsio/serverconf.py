@@ -3,7 +3,8 @@
 Owns `render`: the whole config file of one NATS node, JetStream with fsync on every write
 (ARCHITECTURE.md), the production limits and lame-duck settings, an optional `cluster`
 block (routes to the other nodes), and the users and permissions of
-`trix.natsio.permissions` (ADR 0014). Only the site's facts differ between `trix up`
+`trix.natsio.permissions` (ADR 0014); and `process_env`, the environment of a nats-server
+started beside the services (`GO_MAXPROCS`, ADR 0023). Only the site's facts differ between `trix up`
 (loopback ports, a store folder per node, passwords written in) and Kubernetes (the pod's
 name, fixed ports, the nodes' DNS names, passwords as `$NATS_PASSWORD_<USER>` variables the
 StatefulSet fills from a Secret): `Site` holds exactly those, so what `trix up
