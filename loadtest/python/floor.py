@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import queue
 import random
 import subprocess
@@ -30,6 +31,7 @@ from typing import Any
 import grpc
 
 from trix.loadtest.echo import serve_stream
+from trix.natsio import serverconf
 from trix.runtime import eventloop
 
 METHOD = "/trix.loadtest.Floor/Stream"
@@ -164,7 +166,10 @@ def floor_baseline(
             f'listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: "{Path(tmp) / "js"}"\n  sync_interval: always\n}}\n'
         )
         nats_proc = subprocess.Popen(
-            [nats_binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [nats_binary, "-c", str(conf)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=serverconf.process_env(os.environ),  # the platform's nats-server's (ADR 0023)
         )
         port_q, stop, out = ctx.Queue(), ctx.Event(), ctx.Queue()
         server = ctx.Process(target=floor_server_main, args=(f"nats://127.0.0.1:{port}", port_q, stop), daemon=True)

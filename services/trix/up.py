@@ -446,7 +446,7 @@ class Supervisor:
         return Child(
             name=name,
             argv=[nats_server_binary(), "-c", str(conf)],
-            env=dict(os.environ),
+            env=serverconf.process_env(os.environ),
             log_path=self.state_dir / "logs" / f"{name}.log",
         )
 

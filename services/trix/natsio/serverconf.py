@@ -3,7 +3,8 @@
 Owns `render`: the whole config file of one NATS node, JetStream with fsync on every write
 (ARCHITECTURE.md), the production limits and lame-duck settings, an optional `cluster`
 block (routes to the other nodes), and the users and permissions of
-`trix.natsio.permissions` (ADR 0014). Only the site's facts differ between `trix up`
+`trix.natsio.permissions` (ADR 0014); and `process_env`, the environment of a nats-server
+started beside the services (`GO_MAXPROCS`, ADR 0023). Only the site's facts differ between `trix up`
 (loopback ports, a store folder per node, passwords written in) and Kubernetes (the pod's
 name, fixed ports, the nodes' DNS names, passwords as `$NATS_PASSWORD_<USER>` variables the
 StatefulSet fills from a Secret): `Site` holds exactly those, so what `trix up
@@ -20,6 +21,13 @@ from trix.natsio import permissions
 
 CLUSTER_NAME = "trix"
 PASSWORD_MARKER = "@@PASSWORD:"
+GO_MAXPROCS = "1"
+"""GOMAXPROCS of a nats-server that shares its box with the services (`trix up`, its cluster,
+the load test's floor): one Go scheduler thread. With Go's default (one per core) an idle P's
+thread spins and parks on every hand-off, and the runtime's monitor keeps waking while
+fsyncs hold a thread: nats-server spent 14 % less CPU per action with 1 (ADR 0023). Blocking
+syscalls (the fsync of `sync_interval: always`) still run on their own threads. An operator's
+GOMAXPROCS wins; Kubernetes leaves it to the pod's CPU limit (nats-server sizes it from it)."""
 
 
 def password_var(user: str) -> str:
@@ -46,6 +54,14 @@ class Site:
     """user -> password written in; None: `$NATS_PASSWORD_<USER>` variables instead."""
     header: str = ""
     """Comment lines at the top (without the `# `)."""
+
+
+def process_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a nats-server started on this box: `environ` with GOMAXPROCS set
+    to `GO_MAXPROCS` unless it sets one."""
+    env = dict(environ)
+    env.setdefault("GOMAXPROCS", GO_MAXPROCS)
+    return env
 
 
 def _quoted(path: str) -> str:
