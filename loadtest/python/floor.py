@@ -24,12 +24,13 @@ import random
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
 import grpc
 
+from trix.gateway.config import GRPC_CORE_EXPERIMENTS, GRPC_EXPERIMENTS_ENV
 from trix.loadtest.echo import serve_stream
 from trix.natsio import serverconf
 from trix.runtime import eventloop
@@ -153,6 +154,20 @@ def _cpu_s(proc: Any) -> float:
     return float(times.user + times.system)
 
 
+@contextlib.contextmanager
+def _gateway_grpc(environ: MutableMapping[str, str]) -> Iterator[None]:
+    """The floor server is spawned with the gateway's gRPC core settings (ADR 0022: grpc reads
+    them as it is imported, in the child), so the floor ratio compares like with like; an
+    operator's own GRPC_EXPERIMENTS is kept, as the gateway keeps it."""
+    before = environ.get(GRPC_EXPERIMENTS_ENV)
+    environ.setdefault(GRPC_EXPERIMENTS_ENV, GRPC_CORE_EXPERIMENTS)
+    try:
+        yield
+    finally:
+        if before is None:
+            environ.pop(GRPC_EXPERIMENTS_ENV, None)
+
+
 def floor_baseline(
     ctx: Any, nats_binary: str, free_port: Any, tables: int, think: tuple[float, float], seconds: float
 ) -> dict[str, float]:
@@ -185,7 +200,8 @@ def floor_baseline(
                 if time.monotonic() > deadline:
                     raise RuntimeError("the floor's nats-server did not start")
                 time.sleep(0.05)
-            server.start()
+            with _gateway_grpc(os.environ):
+                server.start()
             grpc_port = port_q.get(timeout=30)
             client = ctx.Process(
                 target=floor_client_main, args=(f"127.0.0.1:{grpc_port}", tables, think, seconds, out), daemon=True

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from trix.gateway.config import GRPC_CORE_EXPERIMENTS, GRPC_EXPERIMENTS_ENV
+from trix.loadtest.floor import _gateway_grpc
 from trix.loadtest.runner import add_loadtest_arguments, last_ticks, scenario_of, worker_targets
 from trix.loadtest.scenarios import SCENARIOS
 
@@ -76,3 +78,16 @@ def test_the_last_ticks_are_read_and_a_cut_message_does_not_hang_the_run() -> No
     assert time.monotonic() - started < 3.0
     out._writer.close()  # type: ignore[attr-defined]  # the blocked reader thread sees EOF and ends
     out.close()
+
+
+def test_floor_server_is_spawned_with_the_gateways_grpc_core_settings() -> None:
+    """ADR 0022: the floor's gRPC server runs on the same gRPC core settings as the gateway
+    (set while it is spawned, then taken back); an operator's own value is kept for both."""
+    environ: dict[str, str] = {}
+    with _gateway_grpc(environ):
+        assert environ[GRPC_EXPERIMENTS_ENV] == GRPC_CORE_EXPERIMENTS
+    assert GRPC_EXPERIMENTS_ENV not in environ
+    operators = {GRPC_EXPERIMENTS_ENV: "-some_experiment"}
+    with _gateway_grpc(operators):
+        assert operators[GRPC_EXPERIMENTS_ENV] == "-some_experiment"
+    assert operators == {GRPC_EXPERIMENTS_ENV: "-some_experiment"}
