@@ -73,23 +73,29 @@ async def connect(sup: Supervisor, user: str, node: int | None = None) -> Client
     )
 
 
+async def provisioned_leader(admin: Client) -> int:
+    """Every stream and bucket provisioned at R3 (asked again while the meta group elects its
+    leader first); the index (0-2) of the node that leads TABLE_LOG."""
+    js_admin = admin.jetstream(timeout=5.0)
+    for attempt in range(60):
+        try:
+            await provision(js_admin, replicas=3)
+            break
+        except Exception:
+            if attempt == 59:
+                raise
+            await asyncio.sleep(0.5)
+    info = await js_admin.stream_info(subjects.TABLE_LOG_STREAM)
+    assert info.cluster is not None and info.cluster.leader
+    return int(info.cluster.leader.rsplit("_", 1)[1]) - 1
+
+
 async def test_a_publish_retried_while_its_first_attempt_is_in_process_is_stored_once(tmp_path: Path) -> None:
     async with three_nodes(tmp_path / "state") as sup:
         admin = await connect(sup, permissions.PROVISIONER)
         table: Client | None = None
         try:
-            js_admin = admin.jetstream(timeout=5.0)
-            for attempt in range(60):  # the meta group elects its leader first
-                try:
-                    await provision(js_admin, replicas=3)
-                    break
-                except Exception:
-                    if attempt == 59:
-                        raise
-                    await asyncio.sleep(0.5)
-            info = await js_admin.stream_info(subjects.TABLE_LOG_STREAM)
-            assert info.cluster is not None and info.cluster.leader
-            leader = int(info.cluster.leader.rsplit("_", 1)[1]) - 1
+            leader = await provisioned_leader(admin)
             followers = [i for i in range(3) if i != leader]
             table = await connect(sup, "table", node=leader)  # on the leader: it answers every attempt
             js = table.jetstream(timeout=5.0)
@@ -110,7 +116,7 @@ async def test_a_publish_retried_while_its_first_attempt_is_in_process_is_stored
                 os.kill(proc.pid, signal.SIGCONT)
             ack = await asyncio.wait_for(publish, 30)
             assert ack.seq == 2
-            state = await js_admin.stream_info(subjects.TABLE_LOG_STREAM, subjects_filter=subject)
+            state = await admin.jetstream(timeout=5.0).stream_info(subjects.TABLE_LOG_STREAM, subjects_filter=subject)
             assert state.state.messages == 2  # the warm-up and the action, once
         finally:
             for conn in (table, admin):

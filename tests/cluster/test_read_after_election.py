@@ -22,11 +22,10 @@ import time
 from pathlib import Path
 
 import pytest
-from test_publish_in_process import connect, three_nodes
+from test_publish_in_process import connect, provisioned_leader, three_nodes
 
 from trix.natsio import permissions, subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.provisioning import provision
 from trix.table.subscribers import JetStreamStore
 
 pytestmark = pytest.mark.timeout(120)
@@ -44,18 +43,7 @@ async def test_a_log_read_sent_while_table_log_elects_a_leader_is_answered_right
         conn: NatsConnection | None = None
         probe = None
         try:
-            js_admin = admin.jetstream(timeout=5.0)
-            for attempt in range(60):  # the meta group elects its leader first
-                try:
-                    await provision(js_admin, replicas=3)
-                    break
-                except Exception:
-                    if attempt == 59:
-                        raise
-                    await asyncio.sleep(0.5)
-            info = await js_admin.stream_info(subjects.TABLE_LOG_STREAM)
-            assert info.cluster is not None and info.cluster.leader
-            leader = int(info.cluster.leader.rsplit("_", 1)[1]) - 1
+            leader = await provisioned_leader(admin)
             survivors = [i for i in range(3) if i != leader]
             urls = sup.nats_url("table").split(",")
             conn = NatsConnection([urls[i] for i in survivors], "table-read-after-election")

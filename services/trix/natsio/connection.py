@@ -19,6 +19,7 @@ service for about four seconds, not the client library's default of minutes (iss
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 
 import nats
@@ -191,7 +192,8 @@ class NatsConnection:
             await asyncio.wait_for(nc.drain(), timeout_s)
         except Exception as exc:  # noqa: BLE001 - shutting down anyway
             log.warning("nats drain failed, closing", error=repr(exc))
-            await nc.close()
+            with contextlib.suppress(Exception):  # the socket may be lost mid-close (reconnecting)
+                await nc.close()
 
 
 def redacted(url: str) -> str:
