@@ -24,7 +24,6 @@ from typing import TypeVar
 
 import nats.errors
 import structlog
-from nats.js.client import JetStreamContext
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
@@ -34,7 +33,7 @@ from trix.gateway.service import SPECTATOR, AccountsPort, GatewayService, Presen
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET
-from trix.natsio.publish import RETRYABLE, RETRYABLE_OR_REFUSED, in_process, publish_once
+from trix.natsio.publish import JetStreams, ask_until, publish_once
 from trix.runtime.identity import ROLE_PLAYER, TOKEN_HEADER, sign
 from trix.v1 import events_pb2, table_pb2
 
@@ -174,29 +173,25 @@ class KvAccounts:
 
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
-        self._js: dict[float, JetStreamContext] = {}
+        self._js = JetStreams(nats)
 
     async def _within(self, call: Callable[[KeyValue], Awaitable[_T]], until: float | None) -> _T:
         if until is None:  # one attempt, on the connection's own request timeout
             return await call(await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + (until - time.monotonic())
-        pause = 0.1
-        while True:
-            attempt = round(max(MIN_ACCOUNTS_ATTEMPT_S, min(ACCOUNTS_ATTEMPT_S, deadline - loop.time())), 2)
-            js = self._js.get(attempt)
-            if js is None:
-                js = self._js[attempt] = self.nats.client.jetstream(timeout=attempt)
-            try:
-                return await call(await js.key_value(GATEWAY_ACCOUNTS_BUCKET))
-            except RETRYABLE_OR_REFUSED as exc:
-                if not isinstance(exc, RETRYABLE) and not in_process(exc):
-                    raise
-                if loop.time() + pause + MIN_ACCOUNTS_ATTEMPT_S > deadline:
-                    raise
-                log.info("accounts bucket did not answer, asking again", error=type(exc).__name__)
-            await asyncio.sleep(pause)
-            pause = min(2 * pause, 0.5)
+
+        async def once(wait_s: float) -> _T:
+            return await call(await self._js.waiting(wait_s).key_value(GATEWAY_ACCOUNTS_BUCKET))
+
+        return await ask_until(
+            once,
+            deadline_s=until - time.monotonic(),
+            attempt_s=ACCOUNTS_ATTEMPT_S,
+            min_attempt_s=MIN_ACCOUNTS_ATTEMPT_S,
+            first_pause_s=0.1,
+            max_pause_s=0.5,
+            in_process_too=True,
+            log_event="accounts bucket did not answer, asking again",
+        )
 
     async def get(self, key: str, until: float | None = None) -> bytes | None:
         async def once(kv: KeyValue) -> bytes | None:

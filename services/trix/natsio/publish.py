@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 import nats.errors
 import nats.js.errors
 import structlog
 from nats.js.api import PubAck
 from nats.js.client import JetStreamContext
+
+from trix.natsio.connection import NatsConnection
 
 MSG_ID_HEADER = "Nats-Msg-Id"
 EXPECTED_LAST_SUBJECT_SEQ_HEADER = "Nats-Expected-Last-Subject-Sequence"
@@ -55,6 +58,67 @@ def in_process(exc: BaseException) -> bool:
     return isinstance(exc, nats.js.errors.APIError) and exc.err_code in IN_PROCESS
 
 
+_T = TypeVar("_T")
+
+
+class JetStreams:
+    """One JetStream context per request timeout, each made once, on the connection's client
+    (which exists once connected): nats-py's context carries its requests' timeout, and an
+    attempt that must end early needs a context of its own."""
+
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+        self._by_timeout: dict[float, JetStreamContext] = {}
+
+    def waiting(self, timeout_s: float) -> JetStreamContext:
+        js = self._by_timeout.get(timeout_s)
+        if js is None:
+            js = self._by_timeout[timeout_s] = self.nats.client.jetstream(timeout=timeout_s)
+        return js
+
+
+async def ask_until(
+    call: Callable[[float], Awaitable[_T]],
+    *,
+    deadline_s: float,
+    attempt_s: float,
+    min_attempt_s: float | None = None,
+    first_pause_s: float = 0.05,
+    max_pause_s: float = MAX_RETRY_DELAY_S,
+    in_process_too: bool = False,
+    log_event: str | None = None,
+    **log_fields: Any,
+) -> _T:
+    """`call(attempt timeout)` asked again while NATS does not answer (`RETRYABLE`; with
+    `in_process_too`, also a leader's `IN_PROCESS` refusal) until `deadline_s` from now, with
+    a doubling pause from `first_pause_s` to `max_pause_s` between attempts, then the last
+    error is raised; any other error is raised at once. Each attempt waits `attempt_s`, or,
+    with `min_attempt_s`, the time left (at least `min_attempt_s`), so that the last attempt
+    ends by the deadline. On a NATS cluster a stream answers nothing while it elects a leader
+    (seconds, issue 19): a short attempt asked again is answered right after the election,
+    a long one only when it times out. The one retry loop of the platform's NATS calls."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + deadline_s
+    pause = first_pause_s
+    attempt = 0
+    while True:
+        attempt += 1
+        timeout = attempt_s
+        if min_attempt_s is not None:
+            timeout = round(max(min_attempt_s, min(attempt_s, deadline - loop.time())), 2)
+        try:
+            return await call(timeout)
+        except RETRYABLE_OR_REFUSED as exc:
+            if not isinstance(exc, RETRYABLE) and not (in_process_too and in_process(exc)):
+                raise
+            if loop.time() + pause + (min_attempt_s or 0.0) >= deadline:
+                raise
+            if log_event is not None:
+                log.info(log_event, attempt=attempt, error=type(exc).__name__, **log_fields)
+        await asyncio.sleep(pause)
+        pause = min(2 * pause, max_pause_s)
+
+
 def new_msg_id() -> str:
     """A fresh message id for publishes without a natural idempotency key."""
     return uuid.uuid4().hex
@@ -79,22 +143,19 @@ async def publish_once(
     """
     message_id = msg_id or new_msg_id()
     all_headers = {**(headers or {}), MSG_ID_HEADER: message_id}
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + deadline_s
-    delay = 0.05
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return await js.publish(subject, payload, timeout=attempt_timeout_s, headers=dict(all_headers))
-        except RETRYABLE_OR_REFUSED as exc:
-            if not isinstance(exc, RETRYABLE) and not in_process(exc):
-                raise
-            if loop.time() + delay >= deadline:
-                raise
-            log.info("publish retry", subject=subject, msg_id=message_id, attempt=attempt, error=type(exc).__name__)
-            await asyncio.sleep(delay)
-            # At most a quarter second between attempts: on a NATS cluster a stream has no
-            # leader for the RAFT election after its leader died (seconds, issue 19), and the
-            # first attempt after the election should come right after it.
-            delay = min(delay * 2, MAX_RETRY_DELAY_S)
+
+    async def once(wait_s: float) -> PubAck:
+        return await js.publish(subject, payload, timeout=wait_s, headers=dict(all_headers))
+
+    # At most a quarter second between attempts (`MAX_RETRY_DELAY_S`): on a NATS cluster a
+    # stream has no leader for the RAFT election after its leader died (seconds, issue 19),
+    # and the first attempt after the election should come right after it.
+    return await ask_until(
+        once,
+        deadline_s=deadline_s,
+        attempt_s=attempt_timeout_s,
+        in_process_too=True,
+        log_event="publish retry",
+        subject=subject,
+        msg_id=message_id,
+    )

@@ -48,7 +48,7 @@ from trix.errors import InvalidArgument, Unavailable, from_kind
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
-from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, MAX_RETRY_DELAY_S, RETRYABLE, publish_once
+from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, JetStreams, ask_until, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import cancel_and_wait
 from trix.table.codec import INTERNAL_KIND, handle_command
@@ -135,26 +135,14 @@ class JetStreamStore:
         `append`, and the fault runs' one-writer check."""
         self.tails: dict[str, tuple[int, int]] = {}
         """Table -> (log sequence, writer epoch) of the last entry this replica appended or read."""
-        self._reads: dict[float, JetStreamContext] = {}
+        self._reads = JetStreams(nats)
 
     async def _read(self, call: Callable[[JetStreamContext], Awaitable[_T]], attempt_s: float = READ_ATTEMPT_S) -> _T:
         """`call` on a JetStream context whose requests wait `attempt_s`, asked again while NATS
         does not answer (`RETRYABLE`), for `READ_DEADLINE_S`: answered right after an election
         instead of after the lost request's timeout. Reads only: asking again is harmless."""
-        js = self._reads.get(attempt_s)
-        if js is None:
-            js = self._reads[attempt_s] = self.nats.client.jetstream(timeout=attempt_s)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + READ_DEADLINE_S
-        pause = 0.05
-        while True:
-            try:
-                return await call(js)
-            except RETRYABLE:
-                if loop.time() + pause >= deadline:
-                    raise
-            await asyncio.sleep(pause)
-            pause = min(2 * pause, MAX_RETRY_DELAY_S)
+        js = self._reads.waiting(attempt_s)
+        return await ask_until(lambda _timeout: call(js), deadline_s=READ_DEADLINE_S, attempt_s=attempt_s)
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
         """Append after the entry at `expected_last`, fenced by the writer epoch (issue 19): a
