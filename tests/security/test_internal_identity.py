@@ -31,6 +31,7 @@ from trix.runtime.identity import (
     SERVICE_KEY_ENV,
     TOKEN_HEADER,
     Keys,
+    VerifiedTokens,
     sign,
     sign_invitation,
     verify,
@@ -188,3 +189,28 @@ def test_an_invitation_and_an_internal_token_never_stand_for_each_other() -> Non
         with pytest.raises((PermissionDenied, Unauthenticated)):
             check()
         report(IN_PROCESS, f"invitation: {attack}", "player", REFUSED)
+
+
+def test_a_remembered_token_lets_through_only_those_bytes_under_the_same_roles_until_it_expires() -> None:
+    """`VerifiedTokens` (the table's per-command check, issue 16) refuses whatever `verify`
+    refuses: it remembers a verified token, never a caller."""
+    keys = Keys(player=secrets.token_bytes(32), service=secrets.token_bytes(32))
+    tokens = VerifiedTokens(keys, max_tokens=2)
+    now = time.time()
+    good = sign(keys.player, ROLE_PLAYER, "ann", now, ttl_s=60)
+    assert tokens.verify(good, now).name == "ann"
+    assert tokens.verify(good, now + 30).name == "ann"  # remembered
+    with pytest.raises(Unauthenticated, match="expired"):
+        tokens.verify(good, now + 61)  # remembered, but past its own expiry
+    with pytest.raises(Unauthenticated, match="not accepted"):
+        tokens.verify(good, now, roles=(ROLE_SERVICE,))  # remembered, but not a role this call takes
+    forged = good[:-1] + ("0" if good[-1] != "0" else "1")
+    with pytest.raises(Unauthenticated, match="signature"):
+        tokens.verify(forged, now)
+    other = sign(secrets.token_bytes(32), ROLE_PLAYER, "ann", now, ttl_s=60)
+    with pytest.raises(Unauthenticated, match="signature"):
+        tokens.verify(other, now)  # same player and expiry, another key: other bytes
+    for name in ("ben", "cat", "dan"):  # more tokens than it keeps: the oldest are forgotten...
+        tokens.verify(sign(keys.player, ROLE_PLAYER, name, now, ttl_s=60), now)
+    assert len(tokens._known) <= 2
+    assert tokens.verify(good, now).name == "ann"  # ...and verified again when they come back

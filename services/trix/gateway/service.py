@@ -85,9 +85,11 @@ class TablePort(Protocol):
     """Table commands (NATS requests to the owner) and live events, gaps filled by the owner."""
 
     async def command(
-        self, table_id: str, command: table_pb2.TableCommand, player_id: str
+        self, table_id: str, command: table_pb2.TableCommand, player_id: str, *, action_id: str = ""
     ) -> table_pb2.TableCommandReply:
-        """Send a command as the player; raises the table's domain error."""
+        """Send a command as the player; raises the table's domain error. A seat action names
+        its `action_id`: its acceptance may end the call as its public batch's cause (issue 16;
+        the reply then carries only the sequence)."""
         ...
 
     def events(
@@ -430,7 +432,7 @@ class GatewayService:
             command.set_client_seed.client_seed = check_client_seed(action.client_seed)
         else:  # pragma: no cover - every oneof member is handled above
             raise InvalidArgument("unknown action")
-        reply = await self._tables().command(table_id, command, player_id)
+        reply = await self._tables().command(table_id, command, player_id, action_id=action_id)
         return gateway_pb2.SubmitActionResponse(action_id=action_id, sequence=reply.sequence)
 
     async def view(

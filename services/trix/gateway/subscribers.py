@@ -23,7 +23,11 @@ from contextlib import aclosing
 from typing import TypeVar
 
 import nats.errors
+import nats.js.api
 import structlog
+from nats.aio.client import NO_RESPONDERS_STATUS, Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
@@ -41,6 +45,7 @@ log = structlog.get_logger("trix.gateway.nats")
 _T = TypeVar("_T")
 
 INTERNAL_KIND = "Internal"
+STATUS_HEADER = nats.js.api.Header.STATUS.value
 COMMAND_ATTEMPT_S = 1.5
 """How long one attempt of a table command waits before the same bytes are sent again."""
 UNAVAILABLE_KIND = error_kind(Unavailable(""))
@@ -67,8 +72,19 @@ class NatsTables:
         self.nats = nats
         self.key = player_key
         self.timeout_s = timeout_s
-        self.feeds = seatstream.LiveFeeds(nats)
+        self.feeds = seatstream.LiveFeeds(nats, on_cause=self._on_cause)
         """The four seats (and spectators) of a table followed here share its live subscriptions."""
+        self._cause_listener: seatstream.OnCause | None = None
+        self._waiting: dict[str, asyncio.Future[bytes | int]] = {}
+        """Per reply subject: the attempt of a table command waiting for its answer."""
+        self._by_cause: dict[tuple[str, str], list[asyncio.Future[bytes | int]]] = {}
+        """Per (table, action id): the attempts of a seat action its public batch's cause ends
+        (one per call in flight: a client's repeat of an action it still waits for is another)."""
+        self._asked = 0
+        self._reply_sub: Subscription | None = None
+        self._reply_client: Client | None = None
+        self._reply_prefix = ""
+        self._reply_lock = asyncio.Lock()
         self._tokens: dict[str, tuple[float, str]] = {}
         """Per player: when his caller token was signed, and the token (`TOKEN_REUSE_S`)."""
 
@@ -89,10 +105,50 @@ class NatsTables:
     def hear_causes(self, listener: seatstream.OnCause) -> None:
         """`listener` hears which seat action each public batch answers (the acceptances, issue
         16), before any reader sees the batch's events."""
-        self.feeds.on_cause = listener
+        self._cause_listener = listener
+
+    def _on_cause(self, table_id: str, cause: events_pb2.ActionCause, sequence: int) -> None:
+        """A public batch named the seat action it answers: a command waiting for it (sent
+        with `ACCEPTED_BY_CAUSE_HEADER`) ends here, with no reply from the table."""
+        for waiting in self._by_cause.pop((table_id, cause.action_id), ()):
+            if not waiting.done():
+                waiting.set_result(sequence)
+        if self._cause_listener is not None:
+            self._cause_listener(table_id, cause, sequence)
+
+    def _forget_cause(self, key: tuple[str, str], waiting: asyncio.Future[bytes | int]) -> None:
+        attempts = self._by_cause.get(key)
+        if attempts is not None:
+            if waiting in attempts:
+                attempts.remove(waiting)
+            if not attempts:
+                del self._by_cause[key]
+
+    async def _replies(self) -> str:
+        """The subject prefix of this gateway's table-command replies, subscribed once (its
+        own wildcard under the gateway's inbox prefix, `trix.natsio.permissions`)."""
+        nc = self.nats.client
+        if self._reply_sub is not None and self._reply_client is nc:
+            return self._reply_prefix
+        async with self._reply_lock:
+            if self._reply_sub is None or self._reply_client is not nc:
+                prefix = nc.new_inbox()
+                self._reply_sub = await nc.subscribe(f"{prefix}.*", cb=self._on_reply)
+                self._reply_prefix, self._reply_client = prefix, nc
+        return self._reply_prefix
+
+    async def _on_reply(self, msg: Msg) -> None:
+        waiting = self._waiting.get(msg.subject)
+        if waiting is None or waiting.done():
+            return  # an attempt given up on, or answered already by its cause
+        if not msg.data and msg.headers and msg.headers.get(STATUS_HEADER) == NO_RESPONDERS_STATUS:
+            # nats-server's answer to a request nobody is subscribed to (no owner right now)
+            waiting.set_exception(nats.errors.NoRespondersError())
+        else:
+            waiting.set_result(msg.data)
 
     async def command(
-        self, table_id: str, command: table_pb2.TableCommand, player_id: str
+        self, table_id: str, command: table_pb2.TableCommand, player_id: str, *, action_id: str = ""
     ) -> table_pb2.TableCommandReply:
         """Ask the owner, the same bytes again (same action id: applied once) after no
         responders (the shard is changing hands) or an attempt's `COMMAND_ATTEMPT_S` without
@@ -101,33 +157,57 @@ class NatsTables:
         call timeout (issue 19: a NATS election takes 4-9 s). An UNAVAILABLE answer (a replica
         still subscribed whose lease lapsed, a new owner not yet writing, its storage waiting
         out an election) is sent again too, after `UNAVAILABLE_PAUSE_S`, within the same
-        deadline: the client hears of it only once the deadline has passed."""
+        deadline: the client hears of it only once the deadline has passed.
+
+        A seat action (`action_id`) at a table whose public events this gateway receives is
+        sent first with `ACCEPTED_BY_CAUSE_HEADER`: its fresh acceptance ends the call when the
+        public batch naming it as its `cause` arrives (the sequence of its last event), and
+        the table sends no reply (issue 16); its errors and repeats are answered. Attempts
+        after the first go without the header, so a lost batch costs one attempt's wait."""
         token = self._token(player_id)
         data = command.SerializeToString()
+        subject = subjects.table_command(table_id)
+        prefix = await self._replies()
+        nc = self.nats.client
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 2 * self.timeout_s
+        cause_key = (table_id, action_id)
+        by_cause = bool(action_id) and self.feeds.live(subjects.public_events(table_id))
         while True:
             left = deadline - loop.time()
+            waiting: asyncio.Future[bytes | int] = loop.create_future()
+            self._asked += 1
+            inbox = f"{prefix}.{self._asked}"
+            self._waiting[inbox] = waiting
+            headers = {TOKEN_HEADER: token}
+            if by_cause:
+                headers[subjects.ACCEPTED_BY_CAUSE_HEADER] = "1"
+            if action_id:
+                self._by_cause.setdefault(cause_key, []).append(waiting)
             try:
-                msg = await self.nats.client.request(
-                    subjects.table_command(table_id),
-                    data,
-                    timeout=max(0.05, min(COMMAND_ATTEMPT_S, left)),
-                    headers={TOKEN_HEADER: token},
-                )
+                await nc.publish(subject, data, reply=inbox, headers=headers)
+                answer = await asyncio.wait_for(waiting, max(0.05, min(COMMAND_ATTEMPT_S, left)))
             except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError) as exc:
                 if loop.time() + 0.1 >= deadline:
                     raise Unavailable("the table did not answer; retry with the same action id") from None
                 if isinstance(exc, nats.errors.NoRespondersError):
                     await asyncio.sleep(0.1)
+                by_cause = False
                 continue
             except nats.errors.Error:
                 raise Unavailable("the table is not reachable; retry with the same action id") from None
-            reply = table_pb2.TableCommandReply.FromString(msg.data)
+            finally:
+                del self._waiting[inbox]
+                if action_id:
+                    self._forget_cause(cause_key, waiting)
+            if isinstance(answer, int):
+                return table_pb2.TableCommandReply(sequence=answer)
+            reply = table_pb2.TableCommandReply.FromString(answer)
             if not (reply.HasField("error") and reply.error.kind == UNAVAILABLE_KIND):
                 break
             if loop.time() + UNAVAILABLE_PAUSE_S >= deadline:
                 break  # the client is told, and retries with the same action id
+            by_cause = False
             await asyncio.sleep(UNAVAILABLE_PAUSE_S)
         if reply.HasField("error"):
             if reply.error.kind == INTERNAL_KIND:

@@ -290,6 +290,13 @@ class LiveFeeds:
         with contextlib.suppress(ValueError):
             self.nats.core_reconnect_hooks.remove(self._on_reconnect)
 
+    def live(self, subject: str) -> bool:
+        """This hub's subscription to `subject` is known to the server: a message published
+        from now on reaches it (while the connection holds)."""
+        feed = self._feeds.get(subject)
+        opened = None if feed is None else feed.opened
+        return opened is not None and opened.done() and not opened.cancelled() and opened.exception() is None
+
     def subjects(self) -> dict[str, int]:
         """Each subscribed subject and how many readers it has."""
         return {subject: len(feed.readers) for subject, feed in self._feeds.items()}

@@ -67,6 +67,12 @@ def table_command(table_id: str, shards: int = TABLE_SHARDS) -> str:
     return f"{ROOT}.table.cmd.{table_shard(table_id, shards)}.{token(table_id, 'table id')}"
 
 
+ACCEPTED_BY_CAUSE_HEADER = "Trix-Accepted-By-Cause"
+"""On a seat action's table command (value "1"): the sender follows the table's public events,
+so a fresh acceptance reaches it as the public batch's `cause` and the table sends no reply to
+it; errors and repeats are answered as ever (issue 16, `trix.table.codec.handle_command`)."""
+
+
 def table_commands_of_shard(shard: int) -> str:
     """Wildcard an owner subscribes to for every table of one shard."""
     return f"{ROOT}.table.cmd.{int(shard)}.*"

@@ -19,8 +19,7 @@ import structlog
 from trix.errors import DomainError, InvalidArgument, Unavailable, error_kind
 from trix.natsio.publish import RETRYABLE
 from trix.natsio.subjects import token as subject_token
-from trix.runtime.identity import verify
-from trix.table.service import ActionHeader, TableService, action_from
+from trix.table.service import ANNOUNCED, ActionHeader, TableService, action_from
 from trix.v1 import table_pb2
 
 log = structlog.get_logger("trix.table.codec")
@@ -36,7 +35,7 @@ async def dispatch(
     service: TableService, command: table_pb2.TableCommand, token: str | None
 ) -> table_pb2.TableCommandReply:
     """Run one command; domain errors propagate."""
-    caller = verify(service.config.keys, token, time.time())
+    caller = service.tokens.verify(token, time.time())
     which = command.WhichOneof("command")
     reply = table_pb2.TableCommandReply()
     if which == "create_table":
@@ -83,9 +82,14 @@ async def dispatch(
     return reply
 
 
-async def handle_command(service: TableService, data: bytes, token: str | None) -> bytes:
-    """Bytes in, bytes out: never raises."""
+async def handle_command(service: TableService, data: bytes, token: str | None, *, quiet: bool = False) -> bytes | None:
+    """Bytes in, bytes out: never raises. `quiet` (the caller follows the table's public
+    events, `ACCEPTED_BY_CAUSE_HEADER`): a seat action this command freshly accepted and
+    announced in its public batch's `cause` gets no reply (None, issue 16); errors, repeats
+    and everything else are answered."""
     reply = table_pb2.TableCommandReply()
+    announced: list[str] = []
+    scope = ANNOUNCED.set(announced)
     try:
         command = table_pb2.TableCommand.FromString(data)
         reply = await dispatch(service, command, token)
@@ -104,4 +108,9 @@ async def handle_command(service: TableService, data: bytes, token: str | None) 
         log.error("unexpected error", error_id=error_id, exc_info=exc)
         reply.error.kind = INTERNAL_KIND
         reply.error.message = f"internal error (error id {error_id})"
+    finally:
+        ANNOUNCED.reset(scope)
+    if quiet and announced and not reply.HasField("error"):
+        service.announced_only += 1
+        return None
     return reply.SerializeToString()

@@ -24,6 +24,7 @@ import json
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -42,7 +43,7 @@ from trix.errors import (
 )
 from trix.natsio.subjects import token
 from trix.rules import engine_enum
-from trix.runtime.identity import Caller, verify_invitation
+from trix.runtime.identity import Caller, VerifiedTokens, verify_invitation
 from trix.table.config import TableConfig
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
 from trix.v1 import common_pb2, events_pb2, table_pb2
@@ -103,14 +104,23 @@ class EventSink(Protocol):
     """Where events go (the per-seat and public subjects, docs/rules.md §14; the results scoring
     needs on their durable stream)."""
 
-    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> None:
+    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
         """An action's event copies to their readers, and its results durably (awaited);
-        `cause`: the seat action they answer, if a player's (issue 16)."""
+        `cause`: the seat action they answer, if a player's (issue 16). True when the public
+        batch carrying `cause` was handed to NATS (the action is announced: `ANNOUNCED`)."""
         ...
 
     async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
         """Only the durable results among `routed` (again after a crash: stored once)."""
         ...
+
+
+ANNOUNCED: ContextVar[list[str] | None] = ContextVar("trix_table_announced", default=None)
+"""Set by a command's handler (`trix.table.codec.handle_command`) to a list of its own: the
+action ids this command freshly accepted and announced in a public batch's `cause` (issue 16:
+a gateway that follows the table ends its request on that cause, and the table sends it no
+reply). A repeated action id, an error, or an entry whose public batch did not go out adds
+nothing, so those are always answered. Task-local, so concurrent commands never mix."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +163,10 @@ class TableService:
         self._locks: dict[str, asyncio.Lock] = {}
         self.recent: dict[str, deque[Routed]] = {}
         """Each table's latest event copies, in order (`read_events`)."""
+        self.tokens = VerifiedTokens(config.keys)
+        """The callers' tokens, each verified once until it expires (`trix.table.codec`)."""
+        self.announced_only = 0
+        """Seat actions answered by their public batch's `cause` alone, with no reply (issue 16)."""
         self.recover_concurrency = 16
         self._reloaded: dict[str, float] = {}
         self.on_stale_writer = on_stale_writer
@@ -225,7 +239,9 @@ class TableService:
             raise Unavailable("the table moved on; retry") from None
         self.tables[table.table_id] = trial
         self._remember(table.table_id, routed)
-        await self.sink.publish(table.table_id, routed, cause)
+        announced = await self.sink.publish(table.table_id, routed, cause)
+        if announced and cause is not None and (fresh := ANNOUNCED.get()) is not None:
+            fresh.append(cause.action_id)
         if trial.finished:
             await self._finish(trial)
         elif trial.entries % self.config.snapshot_every == 0:

@@ -305,7 +305,7 @@ class NatsSink:
         self.published = 0
         """Batches published (tests, benchmarks)."""
 
-    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> None:
+    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
         own: dict[int, list[events_pb2.Event]] = {}
         public: list[events_pb2.Event] = []
         for r in routed:
@@ -320,13 +320,16 @@ class NatsSink:
         if public:  # the cause rides on the public batch only: it carries every sequence
             batches.append((subjects.public_events(table_id), events_pb2.TableEventBatch(events=public, cause=cause)))
         nc = self.nats.client
+        announced = False
         for subject, batch in batches:
             try:
                 await nc.publish(subject, batch.SerializeToString())
                 self.published += 1
+                announced = cause is not None and batch.HasField("cause")
             except Exception as exc:  # noqa: BLE001 - readers ask the owner for what they miss
                 log.info("event batch not published", subject=subject, error=type(exc).__name__)
         await self.publish_results(table_id, routed)
+        return announced
 
     async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
         for r in routed:
@@ -591,10 +594,11 @@ class ShardRouter:
         task.add_done_callback(tasks.discard)
 
     async def _answer(self, msg: Msg) -> None:
-        token = (msg.headers or {}).get(TOKEN_HEADER)
-        reply = await handle_command(self.service, msg.data, token)
+        headers = msg.headers or {}
+        quiet = headers.get(subjects.ACCEPTED_BY_CAUSE_HEADER) == "1"
+        reply = await handle_command(self.service, msg.data, headers.get(TOKEN_HEADER), quiet=quiet)
         self.served += 1
-        if msg.reply:
+        if reply is not None and msg.reply:
             try:
                 await msg.respond(reply)
             except Exception as exc:  # noqa: BLE001 - the caller retries

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from trix import engine, fairness
 from trix.rules import decision_timeout_s, engine_enum, proto_enum  # §9 timers; proto <-> engine enum values
 from trix.v1 import common_pb2, events_pb2, table_pb2
@@ -115,6 +117,21 @@ def from_ms(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, UTC)
 
 
+_last_stamp: tuple[datetime | None, Timestamp] = (None, Timestamp())
+
+
+def _stamp(now: datetime) -> Timestamp:
+    """`now` as an event's time: converted once for all the events of an entry (they share
+    one `now`), since protobuf's `FromDatetime` is Python code. Never modified by callers."""
+    global _last_stamp
+    when, stamp = _last_stamp
+    if when is not now:
+        stamp = Timestamp()
+        stamp.FromDatetime(now)
+        _last_stamp = (now, stamp)
+    return stamp
+
+
 @dataclass
 class Table:
     """A live table (see the module docstring)."""
@@ -138,6 +155,10 @@ class Table:
     trick: list[tuple[int, int]] = field(default_factory=list)
     contract: int | None = None
     running_totals: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    _seats: tuple[common_pb2.Seat, ...] = field(default=(), compare=False, repr=False)
+    """The request's seats by index, sorted once (the request never changes): shared by copies."""
+    _timeouts: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
+    """§9 turn timer per decision, worked out once from the options: shared by copies."""
     last_entry_from: int = 0
     """The sequence before the last applied entry's events (a recovering owner publishes the
     events above it again: a crash may have come between that entry's append and its events)."""
@@ -182,13 +203,17 @@ class Table:
             contract=self.contract,
             running_totals=list(self.running_totals),
             last_entry_from=self.last_entry_from,
+            _seats=self.seats,
+            _timeouts=self._timeouts,
         )
 
     # -- facts ------------------------------------------------------------------------
 
     @property
-    def seats(self) -> list[common_pb2.Seat]:
-        return sorted(self.request.seats, key=lambda s: s.index)
+    def seats(self) -> tuple[common_pb2.Seat, ...]:
+        if not self._seats:
+            self._seats = tuple(sorted(self.request.seats, key=lambda s: s.index))
+        return self._seats
 
     def player(self, seat: int) -> str:
         return self.seats[seat].player_id
@@ -198,7 +223,10 @@ class Table:
         return self.request.HasField("stake")
 
     def timeout_s(self, decision: int) -> float:
-        return decision_timeout_s(self.request.options, decision)  # §9
+        timeout = self._timeouts.get(decision)
+        if timeout is None:
+            timeout = self._timeouts[decision] = decision_timeout_s(self.request.options, decision)  # §9
+        return timeout
 
     def to_act(self) -> tuple[int, ...]:
         if self.finished:
@@ -386,7 +414,7 @@ class Table:
     def _emit(self, out: list[Routed], now: datetime, audience: int, **body: Any) -> events_pb2.Event:
         self.sequence += 1
         event = events_pb2.Event(table_id=self.table_id, sequence=self.sequence, **body)
-        event.time.FromDatetime(now)
+        event.time.CopyFrom(_stamp(now))
         out.append(Routed(event, audience))
         return event
 
@@ -398,7 +426,7 @@ class Table:
         self.sequence += 1
         for audience, body in copies.items():
             event = events_pb2.Event(table_id=self.table_id, sequence=self.sequence, **body)
-            event.time.FromDatetime(now)
+            event.time.CopyFrom(_stamp(now))
             out.append(Routed(event, audience))
         return event
 
