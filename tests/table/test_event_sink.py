@@ -60,7 +60,13 @@ async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_resu
     arrived: list[tuple[str, list[events_pb2.Event]]] = []
     all_in = asyncio.Event()
 
+    probe = f"trix.table.evt.{t}.seat.probe"
+    probed = asyncio.Event()
+
     async def on_msg(msg: nats.aio.msg.Msg) -> None:
+        if msg.subject == probe:
+            probed.set()
+            return
         arrived.append((msg.subject, list(events_pb2.TableEventBatch.FromString(msg.data).events)))
         if len(arrived) == 10:
             all_in.set()
@@ -71,6 +77,16 @@ async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_resu
         await gateway.nc.subscribe(f"trix.table.evt.{t}.seat.*", cb=on_msg),
     ]
     await gateway.nc.flush()
+    # The subscriptions reach the table's messages (seen late once, on a box loaded far past its
+    # two cores: a whole first action went missing although the SUBs had been flushed).
+    for _ in range(100):
+        await sink.nats.client.publish(probe, b"")
+        try:
+            await asyncio.wait_for(probed.wait(), 0.2)
+            break
+        except TimeoutError:
+            continue
+    assert probed.is_set()
     # ...and the order the table sends in, on its one connection (NATS keeps it per connection).
     sent: list[str] = []
     publish = sink.nats.client.publish
