@@ -25,6 +25,7 @@ import contextlib
 import gc
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
@@ -318,12 +319,39 @@ play collected nothing (its objects die young, by reference count). Every genera
 still collected, so cyclic garbage (a closed session's tasks and frames) is still freed."""
 
 
+GC_PAUSE_LOG_S = 0.05
+"""A collection of the oldest generation that stops the process longer than this is logged
+(`gc pause`, with its duration and the objects it scanned): every caller of the process
+waited that long."""
+
+
+class _GcPauses:
+    """Times the oldest generation's collections (`gc.callbacks`) and logs the long ones."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.log = structlog.get_logger("trix.runtime.gc")
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            self.started = time.perf_counter()
+            return
+        took = time.perf_counter() - self.started
+        if took > GC_PAUSE_LOG_S:
+            self.log.warning(
+                "gc pause", seconds=round(took, 3), collected=info.get("collected"), tracked=len(gc.get_objects(2))
+            )
+
+
 def tune_gc() -> None:
     """Collect once, freeze what start-up made (modules, descriptors, config: never garbage)
-    so no later collection scans it, then set GC_THRESHOLDS."""
+    so no later collection scans it, then set GC_THRESHOLDS; log the long full collections."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    gc.callbacks.append(_GcPauses())
 
 
 def run_main(service: str, load_config: Callable[[], C], build: Callable[[C], Runtime]) -> int:

@@ -161,8 +161,11 @@ class TableService:
         self.new_seed = new_seed
         self.tables: dict[str, Table] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self.recent: dict[str, deque[Routed]] = {}
-        """Each table's latest event copies, in order (`read_events`)."""
+        self.recent: dict[str, deque[tuple[int, int, bytes]]] = {}
+        """Each table's latest event copies, in order (`read_events`), as (sequence, audience,
+        the event's bytes): tuples of numbers and bytes are not tracked by Python's cyclic
+        collector, so 1,000 tables' 512 copies are not half a million objects that every full
+        collection scans (a 0.38 s pause of the table in a 1,000-table run, issue 16)."""
         self.tokens = VerifiedTokens(config.keys)
         """The callers' tokens, each verified once until it expires (`trix.table.codec`)."""
         self.announced_only = 0
@@ -252,7 +255,15 @@ class TableService:
         recent = self.recent.get(table_id)
         if recent is None:
             recent = self.recent[table_id] = deque(maxlen=RECENT_EVENTS)
-        recent.extend(routed)
+        recent.extend((r.event.sequence, r.audience, r.event.SerializeToString()) for r in routed)
+
+    def _recent_after(self, table_id: str, after: int) -> list[Routed]:
+        """The kept copies of `table_id` above sequence `after`, as events again."""
+        return [
+            Routed(events_pb2.Event.FromString(data), audience)
+            for sequence, audience, data in self.recent.get(table_id, ())
+            if sequence > after
+        ]
 
     async def _finish(self, table: Table) -> None:
         """Game over: final snapshot, players' current-table index cleared (issue 4)."""
@@ -474,8 +485,8 @@ class TableService:
         if after >= table.sequence:
             return [], table.sequence
         recent = self.recent.get(table_id)
-        copies: list[Routed] = list(recent) if recent else []
-        if not copies or copies[0].event.sequence > after + 1:
+        copies = self._recent_after(table_id, after)
+        if not recent or recent[0][0] > after + 1:
             full = await self._rebuild(table_id, table.server_seed, use_snapshot=False)
             if full is not None and full[1]:
                 copies = full[1]
@@ -556,7 +567,7 @@ class TableService:
                 table = self.tables.get(table_id)
                 if table is None or table.finished:
                     return False
-                last = [r for r in self.recent.get(table_id, ()) if r.event.sequence > table.last_entry_from]
+                last = self._recent_after(table_id, table.last_entry_from)
                 if last:
                     await self.sink.publish(table_id, last)
                 return bool(last)
