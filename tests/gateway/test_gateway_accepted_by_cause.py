@@ -4,7 +4,7 @@ to it. Errors and repeated action ids are still answered; a gateway that does no
 table's public events asks as before; and a batch that never comes costs one attempt's wait,
 then the table answers the same action id as a repeat (applied once). Real nats-server with the
 services' users, the real table service (C engine) behind `trix.table.codec.handle_command` on
-the table's command subject, as `trix.table.subscribers.ShardRouter` answers it."""
+the table's command subject, with `trix.table.subscribers.answer_command`, as `ShardRouter` answers it."""
 
 from __future__ import annotations
 
@@ -22,11 +22,10 @@ from trix.errors import DomainError
 from trix.gateway.subscribers import COMMAND_ATTEMPT_S, NatsTables
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
-from trix.runtime.identity import TOKEN_HEADER, Caller
-from trix.table.codec import handle_command
+from trix.runtime.identity import Caller
 from trix.table.config import TableConfig
 from trix.table.service import TableService
-from trix.table.subscribers import JetStreamStore, NatsSink
+from trix.table.subscribers import JetStreamStore, NatsSink, answer_command
 from trix.v1 import common_pb2, table_pb2
 
 PLAYERS = ("ann", "ben", "cat", "dan")
@@ -34,7 +33,8 @@ TABLE = "bycause"
 
 
 class Owner:
-    """The table service answering its shard's commands the way `ShardRouter._answer` does."""
+    """The table service answering its shard's commands with the owner's own code
+    (`trix.table.subscribers.answer_command`, what `ShardRouter` runs), counting its replies."""
 
     def __init__(self, conn: NatsConnection, service: TableService) -> None:
         self.conn = conn
@@ -42,12 +42,8 @@ class Owner:
         self.replies = 0
 
     async def answer(self, msg: Msg) -> None:
-        headers = msg.headers or {}
-        quiet = headers.get(subjects.ACCEPTED_BY_CAUSE_HEADER) == "1"
-        reply = await handle_command(self.service, msg.data, headers.get(TOKEN_HEADER), quiet=quiet)
-        if reply is not None and msg.reply:
+        if await answer_command(self.service, msg) is not None:
             self.replies += 1
-            await msg.respond(reply)
 
 
 @pytest.fixture

@@ -594,15 +594,23 @@ class ShardRouter:
         task.add_done_callback(tasks.discard)
 
     async def _answer(self, msg: Msg) -> None:
-        headers = msg.headers or {}
-        quiet = headers.get(subjects.ACCEPTED_BY_CAUSE_HEADER) == "1"
-        reply = await handle_command(self.service, msg.data, headers.get(TOKEN_HEADER), quiet=quiet)
+        await answer_command(self.service, msg)
         self.served += 1
-        if reply is not None and msg.reply:
-            try:
-                await msg.respond(reply)
-            except Exception as exc:  # noqa: BLE001 - the caller retries
-                log.warning("reply failed", error=repr(exc))
+
+
+async def answer_command(service: TableService, msg: Msg) -> bytes | None:
+    """One command message on a table's command subject, answered as its owner answers it
+    (`trix.table.codec.handle_command`, quiet for a sender with `ACCEPTED_BY_CAUSE_HEADER`);
+    the reply sent to `msg.reply`, or None when the action's public batch was its answer."""
+    headers = msg.headers or {}
+    quiet = headers.get(subjects.ACCEPTED_BY_CAUSE_HEADER) == "1"
+    reply = await handle_command(service, msg.data, headers.get(TOKEN_HEADER), quiet=quiet)
+    if reply is not None and msg.reply:
+        try:
+            await msg.respond(reply)
+        except Exception as exc:  # noqa: BLE001 - the caller retries
+            log.warning("reply failed", error=repr(exc))
+    return reply
 
 
 class MatchCreator:
