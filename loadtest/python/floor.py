@@ -2,16 +2,20 @@
 the same run as the platform so the summary can state the platform's CPU per action as a
 ratio to it.
 
-One action of the floor: a message in on a grpc.aio bidirectional stream, ONE JetStream
-append to a file stream on a nats-server with `sync_interval: always` (its PubAck awaited,
-as the table's log entry), ONE core NATS publish of the action's event, taken back by a
-subscription of the same process, and FOUR gRPC stream writes out (the table's four seats).
-No protobuf, no rules, no checks, no leases: what the platform's chain cannot go below.
+One action of the floor (`CHAIN_SPLIT`, the default, ADR 0024): a message in on a grpc.aio
+bidirectional stream at the edge process, ONE core NATS publish of it to the table process
+(the platform's services meet only over NATS: the gateway cannot append to a table's log
+itself), there ONE JetStream append to a file stream on a nats-server with `sync_interval:
+always` (its PubAck awaited, as the table's log entry) and ONE core NATS publish of the
+action's event, taken back by the edge's subscription, and FOUR gRPC stream writes out (the
+table's four seats). No protobuf, no rules, no checks, no leases, no reply: what the
+platform's chain cannot go below. `CHAIN_SINGLE` does the same in one process (no hop to a
+table process): the floor of earlier runs, kept to compare with them.
 
-Owns `floor_baseline` (runs it: its own nats-server in a temporary folder, the floor server
-process, one client process driving `tables` tables of four streams at the scenario's pace)
-and the two process entry points. CPU is read from /proc via psutil for the floor server
-and its nats-server over the measured window.
+Owns `floor_baseline` (runs it: its own nats-server in a temporary folder, the floor's edge
+and table processes, one client process driving `tables` tables of four streams at the
+scenario's pace) and the process entry points. CPU is read from /proc via psutil for the
+floor's processes and its nats-server over the measured window.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ from trix.runtime import eventloop
 
 METHOD = "/trix.loadtest.Floor/Stream"
 STREAM = "FLOOR_LOG"
+CHAIN_SPLIT = "split"
+CHAIN_SINGLE = "single"
+CHAINS = (CHAIN_SPLIT, CHAIN_SINGLE)
 TABLES_PER_CHANNEL = 20
 OPENS_PER_S = 400
 """Tables whose four streams the client opens per second (the bots' ramp spreads sign-ins the
@@ -51,7 +58,13 @@ def warmup_s(tables: int) -> float:
     return tables / OPENS_PER_S + min(5.0, 1.0 + tables / 200)
 
 
-async def _serve(nats_url: str, port_out: Any, stop: Any) -> None:
+async def _append_and_fan_out(js: Any, nc: Any, table: str, payload: bytes) -> None:
+    await js.publish(f"floor.log.{table}", payload)  # one fsynced append, acked
+    await nc.publish(f"floor.evt.{table}", payload)  # one core fan-out
+
+
+async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
+    """The edge: the seats' gRPC streams; in `CHAIN_SINGLE` also the table's work."""
     import nats
     from nats.js.api import StorageType, StreamConfig
 
@@ -78,8 +91,10 @@ async def _serve(nats_url: str, port_out: Any, stop: Any) -> None:
                     seats.setdefault(table, []).append(out)
                     out.put_nowait(b"ok")
                     continue
-                await js.publish(f"floor.log.{table}", payload)  # one fsynced append, acked
-                await nc.publish(f"floor.evt.{table}", payload)  # one core fan-out
+                if chain == CHAIN_SINGLE:
+                    await _append_and_fan_out(js, nc, table, payload)
+                else:
+                    await nc.publish(f"floor.cmd.{table}", payload)  # the hop to the table process
 
         reader = asyncio.ensure_future(read())
         try:
@@ -96,9 +111,37 @@ async def _serve(nats_url: str, port_out: Any, stop: Any) -> None:
         await nc.close()
 
 
-def floor_server_main(nats_url: str, port_out: Any, stop: Any) -> None:
+async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
+    """The table process of `CHAIN_SPLIT`: each command appended (acked), then fanned out; the
+    tables' commands concurrently (a subscription's callbacks run one at a time)."""
+    import nats
+
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    running: set[asyncio.Task[None]] = set()
+
+    async def on_command(msg: Any) -> None:
+        task = asyncio.ensure_future(_append_and_fan_out(js, nc, msg.subject.rsplit(".", 1)[1], msg.data))
+        running.add(task)
+        task.add_done_callback(running.discard)
+
+    await nc.subscribe("floor.cmd.*", cb=on_command)
+    await nc.flush()
+    ready.set()
+    try:
+        await asyncio.get_running_loop().run_in_executor(None, stop.wait)
+    finally:
+        await nc.close()
+
+
+def floor_server_main(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
     with contextlib.suppress(KeyboardInterrupt):
-        eventloop.run(_serve(nats_url, port_out, stop))
+        eventloop.run(_serve(nats_url, chain, port_out, stop))
+
+
+def floor_table_main(nats_url: str, ready: Any, stop: Any) -> None:
+    with contextlib.suppress(KeyboardInterrupt):
+        eventloop.run(_serve_table(nats_url, ready, stop))
 
 
 async def _drive(target: str, tables: int, think: tuple[float, float], seconds: float) -> int:
@@ -169,9 +212,17 @@ def _gateway_grpc(environ: MutableMapping[str, str]) -> Iterator[None]:
 
 
 def floor_baseline(
-    ctx: Any, nats_binary: str, free_port: Any, tables: int, think: tuple[float, float], seconds: float
+    ctx: Any,
+    nats_binary: str,
+    free_port: Any,
+    tables: int,
+    think: tuple[float, float],
+    seconds: float,
+    chain: str = CHAIN_SPLIT,
 ) -> dict[str, float]:
     """Run the floor (see the module docstring); its CPU ms per action and actions/s."""
+    if chain not in CHAINS:
+        raise ValueError(f"unknown floor chain {chain!r} (one of {', '.join(CHAINS)})")
     import psutil
 
     with tempfile.TemporaryDirectory(prefix="trix-floor-") as tmp:
@@ -187,7 +238,10 @@ def floor_baseline(
             env=serverconf.process_env(os.environ),  # the platform's nats-server's (ADR 0023)
         )
         port_q, stop, out = ctx.Queue(), ctx.Event(), ctx.Queue()
-        server = ctx.Process(target=floor_server_main, args=(f"nats://127.0.0.1:{port}", port_q, stop), daemon=True)
+        url = f"nats://127.0.0.1:{port}"
+        server = ctx.Process(target=floor_server_main, args=(url, chain, port_q, stop), daemon=True)
+        table_ready = ctx.Event()
+        table = ctx.Process(target=floor_table_main, args=(url, table_ready, stop), daemon=True)
         client = None
         try:
             deadline = time.monotonic() + 30
@@ -202,12 +256,17 @@ def floor_baseline(
                 time.sleep(0.05)
             with _gateway_grpc(os.environ):
                 server.start()
-            grpc_port = port_q.get(timeout=30)
+            grpc_port = port_q.get(timeout=30)  # the edge is up: its stream exists
+            watched = [psutil.Process(server.pid), psutil.Process(nats_proc.pid)]
+            if chain == CHAIN_SPLIT:
+                table.start()
+                if not table_ready.wait(30):
+                    raise RuntimeError("the floor's table process did not start")
+                watched.append(psutil.Process(table.pid))
             client = ctx.Process(
                 target=floor_client_main, args=(f"127.0.0.1:{grpc_port}", tables, think, seconds, out), daemon=True
             )
             client.start()
-            watched = [psutil.Process(server.pid), psutil.Process(nats_proc.pid)]
             time.sleep(warmup_s(tables))  # the ramp and settle the client does not count
             cpu0 = sum(_cpu_s(p) for p in watched)
             waited_until = time.monotonic() + seconds + 120
@@ -223,9 +282,12 @@ def floor_baseline(
             stop.set()
             if client is not None:
                 client.join(10)
-            server.join(5)
-            if server.is_alive():
-                server.kill()
+            for proc in (server, table):
+                if proc.pid is None:
+                    continue
+                proc.join(5)
+                if proc.is_alive():
+                    proc.kill()
             nats_proc.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 nats_proc.wait(5)
@@ -235,4 +297,5 @@ def floor_baseline(
         "floor_ms_per_action": round((cpu1 - cpu0) * 1000 / actions, 3) if actions else 0.0,
         "floor_actions_per_s": round(actions / seconds, 1),
         "floor_tables": tables,
+        "floor_processes": len(watched),  # the nats-server's included
     }

@@ -33,7 +33,7 @@ from typing import Any
 
 from trix.loadtest.bots import ERROR_SAMPLES, WorkerConfig, new_run_id, worker_main
 from trix.loadtest.echo import echo_client_main, echo_server_main
-from trix.loadtest.floor import floor_baseline
+from trix.loadtest.floor import CHAIN_SPLIT, CHAINS, floor_baseline
 from trix.loadtest.report import Second, percentile, window_cpu, write_chart
 from trix.loadtest.scenarios import SCENARIOS, Scenario
 
@@ -106,10 +106,17 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--floor-seconds",
         type=float,
-        default=10.0,
-        help="duration of the floor baseline (gRPC in, one fsynced append, core NATS fan-out, four gRPC writes "
-        "out; as many tables at the same pace; 0 = skip); the summary's floor_ratio is the platform's CPU per "
-        "action over the floor's",
+        default=20.0,
+        help="duration of the floor baseline (gRPC in, a NATS hop to a table process, one fsynced append, core "
+        "NATS fan-out, four gRPC writes out; as many tables at the same pace; 0 = skip); the summary's "
+        "floor_ratio is the platform's CPU per action over the floor's",
+    )
+    parser.add_argument(
+        "--floor-chain",
+        choices=CHAINS,
+        default=CHAIN_SPLIT,
+        help="the floor's shape (ADR 0024): split = an edge and a table process meeting over NATS, as the "
+        "platform's gateway and table; single = both in one process, the floor of runs before ADR 0024",
     )
     parser.add_argument("--bot-fill", type=float, default=20.0, help="TRIX_MATCHMAKING_BOT_FILL_S of the platform")
     parser.add_argument("--shared-connections", action="store_true", help="bots share TCP connections")
@@ -492,7 +499,13 @@ class Run:
                 think = (self.sc.think_min_s, self.sc.think_max_s)
                 try:
                     floor = floor_baseline(
-                        self.ctx, nats_server_binary(), free_port, args.tables, think, args.floor_seconds
+                        self.ctx,
+                        nats_server_binary(),
+                        free_port,
+                        args.tables,
+                        think,
+                        args.floor_seconds,
+                        args.floor_chain,
                     )
                 except Exception as exc:  # noqa: BLE001 - a failed baseline must not stop the measured run
                     floor = {"floor_ms_per_action": 0.0, "floor_actions_per_s": 0.0, "floor_tables": args.tables}
@@ -661,6 +674,7 @@ class Run:
             "echo_ratio": round(echo["echo_baseline_per_s"] / actions_per_s, 1) if actions_per_s else 0.0,
             "cpu_window": window_cpu(window_rows, actions_per_s),
             "floor_ratio": 0.0,
+            "floor_chain": args.floor_chain if "floor_ms_per_action" in echo else "",
             "processes": self.sampler.summary() if self.sampler else {},
             "events": self.events,
             "workers": workers,

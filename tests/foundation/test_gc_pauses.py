@@ -33,3 +33,67 @@ def test_a_long_full_collection_is_logged_with_its_duration_and_a_short_or_young
     pauses = [e for e in logged if e["event"] == "gc pause"]
     assert len(pauses) == 1, logged  # the one past the limit; not the short one, not gen 0
     assert pauses[0]["seconds"] >= 0.0 and pauses[0]["tracked"] >= 200_000
+
+
+FREEZE_CHILD = """
+import gc, json, sys
+from structlog.testing import capture_logs
+from trix.runtime import server
+
+out = {}
+with capture_logs() as logs:
+    server.tune_gc()
+    policy = gc.callbacks[-1]
+    server.GC_FREEZE_S = 0.0  # every full collection is long enough to freeze what it leaves
+    sessions = [[i] for i in range(200_000)]  # long-lived tracked containers
+    gc.collect(2)
+    out["frozen_after_long"] = gc.get_freeze_count()
+    server.GC_FREEZE_S = 3600.0
+    gc.collect(2)
+    out["scanned_next"] = len(gc.get_objects(2))  # what the next full collection still scans
+    # cyclic garbage among frozen objects: frozen alive, then dropped
+    server.GC_FREEZE_S = 0.0
+    server.GC_THAW_MIN = 0
+    server.GC_THAW_GROWTH = 1_000_000.0
+    cycles = []
+    for i in range(100_000):
+        a = [i]
+        a.append(a)
+        cycles.append(a)
+    del a
+    gc.collect(2)
+    del cycles
+    out["frozen_with_garbage"] = gc.get_freeze_count()
+    server.GC_THAW_GROWTH = 1.2  # now more than 1.2 x the live objects are frozen
+    server.GC_THAW_EVERY_S = 3600.0
+    gc.collect(2)
+    out["thaws_within_the_interval"] = policy.thaws  # a complete collection was just made at start
+    server.GC_THAW_EVERY_S = 0.0  # due: give them back
+    gc.collect(2)
+    out["thaws"] = policy.thaws
+    out["collected_after_thaw"] = gc.collect(2)  # the complete collection frees the frozen garbage
+    out["live_after_complete"] = policy.live
+    out["frozen_at_end"] = gc.get_freeze_count()
+    gc.callbacks.remove(policy)
+    del sessions
+out["events"] = [e["event"] for e in logs]
+json.dump(out, sys.stdout)
+"""
+
+
+def test_a_long_full_collection_freezes_its_survivors_and_too_many_frozen_are_given_back() -> None:
+    """ADR 0024: what outlived a long full collection is frozen, so the next full collection
+    does not scan it again; once the frozen outnumber GC_THAW_GROWTH x the live objects (and
+    GC_THAW_EVERY_S passed since the last complete collection) they are unfrozen and the next
+    complete collection frees the cyclic garbage among them."""
+    done = subprocess.run([sys.executable, "-c", FREEZE_CHILD], capture_output=True, text=True, timeout=120, check=True)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["frozen_after_long"] >= 200_000, out
+    assert out["scanned_next"] < 20_000, out  # the 200,000 are not scanned again
+    # 100,000 self-referencing lists dropped while frozen: not freed by reference counting
+    assert out["frozen_with_garbage"] >= out["frozen_after_long"] + 100_000, out
+    assert out["thaws_within_the_interval"] == 0, out  # at most one complete collection per GC_THAW_EVERY_S
+    assert out["thaws"] == 1 and out["events"].count("gc thaw") == 1, out
+    assert out["collected_after_thaw"] >= 100_000, out
+    assert 200_000 <= out["live_after_complete"] < out["frozen_with_garbage"] - 90_000, out
+    assert out["frozen_at_end"] >= out["live_after_complete"], out  # the complete collection's survivors, frozen

@@ -316,7 +316,11 @@ run paid three full collections (up to 0.17 s of CPU each, 0.3-0.8 s of wall tim
 loaded box: a stall of every player of the replica), mostly while 1,600 players signed in,
 and the steady play still a young one every 3 s; with 5,000 none was full and the steady
 play collected nothing (its objects die young, by reference count). Every generation is
-still collected, so cyclic garbage (a closed session's tasks and frames) is still freed."""
+still collected, so cyclic garbage (a closed session's tasks and frames) is still freed.
+ADR 0024 measured the oldest generation's threshold at 1 (a full collection per ~100,000
+objects of net growth): a gateway filling with 4,000 players paid ten full collections of
+0.1-0.34 s instead of one of 0.54 s, most of what they scanned dying soon after by
+reference count; 10 it stays, and what that one collection leaves is frozen (GC_FREEZE_S)."""
 
 
 GC_PAUSE_LOG_S = 0.05
@@ -324,13 +328,39 @@ GC_PAUSE_LOG_S = 0.05
 (`gc pause`, with its duration and the objects it scanned): every caller of the process
 waited that long."""
 
+GC_FREEZE_S = 0.03
+"""A full collection longer than this moves what survived it to the permanent generation
+(`gc.freeze`), so later full collections scan only what came after (ADR 0024): the gateway's
+4,000 sessions are a million tracked objects (grpc.aio calls, tasks, coroutines, contexts)
+that a full collection scanned for 0.5-0.9 s, a stall of every player of the replica, every
+few minutes of steady play."""
 
-class _GcPauses:
-    """Times the oldest generation's collections (`gc.callbacks`) and logs the long ones."""
+GC_THAW_GROWTH = 3.0
+GC_THAW_MIN = 400_000
+GC_THAW_EVERY_S = 600.0
+"""The frozen objects are given back to the collector (`gc.unfreeze`, then one complete
+collection) once they outnumber GC_THAW_GROWTH times the objects alive after the last
+complete collection, and at least GC_THAW_MIN, at most once per GC_THAW_EVERY_S: an object
+frozen alive that later became cyclic garbage (a closed session's tasks and frames) is freed
+then. The long pause of a complete collection comes at most that often (logged as `gc
+pause`); memory stays bounded by the growth and the garbage of that long."""
+
+
+class _GcPolicy:
+    """The oldest generation's collections (`gc.callbacks`): the long ones logged, what a long
+    one left frozen, the frozen given back when they grew too many (see GC_FREEZE_S)."""
 
     def __init__(self) -> None:
         self.started = 0.0
         self.log = structlog.get_logger("trix.runtime.gc")
+        self.live = 0
+        """Objects alive after the last complete collection."""
+        self.complete = True
+        """Nothing but start-up (never garbage) is frozen: the next full collection scans every
+        object that can be garbage."""
+        self.completed_at = time.monotonic()
+        self.freezes = 0
+        self.thaws = 0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if info.get("generation") != 2:
@@ -339,19 +369,39 @@ class _GcPauses:
             self.started = time.perf_counter()
             return
         took = time.perf_counter() - self.started
+        if not (took > GC_PAUSE_LOG_S or took > GC_FREEZE_S or self.complete):
+            return
+        survivors = len(gc.get_objects(2))  # a full collection leaves every survivor in generation 2
         if took > GC_PAUSE_LOG_S:
             self.log.warning(
-                "gc pause", seconds=round(took, 3), collected=info.get("collected"), tracked=len(gc.get_objects(2))
+                "gc pause",
+                seconds=round(took, 3),
+                collected=info.get("collected"),
+                tracked=survivors,
+                frozen=gc.get_freeze_count(),
             )
+        if self.complete:
+            self.live, self.complete, self.completed_at = survivors, False, time.monotonic()
+        if took > GC_FREEZE_S:
+            gc.freeze()
+            self.freezes += 1
+            frozen = gc.get_freeze_count()
+            due = time.monotonic() - self.completed_at >= GC_THAW_EVERY_S
+            if due and frozen > max(GC_THAW_GROWTH * self.live, GC_THAW_MIN):
+                gc.unfreeze()
+                self.thaws += 1
+                self.complete = True
+                self.log.info("gc thaw", frozen=frozen, live=self.live)
 
 
 def tune_gc() -> None:
     """Collect once, freeze what start-up made (modules, descriptors, config: never garbage)
-    so no later collection scans it, then set GC_THRESHOLDS; log the long full collections."""
+    so no later collection scans it, then set GC_THRESHOLDS; log the long full collections
+    and freeze what they leave (`_GcPolicy`)."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
-    gc.callbacks.append(_GcPauses())
+    gc.callbacks.append(_GcPolicy())
 
 
 def run_main(service: str, load_config: Callable[[], C], build: Callable[[C], Runtime]) -> int:
