@@ -359,7 +359,6 @@ class _GcPolicy:
         """Nothing but start-up (never garbage) is frozen: the next full collection scans every
         object that can be garbage."""
         self.completed_at = time.monotonic()
-        self.freezes = 0
         self.thaws = 0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
@@ -369,9 +368,9 @@ class _GcPolicy:
             self.started = time.perf_counter()
             return
         took = time.perf_counter() - self.started
-        if not (took > GC_PAUSE_LOG_S or took > GC_FREEZE_S or self.complete):
-            return
-        survivors = len(gc.get_objects(2))  # a full collection leaves every survivor in generation 2
+        survivors = -1
+        if took > GC_PAUSE_LOG_S or self.complete:
+            survivors = len(gc.get_objects(2))  # a full collection leaves every survivor in generation 2
         if took > GC_PAUSE_LOG_S:
             self.log.warning(
                 "gc pause",
@@ -384,7 +383,6 @@ class _GcPolicy:
             self.live, self.complete, self.completed_at = survivors, False, time.monotonic()
         if took > GC_FREEZE_S:
             gc.freeze()
-            self.freezes += 1
             frozen = gc.get_freeze_count()
             due = time.monotonic() - self.completed_at >= GC_THAW_EVERY_S
             if due and frozen > max(GC_THAW_GROWTH * self.live, GC_THAW_MIN):
