@@ -375,3 +375,84 @@ async def _take(stream: AsyncIterator[events_pb2.Event], n: int) -> list[events_
 
 async def _all(stream: AsyncIterator[events_pb2.Event]) -> list[events_pb2.Event]:
     return [e async for e in stream]
+
+
+async def test_a_sink_takes_live_events_in_order_where_they_arrive_and_what_was_missed_is_yielded(
+    nats_server: NatsServer,
+) -> None:
+    async with connected(nats_server.url, "test-seatstream-sink") as conn:
+        t = "ss7"
+        public, own = subjects.public_events(t), subjects.seat_events(t, 2)
+        owner = Owner(conn, t)
+        seen: list[tuple[str, int]] = []
+        hand: list[list[int]] = []
+
+        def sink(event: events_pb2.Event) -> bool:
+            seen.append(("sink", event.sequence))
+            hand.extend(hands([event]))
+            return True
+
+        stream = seatstream.follow(
+            conn, t, 2, timeout_s=10, history=owner.history(2), feeds=seatstream.LiveFeeds(conn), sink=sink
+        )
+
+        async def consume() -> None:
+            async for event in stream:
+                seen.append(("yield", event.sequence))
+                hand.extend(hands([event]))
+
+        async def until(count: int) -> None:
+            deadline = asyncio.get_running_loop().time() + 30
+            while len(seen) < count:
+                assert asyncio.get_running_loop().time() < deadline, seen
+                await asyncio.sleep(0.01)
+
+        await owner.put(public, turn(1))  # before the reader: read from the owner
+        consumer = asyncio.ensure_future(consume())
+        await until(1)
+        await owner.put(public, turn(2))
+        await owner.put(public, turn(3))
+        await until(3)
+        await owner.put(public, turn(4), lost=True)  # a hole: 5 waits, both come from the owner
+        await owner.put(public, turn(5))
+        await until(5)
+        await owner.put(own, dealt(6, [9]))
+        await conn.client.flush()
+        await asyncio.sleep(0.2)  # the own copy is in before its public one
+        asked = owner.asked
+        await owner.put(public, dealt(6, []))
+        await owner.put(public, ended(7))
+        await asyncio.wait_for(consumer, 30)  # the GameEnded given to the sink ends the stream
+        assert seen == [("yield", 1), ("sink", 2), ("sink", 3), ("yield", 4), ("yield", 5), ("sink", 6), ("sink", 7)]
+        assert hand == [[9]] and owner.asked == asked
+
+
+async def test_a_sinks_failure_is_raised_to_the_reader_and_its_refusal_ends_the_stream(
+    nats_server: NatsServer,
+) -> None:
+    async with connected(nats_server.url, "test-seatstream-sink-fails") as conn:
+        t = "ss8"
+        public = subjects.public_events(t)
+        owner = Owner(conn, t)
+        feeds = seatstream.LiveFeeds(conn)
+        await owner.put(public, turn(1))
+
+        def broken(event: events_pb2.Event) -> bool:
+            raise ValueError("the consumer's bug")
+
+        def refusing(event: events_pb2.Event) -> bool:
+            return event.sequence < 3
+
+        failing = seatstream.follow(conn, t, 0, timeout_s=10, history=owner.history(0), feeds=feeds, sink=broken)
+        done = seatstream.follow(conn, t, 1, timeout_s=10, history=owner.history(1), feeds=feeds, sink=refusing)
+        for stream in (failing, done):
+            assert (await asyncio.wait_for(anext(stream), 30)).sequence == 1
+        nexts = [asyncio.ensure_future(anext(stream)) for stream in (failing, done)]
+        await asyncio.sleep(0.1)
+        await owner.put(public, turn(2))
+        await owner.put(public, turn(3))
+        results = await asyncio.wait_for(asyncio.gather(*nexts, return_exceptions=True), 30)
+        assert isinstance(results[0], ValueError)
+        assert isinstance(results[1], StopAsyncIteration)  # took 2, refused 3: the follow ended
+        await asyncio.sleep(0.1)
+        assert feeds.subjects() == {}

@@ -93,11 +93,19 @@ class TablePort(Protocol):
         ...
 
     def events(
-        self, table_id: str, seat: int, player_id: str, after: int = 0, invitation: str = ""
+        self,
+        table_id: str,
+        seat: int,
+        player_id: str,
+        after: int = 0,
+        invitation: str = "",
+        sink: Callable[[events_pb2.Event], bool] | None = None,
     ) -> AsyncIterator[events_pb2.Event]:
         """What the seat (or the public, for SPECTATOR) may see after `after`, then live,
         ending after GameEnded; the owner checks `player_id` (or, for the public events of a
-        private table, his `invitation`) may see it."""
+        private table, his `invitation`) may see it. With `sink`, live events that come in
+        order while the iterator waits go to `sink` where they arrive instead of being
+        yielded (`trix.natsio.seatstream.Sink`): one ordered stream across both ways."""
         ...
 
     def hear_causes(self, listener: Callable[[str, events_pb2.ActionCause, int], None]) -> None:
@@ -981,14 +989,38 @@ class Session:
             if self.follows.get(key) is follow:
                 self._flush_accepted(key)  # no more events of this seat come here: nothing waits for them
 
+    def _deliver(self, follow: _Follow, key: tuple[str, int], event: events_pb2.Event) -> bool:
+        """One event of a followed seat, in order, out to the client (whichever way it came:
+        yielded by the follow, or straight from the live subscription, `TablePort.events`);
+        False once nothing more is wanted (the session ended, a newer follow took over, or
+        this was the GameEnded)."""
+        if self.closed or self.follows.get(key) is not follow:
+            return False  # the session ended or a newer follow took over (a swallowed cancel)
+        if event.sequence <= self.last_seq[key]:
+            return True
+        self.last_seq[key] = event.sequence
+        self.push(event)  # wrapped (or batched) by `messages` on the way out
+        if self.accepts:
+            self._flush_accepted(key, event.sequence)
+        if event.HasField("game_ended"):
+            seats = self.gateway.seat_maps.get(follow.table_id)
+            if seats is not None:
+                seats.finished = True
+            return False
+        return True
+
     async def _follow_events(self, follow: _Follow, key: tuple[str, int]) -> None:
         delay = 0.1
         first = True
+
+        def sink(event: events_pb2.Event) -> bool:
+            return self._deliver(follow, key, event)
+
         while not self.closed and self.follows.get(key) is follow:
             try:
                 tables = self.gateway._tables()
                 events = tables.events(
-                    follow.table_id, follow.seat, self.player_id, self.last_seq[key], follow.invitation
+                    follow.table_id, follow.seat, self.player_id, self.last_seq[key], follow.invitation, sink
                 )
                 async for event in events:
                     if self.closed or self.follows.get(key) is not follow:
@@ -1005,16 +1037,7 @@ class Session:
                         self.last_seq[key] = last = view.sequence
                         self._flush_accepted(key, last)
                     first = False
-                    if event.sequence <= last:
-                        continue
-                    self.last_seq[key] = event.sequence
-                    self.push(event)  # wrapped (or batched) by `messages` on the way out
-                    if self.accepts:
-                        self._flush_accepted(key, event.sequence)
-                    if event.HasField("game_ended"):
-                        seats = self.gateway.seat_maps.get(follow.table_id)
-                        if seats is not None:
-                            seats.finished = True
+                    if not self._deliver(follow, key, event):
                         return
                 return
             except asyncio.CancelledError:

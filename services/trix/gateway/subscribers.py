@@ -219,11 +219,18 @@ class NatsTables:
         return reply
 
     async def events(
-        self, table_id: str, seat: int, player_id: str, after: int = 0, invitation: str = ""
+        self,
+        table_id: str,
+        seat: int,
+        player_id: str,
+        after: int = 0,
+        invitation: str = "",
+        sink: seatstream.Sink | None = None,
     ) -> AsyncGenerator[events_pb2.Event, None]:
         """What the seat (or a spectator) may see after `after`: the public subject merged with
         the seat's own, live, gaps asked of the owner as `player_id`, with a spectator's
-        `invitation` to a private table (`trix.natsio.seatstream`)."""
+        `invitation` to a private table (`trix.natsio.seatstream`); live events in order to
+        `sink` where they arrive, if given."""
 
         async def send(command: table_pb2.TableCommand) -> table_pb2.TableCommandReply:
             return await self.command(table_id, command, player_id)
@@ -237,6 +244,7 @@ class NatsTables:
             history=seatstream.owner_history(table_id, reader_seat, send, invitation=invitation),
             feeds=self.feeds,
             after=after,
+            sink=sink,
         )
         async with aclosing(reader) as events:  # leaves the shared feeds as soon as this ends
             async for event in events:

@@ -66,6 +66,10 @@ History = Callable[[int], Awaitable[list[events_pb2.Event]]]
 already merged for its seat (the owner's `read_events` with the reader's identity)."""
 SendCommand = Callable[[table_pb2.TableCommand], Awaitable[table_pb2.TableCommandReply]]
 """Sends a command to the table's owner as the caller (its identity, its error policy)."""
+Sink = Callable[[events_pb2.Event], bool]
+"""Takes a reader's next event, in order, where it arrives (inside the live subscription's
+callback, no task switch); False: the reader wants nothing more (it ended, or the event was
+the GameEnded). It must not block or raise."""
 OnCause = Callable[[str, events_pb2.ActionCause, int], None]
 """(table id, the seat action a public batch answers, the batch's last sequence): told as the
 batch arrives, before any reader sees its events (issue 16: the gateway's acceptances)."""
@@ -173,6 +177,22 @@ class _Reader:
         self._waiting = False
         self._timed_out = False
         self._woken = False
+        self.direct: Callable[[list[tuple[events_pb2.Event, bool]]], None] | None = None
+        """Set while the reader's follow waits with nothing queued and a `Sink` to give to:
+        live events go straight through it (`follow`), never queued."""
+
+    def offer(self, events: Iterable[events_pb2.Event], from_own: bool) -> int:
+        """A live batch for this reader: given straight to `direct` while it is parked with
+        nothing queued, else queued; how many were dropped (the queue was full)."""
+        direct = self.direct
+        if direct is not None and self._waiting and not self.items:
+            direct([(event, from_own) for event in events])
+            return 0
+        dropped = 0
+        for event in events:
+            if not self.put(event, from_own):
+                dropped += 1
+        return dropped
 
     def put(self, event: events_pb2.Event, from_own: bool) -> bool:
         """Queue a live event; False if dropped (the queue is full)."""
@@ -226,6 +246,21 @@ class _Reader:
         else:
             self._timer = loop.call_at(self._deadline, self._on_timer)
 
+    def hurry(self, timeout_s: float) -> None:
+        """End the current wait within `timeout_s` (a directly fed reader found a gap: the
+        owner is asked as soon as a stuck reader would ask it)."""
+        loop = self._loop
+        if not self._waiting or loop is None:
+            return
+        deadline = loop.time() + timeout_s
+        if deadline >= self._deadline:
+            return
+        self._deadline = deadline
+        if self._timer is None or self._timer.when() > deadline:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(deadline, self._on_timer)
+
     def wake(self) -> None:
         """End the current wait now, or the next one at once (NATS reconnected: the reader
         asks the owner what it missed)."""
@@ -238,6 +273,7 @@ class _Reader:
         return items
 
     def close(self) -> None:
+        self.direct = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -331,10 +367,8 @@ class LiveFeeds:
                     self.on_cause(events[-1].table_id, batch.cause, events[-1].sequence)
                 except Exception as exc:  # a bug of the hook: the events still go to their readers
                     log.error("cause hook failed", subject=msg.subject, exc_info=exc)
-            for reader in feed.readers:  # no await in between: a stable set, arrival order kept
-                for event in events:
-                    if not reader.put(event, feed.own):
-                        self.dropped += 1
+            for reader in list(feed.readers):  # no await in between: arrival order kept
+                self.dropped += reader.offer(events, feed.own)
 
         sub: Subscription | None = None
         try:
@@ -388,12 +422,20 @@ async def follow(
     history: History,
     feeds: LiveFeeds | None = None,
     after: int = 0,
+    sink: Sink | None = None,
 ) -> AsyncGenerator[events_pb2.Event, None]:
     """Every event `seat` may see (None: the public stream) after sequence `after`, then live,
     in order, each once, ending after GameEnded. Live events come through `feeds` (shared with
     its other readers; None: subscriptions of this reader alone); what is missed, from
     `history`. If the owner no longer holds the events right after `after` (an archived
-    finished table), the first event yielded is the oldest it holds: the caller sees the jump."""
+    finished table), the first event yielded is the oldest it holds: the caller sees the jump.
+
+    With a `sink`, a live event that comes in order while this reader waits (everything
+    yielded so far consumed, nothing missing) goes to `sink` in the subscription's callback
+    instead of being yielded: no task of the reader wakes for it (issue 16: four readers per
+    action at a gateway). What is read from the owner, and whatever follows a gap, is still
+    yielded, so the consumer sees one ordered stream across both ways; an exception of the
+    sink is raised here."""
     public = subjects.public_events(table_id)
     own = subjects.seat_events(table_id, seat) if seat is not None else None
     wanted = [public] if own is None else [public, own]
@@ -401,6 +443,30 @@ async def follow(
     reader = _Reader(hub.queue_limit)
     joined: list[_Feed] = []
     merger = _Merger(seat, last=after)
+    fed = 0
+    """Events given to `sink` so far."""
+    ended = False
+    failed: Exception | None = None
+
+    def direct(items: list[tuple[events_pb2.Event, bool]]) -> None:
+        nonlocal fed, ended, failed
+        assert sink is not None
+        if merger.leftover:
+            items = merger.leftover + items  # public events held behind a gap or a missing own copy
+        try:
+            for event in merger.feed(items):
+                fed += 1
+                if not sink(event) or event.HasField("game_ended"):
+                    ended = True
+                    break
+        except Exception as exc:  # noqa: BLE001 - the consumer's bug: raised in its own task
+            failed = exc
+        if ended or failed is not None:
+            reader.direct = None
+            reader.wake()
+        elif merger.gap or merger.waiting:
+            reader.hurry(WAIT_RECHECK_S)  # the owner is asked as a stuck reader asks it
+
     try:
         for subject in wanted:
             joined.append(hub._join(reader, subject, subject == own, timeout_s))
@@ -425,9 +491,22 @@ async def follow(
                     raise Unavailable("the table's events have a hole; resuming")
             else:
                 waited = 0.0
-            await reader.wait(WAIT_RECHECK_S if stuck else merger.quiet_s(time.time()))
+            given = fed
+            reader.direct = direct if sink is not None else None
+            try:
+                await reader.wait(WAIT_RECHECK_S if stuck else merger.quiet_s(time.time()))
+            finally:
+                reader.direct = None
+            if failed is not None:
+                raise failed
+            if ended:
+                return
             live = reader.take()  # everything that arrived meanwhile, in arrival order
             items = []
+            if fed != given:  # the sink took some: where the merge stands now decides
+                stuck = merger.gap or merger.waiting or merger.last < reader.behind
+                if not live and not stuck and nats.reconnects == reconnects:
+                    continue  # all came straight to the sink; the wait's old deadline passed: wait anew
             if not live or stuck or nats.reconnects != reconnects:
                 reconnects = nats.reconnects
                 items = await _missed(history, merger.last, seat)
