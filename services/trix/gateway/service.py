@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import re
 import secrets
@@ -1012,10 +1013,7 @@ class Session:
     async def _follow_events(self, follow: _Follow, key: tuple[str, int]) -> None:
         delay = 0.1
         first = True
-
-        def sink(event: events_pb2.Event) -> bool:
-            return self._deliver(follow, key, event)
-
+        sink = functools.partial(self._deliver, follow, key)
         while not self.closed and self.follows.get(key) is follow:
             try:
                 tables = self.gateway._tables()

@@ -215,11 +215,7 @@ class _Reader:
         loop = self._loop
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
-        self._deadline = loop.time() + timeout_s
-        if self._timer is None or self._timer.when() > self._deadline:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = loop.call_at(self._deadline, self._on_timer)
+        self._arm(loop, loop.time() + timeout_s)
         self._waiting, self._timed_out = True, False
         try:
             while not self.items and not self._timed_out and not self._woken:
@@ -229,6 +225,14 @@ class _Reader:
             self._waiter = None
             self._waiting = False
             self._woken = False
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        """The current wait ends at `deadline`: the armed timer is kept if it fires no later."""
+        self._deadline = deadline
+        if self._timer is None or self._timer.when() > deadline:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(deadline, self._on_timer)
 
     def _signal(self) -> None:
         waiter, self._waiter = self._waiter, None
@@ -253,13 +257,8 @@ class _Reader:
         if not self._waiting or loop is None:
             return
         deadline = loop.time() + timeout_s
-        if deadline >= self._deadline:
-            return
-        self._deadline = deadline
-        if self._timer is None or self._timer.when() > deadline:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = loop.call_at(deadline, self._on_timer)
+        if deadline < self._deadline:
+            self._arm(loop, deadline)
 
     def wake(self) -> None:
         """End the current wait now, or the next one at once (NATS reconnected: the reader
@@ -367,7 +366,7 @@ class LiveFeeds:
                     self.on_cause(events[-1].table_id, batch.cause, events[-1].sequence)
                 except Exception as exc:  # a bug of the hook: the events still go to their readers
                     log.error("cause hook failed", subject=msg.subject, exc_info=exc)
-            for reader in list(feed.readers):  # no await in between: arrival order kept
+            for reader in feed.readers:  # no await in between (a sink never joins or leaves): a stable set
                 self.dropped += reader.offer(events, feed.own)
 
         sub: Subscription | None = None
@@ -443,19 +442,16 @@ async def follow(
     reader = _Reader(hub.queue_limit)
     joined: list[_Feed] = []
     merger = _Merger(seat, last=after)
-    fed = 0
-    """Events given to `sink` so far."""
     ended = False
     failed: Exception | None = None
 
     def direct(items: list[tuple[events_pb2.Event, bool]]) -> None:
-        nonlocal fed, ended, failed
+        nonlocal ended, failed
         assert sink is not None
         if merger.leftover:
             items = merger.leftover + items  # public events held behind a gap or a missing own copy
         try:
             for event in merger.feed(items):
-                fed += 1
                 if not sink(event) or event.HasField("game_ended"):
                     ended = True
                     break
@@ -491,7 +487,7 @@ async def follow(
                     raise Unavailable("the table's events have a hole; resuming")
             else:
                 waited = 0.0
-            given = fed
+            given = merger.last  # only the sink moves it while this waits
             reader.direct = direct if sink is not None else None
             try:
                 await reader.wait(WAIT_RECHECK_S if stuck else merger.quiet_s(time.time()))
@@ -503,7 +499,7 @@ async def follow(
                 return
             live = reader.take()  # everything that arrived meanwhile, in arrival order
             items = []
-            if fed != given:  # the sink took some: where the merge stands now decides
+            if merger.last != given:  # the sink took some: where the merge stands now decides
                 stuck = merger.gap or merger.waiting or merger.last < reader.behind
                 if not live and not stuck and nats.reconnects == reconnects:
                     continue  # all came straight to the sink; the wait's old deadline passed: wait anew
