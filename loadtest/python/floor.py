@@ -65,10 +65,14 @@ async def _append_and_fan_out(js: Any, nc: Any, table: str, payload: bytes) -> N
 
 async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
     """The edge: the seats' gRPC streams; in `CHAIN_SINGLE` also the table's work."""
-    import nats
     from nats.js.api import StorageType, StreamConfig
 
-    nc = await nats.connect(nats_url)
+    from trix.natsio.coalesce import CoalescingClient
+    from trix.runtime.config import NATS_READ_WINDOW_MS
+
+    # The gateway's read window (ADR 0019): the floor is the cheapest chain, it coalesces too.
+    nc = CoalescingClient(NATS_READ_WINDOW_MS["gateway"] / 1000)
+    await nc.connect(nats_url)
     js = nc.jetstream()
     await js.add_stream(StreamConfig(name=STREAM, subjects=["floor.log.>"], storage=StorageType.FILE))
     seats: dict[str, list[asyncio.Queue[bytes]]] = {}
@@ -114,9 +118,11 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
 async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     """The table process of `CHAIN_SPLIT`: each command appended (acked), then fanned out; the
     tables' commands concurrently (a subscription's callbacks run one at a time)."""
-    import nats
+    from trix.natsio.coalesce import CoalescingClient
+    from trix.runtime.config import NATS_READ_WINDOW_MS
 
-    nc = await nats.connect(nats_url)
+    nc = CoalescingClient(NATS_READ_WINDOW_MS["table"] / 1000)  # the table's read window (ADR 0019)
+    await nc.connect(nats_url)
     js = nc.jetstream()
     running: set[asyncio.Task[None]] = set()
 

@@ -22,12 +22,12 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 
-import nats
 import structlog
-from nats.aio.client import Client
+from nats.aio.client import DEFAULT_INBOX_PREFIX, Client
 from nats.js.client import JetStreamContext
 
 from trix.natsio import permissions
+from trix.natsio.coalesce import CoalescingClient
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision, wait_provisioned
 
 log = structlog.get_logger("trix.natsio")
@@ -50,6 +50,7 @@ class NatsConnection:
         request_timeout_s: float = 5.0,
         stream_replicas: int = 1,
         inbox_prefix: str | None = None,
+        read_window_s: float = 0.0,
     ) -> None:
         self.servers = [s.strip() for s in servers.split(",")] if isinstance(servers, str) else list(servers)
         self.name = name
@@ -71,6 +72,9 @@ class NatsConnection:
         self.inbox_prefix = inbox_prefix
         """Prefix of reply inboxes (default `_INBOX`); a user allowed to subscribe only under its
         own prefix (the gateway: `permissions.GATEWAY_INBOX_PREFIX`) must pass it."""
+        self.read_window_s = read_window_s
+        """Read the socket at most once per this many seconds (`trix.natsio.coalesce`, ADR 0019);
+        0 reads as soon as bytes arrive."""
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self.provisioned = asyncio.Event()
@@ -101,10 +105,8 @@ class NatsConnection:
         delay = 0.2
         while True:
             try:
-                extra: dict[str, bytes] = {}
-                if self.inbox_prefix:
-                    extra["inbox_prefix"] = self.inbox_prefix.encode()
-                self.nc = await nats.connect(
+                nc = CoalescingClient(self.read_window_s) if self.read_window_s > 0 else Client()
+                await nc.connect(
                     servers=self.servers,
                     name=self.name,
                     max_reconnect_attempts=-1,
@@ -120,8 +122,9 @@ class NatsConnection:
                     reconnected_cb=self._on_reconnected,
                     error_cb=self._on_error,
                     closed_cb=self._on_closed,
-                    **extra,
+                    inbox_prefix=(self.inbox_prefix or DEFAULT_INBOX_PREFIX.decode()).encode(),
                 )
+                self.nc = nc
                 break
             except Exception as exc:
                 if deadline is not None and loop.time() >= deadline:

@@ -91,6 +91,12 @@ def env_choice(env: Mapping[str, str], name: str, default: str, choices: tuple[s
     raise ConfigError(f"{name}: must be one of {', '.join(choices)}: {value!r}")
 
 
+NATS_READ_WINDOW_MS: dict[str, float] = {"gateway": 5.0, "table": 5.0, "timers": 20.0, "scoring": 20.0}
+"""The default read window of each service's NATS connection (ADR 0019): timers and scoring act
+on deadlines of seconds and on results, so 20 ms costs nothing; on the move path (the gateway
+and the table) a window of 5 ms adds at most 5 ms per hop to a move under load, none when idle."""
+
+
 @dataclass(frozen=True)
 class RuntimeConfig:
     """Settings every service shares (all from TRIX_* variables)."""
@@ -118,6 +124,11 @@ class RuntimeConfig:
     nats_stream_replicas: int = 1
     """TRIX_NATS_STREAM_REPLICAS: copies of every JetStream stream and KV bucket, 1..5 (default 1;
     3 on the production 3-node cluster, deploy/k8s/overlays/prod)."""
+    nats_read_window_s: float = 0.0
+    """TRIX_NATS_READ_WINDOW_MS: the NATS socket is read at most once per this window, so a
+    busy connection takes many messages per read (`trix.natsio.coalesce`, ADR 0019); a message
+    waits at most this long, and only right after another read. 0 = read at once. Default
+    per service: `NATS_READ_WINDOW_MS`."""
 
     @property
     def nats_enabled(self) -> bool:
@@ -138,4 +149,5 @@ class RuntimeConfig:
             reflection=env_bool(e, "TRIX_GRPC_REFLECTION", False),
             log_level=env_choice(e, "TRIX_LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
             nats_stream_replicas=env_int(e, "TRIX_NATS_STREAM_REPLICAS", 1, minimum=1, maximum=5),
+            nats_read_window_s=env_float(e, "TRIX_NATS_READ_WINDOW_MS", NATS_READ_WINDOW_MS.get(service, 0.0)) / 1000.0,
         )
