@@ -70,8 +70,8 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
     from trix.natsio.coalesce import CoalescingClient
     from trix.runtime.config import NATS_READ_WINDOW_MS
 
-    # The gateway's read window (ADR 0019): the floor is the cheapest chain, it coalesces too.
-    nc = CoalescingClient(NATS_READ_WINDOW_MS["gateway"] / 1000)
+    # The gateway's read window (ADR 0019): the floor reads as the chain it stands beside.
+    nc = CoalescingClient(NATS_READ_WINDOW_MS.get("gateway", 0.0) / 1000)
     await nc.connect(nats_url)
     js = nc.jetstream()
     await js.add_stream(StreamConfig(name=STREAM, subjects=["floor.log.>"], storage=StorageType.FILE))
@@ -121,7 +121,7 @@ async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     from trix.natsio.coalesce import CoalescingClient
     from trix.runtime.config import NATS_READ_WINDOW_MS
 
-    nc = CoalescingClient(NATS_READ_WINDOW_MS["table"] / 1000)  # the table's read window (ADR 0019)
+    nc = CoalescingClient(NATS_READ_WINDOW_MS.get("table", 0.0) / 1000)  # the table's read window (ADR 0019)
     await nc.connect(nats_url)
     js = nc.jetstream()
     running: set[asyncio.Task[None]] = set()

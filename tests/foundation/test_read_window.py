@@ -119,5 +119,7 @@ async def test_a_zero_window_is_the_plain_client_and_services_default_to_theirs(
     async with connected(nats_server.url, "window-some", read_window_s=0.005) as conn:
         assert isinstance(conn.client, CoalescingClient)
     assert RuntimeConfig.from_env("timers", {}).nats_read_window_s == NATS_READ_WINDOW_MS["timers"] / 1000
-    assert RuntimeConfig.from_env("matchmaking", {}).nats_read_window_s == 0.0
-    assert RuntimeConfig.from_env("gateway", {"TRIX_NATS_READ_WINDOW_MS": "0"}).nats_read_window_s == 0.0
+    for service in ("gateway", "table", "matchmaking", "scoring"):  # the move path reads at once
+        assert RuntimeConfig.from_env(service, {}).nats_read_window_s == 0.0
+    assert RuntimeConfig.from_env("gateway", {"TRIX_NATS_READ_WINDOW_MS": "5"}).nats_read_window_s == 0.005
+    assert RuntimeConfig.from_env("timers", {"TRIX_NATS_READ_WINDOW_MS": "0"}).nats_read_window_s == 0.0

@@ -7,9 +7,9 @@ most of the ~0.12-0.14 ms of CPU a received message costs here. `CoalescingClien
 at most once per `window_s`: after a read, the socket is left unread (its asyncio
 transport paused, so the kernel buffers what comes) until the window has passed, and the
 next read takes everything that came in one go. Measured on this 2-core machine
-(`make bench-nats-reads`, 1,600 messages/s): 0.122 ms of CPU per message with one
-wildcard subscription and 0.140 with 1,000 subscriptions, 0.035 and 0.045 with a 20 ms
-window.
+(`make bench-nats-reads`, uvloop, 1,600 messages/s): 0.067 ms of CPU per message with one
+wildcard subscription and 0.083 with 1,000 subscriptions, 0.028 and 0.035 with a 20 ms
+window. Only the timers use a window by default (ADR 0019).
 
 What it costs: a message waits at most `window_s` before it is read, and only when an
 earlier read happened less than `window_s` before: the first message after a quiet spell

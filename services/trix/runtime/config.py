@@ -91,10 +91,13 @@ def env_choice(env: Mapping[str, str], name: str, default: str, choices: tuple[s
     raise ConfigError(f"{name}: must be one of {', '.join(choices)}: {value!r}")
 
 
-NATS_READ_WINDOW_MS: dict[str, float] = {"gateway": 5.0, "table": 5.0, "timers": 20.0, "scoring": 20.0}
-"""The default read window of each service's NATS connection (ADR 0019): timers and scoring act
-on deadlines of seconds and on results, so 20 ms costs nothing; on the move path (the gateway
-and the table) a window of 5 ms adds at most 5 ms per hop to a move under load, none when idle."""
+NATS_READ_WINDOW_MS: dict[str, float] = {"timers": 20.0}
+"""The default read window of each service's NATS connection (ADR 0019): the timers act on
+deadlines of seconds and read every public batch on one subscription, so 20 ms costs them
+nothing. The move path (gateway, table) reads at once by default: a window there is paid by
+every step of a serial chain (a table's bots, one append after another), and measured it gained
+less than the noise of this machine (ADR 0019); operators may set one.
+"""
 
 
 @dataclass(frozen=True)
