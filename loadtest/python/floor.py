@@ -67,11 +67,11 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
     """The edge: the seats' gRPC streams; in `CHAIN_SINGLE` also the table's work."""
     from nats.js.api import StorageType, StreamConfig
 
-    from trix.natsio.coalesce import CoalescingClient
-    from trix.runtime.config import NATS_READ_WINDOW_MS
+    from trix.natsio.coalesce import new_client
+    from trix.runtime.config import RuntimeConfig
 
     # The gateway's read window (ADR 0019): the floor reads as the chain it stands beside.
-    nc = CoalescingClient(NATS_READ_WINDOW_MS.get("gateway", 0.0) / 1000)
+    nc = new_client(RuntimeConfig.from_env("gateway").nats_read_window_s)
     await nc.connect(nats_url)
     js = nc.jetstream()
     await js.add_stream(StreamConfig(name=STREAM, subjects=["floor.log.>"], storage=StorageType.FILE))
@@ -118,10 +118,10 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
 async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     """The table process of `CHAIN_SPLIT`: each command appended (acked), then fanned out; the
     tables' commands concurrently (a subscription's callbacks run one at a time)."""
-    from trix.natsio.coalesce import CoalescingClient
-    from trix.runtime.config import NATS_READ_WINDOW_MS
+    from trix.natsio.coalesce import new_client
+    from trix.runtime.config import RuntimeConfig
 
-    nc = CoalescingClient(NATS_READ_WINDOW_MS.get("table", 0.0) / 1000)  # the table's read window (ADR 0019)
+    nc = new_client(RuntimeConfig.from_env("table").nats_read_window_s)  # the table's read window (ADR 0019)
     await nc.connect(nats_url)
     js = nc.jetstream()
     running: set[asyncio.Task[None]] = set()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from support.nats import NatsServer
-from trix.natsio.coalesce import CoalescingClient
+from trix.natsio.coalesce import new_client
 from trix.runtime import eventloop
 
 WINDOWS_MS = (0.0, 5.0, 20.0)
@@ -27,7 +27,7 @@ SHAPES = {"one-wildcard": 1, "1000-subjects": 1000}
 
 
 async def _subscribe(url: str, window_ms: float, subs: int, seconds: float, ready: Any, out: Any) -> None:
-    nc = CoalescingClient(window_ms / 1000)
+    nc = new_client(window_ms / 1000)
     await nc.connect(url)
     received = 0
 
@@ -55,7 +55,7 @@ def _subscriber_main(url: str, window_ms: float, subs: int, seconds: float, read
 
 
 async def _publish(url: str, rate: float, seconds: float, subjects: int) -> None:
-    nc = CoalescingClient(0)
+    nc = new_client(0)
     await nc.connect(url)
     payload = b"x" * 300
     start = time.monotonic()

@@ -16,6 +16,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from support.nats import NatsServer
+from support.waiting import eventually
 from trix.natsio.coalesce import CoalescingClient
 from trix.runtime.config import NATS_READ_WINDOW_MS, RuntimeConfig
 
@@ -39,21 +40,16 @@ async def windowed(url: str, window_s: float = WINDOW_S, **options: Any) -> Asyn
 
 
 class _Received:
+    """What a subscription got, each message stamped when its callback ran."""
+
     def __init__(self) -> None:
         self.items: list[tuple[float, bytes]] = []
-        self.changed = asyncio.Event()
 
     async def on_msg(self, msg: Msg) -> None:
         self.items.append((time.monotonic(), msg.data))
-        self.changed.set()
 
-    async def until(self, count: int, timeout_s: float = 30.0) -> None:
-        async def wait() -> None:
-            while len(self.items) < count:
-                self.changed.clear()
-                await self.changed.wait()
-
-        await asyncio.wait_for(wait(), timeout_s)
+    async def until(self, count: int) -> None:
+        await eventually(lambda: len(self.items) >= count, what=f"{count} messages")
 
 
 async def test_a_busy_connection_reads_once_per_window_and_a_quiet_one_at_once(nats_server: NatsServer) -> None:

@@ -27,7 +27,7 @@ from nats.aio.client import DEFAULT_INBOX_PREFIX, Client
 from nats.js.client import JetStreamContext
 
 from trix.natsio import permissions
-from trix.natsio.coalesce import CoalescingClient
+from trix.natsio.coalesce import new_client
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision, wait_provisioned
 
 log = structlog.get_logger("trix.natsio")
@@ -105,7 +105,7 @@ class NatsConnection:
         delay = 0.2
         while True:
             try:
-                nc = CoalescingClient(self.read_window_s) if self.read_window_s > 0 else Client()
+                nc = new_client(self.read_window_s)
                 await nc.connect(
                     servers=self.servers,
                     name=self.name,
@@ -122,7 +122,7 @@ class NatsConnection:
                     reconnected_cb=self._on_reconnected,
                     error_cb=self._on_error,
                     closed_cb=self._on_closed,
-                    inbox_prefix=(self.inbox_prefix or DEFAULT_INBOX_PREFIX.decode()).encode(),
+                    inbox_prefix=self.inbox_prefix.encode() if self.inbox_prefix else DEFAULT_INBOX_PREFIX,
                 )
                 self.nc = nc
                 break
