@@ -71,7 +71,8 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
     from trix.runtime.config import RuntimeConfig
 
     # The gateway's read window (ADR 0019): the floor reads as the chain it stands beside.
-    nc = new_client(RuntimeConfig.from_env("gateway").nats_read_window_s)
+    cfg = RuntimeConfig.from_env("gateway")
+    nc = new_client(cfg.nats_read_window_s, cfg.nats_write_window_s)
     await nc.connect(nats_url)
     js = nc.jetstream()
     await js.add_stream(StreamConfig(name=STREAM, subjects=["floor.log.>"], storage=StorageType.FILE))
@@ -121,7 +122,8 @@ async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     from trix.natsio.coalesce import new_client
     from trix.runtime.config import RuntimeConfig
 
-    nc = new_client(RuntimeConfig.from_env("table").nats_read_window_s)  # the table's read window (ADR 0019)
+    cfg = RuntimeConfig.from_env("table")
+    nc = new_client(cfg.nats_read_window_s, cfg.nats_write_window_s)  # the table's windows (ADR 0019)
     await nc.connect(nats_url)
     js = nc.jetstream()
     running: set[asyncio.Task[None]] = set()
@@ -263,18 +265,18 @@ def floor_baseline(
             with _gateway_grpc(os.environ):
                 server.start()
             grpc_port = port_q.get(timeout=30)  # the edge is up: its stream exists
-            watched = [psutil.Process(server.pid), psutil.Process(nats_proc.pid)]
+            watched = {"edge": psutil.Process(server.pid), "nats": psutil.Process(nats_proc.pid)}
             if chain == CHAIN_SPLIT:
                 table.start()
                 if not table_ready.wait(30):
                     raise RuntimeError("the floor's table process did not start")
-                watched.append(psutil.Process(table.pid))
+                watched["table"] = psutil.Process(table.pid)
             client = ctx.Process(
                 target=floor_client_main, args=(f"127.0.0.1:{grpc_port}", tables, think, seconds, out), daemon=True
             )
             client.start()
             time.sleep(warmup_s(tables))  # the ramp and settle the client does not count
-            cpu0 = sum(_cpu_s(p) for p in watched)
+            cpu0 = {name: _cpu_s(p) for name, p in watched.items()}
             waited_until = time.monotonic() + seconds + 120
             while True:  # the client's count, or its death (a crash must not hold the run up)
                 try:
@@ -283,7 +285,7 @@ def floor_baseline(
                 except queue.Empty:
                     if not client.is_alive() or time.monotonic() > waited_until:
                         raise RuntimeError("the floor's client ended without a result") from None
-            cpu1 = sum(_cpu_s(p) for p in watched)
+            cpu1 = {name: _cpu_s(p) for name, p in watched.items()}
         finally:
             stop.set()
             if client is not None:
@@ -299,8 +301,10 @@ def floor_baseline(
                 nats_proc.wait(5)
             if nats_proc.poll() is None:
                 nats_proc.kill()
+    spent = {name: (cpu1[name] - cpu0[name]) * 1000 / actions if actions else 0.0 for name in cpu1}
     return {
-        "floor_ms_per_action": round((cpu1 - cpu0) * 1000 / actions, 3) if actions else 0.0,
+        "floor_ms_per_action": round(sum(spent.values()), 3),
+        "floor_ms_per_action_by_process": {name: round(ms, 3) for name, ms in spent.items()},
         "floor_actions_per_s": round(actions / seconds, 1),
         "floor_tables": tables,
         "floor_processes": len(watched),  # the nats-server's included

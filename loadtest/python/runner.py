@@ -45,6 +45,10 @@ PLAYERS_PER_WORKER = 1000
 becomes the bottleneck of a large run (its lag is reported: bot_lag_p99_ms). Not fewer: each
 worker's loop and gRPC poller cost per wake-up, so a busier worker costs less per action
 (issue 16, steady 400 tables: 2 workers 1.01 bots ms per action, 4 workers 1.17)."""
+RAMP_TIMEOUT_PER_TABLE_S = 0.15
+"""The default wait for every player to be seated, per table: measured on the 2-core box
+(issue 16), 1,000 tables took ~120 s to seat (sign-ins and quick matches beside the tables
+already playing), past the old fixed 60 s, and the window began with 172 tables still forming."""
 RAMP_CONCURRENCY = 64
 """Sign-ins + quick matches in flight at once during the ramp: a burst of hundreds made
 matchmaking's partition leases lapse and the gateway answer UNAVAILABLE (issue 10)."""
@@ -75,7 +79,13 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         "gateway's core is not every player's bottleneck)",
     )
     parser.add_argument("--ramp", type=float, default=0.0, help="spread sign-ins over s (default: tables/50, >= 2)")
-    parser.add_argument("--ramp-timeout", type=float, default=60.0, help="s to wait for every player to be seated")
+    parser.add_argument(
+        "--ramp-timeout",
+        type=float,
+        default=0.0,
+        help="s to wait for every player to be seated after the ramp (default: tables * "
+        f"{RAMP_TIMEOUT_PER_TABLE_S}, >= 60; a window that starts with players still being seated is not steady)",
+    )
     parser.add_argument(
         "--ramp-concurrency",
         type=int,
@@ -359,6 +369,10 @@ class Run:
         self.reconnects = 0
         self.events: list[str] = []
         self.load_at_window: list[float] = []
+        self.seated_at_window = 0
+        self.players_expected = 0
+        self.cpu_at_window: list[int] = []
+        """/proc/stat's cpu line at the window's start, then its growth over the window (`steal_share`)."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.out = args.out or Path("loadtest/results") / f"{scenario.name}-{args.tables}-{stamp}"
 
@@ -524,11 +538,12 @@ class Run:
         players = 4 * args.tables
         guests = int(sc.queue_churn * args.tables)
         ramp = args.ramp or max(2.0, args.tables / 50.0)
+        ramp_timeout = args.ramp_timeout or max(60.0, args.tables * RAMP_TIMEOUT_PER_TABLE_S)
         run_id = new_run_id()
         workers = max(args.workers or max(2, -(-players // PLAYERS_PER_WORKER)), len(self.targets))
         targets = worker_targets(self.targets, workers)
         gate = args.ramp_concurrency
-        stop_at = time.time() + ramp + args.ramp_timeout + args.settle + args.duration + args.finish_timeout + 30
+        stop_at = time.time() + ramp + ramp_timeout + args.settle + args.duration + args.finish_timeout + 30
         out, fast = self.ctx.Queue(), self.ctx.Event()
         procs = []
         for w in range(workers):
@@ -581,7 +596,7 @@ class Run:
             now = time.time()
             if self.phase == "ramp":
                 seated = sum(self.matched.values())
-                if seated >= players or now - started > ramp + args.ramp_timeout:
+                if seated >= players or now - started > ramp + ramp_timeout:
                     self.phase = "settle"
                     settle_end = now + args.settle
                     self.say(f"settle: {seated}/{players} players seated; {args.settle:.0f}s unmeasured")
@@ -593,6 +608,8 @@ class Run:
                     if sc.kill_table_replica_at >= 0:
                         kill_at = now + sc.kill_table_replica_at * args.duration
                     seated = sum(self.matched.values())
+                    self.seated_at_window, self.players_expected = seated, players
+                    self.cpu_at_window = host_cpu_ticks()
                     self.say(f"window starts: {seated}/{players} players seated, {len(self.tables)} tables")
             elif self.phase == "window":
                 if not killed and now >= kill_at:
@@ -600,6 +617,7 @@ class Run:
                     self.kill_table_replica()
                 if now - window_start >= args.duration:
                     window_end = now
+                    self.cpu_at_window = [b - a for a, b in zip(self.cpu_at_window, host_cpu_ticks(), strict=False)]
                     self.phase = "finish"
                     finish_start = now
                     finish_deadline = now + args.finish_timeout
@@ -680,6 +698,9 @@ class Run:
             "workers": workers,
             "gateways": len(self.targets),
             "load_avg_window_start": self.load_at_window,
+            "players_seated_at_window_start": self.seated_at_window,
+            "players_expected": self.players_expected,
+            "cpu_steal_pct_window": steal_share(self.cpu_at_window),
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
         self.out.mkdir(parents=True, exist_ok=True)
@@ -700,6 +721,11 @@ class Run:
             breaches.append("no table was formed")
         if args.max_p99_ms > 0 and summary["p99_ms"] > args.max_p99_ms:
             breaches.append(f"p99 {summary['p99_ms']} ms > budget {args.max_p99_ms} ms")
+        if summary["players_seated_at_window_start"] < summary["players_expected"]:
+            breaches.append(
+                f"window started with {summary['players_seated_at_window_start']} of "
+                f"{summary['players_expected']} players seated (raise --ramp-timeout)"
+            )
         if args.max_errors >= 0 and summary["errors"] > args.max_errors:
             breaches.append(f"errors {summary['errors']} > budget {args.max_errors}")
         floor = summary.get("floor_ms_per_action", 0.0)
@@ -713,6 +739,26 @@ class Run:
             self.say(f"FAILED: {b}")
         print(json.dumps(summary), flush=True)
         return EXIT_OK if not breaches else EXIT_FAILED
+
+
+def host_cpu_ticks() -> list[int]:
+    """The machine's CPU time so far, in ticks, from /proc/stat's `cpu` line (user, nice,
+    system, idle, iowait, irq, softirq, steal, ...); empty where there is none."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            first = stat.readline().split()
+    except OSError:
+        return []
+    return [int(x) for x in first[1:]] if first and first[0] == "cpu" else []
+
+
+def steal_share(ticks: list[int]) -> float | None:
+    """The share of the machine's CPU time its host took (steal, %) in `ticks`' span: a
+    virtual machine's neighbours make every ms-per-action figure of the same code larger
+    (issue 16: 34% steal on one session's box, 1% on another's)."""
+    if len(ticks) < 8 or sum(ticks) <= 0:
+        return None
+    return round(100.0 * ticks[7] / sum(ticks), 1)
 
 
 def run_loadtest(args: argparse.Namespace) -> int:
