@@ -227,8 +227,9 @@ def floor_baseline(
     think: tuple[float, float],
     seconds: float,
     chain: str = CHAIN_SPLIT,
-) -> dict[str, float]:
-    """Run the floor (see the module docstring); its CPU ms per action and actions/s."""
+) -> dict[str, Any]:
+    """Run the floor (see the module docstring); its CPU ms per action (in all and by process)
+    and actions/s."""
     if chain not in CHAINS:
         raise ValueError(f"unknown floor chain {chain!r} (one of {', '.join(CHAINS)})")
     import psutil

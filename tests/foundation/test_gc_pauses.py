@@ -16,6 +16,7 @@ from structlog.testing import capture_logs
 from trix.runtime import server
 
 with capture_logs() as logs:
+    server.GC_FREEZE_PROMOTED = False  # the logging alone: every survivor stays for the full collection
     server.tune_gc()
     young = [[i] for i in range(200_000)]  # tracked containers a full collection must scan
     server.GC_PAUSE_LOG_S = 0.0
@@ -42,6 +43,7 @@ from trix.runtime import server
 
 out = {}
 with capture_logs() as logs:
+    server.GC_FREEZE_PROMOTED = False  # only what a long full collection leaves is frozen here
     server.tune_gc()
     policy = gc.callbacks[-1]
     server.GC_FREEZE_S = 0.0  # every full collection is long enough to freeze what it leaves
@@ -97,3 +99,62 @@ def test_a_long_full_collection_freezes_its_survivors_and_too_many_frozen_are_gi
     assert out["collected_after_thaw"] >= 100_000, out
     assert 200_000 <= out["live_after_complete"] < out["frozen_with_garbage"] - 90_000, out
     assert out["frozen_at_end"] >= out["live_after_complete"], out  # the complete collection's survivors, frozen
+
+
+PROMOTED_CHILD = """
+import gc, json, sys
+from structlog.testing import capture_logs
+from trix.runtime import server
+
+out = {}
+with capture_logs() as logs:
+    server.tune_gc()
+    policy = gc.callbacks[-1]
+    start = gc.get_freeze_count()
+    sessions = [[i] for i in range(200_000)]  # long-lived: they outlive the young collections
+    gc.collect(1)
+    out["frozen_by_young"] = gc.get_freeze_count() - start
+    out["oldest_after_young"] = len(gc.get_objects(2))
+    out["full_collected"] = gc.collect(2)
+    out["full_scanned"] = len(gc.get_objects(2))
+    # cyclic garbage promoted and frozen waits for the thaw, then a complete collection frees it
+    cycles = []
+    for i in range(100_000):
+        a = [i]
+        a.append(a)
+        cycles.append(a)
+    del a
+    gc.collect(1)
+    del cycles
+    out["collected_while_frozen"] = gc.collect(2)
+    server.GC_THAW_MIN = 0
+    server.GC_THAW_GROWTH = 1.0
+    server.GC_THAW_EVERY_S = 0.0
+    gc.collect(2)  # the interval is over and the frozen are too many: given back
+    out["thaws"] = policy.thaws
+    server.GC_THAW_EVERY_S = 3600.0
+    gc.collect(1)  # thawing: nothing is frozen before the complete collection
+    out["collected_by_complete"] = gc.collect(2)
+    out["frozen_at_end"] = gc.get_freeze_count()
+    gc.callbacks.remove(policy)
+    del sessions
+out["events"] = [e["event"] for e in logs]
+json.dump(out, sys.stdout)
+"""
+
+
+def test_what_outlives_the_young_collections_is_frozen_so_a_full_collection_scans_only_the_rest() -> None:
+    """ADR 0024, GC_FREEZE_PROMOTED: objects promoted to the oldest generation are frozen at
+    once, so a full collection (a stall of the whole process) never scans a gateway's
+    sessions; cyclic garbage among them waits for the thaw, whose complete collection frees it."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROMOTED_CHILD], capture_output=True, text=True, timeout=120, check=True
+    )
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["frozen_by_young"] >= 200_000, out
+    assert out["oldest_after_young"] < 20_000, out
+    assert out["full_scanned"] < 20_000, out
+    assert out["collected_while_frozen"] < 1_000, out  # the frozen cycles are not freed yet
+    assert out["thaws"] == 1 and out["events"].count("gc thaw") == 1, out
+    assert out["collected_by_complete"] >= 100_000, out
+    assert out["frozen_at_end"] >= 200_000, out  # the sessions, frozen again once the complete collection ran

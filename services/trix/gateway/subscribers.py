@@ -265,10 +265,10 @@ class KvAccounts:
 
     async def _within(self, call: Callable[[KeyValue], Awaitable[_T]], until: float | None) -> _T:
         if until is None:  # one attempt, on the connection's own request timeout
-            return await call(await self.nats.jetstream.key_value(GATEWAY_ACCOUNTS_BUCKET))
+            return await call(await self._js.key_value(GATEWAY_ACCOUNTS_BUCKET))
 
         async def once(wait_s: float) -> _T:
-            return await call(await self._js.waiting(wait_s).key_value(GATEWAY_ACCOUNTS_BUCKET))
+            return await call(await self._js.key_value(GATEWAY_ACCOUNTS_BUCKET, wait_s))
 
         return await ask_until(
             once,

@@ -64,14 +64,16 @@ class GrpcMatchmaking:
     def __init__(self, target: str, player_key: bytes, timeout_s: float) -> None:
         self.target = target
         self.channel: grpc.aio.Channel | None = None
+        self._stub: matchmaking_pb2_grpc.MatchmakingServiceAsyncStub | None = None
         self.key = player_key
         self.timeout_s = timeout_s
 
     @property
     def stub(self) -> matchmaking_pb2_grpc.MatchmakingServiceAsyncStub:
-        if self.channel is None:  # made in the serving loop: grpc.aio binds a channel to its loop
+        if self._stub is None:  # made in the serving loop: grpc.aio binds a channel to its loop
             self.channel = grpc.aio.insecure_channel(self.target)
-        return matchmaking_pb2_grpc.MatchmakingServiceStub(self.channel)
+            self._stub = matchmaking_pb2_grpc.MatchmakingServiceStub(self.channel)
+        return self._stub
 
     def _md(self, player_id: str) -> tuple[tuple[str, str], ...]:
         if not self.key:
@@ -165,6 +167,7 @@ class GrpcScoring:
     def __init__(self, target: str, timeout_s: float, player_key: bytes = b"") -> None:
         self.target = target
         self.channel: grpc.aio.Channel | None = None
+        self._stub: scoring_pb2_grpc.ScoringServiceAsyncStub | None = None
         self.timeout_s = timeout_s
         self.key = player_key
         """Signs the player's token on wallet reads (scoring answers them for that player only)."""
@@ -176,9 +179,10 @@ class GrpcScoring:
 
     @property
     def stub(self) -> scoring_pb2_grpc.ScoringServiceAsyncStub:
-        if self.channel is None:
+        if self._stub is None:  # one stub for the channel, not one per call
             self.channel = grpc.aio.insecure_channel(self.target)
-        return scoring_pb2_grpc.ScoringServiceStub(self.channel)
+            self._stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
+        return self._stub
 
     async def query(self, request: gateway_pb2.QueryRequest) -> gateway_pb2.QueryResponse:
         which = request.WhichOneof("query")

@@ -19,6 +19,7 @@ import nats.js.errors
 import structlog
 from nats.js.api import PubAck
 from nats.js.client import JetStreamContext
+from nats.js.kv import KeyValue
 
 from trix.natsio.connection import NatsConnection
 
@@ -61,20 +62,48 @@ def in_process(exc: BaseException) -> bool:
 _T = TypeVar("_T")
 
 
+WAIT_STEP_S = 0.05
+"""Attempt timeouts are rounded down to this step (at least one step) before a context is
+picked, so the contexts kept are a few dozen, not one per distinct time left."""
+
+
 class JetStreams:
     """One JetStream context per request timeout, each made once, on the connection's client
     (which exists once connected): nats-py's context carries its requests' timeout, and an
-    attempt that must end early needs a context of its own."""
+    attempt that must end early needs a context of its own. And the connection's key-value
+    buckets, looked up once each."""
 
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
         self._by_timeout: dict[float, JetStreamContext] = {}
+        self._client: object = None
+        self._direct: dict[str, bool] = {}
+        """Per bucket: whether it answers direct gets (its stream's `allow_direct`), learnt
+        from its stream's info on first use."""
 
     def waiting(self, timeout_s: float) -> JetStreamContext:
-        js = self._by_timeout.get(timeout_s)
+        client = self.nats.client
+        if client is not self._client:  # a new connection: contexts bound to the old one go
+            self._by_timeout.clear()
+            self._client = client
+        wait = max(WAIT_STEP_S, int(timeout_s / WAIT_STEP_S) * WAIT_STEP_S)
+        js = self._by_timeout.get(wait)
         if js is None:
-            js = self._by_timeout[timeout_s] = self.nats.client.jetstream(timeout=timeout_s)
+            js = self._by_timeout[wait] = client.jetstream(timeout=wait)
         return js
+
+    async def key_value(self, bucket: str, timeout_s: float | None = None) -> KeyValue:
+        """The bucket on the context of `timeout_s` (None: the connection's own). nats-py's
+        `key_value` asks for the bucket's stream info on every call: a NATS request per
+        lookup (the gateway made two per sign-in, issue 16). Here only the first lookup of a
+        bucket asks (and raises BucketNotFoundError if it is missing)."""
+        js = self.nats.jetstream if timeout_s is None else self.waiting(timeout_s)
+        direct = self._direct.get(bucket)
+        if direct is None:
+            kv = await js.key_value(bucket)
+            self._direct[bucket] = kv._direct
+            return kv
+        return KeyValue(name=bucket, stream=f"KV_{bucket}", pre=f"$KV.{bucket}.", js=js, direct=direct)
 
 
 async def ask_until(

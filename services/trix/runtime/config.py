@@ -102,7 +102,6 @@ NATS_WRITE_WINDOW_MS: dict[str, float] = {}
 """The default write window of each service's NATS connection: none writes later than at once."""
 
 
-
 @dataclass(frozen=True)
 class RuntimeConfig:
     """Settings every service shares (all from TRIX_* variables)."""

@@ -227,7 +227,7 @@ class JetStreamStore:
         the table's seed, the first stored (issue 19: a create that ran again, a MatchFormed
         redelivered while the first create's entry was still in process, overwrote the seed
         the log's create entry was made with, and the table never replayed again)."""
-        kv = await self.nats.jetstream.key_value(SECRETS_BUCKET)
+        kv = await self._reads.key_value(SECRETS_BUCKET)
         for _ in range(40):
             try:
                 await kv.create(subjects.token(table_id), seed)
@@ -262,11 +262,11 @@ class JetStreamStore:
         return msg.data
 
     async def set_player_table(self, player_id: str, table_id: str) -> None:
-        kv = await self.nats.jetstream.key_value(PLAYERS_BUCKET)
+        kv = await self._reads.key_value(PLAYERS_BUCKET)
         await kv.put(subjects.token(player_id, "player id"), table_id.encode())
 
     async def clear_player_table(self, player_id: str, table_id: str) -> None:
-        kv = await self.nats.jetstream.key_value(PLAYERS_BUCKET)
+        kv = await self._reads.key_value(PLAYERS_BUCKET)
         try:
             entry = await kv.get(subjects.token(player_id, "player id"))
         except KeyNotFoundError:
