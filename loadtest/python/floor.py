@@ -71,8 +71,7 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
     from trix.runtime.config import RuntimeConfig
 
     # The gateway's read window (ADR 0019): the floor reads as the chain it stands beside.
-    cfg = RuntimeConfig.from_env("gateway")
-    nc = new_client(cfg.nats_read_window_s, cfg.nats_write_window_s)
+    nc = new_client(RuntimeConfig.from_env("gateway").nats_read_window_s)
     await nc.connect(nats_url)
     js = nc.jetstream()
     await js.add_stream(StreamConfig(name=STREAM, subjects=["floor.log.>"], storage=StorageType.FILE))
@@ -122,8 +121,7 @@ async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     from trix.natsio.coalesce import new_client
     from trix.runtime.config import RuntimeConfig
 
-    cfg = RuntimeConfig.from_env("table")
-    nc = new_client(cfg.nats_read_window_s, cfg.nats_write_window_s)  # the table's windows (ADR 0019)
+    nc = new_client(RuntimeConfig.from_env("table").nats_read_window_s)  # the table's read window (ADR 0019)
     await nc.connect(nats_url)
     js = nc.jetstream()
     running: set[asyncio.Task[None]] = set()

@@ -8,14 +8,16 @@ import asyncio
 
 import pytest
 from foundation_support import connected
+from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, StorageType
+from nats.js.errors import BucketNotFoundError
 
 from support.nats import NatsServer
 from trix.errors import InvalidArgument
 from trix.natsio import subjects
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision
-from trix.natsio.publish import publish_once
+from trix.natsio.publish import JetStreams, publish_once
 from trix.v1 import events_pb2
 
 
@@ -144,3 +146,36 @@ async def test_nats_restart_loses_no_acknowledged_publish(nats_server: NatsServe
             bodies.add(int(msg.data))
         await sub.unsubscribe()
         assert bodies == set(range(60))
+
+
+async def test_a_bucket_is_looked_up_once_per_connection_and_attempt_contexts_stay_few(nats_server: NatsServer) -> None:
+    """`JetStreams.key_value`: nats-py's `key_value` asks for the bucket's stream info on every
+    call (a request per sign-in read, issue 16); here only the first lookup asks, later ones
+    read and write the same bucket without it. `waiting` keeps one context per 50 ms step of
+    timeout, not one per distinct time left."""
+    bucket = KV_BUCKETS[0].bucket
+    async with connected(nats_server.url, "test-kv-once") as conn, connected(nats_server.url, "test-kv-spy") as spy:
+        asked: list[str] = []
+
+        async def heard(msg: Msg) -> None:
+            asked.append(msg.subject)
+
+        sub = await spy.client.subscribe(f"$JS.API.STREAM.INFO.KV_{bucket}", cb=heard)
+        await spy.client.flush()
+        streams = JetStreams(conn)
+        kv = await streams.key_value(bucket)
+        await kv.put("k1", b"one")
+        for timeout in (None, 0.37, 0.9):
+            again = await streams.key_value(bucket, timeout)
+            assert (await again.get("k1")).value == b"one"
+        await conn.client.flush()
+        await spy.client.flush()
+        await asyncio.sleep(0.2)
+        assert asked == [f"$JS.API.STREAM.INFO.KV_{bucket}"]  # the first lookup only
+        await sub.unsubscribe()
+        for i in range(500):
+            streams.waiting(0.25 + i * 0.001)  # the time left of 500 attempts
+        assert len(streams._by_timeout) <= 12
+        assert streams.waiting(0.37)._timeout == pytest.approx(0.35)
+        with pytest.raises(BucketNotFoundError):
+            await JetStreams(conn).key_value("no_such_bucket")

@@ -20,25 +20,19 @@ requests, PONGs) are never delayed. `new_client(0)` is the library's own client.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 from nats.aio.client import Client
 
 
-class _Windowed:
-    """A nats-py transport whose `read` comes at most once per read window and whose
-    `writelines` (everything nats-py's flusher sends) goes out at most once per write window;
-    all else is the wrapped transport's."""
+class _WindowedReads:
+    """A nats-py transport whose `read` comes at most once per window; all else is the
+    wrapped transport's."""
 
-    def __init__(self, inner: Any, read_window_s: float, write_window_s: float) -> None:
+    def __init__(self, inner: Any, window_s: float) -> None:
         self._inner = inner
-        self._window_s = read_window_s
+        self._window_s = window_s
         self._next_read = 0.0
-        self._write_window_s = write_window_s
-        self._next_write = 0.0
-        self._held: list[bytes] = []
-        self._release_at: asyncio.TimerHandle | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -53,8 +47,6 @@ class _Windowed:
         return None
 
     async def read(self, buffer_size: int) -> bytes:
-        if self._window_s <= 0:
-            return await self._inner.read(buffer_size)  # type: ignore[no-any-return]
         loop = asyncio.get_running_loop()
         wait = self._next_read - loop.time()
         if wait > 0:
@@ -72,61 +64,12 @@ class _Windowed:
         self._next_read = loop.time() + self._window_s
         return data
 
-    def writelines(self, payload: list[bytes]) -> None:
-        if self._write_window_s <= 0:
-            self._inner.writelines(payload)
-            return
-        if self._held:
-            self._held.extend(payload)
-            return
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        if now >= self._next_write:
-            self._inner.writelines(payload)
-            self._next_write = now + self._write_window_s
-            return
-        self._held = list(payload)
-        self._release_at = loop.call_at(self._next_write, self._release)
-
-    def _release(self) -> None:
-        """What waited for the write window goes out, in one write."""
-        self._release_at = None
-        if self._held:
-            held, self._held = self._held, []
-            self._next_write = asyncio.get_running_loop().time() + self._write_window_s
-            self._inner.writelines(held)
-
-    def write(self, payload: bytes) -> None:
-        # CONNECT, PING and the subscriptions replayed on a reconnect: at once, after
-        # whatever waits (nats-py's order is kept).
-        if self._held:
-            self._held.append(payload)
-            self._cancel_release()
-            self._release()
-            return
-        self._inner.write(payload)
-
-    def _cancel_release(self) -> None:
-        if self._release_at is not None:
-            self._release_at.cancel()
-            self._release_at = None
-
-    def close(self) -> Any:
-        if self._held:
-            self._cancel_release()
-            with contextlib.suppress(Exception):  # a socket already gone keeps nothing
-                self._release()
-        self._held = []
-        return self._inner.close()
-
 
 class CoalescingClient(Client):
-    """A nats-py client that reads its socket at most once per `window_s` (0: at once) and
-    writes it at most once per `write_window_s` (0: at once)."""
+    """A nats-py client that reads its socket at most once per `window_s` (0: at once)."""
 
-    def __init__(self, window_s: float, write_window_s: float = 0.0) -> None:
+    def __init__(self, window_s: float) -> None:
         self._read_window_s = window_s
-        self._write_window_s = write_window_s
         super().__init__()
 
     @property
@@ -135,14 +78,12 @@ class CoalescingClient(Client):
 
     @_transport.setter
     def _transport(self, transport: Any) -> None:
-        # nats-py makes a new transport for every (re)connection: each gets the windows.
-        if transport is not None and not isinstance(transport, _Windowed):
-            transport = _Windowed(transport, self._read_window_s, self._write_window_s)
+        # nats-py makes a new transport for every (re)connection: each gets the window.
+        if transport is not None and self._read_window_s > 0 and not isinstance(transport, _WindowedReads):
+            transport = _WindowedReads(transport, self._read_window_s)
         self.__dict__["_windowed_transport"] = transport
 
 
-def new_client(window_s: float, write_window_s: float = 0.0) -> Client:
-    """The client for a read and a write window: a `CoalescingClient`, or nats-py's own for 0 and 0."""
-    if window_s > 0 or write_window_s > 0:
-        return CoalescingClient(window_s, write_window_s)
-    return Client()
+def new_client(window_s: float) -> Client:
+    """The client for a read window: a `CoalescingClient`, or nats-py's own for 0."""
+    return CoalescingClient(window_s) if window_s > 0 else Client()

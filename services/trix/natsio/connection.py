@@ -51,7 +51,6 @@ class NatsConnection:
         stream_replicas: int = 1,
         inbox_prefix: str | None = None,
         read_window_s: float = 0.0,
-        write_window_s: float = 0.0,
     ) -> None:
         self.servers = [s.strip() for s in servers.split(",")] if isinstance(servers, str) else list(servers)
         self.name = name
@@ -76,8 +75,6 @@ class NatsConnection:
         self.read_window_s = read_window_s
         """Read the socket at most once per this many seconds (`trix.natsio.coalesce`, ADR 0019);
         0 reads as soon as bytes arrive."""
-        self.write_window_s = write_window_s
-        """Write the socket at most once per this many seconds (`trix.natsio.coalesce`); 0 writes at once."""
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self.provisioned = asyncio.Event()
@@ -108,7 +105,7 @@ class NatsConnection:
         delay = 0.2
         while True:
             try:
-                nc = new_client(self.read_window_s, self.write_window_s)
+                nc = new_client(self.read_window_s)
                 await nc.connect(
                     servers=self.servers,
                     name=self.name,

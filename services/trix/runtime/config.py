@@ -98,8 +98,6 @@ nothing. The move path (gateway, table) reads at once by default: a window there
 every step of a serial chain (a table's bots, one append after another), and measured it gained
 less than the noise of this machine (ADR 0019); operators may set one.
 """
-NATS_WRITE_WINDOW_MS: dict[str, float] = {}
-"""The default write window of each service's NATS connection: none writes later than at once."""
 
 
 @dataclass(frozen=True)
@@ -134,11 +132,6 @@ class RuntimeConfig:
     busy connection takes many messages per read (`trix.natsio.coalesce`, ADR 0019); a message
     waits at most this long, and only right after another read. 0 = read at once. Default
     per service: `NATS_READ_WINDOW_MS`."""
-    nats_write_window_s: float = 0.0
-    """TRIX_NATS_WRITE_WINDOW_MS: the NATS socket is written at most once per this window, so a
-    busy connection sends many messages per write (`trix.natsio.coalesce`); a message waits at
-    most this long, and only right after another write. 0 = write at once. Default per service:
-    `NATS_WRITE_WINDOW_MS`."""
 
     @property
     def nats_enabled(self) -> bool:
@@ -160,6 +153,4 @@ class RuntimeConfig:
             log_level=env_choice(e, "TRIX_LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
             nats_stream_replicas=env_int(e, "TRIX_NATS_STREAM_REPLICAS", 1, minimum=1, maximum=5),
             nats_read_window_s=env_float(e, "TRIX_NATS_READ_WINDOW_MS", NATS_READ_WINDOW_MS.get(service, 0.0)) / 1000.0,
-            nats_write_window_s=env_float(e, "TRIX_NATS_WRITE_WINDOW_MS", NATS_WRITE_WINDOW_MS.get(service, 0.0))
-            / 1000.0,
         )

@@ -173,7 +173,6 @@ class Runtime:
                 buckets=buckets,
                 inbox_prefix=self.nats_inbox_prefix,
                 read_window_s=cfg.nats_read_window_s,
-                write_window_s=cfg.nats_write_window_s,
             )
             await self.nats.connect()
             if self.lifespan is not None:
