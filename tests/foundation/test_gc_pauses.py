@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 CHILD = """
 import gc, json, sys
@@ -28,9 +29,20 @@ json.dump([{k: v for k, v in e.items() if k in ("event", "seconds", "tracked")} 
 """
 
 
+EPILOGUE = """
+out["events"] = [e["event"] for e in logs]
+json.dump(out, sys.stdout)
+"""
+
+
+def _child(script: str) -> Any:
+    """`script` run in a fresh interpreter (its own collector settings); what it printed last, as JSON."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_a_long_full_collection_is_logged_with_its_duration_and_a_short_or_young_one_is_not() -> None:
-    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=120, check=True)
-    logged = json.loads(done.stdout.strip().splitlines()[-1])
+    logged = _child(CHILD)
     pauses = [e for e in logged if e["event"] == "gc pause"]
     assert len(pauses) == 1, logged  # the one past the limit; not the short one, not gen 0
     assert pauses[0]["seconds"] >= 0.0 and pauses[0]["tracked"] >= 200_000
@@ -78,8 +90,6 @@ with capture_logs() as logs:
     out["frozen_at_end"] = gc.get_freeze_count()
     gc.callbacks.remove(policy)
     del sessions
-out["events"] = [e["event"] for e in logs]
-json.dump(out, sys.stdout)
 """
 
 
@@ -88,8 +98,7 @@ def test_a_long_full_collection_freezes_its_survivors_and_too_many_frozen_are_gi
     does not scan it again; once the frozen outnumber GC_THAW_GROWTH x the live objects (and
     GC_THAW_EVERY_S passed since the last complete collection) they are unfrozen and the next
     complete collection frees the cyclic garbage among them."""
-    done = subprocess.run([sys.executable, "-c", FREEZE_CHILD], capture_output=True, text=True, timeout=120, check=True)
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = _child(FREEZE_CHILD + EPILOGUE)
     assert out["frozen_after_long"] >= 200_000, out
     assert out["scanned_next"] < 20_000, out  # the 200,000 are not scanned again
     # 100,000 self-referencing lists dropped while frozen: not freed by reference counting
@@ -138,8 +147,6 @@ with capture_logs() as logs:
     out["frozen_at_end"] = gc.get_freeze_count()
     gc.callbacks.remove(policy)
     del sessions
-out["events"] = [e["event"] for e in logs]
-json.dump(out, sys.stdout)
 """
 
 
@@ -147,10 +154,7 @@ def test_what_outlives_the_young_collections_is_frozen_so_a_full_collection_scan
     """ADR 0024, GC_FREEZE_PROMOTED: objects promoted to the oldest generation are frozen at
     once, so a full collection (a stall of the whole process) never scans a gateway's
     sessions; cyclic garbage among them waits for the thaw, whose complete collection frees it."""
-    done = subprocess.run(
-        [sys.executable, "-c", PROMOTED_CHILD], capture_output=True, text=True, timeout=120, check=True
-    )
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = _child(PROMOTED_CHILD + EPILOGUE)
     assert out["frozen_by_young"] >= 200_000, out
     assert out["oldest_after_young"] < 20_000, out
     assert out["full_scanned"] < 20_000, out
