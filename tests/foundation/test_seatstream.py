@@ -11,11 +11,14 @@ The real owner's side is tested in tests/table (test_turn_copies, test_event_sin
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 from collections.abc import AsyncIterator
 
 from foundation_support import connected
 
 from support.nats import NatsServer
+from support.waiting import eventually
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.seatstream import _Merger, _Reader
@@ -456,3 +459,35 @@ async def test_a_sinks_failure_is_raised_to_the_reader_and_its_refusal_ends_the_
         assert isinstance(results[1], StopAsyncIteration)  # took 2, refused 3: the follow ended
         await asyncio.sleep(0.1)
         assert feeds.subjects() == {}
+
+
+async def test_a_follow_cancelled_and_left_leaves_no_cyclic_garbage_of_its_feed(nats_server: NatsServer) -> None:
+    """A closed session's follows are freed by reference counting, not left for a full
+    collection (ADR 0024: the process freezes what outlives its young collections, so cyclic
+    garbage would wait for the thaw): the feed, its subscription and the subscription's
+    delivery task form no cycle once the last reader has left."""
+    async with connected(nats_server.url, "test-seatstream-garbage") as conn:
+        t = "ss-gc"
+        public = subjects.public_events(t)
+        owner = Owner(conn, t)
+        feeds = seatstream.LiveFeeds(conn)
+        await owner.put(public, turn(1))
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds unreachable is kept to look at
+        try:
+            for _ in range(5):
+                stream = owner.follow(0, feeds)
+                reader = asyncio.ensure_future(_all(stream))
+                await eventually(lambda: feeds.subjects().get(public) == 1, timeout_s=30)
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+                await eventually(lambda: feeds.subjects() == {} and not subscribed(conn, public), timeout_s=30)
+                del stream, reader
+            await asyncio.sleep(0.2)  # the cancelled delivery tasks run to their end
+            gc.collect()
+            kinds = sorted({type(o).__qualname__ for o in gc.garbage})
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+        assert not {"_Feed", "Subscription", "_Reader", "_Merger"} & set(kinds), kinds

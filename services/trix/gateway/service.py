@@ -989,6 +989,12 @@ class Session:
         finally:
             if self.follows.get(key) is follow:
                 self._flush_accepted(key)  # no more events of this seat come here: nothing waits for them
+            # Ending: "not running" from now on. And no cycle left behind: a cancelled task keeps
+            # its CancelledError, whose traceback holds this frame, which holds `follow`; were
+            # `follow.task` still this task, a closed session's follows (their frames, feeds and
+            # readers, ~90 objects each) would be cyclic garbage that only a full collection,
+            # or the thaw of the frozen, frees (ADR 0024).
+            follow.task = None
 
     def _deliver(self, follow: _Follow, key: tuple[str, int], event: events_pb2.Event) -> bool:
         """One event of a followed seat, in order, out to the client (whichever way it came:

@@ -210,12 +210,7 @@ class NatsTables:
             by_cause = False
             await asyncio.sleep(UNAVAILABLE_PAUSE_S)
         if reply.HasField("error"):
-            if reply.error.kind == INTERNAL_KIND:
-                raise Unavailable("the table failed to answer; retry with the same action id")
-            err = from_kind(reply.error.kind, reply.error.message)
-            if type(err) is DomainError:
-                raise Unavailable("the table refused the request")
-            raise err
+            raise _refusal(reply.error)  # never a local of this frame: its traceback would make a cycle
         return reply
 
     async def events(
@@ -249,6 +244,17 @@ class NatsTables:
         async with aclosing(reader) as events:  # leaves the shared feeds as soon as this ends
             async for event in events:
                 yield event
+
+
+def _refusal(error: table_pb2.CommandError) -> DomainError:
+    """The table's error as the client is told it: an internal failure or a refusal of no
+    known kind becomes UNAVAILABLE, every other kind itself."""
+    if error.kind == INTERNAL_KIND:
+        return Unavailable("the table failed to answer; retry with the same action id")
+    err = from_kind(error.kind, error.message)
+    if type(err) is DomainError:
+        return Unavailable("the table refused the request")
+    return err
 
 
 class KvAccounts:

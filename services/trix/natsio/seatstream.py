@@ -386,7 +386,7 @@ class LiveFeeds:
         if feed.readers or self._feeds.get(feed.subject) is not feed:
             return
         del self._feeds[feed.subject]  # a reader joining from now on subscribes afresh
-        opened = feed.opened
+        opened, feed.opened = feed.opened, None  # no cycle: feed -> its subscription -> on_msg -> feed
         assert opened is not None
         if opened.done():
             if not opened.cancelled() and opened.exception() is None:
@@ -410,6 +410,11 @@ async def _unsubscribe(sub: Subscription) -> None:
         await sub.unsubscribe()
     except Exception as exc:  # noqa: BLE001 - the connection may be gone
         log.debug("unsubscribe failed", error=type(exc).__name__)
+    # nats-py cancels the subscription's delivery task and keeps it: the task's CancelledError
+    # holds the task's frame, which holds the subscription, which holds the task, a cycle
+    # that outlives every closed follow (ADR 0024: cyclic garbage waits for a full collection
+    # or the thaw). The task runs to its end all the same; only the reference goes.
+    sub._wait_for_msgs_task = None
 
 
 async def follow(
