@@ -48,7 +48,17 @@ def test_a_long_full_collection_is_logged_with_its_duration_and_a_short_or_young
     assert pauses[0]["seconds"] >= 0.0 and pauses[0]["tracked"] >= 200_000
 
 
-FREEZE_CHILD = """
+CYCLES = """
+def self_referencing(n):
+    made = []
+    for i in range(n):
+        a = [i]
+        a.append(a)
+        made.append(a)
+    return made
+"""
+
+FREEZE_CHILD = CYCLES + """
 import gc, json, sys
 from structlog.testing import capture_logs
 from trix.runtime import server
@@ -69,12 +79,7 @@ with capture_logs() as logs:
     server.GC_FREEZE_S = 0.0
     server.GC_THAW_MIN = 0
     server.GC_THAW_GROWTH = 1_000_000.0
-    cycles = []
-    for i in range(100_000):
-        a = [i]
-        a.append(a)
-        cycles.append(a)
-    del a
+    cycles = self_referencing(100_000)
     gc.collect(2)
     del cycles
     out["frozen_with_garbage"] = gc.get_freeze_count()
@@ -110,7 +115,7 @@ def test_a_long_full_collection_freezes_its_survivors_and_too_many_frozen_are_gi
     assert out["frozen_at_end"] >= out["live_after_complete"], out  # the complete collection's survivors, frozen
 
 
-PROMOTED_CHILD = """
+PROMOTED_CHILD = CYCLES + """
 import gc, json, sys
 from structlog.testing import capture_logs
 from trix.runtime import server
@@ -127,12 +132,7 @@ with capture_logs() as logs:
     out["full_collected"] = gc.collect(2)
     out["full_scanned"] = len(gc.get_objects(2))
     # cyclic garbage promoted and frozen waits for the thaw, then a complete collection frees it
-    cycles = []
-    for i in range(100_000):
-        a = [i]
-        a.append(a)
-        cycles.append(a)
-    del a
+    cycles = self_referencing(100_000)
     gc.collect(1)
     del cycles
     out["collected_while_frozen"] = gc.collect(2)

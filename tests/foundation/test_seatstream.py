@@ -467,10 +467,8 @@ async def test_a_follow_cancelled_and_left_leaves_no_cyclic_garbage_of_its_feed(
     garbage would wait for the thaw): the feed, its subscription and the subscription's
     delivery task form no cycle once the last reader has left."""
     async with connected(nats_server.url, "test-seatstream-garbage") as conn:
-        t = "ss-gc"
-        public = subjects.public_events(t)
-        owner = Owner(conn, t)
-        feeds = seatstream.LiveFeeds(conn)
+        owner, feeds = Owner(conn, "ss-gc"), seatstream.LiveFeeds(conn)
+        public = subjects.public_events(owner.table_id)
         await owner.put(public, turn(1))
         gc.collect()
         gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds unreachable is kept to look at
