@@ -58,7 +58,9 @@ def self_referencing(n):
     return made
 """
 
-FREEZE_CHILD = CYCLES + """
+FREEZE_CHILD = (
+    CYCLES
+    + """
 import gc, json, sys
 from structlog.testing import capture_logs
 from trix.runtime import server
@@ -96,6 +98,7 @@ with capture_logs() as logs:
     gc.callbacks.remove(policy)
     del sessions
 """
+)
 
 
 def test_a_long_full_collection_freezes_its_survivors_and_too_many_frozen_are_given_back() -> None:
@@ -115,7 +118,9 @@ def test_a_long_full_collection_freezes_its_survivors_and_too_many_frozen_are_gi
     assert out["frozen_at_end"] >= out["live_after_complete"], out  # the complete collection's survivors, frozen
 
 
-PROMOTED_CHILD = CYCLES + """
+PROMOTED_CHILD = (
+    CYCLES
+    + """
 import gc, json, sys
 from structlog.testing import capture_logs
 from trix.runtime import server
@@ -148,6 +153,7 @@ with capture_logs() as logs:
     gc.callbacks.remove(policy)
     del sessions
 """
+)
 
 
 def test_what_outlives_the_young_collections_is_frozen_so_a_full_collection_scans_only_the_rest() -> None:
