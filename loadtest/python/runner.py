@@ -371,8 +371,10 @@ class Run:
         self.load_at_window: list[float] = []
         self.seated_at_window = 0
         self.players_expected = 0
-        self.cpu_at_window: list[int] = []
-        """/proc/stat's cpu line at the window's start, then its growth over the window (`steal_share`)."""
+        self.cpu_at_window_start: list[int] = []
+        """/proc/stat's cpu line when the window started."""
+        self.steal_window: float | None = None
+        """The host's share of the CPU over the window (`steal_share`), once it is over."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.out = args.out or Path("loadtest/results") / f"{scenario.name}-{args.tables}-{stamp}"
 
@@ -609,7 +611,7 @@ class Run:
                         kill_at = now + sc.kill_table_replica_at * args.duration
                     seated = sum(self.matched.values())
                     self.seated_at_window, self.players_expected = seated, players
-                    self.cpu_at_window = host_cpu_ticks()
+                    self.cpu_at_window_start = host_cpu_ticks()
                     self.say(f"window starts: {seated}/{players} players seated, {len(self.tables)} tables")
             elif self.phase == "window":
                 if not killed and now >= kill_at:
@@ -617,7 +619,8 @@ class Run:
                     self.kill_table_replica()
                 if now - window_start >= args.duration:
                     window_end = now
-                    self.cpu_at_window = [b - a for a, b in zip(self.cpu_at_window, host_cpu_ticks(), strict=False)]
+                    grown = zip(self.cpu_at_window_start, host_cpu_ticks(), strict=False)
+                    self.steal_window = steal_share([b - a for a, b in grown])
                     self.phase = "finish"
                     finish_start = now
                     finish_deadline = now + args.finish_timeout
@@ -700,7 +703,7 @@ class Run:
             "load_avg_window_start": self.load_at_window,
             "players_seated_at_window_start": self.seated_at_window,
             "players_expected": self.players_expected,
-            "cpu_steal_pct_window": steal_share(self.cpu_at_window),
+            "cpu_steal_pct_window": self.steal_window,
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
         self.out.mkdir(parents=True, exist_ok=True)

@@ -177,5 +177,6 @@ async def test_a_bucket_is_looked_up_once_per_connection_and_attempt_contexts_st
             streams.waiting(0.25 + i * 0.001)  # the time left of 500 attempts
         assert len(streams._by_timeout) <= 12
         assert streams.waiting(0.37)._timeout == pytest.approx(0.35)
+        assert streams.waiting(0.35)._timeout == pytest.approx(0.35)  # not a step less (0.35 / 0.05 = 6.999...)
         with pytest.raises(BucketNotFoundError):
             await JetStreams(conn).key_value("no_such_bucket")

@@ -18,10 +18,11 @@ import nats.errors
 import nats.js.errors
 import structlog
 from nats.js.api import PubAck
-from nats.js.client import JetStreamContext
+from nats.js.client import KV_PRE_TEMPLATE, JetStreamContext
 from nats.js.kv import KeyValue
 
 from trix.natsio.connection import NatsConnection
+from trix.natsio.permissions import kv_stream
 
 MSG_ID_HEADER = "Nats-Msg-Id"
 EXPECTED_LAST_SUBJECT_SEQ_HEADER = "Nats-Expected-Last-Subject-Sequence"
@@ -86,7 +87,8 @@ class JetStreams:
         if client is not self._client:  # a new connection: contexts bound to the old one go
             self._by_timeout.clear()
             self._client = client
-        wait = max(WAIT_STEP_S, int(timeout_s / WAIT_STEP_S) * WAIT_STEP_S)
+        steps = int(timeout_s / WAIT_STEP_S + 1e-9)  # 0.35 / 0.05 is 6.999...: still 7 steps
+        wait = max(1, steps) * WAIT_STEP_S
         js = self._by_timeout.get(wait)
         if js is None:
             js = self._by_timeout[wait] = client.jetstream(timeout=wait)
@@ -103,7 +105,9 @@ class JetStreams:
             kv = await js.key_value(bucket)
             self._direct[bucket] = kv._direct
             return kv
-        return KeyValue(name=bucket, stream=f"KV_{bucket}", pre=f"$KV.{bucket}.", js=js, direct=direct)
+        return KeyValue(
+            name=bucket, stream=kv_stream(bucket), pre=KV_PRE_TEMPLATE.format(bucket=bucket), js=js, direct=direct
+        )
 
 
 async def ask_until(
