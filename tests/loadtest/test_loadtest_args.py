@@ -14,9 +14,11 @@ import time
 import pytest
 
 from trix.gateway.config import GRPC_CORE_EXPERIMENTS, GRPC_EXPERIMENTS_ENV
-from trix.loadtest.floor import _gateway_grpc
-from trix.loadtest.runner import add_loadtest_arguments, last_ticks, scenario_of, worker_targets
+from trix.loadtest.bots import WorkerConfig
+from trix.loadtest.floor import spawned_on_core_poller
+from trix.loadtest.runner import add_loadtest_arguments, last_ticks, scenario_of, start_worker, worker_targets
 from trix.loadtest.scenarios import SCENARIOS
+from trix.up import free_port
 
 
 def _parse(*argv: str) -> argparse.Namespace:
@@ -84,10 +86,44 @@ def test_floor_server_is_spawned_with_the_gateways_grpc_core_settings() -> None:
     """ADR 0022: the floor's gRPC server runs on the same gRPC core settings as the gateway
     (set while it is spawned, then taken back); an operator's own value is kept for both."""
     environ: dict[str, str] = {}
-    with _gateway_grpc(environ):
+    with spawned_on_core_poller(environ):
         assert environ[GRPC_EXPERIMENTS_ENV] == GRPC_CORE_EXPERIMENTS
     assert GRPC_EXPERIMENTS_ENV not in environ
     operators = {GRPC_EXPERIMENTS_ENV: "-some_experiment"}
-    with _gateway_grpc(operators):
+    with spawned_on_core_poller(operators):
         assert operators[GRPC_EXPERIMENTS_ENV] == "-some_experiment"
     assert operators == {GRPC_EXPERIMENTS_ENV: "-some_experiment"}
+
+
+def test_bot_workers_are_spawned_on_the_gateways_grpc_core_poller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ADR 0022 addendum: a real bot worker (spawned, signing in to a port nobody serves, so it
+    lives on retrying) has the gateway's GRPC_EXPERIMENTS in its environment from its start,
+    and the load test's own environment is left as it was."""
+    monkeypatch.delenv(GRPC_EXPERIMENTS_ENV, raising=False)  # an operator's own would be kept
+    ctx = mp.get_context("spawn")
+    cfg = WorkerConfig(
+        worker=0,
+        target=f"127.0.0.1:{free_port()}",
+        run_id="spawn",
+        players=1,
+        guests=0,
+        think_min_s=1.0,
+        think_max_s=1.0,
+        disconnect_per_min=0.0,
+        ramp_s=0.0,
+        stop_at=time.time() + 60,
+        max_actions=1,
+    )
+    out, fast = ctx.Queue(), ctx.Event()
+    worker = start_worker(ctx, cfg, out, fast)
+    try:
+        assert GRPC_EXPERIMENTS_ENV not in os.environ
+        with open(f"/proc/{worker.pid}/environ", "rb") as f:
+            environ = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+        assert environ[GRPC_EXPERIMENTS_ENV.encode()] == GRPC_CORE_EXPERIMENTS.encode()
+        assert worker.is_alive()  # still retrying its sign-in: the environment read was its own
+    finally:
+        worker.terminate()
+        worker.join(30)
+        out.close()
+    assert worker.exitcode is not None
