@@ -110,6 +110,10 @@ class Phase(IntEnum):
     GAME_OVER = 4
 
 
+_PHASES = tuple(Phase(value) for value in range(len(Phase)))
+"""Phase by its number (the C core's `_phase`)."""
+
+
 class IllegalReason(IntEnum):
     """Why an action was refused; the same numbers as the C `trix_status`."""
 
@@ -310,7 +314,7 @@ class Game(_core.Game):
 
     @property
     def phase(self) -> Phase:
-        return Phase(self._phase)
+        return _PHASES[self._phase]  # an enum call per look was a visible share of the table's action
 
     @property
     def contract(self) -> Contract | None:

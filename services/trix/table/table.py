@@ -53,8 +53,13 @@ def variant_contracts(variant: engine.Variant) -> tuple[engine.Contract, ...]:
     return TRIX_CONTRACTS
 
 
+CARD_TEXT = tuple(engine.card_str(card) for card in range(52))
+"""Each card's text (`engine.card_str`), worked out once: an action's events and a seat's
+legal moves name a dozen cards."""
+
+
 def card_pb(card: int) -> common_pb2.Card:
-    return common_pb2.Card(id=card, text=engine.card_str(card))
+    return common_pb2.Card(id=card, text=CARD_TEXT[card])
 
 
 def contract_pb(contract: int | None) -> common_pb2.Contract.ValueType:
@@ -117,17 +122,29 @@ def from_ms(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, UTC)
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def set_time(stamp: Timestamp, when: datetime) -> None:
+    """`stamp.FromDatetime(when)` for a UTC datetime, without protobuf's Python conversion
+    through a time tuple and `calendar.timegm` (twice per action: the events' time and the
+    turn's deadline): the same seconds and nanoseconds."""
+    delta = when - EPOCH
+    stamp.seconds = delta.days * 86400 + delta.seconds
+    stamp.nanos = delta.microseconds * 1000
+
+
 _last_stamp: tuple[datetime | None, Timestamp] = (None, Timestamp())
 
 
 def _stamp(now: datetime) -> Timestamp:
     """`now` as an event's time: converted once for all the events of an entry (they share
-    one `now`), since protobuf's `FromDatetime` is Python code. Never modified by callers."""
+    one `now`). Never modified by callers."""
     global _last_stamp
     when, stamp = _last_stamp
     if when is not now:
         stamp = Timestamp()
-        stamp.FromDatetime(now)
+        set_time(stamp, now)
         _last_stamp = (now, stamp)
     return stamp
 
@@ -387,7 +404,7 @@ class Table:
             deal_index=0 if self.game is None else self.game.deal_index,
             client_seeds=client_seeds,
         )
-        body.deadline.FromDatetime(deadline)
+        set_time(body.deadline, deadline)
         if client_seeds or self.game is None or decision == common_pb2.DECISION_UNSPECIFIED or not seats:
             event = self._emit(out, now, ALL, turn_started=body)
         else:
