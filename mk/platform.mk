@@ -63,7 +63,7 @@ test: lint typecheck proto-check buf-lint buf-breaking test-c asan web-proto-che
 integration: $(STAMP_DEV) ## integration tests only: real NATS, real gRPC, real processes
 	$(PY) -m pytest -q --timeout=300 tests/foundation $(PYTEST_ARGS)
 
-bench-nats-reads: $(STAMP_DEV) ## CPU per received NATS message with read windows of 0, 5 and 20 ms (ADR 0019), as ratios to window 0 in the same run (RATE=1600 SECONDS=12); last line: JSON
+bench-nats-reads: $(STAMP_DEV) ## CPU per received NATS message with read windows of 0, 5 and 20 ms and with direct delivery (ADR 0019), as ratios to window 0 in the same run (RATE=1600 SECONDS=12); last line: JSON
 	@PYTHONPATH=services:tests:tests/foundation $(PY) tests/foundation/bench_read_window.py --rate $${RATE:-1600} --seconds $${SECONDS:-12}
 
 up: $(STAMP_RUN) ## install and start the platform on loopback (`trix up`; UP_ARGS="--replicas table=3")

@@ -67,7 +67,7 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
     """The edge: the seats' gRPC streams; in `CHAIN_SINGLE` also the table's work."""
     from nats.js.api import StorageType, StreamConfig
 
-    from trix.natsio.coalesce import new_client
+    from trix.natsio.coalesce import new_client, subscribe_direct
     from trix.runtime.config import RuntimeConfig
 
     # The gateway's read window (ADR 0019): the floor reads as the chain it stands beside.
@@ -77,11 +77,11 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
     await js.add_stream(StreamConfig(name=STREAM, subjects=["floor.log.>"], storage=StorageType.FILE))
     seats: dict[str, list[asyncio.Queue[bytes]]] = {}
 
-    async def on_event(msg: Any) -> None:
+    def on_event(msg: Any) -> None:
         for q in seats.get(msg.subject.rsplit(".", 1)[1], ()):
             q.put_nowait(msg.data)
 
-    await nc.subscribe("floor.evt.*", cb=on_event)
+    await subscribe_direct(nc, "floor.evt.*", on_event)  # delivered as the platform's are (ADR 0019)
 
     async def stream(requests: AsyncIterator[bytes], _context: grpc.aio.ServicerContext[bytes, bytes]) -> Any:
         out: asyncio.Queue[bytes] = asyncio.Queue()
@@ -118,7 +118,7 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
 async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     """The table process of `CHAIN_SPLIT`: each command appended (acked), then fanned out; the
     tables' commands concurrently (a subscription's callbacks run one at a time)."""
-    from trix.natsio.coalesce import new_client
+    from trix.natsio.coalesce import new_client, subscribe_direct
     from trix.runtime.config import RuntimeConfig
 
     nc = new_client(RuntimeConfig.from_env("table").nats_read_window_s)  # the table's read window (ADR 0019)
@@ -126,12 +126,12 @@ async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     js = nc.jetstream()
     running: set[asyncio.Task[None]] = set()
 
-    async def on_command(msg: Any) -> None:
+    def on_command(msg: Any) -> None:
         task = asyncio.ensure_future(_append_and_fan_out(js, nc, msg.subject.rsplit(".", 1)[1], msg.data))
         running.add(task)
         task.add_done_callback(running.discard)
 
-    await nc.subscribe("floor.cmd.*", cb=on_command)
+    await subscribe_direct(nc, "floor.cmd.*", on_command)
     await nc.flush()
     ready.set()
     try:

@@ -1,10 +1,11 @@
 """Benchmark of coalesced NATS reads (ADR 0019): the subscriber's CPU per received message
-with read windows of 0 (the library's own client), 5 and 20 ms, on one wildcard
-subscription (the timers' shape) and on 1,000 subscriptions (the gateway's), at a steady
-publish rate on a real nats-server, each subscriber on the services' event loop (uvloop).
+with read windows of 0 (reads at once, as the library does), 5 and 20 ms, and with window 0
+and direct delivery (`subscribe_direct`: no task step per message, ADR 0019 addendum), on one
+wildcard subscription (the timers' shape) and on 1,000 subscriptions (the gateway's), at a
+steady publish rate on a real nats-server, each subscriber on the services' event loop (uvloop).
 
 `make bench-nats-reads` (RATE=1600 SECONDS=12): one JSON line per case, then a summary line
-with every case's CPU per message as a ratio to the window-0 figure of the same run.
+with every case's CPU per message as a ratio to the window-0 queued figure of the same run.
 """
 
 from __future__ import annotations
@@ -19,27 +20,31 @@ from pathlib import Path
 from typing import Any
 
 from support.nats import NatsServer
-from trix.natsio.coalesce import new_client
+from trix.natsio.coalesce import new_client, subscribe_direct
 from trix.runtime import eventloop
 
-WINDOWS_MS = (0.0, 5.0, 20.0)
+CASES = ((0.0, False), (5.0, False), (20.0, False), (0.0, True))
+"""(read window in ms, direct delivery)"""
 SHAPES = {"one-wildcard": 1, "1000-subjects": 1000}
 
 
-async def _subscribe(url: str, window_ms: float, subs: int, seconds: float, ready: Any, out: Any) -> None:
+async def _subscribe(url: str, window_ms: float, direct: bool, subs: int, seconds: float, ready: Any, out: Any) -> None:
     nc = new_client(window_ms / 1000)
     await nc.connect(url)
     received = 0
 
-    async def on_msg(_msg: Any) -> None:
+    def count(_msg: Any) -> None:
         nonlocal received
         received += 1
 
-    if subs == 1:
-        await nc.subscribe("bench.>", cb=on_msg)
-    else:
-        for i in range(subs):
-            await nc.subscribe(f"bench.{i}.*", cb=on_msg)
+    async def on_msg(msg: Any) -> None:
+        count(msg)
+
+    for subject in ["bench.>"] if subs == 1 else [f"bench.{i}.*" for i in range(subs)]:
+        if direct:
+            await subscribe_direct(nc, subject, count)
+        else:
+            await nc.subscribe(subject, cb=on_msg)
     await nc.flush()
     ready.set()
     await asyncio.sleep(2.0)  # the publisher reaches its rate
@@ -50,8 +55,8 @@ async def _subscribe(url: str, window_ms: float, subs: int, seconds: float, read
     out.put({"messages": got, "cpu_ms_per_msg": round(cpu * 1000 / max(got, 1), 4)})
 
 
-def _subscriber_main(url: str, window_ms: float, subs: int, seconds: float, ready: Any, out: Any) -> None:
-    eventloop.run(_subscribe(url, window_ms, subs, seconds, ready, out))
+def _subscriber_main(url: str, window_ms: float, direct: bool, subs: int, seconds: float, ready: Any, out: Any) -> None:
+    eventloop.run(_subscribe(url, window_ms, direct, subs, seconds, ready, out))
 
 
 async def _publish(url: str, rate: float, seconds: float, subjects: int) -> None:
@@ -70,10 +75,10 @@ async def _publish(url: str, rate: float, seconds: float, subjects: int) -> None
     await nc.close()
 
 
-def run_case(url: str, window_ms: float, subs: int, rate: float, seconds: float) -> dict[str, Any]:
+def run_case(url: str, window_ms: float, direct: bool, subs: int, rate: float, seconds: float) -> dict[str, Any]:
     ctx = multiprocessing.get_context("spawn")
     ready, out = ctx.Event(), ctx.Queue()
-    proc = ctx.Process(target=_subscriber_main, args=(url, window_ms, subs, seconds, ready, out))
+    proc = ctx.Process(target=_subscriber_main, args=(url, window_ms, direct, subs, seconds, ready, out))
     proc.start()
     try:
         if not ready.wait(60):
@@ -100,14 +105,15 @@ def main() -> None:
             summary: dict[str, Any] = {"rate_per_s": args.rate}
             for shape, subs in SHAPES.items():
                 base = 0.0
-                for window in WINDOWS_MS:
-                    case = run_case(server.url, window, subs, args.rate, args.seconds)
-                    case.update(shape=shape, window_ms=window)
+                for window, direct in CASES:
+                    case = run_case(server.url, window, direct, subs, args.rate, args.seconds)
+                    case.update(shape=shape, window_ms=window, direct=direct)
                     print(json.dumps(case), flush=True)
-                    if window == 0:
+                    if window == 0 and not direct:
                         base = case["cpu_ms_per_msg"]
                     else:
-                        summary[f"{shape}_{window:g}ms_ratio"] = round(case["cpu_ms_per_msg"] / base, 3)
+                        name = f"{shape}_{window:g}ms{'_direct' if direct else ''}_ratio"
+                        summary[name] = round(case["cpu_ms_per_msg"] / base, 3)
             print(json.dumps(summary), flush=True)
         finally:
             server.stop()

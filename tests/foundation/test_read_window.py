@@ -1,7 +1,10 @@
 """Coalesced NATS reads (`trix.natsio.coalesce`, ADR 0019), on a real nats-server: a busy
 connection reads its socket at most once per window and takes what came in one read; the
 first message after a quiet spell is read at once; the window survives a reconnect; no
-message is lost or reordered; a window of 0 is the library's own client."""
+message is lost or reordered; a window of 0 reads at once. Direct delivery (ADR 0019
+addendum): a direct subscription's callback, and the reply of a request, run right where the
+read loop parses the message, in order, with no task step; a direct callback's error goes to
+the connection's error callback and the messages after it still come."""
 
 from __future__ import annotations
 
@@ -12,12 +15,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from foundation_support import connected
-from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from support.nats import NatsServer
 from support.waiting import eventually
-from trix.natsio.coalesce import CoalescingClient
+from trix.natsio.coalesce import DIRECT_ATTR, CoalescingClient, _WindowedReads, subscribe_direct
 from trix.runtime.config import NATS_READ_WINDOW_MS, RuntimeConfig
 
 WINDOW_S = 1.5
@@ -109,13 +111,60 @@ async def test_the_read_window_holds_across_a_reconnect(nats_server: NatsServer)
             assert got.items[1][0] - read_at >= WINDOW_S * 0.6, "the new connection's reads are not windowed"
 
 
-async def test_a_zero_window_is_the_plain_client_and_services_default_to_theirs(nats_server: NatsServer) -> None:
+async def test_a_zero_window_reads_at_once_and_services_default_to_theirs(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "window-none") as conn:
-        assert type(conn.client) is Client
-    async with connected(nats_server.url, "window-some", read_window_s=0.005) as conn:
         assert isinstance(conn.client, CoalescingClient)
+        assert not isinstance(conn.client._transport, _WindowedReads)
+    async with connected(nats_server.url, "window-some", read_window_s=0.005) as conn:
+        assert isinstance(conn.client._transport, _WindowedReads)
     assert RuntimeConfig.from_env("timers", {}).nats_read_window_s == NATS_READ_WINDOW_MS["timers"] / 1000
     for service in ("gateway", "table", "matchmaking", "scoring"):  # the move path reads at once
         assert RuntimeConfig.from_env(service, {}).nats_read_window_s == 0.0
     assert RuntimeConfig.from_env("gateway", {"TRIX_NATS_READ_WINDOW_MS": "5"}).nats_read_window_s == 0.005
     assert RuntimeConfig.from_env("timers", {"TRIX_NATS_READ_WINDOW_MS": "0"}).nats_read_window_s == 0.0
+
+
+async def test_a_direct_subscription_gets_every_message_in_order_on_the_read_loop(nats_server: NatsServer) -> None:
+    errors: list[Exception] = []
+
+    async def on_error(exc: Exception) -> None:
+        errors.append(exc)
+
+    async with (
+        windowed(nats_server.url, 0.0, error_cb=on_error) as reader,
+        connected(nats_server.url, "direct-writer") as writer,
+    ):
+        got: list[bytes] = []
+        ran_on: set[asyncio.Task[Any] | None] = set()
+
+        def on_msg(msg: Msg) -> None:
+            ran_on.add(asyncio.current_task())
+            if msg.data == b"boom":
+                raise ValueError("a direct callback's bug")
+            got.append(msg.data)
+
+        sub = await subscribe_direct(reader, "direct.*", on_msg)
+        await reader.flush()
+        sent = [str(i).encode() for i in range(300)]
+        for data in [*sent[:150], b"boom", *sent[150:]]:
+            await writer.client.publish("direct.x", data)
+        await writer.client.flush()
+        await eventually(lambda: len(got) >= len(sent), what="every direct message")
+        assert got == sent  # none lost, none reordered, the ones after the error too
+        assert ran_on == {reader._reading_task}  # called where the read loop parses, no task of its own
+        assert sub._pending_queue.qsize() == 0 and sub._received == len(sent) + 1
+        assert [str(e) for e in errors] == ["a direct callback's bug"]
+
+
+async def test_a_requests_reply_is_delivered_directly(nats_server: NatsServer) -> None:
+    async with windowed(nats_server.url, 0.0) as client, connected(nats_server.url, "direct-answerer") as answerer:
+
+        async def answer(msg: Msg) -> None:
+            await msg.respond(b"re:" + msg.data)
+
+        await answerer.client.subscribe("ask", cb=answer)
+        await answerer.client.flush()
+        replies = [await client.request("ask", f"q{i}".encode(), timeout=10) for i in range(20)]
+        assert [r.data for r in replies] == [f"re:q{i}".encode() for i in range(20)]
+        muxes = [sub for sub in client._subs.values() if getattr(sub, DIRECT_ATTR, None) is not None]
+        assert len(muxes) == 1 and muxes[0].subject.endswith(".*")  # the replies' wildcard, direct

@@ -35,6 +35,7 @@ from trix.errors import DomainError, Unavailable, error_kind, from_kind
 from trix.gateway.config import GatewayConfig
 from trix.gateway.service import SPECTATOR, AccountsPort, GatewayService, PresencePort, TablePort
 from trix.natsio import seatstream, subjects
+from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET
 from trix.natsio.publish import JetStreams, ask_until, publish_once
@@ -133,11 +134,11 @@ class NatsTables:
         async with self._reply_lock:
             if self._reply_sub is None or self._reply_client is not nc:
                 prefix = nc.new_inbox()
-                self._reply_sub = await nc.subscribe(f"{prefix}.*", cb=self._on_reply)
+                self._reply_sub = await subscribe_direct(nc, f"{prefix}.*", self._on_reply)
                 self._reply_prefix, self._reply_client = prefix, nc
         return self._reply_prefix
 
-    async def _on_reply(self, msg: Msg) -> None:
+    def _on_reply(self, msg: Msg) -> None:
         waiting = self._waiting.get(msg.subject)
         if waiting is None or waiting.done():
             return  # an attempt given up on, or answered already by its cause

@@ -14,15 +14,31 @@ window. Only the timers use a window by default (ADR 0019).
 What it costs: a message waits at most `window_s` before it is read, and only when an
 earlier read happened less than `window_s` before: the first message after a quiet spell
 is read at once, so an idle connection adds no latency at all. Writes (publishes,
-requests, PONGs) are never delayed. `new_client(0)` is the library's own client.
+requests, PONGs) are never delayed. `new_client(0)` reads at once, as the library does.
+
+Direct delivery (ADR 0019 addendum): nats-py hands every message of a callback subscription
+to that subscription's own task through an asyncio queue (a put, a task wake-up, a get, a
+coroutine for the callback, a `task_done`), one task step per message. A subscription made
+with `subscribe_direct` has a plain function for a callback, called by `CoalescingClient`
+right where the parser hands the message over, in arrival order, with no queue and no task
+step; so are the replies of the client's own requests (JetStream publishes' acks, KV
+operations). A direct callback must not block and must not raise (what it raises goes to the
+connection's error callback, as a queued callback's errors do).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+
+DirectCallback = Callable[[Msg], None]
+DIRECT_ATTR = "_trix_direct"
+"""The attribute of a nats-py `Subscription` holding its direct callback (`subscribe_direct`)."""
 
 
 class _WindowedReads:
@@ -66,11 +82,46 @@ class _WindowedReads:
 
 
 class CoalescingClient(Client):
-    """A nats-py client that reads its socket at most once per `window_s` (0: at once)."""
+    """A nats-py client that reads its socket at most once per `window_s` (0: at once), and
+    delivers the messages of direct subscriptions (`subscribe_direct`) and of its own
+    requests' replies without a task step each."""
 
     def __init__(self, window_s: float) -> None:
         self._read_window_s = window_s
         super().__init__()
+
+    async def _process_msg(self, sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes) -> None:
+        sub = self._subs.get(sid)
+        direct: DirectCallback | None = None if sub is None else getattr(sub, DIRECT_ATTR, None)
+        if direct is None:
+            await super()._process_msg(sid, subject, reply, data, headers)
+            return
+        self.stats["in_msgs"] += 1
+        self.stats["in_bytes"] += len(data)
+        sub._received += 1  # type: ignore[union-attr]  # `direct` is None without a subscription
+        msg = self._build_message(sid, subject, reply, data, await self._process_headers(headers))
+        try:
+            direct(msg)
+        except Exception as exc:  # noqa: BLE001 - as a queued callback's error: the connection's error callback
+            await self._error_cb(exc)
+
+    async def _init_request_sub(self) -> None:
+        await super()._init_request_sub()
+        # The replies' wildcard subscription nats-py just made: its callback only completes
+        # the request's future, so it may run directly.
+        assert self._resp_sub_prefix is not None
+        mux_subject = self._resp_sub_prefix.decode() + "*"
+        for sub in self._subs.values():
+            if sub.subject == mux_subject and sub._cb == self._request_sub_callback:
+                setattr(sub, DIRECT_ATTR, self._request_reply)
+
+    def _request_reply(self, msg: Msg) -> None:
+        """nats-py's `_request_sub_callback`, without its coroutine: the reply completes the
+        future of the request its subject's last token names (an answer too late is dropped)."""
+        prefix = self._resp_sub_prefix
+        future = None if prefix is None else self._resp_map.get(msg.subject[len(prefix) :])
+        if future is not None and not future.done():
+            future.set_result(msg)
 
     @property
     def _transport(self) -> Any:
@@ -85,5 +136,17 @@ class CoalescingClient(Client):
 
 
 def new_client(window_s: float) -> Client:
-    """The client for a read window: a `CoalescingClient`, or nats-py's own for 0."""
-    return CoalescingClient(window_s) if window_s > 0 else Client()
+    """The client for a read window (0: reads at once)."""
+    return CoalescingClient(window_s)
+
+
+async def subscribe_direct(nc: Client, subject: str, cb: DirectCallback, *, queue: str = "") -> Subscription:
+    """A core subscription whose messages `cb` gets directly (see the module docstring), in
+    order; on a client that is not a `CoalescingClient`, through nats-py's own task."""
+
+    async def queued(msg: Msg) -> None:
+        cb(msg)
+
+    sub = await nc.subscribe(subject, queue=queue, cb=queued)
+    setattr(sub, DIRECT_ATTR, cb)
+    return sub

@@ -39,6 +39,7 @@ from nats.aio.subscription import Subscription
 
 from trix.errors import NotFound, Unavailable
 from trix.natsio import subjects
+from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.v1 import events_pb2, table_pb2
 
@@ -354,7 +355,7 @@ class LiveFeeds:
     async def _open(self, feed: _Feed, timeout_s: float) -> Subscription:
         nc = self.nats.client
 
-        async def on_msg(msg: Msg) -> None:
+        def on_msg(msg: Msg) -> None:  # direct: no await, called where the message is parsed
             try:
                 batch = events_pb2.TableEventBatch.FromString(msg.data)
             except DecodeError:
@@ -371,7 +372,7 @@ class LiveFeeds:
 
         sub: Subscription | None = None
         try:
-            sub = await nc.subscribe(feed.subject, cb=on_msg)
+            sub = await subscribe_direct(nc, feed.subject, on_msg)
             await nc.flush(timeout=max(1, round(timeout_s)))  # subscribed before the owner is asked
         except BaseException:
             if self._feeds.get(feed.subject) is feed:

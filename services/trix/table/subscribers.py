@@ -46,6 +46,7 @@ from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.errors import InvalidArgument, Unavailable, from_kind
 from trix.natsio import seatstream, subjects
+from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, JetStreams, ask_until, publish_once
@@ -554,8 +555,8 @@ class ShardRouter:
         for shard in shards:
             if shard in self.subs or shard not in self.manager.held:
                 continue
-            self.subs[shard] = await self.nats.client.subscribe(
-                subjects.table_commands_of_shard(shard), cb=self._on_command
+            self.subs[shard] = await subscribe_direct(
+                self.nats.client, subjects.table_commands_of_shard(shard), self._on_command
             )
         log.info("shards serving", shards=shards, tables=count, rebuild_s=round(time.perf_counter() - t0, 3))
 
@@ -584,7 +585,8 @@ class ShardRouter:
         dropped = self.service.forget(lambda t: subjects.table_shard(t) == shard)
         log.info("shard dropped", shard=shard, tables=dropped)
 
-    async def _on_command(self, msg: Msg) -> None:
+    def _on_command(self, msg: Msg) -> None:
+        """Direct (`subscribe_direct`): each command on a task of its own, at once."""
         shard = shard_of_subject(msg.subject)
         if not self.serving(shard):
             return  # not ours (any more): no answer, the owner's comes, or the caller retries

@@ -33,6 +33,7 @@ from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from trix.natsio import seatstream, subjects
+from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import STOP_WAIT_S, PullConsumer
 from trix.natsio.publish import publish_once
@@ -208,7 +209,7 @@ class TimersNats:
             asyncio.ensure_future(self._watch_members(replicas)),
             asyncio.ensure_future(self._heartbeat(replicas)),
         ]
-        self.events_sub = await self.nats.client.subscribe(subjects.all_public_events(), cb=self._on_batch)
+        self.events_sub = await subscribe_direct(self.nats.client, subjects.all_public_events(), self._on_batch)
         await asyncio.wait_for(self.watch_ready.wait(), 30)
         self.service.start()
         self.tasks.append(asyncio.ensure_future(self._catch_up_at_start()))
@@ -316,10 +317,10 @@ class TimersNats:
 
         return await seatstream.owner_history(table_id, None, send, limit=READ_BATCH)(after)
 
-    async def _on_batch(self, msg: Msg) -> None:
-        """One action's public events: folded in at once when they need no store
-        (`TimersService.fold_in_memory`, the steady path: no task), else queued behind the
-        table's previous batch (its lane)."""
+    def _on_batch(self, msg: Msg) -> None:
+        """One action's public events (direct, `subscribe_direct`): folded in at once when they
+        need no store (`TimersService.fold_in_memory`, the steady path: no task), else queued
+        behind the table's previous batch (its lane)."""
         try:
             batch = events_pb2.TableEventBatch.FromString(msg.data).events
         except Exception:  # noqa: BLE001 - a poison message must not stop the subscription
