@@ -227,3 +227,33 @@ def test_a_turn_deadline_is_read_as_utc_whatever_the_local_time_zone() -> None:
         time.tzset()
     assert doc.turn is not None and doc.turn.deadline == 1_800_000_012.5
     assert doc.turn.slots["1"].due == 1_800_000_012.5
+
+
+async def test_a_finished_table_leaves_memory_and_a_late_event_for_it_changes_nothing() -> None:
+    """docs/rules.md §9-§10: a finished table has no deadline left, so a replica does not keep
+    its document in memory (one that ran for weeks held every table it ever timed); the stored
+    document says it is finished, and an event that comes late for it (a redelivery) is read
+    against that: no write, no deadline, nothing held again."""
+    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
+    store = CountingStore()
+    service = TimersService(config, store, NoTable(), clock=ManualClock(), replica_id="r1")
+    for table_id in ("t1", "t2"):
+        created = events_pb2.Event(table_id=table_id, sequence=1)
+        created.table_created.seats.add(index=0, player_id="p0")
+        await service.on_events([created, _turn(table_id, 2)])
+    assert service.tables_in_memory() == 2 and service.known_sequence("t1") == 2
+
+    ended = events_pb2.Event(table_id="t1", sequence=3)
+    ended.game_ended.ranking.extend([1, 2, 3, 4])
+    await service.on_events([ended])
+    assert service.tables_in_memory() == 1  # t2 still plays
+    assert service.known_sequence("t1") == 0
+    assert TableDoc.from_json(store.docs[table_key("t1")][0]).finished
+    assert (await service.table_doc("t1")).finished  # read from the store
+
+    puts = store.puts
+    await service.on_events([_turn("t1", 2)])  # late: before the end
+    service.on_doc("t1", store.docs[table_key("t1")][0], store.docs[table_key("t1")][1] + 1)  # a watch echo
+    assert store.puts == puts
+    assert service.tables_in_memory() == 1
+    assert await service.pending_deadlines("t1") == []

@@ -895,10 +895,7 @@ class TimersService:
         """A document changed in the store (the KV watch): reschedule the table (the turn this
         replica folded stays if it is newer than the written one)."""
         if data is None:
-            self._docs.pop(table_id, None)
-            self._due.pop(table_id, None)
-            self._known.pop(table_id, None)
-            self._owners.pop(table_id, None)
+            self._forget(table_id)
             return
         if revision:
             if self.knows(table_id, revision):
@@ -907,6 +904,16 @@ class TimersService:
         doc = TableDoc.from_json(data)
         _keep_newer_turn(doc, self._docs.get(table_id))
         self._index(doc)
+
+    def _forget(self, table_id: str) -> None:
+        self._docs.pop(table_id, None)
+        self._due.pop(table_id, None)
+        self._known.pop(table_id, None)
+        self._owners.pop(table_id, None)
+
+    def tables_in_memory(self) -> int:
+        """Tables this replica holds a document of (the unfinished ones it has heard of)."""
+        return len(self._docs)
 
     def on_members(self, members: set[str]) -> None:
         """The live replicas changed (heartbeats): recompute who fires what."""
@@ -918,6 +925,13 @@ class TimersService:
             self._index(doc)
 
     def _index(self, doc: TableDoc) -> None:
+        if doc.finished:
+            # A finished table has no deadline left (docs/rules.md §9, §10): nothing of it stays
+            # in memory, or a long-running replica would hold every table it ever timed. Its
+            # stored document says it is finished; an event that comes late for it reads that
+            # (`_mutate`) and changes nothing.
+            self._forget(doc.table_id)
+            return
         self._docs[doc.table_id] = doc
         due = next_due(doc, self.config.claim_timeout_s)
         if due is None:
