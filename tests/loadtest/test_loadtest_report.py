@@ -44,3 +44,52 @@ def test_window_cpu_sums_the_replicas_of_a_service_and_keeps_each_apart() -> Non
     assert cpu["replicas_ms_per_action"] == {"gateway-1": 3.0, "gateway-2": 1.0, "table-1": 0.5}
     assert cpu["platform_ms_per_action"] == pytest.approx(6.5)
     assert "replicas_ms_per_action" not in window_cpu([_row(gateway=30.0)], actions_per_s=100.0)
+
+
+SAMPLER_CHILD = """
+import json, time
+from trix.loadtest.runner import Sampler
+sampler = Sampler({})
+sampler.start()
+print("started", flush=True)
+time.sleep(8.0)
+sampler.stop.set()
+print(json.dumps(sampler.pauses), flush=True)
+"""
+
+
+def test_a_stopped_box_is_seen_by_the_sampler_as_a_pause() -> None:
+    """Issue 16: a window in which the host stopped the whole virtual machine (every process,
+    the load test's own too) is reported, so its latencies and errors are not read as the
+    platform's. A process stopped with SIGSTOP for 4 s is what such a pause looks like from
+    inside: its sampler wakes 3-4 s late (its one-second step), once; jitter is no pause."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from trix.loadtest.runner import PAUSE_S, box_pauses
+
+    assert box_pauses([0.0, 1.0, 2.01, 3.0]) == []  # a scheduler's jitter is not a pause
+    child = subprocess.Popen(
+        [sys.executable, "-c", SAMPLER_CHILD], stdout=subprocess.PIPE, text=True, env={**os.environ}
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "started"
+        time.sleep(1.5)
+        child.send_signal(signal.SIGSTOP)
+        time.sleep(4.0)
+        child.send_signal(signal.SIGCONT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    pauses = json.loads(out.strip().splitlines()[-1])
+    assert len(pauses) == 1
+    at, seconds = pauses[0]
+    assert PAUSE_S <= seconds <= 4.0 + 2.0  # generous: a loaded 2-core box wakes late too
+    assert abs(at - time.time()) < 60
