@@ -22,7 +22,7 @@ from trix.v1 import events_pb2
 
 
 def test_subjects_are_built_and_checked() -> None:
-    assert subjects.seat_events("t1", 2) == "trix.table.evt.t1.seat.2"
+    assert subjects.table_feed("t1") == "trix.table.evt.t1.feed"
     assert subjects.public_events("t1") == "trix.table.evt.t1.public"
     shard = subjects.table_shard("t1")
     assert subjects.table_command("t1") == f"trix.table.cmd.{shard}.t1"
@@ -32,7 +32,7 @@ def test_subjects_are_built_and_checked() -> None:
         with pytest.raises(InvalidArgument):
             subjects.table_log(bad)
     with pytest.raises(InvalidArgument):
-        subjects.seat_events("t1", 4)
+        subjects.table_feed("t1.>")
 
 
 async def test_provisioning_is_idempotent(nats_server: NatsServer) -> None:

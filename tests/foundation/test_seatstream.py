@@ -1,10 +1,10 @@
-"""A seat's stream from the public subject and the seat's own copies (ADR 0003 decision 14):
-every sequence once and in order, the seat's own copy where there is one (docs/rules.md §14: the
-hand), whatever order the two subjects deliver in, what was missed then live, holes filled
-from the table's owner (issue 16); a spectator's stream is the public subject.
+"""A seat's stream from the table feed's public copies and the seat's own copies (ADR 0003
+decision 14): every sequence once and in order, the seat's own copy where there is one
+(docs/rules.md §14: the hand), whatever order they come in, what was missed then live, holes
+filled from the table's owner (issue 16); a spectator's stream is the public copies alone.
 
 `Owner` plays the table owner's two parts these tests need, on the real nats-server: it
-publishes each event as a core NATS batch on its subject and answers `History` the way
+publishes each copy as a core NATS batch of its own on the table's feed and answers `History` the way
 `TableService.read_events` does (the seat's own copy where it has one, else the public one).
 The real owner's side is tested in tests/table (test_turn_copies, test_event_sink)."""
 
@@ -37,22 +37,25 @@ class Owner:
         self.own: dict[int, dict[int, events_pb2.Event]] = {s: {} for s in range(4)}
         self.asked = 0
 
-    async def put(self, subject: str, event: events_pb2.Event, *, lost: bool = False) -> None:
-        """Publish one event on `subject` (as a one-event batch); `lost`: kept, never delivered."""
+    async def put(self, seat: int | None, event: events_pb2.Event, *, lost: bool = False) -> None:
+        """Publish one event on the table's feed as a batch of its own: a public copy (`seat`
+        None) or `seat`'s own copy; `lost`: kept, never delivered."""
         event.table_id = self.table_id
-        if subject == subjects.public_events(self.table_id):
+        if seat is None:
             self.public[event.sequence] = event
         else:
-            self.own[int(subject.rsplit(".", 1)[1])][event.sequence] = event
+            self.own[seat][event.sequence] = event
         if not lost:
-            batch = events_pb2.TableEventBatch(events=[event])
-            await self.conn.client.publish(subject, batch.SerializeToString())
+            await self.deliver(seat, event.sequence)
 
-    async def deliver(self, subject: str, sequence: int) -> None:
+    async def deliver(self, seat: int | None, sequence: int) -> None:
         """Publish a copy put with `lost=True`, late."""
-        copies = self.public if subject == subjects.public_events(self.table_id) else self.own[int(subject[-1])]
-        batch = events_pb2.TableEventBatch(events=[copies[sequence]])
-        await self.conn.client.publish(subject, batch.SerializeToString())
+        if seat is None:
+            batch = events_pb2.TableEventBatch(events=[self.public[sequence]])
+        else:
+            copies = events_pb2.SeatCopies(seat=seat, events=[self.own[seat][sequence]])
+            batch = events_pb2.TableEventBatch(seats=[copies])
+        await self.conn.client.publish(subjects.table_feed(self.table_id), batch.SerializeToString())
 
     def history(self, seat: int | None) -> seatstream.History:
         async def read(after: int) -> list[events_pb2.Event]:
@@ -115,7 +118,7 @@ def test_merger_stops_at_a_gap_and_skips_what_it_already_gave() -> None:
 
 async def test_follow_reads_what_it_missed_then_live_with_own_copies_in_any_order(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-seatstream") as conn:
-        public, own, other = subjects.public_events(T), subjects.seat_events(T, 2), subjects.seat_events(T, 3)
+        public, own, other = None, 2, 3
         owner = Owner(conn, T)
         put = owner.put
 
@@ -192,7 +195,7 @@ def test_other_seats_and_spectators_take_a_public_turn_without_waiting() -> None
 async def test_follow_gives_the_seat_due_its_own_turn_and_the_others_the_public_one(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-seatstream-turns") as conn:
         t = "ss2"
-        public, own = subjects.public_events(t), subjects.seat_events(t, 1)
+        public, own = None, 1
         owner = Owner(conn, t)
         put = owner.put
 
@@ -230,7 +233,7 @@ async def test_four_seats_and_a_spectator_share_one_subscription_each_gets_its_o
 ) -> None:
     async with connected(nats_server.url, "test-seatstream-shared") as conn:
         t = "ss3"
-        public = subjects.public_events(t)
+        public, feed = None, subjects.table_feed(t)
         owner = Owner(conn, t)
         put = owner.put
         feeds = seatstream.LiveFeeds(conn)
@@ -238,15 +241,14 @@ async def test_four_seats_and_a_spectator_share_one_subscription_each_gets_its_o
         readers = {s: owner.follow(s, feeds) for s in (0, 1, 2, 3, None)}
         for stream in readers.values():
             assert (await asyncio.wait_for(anext(stream), 30)).sequence == 1
-        first = subscribed(conn, public)
-        assert len(first) == 1 and feeds.subjects()[public] == 5
-        for s in range(4):
-            assert len(subscribed(conn, subjects.seat_events(t, s))) == 1
+        first = subscribed(conn, feed)
+        assert len(first) == 1 and feeds.subjects()[feed] == 5
+        assert [sub.subject for sub in conn.client._subs.values() if t in sub.subject] == [feed]  # the table's one
         # Live: a deal (own copies first), a turn with seat 1's legal cards, a plain turn, the end.
         for s in range(4):
-            await put(subjects.seat_events(t, s), dealt(2, [10 * s, 10 * s + 1]))
+            await put(s, dealt(2, [10 * s, 10 * s + 1]))
         await put(public, dealt(2, []))
-        await put(subjects.seat_events(t, 1), due(3, 1, [7, 9]))
+        await put(1, due(3, 1, [7, 9]))
         await put(public, due(3, 1))
         await put(public, turn(4))
         await put(public, ended(5))
@@ -256,36 +258,36 @@ async def test_four_seats_and_a_spectator_share_one_subscription_each_gets_its_o
             assert hands(got) == [[] if s is None else [10 * s, 10 * s + 1]], s
             assert legal(got) == [[7, 9] if s == 1 else [], []], s
         # The last reader gone, so is the subscription; a new reader gets a fresh one.
-        assert subscribed(conn, public) == [] and feeds.subjects() == {}
+        assert subscribed(conn, feed) == [] and feeds.subjects() == {}
         again = owner.follow(2, feeds)
         assert (await asyncio.wait_for(anext(again), 30)).sequence == 1
-        fresh = subscribed(conn, public)
+        fresh = subscribed(conn, feed)
         assert len(fresh) == 1 and fresh != first
         rest = await asyncio.wait_for(_all(again), 30)
         assert [e.sequence for e in rest] == [2, 3, 4, 5] and hands(rest) == [[20, 21]]
-        assert subscribed(conn, public) == [] and subscribed(conn, subjects.seat_events(t, 2)) == []
+        assert not [sub for sub in conn.client._subs.values() if t in sub.subject]
         assert await no_consumer(conn)
 
 
 async def test_a_late_reader_gets_the_missed_events_then_the_live_ones_once(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-seatstream-late") as conn:
         t = "ss4"
-        public = subjects.public_events(t)
+        public, feed = None, subjects.table_feed(t)
         owner = Owner(conn, t)
         put = owner.put
         feeds = seatstream.LiveFeeds(conn)
         await put(public, turn(1))
         early = owner.follow(0, feeds)
         assert (await asyncio.wait_for(anext(early), 30)).sequence == 1
-        await put(subjects.seat_events(t, 0), dealt(2, [4]))
-        await put(subjects.seat_events(t, 1), dealt(2, [5]))
+        await put(0, dealt(2, [4]))
+        await put(1, dealt(2, [5]))
         await put(public, dealt(2, []))
         await put(public, turn(3))
         assert [e.sequence for e in await _take(early, 2)] == [2, 3]
         late = owner.follow(1, feeds)
         got = await _take(late, 3)  # from the owner
         assert [e.sequence for e in got] == [1, 2, 3] and hands(got) == [[5]]
-        assert len(subscribed(conn, public)) == 1 and feeds.subjects()[public] == 2
+        assert len(subscribed(conn, feed)) == 1 and feeds.subjects()[feed] == 2
         for seq in (4, 5, 6):
             await put(public, turn(seq))
         await put(public, ended(7))
@@ -302,7 +304,7 @@ async def test_a_batch_lost_while_the_reader_reconnects_is_asked_of_the_owner_at
     game waited. A reconnect now wakes every reader, which asks the owner at once."""
     async with connected(nats_server.url, "test-seatstream-reconnect") as conn:
         t = "ss6"
-        public = subjects.public_events(t)
+        public = None
         owner = Owner(conn, t)
         stream = owner.follow(None, seatstream.LiveFeeds(conn))
         await owner.put(public, turn(1))
@@ -322,7 +324,7 @@ async def test_a_batch_lost_while_the_reader_reconnects_is_asked_of_the_owner_at
 async def test_a_stalled_reader_delays_no_one_and_resumes_from_the_owner(nats_server: NatsServer) -> None:
     async with connected(nats_server.url, "test-seatstream-stalled") as conn:
         t = "ss5"
-        public = subjects.public_events(t)
+        public = None
         owner = Owner(conn, t)
         put = owner.put
         feeds = seatstream.LiveFeeds(conn, queue_limit=4)
@@ -333,8 +335,8 @@ async def test_a_stalled_reader_delays_no_one_and_resumes_from_the_owner(nats_se
         # `slow` stops consuming; the others keep up, event by event.
         for seq in range(2, 30):
             if seq == 10:
-                await put(subjects.seat_events(t, 0), dealt(seq, [1]))
-                await put(subjects.seat_events(t, 2), dealt(seq, [2]))
+                await put(0, dealt(seq, [1]))
+                await put(2, dealt(seq, [2]))
                 await put(public, dealt(seq, []))
             else:
                 await put(public, turn(seq))
@@ -385,7 +387,7 @@ async def test_a_sink_takes_live_events_in_order_where_they_arrive_and_what_was_
 ) -> None:
     async with connected(nats_server.url, "test-seatstream-sink") as conn:
         t = "ss7"
-        public, own = subjects.public_events(t), subjects.seat_events(t, 2)
+        public, own = None, 2
         owner = Owner(conn, t)
         seen: list[tuple[str, int]] = []
         hand: list[list[int]] = []
@@ -435,7 +437,7 @@ async def test_a_sinks_failure_is_raised_to_the_reader_and_its_refusal_ends_the_
 ) -> None:
     async with connected(nats_server.url, "test-seatstream-sink-fails") as conn:
         t = "ss8"
-        public = subjects.public_events(t)
+        public = None
         owner = Owner(conn, t)
         feeds = seatstream.LiveFeeds(conn)
         await owner.put(public, turn(1))
@@ -468,7 +470,7 @@ async def test_a_follow_cancelled_and_left_leaves_no_cyclic_garbage_of_its_feed(
     delivery task form no cycle once the last reader has left."""
     async with connected(nats_server.url, "test-seatstream-garbage") as conn:
         owner, feeds = Owner(conn, "ss-gc"), seatstream.LiveFeeds(conn)
-        public = subjects.public_events(owner.table_id)
+        public, feed = None, subjects.table_feed(owner.table_id)
         await owner.put(public, turn(1))
         gc.collect()
         gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds unreachable is kept to look at
@@ -476,11 +478,11 @@ async def test_a_follow_cancelled_and_left_leaves_no_cyclic_garbage_of_its_feed(
             for _ in range(5):
                 stream = owner.follow(0, feeds)
                 reader = asyncio.ensure_future(_all(stream))
-                await eventually(lambda: feeds.subjects().get(public) == 1, timeout_s=30)
+                await eventually(lambda: feeds.subjects().get(feed) == 1, timeout_s=30)
                 reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader
-                await eventually(lambda: feeds.subjects() == {} and not subscribed(conn, public), timeout_s=30)
+                await eventually(lambda: feeds.subjects() == {} and not subscribed(conn, feed), timeout_s=30)
                 del stream, reader
             await asyncio.sleep(0.2)  # the cancelled delivery tasks run to their end
             gc.collect()

@@ -1,7 +1,7 @@
-"""A seat action's fresh acceptance reaches the gateway once, as the cause on its public batch
+"""A seat action's fresh acceptance reaches the gateway once, as the cause on its feed batch
 (issue 16): the gateway's `NatsTables` ends the command there, and the table sends no reply
 to it. Errors and repeated action ids are still answered; a gateway that does not receive the
-table's public events asks as before; and a batch that never comes costs one attempt's wait,
+table's feed asks as before; and a batch that never comes costs one attempt's wait,
 then the table answers the same action id as a repeat (applied once). Real nats-server with the
 services' users, the real table service (C engine) behind `trix.table.codec.handle_command` on
 the table's command subject, with `trix.table.subscribers.answer_command`, as `ShardRouter` answers it."""
@@ -87,7 +87,7 @@ async def _move(tables: NatsTables, service: TableService) -> tuple[int, table_p
 
 
 async def _follow(tables: NatsTables, seat: int) -> asyncio.Task[None]:
-    """A session's reader of the seat: the gateway now receives the table's public events."""
+    """A session's reader of the seat: the gateway now receives the table's feed."""
 
     async def read() -> None:
         async for _event in tables.events(TABLE, seat, PLAYERS[seat]):
@@ -95,10 +95,10 @@ async def _follow(tables: NatsTables, seat: int) -> asyncio.Task[None]:
 
     task = asyncio.ensure_future(read())
     for _ in range(200):
-        if tables.feeds.live(subjects.public_events(TABLE)):
+        if tables.feeds.live(TABLE):
             return task
         await asyncio.sleep(0.05)
-    raise AssertionError("the public events were never subscribed")
+    raise AssertionError("the table's feed was never subscribed")
 
 
 async def test_a_fresh_acceptance_ends_the_command_on_its_cause_with_no_reply_from_the_table(
@@ -141,28 +141,28 @@ async def test_a_fresh_acceptance_ends_the_command_on_its_cause_with_no_reply_fr
         await asyncio.gather(reader, return_exceptions=True)
 
 
-async def test_a_gateway_that_does_not_receive_the_public_events_is_answered_by_the_table(
+async def test_a_gateway_that_does_not_receive_the_tables_feed_is_answered_by_the_table(
     owner: tuple[Owner, NatsTables],
 ) -> None:
     table, tables = owner
     seat, move, action_id = await _move(tables, table.service)
-    assert not tables.feeds.live(subjects.public_events(TABLE))
+    assert not tables.feeds.live(TABLE)
     replies = table.replies
     reply = await tables.command(TABLE, move, PLAYERS[seat], action_id=action_id)
     assert reply.sequence == table.service.tables[TABLE].sequence
     assert table.service.announced_only == 0 and table.replies == replies + 1
 
 
-async def test_a_lost_public_batch_costs_one_attempt_then_the_repeat_is_answered_and_applied_once(
+async def test_a_lost_feed_batch_costs_one_attempt_then_the_repeat_is_answered_and_applied_once(
     owner: tuple[Owner, NatsTables],
 ) -> None:
     table, tables = owner
     seat, move, action_id = await _move(tables, table.service)
     reader = await _follow(tables, seat)
     try:
-        # The gateway believes it receives the table's public events, but NATS no longer
+        # The gateway believes it receives the table's feed, but NATS no longer
         # delivers them to it (what a batch lost on the way looks like from here).
-        feed = tables.feeds._feeds[subjects.public_events(TABLE)]
+        feed = tables.feeds._feeds[subjects.table_feed(TABLE)]
         assert feed.opened is not None
         await (await feed.opened).unsubscribe()
         t0 = time.monotonic()

@@ -65,9 +65,9 @@ async def _an_event(stream: AsyncIterator[gateway_pb2.SessionResponse], table_id
 
 async def test_the_readers_of_a_table_share_one_live_subscription(platform: Platform) -> None:
     """The gateway's `NatsTables` follows a table's readers (here the seated player twice, as
-    after a reconnect, and two spectators) through one subscription on the public subject
-    (one delivery of each batch, parsed once) and one on the seat's subject; each reader still
-    gets the whole stream, the seat's with its own hand (ADR 0009 amendment)."""
+    after a reconnect, and two spectators) through one subscription on the table's feed (one
+    delivery of each batch, parsed once); each reader still gets the whole stream, the seat's
+    with its own hand, a spectator's with none (ADR 0009 amendment, docs/rules.md §14)."""
     player = await seated(platform.target, "follower-shared")
     conn = NatsConnection(nats_url(platform, "gateway"), "test-shared-feeds", streams=(), buckets=())
     await conn.connect(give_up_after_s=30)
@@ -77,9 +77,9 @@ async def test_the_readers_of_a_table_share_one_live_subscription(platform: Plat
         table_id, seat, pid = player.table_id, player.seat, player.client.player_id
         streams = [tables.events(table_id, s, pid) for s in (seat, seat, SPECTATOR, SPECTATOR)]
         got = [await asyncio.wait_for(_until_dealt(s), 30) for s in streams]
-        public = subjects.public_events(table_id)
-        assert [sub.subject for sub in conn.client._subs.values()].count(public) == 1
-        assert tables.feeds.subjects() == {public: 4, subjects.seat_events(table_id, seat): 2}
+        feed = subjects.table_feed(table_id)
+        assert [sub.subject for sub in conn.client._subs.values()].count(feed) == 1
+        assert tables.feeds.subjects() == {feed: 4}
         assert len({tuple(e.sequence for e in events) for events in got}) == 1  # the same sequences
         seat_hands = [tuple(c.id for c in events[-1].deal_started.hand) for events in got[:2]]
         assert all(len(h) == 13 for h in seat_hands) and len(set(seat_hands)) == 1  # the seat's own hand

@@ -37,7 +37,7 @@ from support.table import (
     token,
 )
 from trix import engine, records
-from trix.natsio import seatstream, subjects
+from trix.natsio import seatstream
 from trix.natsio.permissions import inbox_prefix
 from trix.natsio.subjects import TABLE_SHARDS, table_shard
 from trix.table.leases import quotas
@@ -307,13 +307,13 @@ class Driver:
 VARIANTS = (common_pb2.VARIANT_COMPLEX, common_pb2.VARIANT_COMPLEX_PARTNERSHIP)
 
 
-async def read_table_events(nc: Client, table_id: str) -> dict[str, list[events_pb2.Event]]:
+async def read_table_events(nc: Client, table_id: str) -> dict[int | None, list[events_pb2.Event]]:
     """Every event of a table as its owner serves it (issue 16: `read_events`, the way a
-    reader's gap is filled), by subject: the public one, and each seat's own copies."""
-    out = {subjects.public_events(table_id): await read_events(nc, table_id, -1)}
+    reader's gap is filled), by audience: None the public copies, each seat its own copies."""
+    out: dict[int | None, list[events_pb2.Event]] = {None: await read_events(nc, table_id, -1)}
     for seat in range(4):
         mine = await read_events(nc, table_id, seat)
-        out[subjects.seat_events(table_id, seat)] = [e for e in mine if seatstream.has_seat_copies(e, seat)]
+        out[seat] = [e for e in mine if seatstream.has_seat_copies(e, seat)]
     return out
 
 
@@ -349,14 +349,14 @@ async def check_games(nc: Client, stats: GameStats, *, finished: bool = True) ->
             epochs_ok = False
             problems.append(f"{table_id}: lease epochs go back along the log: {epochs}")
         stored = await read_table_events(nc, table_id)
-        public = stored.get(subjects.public_events(table_id), [])
+        public = stored.get(None, [])
         seqs = [e.sequence for e in public]
         good = seqs == list(range(1, len(seqs) + 1))
         if not good:
             problems.append(f"{table_id}: public stream has a gap or a duplicate")
-        for seat in range(4):  # a seat's subject: its own copy of each per-seat event, once (ADR 0003 §14, §15)
+        for seat in range(4):  # a seat's own copy of each per-seat event, once (ADR 0003 §14, §15)
             per_seat = [e.sequence for e in public if seatstream.has_seat_copies(e, seat)]
-            seat_seqs = [e.sequence for e in stored.get(subjects.seat_events(table_id, seat), [])]
+            seat_seqs = [e.sequence for e in stored.get(seat, [])]
             if seat_seqs != per_seat:
                 good = False
                 problems.append(f"{table_id}: seat {seat} own copies differ from the public per-seat events")

@@ -14,7 +14,7 @@ import pytest
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig, StreamSource
 from nats.js.errors import NotFoundError
-from security_support import REFUSED, Backend, attempt, connected, report
+from security_support import HELD, REFUSED, Backend, attempt, connected, report
 
 from trix.natsio import permissions, subjects
 from trix.v1 import events_pb2
@@ -188,6 +188,27 @@ async def test_only_scoring_writes_its_journal(backend: Backend) -> None:
     _refused_all(lines)
 
 
+async def test_only_the_gateway_reads_a_tables_feed_with_every_seats_hand(backend: Backend) -> None:
+    """A table's feed carries each seat's own copies (its hand, its legal moves, docs/rules.md
+    §14) for the gateways, which give each seat only its own (issue 16): the gateway may
+    subscribe to it, every other user is refused, the timers included (they read the public
+    subject)."""
+    lines = []
+    feed = subjects.table_feed(TABLE)
+    for user in permissions.USERS:
+        async with connected(backend, user) as conn:
+
+            async def sniff() -> None:
+                await conn.nc.subscribe(feed)
+                await conn.nc.flush(timeout=20)
+                await asyncio.sleep(1.0)  # the refusal comes asynchronously
+
+            outcome = await attempt(conn, sniff(), feed)
+        expected = "ALLOWED" if user == "gateway" else REFUSED
+        lines.append(report(backend, "subscribe to a table's feed (every seat's hand)", user, outcome, expected))
+    assert all(line.startswith(HELD) for line in lines), "\n".join(lines)
+
+
 async def test_only_the_table_publishes_table_events(backend: Backend) -> None:
     """The table's events travel on core NATS (issue 16) and its results, which scoring
     settles money and ratings from, on TABLE_RESULTS: nobody but the table publishes either."""
@@ -202,9 +223,9 @@ async def test_only_the_table_publishes_table_events(backend: Backend) -> None:
             subject = subjects.public_events(table_id)
             outcome = await attempt(conn, conn.nc.publish(subject, forged), subject)
             lines.append(report(backend, "forge a public table event", user, outcome))
-            subject = subjects.seat_events(table_id, 0)
+            subject = subjects.table_feed(table_id)
             outcome = await attempt(conn, conn.nc.publish(subject, forged), subject)
-            lines.append(report(backend, "forge a seat's table event", user, outcome))
+            lines.append(report(backend, "forge a table's feed (the seats' own copies)", user, outcome))
             subject = subjects.table_results(table_id)
             outcome = await attempt(conn, js.publish(subject, result.SerializeToString()), subject)
             lines.append(report(backend, "forge a table result (a GameEnded)", user, outcome))

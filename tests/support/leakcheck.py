@@ -104,7 +104,7 @@ def check_own_copies(
         event = events_pb2.Event.FromString(data)
         assert event.sequence > last_seq, f"{where}: sequences increase"
         last_seq = event.sequence
-        assert seatstream.has_seat_copies(event, seat), f"{where}: a public event (or another seat's) on a seat subject"
+        assert seatstream.has_seat_copies(event, seat), f"{where}: a public event (or another seat's) in its own copies"
         if event.HasField("turn_started"):
             assert event.turn_started.legal_cards or event.turn_started.decision != common_pb2.DECISION_CARD, where
             assert {c.id for c in event.turn_started.legal_cards} <= hands[event.turn_started.deal_index][seat], (

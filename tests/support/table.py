@@ -261,14 +261,11 @@ async def read_events(nc: Client, table_id: str, seat: int, after: int = 0) -> l
         after = got[-1].sequence
 
 
-async def read_subject(js: Any, subject: str) -> list[events_pb2.Event]:
-    """What the table published on one of its event subjects (`trix.table.evt.<t>.public` or
-    `.seat.<s>`), as its owner serves it back: every public copy, or only the seat's own copies."""
-    parts = subject.split(".")
-    table_id = parts[3]
-    if parts[4] == "public":
+async def read_served(js: Any, table_id: str, seat: int | None = None) -> list[events_pb2.Event]:
+    """What the table published of its events, as its owner serves it back: every public copy
+    (`seat` None), or only the seat's own copies."""
+    if seat is None:
         return await read_events(js._nc, table_id, -1)
-    seat = int(parts[5])
     return [e for e in await read_events(js._nc, table_id, seat) if has_seat_copies(e, seat)]
 
 

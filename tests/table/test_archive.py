@@ -15,7 +15,7 @@ import pytest
 
 from conftest import InProcessScoring, InProcessTable
 from support.nats import AuthNats
-from support.table import CommandError, GatewayClient, create_request, play_until, read_subject, record_of, token
+from support.table import CommandError, GatewayClient, create_request, play_until, read_served, record_of, token
 from support.waiting import eventually
 from trix import engine, records
 from trix.natsio import subjects
@@ -45,7 +45,7 @@ async def play_game(gateway: GatewayClient, table_id: str, seed: int) -> dict[st
     request = create_request(table_id, common_pb2.VARIANT_COMPLEX, PLAYERS, bots=BOTS, seeds=("s0", "", "", ""))
     await gateway.request(table_id, table_pb2.TableCommand(create_table=request), ADMIN)
     await play_until(gateway, table_id, PLAYERS, random.Random(seed))
-    return record_of(await read_subject(gateway.nc.jetstream(), subjects.public_events(table_id)))
+    return record_of(await read_served(gateway.nc.jetstream(), table_id))
 
 
 async def test_finished_table_log_and_snapshot_purged_once_scoring_archived_record(
@@ -68,7 +68,7 @@ async def test_finished_table_log_and_snapshot_purged_once_scoring_archived_reco
     assert json.loads(served.record_json) == record
     assert records.replay(record, engine.Game, engine.Options).differences == []
     # The owner still serves the finished game's events from memory (a reader's last gap).
-    assert record_of(await read_subject(gateway.nc.jetstream(), subjects.public_events("arch1"))) == record
+    assert record_of(await read_served(gateway.nc.jetstream(), "arch1")) == record
     # The owner still answers views of the final state from memory (a client asking right
     # after GameEnded); nothing rebuilds the table after a restart (see the next test).
     assert (await gateway.view("arch1", 0, token("player", PLAYERS[0]))).finished

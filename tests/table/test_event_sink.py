@@ -1,21 +1,24 @@
 """The table's event publishing (issue 16, ADR 0012) on a real nats-server: an action's copies
-go out as one core NATS batch per audience, a seat's own copies before the public batch, the
-public batch carrying every sequence once and a seat's batch only its own copies (docs/rules.md
-§14, ADR 0003 decisions 14 and 15); the results scoring settles from are stored on
-TABLE_RESULTS once each, also when an action's results are published again (recovery); a
-player's action names itself on its public batch (its cause)."""
+go out as one core NATS batch on the table's feed (every public copy once, each seat's own
+copies under its seat) and then the same public copies alone on the public subject, which
+carries no own copy (docs/rules.md §14, ADR 0003 decisions 14 and 15); the results scoring
+settles from are stored on TABLE_RESULTS once each, also when an action's results are
+published again (recovery); a player's action names itself on its feed batch (its cause)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 
 import nats
 from nats.js.api import DeliverPolicy
 
 from conftest import InProcessTable
+from support.nats import AuthNats
 from support.table import Acked, GatewayClient, create_request, play_until, token
 from trix.natsio import subjects
+from trix.natsio.permissions import inbox_prefix
 from trix.table.subscribers import NatsSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import common_pb2, events_pb2, table_pb2
@@ -49,77 +52,82 @@ def action_events(table_id: str, first: int, count: int, due: int) -> list[Route
     return out
 
 
-async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_results_stored_once(
-    table_service: InProcessTable, table_nc: nats.aio.client.Client, gateway: GatewayClient
+async def test_an_action_is_one_feed_batch_with_each_seats_own_copies_then_its_public_batch_and_its_results_stored_once(
+    table_service: InProcessTable, table_nc: nats.aio.client.Client, gateway: GatewayClient, auth_nats: AuthNats
 ) -> None:
     service = table_service.service
     assert service is not None
     sink = service.sink
     assert isinstance(sink, NatsSink)
     t = "sink"
-    arrived: list[tuple[str, list[events_pb2.Event]]] = []
+    arrived: list[tuple[str, events_pb2.TableEventBatch]] = []
     all_in = asyncio.Event()
+    feed, public = subjects.table_feed(t), subjects.public_events(t)
 
-    probe = f"trix.table.evt.{t}.seat.probe"
-    probed = asyncio.Event()
+    probed = {feed: asyncio.Event(), public: asyncio.Event()}
 
     async def on_msg(msg: nats.aio.msg.Msg) -> None:
-        if msg.subject == probe:
-            probed.set()
+        if not msg.data:  # a probe
+            probed[msg.subject].set()
             return
-        arrived.append((msg.subject, list(events_pb2.TableEventBatch.FromString(msg.data).events)))
-        if len(arrived) == 10:
+        arrived.append((msg.subject, events_pb2.TableEventBatch.FromString(msg.data)))
+        if len(arrived) == 4:
             all_in.set()
 
-    # What the gateway's user receives (its permissions: the seat and public subjects)...
-    subs = [
-        await gateway.nc.subscribe(subjects.public_events(t), cb=on_msg),
-        await gateway.nc.subscribe(f"trix.table.evt.{t}.seat.*", cb=on_msg),
-    ]
-    await gateway.nc.flush()
-    # The subscriptions reach the table's messages (seen late once, on a box loaded far past its
-    # two cores: a whole first action went missing although the SUBs had been flushed).
-    for _ in range(100):
-        await sink.nats.client.publish(probe, b"")
-        try:
-            await asyncio.wait_for(probed.wait(), 0.2)
-            break
-        except TimeoutError:
-            continue
-    assert probed.is_set()
-    # ...and the order the table sends in, on its one connection (NATS keeps it per connection).
-    sent: list[str] = []
-    publish = sink.nats.client.publish
-
-    async def recording(subject: str, payload: bytes = b"", **kw: object) -> None:
-        sent.append(subject)
-        await publish(subject, payload, **kw)  # type: ignore[arg-type]
-
-    sink.nats.client.publish = recording  # type: ignore[method-assign]
-    first = action_events(t, 1, 4, due=0)
-    second = action_events(t, 5, 6, due=3)
+    # What the gateway's user receives (its permissions: the tables' feeds), and the timers'
+    # (the public subject)...
+    timers = await nats.connect(auth_nats.url("timers"), inbox_prefix=inbox_prefix("timers").encode())
     try:
-        await sink.publish(t, first)
-        await sink.publish(t, second)
-    finally:
-        sink.nats.client.publish = publish  # type: ignore[method-assign]
-    await sink.publish_results(t, first + second)  # a recovering owner publishes them again
-    await asyncio.wait_for(all_in.wait(), 20)
-    for sub in subs:
-        await sub.unsubscribe()
+        subs = [await gateway.nc.subscribe(feed, cb=on_msg), await timers.subscribe(public, cb=on_msg)]
+        await gateway.nc.flush()
+        await timers.flush()
+        # The subscriptions reach the table's messages (seen late once, on a box loaded far past
+        # its two cores: a whole first action went missing although the SUBs had been flushed).
+        for subject, seen in probed.items():
+            for _ in range(100):
+                await sink.nats.client.publish(subject, b"")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(seen.wait(), 0.2)
+                    break
+            assert seen.is_set(), subject
+        # ...and the order the table sends in, on its one connection (NATS keeps it per connection).
+        sent: list[str] = []
+        publish = sink.nats.client.publish
 
-    public = subjects.public_events(t)
-    # Per action: the four seats' own copies (and seat `due`'s turn), then one public batch.
-    order = [*(subjects.seat_events(t, s) for s in range(4)), public] * 2
-    assert [s for s in sent if s.startswith("trix.table.evt.")] == order
-    assert sorted(s for s, _ in arrived) == sorted(order)
-    batches = [events for s, events in arrived if s == public]
-    assert [[e.sequence for e in b] for b in batches] == [[1, 2, 3, 4], [5, 6, 7, 8, 9, 10]]
-    everything = [e for b in batches for e in b]
+        async def recording(subject: str, payload: bytes = b"", **kw: object) -> None:
+            sent.append(subject)
+            await publish(subject, payload, **kw)  # type: ignore[arg-type]
+
+        sink.nats.client.publish = recording  # type: ignore[method-assign]
+        first = action_events(t, 1, 4, due=0)
+        second = action_events(t, 5, 6, due=3)
+        try:
+            await sink.publish(t, first)
+            await sink.publish(t, second)
+        finally:
+            sink.nats.client.publish = publish  # type: ignore[method-assign]
+        await sink.publish_results(t, first + second)  # a recovering owner publishes them again
+        await asyncio.wait_for(all_in.wait(), 20)
+        for sub in subs:
+            await sub.unsubscribe()
+    finally:
+        await timers.close()
+
+    # Per action: one feed batch, then one public batch.
+    assert [s for s in sent if s.startswith("trix.table.evt.")] == [feed, public] * 2
+    assert sorted(s for s, _ in arrived) == sorted([feed, public] * 2)
+    publics = [b for s, b in arrived if s == public]
+    feeds = [b for s, b in arrived if s == feed]
+    assert [[e.sequence for e in b.events] for b in publics] == [[1, 2, 3, 4], [5, 6, 7, 8, 9, 10]]
+    assert [list(b.events) for b in feeds] == [list(b.events) for b in publics]  # the same public copies
+    assert not any(b.seats for b in publics)  # docs/rules.md §14: no own copy on the public subject
+    everything = [e for b in publics for e in b.events]
     assert [[c.id for c in e.deal_started.hand] for e in everything if e.HasField("deal_started")] == [[], []]
     assert not any(e.turn_started.legal_cards for e in everything)  # docs/rules.md §14
+    for batch in feeds:
+        assert [c.seat for c in batch.seats] == [0, 1, 2, 3]  # each seat's copies once, in seat order
     for seat in (0, 1, 2, 3):
-        own = [e for s, events in arrived if s == subjects.seat_events(t, seat) for e in events]
+        own = [e for b in feeds for c in b.seats if c.seat == seat for e in c.events]
         turns = {0: [2], 3: [6]}.get(seat, [])
         assert [e.sequence for e in own] == sorted([1, 5, *turns])  # only the seat's own copies
         assert [[c.id for c in e.deal_started.hand] for e in own if e.HasField("deal_started")] == [[seat]] * 2
@@ -147,38 +155,33 @@ async def test_an_action_is_one_batch_per_audience_own_copies_first_and_its_resu
     assert stored == [4, 10]  # the DealScored of each action, once, though published twice
 
 
-async def test_a_players_action_names_itself_on_its_public_batch_and_nothing_else_does(
+async def test_a_players_action_names_itself_on_its_feed_batch_and_nothing_else_does(
     table_service: InProcessTable, gateway: GatewayClient
 ) -> None:
-    """Issue 16: the public batch of a seat action carries its cause (the seat and the action id)
+    """Issue 16: the feed batch of a seat action carries its cause (the seat and the action id)
     and ends at the sequence the table's reply gives, so the gateway can send the actor's
     acceptance with the events without waiting for the reply; the table's own entries (its
-    creation) name no cause, and no seat batch carries one."""
+    creation) name no cause."""
     t = "cause"
     batches: list[tuple[str, events_pb2.TableEventBatch]] = []
 
     async def on_msg(msg: nats.aio.msg.Msg) -> None:
         batches.append((msg.subject, events_pb2.TableEventBatch.FromString(msg.data)))
 
-    subs = [
-        await gateway.nc.subscribe(subjects.public_events(t), cb=on_msg),
-        await gateway.nc.subscribe(f"trix.table.evt.{t}.seat.*", cb=on_msg),
-    ]
+    subs = [await gateway.nc.subscribe(subjects.table_feed(t), cb=on_msg)]
     await gateway.nc.flush()
     players = ("ann", "ben", "cat", "dan")
     create = create_request(t, common_pb2.VARIANT_TRIX, players)
     await gateway.request(t, table_pb2.TableCommand(create_table=create), token("service", "matchmaking"))
     acked: list[Acked] = []
     await play_until(gateway, t, players, random.Random(16), max_actions=30, acked=acked)
-    public = subjects.public_events(t)
     deadline = asyncio.get_running_loop().time() + 20
-    while sum(1 for s, _ in batches if s == public) < len(acked) + 1:
-        assert asyncio.get_running_loop().time() < deadline, "the public batches did not all come"
+    while len(batches) < len(acked) + 1:
+        assert asyncio.get_running_loop().time() < deadline, "the feed batches did not all come"
         await asyncio.sleep(0.05)
     for sub in subs:
         await sub.unsubscribe()
-    assert not any(b.HasField("cause") for s, b in batches if s != public)  # seat batches: never
-    caused = [b for s, b in batches if s == public and b.HasField("cause")]
+    caused = [b for _, b in batches if b.HasField("cause")]
     assert not batches[0][1].HasField("cause")  # the creation: the platform's own entry
     assert len(caused) == len(acked) == 30
     for batch, ack in zip(caused, acked, strict=True):

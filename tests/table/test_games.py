@@ -18,7 +18,7 @@ import pytest
 
 from conftest import InProcessTable
 from support.leakcheck import check_own_copies, check_stream, merged_stream
-from support.table import REPO, GatewayClient, create_request, play_until, read_subject, record_of, token
+from support.table import REPO, GatewayClient, create_request, play_until, read_served, record_of, token
 from trix import engine, records
 from trix.natsio import subjects
 from trix.runtime.identity import TOKEN_METADATA
@@ -70,15 +70,16 @@ async def test_full_game_without_leaks(
     await_seeds: bool,
 ) -> None:
     table_id = f"game-{variant}"
-    seen: dict[str, list[bytes]] = {}
+    seen: dict[int | None, list[bytes]] = {}
 
     async def collect(msg: nats.aio.msg.Msg) -> None:
-        events = events_pb2.TableEventBatch.FromString(msg.data).events  # one batch per action (issue 16)
-        seen.setdefault(msg.subject, []).extend(e.SerializeToString() for e in events)
+        batch = events_pb2.TableEventBatch.FromString(msg.data)  # one batch per action (issue 16)
+        seen.setdefault(None, []).extend(e.SerializeToString() for e in batch.events)
+        for copies in batch.seats:
+            seen.setdefault(copies.seat, []).extend(e.SerializeToString() for e in copies.events)
 
     # Everything the gateway's user may subscribe to, live, from before the table exists.
-    for pattern in (subjects.all_seat_events(), subjects.all_public_events()):
-        await gateway.nc.subscribe(pattern, cb=collect)
+    await gateway.nc.subscribe(subjects.all_table_feeds(), cb=collect)
     options = common_pb2.TableOptions(doubling_reveal=reveal)
     request = create_request(table_id, variant, PLAYERS, options=options, bots=bots, await_seeds=await_seeds)
     reply = await gateway.request(
@@ -88,23 +89,23 @@ async def test_full_game_without_leaks(
     sent = await play_until(gateway, table_id, PLAYERS, random.Random(variant))
     assert sent > 50
 
-    stored = await read_subject(gateway.nc.jetstream(), subjects.public_events(table_id))
+    stored = await read_served(gateway.nc.jetstream(), table_id)
     record = record_of(stored)
     assert record["players"] == [p if s not in bots else f"bot-{s}" for s, p in enumerate(PLAYERS)]
     result = records.replay(record, engine.Game, engine.Options)
     assert result.differences == [] and result.finished
     assert record["ranking"] is not None
 
-    # §14 on every subject the gateway read live, and on the gRPC streams (resume from 0).
+    # §14 on every part of the feed the gateway read live, and on the gRPC streams (resume from 0).
     await gateway.nc.flush()
     await asyncio.sleep(0.2)
     simultaneous = reveal == SIM
     assert len(seen) == 5
-    public = seen[subjects.public_events(table_id)]
+    public = seen[None]
     check_stream(public, record, seat=None, simultaneous=simultaneous, where="public")
     merged: dict[int, list[bytes]] = {-1: public}
     for seat in range(4):
-        own = seen[subjects.seat_events(table_id, seat)]
+        own = seen[seat]
         check_own_copies(own, public, record, seat=seat, where=f"seat {seat}")
         merged[seat] = merged_stream(public, own)
         check_stream(merged[seat], record, seat=seat, simultaneous=simultaneous, where=f"merged {seat}")

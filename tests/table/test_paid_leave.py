@@ -13,9 +13,8 @@ import pytest
 
 from conftest import SCORING_ADMIN, InProcessScoring, InProcessTable
 from support.scoring import balances as admin_balances
-from support.table import CommandError, GatewayClient, create_request, header, read_subject, record_of, token
+from support.table import CommandError, GatewayClient, create_request, header, read_served, record_of, token
 from trix import engine, records
-from trix.natsio import subjects
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2
 
 PLAYERS = ("ria", "sam", "tod", "uma")
@@ -72,7 +71,7 @@ async def test_paid_table_left_before_first_card_ends_game_and_refunds_every_sta
     # the totals of finished deals (none: all 0, so they share place 1).
     end = await gateway.view(t, -1, ADMIN)
     assert end.finished and not end.turn.seats
-    events = await read_subject(gateway.nc.jetstream(), subjects.public_events(t))
+    events = await read_served(gateway.nc.jetstream(), t)
     ended = [e.game_ended for e in events if e.HasField("game_ended")]
     assert len(ended) == 1 and ended[0].left_seat == leaver
     assert list(ended[0].ranking) == [4 if s == leaver else 1 for s in range(4)]

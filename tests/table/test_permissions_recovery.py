@@ -19,7 +19,7 @@ from support.table import (
     TableProcess,
     create_request,
     play_until,
-    read_subject,
+    read_served,
     record_of,
     table_env,
     token,
@@ -93,9 +93,8 @@ async def test_gateway_refused_on_log_snapshot_and_secret_subjects(
             "$js.api.stream.info.table_log",
         ):
             assert any("permissions violation for publish" in e and api in e for e in errors), api
-        # What it may do: seat and public subjects, and commands.
-        await gw.subscribe(subjects.seat_events("perm", 0))
-        await gw.subscribe(subjects.public_events("perm"))
+        # What it may do: read the tables' feeds, and send commands.
+        await gw.subscribe(subjects.table_feed("perm"))
         count = len(errors)
         await gw.flush()
         await asyncio.sleep(0.2)
@@ -120,7 +119,7 @@ async def test_crash_and_recovery_is_bit_exact(table_service: InProcessTable, ga
     for t, key in before.items():
         assert service.tables[t].state_key() == key  # engine snapshot bytes and table state equal
     await play_until(gateway, "crash1", PLAYERS, rng)
-    record = record_of(await read_subject(gateway.nc.jetstream(), subjects.public_events("crash1")))
+    record = record_of(await read_served(gateway.nc.jetstream(), "crash1"))
     assert records.replay(record, engine.Game, engine.Options).differences == []
 
 
@@ -163,10 +162,10 @@ async def test_sigkill_mid_game_loses_nothing(
             seq = msg.seq + 1
         assert len(ids) == len(set(ids))
         assert {a.action_id for a in acked} <= set(ids)
-        record = record_of(await read_subject(gateway.nc.jetstream(), subjects.public_events(table_id)))
+        record = record_of(await read_served(gateway.nc.jetstream(), table_id))
         result = records.replay(record, engine.Game, engine.Options)
         assert result.differences == [] and result.record["totals"] == record["totals"]
-        events = await read_subject(gateway.nc.jetstream(), subjects.public_events(table_id))
+        events = await read_served(gateway.nc.jetstream(), table_id)
         assert [e.sequence for e in events] == sorted({e.sequence for e in events})  # none twice, in order
     finally:
         proc.stop()

@@ -27,7 +27,7 @@ async def test_the_last_batch_of_a_live_table_is_published_again_after_a_reconne
         batches.append([e.sequence for e in events_pb2.TableEventBatch.FromString(data).events])
 
     t = "reconnects"
-    await gateway.nc.subscribe(subjects.public_events(t), cb=on_batch)
+    await gateway.nc.subscribe(subjects.table_feed(t), cb=on_batch)
     await gateway.nc.flush()
     request = create_request(t, common_pb2.VARIANT_TRIX, PLAYERS)
     await gateway.request(t, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))

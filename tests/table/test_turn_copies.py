@@ -13,7 +13,7 @@ import random
 from typing import Any
 
 from conftest import InProcessTable
-from support.table import GatewayClient, create_request, play_until, read_subject, token
+from support.table import GatewayClient, create_request, play_until, read_served, token
 from trix.client import pick, pick_from_turn
 from trix.natsio import subjects
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
@@ -55,8 +55,8 @@ async def test_a_seats_own_turn_started_carries_exactly_the_legal_moves_its_view
     # chosen, and every card turn in between (the test client asks GetView before each move).
     await play_until(gateway, t, PLAYERS, random.Random(3), max_actions=125)
     js = gateway.nc.jetstream()
-    own = {s: {e.sequence: e for e in await read_subject(js, subjects.seat_events(t, s))} for s in range(4)}
-    public = {e.sequence: e for e in await read_subject(js, subjects.public_events(t))}
+    own = {s: {e.sequence: e for e in await read_served(js, t, s)} for s in range(4)}
+    public = {e.sequence: e for e in await read_served(js, t)}
     checked: dict[int, int] = {CARD: 0, CONTRACT: 0, DOUBLE: 0}
     for view in views:
         turn = view.turn
@@ -90,8 +90,8 @@ async def test_only_the_seats_due_get_a_copy_and_the_public_one_has_no_legal_mov
     await _create(gateway, t, common_pb2.VARIANT_COMPLEX, await_seeds=True)
     await play_until(gateway, t, PLAYERS, random.Random(5), max_actions=70)
     js = gateway.nc.jetstream()
-    public = await read_subject(js, subjects.public_events(t))
-    own = {s: {e.sequence: e for e in await read_subject(js, subjects.seat_events(t, s))} for s in range(4)}
+    public = await read_served(js, t)
+    own = {s: {e.sequence: e for e in await read_served(js, t, s)} for s in range(4)}
     turns = [e for e in public if e.HasField("turn_started")]
     assert turns[0].turn_started.client_seeds
     for event in turns:
@@ -107,11 +107,9 @@ async def test_only_the_seats_due_get_a_copy_and_the_public_one_has_no_legal_mov
                 assert seat in own[seat][event.sequence].turn_started.seats
 
 
-def _subject(table_id: str, audience: int) -> str:
-    """docs/rules.md §14: public copies on the public subject, a seat's own copy on its subject."""
-    if audience in (ALL, PUBLIC_ONLY):
-        return subjects.public_events(table_id)
-    return subjects.seat_events(table_id, audience)
+def _reader(audience: int) -> int | None:
+    """docs/rules.md §14: public copies for everyone (None), a seat's own copy for that seat."""
+    return None if audience in (ALL, PUBLIC_ONLY) else audience
 
 
 async def test_a_table_rebuilt_after_a_crash_republishes_the_same_turn_copies(
@@ -139,15 +137,15 @@ async def test_a_table_rebuilt_after_a_crash_republishes_the_same_turn_copies(
     await asyncio.wait_for(reached.wait(), 20)
     turns = [r for r in dropped if r.event.HasField("turn_started") and r.audience >= 0]
     assert turns and all(r.event.turn_started.legal_cards or r.event.turn_started.legal_contracts for r in turns)
-    live: dict[str, list[events_pb2.Event]] = {}
+    live: dict[int | None, list[events_pb2.Event]] = {}
 
     async def on_msg(msg: Any) -> None:
-        live.setdefault(msg.subject, []).extend(events_pb2.TableEventBatch.FromString(msg.data).events)
+        batch = events_pb2.TableEventBatch.FromString(msg.data)
+        live.setdefault(None, []).extend(batch.events)
+        for copies in batch.seats:
+            live.setdefault(copies.seat, []).extend(copies.events)
 
-    subs = [
-        await gateway.nc.subscribe(subjects.public_events(t), cb=on_msg),
-        *[await gateway.nc.subscribe(subjects.seat_events(t, s), cb=on_msg) for s in range(4)],
-    ]
+    subs = [await gateway.nc.subscribe(subjects.table_feed(t), cb=on_msg)]
     await gateway.nc.flush()
     await table_service.crash()
     await table_service.start()  # recovery: the last entry's events go out again
@@ -157,17 +155,17 @@ async def test_a_table_rebuilt_after_a_crash_republishes_the_same_turn_copies(
     rebuilt = await service._rebuild(t, table.server_seed, use_snapshot=False)
     assert rebuilt is not None
     js = gateway.nc.jetstream()
-    for subject in (subjects.public_events(t), *(subjects.seat_events(t, s) for s in range(4))):
-        served = await read_subject(js, subject)
-        expected = [r.event for r in rebuilt[1] if _subject(t, r.audience) == subject]
-        assert served == expected, subject  # every copy, as the replay makes it
+    for reader in (None, 0, 1, 2, 3):
+        served = await read_served(js, t, reader)
+        expected = [r.event for r in rebuilt[1] if _reader(r.audience) == reader]
+        assert served == expected, reader  # every copy, as the replay makes it
     deadline = asyncio.get_running_loop().time() + 20
     while asyncio.get_running_loop().time() < deadline:
-        if all(r.event in live.get(_subject(t, r.audience), []) for r in dropped):
+        if all(r.event in live.get(_reader(r.audience), []) for r in dropped):
             break
         await asyncio.sleep(0.05)
     for r in dropped:
-        assert r.event in live.get(_subject(t, r.audience), [])  # the copy the crash lost, identical
+        assert r.event in live.get(_reader(r.audience), [])  # the copy the crash lost, identical
     for sub in subs:
         await sub.unsubscribe()
     release.set()

@@ -9,8 +9,7 @@ import time
 from datetime import timedelta
 
 from conftest import InProcessTable
-from support.table import GatewayClient, create_request, header, read_subject, token
-from trix.natsio import subjects
+from support.table import GatewayClient, create_request, header, read_served, token
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 PLAYERS = ("vic", "wes", "xan", "yul")
@@ -18,7 +17,7 @@ ADMIN = token("service", "admin")
 
 
 async def last_turn(gateway: GatewayClient, table_id: str, seat: int) -> events_pb2.Event:
-    events = await read_subject(gateway.nc.jetstream(), subjects.public_events(table_id))
+    events = await read_served(gateway.nc.jetstream(), table_id)
     return [e for e in events if e.HasField("turn_started") and seat in e.turn_started.seats][-1]
 
 

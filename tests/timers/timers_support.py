@@ -140,7 +140,7 @@ class CommandError(Exception):
 
 
 class Client_:
-    """Talks to tables as the gateway would and watches their public events."""
+    """Talks to tables as the gateway would and watches their public copies (on their feeds)."""
 
     def __init__(self, nc: Client) -> None:
         self.nc = nc
@@ -150,11 +150,11 @@ class Client_:
     async def connect(cls, url: str) -> Client_:
         nc = await nats.connect(url, inbox_prefix=GATEWAY_INBOX_PREFIX.encode())
         client = cls(nc)
-        await nc.subscribe(subjects.all_public_events(), cb=client._on_event)
+        await nc.subscribe(subjects.all_table_feeds(), cb=client._on_event)  # the gateway's: the tables' feeds
         return client
 
     async def _on_event(self, msg: Any) -> None:
-        for event in events_pb2.TableEventBatch.FromString(msg.data).events:  # one batch per action
+        for event in events_pb2.TableEventBatch.FromString(msg.data).events:  # one batch per action, its public copies
             seen = self.events.setdefault(event.table_id, [])
             if seen and event.sequence <= seen[-1].sequence:
                 continue  # a copy republished by a recovering table owner

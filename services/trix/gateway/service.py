@@ -8,8 +8,8 @@ limit). What it reaches is behind ports (`TablePort`, `MatchmakingPort`, `Scorin
 `AccountsPort`, `PresencePort`): NATS and gRPC adapters live in `subscribers` and
 `upstream`. Must not import grpc or nats; raises `trix.errors` domain errors only,
 whose messages are safe to show (never exception text, never a hidden card:
-the gateway forwards only the per-seat subject of the caller's own seat and the public
-subject, docs/rules.md §14).
+the gateway forwards only the own copies of the caller's own seat and the public
+copies, docs/rules.md §14).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class TablePort(Protocol):
         self, table_id: str, command: table_pb2.TableCommand, player_id: str, *, action_id: str = ""
     ) -> table_pb2.TableCommandReply:
         """Send a command as the player; raises the table's domain error. A seat action names
-        its `action_id`: its acceptance may end the call as its public batch's cause (issue 16;
+        its `action_id`: its acceptance may end the call as its feed batch's cause (issue 16;
         the reply then carries only the sequence)."""
         ...
 
@@ -110,7 +110,7 @@ class TablePort(Protocol):
         ...
 
     def hear_causes(self, listener: Callable[[str, events_pb2.ActionCause, int], None]) -> None:
-        """`listener(table_id, cause, sequence)` hears which seat action each public batch
+        """`listener(table_id, cause, sequence)` hears which seat action each feed batch
         answers, before the batch's events reach any reader (the acceptances, issue 16)."""
         ...
 
@@ -550,7 +550,7 @@ class GatewayService:
     # -- sessions ---------------------------------------------------------------------------
 
     def action_applied(self, table_id: str, cause: events_pb2.ActionCause, sequence: int) -> None:
-        """A public batch of `table_id` has come with the events, through `sequence`, of seat
+        """A feed batch of `table_id` has come with the events, through `sequence`, of seat
         `cause.seat`'s action `cause.action_id` (issue 16): the actor's session, if it waits for
         that action's answer, sends the acceptance in the same message as those events."""
         seats = self.seat_maps.get(table_id)
@@ -769,7 +769,7 @@ class Session:
 
     def applied(self, table_id: str, seat: int, action_id: str, sequence: int) -> None:
         """The events of this session's action `action_id`, through `sequence`, have come to
-        the seat's live feed (the table's public batch names its cause, before any reader
+        the seat's live feed (the table's feed batch names its cause, before any reader
         sees them): its acceptance goes right behind them, so one message carries both, and
         the table's reply, which comes next, sends nothing more. The one way an acceptance
         joins its events; none waits for the other (no timer). An action whose batch did not

@@ -4,8 +4,8 @@ Owns the gateway's NATS side, within the whitelist of its NATS user
 (`trix.natsio.permissions.gateway_permissions`):
 - `NatsTables` (`TablePort`): table commands as NATS requests on the owner's subject
   with the player's caller token in the `Trix-Caller` header and a deadline; a seat's
-  events (the table's public subject merged with the seat's own) or a spectator's (the
-  public subject), live on core NATS through one subscription per subject for all the
+  events (the public copies merged with the seat's own) or a spectator's (the public
+  copies), live on core NATS through one subscription per table feed for all the
   process's followers (`LiveFeeds`), what was missed asked of the owner with the player's
   token (`read_events`), through `trix.natsio.seatstream`. Nothing else: never a table's
   log, snapshots or secrets (docs/rules.md §14).
@@ -79,7 +79,7 @@ class NatsTables:
         self._waiting: dict[str, asyncio.Future[bytes | int]] = {}
         """Per reply subject: the attempt of a table command waiting for its answer."""
         self._by_cause: dict[tuple[str, str], list[asyncio.Future[bytes | int]]] = {}
-        """Per (table, action id): the attempts of a seat action its public batch's cause ends
+        """Per (table, action id): the attempts of a seat action its feed batch's cause ends
         (one per call in flight: a client's repeat of an action it still waits for is another)."""
         self._asked = 0
         self._reply_sub: Subscription | None = None
@@ -104,12 +104,12 @@ class NatsTables:
         return token
 
     def hear_causes(self, listener: seatstream.OnCause) -> None:
-        """`listener` hears which seat action each public batch answers (the acceptances, issue
+        """`listener` hears which seat action each feed batch answers (the acceptances, issue
         16), before any reader sees the batch's events."""
         self._cause_listener = listener
 
     def _on_cause(self, table_id: str, cause: events_pb2.ActionCause, sequence: int) -> None:
-        """A public batch named the seat action it answers: a command waiting for it (sent
+        """A feed batch named the seat action it answers: a command waiting for it (sent
         with `ACCEPTED_BY_CAUSE_HEADER`) ends here, with no reply from the table."""
         for waiting in self._by_cause.pop((table_id, cause.action_id), ()):
             if not waiting.done():
@@ -160,9 +160,9 @@ class NatsTables:
         out an election) is sent again too, after `UNAVAILABLE_PAUSE_S`, within the same
         deadline: the client hears of it only once the deadline has passed.
 
-        A seat action (`action_id`) at a table whose public events this gateway receives is
-        sent first with `ACCEPTED_BY_CAUSE_HEADER`: its fresh acceptance ends the call when the
-        public batch naming it as its `cause` arrives (the sequence of its last event), and
+        A seat action (`action_id`) at a table whose feed this gateway receives is sent first
+        with `ACCEPTED_BY_CAUSE_HEADER`: its fresh acceptance ends the call when the feed
+        batch naming it as its `cause` arrives (the sequence of its last event), and
         the table sends no reply (issue 16); its errors and repeats are answered. Attempts
         after the first go without the header, so a lost batch costs one attempt's wait."""
         token = self._token(player_id)
@@ -173,7 +173,7 @@ class NatsTables:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 2 * self.timeout_s
         cause_key = (table_id, action_id)
-        by_cause = bool(action_id) and self.feeds.live(subjects.public_events(table_id))
+        by_cause = bool(action_id) and self.feeds.live(table_id)
         while True:
             left = deadline - loop.time()
             waiting: asyncio.Future[bytes | int] = loop.create_future()
@@ -223,8 +223,8 @@ class NatsTables:
         invitation: str = "",
         sink: seatstream.Sink | None = None,
     ) -> AsyncGenerator[events_pb2.Event, None]:
-        """What the seat (or a spectator) may see after `after`: the public subject merged with
-        the seat's own, live, gaps asked of the owner as `player_id`, with a spectator's
+        """What the seat (or a spectator) may see after `after`: the table feed's public copies
+        merged with the seat's own, live, gaps asked of the owner as `player_id`, with a spectator's
         `invitation` to a private table (`trix.natsio.seatstream`); live events in order to
         `sink` where they arrive, if given."""
 

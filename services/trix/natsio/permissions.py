@@ -161,7 +161,7 @@ def _all_grants() -> dict[str, Grants]:
         ),
         "gateway": Grants(
             publish=(subjects.all_table_commands(), subjects.all_presence()),
-            subscribe=(subjects.all_seat_events(), subjects.all_public_events()),
+            subscribe=(subjects.all_table_feeds(),),  # every table's events, each seat's own copies too
             read=(kv_stream(GATEWAY_ACCOUNTS_BUCKET),),
             write_buckets=(GATEWAY_ACCOUNTS_BUCKET,),
         ),

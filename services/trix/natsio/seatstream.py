@@ -2,13 +2,14 @@
 
 Owns how the table's event subjects are read (ADR 0003 decision 14, ADR 0009, ADR 0012):
 - The table publishes each action's events on core NATS (issue 16), unstored: one
-  `TableEventBatch` on the public subject `trix.table.evt.<t>.public` with every public
-  copy, so it carries every table sequence exactly once and a reader knows when it missed
-  something; before it, one batch on a seat's subject `trix.table.evt.<t>.seat.<s>` with
-  that seat's own copies (its hand in DealStarted, its legal moves in a TurnStarted with
-  `seat_copies`, docs/rules.md §14), each under the sequence of its public copy.
+  `TableEventBatch` on the table's feed `trix.table.evt.<t>.feed` with every public copy,
+  so it carries every table sequence exactly once and a reader knows when it missed
+  something, and in `seats` each seat's own copies (its hand in DealStarted, its legal
+  moves in a TurnStarted with `seat_copies`, docs/rules.md §14), each under the sequence of
+  its public copy. Only the gateway user may read the feed; the public copies alone go on
+  `trix.table.evt.<t>.public` too, for the timers.
 - A seat sees, for each sequence, its own copy where one exists, else the public event
-  (`merge`).
+  (`merge`); a reader is given only its own seat's copies, a spectator none.
 - What a reader missed (it started late, the public subject shows a gap, a per-seat
   event's own copy did not come, NATS reconnected, the reader fell behind its live queue,
   or its turn's deadline passed with nothing new) is asked of the table's owner
@@ -16,11 +17,12 @@ Owns how the table's event subjects are read (ADR 0003 decision 14, ADR 0009, AD
   read periodically: a quiet table costs nothing until its deadline.
 
 `follow` needs no server-side consumer per reader. `LiveFeeds` shares the live part: one
-plain subscription per subject per hub (a gateway holds one for its connection),
-reference-counted by the readers of that subject; each message is parsed once and put, in
-arrival order, into every current reader's bounded queue. Four seats of a table on one
-gateway cost one delivery of each batch instead of four (ADR 0009, amendment "one live
-subscription per table"). Everything else stays per reader.
+plain subscription per table feed per hub (a gateway holds one for its connection),
+reference-counted by the readers of that table; each message is parsed once and put, in
+arrival order, into every current reader's bounded queue. Four seats and the spectators of
+a table on one gateway cost one delivery of each action's batch (ADR 0009, amendment "one
+live subscription per table"; ADR 0012, "one feed per table"). Everything else stays per
+reader.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ Sink = Callable[[events_pb2.Event], bool]
 callback, no task switch); False: the reader wants nothing more (it ended, or the event was
 the GameEnded). It must not block or raise."""
 OnCause = Callable[[str, events_pb2.ActionCause, int], None]
-"""(table id, the seat action a public batch answers, the batch's last sequence): told as the
+"""(table id, the seat action a feed batch answers, the batch's last sequence): told as the
 batch arrives, before any reader sees its events (issue 16: the gateway's acceptances)."""
 
 
@@ -164,8 +166,10 @@ class _Merger:
 class _Reader:
     """One reader's share of the live feeds: what came for it, in arrival order, bounded."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, seat: int | None = None) -> None:
         self.limit = limit
+        self.seat = seat
+        """Whose own copies it is given (None: a spectator, none)."""
         self.items: deque[tuple[events_pb2.Event, bool]] = deque()
         self.behind = 0
         """The highest sequence dropped because the queue was full: the store has it."""
@@ -182,15 +186,16 @@ class _Reader:
         """Set while the reader's follow waits with nothing queued and a `Sink` to give to:
         live events go straight through it (`follow`), never queued."""
 
-    def offer(self, events: Iterable[events_pb2.Event], from_own: bool) -> int:
-        """A live batch for this reader: given straight to `direct` while it is parked with
-        nothing queued, else queued; how many were dropped (the queue was full)."""
+    def offer(self, items: list[tuple[events_pb2.Event, bool]]) -> int:
+        """A live batch for this reader, as merger items (never changed here: readers share
+        them): given straight to `direct` while it is parked with nothing queued, else
+        queued; how many were dropped (the queue was full)."""
         direct = self.direct
         if direct is not None and self._waiting and not self.items:
-            direct([(event, from_own) for event in events])
+            direct(items)
             return 0
         dropped = 0
-        for event in events:
+        for event, from_own in items:
             if not self.put(event, from_own):
                 dropped += 1
         return dropped
@@ -281,22 +286,20 @@ class _Reader:
 
 @dataclass(eq=False)
 class _Feed:
-    """One subject's live subscription and the readers it feeds."""
+    """One table feed's live subscription and the readers it feeds."""
 
     subject: str
-    own: bool
-    """A seat's subject: its events are its readers' own copies."""
     readers: set[_Reader] = field(default_factory=set)
     opened: asyncio.Future[Subscription] | None = None
 
 
 class LiveFeeds:
-    """The live part of `follow`, shared: one plain subscription per subject (a table's public
-    subject, a seat's subject) for all of this hub's readers of it. The first reader of a
-    subject subscribes, the last one leaving unsubscribes (a later reader gets a fresh
-    subscription); each message is parsed once and queued for every current reader in arrival
-    order. A reader's queue is bounded (`queue_limit`): a reader that does not consume drops
-    live events and reads them from the store instead, never delaying the others.
+    """The live part of `follow`, shared: one plain subscription per table feed for all of
+    this hub's readers of the table. The first reader of a table subscribes, the last one
+    leaving unsubscribes (a later reader gets a fresh subscription); each message is parsed
+    once and queued for every current reader in arrival order, with its own seat's copies.
+    A reader's queue is bounded (`queue_limit`): a reader that does not consume drops live
+    events and reads them from the store instead, never delaying the others.
 
     One hub per NATS connection user (the gateway's `NatsTables`, the table service's
     `TableBus`); `follow` without one subscribes for itself alone."""
@@ -326,10 +329,10 @@ class LiveFeeds:
         with contextlib.suppress(ValueError):
             self.nats.core_reconnect_hooks.remove(self._on_reconnect)
 
-    def live(self, subject: str) -> bool:
-        """This hub's subscription to `subject` is known to the server: a message published
-        from now on reaches it (while the connection holds)."""
-        feed = self._feeds.get(subject)
+    def live(self, table_id: str) -> bool:
+        """This hub's subscription to the table's feed is known to the server: a batch
+        published from now on reaches it (while the connection holds)."""
+        feed = self._feeds.get(subjects.table_feed(table_id))
         opened = None if feed is None else feed.opened
         return opened is not None and opened.done() and not opened.cancelled() and opened.exception() is None
 
@@ -337,10 +340,10 @@ class LiveFeeds:
         """Each subscribed subject and how many readers it has."""
         return {subject: len(feed.readers) for subject, feed in self._feeds.items()}
 
-    def _join(self, reader: _Reader, subject: str, own: bool, timeout_s: float) -> _Feed:
+    def _join(self, reader: _Reader, subject: str, timeout_s: float) -> _Feed:
         feed = self._feeds.get(subject)
         if feed is None:
-            feed = _Feed(subject, own)
+            feed = _Feed(subject)
             feed.opened = asyncio.ensure_future(self._open(feed, timeout_s))
             self._feeds[subject] = feed
         feed.readers.add(reader)
@@ -367,8 +370,13 @@ class LiveFeeds:
                     self.on_cause(events[-1].table_id, batch.cause, events[-1].sequence)
                 except Exception as exc:  # a bug of the hook: the events still go to their readers
                     log.error("cause hook failed", subject=msg.subject, exc_info=exc)
+            public = [(event, False) for event in events]
+            # docs/rules.md §14: a reader is given its own seat's copies, never another's.
+            own = {copies.seat: copies.events for copies in batch.seats}
             for reader in feed.readers:  # no await in between (a sink never joins or leaves): a stable set
-                self.dropped += reader.offer(events, feed.own)
+                mine = own.get(reader.seat) if own and reader.seat is not None else None
+                items = public if mine is None else [*((event, True) for event in mine), *public]
+                self.dropped += reader.offer(items)
 
         sub: Subscription | None = None
         try:
@@ -441,11 +449,8 @@ async def follow(
     action at a gateway). What is read from the owner, and whatever follows a gap, is still
     yielded, so the consumer sees one ordered stream across both ways; an exception of the
     sink is raised here."""
-    public = subjects.public_events(table_id)
-    own = subjects.seat_events(table_id, seat) if seat is not None else None
-    wanted = [public] if own is None else [public, own]
     hub = feeds if feeds is not None else LiveFeeds(nats)
-    reader = _Reader(hub.queue_limit)
+    reader = _Reader(hub.queue_limit, seat)
     joined: list[_Feed] = []
     merger = _Merger(seat, last=after)
     ended = False
@@ -470,8 +475,7 @@ async def follow(
             reader.hurry(WAIT_RECHECK_S)  # the owner is asked as a stuck reader asks it
 
     try:
-        for subject in wanted:
-            joined.append(hub._join(reader, subject, subject == own, timeout_s))
+        joined.append(hub._join(reader, subjects.table_feed(table_id), timeout_s))
         for feed in joined:  # subscribed before the owner is asked: nothing falls between
             await hub._ready(feed)
         reconnects = nats.reconnects

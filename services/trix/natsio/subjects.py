@@ -7,8 +7,8 @@ Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a play
 | `trix.table.cmd.<sh>.<t>` | TableCommand requests to the table's owner | table owners (per shard) |
 | `trix.table.log.<t>` | the table's JetStream log (private: hands, seed) | table service only |
 | `trix.table.snap.<t>` | table snapshots (private) | table service only |
-| `trix.table.evt.<t>.seat.<s>` | core NATS: batches of seat `s`'s own copies (docs/rules.md §14) | gateway, that seat |
-| `trix.table.evt.<t>.public` | core NATS: batches of public events (spectators, timers) | anyone |
+| `trix.table.evt.<t>.feed` | core NATS: an action's public copies and each seat's own (docs/rules.md §14) | gateways |
+| `trix.table.evt.<t>.public` | core NATS: the same public copies alone | timers, public tools |
 | `trix.table.live` | request: each table replica answers its unfinished tables and sequences | timers |
 | `trix.table.results.<t>` | the results scoring settles from (TABLE_RESULTS, durable) | scoring |
 | `trix.presence.<p>` | PlayerConnected / PlayerDisconnected | timers |
@@ -48,12 +48,6 @@ def token(value: str, what: str = "id") -> str:
     return value
 
 
-def _seat(seat: int) -> str:
-    if not 0 <= seat <= 3:
-        raise InvalidArgument(f"seat must be 0..3: {seat}")
-    return str(seat)
-
-
 def table_shard(table_id: str, shards: int = TABLE_SHARDS) -> int:
     """The command shard of a table (stable across processes and versions)."""
     return zlib.crc32(token(table_id, "table id").encode()) % shards
@@ -68,8 +62,8 @@ def table_command(table_id: str, shards: int = TABLE_SHARDS) -> str:
 
 
 ACCEPTED_BY_CAUSE_HEADER = "Trix-Accepted-By-Cause"
-"""On a seat action's table command (value "1"): the sender follows the table's public events,
-so a fresh acceptance reaches it as the public batch's `cause` and the table sends no reply to
+"""On a seat action's table command (value "1"): the sender follows the table's feed, so
+a fresh acceptance reaches it as the feed batch's `cause` and the table sends no reply to
 it; errors and repeats are answered as ever (issue 16, `trix.table.codec.handle_command`)."""
 
 
@@ -107,9 +101,10 @@ def all_table_snapshots() -> str:
 # -- table events ---------------------------------------------------------------
 
 
-def seat_events(table_id: str, seat: int) -> str:
-    """Events seat `seat` of a table may see, and nobody else (docs/rules.md §14)."""
-    return f"{ROOT}.table.evt.{token(table_id, 'table id')}.seat.{_seat(seat)}"
+def table_feed(table_id: str) -> str:
+    """A table's feed: every action's public copies with each seat's own copies, for the
+    gateways only, which give each seat its own and a spectator none (docs/rules.md §14)."""
+    return f"{ROOT}.table.evt.{token(table_id, 'table id')}.feed"
 
 
 def public_events(table_id: str) -> str:
@@ -117,8 +112,8 @@ def public_events(table_id: str) -> str:
     return f"{ROOT}.table.evt.{token(table_id, 'table id')}.public"
 
 
-def all_seat_events() -> str:
-    return f"{ROOT}.table.evt.*.seat.*"
+def all_table_feeds() -> str:
+    return f"{ROOT}.table.evt.*.feed"
 
 
 def all_public_events() -> str:

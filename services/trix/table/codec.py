@@ -83,9 +83,9 @@ async def dispatch(
 
 
 async def handle_command(service: TableService, data: bytes, token: str | None, *, quiet: bool = False) -> bytes | None:
-    """Bytes in, bytes out: never raises. `quiet` (the caller follows the table's public
-    events, `ACCEPTED_BY_CAUSE_HEADER`): a seat action this command freshly accepted and
-    announced in its public batch's `cause` gets no reply (None, issue 16); errors, repeats
+    """Bytes in, bytes out: never raises. `quiet` (the caller follows the table's feed,
+    `ACCEPTED_BY_CAUSE_HEADER`): a seat action this command freshly accepted and
+    announced in its feed batch's `cause` gets no reply (None, issue 16); errors, repeats
     and everything else are answered."""
     reply = table_pb2.TableCommandReply()
     announced: list[str] = []

@@ -101,12 +101,12 @@ class TableStore(Protocol):
 
 
 class EventSink(Protocol):
-    """Where events go (the per-seat and public subjects, docs/rules.md §14; the results scoring
+    """Where events go (the table's feed and public subject, docs/rules.md §14; the results scoring
     needs on their durable stream)."""
 
     async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
         """An action's event copies to their readers, and its results durably (awaited);
-        `cause`: the seat action they answer, if a player's (issue 16). True when the public
+        `cause`: the seat action they answer, if a player's (issue 16). True when the feed
         batch carrying `cause` was handed to NATS (the action is announced: `ANNOUNCED`)."""
         ...
 
@@ -117,9 +117,9 @@ class EventSink(Protocol):
 
 ANNOUNCED: ContextVar[list[str] | None] = ContextVar("trix_table_announced", default=None)
 """Set by a command's handler (`trix.table.codec.handle_command`) to a list of its own: the
-action ids this command freshly accepted and announced in a public batch's `cause` (issue 16:
+action ids this command freshly accepted and announced in a feed batch's `cause` (issue 16:
 a gateway that follows the table ends its request on that cause, and the table sends it no
-reply). A repeated action id, an error, or an entry whose public batch did not go out adds
+reply). A repeated action id, an error, or an entry whose feed batch did not go out adds
 nothing, so those are always answered. Task-local, so concurrent commands never mix."""
 
 
@@ -169,7 +169,7 @@ class TableService:
         self.tokens = VerifiedTokens(config.keys)
         """The callers' tokens, each verified once until it expires (`trix.table.codec`)."""
         self.announced_only = 0
-        """Seat actions answered by their public batch's `cause` alone, with no reply (issue 16)."""
+        """Seat actions answered by their feed batch's `cause` alone, with no reply (issue 16)."""
         self.recover_concurrency = 16
         self._reloaded: dict[str, float] = {}
         self.on_stale_writer = on_stale_writer

@@ -294,12 +294,15 @@ def writer_epoch(writer: str) -> int:
 class NatsSink:
     """`EventSink` on core NATS, plus the durable results (see the module docstring).
 
-    An action's own copies go first, one batch per seat that has any, then its public batch,
-    on the same connection, so a reader of both subjects gets a seat's copy before the public
-    copy it stands for. A core publish that fails (NATS reconnecting) is not retried: readers
-    see the gap and ask the owner. The results are published one after the other, each
-    awaited (`publish_once`, Nats-Msg-Id `<table>.<sequence>`: stored once), before the
-    command is answered, so scoring never misses one and never gets one twice."""
+    An action's events go out twice, on the same connection: first on the table's feed, one
+    batch with the public copies and every seat's own (what the gateways read: each seat takes
+    its own copies, a spectator none, docs/rules.md §14), then the same public copies alone on
+    the public subject (the timers, public tools). The feed batch is the public batch's bytes
+    followed by the own copies' (concatenated protobuf messages merge): the public copies are
+    serialized once. A core publish that fails (NATS reconnecting) is not retried: readers see
+    the gap and ask the owner. The results are published one after the other, each awaited
+    (`publish_once`, Nats-Msg-Id `<table>.<sequence>`: stored once), before the command is
+    answered, so scoring never misses one and never gets one twice."""
 
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
@@ -307,6 +310,8 @@ class NatsSink:
         """Batches published (tests, benchmarks)."""
 
     async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
+        """Publish an action's events; whether its `cause` went out on the feed (the gateway
+        that sent it answers the actor from there)."""
         own: dict[int, list[events_pb2.Event]] = {}
         public: list[events_pb2.Event] = []
         for r in routed:
@@ -314,23 +319,27 @@ class NatsSink:
                 public.append(r.event)
             else:
                 own.setdefault(r.audience, []).append(r.event)
-        batches = [
-            (subjects.seat_events(table_id, seat), events_pb2.TableEventBatch(events=events))
-            for seat, events in sorted(own.items())
-        ]
-        if public:  # the cause rides on the public batch only: it carries every sequence
-            batches.append((subjects.public_events(table_id), events_pb2.TableEventBatch(events=public, cause=cause)))
-        nc = self.nats.client
-        announced = False
-        for subject, batch in batches:
-            try:
-                await nc.publish(subject, batch.SerializeToString())
-                self.published += 1
-                announced = cause is not None and batch.HasField("cause")
-            except Exception as exc:  # noqa: BLE001 - readers ask the owner for what they miss
-                log.info("event batch not published", subject=subject, error=type(exc).__name__)
+        public_bytes = events_pb2.TableEventBatch(events=public, cause=cause).SerializeToString() if public else b""
+        feed = public_bytes
+        if own:
+            seats = [events_pb2.SeatCopies(seat=seat, events=events) for seat, events in sorted(own.items())]
+            feed += events_pb2.TableEventBatch(seats=seats).SerializeToString()
+        announced = await self._publish(subjects.table_feed(table_id), feed) and cause is not None and bool(public)
+        await self._publish(subjects.public_events(table_id), public_bytes)
         await self.publish_results(table_id, routed)
         return announced
+
+    async def _publish(self, subject: str, data: bytes) -> bool:
+        """One core publish of a batch (none if empty); False if it failed."""
+        if not data:
+            return False
+        try:
+            await self.nats.client.publish(subject, data)
+        except Exception as exc:  # noqa: BLE001 - readers ask the owner for what they miss
+            log.info("event batch not published", subject=subject, error=type(exc).__name__)
+            return False
+        self.published += 1
+        return True
 
     async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
         for r in routed:
@@ -603,7 +612,7 @@ class ShardRouter:
 async def answer_command(service: TableService, msg: Msg) -> bytes | None:
     """One command message on a table's command subject, answered as its owner answers it
     (`trix.table.codec.handle_command`, quiet for a sender with `ACCEPTED_BY_CAUSE_HEADER`);
-    the reply sent to `msg.reply`, or None when the action's public batch was its answer."""
+    the reply sent to `msg.reply`, or None when the action's feed batch was its answer."""
     headers = msg.headers or {}
     quiet = headers.get(subjects.ACCEPTED_BY_CAUSE_HEADER) == "1"
     reply = await handle_command(service, msg.data, headers.get(TOKEN_HEADER), quiet=quiet)

@@ -34,7 +34,7 @@ PUBLIC_ONLY = -1
 """Audience of the public copy of an event that also has per-seat copies (DealStarted, and
 TurnStarted with `seat_copies`)."""
 ALL = -2
-"""Audience of a public event: the public subject and every seat's subject."""
+"""Audience of a public event: the public copies (the feed and the public subject), every seat's."""
 
 # docs/rules.md §2: the contracts of each variant's kingdoms.
 TRIX_CONTRACTS = (
@@ -473,7 +473,7 @@ class Table:
                         )
                     }
 
-                # §14: each hand only on its own seat's subject; the public copy has none.
+                # §14: each hand only in its own seat's copies; the public copy has none.
                 copies = {seat: started(game.hand(seat)) for seat in range(4)}
                 copies[PUBLIC_ONLY] = started(())
                 self._copies(out, now, copies)

@@ -56,26 +56,34 @@ Global___LeaveReason: _TypeAlias = LeaveReason  # noqa: Y015
 @_typing.final
 class TableEventBatch(_message.Message):
     """The events of one table action as the table publishes them on core NATS (issue 16):
-    one batch on the public subject with every public copy, and before it one batch on a
-    seat's subject with that seat's own copies, where the action has any (docs/rules.md §14).
-    Core NATS does not store them: a reader that sees a gap in the sequences asks the
-    table's owner (TableCommand.read_events).
+    one batch on the table's feed with every public copy and every seat's own copies (read by
+    gateways only), then the same public copies alone on the public subject (spectators'
+    tools, the timers), docs/rules.md §14. Core NATS does not store them: a reader that sees a
+    gap in the sequences asks the table's owner (TableCommand.read_events).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     EVENTS_FIELD_NUMBER: _builtins.int
     CAUSE_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
-        """The events, in table sequence order; never empty."""
+        """The public copies, in table sequence order; empty only in a feed batch of own copies alone."""
 
     @_builtins.property
     def cause(self) -> Global___ActionCause:
-        """On the public batch only: the player's seat action whose log entry produced these events
-        (issue 16), so the gateway sends the actor its acceptance in the same message as them,
-        without waiting for the table's reply. Absent for the platform's own entries (creation,
-        the timers' moves) and for events published again.
+        """The player's seat action whose log entry produced these events (issue 16), so the gateway
+        sends the actor its acceptance in the same message as them, without waiting for the
+        table's reply. Absent for the platform's own entries (creation, the timers' moves) and for
+        events published again.
+        """
+
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCopies]:
+        """On the feed only: each seat's own copies of these events (its hand in DealStarted, its
+        legal moves in a TurnStarted with seat_copies), each under the sequence of its public copy;
+        a reader takes only its own seat's (docs/rules.md §14).
         """
 
     def __init__(
@@ -83,14 +91,43 @@ class TableEventBatch(_message.Message):
         *,
         events: _abc.Iterable[Global___Event] | None = ...,
         cause: Global___ActionCause | None = ...,
+        seats: _abc.Iterable[Global___SeatCopies] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "events", b"events"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "events", b"events", "seats", b"seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableEventBatch: _TypeAlias = TableEventBatch  # noqa: Y015
+
+@_typing.final
+class SeatCopies(_message.Message):
+    """One seat's own copies of an action's events (TableEventBatch.seats)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat, 0..3."""
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """Its own copies, in table sequence order."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatCopies: _TypeAlias = SeatCopies  # noqa: Y015
 
 @_typing.final
 class ActionCause(_message.Message):
@@ -333,7 +370,7 @@ class DealStarted(_message.Message):
     """The kingdom owner, who picks the contract."""
     @_builtins.property
     def hand(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
-        """The receiving seat's own hand; filled only on that seat's subject, never public (docs/rules.md §14)."""
+        """The receiving seat's own hand; filled only in that seat's own copy, never public (docs/rules.md §14)."""
 
     @_builtins.property
     def available_contracts(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.Contract.ValueType]:
@@ -757,8 +794,8 @@ class TurnStarted(_message.Message):
     with empty seeds for the seats that gave none.
     """
     seat_copies: _builtins.bool
-    """True when each seat in `seats` has its own copy of this event (same sequence, on
-    `trix.table.evt.<t>.seat.<s>`, published before the public copy) carrying its legal
+    """True when each seat in `seats` has its own copy of this event (same sequence, in the
+    feed batch's `seats`, beside the public copy) carrying its legal
     moves: every card, contract or doubling turn, not the client-seed turn. Set on the
     public copy and on the own copies; a reader following a seat in `seats` takes that
     seat's copy, anyone else the public one (ADR 0003 decision 15).

@@ -19,34 +19,43 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/events.proto.
  */
 export const file_trix_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChR0cml4L3YxL2V2ZW50cy5wcm90bxIHdHJpeC52MSJWCg9UYWJsZUV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIjCgVjYXVzZRgCIAEoCzIULnRyaXgudjEuQWN0aW9uQ2F1c2UiLgoLQWN0aW9uQ2F1c2USDAoEc2VhdBgBIAEoBRIRCglhY3Rpb25faWQYAiABKAkijAcKBUV2ZW50EhAKCHRhYmxlX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KDXRhYmxlX2NyZWF0ZWQYCiABKAsyFS50cml4LnYxLlRhYmxlQ3JlYXRlZEgAEiwKDGRlYWxfc3RhcnRlZBgLIAEoCzIULnRyaXgudjEuRGVhbFN0YXJ0ZWRIABIyCg9jb250cmFjdF9jaG9zZW4YDCABKAsyFy50cml4LnYxLkNvbnRyYWN0Q2hvc2VuSAASMgoPZG91YmxlX2Fuc3dlcmVkGA0gASgLMhcudHJpeC52MS5Eb3VibGVBbnN3ZXJlZEgAEjQKEGRvdWJsZXNfcmV2ZWFsZWQYDiABKAsyGC50cml4LnYxLkRvdWJsZXNSZXZlYWxlZEgAEioKC2NhcmRfcGxheWVkGA8gASgLMhMudHJpeC52MS5DYXJkUGxheWVkSAASKgoLdHJpY2tfdGFrZW4YECABKAsyEy50cml4LnYxLlRyaWNrVGFrZW5IABIqCgtzZWF0X3Bhc3NlZBgRIAEoCzITLnRyaXgudjEuU2VhdFBhc3NlZEgAEiQKCHNlYXRfb3V0GBIgASgLMhAudHJpeC52MS5TZWF0T3V0SAASKgoLZGVhbF9zY29yZWQYEyABKAsyEy50cml4LnYxLkRlYWxTY29yZWRIABIoCgpnYW1lX2VuZGVkGBQgASgLMhIudHJpeC52MS5HYW1lRW5kZWRIABImCglzZWF0X2xlZnQYFSABKAsyES50cml4LnYxLlNlYXRMZWZ0SAASLAoMdHVybl9zdGFydGVkGBYgASgLMhQudHJpeC52MS5UdXJuU3RhcnRlZEgAEjQKEHBsYXllcl9jb25uZWN0ZWQYFyABKAsyGC50cml4LnYxLlBsYXllckNvbm5lY3RlZEgAEjoKE3BsYXllcl9kaXNjb25uZWN0ZWQYGCABKAsyGy50cml4LnYxLlBsYXllckRpc2Nvbm5lY3RlZEgAEiwKDG1hdGNoX2Zvcm1lZBgZIAEoCzIULnRyaXgudjEuTWF0Y2hGb3JtZWRIABI7ChRzZWF0X2NvbnRyb2xfY2hhbmdlZBgaIAEoCzIbLnRyaXgudjEuU2VhdENvbnRyb2xDaGFuZ2VkSABCBgoEYm9keSLQAQoMVGFibGVDcmVhdGVkEiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSJgoHb3B0aW9ucxgCIAEoCzIVLnRyaXgudjEuVGFibGVPcHRpb25zEhwKBXNlYXRzGAMgAygLMg0udHJpeC52MS5TZWF0EhIKCmNvbW1pdG1lbnQYBCABKAkSHQoFc3Rha2UYBSABKAsyDi50cml4LnYxLlN0YWtlEhAKCG1hdGNoX2lkGAYgASgJEhIKCnRpY2tldF9pZHMYByADKAkijgEKC0RlYWxTdGFydGVkEhIKCmRlYWxfaW5kZXgYASABKAUSDwoHa2luZ2RvbRgCIAEoBRINCgVvd25lchgDIAEoBRIbCgRoYW5kGAQgAygLMg0udHJpeC52MS5DYXJkEi4KE2F2YWlsYWJsZV9jb250cmFjdHMYBSADKA4yES50cml4LnYxLkNvbnRyYWN0ImoKDkNvbnRyYWN0Q2hvc2VuEhIKCmRlYWxfaW5kZXgYASABKAUSDAoEc2VhdBgCIAEoBRIjCghjb250cmFjdBgDIAEoDjIRLnRyaXgudjEuQ29udHJhY3QSEQoJYXV0b21hdGljGAQgASgIIl4KDkRvdWJsZUFuc3dlcmVkEhIKCmRlYWxfaW5kZXgYASABKAUSJQoGYW5zd2VyGAIgASgLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXISEQoJYXV0b21hdGljGAMgASgIIk0KD0RvdWJsZXNSZXZlYWxlZBISCgpkZWFsX2luZGV4GAEgASgFEiYKB2Fuc3dlcnMYAiADKAsyFS50cml4LnYxLkRvdWJsZUFuc3dlciJeCgpDYXJkUGxheWVkEhIKCmRlYWxfaW5kZXgYASABKAUSDAoEc2VhdBgCIAEoBRIbCgRjYXJkGAMgASgLMg0udHJpeC52MS5DYXJkEhEKCWF1dG9tYXRpYxgEIAEoCCKXAQoKVHJpY2tUYWtlbhISCgpkZWFsX2luZGV4GAEgASgFEhMKC3RyaWNrX2luZGV4GAIgASgFEg4KBmxlYWRlchgDIAEoBRINCgV0YWtlchgEIAEoBRIcCgVjYXJkcxgFIAMoCzINLnRyaXgudjEuQ2FyZBIjCgZwb2ludHMYBiABKAsyEy50cml4LnYxLlNlYXRTY29yZXMiLgoKU2VhdFBhc3NlZBISCgpkZWFsX2luZGV4GAEgASgFEgwKBHNlYXQYAiABKAUiSgoHU2VhdE91dBISCgpkZWFsX2luZGV4GAEgASgFEgwKBHNlYXQYAiABKAUSDQoFcGxhY2UYAyABKAUSDgoGcG9pbnRzGAQgASgFIo8BCgpEZWFsU2NvcmVkEhIKCmRlYWxfaW5kZXgYASABKAUSIwoIY29udHJhY3QYAiABKA4yES50cml4LnYxLkNvbnRyYWN0EiMKBnBvaW50cxgDIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxIjCgZ0b3RhbHMYBCABKAsyEy50cml4LnYxLlNlYXRTY29yZXMiaQoJR2FtZUVuZGVkEhMKC3JlY29yZF9qc29uGAEgASgJEiMKBnRvdGFscxgCIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxIPCgdyYW5raW5nGAMgAygFEhEKCWxlZnRfc2VhdBgEIAEoBSJRCghTZWF0TGVmdBIMCgRzZWF0GAEgASgFEhEKCXBsYXllcl9pZBgCIAEoCRIkCgZyZWFzb24YAyABKA4yFC50cml4LnYxLkxlYXZlUmVhc29uIkIKElNlYXRDb250cm9sQ2hhbmdlZBIMCgRzZWF0GAEgASgFEgsKA2JvdBgCIAEoCBIRCglwbGF5ZXJfaWQYAyABKAkikAIKC1R1cm5TdGFydGVkEg0KBXNlYXRzGAEgAygFEiMKCGRlY2lzaW9uGAIgASgOMhEudHJpeC52MS5EZWNpc2lvbhIQCgh0dXJuX3NlcRgDIAEoBBIsCghkZWFkbGluZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKZGVhbF9pbmRleBgFIAEoBRIUCgxjbGllbnRfc2VlZHMYBiABKAgSIgoLbGVnYWxfY2FyZHMYByADKAsyDS50cml4LnYxLkNhcmQSKgoPbGVnYWxfY29udHJhY3RzGAggAygOMhEudHJpeC52MS5Db250cmFjdBITCgtzZWF0X2NvcGllcxgJIAEoCCI4Cg9QbGF5ZXJDb25uZWN0ZWQSEQoJcGxheWVyX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkiOwoSUGxheWVyRGlzY29ubmVjdGVkEhEKCXBsYXllcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIuQBCgtNYXRjaEZvcm1lZBIQCghtYXRjaF9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USEgoKdGlja2V0X2lkcxgGIAMoCRIQCgh0YWJsZV9pZBgHIAEoCRIVCg1wcml2YXRlX3RhYmxlGAggASgIIj8KDlJlY29yZEFyY2hpdmVkEhAKCHRhYmxlX2lkGAEgASgJEhsKE2dhbWVfZW5kZWRfc2VxdWVuY2UYAiABKAQqgQEKC0xlYXZlUmVhc29uEhwKGExFQVZFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFUxFQVZFX1JFQVNPTl9FWFBMSUNJVBABEh4KGkxFQVZFX1JFQVNPTl9HUkFDRV9FWFBJUkVEEAISGQoVTEVBVkVfUkVBU09OX1RJTUVPVVRTEANiBnByb3RvMw", [file_google_protobuf_timestamp, file_trix_v1_common]);
+  fileDesc("ChR0cml4L3YxL2V2ZW50cy5wcm90bxIHdHJpeC52MSJ6Cg9UYWJsZUV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIjCgVjYXVzZRgCIAEoCzIULnRyaXgudjEuQWN0aW9uQ2F1c2USIgoFc2VhdHMYAyADKAsyEy50cml4LnYxLlNlYXRDb3BpZXMiOgoKU2VhdENvcGllcxIMCgRzZWF0GAEgASgFEh4KBmV2ZW50cxgCIAMoCzIOLnRyaXgudjEuRXZlbnQiLgoLQWN0aW9uQ2F1c2USDAoEc2VhdBgBIAEoBRIRCglhY3Rpb25faWQYAiABKAkijAcKBUV2ZW50EhAKCHRhYmxlX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KDXRhYmxlX2NyZWF0ZWQYCiABKAsyFS50cml4LnYxLlRhYmxlQ3JlYXRlZEgAEiwKDGRlYWxfc3RhcnRlZBgLIAEoCzIULnRyaXgudjEuRGVhbFN0YXJ0ZWRIABIyCg9jb250cmFjdF9jaG9zZW4YDCABKAsyFy50cml4LnYxLkNvbnRyYWN0Q2hvc2VuSAASMgoPZG91YmxlX2Fuc3dlcmVkGA0gASgLMhcudHJpeC52MS5Eb3VibGVBbnN3ZXJlZEgAEjQKEGRvdWJsZXNfcmV2ZWFsZWQYDiABKAsyGC50cml4LnYxLkRvdWJsZXNSZXZlYWxlZEgAEioKC2NhcmRfcGxheWVkGA8gASgLMhMudHJpeC52MS5DYXJkUGxheWVkSAASKgoLdHJpY2tfdGFrZW4YECABKAsyEy50cml4LnYxLlRyaWNrVGFrZW5IABIqCgtzZWF0X3Bhc3NlZBgRIAEoCzITLnRyaXgudjEuU2VhdFBhc3NlZEgAEiQKCHNlYXRfb3V0GBIgASgLMhAudHJpeC52MS5TZWF0T3V0SAASKgoLZGVhbF9zY29yZWQYEyABKAsyEy50cml4LnYxLkRlYWxTY29yZWRIABIoCgpnYW1lX2VuZGVkGBQgASgLMhIudHJpeC52MS5HYW1lRW5kZWRIABImCglzZWF0X2xlZnQYFSABKAsyES50cml4LnYxLlNlYXRMZWZ0SAASLAoMdHVybl9zdGFydGVkGBYgASgLMhQudHJpeC52MS5UdXJuU3RhcnRlZEgAEjQKEHBsYXllcl9jb25uZWN0ZWQYFyABKAsyGC50cml4LnYxLlBsYXllckNvbm5lY3RlZEgAEjoKE3BsYXllcl9kaXNjb25uZWN0ZWQYGCABKAsyGy50cml4LnYxLlBsYXllckRpc2Nvbm5lY3RlZEgAEiwKDG1hdGNoX2Zvcm1lZBgZIAEoCzIULnRyaXgudjEuTWF0Y2hGb3JtZWRIABI7ChRzZWF0X2NvbnRyb2xfY2hhbmdlZBgaIAEoCzIbLnRyaXgudjEuU2VhdENvbnRyb2xDaGFuZ2VkSABCBgoEYm9keSLQAQoMVGFibGVDcmVhdGVkEiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSJgoHb3B0aW9ucxgCIAEoCzIVLnRyaXgudjEuVGFibGVPcHRpb25zEhwKBXNlYXRzGAMgAygLMg0udHJpeC52MS5TZWF0EhIKCmNvbW1pdG1lbnQYBCABKAkSHQoFc3Rha2UYBSABKAsyDi50cml4LnYxLlN0YWtlEhAKCG1hdGNoX2lkGAYgASgJEhIKCnRpY2tldF9pZHMYByADKAkijgEKC0RlYWxTdGFydGVkEhIKCmRlYWxfaW5kZXgYASABKAUSDwoHa2luZ2RvbRgCIAEoBRINCgVvd25lchgDIAEoBRIbCgRoYW5kGAQgAygLMg0udHJpeC52MS5DYXJkEi4KE2F2YWlsYWJsZV9jb250cmFjdHMYBSADKA4yES50cml4LnYxLkNvbnRyYWN0ImoKDkNvbnRyYWN0Q2hvc2VuEhIKCmRlYWxfaW5kZXgYASABKAUSDAoEc2VhdBgCIAEoBRIjCghjb250cmFjdBgDIAEoDjIRLnRyaXgudjEuQ29udHJhY3QSEQoJYXV0b21hdGljGAQgASgIIl4KDkRvdWJsZUFuc3dlcmVkEhIKCmRlYWxfaW5kZXgYASABKAUSJQoGYW5zd2VyGAIgASgLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXISEQoJYXV0b21hdGljGAMgASgIIk0KD0RvdWJsZXNSZXZlYWxlZBISCgpkZWFsX2luZGV4GAEgASgFEiYKB2Fuc3dlcnMYAiADKAsyFS50cml4LnYxLkRvdWJsZUFuc3dlciJeCgpDYXJkUGxheWVkEhIKCmRlYWxfaW5kZXgYASABKAUSDAoEc2VhdBgCIAEoBRIbCgRjYXJkGAMgASgLMg0udHJpeC52MS5DYXJkEhEKCWF1dG9tYXRpYxgEIAEoCCKXAQoKVHJpY2tUYWtlbhISCgpkZWFsX2luZGV4GAEgASgFEhMKC3RyaWNrX2luZGV4GAIgASgFEg4KBmxlYWRlchgDIAEoBRINCgV0YWtlchgEIAEoBRIcCgVjYXJkcxgFIAMoCzINLnRyaXgudjEuQ2FyZBIjCgZwb2ludHMYBiABKAsyEy50cml4LnYxLlNlYXRTY29yZXMiLgoKU2VhdFBhc3NlZBISCgpkZWFsX2luZGV4GAEgASgFEgwKBHNlYXQYAiABKAUiSgoHU2VhdE91dBISCgpkZWFsX2luZGV4GAEgASgFEgwKBHNlYXQYAiABKAUSDQoFcGxhY2UYAyABKAUSDgoGcG9pbnRzGAQgASgFIo8BCgpEZWFsU2NvcmVkEhIKCmRlYWxfaW5kZXgYASABKAUSIwoIY29udHJhY3QYAiABKA4yES50cml4LnYxLkNvbnRyYWN0EiMKBnBvaW50cxgDIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxIjCgZ0b3RhbHMYBCABKAsyEy50cml4LnYxLlNlYXRTY29yZXMiaQoJR2FtZUVuZGVkEhMKC3JlY29yZF9qc29uGAEgASgJEiMKBnRvdGFscxgCIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxIPCgdyYW5raW5nGAMgAygFEhEKCWxlZnRfc2VhdBgEIAEoBSJRCghTZWF0TGVmdBIMCgRzZWF0GAEgASgFEhEKCXBsYXllcl9pZBgCIAEoCRIkCgZyZWFzb24YAyABKA4yFC50cml4LnYxLkxlYXZlUmVhc29uIkIKElNlYXRDb250cm9sQ2hhbmdlZBIMCgRzZWF0GAEgASgFEgsKA2JvdBgCIAEoCBIRCglwbGF5ZXJfaWQYAyABKAkikAIKC1R1cm5TdGFydGVkEg0KBXNlYXRzGAEgAygFEiMKCGRlY2lzaW9uGAIgASgOMhEudHJpeC52MS5EZWNpc2lvbhIQCgh0dXJuX3NlcRgDIAEoBBIsCghkZWFkbGluZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKZGVhbF9pbmRleBgFIAEoBRIUCgxjbGllbnRfc2VlZHMYBiABKAgSIgoLbGVnYWxfY2FyZHMYByADKAsyDS50cml4LnYxLkNhcmQSKgoPbGVnYWxfY29udHJhY3RzGAggAygOMhEudHJpeC52MS5Db250cmFjdBITCgtzZWF0X2NvcGllcxgJIAEoCCI4Cg9QbGF5ZXJDb25uZWN0ZWQSEQoJcGxheWVyX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkiOwoSUGxheWVyRGlzY29ubmVjdGVkEhEKCXBsYXllcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIuQBCgtNYXRjaEZvcm1lZBIQCghtYXRjaF9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USEgoKdGlja2V0X2lkcxgGIAMoCRIQCgh0YWJsZV9pZBgHIAEoCRIVCg1wcml2YXRlX3RhYmxlGAggASgIIj8KDlJlY29yZEFyY2hpdmVkEhAKCHRhYmxlX2lkGAEgASgJEhsKE2dhbWVfZW5kZWRfc2VxdWVuY2UYAiABKAQqgQEKC0xlYXZlUmVhc29uEhwKGExFQVZFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFUxFQVZFX1JFQVNPTl9FWFBMSUNJVBABEh4KGkxFQVZFX1JFQVNPTl9HUkFDRV9FWFBJUkVEEAISGQoVTEVBVkVfUkVBU09OX1RJTUVPVVRTEANiBnByb3RvMw", [file_google_protobuf_timestamp, file_trix_v1_common]);
 
 /**
  * The events of one table action as the table publishes them on core NATS (issue 16):
- * one batch on the public subject with every public copy, and before it one batch on a
- * seat's subject with that seat's own copies, where the action has any (docs/rules.md §14).
- * Core NATS does not store them: a reader that sees a gap in the sequences asks the
- * table's owner (TableCommand.read_events).
+ * one batch on the table's feed with every public copy and every seat's own copies (read by
+ * gateways only), then the same public copies alone on the public subject (spectators'
+ * tools, the timers), docs/rules.md §14. Core NATS does not store them: a reader that sees a
+ * gap in the sequences asks the table's owner (TableCommand.read_events).
  *
  * @generated from message trix.v1.TableEventBatch
  */
 export type TableEventBatch = Message<"trix.v1.TableEventBatch"> & {
   /**
-   * The events, in table sequence order; never empty.
+   * The public copies, in table sequence order; empty only in a feed batch of own copies alone.
    *
    * @generated from field: repeated trix.v1.Event events = 1;
    */
   events: Event[];
 
   /**
-   * On the public batch only: the player's seat action whose log entry produced these events
-   * (issue 16), so the gateway sends the actor its acceptance in the same message as them,
-   * without waiting for the table's reply. Absent for the platform's own entries (creation,
-   * the timers' moves) and for events published again.
+   * The player's seat action whose log entry produced these events (issue 16), so the gateway
+   * sends the actor its acceptance in the same message as them, without waiting for the
+   * table's reply. Absent for the platform's own entries (creation, the timers' moves) and for
+   * events published again.
    *
    * @generated from field: trix.v1.ActionCause cause = 2;
    */
   cause?: ActionCause | undefined;
+
+  /**
+   * On the feed only: each seat's own copies of these events (its hand in DealStarted, its
+   * legal moves in a TurnStarted with seat_copies), each under the sequence of its public copy;
+   * a reader takes only its own seat's (docs/rules.md §14).
+   *
+   * @generated from field: repeated trix.v1.SeatCopies seats = 3;
+   */
+  seats: SeatCopies[];
 };
 
 /**
@@ -55,6 +64,34 @@ export type TableEventBatch = Message<"trix.v1.TableEventBatch"> & {
  */
 export const TableEventBatchSchema: GenMessage<TableEventBatch> = /*@__PURE__*/
   messageDesc(file_trix_v1_events, 0);
+
+/**
+ * One seat's own copies of an action's events (TableEventBatch.seats).
+ *
+ * @generated from message trix.v1.SeatCopies
+ */
+export type SeatCopies = Message<"trix.v1.SeatCopies"> & {
+  /**
+   * The seat, 0..3.
+   *
+   * @generated from field: int32 seat = 1;
+   */
+  seat: number;
+
+  /**
+   * Its own copies, in table sequence order.
+   *
+   * @generated from field: repeated trix.v1.Event events = 2;
+   */
+  events: Event[];
+};
+
+/**
+ * Describes the message trix.v1.SeatCopies.
+ * Use `create(SeatCopiesSchema)` to create a new message.
+ */
+export const SeatCopiesSchema: GenMessage<SeatCopies> = /*@__PURE__*/
+  messageDesc(file_trix_v1_events, 1);
 
 /**
  * Which seat's action, by its idempotency key, an entry's events answer (TableEventBatch.cause).
@@ -82,7 +119,7 @@ export type ActionCause = Message<"trix.v1.ActionCause"> & {
  * Use `create(ActionCauseSchema)` to create a new message.
  */
 export const ActionCauseSchema: GenMessage<ActionCause> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 1);
+  messageDesc(file_trix_v1_events, 2);
 
 /**
  * The envelope of every event on NATS.
@@ -262,7 +299,7 @@ export type Event = Message<"trix.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 2);
+  messageDesc(file_trix_v1_events, 3);
 
 /**
  * A table was created (docs/rules.md §11: only the commitment is public).
@@ -327,7 +364,7 @@ export type TableCreated = Message<"trix.v1.TableCreated"> & {
  * Use `create(TableCreatedSchema)` to create a new message.
  */
 export const TableCreatedSchema: GenMessage<TableCreated> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 3);
+  messageDesc(file_trix_v1_events, 4);
 
 /**
  * A deal was shuffled and dealt (docs/rules.md §3).
@@ -357,7 +394,7 @@ export type DealStarted = Message<"trix.v1.DealStarted"> & {
   owner: number;
 
   /**
-   * The receiving seat's own hand; filled only on that seat's subject, never public (docs/rules.md §14).
+   * The receiving seat's own hand; filled only in that seat's own copy, never public (docs/rules.md §14).
    *
    * @generated from field: repeated trix.v1.Card hand = 4;
    */
@@ -376,7 +413,7 @@ export type DealStarted = Message<"trix.v1.DealStarted"> & {
  * Use `create(DealStartedSchema)` to create a new message.
  */
 export const DealStartedSchema: GenMessage<DealStarted> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 4);
+  messageDesc(file_trix_v1_events, 5);
 
 /**
  * The owner picked the deal's contract.
@@ -418,7 +455,7 @@ export type ContractChosen = Message<"trix.v1.ContractChosen"> & {
  * Use `create(ContractChosenSchema)` to create a new message.
  */
 export const ContractChosenSchema: GenMessage<ContractChosen> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 5);
+  messageDesc(file_trix_v1_events, 6);
 
 /**
  * A seat answered the doubling question (docs/rules.md §7). In SEQUENTIAL mode it is
@@ -454,7 +491,7 @@ export type DoubleAnswered = Message<"trix.v1.DoubleAnswered"> & {
  * Use `create(DoubleAnsweredSchema)` to create a new message.
  */
 export const DoubleAnsweredSchema: GenMessage<DoubleAnswered> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 6);
+  messageDesc(file_trix_v1_events, 7);
 
 /**
  * Every doubling answer revealed together (SIMULTANEOUS mode, docs/rules.md §7).
@@ -482,7 +519,7 @@ export type DoublesRevealed = Message<"trix.v1.DoublesRevealed"> & {
  * Use `create(DoublesRevealedSchema)` to create a new message.
  */
 export const DoublesRevealedSchema: GenMessage<DoublesRevealed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 7);
+  messageDesc(file_trix_v1_events, 8);
 
 /**
  * A card was played to a trick or to the TRIX layout.
@@ -524,7 +561,7 @@ export type CardPlayed = Message<"trix.v1.CardPlayed"> & {
  * Use `create(CardPlayedSchema)` to create a new message.
  */
 export const CardPlayedSchema: GenMessage<CardPlayed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 8);
+  messageDesc(file_trix_v1_events, 9);
 
 /**
  * A trick was taken (docs/rules.md §4).
@@ -580,7 +617,7 @@ export type TrickTaken = Message<"trix.v1.TrickTaken"> & {
  * Use `create(TrickTakenSchema)` to create a new message.
  */
 export const TrickTakenSchema: GenMessage<TrickTaken> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 9);
+  messageDesc(file_trix_v1_events, 10);
 
 /**
  * A seat had no legal card in TRIX and passed (docs/rules.md §6).
@@ -608,7 +645,7 @@ export type SeatPassed = Message<"trix.v1.SeatPassed"> & {
  * Use `create(SeatPassedSchema)` to create a new message.
  */
 export const SeatPassedSchema: GenMessage<SeatPassed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 10);
+  messageDesc(file_trix_v1_events, 11);
 
 /**
  * A seat emptied its hand in TRIX (docs/rules.md §6).
@@ -650,7 +687,7 @@ export type SeatOut = Message<"trix.v1.SeatOut"> & {
  * Use `create(SeatOutSchema)` to create a new message.
  */
 export const SeatOutSchema: GenMessage<SeatOut> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 11);
+  messageDesc(file_trix_v1_events, 12);
 
 /**
  * A deal ended and was scored.
@@ -692,7 +729,7 @@ export type DealScored = Message<"trix.v1.DealScored"> & {
  * Use `create(DealScoredSchema)` to create a new message.
  */
 export const DealScoredSchema: GenMessage<DealScored> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 12);
+  messageDesc(file_trix_v1_events, 13);
 
 /**
  * The game ended; carries the full record with the server seed revealed (docs/rules.md §11, §12).
@@ -734,7 +771,7 @@ export type GameEnded = Message<"trix.v1.GameEnded"> & {
  * Use `create(GameEndedSchema)` to create a new message.
  */
 export const GameEndedSchema: GenMessage<GameEnded> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 13);
+  messageDesc(file_trix_v1_events, 14);
 
 /**
  * A player left a table for good (docs/rules.md §10).
@@ -769,7 +806,7 @@ export type SeatLeft = Message<"trix.v1.SeatLeft"> & {
  * Use `create(SeatLeftSchema)` to create a new message.
  */
 export const SeatLeftSchema: GenMessage<SeatLeft> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 14);
+  messageDesc(file_trix_v1_events, 15);
 
 /**
  * A bot took a seat or its player reclaimed it (docs/rules.md §10, free tables).
@@ -804,7 +841,7 @@ export type SeatControlChanged = Message<"trix.v1.SeatControlChanged"> & {
  * Use `create(SeatControlChangedSchema)` to create a new message.
  */
 export const SeatControlChangedSchema: GenMessage<SeatControlChanged> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 15);
+  messageDesc(file_trix_v1_events, 16);
 
 /**
  * A decision became due; the timers schedule a deadline from it (docs/rules.md §9).
@@ -875,8 +912,8 @@ export type TurnStarted = Message<"trix.v1.TurnStarted"> & {
   legalContracts: Contract[];
 
   /**
-   * True when each seat in `seats` has its own copy of this event (same sequence, on
-   * `trix.table.evt.<t>.seat.<s>`, published before the public copy) carrying its legal
+   * True when each seat in `seats` has its own copy of this event (same sequence, in the
+   * feed batch's `seats`, beside the public copy) carrying its legal
    * moves: every card, contract or doubling turn, not the client-seed turn. Set on the
    * public copy and on the own copies; a reader following a seat in `seats` takes that
    * seat's copy, anyone else the public one (ADR 0003 decision 15).
@@ -891,7 +928,7 @@ export type TurnStarted = Message<"trix.v1.TurnStarted"> & {
  * Use `create(TurnStartedSchema)` to create a new message.
  */
 export const TurnStartedSchema: GenMessage<TurnStarted> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 16);
+  messageDesc(file_trix_v1_events, 17);
 
 /**
  * A player's session connected to the gateway (presence, docs/rules.md §10).
@@ -919,7 +956,7 @@ export type PlayerConnected = Message<"trix.v1.PlayerConnected"> & {
  * Use `create(PlayerConnectedSchema)` to create a new message.
  */
 export const PlayerConnectedSchema: GenMessage<PlayerConnected> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 17);
+  messageDesc(file_trix_v1_events, 18);
 
 /**
  * A player's session disconnected from the gateway (presence, docs/rules.md §10).
@@ -947,7 +984,7 @@ export type PlayerDisconnected = Message<"trix.v1.PlayerDisconnected"> & {
  * Use `create(PlayerDisconnectedSchema)` to create a new message.
  */
 export const PlayerDisconnectedSchema: GenMessage<PlayerDisconnected> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 18);
+  messageDesc(file_trix_v1_events, 19);
 
 /**
  * Matchmaking formed a group of four; the table service creates the table.
@@ -1018,7 +1055,7 @@ export type MatchFormed = Message<"trix.v1.MatchFormed"> & {
  * Use `create(MatchFormedSchema)` to create a new message.
  */
 export const MatchFormedSchema: GenMessage<MatchFormed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 19);
+  messageDesc(file_trix_v1_events, 20);
 
 /**
  * Scoring durably stored a finished game's record (issue 4); published by scoring on
@@ -1049,7 +1086,7 @@ export type RecordArchived = Message<"trix.v1.RecordArchived"> & {
  * Use `create(RecordArchivedSchema)` to create a new message.
  */
 export const RecordArchivedSchema: GenMessage<RecordArchived> = /*@__PURE__*/
-  messageDesc(file_trix_v1_events, 20);
+  messageDesc(file_trix_v1_events, 21);
 
 /**
  * Why a seat left for good (docs/rules.md §10).
