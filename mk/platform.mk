@@ -9,7 +9,7 @@ UP_ARGS ?=
 STAMP_RUN := $(VENV)/.trix-installed
 STAMP_DEV := $(VENV)/.trix-dev-installed
 
-.PHONY: bench-nats-reads play venv dev proto proto-check buf-lint buf-breaking lint typecheck pytest test integration up ci
+.PHONY: bench-nats-reads bench-table-feed play venv dev proto proto-check buf-lint buf-breaking lint typecheck pytest test integration up ci
 
 $(VENV)/bin/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ needed"'
@@ -77,3 +77,6 @@ play: $(STAMP_RUN) $(VENV)/.trix-envoy web-build ## build the web app if changed
 	$(VENV)/bin/trix play --web $(PLAY_ARGS)
 
 ci: test ## same as test
+
+bench-table-feed: $(STAMP_DEV) ## gateway and nats-server CPU per action with one feed batch per action against two (ADR 0012 amendment), ratio in the same run (TABLES=400 RATE=400 SECONDS=15); last line: JSON
+	@PYTHONPATH=services:tests:tests/foundation $(PY) tests/foundation/bench_table_feed.py --tables $${TABLES:-400} --rate $${RATE:-400} --seconds $${SECONDS:-15}
