@@ -144,3 +144,29 @@ def write_chart(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def combined_floor(before: dict[str, Any] | None, after: dict[str, Any] | None, tables: int) -> dict[str, Any]:
+    """The floor of a run, measured before and after its swarm (ADR 0010: this box's speed moves
+    by a sixth within minutes, so one side alone can be measured on a faster or slower box than
+    the window): the mean of the two, each side's figure beside it; one side alone if the other
+    failed; zeros (no ratio) if both failed."""
+    ok = [f for f in (before, after) if f is not None]
+    out: dict[str, Any] = {
+        "floor_ms_per_action_before": before["floor_ms_per_action"] if before else 0.0,
+        "floor_ms_per_action_after": after["floor_ms_per_action"] if after else 0.0,
+        "floor_tables": tables,
+    }
+    if not ok:
+        return {**out, "floor_ms_per_action": 0.0, "floor_actions_per_s": 0.0}
+    processes = sorted({name for f in ok for name in f["floor_ms_per_action_by_process"]})
+    return {
+        **out,
+        "floor_ms_per_action": round(sum(f["floor_ms_per_action"] for f in ok) / len(ok), 3),
+        "floor_ms_per_action_by_process": {
+            name: round(sum(f["floor_ms_per_action_by_process"].get(name, 0.0) for f in ok) / len(ok), 3)
+            for name in processes
+        },
+        "floor_actions_per_s": round(sum(f["floor_actions_per_s"] for f in ok) / len(ok), 1),
+        "floor_processes": ok[0]["floor_processes"],
+    }

@@ -35,7 +35,7 @@ from typing import Any
 from trix.loadtest.bots import ERROR_SAMPLES, WorkerConfig, new_run_id, worker_main
 from trix.loadtest.echo import echo_client_main, echo_server_main
 from trix.loadtest.floor import CHAIN_SPLIT, CHAINS, floor_baseline, spawned_on_core_poller
-from trix.loadtest.report import Second, percentile, window_cpu, write_chart
+from trix.loadtest.report import Second, combined_floor, percentile, window_cpu, write_chart
 from trix.loadtest.scenarios import SCENARIOS, Scenario
 
 EXIT_OK = 0
@@ -119,8 +119,8 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=20.0,
         help="duration of the floor baseline (gRPC in, a NATS hop to a table process, one fsynced append, core "
-        "NATS fan-out, four gRPC writes out; as many tables at the same pace; 0 = skip); the summary's "
-        "floor_ratio is the platform's CPU per action over the floor's",
+        "NATS fan-out, four gRPC writes out; as many tables at the same pace; 0 = skip), measured before and "
+        "after the swarm; the summary's floor_ratio is the platform's CPU per action over the mean of the two",
     )
     parser.add_argument(
         "--floor-chain",
@@ -541,32 +541,41 @@ class Run:
                 self.say(f"echo baseline: {args.echo_seconds:.0f}s of bare grpc.aio stream round trips")
                 echo = echo_baseline(self.ctx, args.echo_seconds, args.workers or 2, streams=128)
                 self.say(f"echo baseline: {echo}")
-            if args.floor_seconds > 0 and self.sc.think_max_s < 60:
-                from trix.up import free_port, nats_server_binary
-
-                self.say(f"floor baseline: {args.floor_seconds:.0f}s, {args.tables} tables at the scenario's pace")
-                think = (self.sc.think_min_s, self.sc.think_max_s)
-                try:
-                    floor = floor_baseline(
-                        self.ctx,
-                        nats_server_binary(),
-                        free_port,
-                        args.tables,
-                        think,
-                        args.floor_seconds,
-                        args.floor_chain,
-                    )
-                except Exception as exc:  # noqa: BLE001 - a failed baseline must not stop the measured run
-                    floor = {"floor_ms_per_action": 0.0, "floor_actions_per_s": 0.0, "floor_tables": args.tables}
-                    self.say(f"floor baseline failed: {type(exc).__name__}: {exc}")
-                echo = {**echo, **floor}
-                self.say(f"floor baseline: {floor}")
+            floors = self.floor_enabled()
+            before = self.floor("before the swarm") if floors else None
+            if before is not None:
+                echo = {**echo, **before}
             summary = self.swarm(echo)
+            if floors:
+                summary.update(combined_floor(before, self.floor("after the swarm"), args.tables))
+                summary["floor_chain"] = args.floor_chain
         finally:
             if self.sampler is not None:
                 self.sampler.stop.set()
             self.stop_platform()
         return self.finish(summary)
+
+    def floor_enabled(self) -> bool:
+        """Whether this run measures the floor baseline (not for a scenario whose players do not act)."""
+        return self.args.floor_seconds > 0 and self.sc.think_max_s < 60
+
+    def floor(self, when: str) -> dict[str, Any] | None:
+        """One floor baseline (ADR 0024) on an otherwise quiet box; None if it failed, which must
+        not stop the measured run."""
+        from trix.up import free_port, nats_server_binary
+
+        args = self.args
+        self.say(f"floor baseline {when}: {args.floor_seconds:.0f}s, {args.tables} tables at the scenario's pace")
+        think = (self.sc.think_min_s, self.sc.think_max_s)
+        try:
+            floor = floor_baseline(
+                self.ctx, nats_server_binary(), free_port, args.tables, think, args.floor_seconds, args.floor_chain
+            )
+        except Exception as exc:  # noqa: BLE001 - a failed baseline must not stop the measured run
+            self.say(f"floor baseline {when} failed: {type(exc).__name__}: {exc}")
+            return None
+        self.say(f"floor baseline {when}: {floor}")
+        return floor
 
     def swarm(self, echo: dict[str, float]) -> dict[str, Any]:
         args, sc = self.args, self.sc
@@ -733,7 +742,7 @@ class Run:
             "echo_ratio": round(echo["echo_baseline_per_s"] / actions_per_s, 1) if actions_per_s else 0.0,
             "cpu_window": window_cpu(window_rows, actions_per_s),
             "floor_ratio": 0.0,
-            "floor_chain": args.floor_chain if "floor_ms_per_action" in echo else "",
+            "floor_chain": "",
             "processes": self.sampler.summary() if self.sampler else {},
             "events": self.events,
             "workers": workers,

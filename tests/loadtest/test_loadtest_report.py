@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from trix.loadtest.report import window_cpu
+from trix.loadtest.report import combined_floor, window_cpu
 
 
 def _row(**cpu: float) -> dict[str, Any]:
@@ -93,3 +93,24 @@ def test_a_stopped_box_is_seen_by_the_sampler_as_a_pause() -> None:
     at, seconds = pauses[0]
     assert PAUSE_S <= seconds <= 4.0 + 2.0  # generous: a loaded 2-core box wakes late too
     assert abs(at - time.time()) < 60
+
+
+def _floor(ms: float, edge: float) -> dict[str, Any]:
+    by_process = {"edge": edge, "nats": 0.3, "table": round(ms - edge - 0.3, 3)}
+    return {
+        "floor_ms_per_action": ms,
+        "floor_ms_per_action_by_process": by_process,
+        "floor_actions_per_s": 400.0,
+        "floor_processes": 3,
+    }
+
+
+def test_the_runs_floor_is_the_mean_of_before_and_after_its_swarm_or_the_side_that_was_measured() -> None:
+    both = combined_floor(_floor(1.5, 0.7), _floor(1.8, 0.8), 1000)
+    assert both["floor_ms_per_action"] == 1.65
+    assert (both["floor_ms_per_action_before"], both["floor_ms_per_action_after"]) == (1.5, 1.8)
+    assert both["floor_ms_per_action_by_process"] == {"edge": 0.75, "nats": 0.3, "table": 0.6}
+    only_after = combined_floor(None, _floor(1.8, 0.8), 1000)  # the first baseline failed
+    assert only_after["floor_ms_per_action"] == 1.8 and only_after["floor_ms_per_action_before"] == 0.0
+    neither = combined_floor(None, None, 1000)
+    assert neither["floor_ms_per_action"] == 0.0 and neither["floor_tables"] == 1000  # no ratio then

@@ -68,6 +68,10 @@ def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
     assert replicas["gateway-1"] > 0 and replicas["gateway-2"] > 0, replicas
     # the floor baseline (issue 16): the same work through the cheapest chain, in the same run
     assert summary["floor_ratio"] == round(cpu["platform_ms_per_action"] / summary["floor_ms_per_action"], 2)
+    # measured before and after the swarm, the mean of the two (the box's speed moves within a run)
+    before, after = summary["floor_ms_per_action_before"], summary["floor_ms_per_action_after"]
+    assert before > 0 and after > 0 and summary["floor_ms_per_action"] == round((before + after) / 2, 3)
+    assert summary["floor_chain"] == "split" and summary["floor_processes"] == 3
     # the swarm measures itself (its event-loop lag) and the box (load average) with every run
     assert summary["workers"] >= 2 and {"bots-0", "bots-1"} <= set(summary["processes"])
     assert summary["bot_lag_p99_ms"] >= 0 and len(summary["load_avg_end"]) == 3
