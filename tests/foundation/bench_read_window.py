@@ -14,12 +14,10 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-from support.nats import NatsServer
+from support.nats import bare_server
 from trix.natsio.coalesce import new_client, subscribe_direct
 from trix.runtime import eventloop
 
@@ -98,25 +96,20 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=1600.0, help="messages per second")
     parser.add_argument("--seconds", type=float, default=12.0, help="measured seconds per case")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        server = NatsServer(Path(tmp))
-        server.start()
-        try:
-            summary: dict[str, Any] = {"rate_per_s": args.rate}
-            for shape, subs in SHAPES.items():
-                base = 0.0
-                for window, direct in CASES:
-                    case = run_case(server.url, window, direct, subs, args.rate, args.seconds)
-                    case.update(shape=shape, window_ms=window, direct=direct)
-                    print(json.dumps(case), flush=True)
-                    if window == 0 and not direct:
-                        base = case["cpu_ms_per_msg"]
-                    else:
-                        name = f"{shape}_{window:g}ms{'_direct' if direct else ''}_ratio"
-                        summary[name] = round(case["cpu_ms_per_msg"] / base, 3)
-            print(json.dumps(summary), flush=True)
-        finally:
-            server.stop()
+    with bare_server() as server:
+        summary: dict[str, Any] = {"rate_per_s": args.rate}
+        for shape, subs in SHAPES.items():
+            base = 0.0
+            for window, direct in CASES:
+                case = run_case(server.url, window, direct, subs, args.rate, args.seconds)
+                case.update(shape=shape, window_ms=window, direct=direct)
+                print(json.dumps(case), flush=True)
+                if window == 0 and not direct:
+                    base = case["cpu_ms_per_msg"]
+                else:
+                    name = f"{shape}_{window:g}ms{'_direct' if direct else ''}_ratio"
+                    summary[name] = round(case["cpu_ms_per_msg"] / base, 3)
+        print(json.dumps(summary), flush=True)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,12 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import psutil
 
-from support.nats import NatsServer
+from support.nats import NatsServer, bare_server
 from support.waiting import eventually
 from trix.natsio import seatstream, subjects
 from trix.natsio.connection import NatsConnection
@@ -159,24 +157,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per case")
     parser.add_argument("--rounds", type=int, default=2, help="each case this many times, alternating")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        server = NatsServer(Path(tmp))
-        server.start()
-        try:
-            results: dict[str, list[dict[str, Any]]] = {c: [] for c in CASES}
-            for _ in range(args.rounds):
-                for case in CASES:
-                    result = run_case(server, case, args.tables, args.rate, args.seconds)
-                    print(json.dumps(result), flush=True)
-                    results[case].append(result)
-            summary: dict[str, Any] = {"tables": args.tables, "rate_per_s": args.rate}
-            for key in ("gateway_ms_per_action", "nats_ms_per_action"):
-                one = sum(r[key] for r in results["one-batch"]) / args.rounds
-                two = sum(r[key] for r in results["two-batches"]) / args.rounds
-                summary[key.replace("_ms_per_action", "_one_batch_ratio")] = round(one / two, 3)
-            print(json.dumps(summary), flush=True)
-        finally:
-            server.stop()
+    with bare_server() as server:
+        results: dict[str, list[dict[str, Any]]] = {c: [] for c in CASES}
+        for _ in range(args.rounds):
+            for case in CASES:
+                result = run_case(server, case, args.tables, args.rate, args.seconds)
+                print(json.dumps(result), flush=True)
+                results[case].append(result)
+        summary: dict[str, Any] = {"tables": args.tables, "rate_per_s": args.rate}
+        for key in ("gateway_ms_per_action", "nats_ms_per_action"):
+            one = sum(r[key] for r in results["one-batch"]) / args.rounds
+            two = sum(r[key] for r in results["two-batches"]) / args.rounds
+            summary[key.replace("_ms_per_action", "_one_batch_ratio")] = round(one / two, 3)
+        print(json.dumps(summary), flush=True)
 
 
 if __name__ == "__main__":

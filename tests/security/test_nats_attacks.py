@@ -153,19 +153,24 @@ async def test_nobody_connects_to_nats_without_a_users_password(backend: Backend
     _refused_all(lines)
 
 
+async def _subscribe_outcome(backend: Backend, user: str, subject: str) -> str:
+    """What happens when `user` subscribes to `subject` (REFUSED, or ALLOWED)."""
+    async with connected(backend, user) as conn:
+
+        async def sniff() -> None:
+            await conn.nc.subscribe(subject)
+            await conn.nc.flush(timeout=20)
+            await asyncio.sleep(1.0)  # the refusal comes asynchronously
+
+        return await attempt(conn, sniff(), subject)
+
+
 async def test_no_user_may_listen_to_the_table_services_replies(backend: Backend) -> None:
     """The table's reads of its secrets come back to its inbox: nobody else may subscribe there."""
     lines = []
     inbox = f"{permissions.inbox_prefix('table')}.>"
     for user in (u for u in permissions.USERS if u != "table"):
-        async with connected(backend, user) as conn:
-
-            async def sniff() -> None:
-                await conn.nc.subscribe(inbox)
-                await conn.nc.flush(timeout=20)
-                await asyncio.sleep(1.0)  # the refusal comes asynchronously
-
-            outcome = await attempt(conn, sniff(), inbox)
+        outcome = await _subscribe_outcome(backend, user, inbox)
         lines.append(report(backend, "subscribe to the table's reply inbox", user, outcome))
     _refused_all(lines)
 
@@ -196,14 +201,7 @@ async def test_only_the_gateway_reads_a_tables_feed_with_every_seats_hand(backen
     lines = []
     feed = subjects.table_feed(TABLE)
     for user in permissions.USERS:
-        async with connected(backend, user) as conn:
-
-            async def sniff() -> None:
-                await conn.nc.subscribe(feed)
-                await conn.nc.flush(timeout=20)
-                await asyncio.sleep(1.0)  # the refusal comes asynchronously
-
-            outcome = await attempt(conn, sniff(), feed)
+        outcome = await _subscribe_outcome(backend, user, feed)
         expected = "ALLOWED" if user == "gateway" else REFUSED
         lines.append(report(backend, "subscribe to a table's feed (every seat's hand)", user, outcome, expected))
     assert all(line.startswith(HELD) for line in lines), "\n".join(lines)

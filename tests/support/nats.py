@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import secrets
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from support.ports import wait_port
@@ -78,3 +81,15 @@ class AuthNats(_NatsProcess):
         if PROVISIONER in self.passwords:
             # The services' users may not create streams: the provisioner declares them (ADR 0014).
             provision_now(self.url(PROVISIONER))
+
+
+@contextmanager
+def bare_server() -> Iterator[NatsServer]:
+    """A `NatsServer` in a directory of its own, started, stopped and removed after (benchmarks)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = NatsServer(Path(tmp))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
