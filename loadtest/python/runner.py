@@ -543,8 +543,6 @@ class Run:
                 self.say(f"echo baseline: {echo}")
             floors = self.floor_enabled()
             before = self.floor("before the swarm") if floors else None
-            if before is not None:
-                echo = {**echo, **before}
             summary = self.swarm(echo)
             if floors:
                 summary.update(combined_floor(before, self.floor("after the swarm"), args.tables))

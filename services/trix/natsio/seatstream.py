@@ -340,7 +340,8 @@ class LiveFeeds:
         """Each subscribed subject and how many readers it has."""
         return {subject: len(feed.readers) for subject, feed in self._feeds.items()}
 
-    def _join(self, reader: _Reader, subject: str, timeout_s: float) -> _Feed:
+    def _join(self, reader: _Reader, table_id: str, timeout_s: float) -> _Feed:
+        subject = subjects.table_feed(table_id)
         feed = self._feeds.get(subject)
         if feed is None:
             feed = _Feed(subject)
@@ -451,7 +452,7 @@ async def follow(
     sink is raised here."""
     hub = feeds if feeds is not None else LiveFeeds(nats)
     reader = _Reader(hub.queue_limit, seat)
-    joined: list[_Feed] = []
+    feed: _Feed | None = None
     merger = _Merger(seat, last=after)
     ended = False
     failed: Exception | None = None
@@ -475,9 +476,8 @@ async def follow(
             reader.hurry(WAIT_RECHECK_S)  # the owner is asked as a stuck reader asks it
 
     try:
-        joined.append(hub._join(reader, subjects.table_feed(table_id), timeout_s))
-        for feed in joined:  # subscribed before the owner is asked: nothing falls between
-            await hub._ready(feed)
+        feed = hub._join(reader, table_id, timeout_s)
+        await hub._ready(feed)  # subscribed before the owner is asked: nothing falls between
         reconnects = nats.reconnects
         items = await _missed(history, merger.last, seat)
         if items and merger.last and items[0][0].sequence > merger.last + 1:
@@ -520,7 +520,7 @@ async def follow(
             items += live
     finally:
         reader.close()
-        for feed in joined:
+        if feed is not None:
             await hub._leave(feed, reader)
         if feeds is None:
             hub.close()
