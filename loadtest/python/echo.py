@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
@@ -30,11 +30,14 @@ async def _serve(port_out: Any, stop: Any) -> None:
     await serve_stream("trix.loadtest.Echo", stream, port_out, stop)
 
 
-async def serve_stream(service: str, stream: Any, port_out: Any, stop: Any) -> None:
+async def serve_stream(
+    service: str, stream: Any, port_out: Any, stop: Any, options: Sequence[tuple[str, int]] = ()
+) -> None:
     """Serve one bidirectional `Stream` method of raw bytes on a free loopback port (put on
-    `port_out`) until `stop` is set: the baselines' server (the echo's and the floor's)."""
+    `port_out`) until `stop` is set: the baselines' server (the echo's and the floor's), with
+    the gRPC server `options` given."""
     handler = grpc.method_handlers_generic_handler(service, {"Stream": grpc.stream_stream_rpc_method_handler(stream)})
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=list(options))
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

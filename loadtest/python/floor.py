@@ -10,7 +10,12 @@ always` (its PubAck awaited, as the table's log entry) and ONE core NATS publish
 action's event, taken back by the edge's subscription, and FOUR gRPC stream writes out (the
 table's four seats). No protobuf, no rules, no checks, no leases, no reply: what the
 platform's chain cannot go below. `CHAIN_SINGLE` does the same in one process (no hop to a
-table process): the floor of earlier runs, kept to compare with them.
+table process): the floor of earlier runs, kept to compare with them. Each of the client's
+streams has a connection of its own (`CONNECTIONS_SEAT`, the default), as each of the
+platform's players (a bot, a phone) has, and the edge serves with the gateway's server options:
+the four writes go to four connections, as the gateway's do; `CONNECTIONS_SHARED` puts a
+table's four streams, and `TABLES_PER_CHANNEL` tables', on one connection (the floor of runs
+before, ADR 0024).
 
 Owns `floor_baseline` (runs it: its own nats-server in a temporary folder, the floor's edge
 and table processes, one client process driving `tables` tables of four streams at the
@@ -44,18 +49,29 @@ STREAM = "FLOOR_LOG"
 CHAIN_SPLIT = "split"
 CHAIN_SINGLE = "single"
 CHAINS = (CHAIN_SPLIT, CHAIN_SINGLE)
+CONNECTIONS_SEAT = "seat"
+CONNECTIONS_SHARED = "shared"
+CONNECTIONS = (CONNECTIONS_SEAT, CONNECTIONS_SHARED)
 TABLES_PER_CHANNEL = 20
+"""`CONNECTIONS_SHARED`: the tables whose streams share one client connection."""
 OPENS_PER_S = 400
+JOIN_ATTEMPTS = 3
 """Tables whose four streams the client opens per second (the bots' ramp spreads sign-ins the
 same way): opening a thousand tables' 4,000 streams at once made grpc core reset some of them
 before their first write (`INTERNAL: Failed "execute_batch"` on the client), and the floor
 failed at 1,000 tables."""
 
 
-def warmup_s(tables: int) -> float:
+def opens_per_s(connections: str) -> float:
+    """Tables opened per second: a quarter of `OPENS_PER_S` when each stream connects on its own
+    (four connections a table; the bots' ramp opens 50 tables' a second)."""
+    return OPENS_PER_S / 4 if connections == CONNECTIONS_SEAT else OPENS_PER_S
+
+
+def warmup_s(tables: int, connections: str = CONNECTIONS_SEAT) -> float:
     """The ramp (every table open, one at a time) and a short settle before the measured window,
     for the client and for the CPU reading alike."""
-    return tables / OPENS_PER_S + min(5.0, 1.0 + tables / 200)
+    return tables / opens_per_s(connections) + min(5.0, 1.0 + tables / 200)
 
 
 async def _append_and_fan_out(js: Any, nc: Any, table: str, payload: bytes) -> None:
@@ -110,7 +126,9 @@ async def _serve(nats_url: str, chain: str, port_out: Any, stop: Any) -> None:
                 seats[table].remove(out)
 
     try:
-        await serve_stream("trix.loadtest.Floor", stream, port_out, stop)
+        # The gateway's server options that bear on its cost: no bandwidth-delay probing (its PINGs
+        # on every connection), as `trix.gateway.__main__` serves.
+        await serve_stream("trix.loadtest.Floor", stream, port_out, stop, [("grpc.http2.bdp_probe", 0)])
     finally:
         await nc.close()
 
@@ -150,30 +168,58 @@ def floor_table_main(nats_url: str, ready: Any, stop: Any) -> None:
         eventloop.run(_serve_table(nats_url, ready, stop))
 
 
-async def _drive(target: str, tables: int, think: tuple[float, float], seconds: float) -> int:
+def _channel(target: str) -> grpc.aio.Channel:
+    from trix.loadtest.bots import CHANNEL_OPTIONS
+
+    return grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))  # the bots' (a phone's)
+
+
+async def _drive(target: str, tables: int, think: tuple[float, float], seconds: float, connections: str) -> int:
     """`tables` tables of four streams; each table acts once per think time (one seat after
     the other, the next action once the last one's event came back). Actions done in the
-    last `seconds` (after a short ramp)."""
-    # One connection per TABLES_PER_CHANNEL tables (a phone has its own; thousands of streams
-    # on one HTTP/2 connection fail in grpc core).
-    channels = [
-        grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
-        for _ in range(max(1, -(-tables // TABLES_PER_CHANNEL)))
-    ]
+    last `seconds` (after a short ramp). `CONNECTIONS_SEAT`: each stream on a connection of
+    its own, as each of the platform's players (a bot, a phone) is; `CONNECTIONS_SHARED`: a
+    table's four streams, and TABLES_PER_CHANNEL tables', on one connection (thousands of
+    streams on one HTTP/2 connection fail in grpc core)."""
+    seat_conns = connections == CONNECTIONS_SEAT
+    shared = [] if seat_conns else [_channel(target) for _ in range(max(1, -(-tables // TABLES_PER_CHANNEL)))]
+    channels: list[grpc.aio.Channel] = list(shared)
     rng = random.Random(16)
     counted = 0
     began = time.monotonic()
-    start_at = began + warmup_s(tables)
+    start_at = began + warmup_s(tables, connections)
     end_at = start_at + seconds
+
+    async def join(index: int) -> list[Any]:
+        """The table's four streams, each told its table. A stream grpc core cancels or resets
+        while thousands open (`CANCELLED`, `INTERNAL`) is opened again, as a client reconnects."""
+        for attempt in range(JOIN_ATTEMPTS):
+            if seat_conns:
+                own = [_channel(target) for _ in range(4)]
+                channels.extend(own)
+                for channel in own:  # connected first, as a bot's sign-in connects it before its stream
+                    await channel.channel_ready()
+                calls: list[Any] = [channel.stream_stream(METHOD)() for channel in own]
+            else:
+                factory: Any = shared[index // TABLES_PER_CHANNEL].stream_stream(METHOD)
+                calls = [factory() for _ in range(4)]
+            try:
+                for call in calls:
+                    await call.write(b"J" + str(index).encode())
+                    await call.read()
+                return calls
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                for call in calls:
+                    call.cancel()
+                if attempt == JOIN_ATTEMPTS - 1:
+                    raise
+                await asyncio.sleep(0.5)
+        raise AssertionError("unreachable")
 
     async def table(index: int) -> None:
         nonlocal counted
-        await asyncio.sleep(max(0.0, began + index / OPENS_PER_S - time.monotonic()))  # the ramp
-        factory: Any = channels[index // TABLES_PER_CHANNEL].stream_stream(METHOD)
-        calls = [factory() for _ in range(4)]
-        for call in calls:
-            await call.write(b"J" + str(index).encode())
-            await call.read()
+        await asyncio.sleep(max(0.0, began + index / opens_per_s(connections) - time.monotonic()))  # the ramp
+        calls = await join(index)
         seat = 0
         while time.monotonic() < end_at:
             await asyncio.sleep(rng.uniform(*think))
@@ -194,8 +240,10 @@ async def _drive(target: str, tables: int, think: tuple[float, float], seconds: 
     return counted
 
 
-def floor_client_main(target: str, tables: int, think: tuple[float, float], seconds: float, out: Any) -> None:
-    out.put(eventloop.run(_drive(target, tables, think, seconds)))
+def floor_client_main(
+    target: str, tables: int, think: tuple[float, float], seconds: float, connections: str, out: Any
+) -> None:
+    out.put(eventloop.run(_drive(target, tables, think, seconds, connections)))
 
 
 def _cpu_s(proc: Any) -> float:
@@ -227,11 +275,14 @@ def floor_baseline(
     think: tuple[float, float],
     seconds: float,
     chain: str = CHAIN_SPLIT,
+    connections: str = CONNECTIONS_SEAT,
 ) -> dict[str, Any]:
     """Run the floor (see the module docstring); its CPU ms per action (in all and by process)
     and actions/s."""
     if chain not in CHAINS:
         raise ValueError(f"unknown floor chain {chain!r} (one of {', '.join(CHAINS)})")
+    if connections not in CONNECTIONS:
+        raise ValueError(f"unknown floor connections {connections!r} (one of {', '.join(CONNECTIONS)})")
     import psutil
 
     with tempfile.TemporaryDirectory(prefix="trix-floor-") as tmp:
@@ -273,10 +324,12 @@ def floor_baseline(
                     raise RuntimeError("the floor's table process did not start")
                 watched["table"] = psutil.Process(table.pid)
             client = ctx.Process(
-                target=floor_client_main, args=(f"127.0.0.1:{grpc_port}", tables, think, seconds, out), daemon=True
+                target=floor_client_main,
+                args=(f"127.0.0.1:{grpc_port}", tables, think, seconds, connections, out),
+                daemon=True,
             )
             client.start()
-            time.sleep(warmup_s(tables))  # the ramp and settle the client does not count
+            time.sleep(warmup_s(tables, connections))  # the ramp and settle the client does not count
             cpu0 = {name: _cpu_s(p) for name, p in watched.items()}
             waited_until = time.monotonic() + seconds + 120
             while True:  # the client's count, or its death (a crash must not hold the run up)
@@ -309,4 +362,5 @@ def floor_baseline(
         "floor_actions_per_s": round(actions / seconds, 1),
         "floor_tables": tables,
         "floor_processes": len(watched),  # the nats-server's included
+        "floor_connections": connections,
     }

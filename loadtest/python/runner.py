@@ -34,7 +34,14 @@ from typing import Any
 
 from trix.loadtest.bots import ERROR_SAMPLES, WorkerConfig, new_run_id, worker_main
 from trix.loadtest.echo import echo_client_main, echo_server_main
-from trix.loadtest.floor import CHAIN_SPLIT, CHAINS, floor_baseline, spawned_on_core_poller
+from trix.loadtest.floor import (
+    CHAIN_SPLIT,
+    CHAINS,
+    CONNECTIONS_SEAT,
+    CONNECTIONS_SHARED,
+    floor_baseline,
+    spawned_on_core_poller,
+)
 from trix.loadtest.report import Second, combined_floor, percentile, window_cpu, write_chart
 from trix.loadtest.scenarios import SCENARIOS, Scenario
 
@@ -130,7 +137,9 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         "platform's gateway and table; single = both in one process, the floor of runs before ADR 0024",
     )
     parser.add_argument("--bot-fill", type=float, default=20.0, help="TRIX_MATCHMAKING_BOT_FILL_S of the platform")
-    parser.add_argument("--shared-connections", action="store_true", help="bots share TCP connections")
+    parser.add_argument(
+        "--shared-connections", action="store_true", help="bots share TCP connections (and the floor's streams theirs)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="results folder (default loadtest/results/...)")
     parser.add_argument("--state-dir", type=Path, default=None, help="embedded platform data (default: temp)")
@@ -547,6 +556,7 @@ class Run:
             if floors:
                 summary.update(combined_floor(before, self.floor("after the swarm"), args.tables))
                 summary["floor_chain"] = args.floor_chain
+                summary["floor_connections"] = self.floor_connections()
         finally:
             if self.sampler is not None:
                 self.sampler.stop.set()
@@ -556,6 +566,11 @@ class Run:
     def floor_enabled(self) -> bool:
         """Whether this run measures the floor baseline (not for a scenario whose players do not act)."""
         return self.args.floor_seconds > 0 and self.sc.think_max_s < 60
+
+    def floor_connections(self) -> str:
+        """The floor's client connects as the bots do (ADR 0024): a connection per stream, as every
+        player's own, unless the bots share theirs (`--shared-connections`)."""
+        return CONNECTIONS_SHARED if self.args.shared_connections else CONNECTIONS_SEAT
 
     def floor(self, when: str) -> dict[str, Any] | None:
         """One floor baseline (ADR 0024) on an otherwise quiet box; None if it failed, which must
@@ -567,7 +582,14 @@ class Run:
         think = (self.sc.think_min_s, self.sc.think_max_s)
         try:
             floor = floor_baseline(
-                self.ctx, nats_server_binary(), free_port, args.tables, think, args.floor_seconds, args.floor_chain
+                self.ctx,
+                nats_server_binary(),
+                free_port,
+                args.tables,
+                think,
+                args.floor_seconds,
+                args.floor_chain,
+                self.floor_connections(),
             )
         except Exception as exc:  # noqa: BLE001 - a failed baseline must not stop the measured run
             self.say(f"floor baseline {when} failed: {type(exc).__name__}: {exc}")
@@ -741,6 +763,7 @@ class Run:
             "cpu_window": window_cpu(window_rows, actions_per_s),
             "floor_ratio": 0.0,
             "floor_chain": "",
+            "floor_connections": "",
             "processes": self.sampler.summary() if self.sampler else {},
             "events": self.events,
             "workers": workers,

@@ -72,6 +72,7 @@ def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
     before, after = summary["floor_ms_per_action_before"], summary["floor_ms_per_action_after"]
     assert before > 0 and after > 0 and summary["floor_ms_per_action"] == round((before + after) / 2, 3)
     assert summary["floor_chain"] == "split" and summary["floor_processes"] == 3
+    assert summary["floor_connections"] == "seat"  # a connection per stream, as the bots have theirs
     # the swarm measures itself (its event-loop lag) and the box (load average) with every run
     assert summary["workers"] >= 2 and {"bots-0", "bots-1"} <= set(summary["processes"])
     assert summary["bot_lag_p99_ms"] >= 0 and len(summary["load_avg_end"]) == 3
