@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from foundation_support import connected
 from nats.aio.msg import Msg
-from nats.js.api import AckPolicy, ConsumerConfig, StorageType
+from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
 from nats.js.errors import BucketNotFoundError
 
 from support.nats import NatsServer
@@ -18,6 +18,8 @@ from trix.natsio import subjects
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision
 from trix.natsio.publish import JetStreams, publish_once
+from trix.timers.service import CasConflict
+from trix.timers.subscribers import DEADLINES_BUCKET, KvDocStore
 from trix.v1 import events_pb2
 
 
@@ -180,3 +182,49 @@ async def test_a_bucket_is_looked_up_once_per_connection_and_attempt_contexts_st
         assert streams.waiting(0.35)._timeout == pytest.approx(0.35)  # not a step less (0.35 / 0.05 = 6.999...)
         with pytest.raises(BucketNotFoundError):
             await JetStreams(conn).key_value("no_such_bucket")
+
+
+async def test_a_bucket_made_without_message_ttls_is_given_them(nats_server: NatsServer) -> None:
+    """A bucket created before per-message TTLs (a finished table's timer document expires by
+    its own TTL) is updated to allow them, its entries kept; provisioning again changes nothing."""
+    async with connected(nats_server.url, "test-provision-ttl") as conn:
+        js = conn.jetstream
+        await js.add_stream(
+            StreamConfig(
+                name="KV_test_old",
+                subjects=["$KV.test_old.>"],
+                max_msgs_per_subject=1,
+                allow_rollup_hdrs=True,
+                deny_delete=True,
+                allow_direct=True,
+            )
+        )
+        assert not (await js.stream_info("KV_test_old")).config.allow_msg_ttl
+        kv = await js.key_value("test_old")
+        await kv.put("t.kept", b"{}")
+        report = await provision(js, [], [KvSpec("test_old", "an older bucket")])
+        assert report.updated == ["KV_test_old"]
+        assert (await js.stream_info("KV_test_old")).config.allow_msg_ttl
+        assert (await kv.get("t.kept")).value == b"{}"
+        again = await provision(js, [], [KvSpec("test_old", "an older bucket")])
+        assert again.unchanged == ["KV_test_old"]
+
+
+async def test_a_finished_tables_timer_document_is_removed_after_its_ttl(nats_server: NatsServer) -> None:
+    """`KvDocStore.put` with a TTL (the timers' finishing write) on the provisioned
+    `timer_deadlines` bucket: the server removes that document after it; one written without
+    stays, and a compare-and-set over the expiring one still works before it goes."""
+    async with connected(nats_server.url, "test-doc-ttl") as conn:
+        store = KvDocStore(await conn.jetstream.key_value(DEADLINES_BUCKET), conn.jetstream)
+        running = await store.put("t.running", {"finished": False}, 0)
+        first = await store.put("t.done", {"finished": False}, 0)
+        with pytest.raises(CasConflict):  # the write with a TTL is a compare-and-set too
+            await store.put("t.done", {"finished": True}, first + 100, ttl_s=1.0)
+        done = await store.put("t.done", {"finished": True}, first, ttl_s=1.0)
+        assert done > first and running > 0
+        assert await store.get("t.done") == ({"finished": True}, done)
+        deadline = asyncio.get_running_loop().time() + 30
+        while (await store.get("t.done"))[0] is not None:
+            assert asyncio.get_running_loop().time() < deadline, "the finished document never expired"
+            await asyncio.sleep(0.2)
+        assert await store.get("t.running") == ({"finished": False}, running)

@@ -41,7 +41,7 @@ class MemoryStore:
         doc, revision = self.docs.get(key, (None, 0))
         return copy.deepcopy(doc), revision
 
-    async def put(self, key: str, doc: dict[str, Any], revision: int) -> int:
+    async def put(self, key: str, doc: dict[str, Any], revision: int, ttl_s: float = 0.0) -> int:
         if self.docs.get(key, (None, 0))[1] != revision:
             raise CasConflict(key)
         self.revision += 1

@@ -9,7 +9,10 @@ import copy
 from dataclasses import asdict
 from typing import Any
 
+import pytest
+
 from support.clock import ManualClock
+from trix.runtime.config import ConfigError
 from trix.timers.config import TimersConfig
 from trix.timers.service import (
     CasConflict,
@@ -118,19 +121,22 @@ class CountingStore:
         self.gets = 0
         self.puts = 0
         self.conflicts = 0
+        self.ttls: dict[str, float] = {}
+        """Each key's TTL of its last write (0: none)."""
 
     async def get(self, key: str) -> tuple[dict[str, Any] | None, int]:
         self.gets += 1
         doc, rev = self.docs.get(key, (None, 0))
         return copy.deepcopy(doc), rev
 
-    async def put(self, key: str, doc: dict[str, Any], revision: int) -> int:
+    async def put(self, key: str, doc: dict[str, Any], revision: int, ttl_s: float = 0.0) -> int:
         if self.docs.get(key, (None, 0))[1] != revision:
             self.conflicts += 1
             raise CasConflict(key)
         self.revision += 1
         self.puts += 1
         self.docs[key] = (copy.deepcopy(doc), self.revision)
+        self.ttls[key] = ttl_s
         return self.revision
 
 
@@ -257,3 +263,36 @@ async def test_a_finished_table_leaves_memory_and_a_late_event_for_it_changes_no
     assert store.puts == puts
     assert service.tables_in_memory() == 1
     assert await service.pending_deadlines("t1") == []
+
+
+async def test_only_the_write_that_finishes_a_table_gives_its_document_a_ttl() -> None:
+    """A finished table's document expires a day after (TRIX_TIMERS_FINISHED_DOC_TTL_S): the
+    bucket does not keep a document per game for ever; while the game runs, none expires."""
+    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
+    assert config.finished_doc_ttl_s == 24 * 3600
+    store = CountingStore()
+    service = TimersService(config, store, NoTable(), clock=ManualClock(), replica_id="r1")
+    created = events_pb2.Event(table_id="t1", sequence=1)
+    created.table_created.seats.add(index=0, player_id="p1")
+    await service.on_events([created, _turn("t1", 2)])
+    left = events_pb2.Event(table_id="t1", sequence=3)
+    left.seat_left.seat = 0
+    await service.on_events([left])
+    assert store.ttls[table_key("t1")] == 0.0  # running: kept
+    puts = store.puts
+    ended = events_pb2.Event(table_id="t1", sequence=4)
+    ended.game_ended.SetInParent()
+    await service.on_events([ended])
+    assert store.puts == puts + 1
+    assert TableDoc.from_json(store.docs[table_key("t1")][0]).finished
+    assert store.ttls[table_key("t1")] == 24 * 3600
+    assert all(ttl == 0.0 for key, ttl in store.ttls.items() if key != table_key("t1"))  # the player's index
+
+
+def test_the_finished_document_ttl_is_zero_or_whole_seconds() -> None:
+    env = {"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32}
+    assert TimersConfig.from_env({**env, "TRIX_TIMERS_FINISHED_DOC_TTL_S": "0"}).finished_doc_ttl_s == 0
+    assert TimersConfig.from_env({**env, "TRIX_TIMERS_FINISHED_DOC_TTL_S": "60"}).finished_doc_ttl_s == 60
+    for bad in ("0.5", "2.5", "-1"):
+        with pytest.raises(ConfigError, match="TRIX_TIMERS_FINISHED_DOC_TTL_S"):
+            TimersConfig.from_env({**env, "TRIX_TIMERS_FINISHED_DOC_TTL_S": bad})

@@ -250,10 +250,15 @@ async def _provision_bucket(js: JetStreamContext, kv: KvSpec, replicas: int) -> 
         have.max_msgs_per_subject != kv.history
         or (have.max_age or 0) != kv.ttl_s
         or (have.num_replicas or 1) != replicas
+        or not have.allow_msg_ttl
     ):
         have.max_msgs_per_subject = kv.history
         have.max_age = kv.ttl_s
         have.num_replicas = replicas
+        # Per-message TTLs (a finished table's timer document, `trix.timers`): nats-py creates
+        # buckets with them allowed; a bucket made before is given them (they cannot be taken
+        # back, and nothing here ever wants to).
+        have.allow_msg_ttl = True
         await js.update_stream(config=have)
         return "updated", name
     return "unchanged", name

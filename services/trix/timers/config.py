@@ -11,10 +11,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from trix.runtime.config import RuntimeConfig, env_float
+from trix.runtime.config import ConfigError, RuntimeConfig, env_float
 from trix.runtime.identity import SERVICE_KEY_ENV, load_key
 
 SERVICE = "timers"
+FINISHED_DOC_TTL_S = 24 * 3600.0
+
+
+def _ttl(env: Mapping[str, str], name: str, default: float) -> float:
+    """0 (none) or whole seconds from 1 (a message TTL is counted in whole seconds)."""
+    value = env_float(env, name, default)
+    if 0 < value < 1 or value != int(value):
+        raise ConfigError(f"{name}: 0 or a whole number of seconds from 1: {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,10 @@ class TimersConfig:
     """TRIX_TIMERS_COMMAND_TIMEOUT_S: how long to wait for the table's answer to AutoAct or Leave."""
     heartbeat_s: float = 1.0
     """TRIX_TIMERS_HEARTBEAT_S: how often a replica renews its heartbeat (the bucket TTL is 5 s)."""
+    finished_doc_ttl_s: float = FINISHED_DOC_TTL_S
+    """TRIX_TIMERS_FINISHED_DOC_TTL_S: how long a finished table's document stays in the
+    `timer_deadlines` bucket after the write that finished it (default a day; 0 = for ever).
+    Events that come late for the table read that it is finished; none comes a day late."""
     fetch_linger_s: float = 0.02
     """TRIX_TIMERS_FETCH_LINGER_S: after a fetch that did not fill its batch, wait this long before
     the next one, so events arriving meanwhile come in one fetch (each fetch is a pull request,
@@ -59,4 +72,5 @@ class TimersConfig:
             command_timeout_s=env_float(e, "TRIX_TIMERS_COMMAND_TIMEOUT_S", 3.0, minimum=0.1),
             heartbeat_s=env_float(e, "TRIX_TIMERS_HEARTBEAT_S", 1.0, minimum=0.05),
             fetch_linger_s=env_float(e, "TRIX_TIMERS_FETCH_LINGER_S", 0.02, minimum=0.0),
+            finished_doc_ttl_s=_ttl(e, "TRIX_TIMERS_FINISHED_DOC_TTL_S", FINISHED_DOC_TTL_S),
         )

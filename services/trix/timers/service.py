@@ -110,8 +110,9 @@ class DocStore(Protocol):
         """The document and its revision; (None, 0) if missing."""
         ...
 
-    async def put(self, key: str, doc: dict[str, Any], revision: int) -> int:
-        """Write if the stored revision is still `revision` (0: the key must not exist); CasConflict if not."""
+    async def put(self, key: str, doc: dict[str, Any], revision: int, ttl_s: float = 0.0) -> int:
+        """Write if the stored revision is still `revision` (0: the key must not exist); CasConflict if not.
+        `ttl_s` > 0: the document is removed that long after this write (a finished table's)."""
         ...
 
 
@@ -738,8 +739,12 @@ class TimersService:
                 self._index(doc)
                 return True, doc
             written = doc.to_json()
+            # A finished table's document is kept a while, for events that come late (they read
+            # that it is finished and change nothing), then removed by the store itself: the
+            # bucket does not grow by a document per game forever.
+            ttl_s = self.config.finished_doc_ttl_s if doc.finished else 0.0
             try:
-                new_revision = await self.store.put(key, written, revision)
+                new_revision = await self.store.put(key, written, revision, ttl_s)
             except CasConflict:
                 self.stats["cas_conflicts"] += 1
                 self._known.pop(table_id, None)

@@ -29,6 +29,7 @@ import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
@@ -36,7 +37,7 @@ from trix.natsio import seatstream, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import STOP_WAIT_S, PullConsumer
-from trix.natsio.publish import publish_once
+from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import cancel_and_wait
 from trix.timers.config import TimersConfig
@@ -71,8 +72,11 @@ def sign_service_token(key: bytes, name: str, now_s: float, ttl_s: float = TOKEN
 class KvDocStore:
     """`DocStore` on a KV bucket, values as JSON."""
 
-    def __init__(self, kv: KeyValue) -> None:
+    def __init__(self, kv: KeyValue, js: JetStreamContext, bucket: str = DEADLINES_BUCKET) -> None:
         self.kv = kv
+        self.js = js
+        self.subject_prefix = f"$KV.{bucket}."
+        """The bucket's subjects (NATS ADR-8: `$KV.<bucket>.<key>`), for a write with its own TTL."""
 
     async def get(self, key: str) -> tuple[dict[str, Any] | None, int]:
         try:
@@ -84,11 +88,19 @@ class KvDocStore:
         doc: dict[str, Any] = json.loads(entry.value)
         return doc, int(entry.revision or 0)
 
-    async def put(self, key: str, doc: dict[str, Any], revision: int) -> int:
+    async def put(self, key: str, doc: dict[str, Any], revision: int, ttl_s: float = 0.0) -> int:
+        """Compare-and-set; `ttl_s` > 0 as the message's own TTL (`Nats-TTL`, nats-server 2.11+,
+        the bucket's `allow_msg_ttl`, `trix.natsio.provisioning`): the server removes it then.
+        nats-py's `KeyValue.update` takes no TTL, so that write is the same JetStream publish
+        it makes (the expected last sequence of the key's subject) with the TTL added."""
         data = json.dumps(doc, separators=(",", ":")).encode()
         try:
             if revision == 0:
-                return int(await self.kv.create(key, data))
+                return int(await self.kv.create(key, data, msg_ttl=ttl_s or None))
+            if ttl_s > 0:
+                headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(revision)}
+                ack = await self.js.publish(self.subject_prefix + key, data, headers=headers, msg_ttl=ttl_s)
+                return int(ack.seq)
             return int(await self.kv.update(key, data, last=revision))
         except KeyWrongLastSequenceError:
             raise CasConflict(key) from None
@@ -431,7 +443,7 @@ async def start(nats_conn: NatsConnection, config: TimersConfig, new_service: Ne
     deadlines = await js.key_value(DEADLINES_BUCKET)
     replicas = await js.key_value(REPLICAS_BUCKET)
     commands = NatsTableCommands(nats_conn, config.service_key, config.command_timeout_s)
-    running = TimersNats(nats_conn, new_service(config, KvDocStore(deadlines), commands), deadlines, replicas)
+    running = TimersNats(nats_conn, new_service(config, KvDocStore(deadlines, js), commands), deadlines, replicas)
     await running.start()
     return running
 
