@@ -60,9 +60,12 @@ def window_cpu(window_rows: list[dict[str, Any]], actions_per_s: float) -> dict[
     # % of one core / actions per s = ms per action x 0.1
     per_action = {k: round(v * 10 / actions_per_s, 2) for k, v in percent.most_common()} if actions_per_s > 0 else {}
     out: dict[str, Any] = {
-        "cores": round(sum(percent.values()) / 100, 2),
-        "platform_cores": round(platform / 100, 2),
-        "bots_cores": round(percent[BOT_PROCESS_PREFIX] / 100, 2),
+        # Three decimals: the idle scenario's budget is 0.06 platform cores (issue 16).
+        "cores": round(sum(percent.values()) / 100, 3),
+        "platform_cores": round(platform / 100, 3),
+        "bots_cores": round(percent[BOT_PROCESS_PREFIX] / 100, 3),
+        # CPU ms per second by process kind: where the platform's cost goes when nobody acts.
+        "ms_per_s": {k: round(v * 10, 1) for k, v in percent.most_common()},
         "ms_per_action": per_action,
         "platform_ms_per_action": round(platform * 10 / actions_per_s, 2) if actions_per_s > 0 else 0.0,
         "bots_ms_per_action": per_action.get(BOT_PROCESS_PREFIX, 0.0),

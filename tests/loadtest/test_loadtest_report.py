@@ -29,10 +29,15 @@ def test_window_cpu_splits_platform_and_bots_and_divides_by_actions() -> None:
     # 40 % of a core at 100 actions/s = 4 ms of CPU per action
     assert cpu["ms_per_action"] == {"nats": 4.0, "gateway": 4.0, "bots": 2.4}
     assert cpu["platform_ms_per_action"] == pytest.approx(8.0)
+    # 40 % of a core = 400 ms of CPU per second, with or without actions (the idle scenario)
+    assert cpu["ms_per_s"] == {"nats": 400.0, "gateway": 400.0, "bots": 240.0}
 
 
 def test_window_cpu_without_actions_or_rows_reports_no_cost_per_action() -> None:
-    assert window_cpu([_row(nats=20.0)], actions_per_s=0.0)["ms_per_action"] == {}
+    idle = window_cpu([_row(nats=3.0, gateway=1.2)], actions_per_s=0.0)
+    assert idle["ms_per_action"] == {}
+    assert idle["platform_cores"] == 0.042  # three decimals: the idle budget is 0.06
+    assert idle["ms_per_s"] == {"nats": 30.0, "gateway": 12.0}
     assert window_cpu([_row(nats=20.0)], actions_per_s=0.0)["cores"] == pytest.approx(0.2)
     assert window_cpu([], actions_per_s=10.0)["cores"] == 0.0
 
