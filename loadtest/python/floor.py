@@ -55,11 +55,12 @@ CONNECTIONS = (CONNECTIONS_SEAT, CONNECTIONS_SHARED)
 TABLES_PER_CHANNEL = 20
 """`CONNECTIONS_SHARED`: the tables whose streams share one client connection."""
 OPENS_PER_S = 400
-JOIN_ATTEMPTS = 3
 """Tables whose four streams the client opens per second (the bots' ramp spreads sign-ins the
 same way): opening a thousand tables' 4,000 streams at once made grpc core reset some of them
 before their first write (`INTERNAL: Failed "execute_batch"` on the client), and the floor
 failed at 1,000 tables."""
+JOIN_ATTEMPTS = 3
+"""How often a table opens its four streams before the floor gives up (ADR 0024 addendum)."""
 
 
 def opens_per_s(connections: str) -> float:

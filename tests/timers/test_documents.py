@@ -293,6 +293,6 @@ def test_the_finished_document_ttl_is_zero_or_whole_seconds() -> None:
     env = {"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32}
     assert TimersConfig.from_env({**env, "TRIX_TIMERS_FINISHED_DOC_TTL_S": "0"}).finished_doc_ttl_s == 0
     assert TimersConfig.from_env({**env, "TRIX_TIMERS_FINISHED_DOC_TTL_S": "60"}).finished_doc_ttl_s == 60
-    for bad in ("0.5", "2.5", "-1"):
+    for bad in ("0.5", "2.5", "-1", "inf"):
         with pytest.raises(ConfigError, match="TRIX_TIMERS_FINISHED_DOC_TTL_S"):
             TimersConfig.from_env({**env, "TRIX_TIMERS_FINISHED_DOC_TTL_S": bad})

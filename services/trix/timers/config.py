@@ -21,7 +21,7 @@ FINISHED_DOC_TTL_S = 24 * 3600.0
 def _ttl(env: Mapping[str, str], name: str, default: float) -> float:
     """0 (none) or whole seconds from 1 (a message TTL is counted in whole seconds)."""
     value = env_float(env, name, default)
-    if 0 < value < 1 or value != int(value):
+    if 0 < value < 1 or not value.is_integer():
         raise ConfigError(f"{name}: 0 or a whole number of seconds from 1: {value!r}")
     return value
 
