@@ -14,8 +14,8 @@ table process): the floor of earlier runs, kept to compare with them. Each of th
 streams has a connection of its own (`CONNECTIONS_SEAT`, the default), as each of the
 platform's players (a bot, a phone) has, and the edge serves with the gateway's server options:
 the four writes go to four connections, as the gateway's do; `CONNECTIONS_SHARED` puts a
-table's four streams, and `TABLES_PER_CHANNEL` tables', on one connection (the floor of runs
-before, ADR 0024).
+table's four streams, and `TABLES_PER_CHANNEL` tables', on one connection, as the floor of
+runs before did (ADR 0024; those also had BDP probing on, which both modes now leave off).
 
 Owns `floor_baseline` (runs it: its own nats-server in a temporary folder, the floor's edge
 and table processes, one client process driving `tables` tables of four streams at the
@@ -40,6 +40,7 @@ from typing import Any
 import grpc
 
 from trix.gateway.config import GRPC_CORE_EXPERIMENTS, GRPC_EXPERIMENTS_ENV
+from trix.loadtest.bots import CHANNEL_OPTIONS
 from trix.loadtest.echo import serve_stream
 from trix.natsio import serverconf
 from trix.runtime import eventloop
@@ -170,8 +171,6 @@ def floor_table_main(nats_url: str, ready: Any, stop: Any) -> None:
 
 
 def _channel(target: str) -> grpc.aio.Channel:
-    from trix.loadtest.bots import CHANNEL_OPTIONS
-
     return grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))  # the bots' (a phone's)
 
 
