@@ -48,11 +48,12 @@ buf-breaking: $(STAMP_DEV) ## buf breaking against the main branch (skipped whil
 	fi
 
 lint: $(STAMP_DEV) ## ruff check and ruff format --check
-	$(VENV)/bin/ruff check services tests proto engine/python loadtest/python
-	$(VENV)/bin/ruff format --check services tests proto engine/python loadtest/python
+	$(VENV)/bin/ruff check services tests proto engine/python loadtest/python loadtest/profile
+	$(VENV)/bin/ruff format --check services tests proto engine/python loadtest/python loadtest/profile
 
-typecheck: $(STAMP_DEV) ## mypy --strict on services/trix with trix.engine (engine/python) and trix.loadtest (loadtest/python) (generated trix.v1 excluded, see pyproject)
+typecheck: $(STAMP_DEV) ## mypy --strict on services/trix with trix.engine (engine/python) and trix.loadtest (loadtest/python) (generated trix.v1 excluded, see pyproject), and the profile's analyzer
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy loadtest/profile/analyze.py
 
 pytest: $(STAMP_DEV) ## every Python test under tests/ but those marked outside_ci (their make targets run them; README)
 	$(PY) -m pytest -q --timeout=300 -m "not outside_ci" tests $(PYTEST_ARGS)
