@@ -140,6 +140,7 @@ async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     tables' commands concurrently (a subscription's callbacks run one at a time)."""
     from trix.natsio.coalesce import new_client, subscribe_direct
     from trix.runtime.config import RuntimeConfig
+    from trix.runtime.tasks import start_kept
 
     nc = new_client(RuntimeConfig.from_env("table").nats_read_window_s)  # the table's read window (ADR 0019)
     await nc.connect(nats_url)
@@ -147,9 +148,7 @@ async def _serve_table(nats_url: str, ready: Any, stop: Any) -> None:
     running: set[asyncio.Task[None]] = set()
 
     def on_command(msg: Any) -> None:
-        task = asyncio.ensure_future(_append_and_fan_out(js, nc, msg.subject.rsplit(".", 1)[1], msg.data))
-        running.add(task)
-        task.add_done_callback(running.discard)
+        start_kept(running, _append_and_fan_out(js, nc, msg.subject.rsplit(".", 1)[1], msg.data))
 
     await subscribe_direct(nc, "floor.cmd.*", on_command)
     await nc.flush()

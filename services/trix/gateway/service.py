@@ -45,6 +45,7 @@ from trix.gateway.config import GatewayConfig
 from trix.gateway.tokens import HmacTokens, Principal, TokenVerifier, hash_device_secret
 from trix.rules import PLAYER_ID
 from trix.runtime.identity import sign_invitation
+from trix.runtime.tasks import start_kept
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, matchmaking_pb2, table_pb2
 
 log = structlog.get_logger("trix.gateway")
@@ -283,7 +284,7 @@ class GatewayService:
         self.seat_maps: dict[str, SeatMap] = {}
         self.players: dict[str, PlayerState] = {}
         self.live: dict[str, Session] = {}
-        self._closing: set[asyncio.Future[None]] = set()
+        self._closing: set[asyncio.Task[None]] = set()
         """Replaced sessions being closed in the background (references keep them alive)."""
 
     # -- ports ------------------------------------------------------------------------------
@@ -574,8 +575,7 @@ class GatewayService:
                 )
                 # Closed beside the new session, never in its way: the new one answers at
                 # once even if the old one's tasks take a while to wind down.
-                self._closing.add(closing := asyncio.ensure_future(old.close()))
-                closing.add_done_callback(self._closing.discard)
+                start_kept(self._closing, old.close())
             state = self.player(principal.player_id)
             state.sessions += 1
             await self._presence(principal.player_id, session.session_id, connected=True)

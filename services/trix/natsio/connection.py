@@ -29,6 +29,7 @@ from nats.js.client import JetStreamContext
 from trix.natsio import permissions
 from trix.natsio.coalesce import new_client
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision, wait_provisioned
+from trix.runtime.tasks import start_kept
 
 log = structlog.get_logger("trix.natsio")
 
@@ -161,9 +162,7 @@ class NatsConnection:
     async def _on_reconnected(self) -> None:
         self.reconnects += 1
         log.info("nats reconnected", reconnects=self.reconnects)
-        task = asyncio.ensure_future(self._after_reconnect())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        start_kept(self._tasks, self._after_reconnect())
 
     async def _after_reconnect(self) -> None:
         for hook in list(self.core_reconnect_hooks):

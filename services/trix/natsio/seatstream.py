@@ -43,6 +43,7 @@ from trix.errors import NotFound, Unavailable
 from trix.natsio import subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
+from trix.runtime.tasks import start_kept
 from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.natsio.seatstream")
@@ -402,9 +403,7 @@ class LiveFeeds:
             if not opened.cancelled() and opened.exception() is None:
                 await _unsubscribe(opened.result())  # leaves the client's subscriptions at once
             return
-        task = asyncio.ensure_future(self._close_when_open(opened))  # not in a cancelled reader's way
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+        start_kept(self._closing, self._close_when_open(opened))  # not in a cancelled reader's way
 
     @staticmethod
     async def _close_when_open(opened: asyncio.Future[Subscription]) -> None:

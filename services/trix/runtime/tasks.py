@@ -7,17 +7,23 @@ runs forever, so `await asyncio.gather(*cancelled)` never returns and a replica'
 hangs (seen in the timers, issue 17). `cancel_and_wait` cancels, waits a bounded time,
 cancels what is still running once more (a swallowed cancel rarely races twice) and, if
 anything is left, logs the tasks and where they wait instead of hanging the stop.
+
+`start_kept` is the one way a service starts a task it does not await at once: held in a set
+until it ends (the event loop keeps only a weak reference to a task), the set being what its
+stop cancels.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Coroutine, Iterable
+from typing import Any, TypeVar
 
 import structlog
 
 log = structlog.get_logger("trix.runtime.tasks")
+
+T = TypeVar("T")
 
 STOP_WAIT_S = 3.0
 """How long each of the two rounds waits for the cancelled tasks to end."""
@@ -44,3 +50,12 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]], timeout_s: float
         where = [f"{f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}" for f in stack]
         log.error("task did not stop when cancelled twice; left running", task=repr(task)[:200], waiting_in=where)
     return len(pending)
+
+
+def start_kept(kept: set[asyncio.Task[T]], coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """`coro` on a task of its own, held in `kept` until it ends: the loop holds a task only
+    weakly, so one nobody holds may vanish mid-way (asyncio's "save a reference")."""
+    task = asyncio.ensure_future(coro)
+    kept.add(task)
+    task.add_done_callback(kept.discard)
+    return task

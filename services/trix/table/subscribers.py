@@ -51,7 +51,7 @@ from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, JetStreams, ask_until, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
-from trix.runtime.tasks import cancel_and_wait
+from trix.runtime.tasks import cancel_and_wait, start_kept
 from trix.table.codec import INTERNAL_KIND, handle_command
 from trix.table.config import TableConfig
 from trix.table.leases import LeaseManager
@@ -599,10 +599,7 @@ class ShardRouter:
         shard = shard_of_subject(msg.subject)
         if not self.serving(shard):
             return  # not ours (any more): no answer, the owner's comes, or the caller retries
-        task = asyncio.ensure_future(self._answer(msg))
-        tasks = self.inflight.setdefault(shard, set())
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
+        start_kept(self.inflight.setdefault(shard, set()), self._answer(msg))
 
     async def _answer(self, msg: Msg) -> None:
         await answer_command(self.service, msg)

@@ -51,7 +51,7 @@ from trix.rules import (  # docs/rules.md §9, §10
     TIMED_DECISIONS,
     decision_timeout_s,
 )
-from trix.runtime.tasks import cancel_and_wait
+from trix.runtime.tasks import cancel_and_wait, start_kept
 from trix.timers.clock import Clock, SystemClock
 from trix.timers.config import TimersConfig
 from trix.v1 import common_pb2, events_pb2
@@ -988,9 +988,7 @@ class TimersService:
                     continue  # replaced by a newer due time; or firing: `_fire_guarded` pushes it again
                 del due_of[table_id]
                 self._firing.add(table_id)
-                task = asyncio.ensure_future(self._fire_guarded(table_id))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                start_kept(self._tasks, self._fire_guarded(table_id))
             self._wake.clear()
             wake_at = min(heap[0][0], now + self.config.tick_s) if heap else now + self.config.tick_s
             self._sleeping_until = wake_at

@@ -39,7 +39,7 @@ from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import STOP_WAIT_S, PullConsumer
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
-from trix.runtime.tasks import cancel_and_wait
+from trix.runtime.tasks import cancel_and_wait, start_kept
 from trix.timers.config import TimersConfig
 from trix.timers.service import CasConflict, DocStore, Outcome, TableCommands, TimersService
 from trix.v1 import events_pb2, table_pb2
@@ -141,9 +141,7 @@ class NatsTableCommands:
         return Outcome.UNAVAILABLE
 
     async def _audit(self, subject: str, payload: bytes, msg_id: str) -> None:
-        task = asyncio.ensure_future(self._audit_now(subject, payload, msg_id))
-        self._audits.add(task)
-        task.add_done_callback(self._audits.discard)
+        start_kept(self._audits, self._audit_now(subject, payload, msg_id))
 
     async def _audit_now(self, subject: str, payload: bytes, msg_id: str) -> None:
         try:
