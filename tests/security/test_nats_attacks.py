@@ -193,16 +193,17 @@ async def test_only_scoring_writes_its_journal(backend: Backend) -> None:
     _refused_all(lines)
 
 
-async def test_only_the_gateway_reads_a_tables_feed_with_every_seats_hand(backend: Backend) -> None:
+async def test_only_the_gateway_and_the_table_read_a_tables_feed_with_every_seats_hand(backend: Backend) -> None:
     """A table's feed carries each seat's own copies (its hand, its legal moves, docs/rules.md
     §14) for the gateways, which give each seat only its own (issue 16): the gateway may
-    subscribe to it, every other user is refused, the timers included (they read the public
-    subject)."""
+    subscribe to it, and the table, which writes it and whose gRPC streams follow it
+    (`TableBus.events`); every other user is refused, the timers included (they read the
+    public subject)."""
     lines = []
     feed = subjects.table_feed(TABLE)
     for user in permissions.USERS:
         outcome = await _subscribe_outcome(backend, user, feed)
-        expected = "ALLOWED" if user == "gateway" else REFUSED
+        expected = "ALLOWED" if user in ("gateway", "table") else REFUSED
         lines.append(report(backend, "subscribe to a table's feed (every seat's hand)", user, outcome, expected))
     assert all(line.startswith(HELD) for line in lines), "\n".join(lines)
 

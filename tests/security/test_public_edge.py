@@ -8,7 +8,9 @@ replicas, the Envoy edge in front of the first; ADR 0018):
   flooding player does not get another player's call refused; the gateway believes the
   edge's client address only beside the edge's secret; new guest accounts per address are
   bounded; one player's concurrent streams are capped;
-- a private table is watched by its players only (PERMISSION_DENIED for anyone else).
+- a private table is watched by its players only (PERMISSION_DENIED for anyone else);
+- the table service's own gRPC seat stream (tools and admin) follows a game live under the
+  table's NATS user, as the gateway's does.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from security_support import REFUSED, Backend, gateway_process, report
 from trix.client import GatewayClient
 from trix.gateway.tokens import HmacTokens
 from trix.runtime.identity import GATEWAY_KEY_ENV as GATEWAY_KEY
-from trix.v1 import common_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
+from trix.runtime.identity import PLAYER_KEY_ENV, ROLE_PLAYER, TOKEN_METADATA, sign
+from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2, table_pb2, table_pb2_grpc
 
 DEADLINE_S = 30.0
 DENIED = grpc.StatusCode.PERMISSION_DENIED
@@ -36,6 +39,10 @@ SHORT_TOKEN_S = 3
 """The token lifetime of the short-lived gateway (TRIX_GATEWAY_TOKEN_TTL_S)."""
 SHORT_INVITATION_S = 2
 """Its invitations' lifetime (TRIX_GATEWAY_INVITATION_TTL_S)."""
+LIVE_WITHIN_S = 5.0
+"""A live event reaches a stream within this (milliseconds on an idle box); one served only when
+the reader asks the owner again comes after a turn's deadline (8-15 s, docs/rules.md §9) and
+5 s more."""
 
 
 class Player:
@@ -350,6 +357,79 @@ async def test_a_private_table_is_watched_by_its_players_only(
         assert await _first(host.stub.Spectate(watch, metadata=host.auth)) == grpc.StatusCode.OK
     finally:
         await stranger.close()
+
+
+def _due_action(view: table_pb2.SeatView) -> gateway_pb2.Action | None:
+    """The action the viewer's seat owes now (the first legal one), None if none is due."""
+    turn = view.turn
+    if view.seat not in turn.seats:
+        return None
+    action = gateway_pb2.Action(
+        table_id=view.table_id, action_id=secrets.token_hex(8), last_seen_sequence=view.sequence
+    )
+    if turn.client_seeds:
+        action.client_seed = "seed-of-the-host"
+    elif turn.decision == common_pb2.DECISION_CONTRACT:
+        action.choose_contract = view.legal_contracts[0]
+    elif turn.decision == common_pb2.DECISION_DOUBLE:
+        action.answer_double.SetInParent()  # no double
+    elif turn.decision == common_pb2.DECISION_CARD:
+        action.play_card.id = view.legal_cards[0].id
+    else:
+        return None
+    return action
+
+
+async def test_the_table_services_seat_stream_follows_a_game_live_under_the_table_user(
+    up_platform: Backend, private_table: tuple[Player, str]
+) -> None:
+    """`TableService.StreamSeatEvents` (the table's gRPC API for tools and admin) serves what
+    the owner holds, then the seat's feed live (`TableBus.events`), under `trix up`'s NATS
+    users: the table user may follow the feeds it writes. The host's own stream carries his
+    hand (docs/rules.md §14) and, after he acts through the gateway, his action's events."""
+    host, table_id = private_table
+    target = next(t for name, t in up_platform.targets.items() if name.startswith("table"))
+    key = up_platform.env[PLAYER_KEY_ENV].encode()
+    caller = ((TOKEN_METADATA, sign(key, ROLE_PLAYER, host.player_id, time.time())),)
+    seen: list[events_pb2.Event] = []
+    async with grpc.aio.insecure_channel(target) as channel:
+        deadline = time.monotonic() + DEADLINE_S
+        while True:  # the bots act at once: the table waits for the host
+            reply = await host.stub.GetView(gateway_pb2.GetViewRequest(table_id=table_id), metadata=host.auth)
+            action = _due_action(reply.view)
+            if action is not None:
+                break
+            assert time.monotonic() < deadline, "the host's turn never came"
+            await asyncio.sleep(0.1)
+        view = reply.view
+        stream = table_pb2_grpc.TableServiceStub(channel).StreamSeatEvents(
+            table_pb2.StreamSeatEventsRequest(table_id=table_id, seat=view.seat, after_sequence=0),
+            metadata=caller,
+            timeout=DEADLINE_S * 2,
+        )
+        events = aiter(stream)
+
+        async def until(sequence: int) -> None:
+            while not seen or seen[-1].sequence < sequence:
+                seen.append((await asyncio.wait_for(anext(events), DEADLINE_S)).event)
+
+        await until(view.sequence)  # the owner's history, through the view
+        acted_at = time.monotonic()
+        acted = await host.stub.SubmitAction(
+            gateway_pb2.SubmitActionRequest(action=action), metadata=host.auth, timeout=DEADLINE_S
+        )
+        assert acted.sequence > view.sequence
+        await until(acted.sequence)  # live: published after the stream reached the feed
+        took = time.monotonic() - acted_at
+        stream.cancel()
+    # Live, not the owner asked again: a reader that hears nothing asks the owner 5 s after the
+    # turn's deadline (`seatstream.DEADLINE_GRACE_S`), at least 13 s after a turn just begun.
+    assert took < LIVE_WITHIN_S, f"the action's events came {took:.1f}s after it: not live"
+    sequences = [e.sequence for e in seen]
+    assert sequences == sorted(set(sequences)) and sequences[0] == 1, sequences
+    assert seen[-1].sequence >= acted.sequence
+    # Every DealStarted on the host's stream is his own copy: his 13 cards (§14).
+    assert all(len(e.deal_started.hand) == 13 for e in seen if e.HasField("deal_started"))
 
 
 async def test_one_players_concurrent_streams_are_capped(

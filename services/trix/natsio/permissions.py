@@ -123,7 +123,9 @@ def _all_grants() -> dict[str, Grants]:
                 subjects.all_table_results(),  # the durable results scoring settles from
                 subjects.all_table_commands(),  # a replica forwards a command to the table's owner
             ),
-            subscribe=(subjects.all_table_commands(), subjects.table_live()),
+            # Its own feeds: the gRPC API's seat and public streams (`TableBus.events`) follow
+            # them as the gateway does. The table writes them and holds every hand: nothing new.
+            subscribe=(subjects.all_table_commands(), subjects.table_live(), subjects.all_table_feeds()),
             serves_requests=True,
             read=(table.LOG_STREAM, table.SNAPSHOT_STREAM, results, *map(kv_stream, table_buckets)),
             write_buckets=table_buckets,
