@@ -1,6 +1,7 @@
 """Stopping background tasks is bounded (trix.runtime.tasks): a cancellation swallowed once,
 as Python 3.11's wait_for can when a reply races it, is repeated; a task that never stops
-is reported and left behind instead of hanging the shutdown."""
+is reported and left behind instead of hanging the shutdown. A task started kept is held
+until it ends, and is what such a stop cancels."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import asyncio
 import contextlib
 import time
 
-from trix.runtime.tasks import cancel_and_wait
+from trix.runtime.tasks import cancel_and_wait, start_kept
 
 
 async def _swallows_one_cancel(beats: list[float]) -> None:
@@ -67,3 +68,31 @@ async def test_exceptions_of_ended_tasks_are_retrieved() -> None:
     assert failed.done()
     assert await cancel_and_wait([failed]) == 0
     assert failed._log_traceback is False  # retrieved: no "never retrieved" at GC
+
+
+async def test_a_kept_task_is_held_until_it_ends_then_dropped() -> None:
+    kept: set[asyncio.Task[int]] = set()
+    release = asyncio.Event()
+
+    async def work() -> int:
+        await release.wait()
+        return 7
+
+    task = start_kept(kept, work())
+    await asyncio.sleep(0)
+    assert kept == {task} and not task.done()
+    release.set()
+    assert await task == 7
+    await asyncio.sleep(0)  # the done callback runs one loop step later
+    assert kept == set()
+
+
+async def test_the_kept_tasks_are_what_a_stop_cancels() -> None:
+    kept: set[asyncio.Task[None]] = set()
+    for _ in range(3):
+        start_kept(kept, asyncio.sleep(3600))
+    tasks = set(kept)
+    assert await cancel_and_wait(kept, timeout_s=2.0) == 0
+    assert all(t.cancelled() for t in tasks)
+    await asyncio.sleep(0)
+    assert kept == set()
