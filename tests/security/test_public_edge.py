@@ -16,6 +16,7 @@ replicas, the Envoy edge in front of the first; ADR 0018):
 from __future__ import annotations
 
 import asyncio
+import random
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -25,7 +26,7 @@ import grpc
 import pytest
 from security_support import REFUSED, Backend, gateway_process, report
 
-from trix.client import GatewayClient
+from trix.client import GatewayClient, pick
 from trix.gateway.tokens import HmacTokens
 from trix.runtime.identity import GATEWAY_KEY_ENV as GATEWAY_KEY
 from trix.runtime.identity import PLAYER_KEY_ENV, ROLE_PLAYER, TOKEN_METADATA, sign
@@ -360,23 +361,17 @@ async def test_a_private_table_is_watched_by_its_players_only(
 
 
 def _due_action(view: table_pb2.SeatView) -> gateway_pb2.Action | None:
-    """The action the viewer's seat owes now (the first legal one), None if none is due."""
-    turn = view.turn
-    if view.seat not in turn.seats:
+    """The action the viewer's seat owes now (a client seed, or the bots' choice,
+    `trix.client.pick`), None if none is due."""
+    if view.seat not in view.turn.seats:
         return None
-    action = gateway_pb2.Action(
-        table_id=view.table_id, action_id=secrets.token_hex(8), last_seen_sequence=view.sequence
-    )
-    if turn.client_seeds:
-        action.client_seed = "seed-of-the-host"
-    elif turn.decision == common_pb2.DECISION_CONTRACT:
-        action.choose_contract = view.legal_contracts[0]
-    elif turn.decision == common_pb2.DECISION_DOUBLE:
-        action.answer_double.SetInParent()  # no double
-    elif turn.decision == common_pb2.DECISION_CARD:
-        action.play_card.id = view.legal_cards[0].id
+    if view.turn.client_seeds:
+        action: gateway_pb2.Action | None = gateway_pb2.Action(client_seed="seed-of-the-host")
     else:
-        return None
+        action = pick(view, view.turn.decision, random.Random(18))
+    if action is not None:
+        action.table_id, action.action_id = view.table_id, secrets.token_hex(8)
+        action.last_seen_sequence = view.sequence
     return action
 
 

@@ -43,7 +43,7 @@ import structlog
 
 from trix.natsio.provisioning import TABLE_LEASE_TTL_S
 from trix.natsio.subjects import TABLE_SHARDS
-from trix.runtime.tasks import cancel_and_wait
+from trix.runtime.tasks import cancel_and_wait, start_kept
 
 log = structlog.get_logger("trix.table.leases")
 
@@ -264,7 +264,7 @@ class LeaseManager:
     rewatched_at: float = 0.0
     _closed: bool = False
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _balance_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     # -- what the watchers report -------------------------------------------------------
@@ -277,7 +277,7 @@ class LeaseManager:
         held = self.held.get(shard)
         if held is not None and not held.releasing and owner != self.me and revision > held.revision:
             log.warning("shard lease taken by another replica", shard=shard, owner=owner)
-            self._spawn(self._lose(shard))
+            start_kept(self._tasks, self._lose(shard))
         self._wake.set()
 
     def on_member(self, replica: str, alive: bool) -> None:
@@ -337,7 +337,7 @@ class LeaseManager:
         lease was taken and the watcher did not say so. Stop serving the shard."""
         if shard in self.held:
             log.warning("shard lease lost: a newer owner wrote its log", shard=shard)
-            self._spawn(self._lose(shard))
+            start_kept(self._tasks, self._lose(shard))
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -403,25 +403,20 @@ class LeaseManager:
 
     # -- loops --------------------------------------------------------------------------------
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.append(task)
-        task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
-
     async def start(self, settle_s: float = 8.0) -> None:
         """Heartbeat, then balance until this replica holds its quota (or `settle_s` passed)."""
         self.started = self.clock()
         await self.store.heartbeat(self.me)
         self.members[self.me] = self.clock()
         deadline = self.clock() + settle_s
-        self._spawn(self._renew_loop())
+        start_kept(self._tasks, self._renew_loop())
         while self.clock() < deadline:
             await self.balance()
             quota = quotas(self.live(), self.shards).get(self.me, 0)
             if len(self.held) >= quota:
                 break
             await asyncio.sleep(0.1)
-        self._spawn(self._balance_loop())
+        start_kept(self._tasks, self._balance_loop())
 
     async def stop(self) -> None:
         self._closed = True
@@ -487,7 +482,7 @@ class LeaseManager:
             leases_unechoed=len(self.lease_unechoed),
         )
         self.lease_unechoed.clear()  # the new watchers deliver every key's latest value
-        self._spawn(self._rewatch(self.rewatch))
+        start_kept(self._tasks, self._rewatch(self.rewatch))
 
     async def _rewatch(self, rewatch: Callable[[], Coroutine[Any, Any, None]]) -> None:
         try:
