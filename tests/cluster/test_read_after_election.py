@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from test_publish_in_process import connect, provisioned_leader, three_nodes
 
-from trix.natsio import permissions, subjects
+from trix.natsio import names, permissions
 from trix.natsio.connection import NatsConnection
 from trix.table.subscribers import JetStreamStore
 
@@ -66,7 +66,7 @@ async def test_a_log_read_sent_while_table_log_elects_a_leader_is_answered_right
             back: float | None = None
             while back is None and time.monotonic() - killed < 60:
                 with contextlib.suppress(Exception):  # no leader yet
-                    now = await probe.jetstream(timeout=0.5).stream_info(subjects.TABLE_LOG_STREAM)
+                    now = await probe.jetstream(timeout=0.5).stream_info(names.TABLE_LOG_STREAM)
                     if now.cluster is not None and now.cluster.leader:
                         back = time.monotonic()
                 await asyncio.sleep(0.1)

@@ -45,6 +45,7 @@ import jsonschema
 import kubernetes_validate  # type: ignore[import-untyped]
 import yaml
 
+from trix import declarations
 from trix.natsio import permissions, serverconf
 from trix.runtime import identity
 from trix.runtime.config import RuntimeConfig
@@ -515,7 +516,7 @@ def check_nats_users(objs: list[Obj]) -> list[str]:
 
 
 def check_token_keys(objs: list[Obj]) -> list[str]:
-    """Each service gets exactly the internal token keys it needs (trix.runtime.identity.KEYS_OF),
+    """Each service gets exactly the internal token keys it needs (trix.declarations.KEYS_OF),
     each from its own Secret key: the gateway never the service-role key (issue 18)."""
     out: list[str] = []
     key_of = {
@@ -532,9 +533,9 @@ def check_token_keys(objs: list[Obj]) -> list[str]:
             for i in main.get("env", [])
             if i["name"].endswith("_TOKEN_KEY") and "secretKeyRef" in i.get("valueFrom", {})
         }
-        wanted = {var: key_of[var] for var in identity.KEYS_OF.get(name, ())}
+        wanted = {var: key_of[var] for var in declarations.KEYS_OF.get(name, ())}
         if given != wanted:
-            out.append(f"Deployment/{name}: token keys {given}, must be exactly {wanted} (identity.KEYS_OF)")
+            out.append(f"Deployment/{name}: token keys {given}, must be exactly {wanted} (declarations.KEYS_OF)")
     return out
 
 

@@ -21,6 +21,7 @@ import k8s_check as kc
 import pytest
 import yaml
 
+from trix.declarations import names_of
 from trix.runtime.config import RuntimeConfig
 
 Obj = dict[str, Any]
@@ -64,7 +65,7 @@ def test_overlay_policy(overlay: str, policy: str) -> None:
 
 
 def test_every_service_package_has_its_manifest() -> None:
-    assert set(kc.service_packages()) == {"gateway", "matchmaking", "table", "timers", "scoring"}
+    assert set(kc.service_packages()) == set(names_of())
     for pkg in kc.service_packages():
         assert (kc.BASE / f"{pkg}.yaml").is_file()
 

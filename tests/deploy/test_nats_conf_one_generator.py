@@ -12,22 +12,13 @@ from pathlib import Path
 import k8s_check as kc
 import pytest
 
+from support.up import inspected_supervisor
 from trix.natsio import permissions, serverconf
 from trix.up import Supervisor, nats_url_of
 
 
 def _cluster(state: Path, nodes: int = 3) -> Supervisor:
-    sup = Supervisor(
-        state_dir=state,
-        fresh=False,
-        replicas={},
-        ports={},
-        nats_port=0,
-        grace_s=1,
-        ready_timeout_s=1,
-        log_level="info",
-        nats_cluster=nodes,
-    )
+    sup = inspected_supervisor(state, nats_cluster=nodes)
     sup._prepare_state()
     sup.nats_children = [sup._nats_node_child(n) for n in sup.nats_nodes]
     return sup

@@ -14,7 +14,7 @@ from nats.js.errors import BucketNotFoundError
 
 from support.nats import NatsServer
 from trix.errors import InvalidArgument
-from trix.natsio import subjects
+from trix.natsio import names, subjects
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision
 from trix.natsio.publish import JetStreams, publish_once
@@ -98,7 +98,7 @@ async def test_consumer_applies_each_table_sequence_once(nats_server: NatsServer
         handler = IdempotentEventHandler(handle, progress)
         config = ConsumerConfig(durable_name="test_scoring", ack_policy=AckPolicy.EXPLICIT)
         pull = PullConsumer("test", conn.client, handler, batch=16, fetch_timeout_s=0.5)
-        await pull.start(js, subjects.all_table_results(), stream=subjects.TABLE_RESULTS_STREAM, config=config)
+        await pull.start(js, subjects.all_table_results(), stream=names.TABLE_RESULTS_STREAM, config=config)
         # (table, seq) pairs with a duplicate delivery of t1/2 (a different message id:
         # e.g. a republish after a crash) and an old t2/1 arriving late.
         for table, seq in [("t1", 1), ("t1", 2), ("t2", 1), ("t1", 2), ("t1", 3), ("t2", 2), ("t2", 1)]:

@@ -15,9 +15,10 @@ import pytest
 from foundation_support import ServiceProcess, service_env
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from trix.declarations import names_of
 from trix.v1 import table_pb2, table_pb2_grpc
 
-SERVICES = ("gateway", "matchmaking", "table", "timers", "scoring")
+SERVICES = names_of()
 
 
 def wait_serving(channel: grpc.Channel, timeout_s: float = 60.0) -> None:

@@ -20,11 +20,11 @@ import pytest
 from security_support import IN_PROCESS, REFUSED, Backend, bare_nats, connected, report
 
 from support.processes import stop_process
+from trix.declarations import KEYS_OF
 from trix.errors import PermissionDenied, Unauthenticated
 from trix.natsio import subjects
 from trix.runtime.identity import (
     GATEWAY_KEY_ENV,
-    KEYS_OF,
     PLAYER_KEY_ENV,
     ROLE_PLAYER,
     ROLE_SERVICE,

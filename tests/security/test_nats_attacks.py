@@ -16,13 +16,13 @@ from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig, St
 from nats.js.errors import NotFoundError
 from security_support import HELD, REFUSED, Backend, attempt, connected, report
 
-from trix.natsio import permissions, subjects
+from trix.natsio import names, permissions, subjects
 from trix.v1 import events_pb2
 
 TABLE = "victim-table"
 SECRET = b"server-seed-of-a-live-game"
 PRIVATE_LOG = "TABLE_LOG"
-SECRETS_STREAM = permissions.kv_stream("table_secrets")
+SECRETS_STREAM = names.kv_stream(names.TABLE_SECRETS_BUCKET)
 
 
 async def _seed(backend: Backend) -> None:
@@ -231,7 +231,7 @@ async def test_only_the_table_publishes_table_events(backend: Backend) -> None:
     async with connected(backend, "table") as table:
         js = table.nc.jetstream(timeout=20)
         with pytest.raises(NotFoundError):  # nothing stored
-            await js.get_last_msg(subjects.TABLE_RESULTS_STREAM, subjects.table_results(table_id))
+            await js.get_last_msg(names.TABLE_RESULTS_STREAM, subjects.table_results(table_id))
     _refused_all(lines)
 
 

@@ -7,14 +7,9 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+from support.up import inspected_supervisor
 from trix.natsio import permissions
-from trix.up import NATS_USERS_FILE, Supervisor, nats_passwords
-
-
-def _supervisor(state: Path) -> Supervisor:
-    return Supervisor(
-        state_dir=state, fresh=False, replicas={}, ports={}, nats_port=0, grace_s=1, ready_timeout_s=1, log_level="info"
-    )
+from trix.up import NATS_USERS_FILE, nats_passwords
 
 
 def test_passwords_are_generated_once_per_state_folder_and_readable_only_by_their_owner(tmp_path: Path) -> None:
@@ -28,7 +23,7 @@ def test_passwords_are_generated_once_per_state_folder_and_readable_only_by_thei
 
 
 def test_trix_up_writes_the_generated_permissions_and_gives_each_service_only_its_own_user(tmp_path: Path) -> None:
-    sup = _supervisor(tmp_path)
+    sup = inspected_supervisor(tmp_path)
     sup._prepare_state()
     child = sup._nats_child()
     conf = tmp_path / "nats.conf"

@@ -1,7 +1,7 @@
 """The one real nats-server of the tests: JetStream on a free loopback port, its store and
 log in the test's directory, fsync on every write (`sync_interval: always`, as deployed).
 
-`NatsServer` has no users (`url`); `AuthNats` has one user per service with the
+`NatsServer` has no users (`url`); `AuthNats` has one user per declared service with the
 permissions of `trix.natsio.permissions` (`url(user)`). Both can be stopped and started
 again on the same port and store (`stop`, `start`), so a test can restart NATS.
 """
@@ -11,17 +11,18 @@ from __future__ import annotations
 import secrets
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from support.ports import wait_port
 from support.processes import stop_process
-from trix.natsio.permissions import PROVISIONER, authorization_block, user_url
+from trix.declarations import SERVICES, ServiceDeclaration
+from trix.natsio.permissions import PROVISIONER, USERS, authorization_block, user_url
 from trix.natsio.provision import provision_now
 from trix.up import free_port, nats_server_binary
 
-SERVICE_USERS = ("table", "gateway", "timers", "scoring", "matchmaking", PROVISIONER)
+SERVICE_USERS = USERS
 """The services' users and the provisioner, which alone declares the streams (ADR 0014)."""
 
 
@@ -69,9 +70,11 @@ class NatsServer(_NatsProcess):
 class AuthNats(_NatsProcess):
     """A JetStream nats-server with one user per service (trix.natsio.permissions)."""
 
-    def __init__(self, workdir: Path, users: tuple[str, ...] = SERVICE_USERS) -> None:
+    def __init__(
+        self, workdir: Path, users: tuple[str, ...] = SERVICE_USERS, services: Sequence[ServiceDeclaration] = SERVICES
+    ) -> None:
         self.passwords = {u: secrets.token_hex(12) for u in users}
-        super().__init__(workdir, authorization_block(self.passwords))
+        super().__init__(workdir, authorization_block(self.passwords, services))
 
     def url(self, user: str) -> str:
         return user_url(self.server_url, user, self.passwords[user])

@@ -17,7 +17,7 @@ from nats.js.api import DeliverPolicy
 from conftest import InProcessTable
 from support.nats import AuthNats
 from support.table import Acked, GatewayClient, create_request, play_until, token
-from trix.natsio import subjects
+from trix.natsio import names, subjects
 from trix.natsio.permissions import inbox_prefix
 from trix.table.subscribers import NatsSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
@@ -138,7 +138,7 @@ async def test_an_action_is_one_feed_batch_with_each_seats_own_copies_then_its_p
     js = table_nc.jetstream()
     results = await js.subscribe(
         subjects.table_results(t),
-        stream=subjects.TABLE_RESULTS_STREAM,
+        stream=names.TABLE_RESULTS_STREAM,
         ordered_consumer=True,
         deliver_policy=DeliverPolicy.ALL,
     )

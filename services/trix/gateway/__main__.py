@@ -19,7 +19,8 @@ from trix.gateway import grpc_api, subscribers
 from trix.gateway.service import GatewayService
 from trix.gateway.upstream import GrpcMatchmaking, GrpcScoring
 from trix.natsio.connection import NatsConnection
-from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET, GATEWAY_INBOX_PREFIX
+from trix.natsio.names import GATEWAY_ACCOUNTS_BUCKET
+from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.provisioning import KV_BUCKETS
 from trix.runtime.server import Runtime, Serving, lifespan, run_main
 

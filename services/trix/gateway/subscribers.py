@@ -37,7 +37,7 @@ from trix.gateway.service import SPECTATOR, AccountsPort, GatewayService, Presen
 from trix.natsio import seatstream, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
-from trix.natsio.permissions import GATEWAY_ACCOUNTS_BUCKET
+from trix.natsio.names import GATEWAY_ACCOUNTS_BUCKET
 from trix.natsio.publish import JetStreams, ask_until, publish_once
 from trix.runtime.identity import ROLE_PLAYER, TOKEN_HEADER, sign
 from trix.v1 import events_pb2, table_pb2

@@ -32,7 +32,7 @@ from trix.matchmaking.leases import Membership
 from trix.matchmaking.ports import MatchPublisher, SeatIndex, Store, Versioned
 from trix.matchmaking.records import MatchRecord
 from trix.matchmaking.service import MatchmakingService
-from trix.natsio import subjects
+from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import publish_once
 from trix.runtime.tasks import cancel_and_wait
@@ -40,9 +40,9 @@ from trix.v1 import common_pb2, events_pb2
 
 log = structlog.get_logger("trix.matchmaking.subscribers")
 
-TICKETS_BUCKET = "match_tickets"
-LEASES_BUCKET = "match_leases"
-SEATS_BUCKET = "player_tables"
+TICKETS_BUCKET = names.MATCH_TICKETS_BUCKET
+LEASES_BUCKET = names.MATCH_LEASES_BUCKET
+SEATS_BUCKET = names.PLAYER_TABLES_BUCKET
 STALE_READS = 3
 STALE_READ_S = 0.005
 """After a wake-up the key is read again up to STALE_READS times, 5, 10 and 20 ms apart, until
@@ -202,7 +202,7 @@ class KvStore:
         """Stream purge of the key's subject below `revision + 1`: no marker, a newer value stays."""
         if self.js is None:
             raise RuntimeError("KvStore.purge needs the JetStream context")
-        await self.js.purge_stream(f"KV_{self.bucket}", seq=revision + 1, subject=f"$KV.{self.bucket}.{key}")
+        await self.js.purge_stream(names.kv_stream(self.bucket), seq=revision + 1, subject=f"$KV.{self.bucket}.{key}")
 
     async def watch(self, key: str) -> AsyncIterator[Versioned | None]:
         if self.hub is not None and self.hub.covers(key):

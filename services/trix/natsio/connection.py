@@ -28,6 +28,7 @@ from nats.js.client import JetStreamContext
 
 from trix.natsio import permissions
 from trix.natsio.coalesce import new_client
+from trix.natsio.names import kv_stream
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision, wait_provisioned
 from trix.runtime.tasks import start_kept
 
@@ -62,7 +63,7 @@ class NatsConnection:
             assert self.user is not None
             visible = set(permissions.streams_of(self.user))
             streams = [s for s in streams if s.name in visible]
-            buckets = [b for b in buckets if permissions.kv_stream(b.bucket) in visible]
+            buckets = [b for b in buckets if kv_stream(b.bucket) in visible]
         if inbox_prefix is None and self.user in permissions.USERS:
             inbox_prefix = permissions.inbox_prefix(self.user)
         self.streams = tuple(streams)

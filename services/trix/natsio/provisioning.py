@@ -18,7 +18,8 @@ from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConf
 from nats.js.client import JetStreamContext
 from nats.js.errors import BucketNotFoundError, NotFoundError
 
-from trix.natsio import subjects
+from trix.natsio import names, subjects
+from trix.natsio.names import kv_stream
 
 DAY_S = 24 * 3600.0
 TABLE_LEASE_TTL_S = 2.0
@@ -84,34 +85,38 @@ class KvSpec:
 
 STREAMS: tuple[StreamSpec, ...] = (
     StreamSpec(
-        subjects.TABLE_LOG_STREAM,
+        names.TABLE_LOG_STREAM,
         (subjects.all_table_logs(),),
         "Each table's accepted actions, the truth of the game (private to the table service).",
     ),
     StreamSpec(
-        subjects.TABLE_SNAPSHOTS_STREAM,
+        names.TABLE_SNAPSHOTS_STREAM,
         (subjects.all_table_snapshots(),),
         "Latest engine snapshot of each table (private to the table service).",
         max_msgs_per_subject=1,
         allow_rollup=True,
     ),
     StreamSpec(
-        subjects.TABLE_RESULTS_STREAM,
+        names.TABLE_RESULTS_STREAM,
         (subjects.all_table_results(),),
         "The table events scoring settles from (TableCreated, SeatControlChanged, DealScored, "
         "GameEnded); the others travel on core NATS, unstored (issue 16).",
         max_age_s=7 * DAY_S,
     ),
-    StreamSpec("PRESENCE", (subjects.all_presence(),), "Player connected/disconnected events.", max_age_s=DAY_S),
-    StreamSpec("MATCHES", (subjects.match_formed(),), "MatchFormed events.", max_age_s=DAY_S),
-    StreamSpec("TIMERS", (subjects.all_timers(),), "AutoAct and Leave decisions of the timers.", max_age_s=DAY_S),
     StreamSpec(
-        "SCORING_JOURNAL",
+        names.PRESENCE_STREAM, (subjects.all_presence(),), "Player connected/disconnected events.", max_age_s=DAY_S
+    ),
+    StreamSpec(names.MATCHES_STREAM, (subjects.match_formed(),), "MatchFormed events.", max_age_s=DAY_S),
+    StreamSpec(
+        names.TIMERS_STREAM, (subjects.all_timers(),), "AutoAct and Leave decisions of the timers.", max_age_s=DAY_S
+    ),
+    StreamSpec(
+        names.SCORING_JOURNAL_STREAM,
         (subjects.scoring_journal(),),
         "The scoring journal (issue 8): game results and double-entry wallet postings, kept forever.",
     ),
     StreamSpec(
-        "SCORING_ARCHIVED",
+        names.SCORING_ARCHIVED_STREAM,
         (subjects.all_records_archived(),),
         "RecordArchived: scoring stored a finished game's record; the table service then purges "
         "that table's log, snapshot and seed (issue 4, ADR 0003).",
@@ -121,32 +126,39 @@ STREAMS: tuple[StreamSpec, ...] = (
 
 KV_BUCKETS: tuple[KvSpec, ...] = (
     KvSpec(
-        "table_leases",
+        names.TABLE_LEASES_BUCKET,
         "Owner of each of the TABLE_SHARDS command shards, written by CAS on its revision when the shard "
         "changes hands; held while the owner's heartbeat in table_replicas is fresh (issues 5, 16).",
         memory=True,
     ),
     KvSpec(
-        "table_replicas",
+        names.TABLE_REPLICAS_BUCKET,
         "Table replicas' heartbeats, each replica's one lease: who shares the shards, who holds its own "
         "(issues 5, 16).",
         ttl_s=TABLE_LEASE_TTL_S,
         memory=True,
     ),
-    KvSpec("player_tables", "Player -> current table index (issue 4)."),
+    KvSpec(names.PLAYER_TABLES_BUCKET, "Player -> current table index (issue 4)."),
     KvSpec(
-        "table_secrets", "Server seed of each running table (private to the table service, docs/rules.md §11, §14)."
+        names.TABLE_SECRETS_BUCKET,
+        "Server seed of each running table (private to the table service, docs/rules.md §11, §14).",
     ),
-    KvSpec("timer_deadlines", "Pending decision deadlines (issue 7)."),
-    KvSpec("timer_replicas", "Timers replicas' heartbeats, for sharing the firing of deadlines (issue 7).", ttl_s=5.0),
-    KvSpec("match_tickets", "Matchmaking tickets and claims (issue 6)."),
+    KvSpec(names.TIMER_DEADLINES_BUCKET, "Pending decision deadlines (issue 7)."),
     KvSpec(
-        "match_leases",
+        names.TIMER_REPLICAS_BUCKET,
+        "Timers replicas' heartbeats, for sharing the firing of deadlines (issue 7).",
+        ttl_s=5.0,
+    ),
+    KvSpec(names.MATCH_TICKETS_BUCKET, "Matchmaking tickets and claims (issue 6)."),
+    KvSpec(
+        names.MATCH_LEASES_BUCKET,
         "Matchmaking replicas' heartbeats and queue-partition leases (issue 6).",
         ttl_s=3.0,
         memory=True,
     ),
-    KvSpec("gateway_accounts", "Guest accounts of the gateway: SHA-256 of a device secret -> player (issue 9)."),
+    KvSpec(
+        names.GATEWAY_ACCOUNTS_BUCKET, "Guest accounts of the gateway: SHA-256 of a device secret -> player (issue 9)."
+    ),
 )
 
 
@@ -225,7 +237,7 @@ async def wait_provisioned(
     streams (issue 18, ADR 0014), the provisioner does. Raises NotProvisioned naming the
     first one missing (the caller retries)."""
     report = ProvisionReport()
-    for name in [s.name for s in streams] + [f"KV_{b.bucket}" for b in buckets]:
+    for name in [s.name for s in streams] + [kv_stream(b.bucket) for b in buckets]:
         try:
             await js.stream_info(name)
         except NotFoundError:
@@ -236,7 +248,7 @@ async def wait_provisioned(
 
 async def _provision_bucket(js: JetStreamContext, kv: KvSpec, replicas: int) -> tuple[str, str]:
     """Create, recreate, update or keep one bucket: (the report's list, the stream's name)."""
-    name = f"KV_{kv.bucket}"
+    name = kv_stream(kv.bucket)
     try:
         info = await js.stream_info(name)
     except NotFoundError:
@@ -278,6 +290,6 @@ async def _recreate_in_memory(js: JetStreamContext, kv: KvSpec, replicas: int) -
     try:
         await js.create_key_value(config=kv.config(replicas))
     except Exception:
-        info = await js.stream_info(f"KV_{kv.bucket}")
+        info = await js.stream_info(kv_stream(kv.bucket))
         if info.config.storage != StorageType.MEMORY:
             raise

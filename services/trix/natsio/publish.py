@@ -22,7 +22,7 @@ from nats.js.client import KV_PRE_TEMPLATE, JetStreamContext
 from nats.js.kv import KeyValue
 
 from trix.natsio.connection import NatsConnection
-from trix.natsio.permissions import kv_stream
+from trix.natsio.names import kv_stream
 
 MSG_ID_HEADER = "Nats-Msg-Id"
 EXPECTED_LAST_SUBJECT_SEQ_HEADER = "Nats-Expected-Last-Subject-Sequence"

@@ -18,7 +18,8 @@ Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a play
 | `trix.scoring.journal` | the scoring journal: applied game events and wallet postings | scoring only |
 | `trix.scoring.archived.<t>` | RecordArchived: scoring stored the table's finished record | table service |
 
-Tokens are checked so an id can never inject a wildcard or an extra token.
+Tokens are checked so an id can never inject a wildcard or an extra token. The streams that
+store these subjects, the buckets and the consumers are named in `trix.natsio.names`.
 """
 
 from __future__ import annotations
@@ -31,13 +32,6 @@ from trix.rules import PLAYER_ID, PLAYER_ID_RULE
 ROOT = "trix"
 TABLE_SHARDS = 64
 """Number of command shards; a table's shard is crc32(table_id) % TABLE_SHARDS."""
-
-# The JetStream streams over the table subjects (their specs: `trix.natsio.provisioning`).
-TABLE_LOG_STREAM = "TABLE_LOG"
-TABLE_SNAPSHOTS_STREAM = "TABLE_SNAPSHOTS"
-TABLE_RESULTS_STREAM = "TABLE_RESULTS"
-"""The durable part of a table's events (issue 16): TableCreated, SeatControlChanged,
-DealScored and GameEnded, what scoring settles from. The other events travel on core NATS."""
 
 
 def token(value: str, what: str = "id") -> str:

@@ -49,16 +49,7 @@ one (ADR 0018); a token names it by key id."""
 GATEWAY_PREVIOUS_KEY_ENV = "TRIX_GATEWAY_TOKEN_PREVIOUS_KEY"
 """Optional: the gateway's previous public-token key, still accepted during a rotation."""
 MIN_KEY_BYTES = 32
-KEYS_OF: dict[str, tuple[str, ...]] = {
-    "gateway": (PLAYER_KEY_ENV, GATEWAY_KEY_ENV),
-    "table": (PLAYER_KEY_ENV, SERVICE_KEY_ENV),
-    "timers": (SERVICE_KEY_ENV,),
-    "matchmaking": (PLAYER_KEY_ENV, SERVICE_KEY_ENV),
-    "scoring": (PLAYER_KEY_ENV, SERVICE_KEY_ENV),
-}
-"""The token keys each service needs (`trix up`, deploy/k8s): the gateway the player-role key
-and its own public-token key, never the service-role key."""
-
+# Which keys each service holds: its declaration (`trix.declarations.keys_of`).
 TOKEN_HEADER = "Trix-Caller"
 """NATS header carrying the token of a table command."""
 TOKEN_METADATA = "x-trix-caller"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from trix.natsio.connection import NatsConnection
+from trix.natsio.names import kv_stream
 from trix.natsio.permissions import PRIVATE_STREAMS
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
 from trix.runtime.server import Runtime, Serving, lifespan, run_main
@@ -29,7 +30,7 @@ def build(config: ScoringConfig, new_service: subscribers.NewScoring = ScoringSe
     # (docs/rules.md §14), so it does not declare them either (the table service does).
     declared = (
         [s for s in STREAMS if s.name not in PRIVATE_STREAMS],
-        [b for b in KV_BUCKETS if f"KV_{b.bucket}" not in PRIVATE_STREAMS],
+        [b for b in KV_BUCKETS if kv_stream(b.bucket) not in PRIVATE_STREAMS],
     )
     return Runtime(config.runtime, lifespan=lifespan(start), nats_declared=declared)
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from trix.natsio.names import SCORING_CONSUMER
 from trix.runtime.config import ConfigError, RuntimeConfig, env_bool, env_str
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
 
@@ -26,6 +27,16 @@ def _admin_token(raw: str) -> str:
     return raw
 
 
+def _consumer(raw: str) -> str:
+    """The durable's name: only the declared one, the only one the scoring NATS user is granted."""
+    if raw != SCORING_CONSUMER:
+        raise ConfigError(
+            f"TRIX_SCORING_CONSUMER: must be {SCORING_CONSUMER!r}, the durable the scoring NATS user is granted "
+            "(trix.declarations)"
+        )
+    return raw
+
+
 @dataclass(frozen=True)
 class ScoringConfig:
     """Everything the scoring service reads from the environment."""
@@ -35,8 +46,9 @@ class ScoringConfig:
     admin_token: str
     """TRIX_SCORING_ADMIN_TOKEN: credential required to grant coins, at least
     MIN_ADMIN_TOKEN_BYTES (a shorter one stops the service: exit 2); empty = grants refused."""
-    consumer: str = "scoring"
-    """TRIX_SCORING_CONSUMER: durable name of the table-events consumer."""
+    consumer: str = SCORING_CONSUMER
+    """TRIX_SCORING_CONSUMER: durable name of the table-events consumer; only the declared one
+    (`trix.natsio.names.SCORING_CONSUMER`, granted to the scoring user) is accepted."""
     replay_records: bool = True
     """TRIX_SCORING_REPLAY_RECORDS: replay a started game's record and compare it with its
     GameEnded before paying or rating (`trix.scoring.audit`, issue 18). Only the wallet and
@@ -52,7 +64,7 @@ class ScoringConfig:
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
             admin_token=_admin_token(env_str(e, "TRIX_SCORING_ADMIN_TOKEN", "")),
-            consumer=env_str(e, "TRIX_SCORING_CONSUMER", "scoring"),
+            consumer=_consumer(env_str(e, "TRIX_SCORING_CONSUMER", SCORING_CONSUMER)),
             replay_records=env_bool(e, "TRIX_SCORING_REPLAY_RECORDS", True),
             keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
         )

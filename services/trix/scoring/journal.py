@@ -11,12 +11,12 @@ from __future__ import annotations
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
-from trix.natsio import subjects
+from trix.natsio import names, subjects
 from trix.natsio.consumer import read_range
 from trix.natsio.publish import publish_once
 from trix.scoring.service import JournalConflict, JournalDuplicate
 
-STREAM = "SCORING_JOURNAL"
+STREAM = names.SCORING_JOURNAL_STREAM
 EXPECTED_LAST_SEQUENCE_HEADER = "Nats-Expected-Last-Sequence"
 WRONG_LAST_SEQUENCE = 10071
 READ_BATCH = 1000

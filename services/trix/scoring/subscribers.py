@@ -26,7 +26,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
 from trix.errors import DomainError
-from trix.natsio import subjects
+from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import PullConsumer, decode_event
 from trix.natsio.publish import publish_once
@@ -37,7 +37,7 @@ from trix.v1 import common_pb2, events_pb2
 
 log = structlog.get_logger("trix.scoring.subscribers")
 
-EVENTS_STREAM = subjects.TABLE_RESULTS_STREAM
+EVENTS_STREAM = names.TABLE_RESULTS_STREAM
 FETCH_BATCH = 256
 ACK_WAIT_S = 30.0
 FETCH_LINGER_S = 0.05

@@ -45,7 +45,7 @@ from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.errors import InvalidArgument, Unavailable, from_kind
-from trix.natsio import seatstream, subjects
+from trix.natsio import names, seatstream, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
@@ -64,23 +64,23 @@ RESULT_BODIES = frozenset({"table_created", "seat_control_changed", "deal_scored
 
 log = structlog.get_logger("trix.table.nats")
 
-LOG_STREAM = subjects.TABLE_LOG_STREAM
-SNAPSHOT_STREAM = subjects.TABLE_SNAPSHOTS_STREAM
-SECRETS_BUCKET = "table_secrets"
-PLAYERS_BUCKET = "player_tables"
+LOG_STREAM = names.TABLE_LOG_STREAM
+SNAPSHOT_STREAM = names.TABLE_SNAPSHOTS_STREAM
+SECRETS_BUCKET = names.TABLE_SECRETS_BUCKET
+PLAYERS_BUCKET = names.PLAYER_TABLES_BUCKET
 WRONG_LAST_SEQUENCE = 10071
 WRONG_LAST_SEQUENCE_IN_PROCESS = 10164
 """A clustered log's leader cannot check the expected sequence while another entry of the table
 is in process: retried by `publish_once` (`IN_PROCESS`); still so at its deadline, a conflict."""
-MATCH_CONSUMER = "table-match-formed"
+MATCH_CONSUMER = names.TABLE_MATCH_CONSUMER
 """Durable pull consumer of MatchFormed, shared by the replicas (issue 5; ADR 0020: it was the
 push consumer `table-match-formed-q` of a queue group)."""
 WRITER_HEADER = "Trix-Writer"
 """Header of a log entry: which replica appended it, under which lease epoch (the KV revision at
 which it won the shard). Epochs only grow along a table's log: a stale owner never appends."""
-LEASES_BUCKET = "table_leases"
-ARCHIVE_STREAM = "SCORING_ARCHIVED"
-ARCHIVE_CONSUMER = "table-records-archived"
+LEASES_BUCKET = names.TABLE_LEASES_BUCKET
+ARCHIVE_STREAM = names.SCORING_ARCHIVED_STREAM
+ARCHIVE_CONSUMER = names.TABLE_ARCHIVE_CONSUMER
 """Durable pull consumer of RecordArchived, shared by the replicas (issue 4; it was the push
 consumer `table-records-archived-q` of a queue group)."""
 CONSUMER_BATCH = 16
@@ -89,7 +89,7 @@ CONSUMER_FETCH_S = 0.5
 """A fetch waits this long for messages: also how long a stopping consumer may wait for the
 fetch in flight (what it brings is applied and acked, not left to the ack wait)."""
 ARCHIVE_RETRY_S = 0.5
-REPLICAS_BUCKET = "table_replicas"
+REPLICAS_BUCKET = names.TABLE_REPLICAS_BUCKET
 APPEND_ATTEMPT_S = 1.0
 """One attempt of a log append waits this long before it is sent again (same message id): a
 publish into a SIGSTOPped or cut-off leader gets no answer, and the first attempt after the
@@ -245,7 +245,7 @@ class JetStreamStore:
         table's seed yet, and the table would be skipped by a rebuild)."""
         key = f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}"
         try:
-            msg = await self._read(lambda js: js.get_last_msg(f"KV_{SECRETS_BUCKET}", key))
+            msg = await self._read(lambda js: js.get_last_msg(names.kv_stream(SECRETS_BUCKET), key))
         except NotFoundError:
             return None
         if (msg.headers or {}).get("KV-Operation") in (KV_DEL, KV_PURGE):
@@ -282,7 +282,9 @@ class JetStreamStore:
         self.tails.pop(table_id, None)
         await js.purge_stream(LOG_STREAM, subject=subjects.table_log(table_id))
         await js.purge_stream(SNAPSHOT_STREAM, subject=subjects.table_snapshot(table_id))
-        await js.purge_stream(f"KV_{SECRETS_BUCKET}", subject=f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}")
+        await js.purge_stream(
+            names.kv_stream(SECRETS_BUCKET), subject=f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}"
+        )
 
 
 def writer_epoch(writer: str) -> int:
@@ -790,7 +792,7 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
     await matches.start(
         js,
         subjects.match_formed(),
-        stream="MATCHES",
+        stream=names.MATCHES_STREAM,
         config=ConsumerConfig(durable_name=MATCH_CONSUMER, ack_policy=AckPolicy.EXPLICIT),
     )
 

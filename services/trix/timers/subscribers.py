@@ -33,7 +33,7 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from trix.natsio import seatstream, subjects
+from trix.natsio import names, seatstream, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import STOP_WAIT_S, PullConsumer
@@ -46,10 +46,10 @@ from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.timers.nats")
 
-DEADLINES_BUCKET = "timer_deadlines"
-REPLICAS_BUCKET = "timer_replicas"
-PRESENCE_STREAM = "PRESENCE"
-PRESENCE_CONSUMER = "timers-presence"
+DEADLINES_BUCKET = names.TIMER_DEADLINES_BUCKET
+REPLICAS_BUCKET = names.TIMER_REPLICAS_BUCKET
+PRESENCE_STREAM = names.PRESENCE_STREAM
+PRESENCE_CONSUMER = names.TIMERS_PRESENCE_CONSUMER
 TOKEN_TTL_S = 300
 FETCH_BATCH = 64
 LIVE_QUIET_S = 0.5

@@ -1,0 +1,231 @@
+"""Every service of the platform, declared once.
+
+Owns `SERVICES`: one `ServiceDeclaration` per service (after `nats.micro`'s `ServiceConfig`),
+what the plumbing derives everything per service from: its NATS user and whitelist
+(`trix.natsio.permissions`, the generated nats.conf of `trix.natsio.serverconf`), the token
+keys it is given (`keys_of`), the processes `trix up` runs (`trix.up`), and what
+`make k8s-check` holds the manifests to. Adding a service is its package, its proto, its
+declaration here and its manifest: nothing else lists the services.
+
+Imports only plumbing (NATS names, subjects, `Grants`, the token key variables), never a
+service, so `trix.natsio` and `trix.runtime` may import it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from trix.natsio import names, subjects
+from trix.natsio.grants import Grants
+from trix.natsio.names import kv_stream, kv_subjects
+from trix.runtime.identity import GATEWAY_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
+
+EDGE = "edge"
+"""The public edge (Envoy) as a caller: it alone reaches the service that declares it."""
+NAME = re.compile(r"[a-z][a-z0-9]*")
+"""A service's name: its NATS user, its package, its Kubernetes name and the `<NAME>` of its
+environment variables (`NATS_PASSWORD_<NAME>`, `TRIX_<NAME>_TARGET`)."""
+TOKEN_KEYS = (PLAYER_KEY_ENV, SERVICE_KEY_ENV, GATEWAY_KEY_ENV)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """How many copies of a service run."""
+
+    replicas: int = 1
+    """Copies `trix up` starts unless told otherwise (`--replicas NAME=N`)."""
+    autoscale_on: Literal["cpu", "lag"] = "cpu"
+    """What the deployed autoscaler follows: CPU (an HPA) or its durable consumers' lag (KEDA)."""
+
+
+@dataclass(frozen=True)
+class ServiceDeclaration:
+    """One service: who it is on NATS and gRPC, what it owns and what it needs."""
+
+    name: str
+    """Its name (`NAME`), which is also its NATS user."""
+    description: str
+    grants: Grants
+    """What it does on NATS: its user's whitelist is made of exactly this."""
+    keys: tuple[str, ...]
+    """The internal token keys it holds (`trix.runtime.identity`), nothing more."""
+    streams: tuple[str, ...] = ()
+    """The streams it owns (writes; their configs: `trix.natsio.provisioning`)."""
+    buckets: tuple[str, ...] = ()
+    """The KV buckets it owns."""
+    callers: tuple[str, ...] = ()
+    """Who may call its gRPC API besides admin clients: services by name, or `EDGE`."""
+    scaling: Scaling = field(default_factory=Scaling)
+    module: str = ""
+    """What `trix up` runs: `python -m <module>` (default `trix.<name>`)."""
+
+    def __post_init__(self) -> None:
+        if not NAME.fullmatch(self.name):
+            raise ValueError(f"service name {self.name!r}: lower-case letters and digits, a letter first")
+        unknown = [k for k in self.keys if k not in TOKEN_KEYS]
+        if unknown:
+            raise ValueError(f"service {self.name}: unknown token keys {unknown}; one of {', '.join(TOKEN_KEYS)}")
+        if not self.module:
+            object.__setattr__(self, "module", f"trix.{self.name}")
+
+    @property
+    def target_env(self) -> str:
+        """The variable its callers find its gRPC address in (host:port)."""
+        return f"TRIX_{self.name.upper()}_TARGET"
+
+
+_TABLE_BUCKETS = (
+    names.TABLE_LEASES_BUCKET,
+    names.TABLE_REPLICAS_BUCKET,
+    names.PLAYER_TABLES_BUCKET,
+    names.TABLE_SECRETS_BUCKET,
+)
+_TIMERS_BUCKETS = (names.TIMER_DEADLINES_BUCKET, names.TIMER_REPLICAS_BUCKET)
+_MATCHMAKING_BUCKETS = (names.MATCH_TICKETS_BUCKET, names.MATCH_LEASES_BUCKET)
+_TABLE_STREAMS = (names.TABLE_LOG_STREAM, names.TABLE_SNAPSHOTS_STREAM, names.TABLE_RESULTS_STREAM)
+
+TABLE = ServiceDeclaration(
+    name="table",
+    description="Runs the tables: validates and applies each action, appends it to the table's log.",
+    grants=Grants(
+        publish=(
+            subjects.all_table_logs(),
+            subjects.all_table_snapshots(),
+            subjects.all_table_events(),  # core NATS batches (ADR 0012)
+            subjects.all_table_results(),  # the durable results scoring settles from
+            subjects.all_table_commands(),  # a replica forwards a command to the table's owner
+        ),
+        # Its own feeds: the gRPC API's seat and public streams (`TableBus.events`) follow
+        # them as the gateway does. The table writes them and holds every hand: nothing new.
+        subscribe=(subjects.all_table_commands(), subjects.table_live(), subjects.all_table_feeds()),
+        serves_requests=True,
+        read=(*_TABLE_STREAMS, *map(kv_stream, _TABLE_BUCKETS)),
+        write_buckets=_TABLE_BUCKETS,
+        purge=(names.TABLE_LOG_STREAM, names.TABLE_SNAPSHOTS_STREAM, kv_stream(names.TABLE_SECRETS_BUCKET)),
+        # Its own results (it publishes them; reads of them), its lease watches.
+        ephemeral=(
+            names.TABLE_RESULTS_STREAM,
+            kv_stream(names.TABLE_LEASES_BUCKET),
+            kv_stream(names.TABLE_REPLICAS_BUCKET),
+        ),
+        durable=(
+            (names.MATCHES_STREAM, names.TABLE_MATCH_CONSUMER),
+            (names.SCORING_ARCHIVED_STREAM, names.TABLE_ARCHIVE_CONSUMER),
+        ),
+    ),
+    keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+    streams=_TABLE_STREAMS,
+    buckets=_TABLE_BUCKETS,
+    scaling=Scaling(autoscale_on="cpu"),
+)
+
+TIMERS = ServiceDeclaration(
+    name="timers",
+    description="Decides turn deadlines and disconnections: AutoAct and Leave as table commands.",
+    grants=Grants(
+        # Table commands: AutoAct, Leave, ReclaimSeat, and read_events to catch up; the
+        # table replicas' unfinished tables (ADR 0012 decision 6).
+        publish=(subjects.all_table_commands(), subjects.all_timers(), subjects.table_live()),
+        subscribe=(subjects.all_public_events(),),  # every public batch, core NATS
+        read=tuple(map(kv_stream, _TIMERS_BUCKETS)),
+        write_buckets=_TIMERS_BUCKETS,
+        ephemeral=tuple(map(kv_stream, _TIMERS_BUCKETS)),
+        durable=((names.PRESENCE_STREAM, names.TIMERS_PRESENCE_CONSUMER),),
+    ),
+    keys=(SERVICE_KEY_ENV,),
+    streams=(names.TIMERS_STREAM,),
+    buckets=_TIMERS_BUCKETS,
+    scaling=Scaling(autoscale_on="lag"),
+)
+
+SCORING = ServiceDeclaration(
+    name="scoring",
+    description="Settles finished games: the journal of results and wallet postings, ratings, records.",
+    grants=Grants(
+        publish=(subjects.scoring_journal(), subjects.all_records_archived()),
+        read=(names.SCORING_JOURNAL_STREAM,),
+        ephemeral=(names.SCORING_JOURNAL_STREAM,),
+        durable=((names.TABLE_RESULTS_STREAM, names.SCORING_CONSUMER),),
+    ),
+    keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+    streams=(names.SCORING_JOURNAL_STREAM, names.SCORING_ARCHIVED_STREAM),
+    callers=("gateway", "matchmaking"),
+    scaling=Scaling(autoscale_on="lag"),
+)
+
+MATCHMAKING = ServiceDeclaration(
+    name="matchmaking",
+    description="Seats players: tickets, private lobbies and rematches; announces each match formed.",
+    grants=Grants(
+        publish=(subjects.match_formed(),),
+        subscribe=(kv_subjects(names.MATCH_TICKETS_BUCKET),),  # KeyWatchHub: every write to the tickets
+        read=(*map(kv_stream, _MATCHMAKING_BUCKETS), kv_stream(names.PLAYER_TABLES_BUCKET)),
+        write_buckets=_MATCHMAKING_BUCKETS,
+        purge=(kv_stream(names.MATCH_TICKETS_BUCKET),),
+        ephemeral=tuple(map(kv_stream, _MATCHMAKING_BUCKETS)),
+    ),
+    keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+    streams=(names.MATCHES_STREAM,),
+    buckets=_MATCHMAKING_BUCKETS,
+    callers=("gateway",),
+    scaling=Scaling(autoscale_on="cpu"),
+)
+
+GATEWAY = ServiceDeclaration(
+    name="gateway",
+    description="The players' one API: accounts, sessions, each seat's own event stream, presence.",
+    grants=Grants(
+        publish=(subjects.all_table_commands(), subjects.all_presence()),
+        subscribe=(subjects.all_table_feeds(),),  # every table's events, each seat's own copies too
+        read=(kv_stream(names.GATEWAY_ACCOUNTS_BUCKET),),
+        write_buckets=(names.GATEWAY_ACCOUNTS_BUCKET,),
+    ),
+    # The player-role key and its own public-token key, never the service-role key.
+    keys=(PLAYER_KEY_ENV, GATEWAY_KEY_ENV),
+    streams=(names.PRESENCE_STREAM,),
+    buckets=(names.GATEWAY_ACCOUNTS_BUCKET,),
+    callers=(EDGE,),
+    scaling=Scaling(autoscale_on="cpu"),
+)
+
+SERVICES: tuple[ServiceDeclaration, ...] = (TABLE, TIMERS, SCORING, MATCHMAKING, GATEWAY)
+"""Every service, in start order: the table first, the gateway (which calls the others) last."""
+
+
+def names_of(services: Sequence[ServiceDeclaration] = SERVICES) -> tuple[str, ...]:
+    """The services' names (their NATS users), in declaration order."""
+    return tuple(s.name for s in services)
+
+
+def declaration(name: str, services: Sequence[ServiceDeclaration] = SERVICES) -> ServiceDeclaration:
+    """The declaration of service `name`; ValueError naming the declared ones if none."""
+    for service in services:
+        if service.name == name:
+            return service
+    raise ValueError(f"unknown service {name!r}; one of {', '.join(names_of(services))}")
+
+
+def keys_of(services: Sequence[ServiceDeclaration] = SERVICES) -> dict[str, tuple[str, ...]]:
+    """The token keys each service holds (`trix up`, deploy/k8s)."""
+    return {s.name: s.keys for s in services}
+
+
+def callers_of(name: str, services: Sequence[ServiceDeclaration] = SERVICES) -> tuple[ServiceDeclaration, ...]:
+    """The services that call service `name`'s gRPC API (not the edge nor admin clients)."""
+    callers = declaration(name, services).callers
+    return tuple(s for s in services if s.name in callers)
+
+
+def fronted_by_edge(services: Sequence[ServiceDeclaration] = SERVICES) -> ServiceDeclaration:
+    """The one service the public edge calls."""
+    fronted = [s for s in services if EDGE in s.callers]
+    if len(fronted) != 1:
+        raise ValueError(f"exactly one service must declare the edge as its caller, not {names_of(fronted)}")
+    return fronted[0]
+
+
+KEYS_OF = keys_of()
+"""`keys_of()` of the platform's services."""

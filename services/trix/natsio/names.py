@@ -1,0 +1,71 @@
+"""Every JetStream stream, KV bucket and durable consumer name of the platform.
+
+Owns the names only: their configs are declared in `trix.natsio.provisioning`, the subjects
+in `trix.natsio.subjects`, who may use each in `trix.declarations` (the services' grants).
+Services, the permissions and the provisioner import them from here, so a name is written
+once and a renamed one cannot leave its grant behind. Pure constants: imports nothing.
+"""
+
+from __future__ import annotations
+
+# -- streams ------------------------------------------------------------------------
+
+TABLE_LOG_STREAM = "TABLE_LOG"
+"""Each table's accepted actions (private to the table service: hands, seeds)."""
+TABLE_SNAPSHOTS_STREAM = "TABLE_SNAPSHOTS"
+"""Latest engine snapshot of each table (private to the table service)."""
+TABLE_RESULTS_STREAM = "TABLE_RESULTS"
+"""The durable part of a table's events (issue 16): TableCreated, SeatControlChanged,
+DealScored and GameEnded, what scoring settles from. The other events travel on core NATS."""
+PRESENCE_STREAM = "PRESENCE"
+"""PlayerConnected / PlayerDisconnected, published by the gateway."""
+MATCHES_STREAM = "MATCHES"
+"""MatchFormed, published by matchmaking."""
+TIMERS_STREAM = "TIMERS"
+"""The timers' AutoAct and Leave decisions (audit)."""
+SCORING_JOURNAL_STREAM = "SCORING_JOURNAL"
+"""The scoring journal (issue 8): game results and wallet postings, kept forever."""
+SCORING_ARCHIVED_STREAM = "SCORING_ARCHIVED"
+"""RecordArchived: scoring stored a finished game's record (issue 4)."""
+
+# -- KV buckets -------------------------------------------------------------------------
+
+TABLE_LEASES_BUCKET = "table_leases"
+"""Owner of each table command shard (issues 5, 16)."""
+TABLE_REPLICAS_BUCKET = "table_replicas"
+"""Table replicas' heartbeats."""
+PLAYER_TABLES_BUCKET = "player_tables"
+"""Player -> current table (issue 4): the table writes it, matchmaking reads it."""
+TABLE_SECRETS_BUCKET = "table_secrets"
+"""Server seed of each running table (private to the table service, docs/rules.md §11, §14)."""
+TIMER_DEADLINES_BUCKET = "timer_deadlines"
+"""Pending decision deadlines (issue 7)."""
+TIMER_REPLICAS_BUCKET = "timer_replicas"
+"""Timers replicas' heartbeats."""
+MATCH_TICKETS_BUCKET = "match_tickets"
+"""Matchmaking tickets and claims (issue 6)."""
+MATCH_LEASES_BUCKET = "match_leases"
+"""Matchmaking replicas' heartbeats and queue-partition leases."""
+GATEWAY_ACCOUNTS_BUCKET = "gateway_accounts"
+"""Guest accounts of the gateway (issue 9)."""
+
+# -- durable consumers (each on one stream) ----------------------------------------------
+
+TABLE_MATCH_CONSUMER = "table-match-formed"
+"""The table replicas' shared consumer of MATCHES (ADR 0020)."""
+TABLE_ARCHIVE_CONSUMER = "table-records-archived"
+"""The table replicas' shared consumer of SCORING_ARCHIVED (issue 4)."""
+TIMERS_PRESENCE_CONSUMER = "timers-presence"
+"""The timers replicas' shared consumer of PRESENCE."""
+SCORING_CONSUMER = "scoring"
+"""The scoring replicas' shared consumer of TABLE_RESULTS (TRIX_SCORING_CONSUMER may only repeat it)."""
+
+
+def kv_stream(bucket: str) -> str:
+    """The JetStream stream behind a KV bucket."""
+    return f"KV_{bucket}"
+
+
+def kv_subjects(bucket: str) -> str:
+    """Every key of a KV bucket (what a write publishes on)."""
+    return f"$KV.{bucket}.>"
