@@ -219,6 +219,12 @@ def callers_of(name: str, services: Sequence[ServiceDeclaration] = SERVICES) -> 
     return tuple(s for s in services if s.name in callers)
 
 
+def service_token_callers(name: str, services: Sequence[ServiceDeclaration] = SERVICES) -> tuple[str, ...]:
+    """The callers of service `name` it accepts service-role tokens from (`runtime.identity.Identity`):
+    the services it declares as callers that hold the service-role key (never the gateway)."""
+    return tuple(s.name for s in callers_of(name, services) if SERVICE_KEY_ENV in s.keys)
+
+
 def fronted_by_edge(services: Sequence[ServiceDeclaration] = SERVICES) -> ServiceDeclaration:
     """The one service the public edge calls."""
     fronted = [s for s in services if EDGE in s.callers]

@@ -29,6 +29,7 @@ from trix.declarations import (
     fronted_by_edge,
     keys_of,
     names_of,
+    service_token_callers,
 )
 from trix.natsio import names, permissions, serverconf
 from trix.natsio.grants import Grants
@@ -176,6 +177,11 @@ def test_each_declared_service_is_a_runnable_package_its_callers_declared() -> N
         assert set(service.callers) <= {*names_of(), EDGE}, service.name
     assert fronted_by_edge().name == "gateway"
     assert declaration("scoring").callers == ("gateway", "matchmaking")
+    # Service-role tokens: only from a calling service that holds the service-role key.
+    assert service_token_callers("scoring") == ("matchmaking",)
+    assert service_token_callers("matchmaking") == service_token_callers("table") == ()
+    timed = (*SERVICES, ServiceDeclaration("chat", "", Grants(), keys=(), callers=("gateway", "timers")))
+    assert service_token_callers("chat", timed) == ("timers",)
 
 
 def test_a_declaration_refuses_a_name_that_cannot_be_a_user_and_an_unknown_key() -> None:

@@ -16,6 +16,7 @@ from typing import Any, cast
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from trix.declarations import service_token_callers
 from trix.errors import InvalidArgument
 from trix.runtime.identity import Identity
 from trix.runtime.server import ServiceBinding
@@ -76,7 +77,7 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
 
     def __init__(self, service: ScoringService) -> None:
         self.service = service
-        self.identity = Identity(service.config.keys, services=("matchmaking",))
+        self.identity = Identity(service.config.keys, services=service_token_callers("scoring"))
         """Stake calls: a player's own token, or matchmaking's service token acting for one."""
 
     async def GetStandings(
