@@ -18,8 +18,8 @@ from trix.natsio import names, subjects
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec, provision
 from trix.natsio.publish import JetStreams, publish_once
-from trix.timers.service import CasConflict
-from trix.timers.subscribers import DEADLINES_BUCKET, KvDocStore
+from trix.timers.adapters import DEADLINES_BUCKET, KvDocStore
+from trix.timers.ports import CasConflict
 from trix.v1 import events_pb2
 
 

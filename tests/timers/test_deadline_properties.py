@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from support.clock import ManualClock
 from trix.timers.config import TimersConfig
-from trix.timers.service import CasConflict, Outcome, TimersService
+from trix.timers.ports import CasConflict, Outcome
+from trix.timers.service import TimersService
 from trix.v1 import common_pb2, events_pb2
 
 TABLE = "prop-table"

@@ -17,7 +17,7 @@ from timers_support import Client_, InProcessTable, InProcessTimers, legal_move,
 from support.clock import ManualClock
 from support.nats import AuthNats
 from support.waiting import eventually
-from trix.timers.service import TableCommands
+from trix.timers.ports import TableCommands
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 PLAYERS = ("alice", "bob", "carol", "dave")

@@ -14,18 +14,9 @@ import pytest
 from support.clock import ManualClock
 from trix.runtime.config import ConfigError
 from trix.timers.config import TimersConfig
-from trix.timers.service import (
-    CasConflict,
-    SeatDoc,
-    Slot,
-    TableDoc,
-    TimersService,
-    TurnDoc,
-    copy_doc,
-    durable_key,
-    durable_part,
-    table_key,
-)
+from trix.timers.document import SeatDoc, Slot, TableDoc, TurnDoc, copy_doc, durable_key, durable_part, table_key
+from trix.timers.ports import CasConflict
+from trix.timers.service import TimersService
 from trix.v1 import common_pb2, events_pb2
 
 
@@ -212,7 +203,7 @@ def test_a_turn_deadline_is_read_as_utc_whatever_the_local_time_zone() -> None:
     import os
     import time
 
-    from trix.timers.service import apply_event
+    from trix.timers.folding import apply_event
 
     event = events_pb2.Event(table_id="t1", sequence=2)
     event.turn_started.turn_seq = 2

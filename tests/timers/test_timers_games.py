@@ -16,8 +16,8 @@ from timers_support import Client_, InProcessTable, InProcessTimers, fast_option
 from support.nats import AuthNats
 from support.waiting import eventually
 from trix.runtime.identity import IDENTITY_METADATA, Keys, verify
+from trix.timers.adapters import sign_service_token
 from trix.timers.clock import SystemClock
-from trix.timers.subscribers import sign_service_token
 from trix.v1 import common_pb2, events_pb2, timers_pb2, timers_pb2_grpc
 from trix.v1.events_pb2 import LEAVE_REASON_GRACE_EXPIRED, LEAVE_REASON_TIMEOUTS
 

@@ -27,8 +27,9 @@ from trix.table.service import TableService
 from trix.timers.__main__ import build as build_timers
 from trix.timers.clock import SystemClock
 from trix.timers.config import TimersConfig
-from trix.timers.service import DocStore, TableCommands, TimersService
-from trix.timers.subscribers import TimersNats
+from trix.timers.entrypoints import TimersNats
+from trix.timers.ports import DocStore, TableCommands
+from trix.timers.service import TimersService
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 KEYS = Keys(player=b"timers-tests-player-token-key-0123456789", service=b"timers-tests-service-token-key-012345678")

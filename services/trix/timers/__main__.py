@@ -13,17 +13,17 @@ from trix.natsio.names import kv_stream
 from trix.natsio.permissions import PRIVATE_STREAMS
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
 from trix.runtime.server import Runtime, Serving, lifespan, run_main
-from trix.timers import grpc_api, subscribers
+from trix.timers import bootstrap, grpc_api
 from trix.timers.config import SERVICE, TimersConfig
 from trix.timers.service import TimersService
 
 
-def build(config: TimersConfig, new_service: subscribers.NewTimers = TimersService) -> Runtime:
+def build(config: TimersConfig, new_service: bootstrap.NewTimers = TimersService) -> Runtime:
     """The timers's runtime: its lifespan builds the NATS adapters, the service on them
-    (`new_service`: tests add a clock and a replica id) and runs `subscribers.TimersNats`."""
+    (`new_service`: tests add a clock and a replica id) and runs `entrypoints.TimersNats`."""
 
     async def start(nats: NatsConnection) -> Serving:
-        running = await subscribers.start(nats, config, new_service)
+        running = await bootstrap.start(nats, config, new_service)
         return Serving([grpc_api.binding(running.service)], running.service, running)
 
     # Least privilege: the timers' NATS user may not touch the table's private streams (docs/rules.md §14).
