@@ -37,7 +37,7 @@ from scoring_support import ADMIN, EventPublisher, ScoringProcess, identity
 
 from support.nats import NatsServer
 from support.scoring_faults import CRASH_EXIT_CODE, CRASH_KINDS, CRASH_POINTS
-from trix.scoring.journal import JetStreamJournal
+from trix.scoring.adapters import JetStreamJournal
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 
 RETRY_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}

@@ -190,13 +190,13 @@ class EventPublisher:
 
 
 class MemoryJournal:
-    """`service.Journal` in memory, with the same dedup and expected-sequence rules as JetStream."""
+    """`ports.Journal` in memory, with the same dedup and expected-sequence rules as JetStream."""
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, bytes]] = []
 
     async def append(self, entry_id: str, payload: bytes, expected_last_sequence: int) -> int:
-        from trix.scoring.service import JournalConflict, JournalDuplicate
+        from trix.scoring.ports import JournalConflict, JournalDuplicate
 
         if any(eid == entry_id for eid, _ in self.entries):
             raise JournalDuplicate(entry_id)

@@ -13,7 +13,7 @@ from scoring_support import REPO, EventPublisher, InProcessScoring, MemoryJourna
 
 from support.golden import GOLDEN_DIR
 from support.waiting import eventually
-from trix.scoring.journal import JetStreamJournal
+from trix.scoring.adapters import JetStreamJournal
 from trix.scoring.service import ScoringService
 from trix.scoring.state import doubled_cards_taken
 from trix.v1 import common_pb2, scoring_pb2

@@ -13,7 +13,7 @@ import grpc
 
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
 from trix.runtime.server import Runtime
-from trix.scoring import subscribers
+from trix.scoring import entrypoints
 from trix.scoring.__main__ import build
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
@@ -67,9 +67,9 @@ class InProcessScoring:
         return self.runtime.service
 
     @property
-    def consumer(self) -> subscribers.EventConsumer | None:
+    def consumer(self) -> entrypoints.EventConsumer | None:
         running = self.runtime.running if self.runtime is not None else None
-        return running if isinstance(running, subscribers.EventConsumer) else None
+        return running if isinstance(running, entrypoints.EventConsumer) else None
 
     async def start(self) -> scoring_pb2_grpc.ScoringServiceStub:
         self.config = ScoringConfig.from_env(self.env)

@@ -24,10 +24,11 @@ from typing import Any
 from trix.runtime.config import ConfigError
 from trix.runtime.server import Runtime, run_main
 from trix.scoring.__main__ import build
+from trix.scoring.bootstrap import NewScoring
 from trix.scoring.config import SERVICE, ScoringConfig
-from trix.scoring.service import Journal, ScoringService, decode_entry
+from trix.scoring.ports import Journal
+from trix.scoring.service import ScoringService, decode_entry
 from trix.scoring.state import ScoringState
-from trix.scoring.subscribers import NewScoring
 
 CRASH_AT_ENV = "TRIX_SCORING_CRASH_AT"
 CRASH_EXIT_CODE = 75

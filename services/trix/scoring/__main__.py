@@ -13,17 +13,17 @@ from trix.natsio.names import kv_stream
 from trix.natsio.permissions import PRIVATE_STREAMS
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
 from trix.runtime.server import Runtime, Serving, lifespan, run_main
-from trix.scoring import grpc_api, subscribers
+from trix.scoring import bootstrap, grpc_api
 from trix.scoring.config import SERVICE, ScoringConfig
 from trix.scoring.service import ScoringService
 
 
-def build(config: ScoringConfig, new_service: subscribers.NewScoring = ScoringService) -> Runtime:
+def build(config: ScoringConfig, new_service: bootstrap.NewScoring = ScoringService) -> Runtime:
     """The scoring's runtime: its lifespan builds the service on the journal (`new_service`),
-    loads it and runs the event consumer (`subscribers.EventConsumer`)."""
+    loads it and runs the event consumer (`entrypoints.EventConsumer`)."""
 
     async def start(nats: NatsConnection) -> Serving:
-        consumer = await subscribers.start(nats, config, new_service)
+        consumer = await bootstrap.start(nats, config, new_service)
         return Serving([grpc_api.binding(consumer.service)], consumer.service, consumer)
 
     # Least privilege: the scoring's NATS user may not touch the table's private streams

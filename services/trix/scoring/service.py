@@ -16,7 +16,7 @@ A crash between any two steps loses nothing and doubles nothing: before 2, nothi
 happened and the event is redelivered (or the RPC retried); after 2, the restart
 replays the journal, which already holds the entry, and the redelivered event or
 retried RPC finds it applied. Must not import grpc or nats: the journal is passed in
-(`Journal`), and errors are `trix.errors` domain errors.
+(`ports.Journal`), and errors are `trix.errors` domain errors.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import hmac
 import json
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -34,6 +34,7 @@ from trix.errors import AlreadyExists, IllegalMove, InvalidArgument, NotFound, P
 from trix.errors import Unavailable as UnavailableError
 from trix.scoring.audit import dispute
 from trix.scoring.config import ScoringConfig
+from trix.scoring.ports import Journal, JournalConflict, JournalDuplicate
 from trix.scoring.state import (
     HOUSE,
     MINT,
@@ -60,26 +61,6 @@ MAX_COMMIT_ATTEMPTS = 50
 
 class InsufficientBalance(IllegalMove):
     """docs/rules.md §13: "a player whose balance is short cannot join" (FAILED_PRECONDITION)."""
-
-
-class JournalConflict(Exception):
-    """The journal moved past the expected last sequence: catch up and decide again."""
-
-
-class JournalDuplicate(Exception):
-    """The entry id is already in the journal (a retried append)."""
-
-
-class Journal(Protocol):
-    """The durable, ordered log the projection is rebuilt from (a JetStream stream in production)."""
-
-    async def append(self, entry_id: str, payload: bytes, expected_last_sequence: int) -> int:
-        """Store `payload` once under `entry_id` if the last sequence is as expected; its sequence."""
-        ...
-
-    async def read_from(self, sequence: int) -> list[tuple[int, bytes]]:
-        """Every entry from `sequence` on, in order, as (sequence, payload)."""
-        ...
 
 
 def encode_entry(entry: dict[str, Any]) -> bytes:

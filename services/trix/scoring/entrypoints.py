@@ -1,23 +1,21 @@
-"""NATS handlers of the scoring service.
+"""The scoring's inbound NATS entrypoint: the consumer of the tables' results.
 
-Owns the scoring's consumer of table events: a durable pull consumer on the tables'
-results (`trix.table.results.*` in TABLE_RESULTS, issue 16) that translates the events
-scoring needs (TableCreated, SeatControlChanged, DealScored, GameEnded) from their
-protos into plain dicts and hands them to `ScoringService.apply_table_event`, which
-applies each (table, sequence) once; the loop is `natsio.consumer.PullConsumer` (a
-batch's last event acked once all of it applied; a failure paused and applied again). It
-also loads the journal (`journal.JetStreamJournal`) before consuming anything.
+Owns `EventConsumer`, a durable pull consumer on the tables' results
+(`trix.table.results.*` in TABLE_RESULTS) that translates the events scoring needs
+(TableCreated, SeatControlChanged, DealScored, GameEnded) from their protos into plain
+dicts (`event_to_domain`) and hands them to `ScoringService.apply_table_event`, which
+applies each (table, sequence) once; the loop is `natsio.consumer.PullConsumer` (a batch's
+last event acked once all of it applied; a failure paused and applied again).
 
 After a GameEnded is in the journal (the game's record stored durably), and before the
-event is acked, it publishes RecordArchived on `trix.scoring.archived.<table>`: the
-table service then purges that table's private log (ADR 0003). A crash in between
-leaves the event unacked; its redelivery finds it applied and publishes again (the
-table service's purge is idempotent), so the signal is never lost.
+event is acked, it publishes RecordArchived (`adapters.ArchiveNotices`): the table service
+then purges that table's private log (ADR 0003). A crash in between leaves the event
+unacked; its redelivery finds it applied and publishes again (the table service's purge is
+idempotent), so the signal is never lost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, cast
 
 import structlog
@@ -29,22 +27,17 @@ from trix.errors import DomainError
 from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import PullConsumer, decode_event
-from trix.natsio.publish import publish_once
-from trix.scoring.config import ScoringConfig
-from trix.scoring.journal import JetStreamJournal
-from trix.scoring.service import Journal, ScoringService
+from trix.scoring.adapters import ArchiveNotices
+from trix.scoring.service import ScoringService
 from trix.v1 import common_pb2, events_pb2
 
-log = structlog.get_logger("trix.scoring.subscribers")
+log = structlog.get_logger("trix.scoring.nats")
 
 EVENTS_STREAM = names.TABLE_RESULTS_STREAM
 FETCH_BATCH = 256
 ACK_WAIT_S = 30.0
 FETCH_LINGER_S = 0.05
 """After a fetch that did not fill its batch: standings lag play by at most this much more."""
-
-NewScoring = Callable[[ScoringConfig, Journal], ScoringService]
-"""Builds the service on its journal (`ScoringService` itself; the fault tests wrap the journal)."""
 
 
 def _variant(value: int) -> str:
@@ -125,6 +118,7 @@ class EventConsumer:
         self.nc = nats_conn.client
         self.service = service
         self.durable = durable
+        self.archive = ArchiveNotices(self.js)
         self.pull: PullConsumer | None = None
 
     @property
@@ -171,20 +165,9 @@ class EventConsumer:
                 await msg.term()
                 return
             if domain["type"] == "game_ended" and event.table_id in self.service.state.records:
-                await self._archived(event.table_id, event.sequence)
+                await self.archive.record_archived(event.table_id, event.sequence)
         # Not acked here: the batch's last message is acked once every one before it applied
         # (ack "last", AckPolicy.ALL): one ack per fetch instead of one per event.
-
-    async def _archived(self, table_id: str, sequence: int) -> None:
-        """The record is in the journal: tell the table service (issue 4, ADR 0003)."""
-        body = events_pb2.RecordArchived(table_id=table_id, game_ended_sequence=sequence)
-        await publish_once(
-            self.js,
-            subjects.record_archived(table_id),
-            body.SerializeToString(),
-            msg_id=f"archived.{table_id}.{sequence}",
-            deadline_s=10.0,
-        )
 
     async def _start_sequence(self) -> int:
         """Where to resume: just after the consumer's ack floor.
@@ -201,16 +184,3 @@ class EventConsumer:
             return 1
         await self.js.delete_consumer(EVENTS_STREAM, self.durable)
         return int(info.ack_floor.stream_seq) + 1 if info.ack_floor else 1
-
-
-async def start(
-    nats_conn: NatsConnection, config: ScoringConfig, new_service: NewScoring = ScoringService
-) -> EventConsumer:
-    """Build the service on the journal, load it, then start consuming table events
-    (`EventConsumer.service` is the service)."""
-    service = new_service(config, JetStreamJournal(nats_conn.jetstream))
-    await service.load()
-    log.info("journal loaded", sequence=service.state.sequence)
-    consumer = EventConsumer(nats_conn, service, service.config.consumer)
-    await consumer.start()
-    return consumer

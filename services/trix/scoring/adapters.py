@@ -1,9 +1,12 @@
-"""The scoring journal on JetStream: the adapter behind `service.Journal`.
+"""The scoring's outbound NATS adapters.
 
-Owns appending an entry to the `SCORING_JOURNAL` stream with its id as `Nats-Msg-Id`
-(a retried append is stored once) and the projection's last sequence as
-`Nats-Expected-Last-Sequence` (a writer that missed an entry is refused), and reading
-the stream back in order to rebuild the projection. Knows nothing of what entries mean.
+Owns `JetStreamJournal`, the `ports.Journal` on the `SCORING_JOURNAL` stream: an entry
+appended with its id as `Nats-Msg-Id` (a retried append is stored once) and the
+projection's last sequence as `Nats-Expected-Last-Sequence` (a writer that missed an entry
+is refused), and the stream read back in order to rebuild the projection; it knows nothing
+of what entries mean. And `ArchiveNotices`: RecordArchived on `trix.scoring.archived.<table>`
+once a game's record is in the journal, so the table service purges that table's private
+log (ADR 0003).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from nats.js.client import JetStreamContext
 from trix.natsio import names, subjects
 from trix.natsio.consumer import read_range
 from trix.natsio.publish import publish_once
-from trix.scoring.service import JournalConflict, JournalDuplicate
+from trix.scoring.ports import JournalConflict, JournalDuplicate
+from trix.v1 import events_pb2
 
 STREAM = names.SCORING_JOURNAL_STREAM
 EXPECTED_LAST_SEQUENCE_HEADER = "Nats-Expected-Last-Sequence"
@@ -23,7 +27,7 @@ READ_BATCH = 1000
 
 
 class JetStreamJournal:
-    """`service.Journal` over the SCORING_JOURNAL stream."""
+    """`ports.Journal` over the SCORING_JOURNAL stream."""
 
     def __init__(self, js: JetStreamContext, *, stream: str = STREAM, subject: str | None = None) -> None:
         self.js = js
@@ -49,3 +53,21 @@ class JetStreamJournal:
 
     async def read_from(self, sequence: int) -> list[tuple[int, bytes]]:
         return await read_range(self.js, self.subject, self.stream, sequence, batch=READ_BATCH, fetch_timeout_s=5.0)
+
+
+class ArchiveNotices:
+    """RecordArchived to the table service, stored once per (table, GameEnded sequence)."""
+
+    def __init__(self, js: JetStreamContext) -> None:
+        self.js = js
+
+    async def record_archived(self, table_id: str, sequence: int) -> None:
+        """The record is in the journal: tell the table service (issue 4, ADR 0003)."""
+        body = events_pb2.RecordArchived(table_id=table_id, game_ended_sequence=sequence)
+        await publish_once(
+            self.js,
+            subjects.record_archived(table_id),
+            body.SerializeToString(),
+            msg_id=f"archived.{table_id}.{sequence}",
+            deadline_s=10.0,
+        )
