@@ -19,9 +19,9 @@ from support.processes import kill_process, stop_process
 from support.scoring import InProcessScoring
 from support.scoring import scoring_env as shared_env
 from trix.matchmaking.__main__ import build
+from trix.matchmaking.bootstrap import NewMatchmaking
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
-from trix.matchmaking.subscribers import NewMatchmaking
 from trix.natsio import subjects
 from trix.runtime.config import RuntimeConfig
 from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, Keys, sign

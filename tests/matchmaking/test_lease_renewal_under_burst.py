@@ -19,9 +19,10 @@ import pytest
 from mm_support import config, service_of, start_replica
 
 from support.nats import NatsServer
-from trix.matchmaking.records import SEARCHING, Ticket
-from trix.matchmaking.service import MatchmakingService, partition_of
-from trix.matchmaking.subscribers import TICKETS_BUCKET, PartitionOwner
+from trix.matchmaking.adapters import TICKETS_BUCKET
+from trix.matchmaking.entrypoints import PartitionOwner
+from trix.matchmaking.records import SEARCHING, Ticket, partition_of
+from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wishes import resolve_wish
 from trix.runtime.server import Runtime
 

@@ -85,7 +85,7 @@ async def enqueue(api: Stub, player: str) -> mm.Ticket:
 
 
 async def stored_rating(service: MatchmakingService, ticket_id: str) -> float:
-    got = await service._get_ticket(ticket_id)
+    got = await service.tickets.get_ticket(ticket_id)
     assert got is not None
     return got[0].rating
 

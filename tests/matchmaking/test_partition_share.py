@@ -17,9 +17,9 @@ import pytest
 from mm_support import config, service_of, start_replica
 
 from support.nats import NatsServer
-from trix.matchmaking.leases import Membership, share
+from trix.matchmaking.entrypoints import PartitionOwner
+from trix.matchmaking.leases import LEASES_BUCKET, Membership, share
 from trix.matchmaking.service import MatchmakingService
-from trix.matchmaking.subscribers import LEASES_BUCKET, PartitionOwner
 from trix.natsio.provision import provision_now
 from trix.runtime.tasks import cancel_and_wait
 

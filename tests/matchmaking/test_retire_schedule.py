@@ -11,7 +11,8 @@ from typing import Any, cast
 
 from mm_support import config
 
-from trix.matchmaking.service import ROUND_CHORES, MatchmakingService
+from trix.matchmaking.retention import ROUND_CHORES
+from trix.matchmaking.service import MatchmakingService
 
 PARTITION = 3
 
@@ -25,7 +26,7 @@ def _service() -> MatchmakingService:
 
 
 def _keep(service: MatchmakingService, key: str, due: float) -> None:
-    service._retire_at(PARTITION, key, (due, 1, "", "", False))
+    service.retention.retire_at(PARTITION, key, (due, 1, "", "", False))
 
 
 def test_a_round_takes_only_the_due_records_earliest_first_and_again_until_purged() -> None:
@@ -34,16 +35,16 @@ def test_a_round_takes_only_the_due_records_earliest_first_and_again_until_purge
     random.Random(16).shuffle(dues)
     for due in dues:
         _keep(service, f"tk.{due:05d}", float(due))
-    assert _keys(service._retire_chores(PARTITION, 0.5)) == []
-    first = _keys(service._retire_chores(PARTITION, 10.0))
+    assert _keys(service.retention.chores(PARTITION, 0.5)) == []
+    first = _keys(service.retention.chores(PARTITION, 10.0))
     assert first == [f"tk.{d:05d}" for d in range(1, 11)]
     # nothing purged them (their purge failed): the same ten next round, no more, no fewer
-    assert _keys(service._retire_chores(PARTITION, 10.0)) == first
-    for key in first[:5]:  # purged, as `_retire` removes a record once its keys are gone
+    assert _keys(service.retention.chores(PARTITION, 10.0)) == first
+    for key in first[:5]:  # purged, as `Retention.retire` removes a record once its keys are gone
         del service.retiring[PARTITION][key]
-    assert _keys(service._retire_chores(PARTITION, 10.0)) == first[5:]
+    assert _keys(service.retention.chores(PARTITION, 10.0)) == first[5:]
     # another partition's records are its own
-    assert _keys(service._retire_chores(PARTITION + 1, 10.0)) == []
+    assert _keys(service.retention.chores(PARTITION + 1, 10.0)) == []
 
 
 def test_a_record_given_a_later_due_time_waits_for_it() -> None:
@@ -51,22 +52,22 @@ def test_a_record_given_a_later_due_time_waits_for_it() -> None:
     _keep(service, "tk.a", 5.0)
     _keep(service, "tk.b", 6.0)
     _keep(service, "tk.a", 40.0)  # its stake release failed: tried again 30 s later
-    assert _keys(service._retire_chores(PARTITION, 10.0)) == ["tk.b"]
-    assert _keys(service._retire_chores(PARTITION, 40.0)) == ["tk.b", "tk.a"]
+    assert _keys(service.retention.chores(PARTITION, 10.0)) == ["tk.b"]
+    assert _keys(service.retention.chores(PARTITION, 40.0)) == ["tk.b", "tk.a"]
 
 
 def test_a_round_purges_at_most_round_chores_records() -> None:
     service = _service()
     for i in range(ROUND_CHORES * 2 + 7):
         _keep(service, f"tk.{i:05d}", 1.0)
-    taken = _keys(service._retire_chores(PARTITION, 2.0))
+    taken = _keys(service.retention.chores(PARTITION, 2.0))
     assert len(taken) == ROUND_CHORES == len(set(taken))
     for key in taken:
         del service.retiring[PARTITION][key]
-    second = _keys(service._retire_chores(PARTITION, 2.0))
+    second = _keys(service.retention.chores(PARTITION, 2.0))
     assert len(second) == ROUND_CHORES and not set(second) & set(taken)
     for key in second:
         del service.retiring[PARTITION][key]
-    assert len(service._retire_chores(PARTITION, 2.0)) == 7
+    assert len(service.retention.chores(PARTITION, 2.0)) == 7
     service.release_partition(PARTITION)
-    assert service._retire_chores(PARTITION, 2.0) == []
+    assert service.retention.chores(PARTITION, 2.0) == []

@@ -21,8 +21,8 @@ from mm_support import config, identity, service_of, serving_replica
 
 from support.clock import ManualClock
 from support.nats import NatsServer
+from trix.matchmaking.adapters import TICKETS_BUCKET, KvStore
 from trix.matchmaking.service import MatchmakingService
-from trix.matchmaking.subscribers import TICKETS_BUCKET, KvStore
 from trix.runtime.server import Runtime
 from trix.v1 import common_pb2
 from trix.v1 import matchmaking_pb2 as mm

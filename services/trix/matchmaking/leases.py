@@ -1,4 +1,5 @@
-"""Which queue partitions a matchmaking replica matches: one lease per replica (issue 16).
+"""Which queue partitions a matchmaking replica matches: one lease per replica
+(ADR 0005).
 
 Owns `Membership`. A replica's one lease is its heartbeat `member.<id>` in the `match_leases`
 bucket (the bucket's TTL, `MEMBER_TTL_S`), put every `HEARTBEAT_S` with the sender's clock.
@@ -6,10 +7,9 @@ Every replica watches the `member.*` keys (one watch: each heartbeat, and the de
 replica that leaves) and counts as live the members heard from within the TTL, itself
 always; the partitions are dealt over the live members in a fixed order (`share`), so every
 replica computes the same split from the same members and nothing is written per
-partition. Before, each of the 16 partitions was a key renewed by compare-and-set every
-0.5 s, beside the heartbeat (34 KV writes/s per replica) and a key listing every second.
+partition.
 
-Correctness never rests on this split (the claim protocol of `trix.matchmaking.service` is
+Correctness never rests on this split (the claim protocol of `trix.matchmaking.claims` is
 safe with two replicas matching one partition): while replicas disagree on who is alive (a
 heartbeat just lapsed or a replica just arrived), a partition may be matched by two replicas
 for a moment or, for at most the TTL, by none.
@@ -26,10 +26,12 @@ import nats.errors
 import structlog
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
+from trix.natsio import names
 from trix.runtime.tasks import cancel_and_wait
 
 log = structlog.get_logger("trix.matchmaking.leases")
 
+LEASES_BUCKET = names.MATCH_LEASES_BUCKET
 MEMBER_PREFIX = "member"
 MEMBER_TTL_S = 3.0
 """The `match_leases` bucket's TTL (trix.natsio.provisioning): a replica not heard from for this

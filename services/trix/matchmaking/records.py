@@ -1,6 +1,6 @@
 """The matchmaking records as stored in the `match_tickets` bucket: `Ticket`, `Lobby`
 (a private table or a rematch), `MatchRecord` (the four seats of a match, its state the
-commit point), their keys and states. Encoding only: no I/O, no decisions.
+commit point), their keys, ids, partitions and states. Encoding only: no I/O, no decisions.
 
 | key | value |
 |---|---|
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
+import zlib
 from dataclasses import dataclass, field
 
 from trix.errors import NotFound
@@ -184,6 +186,15 @@ class Lobby:
         raw["wish"] = Wish.from_json(raw["wish"])
         raw["members"] = [LobbyMember(**m) for m in raw["members"]]
         return cls(**raw)
+
+
+def partition_of(text: str, partitions: int) -> int:
+    return zlib.crc32(text.encode()) % partitions
+
+
+def new_match_id() -> str:
+    """A match id, which is also the id of the table the table service creates."""
+    return "m" + uuid.uuid4().hex
 
 
 def ticket_key(ticket_id: str) -> str:

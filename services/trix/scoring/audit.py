@@ -1,5 +1,5 @@
-"""Scoring's check of a GameEnded before it pays or rates (issue 18): the event's results
-must be what the game's own record replays to.
+"""Scoring's check of a GameEnded before it pays or rates: the event's results must be
+what the game's own record replays to.
 
 Owns `dispute(view, event)`: None when a started game's GameEnded agrees with its record,
 else one line saying why not. The record (docs/rules.md §12) must parse; its commitment
