@@ -249,9 +249,13 @@ def service_config(name: str, env: Mapping[str, str]) -> object:
 
 def declared_durables(name: str, env: Mapping[str, str]) -> set[tuple[str, str]]:
     """(stream, durable consumer) pairs the service consumes, as its code declares them:
-    `<X>_STREAM` / `<X>_CONSUMER` constants of trix.<name>.subscribers, and a `consumer`
-    config field (its durable on the module's EVENTS_STREAM). Empty if it declares none yet."""
-    module = importlib.import_module(f"trix.{name}.subscribers")
+    `<X>_STREAM` / `<X>_CONSUMER` constants of trix.<name>.entrypoints (its inbound NATS
+    side; `subscribers` in a service not yet split so), and a `consumer` config field (its
+    durable on the module's EVENTS_STREAM). Empty if it declares none yet."""
+    try:
+        module = importlib.import_module(f"trix.{name}.entrypoints")
+    except ModuleNotFoundError:
+        module = importlib.import_module(f"trix.{name}.subscribers")
     constants = {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)}
     pairs = {
         (constants[f"{k.removesuffix('_CONSUMER')}_STREAM"], v)
