@@ -1,4 +1,4 @@
-"""Time for the timers: the `Clock` port, the real clock and a manual clock for tests.
+"""Time for the timers: the real clock and a manual clock for tests (the `ports.Clock`).
 
 Deadlines are wall-clock instants (unix seconds) because they are shared between
 processes: the table writes them into TurnStarted for the client's countdown, the
@@ -14,17 +14,6 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import UTC, datetime
-from typing import Protocol
-
-
-class Clock(Protocol):
-    """Wall time in unix seconds, and a way to wait for an instant."""
-
-    def now(self) -> float: ...
-
-    async def sleep_until(self, when: float) -> None:
-        """Return once `now() >= when` (or later)."""
-        ...
 
 
 class SystemClock:

@@ -2,7 +2,8 @@
 
 Owns `DocStore` (JSON documents with compare-and-set: JetStream KV in production) with its
 `CasConflict`, and `TableCommands` (AutoAct, Leave, ReclaimSeat to the table's owner) with
-its `Outcome`. Implemented by `trix.timers.adapters`.
+its `Outcome`, implemented by `trix.timers.adapters`; and `Clock` (wall time and waiting for
+an instant), implemented by `trix.timers.clock`.
 """
 
 from __future__ import annotations
@@ -46,3 +47,13 @@ class TableCommands(Protocol):
     async def leave(self, table_id: str, seat: int, reason: int, action_id: str) -> Outcome: ...
 
     async def reclaim(self, table_id: str, seat: int, action_id: str) -> Outcome: ...
+
+
+class Clock(Protocol):
+    """Wall time in unix seconds, and a way to wait for an instant."""
+
+    def now(self) -> float: ...
+
+    async def sleep_until(self, when: float) -> None:
+        """Return once `now() >= when` (or later)."""
+        ...

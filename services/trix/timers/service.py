@@ -34,7 +34,7 @@ import structlog
 from trix.errors import NotFound
 from trix.natsio.subjects import token
 from trix.runtime.tasks import cancel_and_wait, start_kept
-from trix.timers.clock import Clock, SystemClock
+from trix.timers.clock import SystemClock
 from trix.timers.config import TimersConfig
 from trix.timers.document import (
     PENDING,
@@ -47,7 +47,7 @@ from trix.timers.document import (
     table_key,
 )
 from trix.timers.folding import WATCHED_EVENTS, apply_event, apply_presence, unix_s
-from trix.timers.ports import CasConflict, DocStore, Outcome, TableCommands
+from trix.timers.ports import CasConflict, Clock, DocStore, Outcome, TableCommands
 from trix.timers.schedule import AUTO, LEAVE, Job, all_jobs, claim, next_due, record, rendezvous
 from trix.v1 import events_pb2
 
