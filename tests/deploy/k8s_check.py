@@ -247,16 +247,22 @@ def service_config(name: str, env: Mapping[str, str]) -> object:
     raise CheckError(f"trix.{name}.config has no config class with from_env")
 
 
+NATS_MODULES = ("adapters", "entrypoints", "bootstrap", "subscribers")
+"""A service's NATS side: outbound adapters, inbound entrypoints, the wiring (`subscribers`:
+a service not split that way yet)."""
+
+
 def declared_durables(name: str, env: Mapping[str, str]) -> set[tuple[str, str]]:
     """(stream, durable consumer) pairs the service consumes, as its code declares them:
-    `<X>_STREAM` / `<X>_CONSUMER` constants of trix.<name>.entrypoints (its inbound NATS
-    side; `subscribers` in a service not yet split so), and a `consumer` config field (its
-    durable on the module's EVENTS_STREAM). Empty if it declares none yet."""
-    try:
-        module = importlib.import_module(f"trix.{name}.entrypoints")
-    except ModuleNotFoundError:
-        module = importlib.import_module(f"trix.{name}.subscribers")
-    constants = {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)}
+    `<X>_STREAM` / `<X>_CONSUMER` constants of its NATS modules (`NATS_MODULES`, those it
+    has), and a `consumer` config field (its durable on their EVENTS_STREAM). Empty if it
+    declares none yet."""
+    constants: dict[str, str] = {}
+    for part in NATS_MODULES:
+        if importlib.util.find_spec(f"trix.{name}.{part}") is None:
+            continue
+        module = importlib.import_module(f"trix.{name}.{part}")
+        constants.update({k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)})
     pairs = {
         (constants[f"{k.removesuffix('_CONSUMER')}_STREAM"], v)
         for k, v in constants.items()
