@@ -54,6 +54,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 K8S = ROOT / "deploy" / "k8s"
 BASE = K8S / "base"
+SERVICES_DIR = BASE / "services"
+"""One manifest per service (<name>.yaml) and what they share (shared/)."""
 OVERLAYS = ("dev", "prod")
 SCHEMAS = K8S / "schemas"
 NATS_CONF = BASE / "nats" / "nats.conf"
@@ -304,12 +306,12 @@ def _selects(selector: Obj, labels: Mapping[str, str]) -> bool:
 
 
 def check_service_packages(objs: list[Obj]) -> list[str]:
-    """One manifest per service package (base/<pkg>.yaml, a Deployment <pkg> running trix.<pkg>), and back."""
+    """One manifest per service package (base/services/<pkg>.yaml, a Deployment <pkg> running trix.<pkg>), and back."""
     out: list[str] = []
     packages = service_packages()
     deployments = by_name(objs, "Deployment")
     for pkg in packages:
-        manifest = BASE / f"{pkg}.yaml"
+        manifest = SERVICES_DIR / f"{pkg}.yaml"
         if not manifest.exists():
             out.append(f"service package trix.{pkg} has no manifest {manifest.relative_to(ROOT)}")
         dep = deployments.get(pkg)

@@ -67,7 +67,7 @@ def test_overlay_policy(overlay: str, policy: str) -> None:
 def test_every_service_package_has_its_manifest() -> None:
     assert set(kc.service_packages()) == set(names_of())
     for pkg in kc.service_packages():
-        assert (kc.BASE / f"{pkg}.yaml").is_file()
+        assert (kc.SERVICES_DIR / f"{pkg}.yaml").is_file()
 
 
 def test_nats_conf_is_generated_from_the_permissions() -> None:
