@@ -7,7 +7,7 @@ K8S_OVERLAY ?= dev
 
 .PHONY: k8s-check k8s-render k8s-nats-conf k8s-dev-secrets
 
-k8s-check: $(STAMP_DEV) ## render every deploy/k8s overlay, validate offline (+CRD schemas), policy, nats-server -t, envoy, hadolint
+k8s-check: $(STAMP_DEV) ## every declared service in every manifest list; render every deploy/k8s overlay, validate offline (+CRD schemas), policy, nats-server -t, envoy, hadolint
 	$(K8S_CHECK)
 
 k8s-dev-secrets: ## generate the dev overlay's secrets (random, git-ignored, 0600) before `kubectl apply -k deploy/k8s/overlays/dev`

@@ -8,6 +8,9 @@ a command (`python tests/deploy/k8s_check.py`, what `make k8s-check` runs):
   (strict: unknown fields fail), custom resources (KEDA ScaledObject, ServiceMonitor,
   ExternalSecret) against the JSON schemas vendored in deploy/k8s/schemas; a kind with
   no schema fails, it is never skipped;
+- every service of trix.declarations.SERVICES in every list of the services written by
+  hand (kustomization, NATS passwords and NetworkPolicy, dev and prod secrets,
+  ServiceMonitor; k8s_service_lists);
 - project policy (`policy_violations`): one manifest per service package, probes on
   numeric ports equal to the container ports and to the ports the service's own config
   parser reads from the pod's environment, resources, hardened security contexts, a PDB,
@@ -26,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
 import math
 import os
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import k8s_service_lists as service_lists
 import kubernetes_validate  # type: ignore[import-untyped]
 import yaml
 
@@ -54,8 +57,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 K8S = ROOT / "deploy" / "k8s"
 BASE = K8S / "base"
-SERVICES_DIR = BASE / "services"
-"""One manifest per service (<name>.yaml) and what they share (shared/)."""
+SERVICES_DIR = service_lists.SERVICES_DIR
 OVERLAYS = ("dev", "prod")
 SCHEMAS = K8S / "schemas"
 NATS_CONF = BASE / "nats" / "nats.conf"
@@ -75,9 +77,7 @@ PART_OF = "trix"
 Obj = dict[str, Any]
 
 
-def service_packages() -> list[str]:
-    """Every runnable service package: services/trix/<name>/__main__.py."""
-    return sorted(p.parent.name for p in (ROOT / "services" / "trix").glob("*/__main__.py"))
+service_packages = service_lists.service_packages
 
 
 def tool(name: str) -> str | None:
@@ -125,11 +125,7 @@ _RENDERED: dict[str, list[Obj]] = {}
 
 def dev_secrets_generator() -> Any:
     """deploy/k8s/overlays/dev/generate_secrets.py as a module (`write(dir, force=)`)."""
-    spec = importlib.util.spec_from_file_location("generate_secrets", K8S / "overlays" / "dev" / "generate_secrets.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return service_lists.load_module(K8S / "overlays" / "dev" / "generate_secrets.py")
 
 
 def ensure_dev_secrets() -> list[Path]:
@@ -729,6 +725,7 @@ def hadolint(dockerfile: Path = DOCKERFILE) -> ToolResult:
 
 def _steps() -> Iterator[tuple[str, Callable[[], list[str]]]]:
     yield "nats.conf generated from trix.natsio.permissions", nats_conf_drift
+    yield "every declared service (trix.declarations) in every list of the services", service_lists.check
     for overlay in OVERLAYS:
         yield f"overlays/{overlay}: kustomize render", lambda o=overlay: [] if render(o) else [f"{o}: no objects"]  # type: ignore[misc]
         yield f"overlays/{overlay}: schema validation", lambda o=overlay: validation_errors(render(o))  # type: ignore[misc]

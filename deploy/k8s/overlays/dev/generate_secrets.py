@@ -24,7 +24,8 @@ FILES: dict[str, tuple[str, ...]] = {
         "edge-secret",
         "scoring-admin-token",
     ),
-    # The Secret trix-nats-users: one password per NATS user (trix.natsio.permissions.USERS).
+    # The Secret trix-nats-users: one password per NATS user (trix.natsio.permissions.USERS);
+    # `make k8s-check` fails if a service of trix.declarations.SERVICES is missing here.
     "nats-users.env": ("gateway", "matchmaking", "table", "timers", "scoring", "provisioner"),
 }
 
