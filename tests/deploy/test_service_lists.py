@@ -135,9 +135,8 @@ def test_a_newly_declared_service_fails_every_list_until_it_is_added() -> None:
     problems = sl.check(names=names)
     assert problems[0] == "trix.declarations declares chat but services/trix/chat/__main__.py does not exist"
     assert problems[1:] == [
-        f"{sl._shown(listed.path)}: {listed.what} miss the declared service chat" for listed in sl.LISTS
+        f"{listed.path.relative_to(sl.ROOT)}: {listed.what} miss the declared service chat" for listed in sl.LISTS
     ]
-    assert all("chat" in p for p in problems)
 
 
 def test_a_service_package_without_a_declaration_fails() -> None:
