@@ -14,10 +14,11 @@ a command (`python tests/deploy/k8s_check.py`, what `make k8s-check` runs):
 - project policy (`policy_violations`): one manifest per service package, probes on
   numeric ports equal to the container ports and to the ports the service's own config
   parser reads from the pod's environment, resources, hardened security contexts, a PDB,
-  exactly one autoscaler per Deployment (HPA for gateway/table/matchmaking/envoy, KEDA for
-  timers/scoring), grace periods that cover the services' shutdown, no secrets in
-  ConfigMaps, a NetworkPolicy per workload, only Envoy exposed, NATS 3 replicas with
-  `sync_interval: always`, no `:latest`, consistent labels;
+  exactly one autoscaler per Deployment (HPA for envoy and the services declared to scale
+  on CPU, KEDA for those on their consumers' lag: trix.declarations), grace periods that
+  cover the services' shutdown, no secrets in ConfigMaps, a NetworkPolicy per workload,
+  gRPC allowed between exactly the declared callers and services, only Envoy exposed,
+  NATS 3 replicas with `sync_interval: always`, no `:latest`, consistent labels;
 - nats.conf is generated from trix.natsio.permissions (drift check) and passes
   `nats-server -t`; the Envoy config passes `envoy --mode validate`; the Dockerfile
   passes hadolint.
@@ -67,8 +68,8 @@ KUBERNETES_VERSION = "1.33"
 """Oldest Kubernetes the manifests target (grpc probes GA since 1.27, PDB policy/v1, HPA v2)."""
 NAMESPACE = "trix"
 
-HPA_SERVICES = ("gateway", "table", "matchmaking")
-KEDA_SERVICES = ("timers", "scoring")
+HPA_SERVICES = tuple(s.name for s in declarations.SERVICES if s.scaling.autoscale_on == "cpu")
+KEDA_SERVICES = tuple(s.name for s in declarations.SERVICES if s.scaling.autoscale_on == "lag")
 EXPOSED = "envoy"
 SHUTDOWN_SLACK_S = 5
 """Seconds of terminationGracePeriodSeconds beyond the services' worst-case shutdown."""
@@ -640,6 +641,7 @@ POLICIES: dict[str, Callable[[list[Obj]], list[str]]] = {
     "NATS user per service": check_nats_users,
     "token keys per service": check_token_keys,
     "network policies": check_network_policies,
+    "gRPC callers as declared": service_lists.check_callers,
     "only Envoy exposed": check_exposure,
     "NATS cluster": check_nats,
     "labels": check_labels,

@@ -12,6 +12,10 @@ declared. A list that misses a service fails with the file and the service named
   runs without trix installed, so it keeps its own list and this checks it);
 - overlays/prod/external-secrets.yaml: the NATS passwords of the ExternalSecret;
 - overlays/prod/service-monitors.yaml: the pods the services' ServiceMonitor scrapes.
+
+And the NetworkPolicies' gRPC peers (`check_callers`, on the rendered objects): each service
+admits exactly the callers it declares (`callers`; the edge is the Envoy pods) and each
+caller reaches exactly the services that declare it.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from trix.declarations import SERVICES
+from trix.declarations import EDGE, SERVICES, ServiceDeclaration, names_of
 from trix.natsio import serverconf
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,13 +38,16 @@ SERVICES_DIR = K8S / "base" / "services"
 """One manifest per service (<name>.yaml) and what they share (shared/)."""
 NATS_USERS_SECRET = "trix-nats-users"
 NAME_LABEL = "app.kubernetes.io/name"
+GRPC_PORT = 50051
+EDGE_POD = "envoy"
+"""The pods of the public edge (a declared caller `EDGE`)."""
 
 Obj = dict[str, Any]
 
 
 def declared() -> list[str]:
     """The name of every declared service (its package trix.<name>, manifest and NATS user)."""
-    return [service.name for service in SERVICES]
+    return list(names_of())
 
 
 def service_packages() -> list[str]:
@@ -187,3 +194,44 @@ def undeclared_packages(names: Sequence[str] | None = None) -> list[str]:
 def check(lists: Iterable[ServiceList] = LISTS, names: Sequence[str] | None = None) -> list[str]:
     """`make k8s-check`'s step: every service declared, every declared service in every list."""
     return [*undeclared_packages(names), *missing_services(lists, names)]
+
+
+# -- who may call whom -------------------------------------------------------------------
+
+
+def _grpc_peers(rules: Iterable[Obj], side: str) -> set[str]:
+    """The pods (app.kubernetes.io/name) NetworkPolicy rules open gRPC to or from; other
+    selectors (operator tools labelled trix.io/admin-client, namespaces) are not services."""
+    return {
+        name
+        for rule in rules
+        if GRPC_PORT in {p.get("port") for p in rule.get("ports", [])}
+        for peer in rule.get(side, [])
+        for name in _named_by(peer.get("podSelector", {}))
+    }
+
+
+def check_callers(objs: list[Obj], services: Sequence[ServiceDeclaration] = SERVICES) -> list[str]:
+    """Each service's NetworkPolicy admits gRPC from exactly its declared callers, and each
+    caller's (the edge's: Envoy's) lets it out to exactly the services that declare it."""
+    policies = {o["metadata"]["name"]: o["spec"] for o in objs if o.get("kind") == "NetworkPolicy"}
+    pod_of = {EDGE: EDGE_POD}
+    out: list[str] = []
+    for service in services:
+        admitted = _grpc_peers(policies.get(service.name, {}).get("ingress", []), "from")
+        declared_callers = {pod_of.get(c, c) for c in service.callers}
+        if admitted != declared_callers:
+            out.append(
+                f"NetworkPolicy/{service.name}: admits gRPC from {sorted(admitted)}, "
+                f"declares the callers {sorted(declared_callers)} (trix.declarations)"
+            )
+    for caller in [*names_of(services), EDGE]:
+        pod = pod_of.get(caller, caller)
+        reached = _grpc_peers(policies.get(pod, {}).get("egress", []), "to")
+        called = {s.name for s in services if caller in s.callers}
+        if reached != called:
+            out.append(
+                f"NetworkPolicy/{pod}: lets gRPC out to {sorted(reached)}, "
+                f"the services declaring it a caller are {sorted(called)} (trix.declarations)"
+            )
+    return out

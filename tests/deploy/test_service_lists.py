@@ -4,6 +4,7 @@ the file and the service, on a copy of a list that misses one."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from collections.abc import Callable
@@ -15,6 +16,7 @@ import k8s_service_lists as sl
 import pytest
 import yaml
 
+from trix import declarations
 from trix.natsio import permissions
 
 Obj = dict[str, Any]
@@ -148,3 +150,47 @@ def test_a_service_package_without_a_declaration_fails() -> None:
 def test_the_check_is_a_step_of_make_k8s_check() -> None:
     steps = dict(kc._steps())
     assert steps["every declared service (trix.declarations) in every list of the services"] is sl.check
+
+
+# -- who may call whom, and how each service scales, as declared ---------------------------
+
+
+def _policy(objs: list[Obj], name: str) -> Obj:
+    return kc.by_name(objs, "NetworkPolicy")[name]["spec"]
+
+
+def test_a_network_policy_not_matching_the_declared_callers_is_caught() -> None:
+    objs = copy.deepcopy(kc.render("dev"))
+    callers = _policy(objs, "scoring")["ingress"][0]["from"]
+    callers[:] = [c for c in callers if c.get("podSelector", {}).get("matchLabels") != {sl.NAME_LABEL: "matchmaking"}]
+    egress = _policy(objs, "gateway")["egress"]
+    egress[:] = [
+        r
+        for r in egress
+        if r.get("to", [{}])[0].get("podSelector", {}).get("matchLabels") != {sl.NAME_LABEL: "scoring"}
+    ]
+    assert sl.check_callers(objs) == [
+        "NetworkPolicy/scoring: admits gRPC from ['gateway'], declares the callers ['gateway', 'matchmaking'] "
+        "(trix.declarations)",
+        "NetworkPolicy/gateway: lets gRPC out to ['matchmaking'], the services declaring it a caller are "
+        "['matchmaking', 'scoring'] (trix.declarations)",
+    ]
+
+
+def test_a_newly_declared_caller_fails_until_both_network_policies_allow_it() -> None:
+    scoring = declarations.declaration("scoring")
+    services = [
+        dataclasses.replace(s, callers=(*s.callers, "table")) if s is scoring else s for s in declarations.SERVICES
+    ]
+    problems = sl.check_callers(kc.render("dev"), services)
+    assert [p.split(":")[0] for p in problems] == ["NetworkPolicy/scoring", "NetworkPolicy/table"]
+    assert sl.check_callers(kc.render("dev")) == []
+
+
+def test_each_service_scales_the_way_it_is_declared() -> None:
+    assert sorted((*kc.HPA_SERVICES, *kc.KEDA_SERVICES)) == sorted(sl.declared())
+    for overlay in kc.OVERLAYS:
+        objs = kc.render(overlay)
+        for service in declarations.SERVICES:
+            kind = {"cpu": "HorizontalPodAutoscaler", "lag": "ScaledObject"}[service.scaling.autoscale_on]
+            assert service.name in kc.by_name(objs, kind), (overlay, service.name)
