@@ -248,6 +248,35 @@ def test_leave_partnership_leaver_team_second() -> None:
     assert g.ranking() == (2, 1, 2, 1)
 
 
+@pytest.mark.parametrize("variant", list(Variant), ids=lambda v: v.name)
+@pytest.mark.parametrize("moment", ["contract", "first_card_due"])
+def test_leave_after_the_deal_before_the_first_card_is_ranked_by_section_10(variant: Variant, moment: str) -> None:
+    """docs/rules.md §10 and §13 (issue 42): once the cards are dealt, a leaver has seen his
+    hand; he is placed last (partnership: with his partner), the others by the finished
+    deals' totals (none: 0, so they share place 1), before any card is played. The record
+    keeps the dealt deal (its hands, no play, no score), so scoring does not refund it."""
+    g = Game(variant, Options(doubling=False), random_decks(random.Random(42), 1))
+    assert g.phase == Phase.CHOOSE_CONTRACT
+    owner = g.owner
+    assert owner is not None
+    if moment == "first_card_due":  # the contract named, nobody has played yet
+        g.apply(owner, g.legal_actions(owner)[0])
+        assert g.phase == Phase.PLAY
+    leaver = (owner + 1) % 4
+    events = g.leave(leaver)
+    assert events[0] == (E.SEAT_LEFT, leaver)
+    assert events[1][0] == E.GAME_ENDED and events[1][1] == (0, 0, 0, 0)
+    partnership = variant in (Variant.TRIX_PARTNERSHIP, Variant.COMPLEX_PARTNERSHIP)
+    losers = {leaver, (leaver + 2) % 4} if partnership else {leaver}
+    last = 2 if partnership else 4
+    assert g.ranking() == tuple(last if s in losers else 1 for s in range(4))
+    assert g.phase == Phase.GAME_OVER
+    record = g.record()
+    assert record["left"] == leaver and record["ranking"] == list(g.ranking() or ())
+    (deal,) = record["deals"]
+    assert deal["plays"] == [] and deal["scores"] is None and all(len(h) == 13 for h in deal["hands"])
+
+
 def test_awaiting_deal_and_provide_deal_validation() -> None:
     g = Game(Variant.TRIX)
     assert g.phase == Phase.AWAITING_DEAL and g.to_act() == () and g.owner is None

@@ -210,7 +210,7 @@ class Harness:
         pot = 4 * stake
         self.paid_tables += 1
         roll = self.rng.random()
-        if roll < 0.1:  # §13: ended before its first card -> every stake refunded
+        if roll < 0.1:  # §13: ended before its first deal was dealt -> every stake refunded
             await pub.game_ended(table, NEVER_STARTED_RECORD, [0, 0, 0, 0], [])
             for p in seats:
                 self.model.move(p, stake, 0)

@@ -5,13 +5,17 @@ refund of a table that never started, §10 leaver ranking)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from typing import Any
 
 import grpc
 import pytest
 from scoring_support import ADMIN, SERVICE_KEY, EventPublisher, InProcessScoring, identity, scoring_env
 
+from support.nats import NatsServer
 from support.waiting import eventually
+from trix import engine, fairness
 from trix.runtime.config import ConfigError
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
 from trix.scoring.config import ScoringConfig
@@ -221,7 +225,7 @@ async def test_paid_tables_settle_by_rules_13(scoring: InProcessScoring, publish
     before = [await balance(scoring, p) for p in players]
     await paid_table(scoring, publisher, "t5", players, 10, variant=common_pb2.VARIANT_COMPLEX_PARTNERSHIP)
     await publisher.game_ended("t5", STARTED_RECORD, [0, 0, 0, 0], [2, 1, 2, 1], left_seat=2)
-    # §13: a table that ended before its first card refunds every stake.
+    # §13: a table that ended before its first deal was dealt refunds every stake.
     await paid_table(scoring, publisher, "t6", players, 50, rake=10)
     await publisher.game_ended("t6", NEVER_STARTED_RECORD, [0, 0, 0, 0], [])
     await eventually(lambda: settled(5), what="leaver and refund")
@@ -271,3 +275,87 @@ async def test_a_wallet_is_read_only_by_its_player_matchmaking_or_an_admin(scori
     for metadata in (identity("p4"), identity("matchmaking", key=SERVICE_KEY, role="service"), ADMIN):
         assert (await scoring.stub.GetBalance(read, metadata=metadata)).available == 10
         assert len((await scoring.stub.ListLedger(ledger, metadata=metadata)).postings) == 1
+
+
+SERVER_SEED = hashlib.sha256(b"issue 42: a paid table left after the deal").digest()
+CLIENT_SEED = fairness.join_client_seeds(["a", "b", "c", "d"])
+
+
+def _left_record(variant: engine.Variant, players: list[str], *, dealt: bool) -> dict[str, Any]:
+    """The C engine's record of a game left by the seat after the owner: in the first deal's
+    contract phase (13 cards seen, no card played), or before the first deal is dealt."""
+    game = engine.Game(variant, engine.Options())
+    if dealt:
+        game.provide_deal(fairness.deal_from_seeds(SERVER_SEED, CLIENT_SEED, 0))
+        assert game.phase == engine.Phase.CHOOSE_CONTRACT
+    game.leave(((game.owner or 0) + 1) % 4)
+    record: dict[str, Any] = game.record()
+    record["players"] = list(players)
+    record["fairness"] = {
+        "commitment": fairness.commitment(SERVER_SEED),
+        "server_seed": SERVER_SEED.hex(),
+        "client_seed": CLIENT_SEED,
+    }
+    return record
+
+
+@pytest.mark.parametrize("variant", list(engine.Variant), ids=lambda v: v.name)
+async def test_a_paid_table_left_after_the_deal_pays_by_section_10_and_refunds_nothing(
+    nats_server: NatsServer, publisher: EventPublisher, variant: engine.Variant
+) -> None:
+    """docs/rules.md §10 and §13 (issue 42): a leave in the first deal's contract phase (the
+    leaver has seen his hand, no card is played) ends the game with the leaver last (and his
+    partner in partnership); the stakes are settled from those places, the leaver's is not
+    given back. Only a table left before its first deal is dealt could not start: every stake
+    back. Scoring replays each record before it pays (as deployed)."""
+    app = InProcessScoring(nats_server.url, TRIX_SCORING_REPLAY_RECORDS="1")
+    await app.start()
+    try:
+        players = [f"{p}-{variant.name.lower()}" for p in "abcd"]
+        for p in players:
+            await grant(app, p, 1000)
+        kind = common_pb2.Variant.Value(f"VARIANT_{variant.name}")
+        record = _left_record(variant, players, dealt=True)
+        leaver = record["left"]
+        await paid_table(app, publisher, "after-deal", players, 100, variant=kind)
+        await publisher.game_ended(
+            "after-deal", json.dumps(record), record["totals"], record["ranking"], left_seat=leaver
+        )
+        await eventually(lambda: _settled(app, 1), what="settlement")
+        partnership = variant in (engine.Variant.TRIX_PARTNERSHIP, engine.Variant.COMPLEX_PARTNERSHIP)
+        losers = {leaver, (leaver + 2) % 4} if partnership else {leaver}
+        assert record["ranking"] == [(2 if partnership else 4) if s in losers else 1 for s in range(4)]
+        # The pot of 400 to the winners: two partners 200 each, or three seats 133 (+1 to the lowest).
+        winners = [s for s in range(4) if s not in losers]
+        prize = [400 // len(winners) + (400 % len(winners) if s == winners[0] else 0) for s in range(4)]
+        want = [(900 if s in losers else 900 + prize[s], 0) for s in range(4)]
+        assert [await balance(app, p) for p in players] == want
+        assert app.service.state.anomalies == []
+        history = await app.stub.ListHistory(scoring_pb2.ListHistoryRequest(player_id=players[leaver]))
+        assert [(g.table_id, g.place) for g in history.games] == [("after-deal", 2 if partnership else 4)]
+
+        # Being paid now, such a game is replayed whole: one whose GameEnded names the leaver
+        # the winner is not settled (before, a game with no card played was only checked for
+        # its seats: refunded, it paid nobody).
+        before = [await balance(app, p) for p in players]
+        await paid_table(app, publisher, "forged", players, 100, variant=kind)
+        forged = [1 if s == leaver else (2 if partnership else 4) for s in range(4)]
+        await publisher.game_ended("forged", json.dumps(record), record["totals"], forged, left_seat=leaver)
+
+        # Left before the first deal is dealt: the table could not start, every stake back.
+        undealt = _left_record(variant, players, dealt=False)
+        assert undealt["deals"] == []
+        await paid_table(app, publisher, "undealt", players, 100, variant=kind)
+        await publisher.game_ended("undealt", json.dumps(undealt), undealt["totals"], undealt["ranking"] or [])
+        await eventually(lambda: _settled(app, 2), what="refund")
+        assert [await balance(app, p) for p in players] == [(b - 100, 0) for b, _ in before]  # "forged" holds
+        assert [a for a in app.service.state.anomalies if "forged" in a], app.service.state.anomalies
+        t = await totals(app)
+        assert t.available + t.held + t.pots + t.house == t.granted == 4000
+        assert (t.pots, t.running_tables) == (400, 1)
+    finally:
+        await app.stop()
+
+
+async def _settled(app: InProcessScoring, n: int) -> bool:
+    return (await totals(app)).settlements == n

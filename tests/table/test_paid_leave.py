@@ -1,7 +1,9 @@
 """docs/rules.md §10 and §13 through the service, with the real scoring service: a player who
-leaves a paid table before its first card ends the game at once (the leaver ranked last),
-and since the table ended before its first card was played, scoring refunds every stake,
-the leaver's included; coins are conserved and the table settles once."""
+leaves a paid table before its first card ends the game at once (the leaver ranked last).
+Left before its first deal is dealt, the table could not start: scoring refunds every stake,
+the leaver's included. Left in the first deal's contract phase (his hand seen), the stakes are
+settled from the §10 places: the leaver's is not given back (issue 42). Coins are conserved
+and the table settles once."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ async def wait_balances(stub: scoring_pb2_grpc.ScoringServiceStub, want: list[tu
 
 
 @pytest.mark.parametrize("await_seeds", [True, False], ids=["before_first_deal", "contract_phase"])
-async def test_paid_table_left_before_first_card_ends_game_and_refunds_every_stake(
+async def test_paid_table_left_before_first_card_ends_game_and_refunds_only_if_undealt(
     await_seeds: bool,
     table_service: InProcessTable,
     scoring: InProcessScoring,
@@ -87,9 +89,16 @@ async def test_paid_table_left_before_first_card_ends_game_and_refunds_every_sta
         await gateway.request(t, table_pb2.TableCommand(leave_table=again), token("player", PLAYERS[(leaver + 1) % 4]))
     assert info.value.kind in ("IllegalMove", "NotFound")
 
-    # §13 "A paid table that ends before its first card is played ... refunds every stake":
-    # every player, the leaver included, is back to his grant; no pot, no rake, one settlement.
-    await wait_balances(stub, [(GRANT, 0)] * 4)
+    if await_seeds:
+        # §13 "A paid table that ends before its first deal is dealt ... gives every stake back":
+        # every player, the leaver included, is back to his grant; no pot, no rake.
+        await wait_balances(stub, [(GRANT, 0)] * 4)
+    else:
+        # §13 "Once the cards are dealt, a player who leaves is placed as §10 says ... no stake
+        # is given back": the three others share the pot (the remainder to the lowest seat).
+        winners = [s for s in range(4) if s != leaver]
+        prize = {s: 4 * STAKE // 3 + (4 * STAKE % 3 if s == winners[0] else 0) for s in winners}
+        await wait_balances(stub, [(GRANT - STAKE + prize.get(s, 0), 0) for s in range(4)])
     totals = await stub.GetWalletTotals(scoring_pb2.GetWalletTotalsRequest(), metadata=ADMIN_MD)
     assert (totals.granted, totals.available, totals.pots, totals.house) == (4 * GRANT, 4 * GRANT, 0, 0)
     assert totals.settlements == 1 and totals.running_tables == 0

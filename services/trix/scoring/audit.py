@@ -7,8 +7,9 @@ must be SHA-256 of its revealed server seed and every listed hand the one the se
 (§11, `trix.records.verify`); it must name the seats and the variant the table was created
 with, and the commitment the TableCreated announced; replayed through the C engine
 (`trix.records.replay`) it must follow the rules, and its recomputed totals, ranking and
-leaver must be the event's. A game no card was played in (refunded, never rated: §13) is
-only checked for its seats. Pure: no I/O; the engine is `trix.engine`.
+leaver must be the event's. A game no deal was dealt in (refunded, never rated: §13) is
+only checked for its seats; one left before its first card is checked whole (it is paid).
+Pure: no I/O; the engine is `trix.engine`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from trix import engine
 from trix.records import RecordError, load_record, replay, verify
-from trix.scoring.state import TableView, cards_played
+from trix.scoring.state import TableView, deals_dealt
 
 
 def dispute(view: TableView, event: dict[str, Any]) -> str | None:
@@ -35,8 +36,8 @@ def dispute(view: TableView, event: dict[str, Any]) -> str | None:
         return "the record's players are not the table's"
     if view.variant and record.get("variant") != view.variant:
         return "the record's variant is not the table's"
-    if cards_played(record) == 0:
-        return None  # never started: refunds only (docs/rules.md §13)
+    if deals_dealt(record) == 0:
+        return None  # could not start: refunds only (docs/rules.md §13)
     try:
         report = verify(record)
         if not report.ok:

@@ -45,7 +45,7 @@ from trix.scoring.state import (
     ScoringState,
     TableView,
     _parse_record,
-    cards_played,
+    deals_dealt,
     held_account,
     player_account,
     pot_account,
@@ -112,8 +112,8 @@ def settlement_postings(
     postings: list[Posting] = []
     winners = [s for s in range(4) if s in view.funded and len(ranking) == 4 and ranking[s] == 1]
     if never_started or not winners:
-        # §13 "A paid table that ends before its first card is played (it could not start)
-        # refunds every stake."
+        # §13 "A paid table that ends before its first deal is dealt (it could not start)
+        # gives every stake back."
         for seat in sorted(view.funded):
             amount = min(view.funded[seat], pot - sum(p.amount for p in postings))
             if amount > 0:
@@ -456,7 +456,7 @@ class ScoringService:
             return
         record = _parse_record(str(event.get("record_json", "")))
         ranking = [int(p) for p in event.get("ranking", [])]
-        never_started = record is not None and cards_played(record) == 0
+        never_started = record is not None and deals_dealt(record) == 0
         players = list(view.players)
         if not any(players) and record is not None and isinstance(record.get("players"), list):
             players = [str(p) for p in record["players"]][:4]

@@ -400,8 +400,10 @@ def doubled_cards_taken(record: dict[str, Any] | None) -> list[tuple[int, str]]:
     return found
 
 
-def cards_played(record: dict[str, Any] | None) -> int:
-    """How many cards the record shows played (0: the table never started, docs/rules.md §13)."""
+def deals_dealt(record: dict[str, Any] | None) -> int:
+    """How many deals the record shows dealt, the unfinished one included (0: the table could
+    not start and refunds every stake; once the cards are dealt a leaver is placed by §10,
+    even before the first card: docs/rules.md §13)."""
     if record is None or not isinstance(record.get("deals"), list):
         return 0
-    return sum(len(d.get("plays") or []) for d in record["deals"] if isinstance(d, dict))
+    return sum(isinstance(d, dict) for d in record["deals"])

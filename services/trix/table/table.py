@@ -303,10 +303,10 @@ class Table:
                 # docs/rules.md §10 "A player who leaves for good ... from a **paid** table ends the
                 # game at once: the leaver is ranked last ...; an unfinished deal does not count."
                 # The engine ranks the leaver last. Before the first deal (seeds awaited) there is
-                # no deal yet: an undealt game is left, so the record has no deal and the
-                # others share place 1 (totals all 0). Either way no card was played if the
-                # leave comes first, and §13 "A paid table that ends before its first card is
-                # played (it could not start) refunds every stake" is scoring's settlement.
+                # no deal yet: an undealt game is left, so the record has no deal and §13 "A paid
+                # table that ends before its first deal is dealt (it could not start) gives every
+                # stake back" is scoring's settlement; once dealt, even before the first card,
+                # the stakes are settled from the §10 places.
                 if self.game is None:
                     self.game = engine.Game(self.variant, self.options)
                 self._map(out, now, self.game.leave(seat), auto=False)
