@@ -840,7 +840,30 @@ def run_loadtest(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    stop_on_sigterm()
     return Run(args, scenario_of(args)).run()
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM (`kill`, a cancelled job) stops the run as Ctrl-C does, every process it started
+    with it (issue 42: the default SIGTERM ended this process at once, and its bot workers played
+    on, orphaned). The multiprocessing children (bot workers, the baselines' processes) get
+    SIGTERM at once; SystemExit then runs every `finally` (the embedded platform is stopped, the
+    floor's nats-server too) and multiprocessing's exit joins the children. A second SIGTERM does
+    not cut that stop short (a Python handler: a program started meanwhile does not inherit it)."""
+    stopping = False
+
+    def on_sigterm(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
+        print("loadtest: SIGTERM received: stopping the run and every process it started", flush=True)
+        for child in mp.active_children():
+            child.terminate()
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def scenario_of(args: argparse.Namespace) -> Scenario:
