@@ -8,16 +8,16 @@ process below it, listed just before the signal, is gone 5 s later."""
 
 from __future__ import annotations
 
-import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import psutil
 import pytest
+
+from support.processes import OutputLines
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -43,24 +43,10 @@ def test_sigterm_stops_the_loadtest_and_every_process_it_started(tmp_path: Path)
     argv += ["--settle", "1", "--echo-seconds", "0", "--floor-seconds", "0", "--no-finish"]
     argv += ["--out", str(tmp_path / "run"), "--state-dir", str(tmp_path / "state")]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    lines: queue.Queue[str] = queue.Queue()
-    output: list[str] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line.rstrip("\n"))
-
-    threading.Thread(target=read, daemon=True).start()
+    output = OutputLines(proc)
     tree: list[psutil.Process] = []
     try:
-        deadline = time.monotonic() + WINDOW_WITHIN_S
-        while not any("window starts" in line for line in output):
-            assert proc.poll() is None and time.monotonic() < deadline, "\n".join(output[-30:])
-            try:
-                output.append(lines.get(timeout=0.5))
-            except queue.Empty:
-                continue
+        output.wait_for("window starts", WINDOW_WITHIN_S)
         runner = psutil.Process(proc.pid)
         tree = [runner, *runner.children(recursive=True)]
         workers = [p for p in tree if "multiprocessing" in " ".join(p.cmdline())]

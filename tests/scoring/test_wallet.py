@@ -289,14 +289,12 @@ def _left_record(variant: engine.Variant, players: list[str], *, dealt: bool) ->
         game.provide_deal(fairness.deal_from_seeds(SERVER_SEED, CLIENT_SEED, 0))
         assert game.phase == engine.Phase.CHOOSE_CONTRACT
     game.leave(((game.owner or 0) + 1) % 4)
-    record: dict[str, Any] = game.record()
-    record["players"] = list(players)
-    record["fairness"] = {
+    seeds = {
         "commitment": fairness.commitment(SERVER_SEED),
         "server_seed": SERVER_SEED.hex(),
         "client_seed": CLIENT_SEED,
     }
-    return record
+    return {**game.record(), "players": list(players), "fairness": seeds}
 
 
 @pytest.mark.parametrize("variant", list(engine.Variant), ids=lambda v: v.name)

@@ -3,8 +3,11 @@ so no test leaves a process behind."""
 
 from __future__ import annotations
 
+import queue
 import signal
 import subprocess
+import threading
+import time
 from typing import Any
 
 
@@ -28,3 +31,33 @@ def kill_process(proc: subprocess.Popen[Any] | None) -> int | None:
     if proc.poll() is None:
         proc.kill()
     return proc.wait()
+
+
+class OutputLines:
+    """A started process's stdout (text, stderr merged or not), read line by line on a daemon
+    thread so its pipe never fills; `seen` keeps every line read so far."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.seen: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        if self.proc.stdout is not None:
+            for raw in self.proc.stdout:
+                self._lines.put(raw.rstrip("\n"))
+
+    def wait_for(self, text: str, timeout_s: float) -> str:
+        """The first line containing `text`; AssertionError (with the last lines) when the
+        process ends or `timeout_s` passes first."""
+        deadline = time.monotonic() + timeout_s
+        while not self.seen or text not in self.seen[-1]:
+            assert self.proc.poll() is None and time.monotonic() < deadline, f"no line with {text!r}:\n" + "\n".join(
+                self.seen[-30:]
+            )
+            try:
+                self.seen.append(self._lines.get(timeout=0.2))
+            except queue.Empty:
+                continue
+        return self.seen[-1]
