@@ -23,7 +23,8 @@ import grpc
 
 from trix.client import flattened
 from trix.gateway.config import GatewayConfig
-from trix.gateway.service import GatewayService, Session
+from trix.gateway.service import GatewayService
+from trix.gateway.session import Session
 from trix.gateway.tokens import Principal
 from trix.v1 import events_pb2, gateway_pb2
 

@@ -19,7 +19,7 @@ from nats.aio.msg import Msg
 from support.nats import AuthNats
 from support.table import KEYS, choose_move, create_request, read_log, table_env
 from trix.errors import DomainError
-from trix.gateway.subscribers import COMMAND_ATTEMPT_S, NatsTables
+from trix.gateway.adapters import COMMAND_ATTEMPT_S, NatsTables
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.runtime.identity import Caller

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from support.nats import AuthNats
-from trix.gateway.subscribers import KvAccounts
+from trix.gateway.adapters import KvAccounts
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import RETRYABLE
 

@@ -12,8 +12,8 @@ from typing import Any
 import nats
 from gateway_support import Platform, Seated, seated
 
-from trix.gateway.service import SPECTATOR
-from trix.gateway.subscribers import NatsTables
+from trix.gateway.adapters import NatsTables
+from trix.gateway.ports import SPECTATOR
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import PROVISIONER, inbox_prefix

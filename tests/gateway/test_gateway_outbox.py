@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from trix.gateway.service import Outbox
+from trix.gateway.outbox import Outbox
 from trix.v1 import events_pb2, gateway_pb2
 
 

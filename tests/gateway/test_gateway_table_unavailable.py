@@ -16,7 +16,7 @@ from nats.aio.msg import Msg
 
 from support.nats import AuthNats
 from support.table import KEYS, choose_move, create_request, read_log, table_env
-from trix.gateway.subscribers import NatsTables
+from trix.gateway.adapters import NatsTables
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.runtime.identity import TOKEN_HEADER, Caller

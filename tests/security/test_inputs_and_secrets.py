@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from security_support import IN_PROCESS, REFUSED, report
 
-from trix.gateway.service import MAX_DISPLAY_NAME, MAX_DISPLAY_NAME_BYTES, clean_display_name
+from trix.gateway.validation import MAX_DISPLAY_NAME, MAX_DISPLAY_NAME_BYTES, clean_display_name
 from trix.runtime.config import ConfigError
 from trix.scoring.config import ScoringConfig
 

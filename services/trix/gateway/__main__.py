@@ -15,7 +15,7 @@ from trix.gateway.config import GRPC_CORE_EXPERIMENTS, GRPC_EXPERIMENTS_ENV, SER
 # Before grpc is imported: its core reads GRPC_EXPERIMENTS once, as it loads (ADR 0022).
 os.environ.setdefault(GRPC_EXPERIMENTS_ENV, GRPC_CORE_EXPERIMENTS)
 
-from trix.gateway import grpc_api, subscribers
+from trix.gateway import bootstrap, grpc_api
 from trix.gateway.service import GatewayService
 from trix.gateway.upstream import GrpcMatchmaking, GrpcScoring
 from trix.natsio.connection import NatsConnection
@@ -25,7 +25,7 @@ from trix.natsio.provisioning import KV_BUCKETS
 from trix.runtime.server import Runtime, Serving, lifespan, run_main
 
 
-def production_service(config: GatewayConfig) -> subscribers.NewGateway:
+def production_service(config: GatewayConfig) -> bootstrap.NewGateway:
     """The service with the gRPC ports to the matchmaking and scoring the configuration names."""
     matchmaking = (
         GrpcMatchmaking(config.matchmaking_target, config.player_key, config.call_timeout_s)
@@ -38,12 +38,12 @@ def production_service(config: GatewayConfig) -> subscribers.NewGateway:
     return partial(GatewayService, matchmaking=matchmaking, scoring=scoring)
 
 
-def build(config: GatewayConfig, new_service: subscribers.NewGateway | None = None) -> Runtime:
+def build(config: GatewayConfig, new_service: bootstrap.NewGateway | None = None) -> Runtime:
     """The gateway's runtime: its lifespan builds the NATS ports and the service on them."""
     make = new_service or production_service(config)
 
     async def start(nats: NatsConnection) -> Serving:
-        service = subscribers.start(nats, config, make)
+        service = bootstrap.start(nats, config, make)
         return Serving([grpc_api.binding(service)], service)  # ports only: nothing of its own runs
 
     # Least privilege (docs/rules.md §14): the gateway's NATS user provisions only its own bucket,

@@ -27,7 +27,7 @@ from google.protobuf.message import DecodeError, Message
 
 from trix.errors import InvalidArgument, ResourceExhausted, Unauthenticated
 from trix.gateway.service import GatewayService
-from trix.gateway.service import Session as PlayerSession
+from trix.gateway.session import Session as PlayerSession
 from trix.gateway.tokens import Principal
 from trix.runtime.server import ServiceBinding
 from trix.v1 import gateway_pb2

@@ -10,8 +10,9 @@ Owns:
   valid token into a new one under the current key, at most `max_age_s` after the sign-in
   (ADR 0018). The key id is derived from the key (`key_id`), so replicas sharing a key agree
   on it without more configuration.
-- `TokenVerifier`, the port a real identity provider's verifier implements (e.g. RS256
-  JWTs against its JWKS): the gateway only needs `verify(token, now) -> Principal`.
+- `Principal`, who a verified token names. `HmacTokens` is a `ports.TokenVerifier`, the
+  port a real identity provider's verifier implements too (e.g. RS256 JWTs against its
+  JWKS): the gateway only needs `verify(token, now) -> Principal`.
 (The internal tokens it signs for a player are `trix.runtime.identity`'s.)
 
 Pure hashlib/hmac/json: no grpc, no nats, no clock (now is passed in). Never logs a token.
@@ -26,7 +27,6 @@ import hmac
 import json
 import re
 from dataclasses import dataclass
-from typing import Protocol
 
 from trix.errors import Unauthenticated
 from trix.rules import PLAYER_ID
@@ -43,12 +43,6 @@ class Principal:
     player_id: str
     display_name: str
     expires_at: int
-
-
-class TokenVerifier(Protocol):
-    """Turns a bearer token into a principal; raises `Unauthenticated` otherwise."""
-
-    def verify(self, token: str, now: float) -> Principal: ...
 
 
 def _b64(data: bytes) -> str:

@@ -1,4 +1,4 @@
-"""NATS adapters of the gateway service.
+"""The gateway's outbound NATS adapters (the implementations of its NATS `ports`).
 
 Owns the gateway's NATS side, within the whitelist of its NATS user
 (`trix.natsio.permissions.gateway_permissions`):
@@ -32,8 +32,7 @@ from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from trix.errors import DomainError, Unavailable, error_kind, from_kind
-from trix.gateway.config import GatewayConfig
-from trix.gateway.service import SPECTATOR, AccountsPort, GatewayService, PresencePort, TablePort
+from trix.gateway.ports import SPECTATOR
 from trix.natsio import seatstream, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
@@ -324,15 +323,3 @@ class NatsPresence:
             attempt_timeout_s=self.timeout_s,
             deadline_s=self.timeout_s * 2,
         )
-
-
-NewGateway = Callable[[GatewayConfig, TablePort, AccountsPort, PresencePort], GatewayService]
-"""Builds the service on its NATS ports (`GatewayService` with the gRPC ports of the configuration)."""
-
-
-def start(nats: NatsConnection, config: GatewayConfig, new_service: NewGateway) -> GatewayService:
-    """The service on its NATS ports, once NATS is connected and provisioned (nothing of its own runs)."""
-    timeout = config.call_timeout_s
-    return new_service(
-        config, NatsTables(nats, config.player_key, timeout), KvAccounts(nats), NatsPresence(nats, timeout)
-    )
