@@ -26,7 +26,7 @@ from test_publish_in_process import connect, provisioned_leader, three_nodes
 
 from trix.natsio import names, permissions
 from trix.natsio.connection import NatsConnection
-from trix.table.subscribers import JetStreamStore
+from trix.table.adapters import JetStreamStore
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -4,7 +4,7 @@ to it. Errors and repeated action ids are still answered; a gateway that does no
 table's feed asks as before; and a batch that never comes costs one attempt's wait,
 then the table answers the same action id as a repeat (applied once). Real nats-server with the
 services' users, the real table service (C engine) behind `trix.table.codec.handle_command` on
-the table's command subject, with `trix.table.subscribers.answer_command`, as `ShardRouter` answers it."""
+the table's command subject, with `trix.table.entrypoints.answer_command`, as `ShardRouter` answers it."""
 
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ from trix.gateway.adapters import COMMAND_ATTEMPT_S, NatsTables
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.runtime.identity import Caller
+from trix.table.adapters import JetStreamStore, NatsSink
 from trix.table.config import TableConfig
+from trix.table.entrypoints import answer_command
 from trix.table.service import TableService
-from trix.table.subscribers import JetStreamStore, NatsSink, answer_command
 from trix.v1 import common_pb2, table_pb2
 
 PLAYERS = ("ann", "ben", "cat", "dan")
@@ -34,7 +35,7 @@ TABLE = "bycause"
 
 class Owner:
     """The table service answering its shard's commands with the owner's own code
-    (`trix.table.subscribers.answer_command`, what `ShardRouter` runs), counting its replies."""
+    (`trix.table.entrypoints.answer_command`, what `ShardRouter` runs), counting its replies."""
 
     def __init__(self, conn: NatsConnection, service: TableService) -> None:
         self.conn = conn

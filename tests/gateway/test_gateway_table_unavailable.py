@@ -20,10 +20,10 @@ from trix.gateway.adapters import NatsTables
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.runtime.identity import TOKEN_HEADER, Caller
+from trix.table.adapters import JetStreamStore, NatsSink
 from trix.table.codec import handle_command
 from trix.table.config import TableConfig
 from trix.table.service import TableService
-from trix.table.subscribers import JetStreamStore, NatsSink
 from trix.v1 import common_pb2, table_pb2
 
 PLAYERS = ("ann", "ben", "cat", "dan")

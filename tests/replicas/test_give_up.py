@@ -14,8 +14,9 @@ import nats
 from support.nats import AuthNats
 from trix.natsio.permissions import inbox_prefix
 from trix.natsio.subjects import TABLE_SHARDS
+from trix.table.adapters import LEASES_BUCKET, REPLICAS_BUCKET, KvLeaseStore
+from trix.table.entrypoints import watch_leases
 from trix.table.leases import LeaseManager
-from trix.table.subscribers import LEASES_BUCKET, REPLICAS_BUCKET, KvLeaseStore, watch_leases
 
 
 class FlakyHost:

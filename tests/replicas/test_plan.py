@@ -1,8 +1,8 @@
-"""The pure balancing decision of the shard leases (trix.table.leases.plan)."""
+"""The pure balancing decision of the shard leases (trix.table.balancing.plan)."""
 
 from __future__ import annotations
 
-from trix.table.leases import ORPHAN_S, Plan, plan, quotas
+from trix.table.balancing import ORPHAN_S, Plan, plan, quotas
 
 
 def test_quotas_are_exact_and_sum_to_the_shards() -> None:

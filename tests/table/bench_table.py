@@ -28,8 +28,8 @@ from conftest import InProcessTable
 from support.nats import AuthNats
 from support.table import GatewayClient, create_request, play_until, token
 from trix.natsio.permissions import inbox_prefix
+from trix.table.adapters import NatsSink
 from trix.table.service import TableService
-from trix.table.subscribers import NatsSink
 from trix.v1 import common_pb2, table_pb2
 
 PLAYERS = ("b0", "b1", "b2", "b3")

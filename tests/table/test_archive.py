@@ -20,7 +20,7 @@ from support.waiting import eventually
 from trix import engine, records
 from trix.natsio import subjects
 from trix.natsio.permissions import inbox_prefix
-from trix.table.subscribers import ARCHIVE_CONSUMER
+from trix.table.entrypoints import ARCHIVE_CONSUMER
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, table_pb2
 
 PLAYERS = ("ann", "ben", "cat", "don")

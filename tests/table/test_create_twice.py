@@ -22,9 +22,9 @@ from support.table import create_request, table_env
 from trix import fairness
 from trix.natsio.connection import NatsConnection
 from trix.runtime.identity import Caller
+from trix.table.adapters import JetStreamStore, NatsSink
 from trix.table.config import TableConfig
 from trix.table.service import ActionHeader, TableService
-from trix.table.subscribers import JetStreamStore, NatsSink
 from trix.v1 import common_pb2
 
 PLAYERS = ("ann", "ben", "cat", "dan")

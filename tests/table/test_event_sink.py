@@ -19,7 +19,7 @@ from support.nats import AuthNats
 from support.table import Acked, GatewayClient, create_request, play_until, token
 from trix.natsio import names, subjects
 from trix.natsio.permissions import inbox_prefix
-from trix.table.subscribers import NatsSink
+from trix.table.adapters import NatsSink
 from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import common_pb2, events_pb2, table_pb2
 

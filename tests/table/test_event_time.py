@@ -1,6 +1,6 @@
 """An event's time and a turn's deadline (docs/rules.md §9: what the timers act on and a client
 counts down from) are the UTC instant protobuf's own `Timestamp.FromDatetime` gives, to the
-nanosecond: `trix.table.table.set_time` only skips protobuf's Python conversion."""
+nanosecond: `trix.table.conversions.set_time` only skips protobuf's Python conversion."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from trix.table.table import from_ms, set_time
+from trix.table.conversions import from_ms, set_time
 
 
 def test_set_time_is_protobufs_from_datetime_for_every_utc_instant() -> None:

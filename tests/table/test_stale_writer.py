@@ -21,9 +21,9 @@ from support.table import create_request, read_log, table_env
 from trix.errors import Unavailable
 from trix.natsio.connection import NatsConnection
 from trix.runtime.identity import Caller
+from trix.table.adapters import JetStreamStore, NatsSink
 from trix.table.config import TableConfig
 from trix.table.service import ActionHeader, TableService
-from trix.table.subscribers import JetStreamStore, NatsSink
 from trix.v1 import common_pb2
 
 PLAYERS = ("ann", "ben", "cat", "dan")

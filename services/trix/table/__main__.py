@@ -11,19 +11,21 @@ import sys
 
 from trix.natsio.connection import NatsConnection
 from trix.runtime.server import Runtime, Serving, lifespan, run_main
-from trix.table import grpc_api, subscribers
+from trix.table import bootstrap, grpc_api
+from trix.table.adapters import TableBus
 from trix.table.config import SERVICE, TableConfig
+from trix.table.ports import NewTable
 from trix.table.service import TableService
 
 
-def build(config: TableConfig, new_service: subscribers.NewTable = TableService) -> Runtime:
+def build(config: TableConfig, new_service: NewTable = TableService) -> Runtime:
     """The table's runtime: its lifespan builds the adapters, the service on them (`new_service`:
-    tests add a clock and seeds) and runs the replica (`subscribers.TableReplica`): leaving it
+    tests add a clock and seeds) and runs the replica (`bootstrap.TableReplica`): leaving it
     hands the shards over."""
 
     async def start(nats: NatsConnection) -> Serving:
-        replica = await subscribers.start(nats, config, new_service)
-        bus = subscribers.TableBus(nats, config.command_timeout_s)
+        replica = await bootstrap.start(nats, config, new_service)
+        bus = TableBus(nats, config.command_timeout_s)
         return Serving([grpc_api.binding(replica.service, bus)], replica.service, replica)
 
     return Runtime(config.runtime, lifespan=lifespan(start))

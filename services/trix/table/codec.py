@@ -19,7 +19,8 @@ import structlog
 from trix.errors import DomainError, InvalidArgument, Unavailable, error_kind
 from trix.natsio.publish import RETRYABLE
 from trix.natsio.subjects import token as subject_token
-from trix.table.service import ANNOUNCED, ActionHeader, TableService, action_from
+from trix.table.service import ANNOUNCED, ActionHeader, TableService
+from trix.table.validation import action_from
 from trix.v1 import table_pb2
 
 log = structlog.get_logger("trix.table.codec")

@@ -19,8 +19,8 @@ import grpc
 from trix.natsio import subjects
 from trix.runtime.identity import TOKEN_METADATA
 from trix.runtime.server import ServiceBinding
+from trix.table.adapters import TableBus
 from trix.table.service import TableService
-from trix.table.subscribers import TableBus
 from trix.v1 import table_pb2, table_pb2_grpc
 
 SERVICE_NAME = "trix.v1.TableService"

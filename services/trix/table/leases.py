@@ -1,49 +1,44 @@
-"""Shard leases: which table replica owns which command shard (issue 5).
+"""Shard leases: which table replica owns which command shard.
 
-ARCHITECTURE.md: "A table has one writer at a time (a lease with a TTL, and the log's
-expected-last-sequence check so a stale owner cannot append)" and "tables are spread
-by leases". Tables are grouped in `TABLE_SHARDS` shards (crc32 of the table id, see
-`trix.natsio.subjects.table_shard`). One lease per replica (issue 16): a replica's
-heartbeat, a key of the `table_replicas` bucket with a TTL, renewed every `renew_s` (one
-write, whatever the number of shards); a shard's key in the `table_leases` bucket names
-its owner and is written only when the shard changes hands (compare-and-set on its
-revision; no TTL). A shard is held while its key names the replica and the replica's own
-heartbeat is fresh; another replica takes it over once it has heard no heartbeat of the
-owner for the TTL. Only the owner subscribes to the shard's command subject.
+A table has one writer at a time: a lease with a TTL, and the log's expected-last-sequence
+check so a stale owner cannot append. Tables are grouped in `TABLE_SHARDS` shards (crc32 of
+the table id, `trix.natsio.subjects.table_shard`). One lease per replica: its heartbeat, a
+key of the `table_replicas` bucket with a TTL, renewed every `renew_s` (one write, whatever
+the number of shards); a shard's key in the `table_leases` bucket names its owner and is
+written only when the shard changes hands (compare-and-set on its revision; no TTL). A
+shard is held while its key names the replica and the replica's own heartbeat is fresh;
+another replica takes it over once it has heard no heartbeat of the owner for the TTL.
+Only the owner subscribes to the shard's command subject.
 
-Owns:
-- `plan`, the pure balancing decision: exact quotas over the live replicas (sorted ids,
-  the first `shards % n` get one more), acquire free or expired shards up to the quota
-  (preferred by rendezvous hashing so replicas rarely race for the same shard), release
-  shards above the quota only when another live replica is below its own;
-- `LeaseManager`, the loops around it: heartbeat every `renew_s` (a third of the TTL),
-  rebalance on every change seen by the watchers, graceful `handover()` (while leaving,
-  the shards still held are renewed one by one: the heartbeat is gone). A shard whose
-  validity lapsed (a paused or starved process) is not extended by the next heartbeat: it
-  is renewed by compare-and-set on its key, which fails if another replica took it. A held shard is
-  *valid* for `valid_s` after the heartbeat that kept it was sent (shorter than the TTL
-  after which another replica may take the shard), so an owner stops writing before
-  anyone else may start; the log's expected-last-sequence check covers the rest (pauses
-  between the check and the append).
+Owns `LeaseManager`, the loops around the balancing decision (`balancing.plan`): heartbeat
+every `renew_s` (a third of the TTL), rebalance on every change seen by the watchers,
+graceful `handover()` (while leaving, the shards still held are renewed one by one: the
+heartbeat is gone). A shard whose validity lapsed (a paused or starved process) is not
+extended by the next heartbeat: it is renewed by compare-and-set on its key, which fails if
+another replica took it. A held shard is *valid* for `valid_s` after the heartbeat that kept
+it was sent (shorter than the TTL after which another replica may take the shard), so an
+owner stops writing before anyone else may start; the log's expected-last-sequence check
+covers the rest (pauses between the check and the append).
 
-No nats or grpc imports: the `LeaseStore` and `ShardHost` ports are implemented in
-`trix.table.subscribers`.
+No nats or grpc imports: its ports (`ports.LeaseStore`, `ports.ShardHost`) are implemented
+by `adapters.KvLeaseStore` and `entrypoints.ShardRouter`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
 from trix.natsio.provisioning import TABLE_LEASE_TTL_S
 from trix.natsio.subjects import TABLE_SHARDS
 from trix.runtime.tasks import cancel_and_wait, start_kept
+from trix.table.balancing import plan, preference, quotas
+from trix.table.ports import LeaseStore, ShardHost
 
 log = structlog.get_logger("trix.table.leases")
 
@@ -63,11 +58,6 @@ Longer than the lease TTL on purpose: under a saturated CPU heartbeats arrive la
 bursts, and a replica flapping in and out of the quotas makes the others shuffle shards. A
 dead owner leaves the quotas sooner: as soon as one of its leases is seen expired with no
 heartbeat of it since (see `LeaseManager.live`)."""
-ORPHAN_S = 1.0
-"""A free shard that nobody below its quota takes: after this long the replica preferring it
-most (rendezvous) takes it, even above its quota; after twice this long, anyone does."""
-MAX_RELEASE_PER_ROUND = 4
-"""Shards handed over at once while rebalancing (each pauses its tables for a moment)."""
 BALANCE_S = 0.2
 """Balancing period when no watcher event wakes the loop (an expiry is not an event)."""
 OUTAGE_VALID_S = 20.0
@@ -85,126 +75,6 @@ ECHO_S = TABLE_LEASE_TTL_S
 this long after the write succeeded is deaf (its ordered consumer lost with a NATS node, or
 stalled across a partition: the client library notices only after two missed 5 s idle
 heartbeats): both watchers are started again (`LeaseManager.rewatch`)."""
-
-
-def quotas(live: Iterable[str], shards: int = TABLE_SHARDS) -> dict[str, int]:
-    """Exact shares: `shards // n` each, one more for the first `shards % n` ids in order."""
-    ids = sorted(set(live))
-    if not ids:
-        return {}
-    base, extra = divmod(shards, len(ids))
-    return {r: base + (1 if i < extra else 0) for i, r in enumerate(ids)}
-
-
-def preference(replica: str, shard: int) -> int:
-    """Rendezvous hash: how much `replica` wants `shard` (replicas prefer different shards)."""
-    return int.from_bytes(hashlib.blake2b(f"{replica}/{shard}".encode(), digest_size=8).digest(), "big")
-
-
-@dataclass(frozen=True)
-class Plan:
-    acquire: tuple[int, ...] = ()
-    release: tuple[int, ...] = ()
-
-
-def assign(free: Iterable[int], room: dict[str, int]) -> dict[int, str]:
-    """Free shards -> the member below quota that takes each: in shard order, the member with room
-    left that prefers the shard most. Every replica with the same view computes the same answer,
-    so survivors split a dead owner's shards without racing for them."""
-    left = dict(room)
-    out: dict[int, str] = {}
-    for shard in sorted(free):
-        candidates = [r for r, n in left.items() if n > 0]
-        if not candidates:
-            break
-        winner = max(candidates, key=lambda r: (preference(r, shard), r))
-        left[winner] -= 1
-        out[shard] = winner
-    return out
-
-
-def plan(
-    me: str,
-    live: Iterable[str],
-    held: Iterable[int],
-    owners: dict[int, str],
-    free_for: dict[int, float],
-    shards: int = TABLE_SHARDS,
-) -> Plan:
-    """The next balancing step of replica `me`.
-
-    `owners`: shard -> owner of every lease currently held (by anyone, `me` included);
-    `free_for`: shard -> seconds it has been free (no owner, or its lease expired).
-
-    1. Free shards are assigned to the members below their quota (`assign`); `me` takes its own.
-    2. A free shard still free after `ORPHAN_S` (views differ, or everyone is at quota) goes to
-       the member preferring it most, after `2 * ORPHAN_S` to anyone: no shard stays orphaned.
-    3. Above quota, release at most `MAX_RELEASE_PER_ROUND` shards, and only as many as the
-       other members miss beyond the free shards (the newcomers take them).
-    """
-    members = sorted(set(live) | {me})
-    quota = quotas(members, shards)
-    mine = set(held)
-    counts = {r: 0 for r in members}
-    for shard, owner in owners.items():
-        if owner in counts and owner != me and shard not in free_for:
-            counts[owner] += 1
-    counts[me] = len(mine)
-    free = [s for s in free_for if s not in mine]
-    room = {r: max(0, quota[r] - counts[r]) for r in members}
-    assigned = assign(free, room)
-    acquire = [s for s, r in assigned.items() if r == me]
-    for shard in free:
-        if assigned.get(shard) == me:
-            continue
-        age = free_for[shard]
-        top = max(members, key=lambda r: (preference(r, shard), r))
-        if age >= 2 * ORPHAN_S or (age >= ORPHAN_S and top == me):
-            acquire.append(shard)
-    if acquire:
-        return Plan(acquire=tuple(sorted(acquire, key=lambda s: -preference(me, s))))
-    want = quota[me] - len(mine)
-    deficit = sum(room[r] for r in members if r != me) - len(free)
-    if want < 0 and deficit > 0:
-        give = min(-want, deficit, MAX_RELEASE_PER_ROUND)
-        return Plan(release=tuple(sorted(mine, key=lambda s: preference(me, s))[:give]))
-    return Plan()
-
-
-class LeaseStore(Protocol):
-    """The `table_leases` and `table_replicas` buckets."""
-
-    async def heartbeat(self, replica: str) -> None: ...
-
-    async def leave(self, replica: str) -> None: ...
-
-    async def create(self, shard: int, owner: str) -> int | None:
-        """The new revision, or None if the key exists."""
-        ...
-
-    async def update(self, shard: int, owner: str, last: int) -> int | None:
-        """CAS on the revision: the new one, or None if the lease moved on (or expired)."""
-        ...
-
-    async def release(self, shard: int, last: int) -> bool:
-        """Delete the lease (CAS on the revision): False if the revision moved on."""
-        ...
-
-
-class ShardHost(Protocol):
-    """What owning a shard means to the table service (`trix.table.subscribers.ShardRouter`)."""
-
-    async def acquired(self, shards: list[int]) -> None:
-        """Rebuild the shards' tables, then serve their commands."""
-        ...
-
-    async def releasing(self, shard: int) -> None:
-        """Stop accepting the shard's commands and finish the ones in flight."""
-        ...
-
-    async def lost(self, shard: int) -> None:
-        """Stop serving at once and forget the shard's tables."""
-        ...
 
 
 @dataclass
@@ -260,7 +130,7 @@ class LeaseManager:
     lease_unechoed: dict[int, tuple[int, float]] = field(default_factory=dict)
     """Shard -> (revision, when) of a lease write of this replica not yet seen by the watcher."""
     rewatch: Callable[[], Coroutine[Any, Any, None]] | None = None
-    """Starts both watchers again (set by `trix.table.subscribers.start`)."""
+    """Starts both watchers again (set by `entrypoints.LeaseWatchers.start`)."""
     rewatched_at: float = 0.0
     _closed: bool = False
     _wake: asyncio.Event = field(default_factory=asyncio.Event)

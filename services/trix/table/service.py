@@ -1,19 +1,14 @@
 """The table service's logic: the live tables this replica owns.
 
-Owns `TableService`: validates each command (caller, seat, idempotency key, the
-client's last-seen sequence, the rules through the engine), tries it on a copy of the
-table, appends the resulting log entry to the table's JetStream log through the
-`TableStore` port (deduplicated by the action id, guarded by the log's expected last
-sequence) and only then swaps the new state in, publishes the events through the
-`EventSink` port and answers with the new table sequence (ARCHITECTURE.md flow 2).
-The log entry is the one stored message of an action (issue 16, ADR 0012): its events
-are derived from it bit-exactly by replay, so they travel on core NATS unstored, and the
-owner serves a reader's gap (`read_events`) from the table's recent events in memory or,
-further back, by replaying the log. Recovery rebuilds every unfinished table from its
-snapshot plus the log tail and publishes the events of its last entry again.
-
-Must not import grpc or nats: adapters (`grpc_api`, `subscribers`) translate to and
-from this module, and it raises `trix.errors` domain errors.
+Owns `TableService`: checks each command (caller, seat, idempotency key, the client's
+last-seen sequence, the rules through the engine), tries it on a copy of the table, appends
+the log entry through `TableStore` (deduplicated by the action id, fenced by the log's
+expected last sequence), only then swaps the new state in, publishes the events through
+`EventSink` and answers with the new table sequence. The log entry is an action's one stored
+message (ADR 0012): the owner serves a reader's gap (`read_events`) from its recent events
+or by replaying the log. Recovery rebuilds a table from its snapshot plus the log tail.
+Must not import grpc or nats: the adapters translate (`grpc_api`, `codec`, `adapters`,
+`entrypoints`); it raises `trix.errors` domain errors.
 """
 
 from __future__ import annotations
@@ -23,17 +18,16 @@ import base64
 import json
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
 from trix import engine, fairness
 from trix.errors import (
-    DomainError,
     IllegalMove,
     InvalidArgument,
     NotFound,
@@ -42,11 +36,13 @@ from trix.errors import (
     Unavailable,
 )
 from trix.natsio.subjects import token
-from trix.rules import engine_enum
 from trix.runtime.identity import Caller, VerifiedTokens, verify_invitation
 from trix.table.config import TableConfig
+from trix.table.ports import EventSink, LogConflict, StaleWriter, TableStore
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
-from trix.v1 import common_pb2, events_pb2, table_pb2
+from trix.table.validation import check_create, not_your_turn
+from trix.table.views import build_view
+from trix.v1 import events_pb2, table_pb2
 
 log = structlog.get_logger("trix.table")
 
@@ -57,62 +53,6 @@ RELOAD_EVERY_S = 1.0
 """A table is reloaded from its log on a caller's word (its last seen sequence ahead) at most this often."""
 READ_LIMIT = 512
 """Events in one `read_events` answer at most (the reader asks again for the rest)."""
-
-
-class LogConflict(Exception):
-    """The log's last sequence is not the one expected: another writer appended (stale owner)."""
-
-
-class StaleWriter(Exception):
-    """The log's last entry was written under a newer lease epoch than this replica's: another
-    replica won the table's shard after it (issue 19). Never retried here: the table is not
-    this replica's any more."""
-
-
-class TableStore(Protocol):
-    """Durable storage of tables (JetStream in production)."""
-
-    async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
-        """Append to the table's log; returns the entry's log sequence; LogConflict on a wrong
-        expected_last, StaleWriter if the entry at expected_last has a newer writer epoch."""
-        ...
-
-    def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]: ...
-
-    async def log_tables(self) -> list[str]: ...
-
-    async def keep_secret(self, table_id: str, seed: bytes) -> bytes:
-        """Store `seed` unless the table has one; returns the table's seed (the first stored)."""
-        ...
-
-    async def get_secret(self, table_id: str) -> bytes | None: ...
-
-    async def put_snapshot(self, table_id: str, data: bytes) -> None: ...
-
-    async def get_snapshot(self, table_id: str) -> bytes | None: ...
-
-    async def set_player_table(self, player_id: str, table_id: str) -> None: ...
-
-    async def clear_player_table(self, player_id: str, table_id: str) -> None: ...
-
-    async def purge_table(self, table_id: str) -> None:
-        """Remove the table's log, then its snapshot, then its server seed (idempotent)."""
-        ...
-
-
-class EventSink(Protocol):
-    """Where events go (the table's feed and public subject, docs/rules.md §14; the results scoring
-    needs on their durable stream)."""
-
-    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
-        """An action's event copies to their readers, and its results durably (awaited);
-        `cause`: the seat action they answer, if a player's (issue 16). True when the feed
-        batch carrying `cause` was handed to NATS (the action is announced: `ANNOUNCED`)."""
-        ...
-
-    async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
-        """Only the durable results among `routed` (again after a crash: stored once)."""
-        ...
 
 
 ANNOUNCED: ContextVar[list[str] | None] = ContextVar("trix_table_announced", default=None)
@@ -286,7 +226,7 @@ class TableService:
             if existing is not None:  # idempotent on the table id
                 first = existing.results.get("create", existing.sequence)
                 return table_pb2.CreateTableResponse(table_id=table_id, commitment=existing.commitment, sequence=first)
-            _check_create(request)
+            check_create(request)
             # Before the log, so recovery always finds it; the first seed stored is the table's:
             # a create that runs again (its first attempt's entry still in process, or stored
             # and its answer lost) makes the same entry, and the log replays (issue 19).
@@ -342,7 +282,7 @@ class TableService:
                 raise InvalidArgument("last_seen_sequence is ahead of the table")
             if needs_turn:
                 if header.seat not in table.to_act():
-                    raise IllegalMove(_not_your_turn(table))
+                    raise IllegalMove(not_your_turn(table))
                 if table.turn is not None and header.last_seen_sequence < table.turn.seq:
                     raise StaleTurn(f"stale sequence: the turn started at {table.turn.seq}")
             entry = build(table)
@@ -630,121 +570,3 @@ class TableService:
             replayed += table.apply_entry(entry, now, live=False)
             table.log_seq = log_seq
         return None if table is None else (table, replayed)
-
-
-def _not_your_turn(table: Table) -> str:
-    seats = table.to_act()
-    game = table.game
-    simultaneous = table.options.doubling_reveal == engine.Reveal.SIMULTANEOUS
-    if game is not None and simultaneous and game.phase == engine.Phase.DOUBLING:
-        return "not your turn"  # §14: do not tell who is still to answer
-    return f"not your turn (seat {seats[0]} to act)" if seats else "not your turn"
-
-
-def _check_create(request: table_pb2.CreateTableRequest) -> None:
-    if request.variant == common_pb2.VARIANT_UNSPECIFIED or request.variant not in common_pb2.Variant.values():
-        raise InvalidArgument("variant is required")
-    if sorted(s.index for s in request.seats) != [0, 1, 2, 3]:
-        raise InvalidArgument("four seats, indexes 0..3, each once")
-    players = [s.player_id for s in request.seats if not s.bot]
-    for player in players:
-        token(player, "player id")
-    if len(set(players)) != len(players):
-        raise InvalidArgument("a player sits once")
-    if request.HasField("stake"):
-        if request.stake.coins <= 0:
-            raise InvalidArgument("a stake is > 0 coins")
-        if any(s.bot for s in request.seats):
-            raise InvalidArgument("bots never sit at paid tables (docs/rules.md §13)")
-    for seat in request.seats:
-        try:
-            fairness.validate_client_seed(seat.client_seed)
-        except fairness.FairnessError as err:
-            raise InvalidArgument(str(err)) from None
-    o = request.options
-    for name in ("doubling_reveal", "doubling_self_take", "team_tiebreak"):
-        if not 0 <= getattr(o, name) <= 2:
-            raise InvalidArgument(f"options.{name}: unknown value")
-
-
-def _layout_cards(view: dict[str, Any]) -> list[int]:
-    cards: list[int] = []
-    for row in view["layout"]:
-        if row is not None:
-            cards += range(row[0], row[1] + 1)
-    return cards
-
-
-def build_view(table: Table, seat: int | None) -> table_pb2.SeatView:
-    """SeatView from the engine's view(seat) (docs/rules.md §14)."""
-    from trix.table.table import card_pb, contract_pb, legal_moves
-
-    out = table_pb2.SeatView(
-        table_id=table.table_id,
-        sequence=table.sequence,
-        seat=-1 if seat is None else seat,
-        variant=table.request.variant,
-        options=table.request.options,
-        seats=table.seats,
-        commitment=table.commitment,
-        finished=table.finished,
-    )
-    for s, bot in enumerate(table.bots):
-        out.seats[s].bot = bot
-    if table.turn is not None:
-        out.turn.CopyFrom(
-            events_pb2.TurnStarted(
-                seats=table.turn.seats,
-                decision=common_pb2.Decision.ValueType(table.turn.decision),
-                turn_seq=table.turn.seq,
-                deal_index=0 if table.game is None else table.game.deal_index,
-                client_seeds=table.turn.client_seeds,
-            )
-        )
-        if table.turn.deadline_ms:
-            # The TurnStarted's deadline, which the timers act on (docs/rules.md §9: contract 15 s,
-            # doubling 8 s, card 12 s by default, or the table's options); public (§14
-            # "deadlines: yes, yes, yes"), so spectators get it too.
-            out.turn.deadline.FromMilliseconds(table.turn.deadline_ms)
-    game = table.game
-    if game is None:
-        out.hand_sizes.extend([0, 0, 0, 0])
-        out.totals.values.extend([0, 0, 0, 0])
-        return out
-    view = game.view(seat)
-    out.hand.extend(card_pb(c) for c in view.get("hand", ()))
-    out.hand_sizes.extend(view["hand_counts"])
-    out.deal_index = view["deal_index"]
-    out.kingdom = view["kingdom"]
-    out.contract = contract_pb(view["contract"])
-    out.trick.extend(card_pb(c) for _, c in view["trick"])
-    out.layout.extend(card_pb(c) for c in _layout_cards(view))
-    doubles: dict[int, list[int]] = {s: [] for s in view["answered"]}
-    for s, c in view["doubled"]:
-        doubles.setdefault(s, []).append(c)
-    if seat is not None and view["my_double"] is not None:
-        doubles[seat] = list(view["my_double"])
-    for s in sorted(doubles):
-        out.doubles.append(common_pb2.DoubleAnswer(seat=s, cards=[card_pb(c) for c in doubles[s]]))
-    out.totals.values.extend(view["totals"])
-    if seat is not None and not table.finished:
-        cards, contracts = legal_moves(game, seat)  # the same as the seat's own TurnStarted
-        out.legal_cards.extend(cards)
-        out.legal_contracts.extend(contracts)
-    return out
-
-
-def action_from(kind: str, value: Any) -> int:
-    """The engine action of a command: a card, a contract or a doubling answer."""
-    try:
-        if kind == "card":
-            return int(engine.play(int(value)))
-        if kind == "contract":
-            if not 1 <= int(value) <= 6:
-                raise InvalidArgument("unknown contract")
-            return int(engine.choose(engine.Contract(engine_enum(value))))
-        return int(engine.double([int(c) for c in value]))
-    except DomainError:
-        raise
-    except (ValueError, TypeError, KeyError):
-        raise InvalidArgument(f"bad {kind}") from None

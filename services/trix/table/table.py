@@ -19,13 +19,21 @@ import base64
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from trix import engine, fairness
-from trix.rules import decision_timeout_s, engine_enum, proto_enum  # §9 timers; proto <-> engine enum values
+from trix.rules import decision_timeout_s, engine_enum  # §9 timers; proto <-> engine enum values
+from trix.table.conversions import (
+    card_pb,
+    contract_pb,
+    engine_options,
+    event_stamp,
+    from_ms,
+    legal_moves,
+    set_time,
+    to_ms,
+)
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 Clock = Callable[[], datetime]
@@ -53,46 +61,6 @@ def variant_contracts(variant: engine.Variant) -> tuple[engine.Contract, ...]:
     return TRIX_CONTRACTS
 
 
-CARD_TEXT = tuple(engine.card_str(card) for card in range(52))
-"""Each card's text (`engine.card_str`), worked out once: an action's events and a seat's
-legal moves name a dozen cards."""
-
-
-def card_pb(card: int) -> common_pb2.Card:
-    return common_pb2.Card(id=card, text=CARD_TEXT[card])
-
-
-def contract_pb(contract: int | None) -> common_pb2.Contract.ValueType:
-    return common_pb2.Contract.ValueType(0 if contract is None else proto_enum(contract))
-
-
-def legal_moves(game: engine.Game, seat: int) -> tuple[list[common_pb2.Card], list[common_pb2.Contract.ValueType]]:
-    """The engine's legal actions for `seat` now: (cards, contracts), as SeatView and a seat's
-    own TurnStarted carry them; doubling answers are neither. Only ever on that seat's view or
-    own subject: legal cards reveal its hand (docs/rules.md §14 "its hand | yes | never")."""
-    cards: list[common_pb2.Card] = []
-    contracts: list[common_pb2.Contract.ValueType] = []
-    for action in game.legal_actions(seat):
-        if action < 52:
-            cards.append(card_pb(action))
-        elif action < 64:
-            contracts.append(contract_pb(action - 52))
-    return cards, contracts
-
-
-def engine_options(o: common_pb2.TableOptions) -> engine.Options:
-    """TableOptions -> the engine's options; UNSPECIFIED enums and unset bools take docs/rules.md defaults."""
-    return engine.Options(
-        doubling=o.doubling if o.HasField("doubling") else True,  # §7
-        doubling_reveal=engine.Reveal(max(0, engine_enum(o.doubling_reveal))),  # §7
-        doubling_self_take=engine.SelfTake(max(0, engine_enum(o.doubling_self_take))),  # §7
-        team_tiebreak=engine.TeamTiebreak(max(0, engine_enum(o.team_tiebreak))),  # §8
-        partnership_trix_early_end=(
-            o.partnership_trix_early_end if o.HasField("partnership_trix_early_end") else True  # §6
-        ),
-    )
-
-
 @dataclass(frozen=True)
 class Routed:
     """One copy of an event and who may receive it: ALL, PUBLIC_ONLY, or a seat 0..3."""
@@ -112,41 +80,6 @@ class Turn:
     deadline_ms: int = 0
     """The TurnStarted's deadline (what the timers act on, docs/rules.md §9), ms since the epoch;
     0 in snapshots written before it was kept."""
-
-
-def to_ms(when: datetime) -> int:
-    return int(when.timestamp() * 1000)
-
-
-def from_ms(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, UTC)
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def set_time(stamp: Timestamp, when: datetime) -> None:
-    """`stamp.FromDatetime(when)` for a UTC datetime, without protobuf's Python conversion
-    through a time tuple and `calendar.timegm` (twice per action: the events' time and the
-    turn's deadline): the same seconds and nanoseconds."""
-    delta = when - EPOCH
-    stamp.seconds = delta.days * 86400 + delta.seconds
-    stamp.nanos = delta.microseconds * 1000
-
-
-_last_stamp: tuple[datetime | None, Timestamp] = (None, Timestamp())
-
-
-def _stamp(now: datetime) -> Timestamp:
-    """`now` as an event's time: converted once for all the events of an entry (they share
-    one `now`). Never modified by callers."""
-    global _last_stamp
-    when, stamp = _last_stamp
-    if when is not now:
-        stamp = Timestamp()
-        set_time(stamp, now)
-        _last_stamp = (now, stamp)
-    return stamp
 
 
 @dataclass
@@ -431,7 +364,7 @@ class Table:
     def _emit(self, out: list[Routed], now: datetime, audience: int, **body: Any) -> events_pb2.Event:
         self.sequence += 1
         event = events_pb2.Event(table_id=self.table_id, sequence=self.sequence, **body)
-        event.time.CopyFrom(_stamp(now))
+        event.time.CopyFrom(event_stamp(now))
         out.append(Routed(event, audience))
         return event
 
@@ -443,7 +376,7 @@ class Table:
         self.sequence += 1
         for audience, body in copies.items():
             event = events_pb2.Event(table_id=self.table_id, sequence=self.sequence, **body)
-            event.time.CopyFrom(_stamp(now))
+            event.time.CopyFrom(event_stamp(now))
             out.append(Routed(event, audience))
         return event
 

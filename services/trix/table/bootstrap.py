@@ -1,0 +1,148 @@
+"""The table replica wired: `start` builds the service on its adapters, joins the replicas'
+shard leases, serves the won shards' commands and consumes the shared consumers;
+`TableReplica` is what it leaves running, and what stops it (the shards handed over)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import structlog
+from nats.js.api import AckPolicy, ConsumerConfig
+
+from trix.natsio import names, subjects
+from trix.natsio.connection import NatsConnection
+from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
+from trix.table.adapters import LEASES_BUCKET, REPLICAS_BUCKET, JetStreamStore, KvLeaseStore, NatsSink
+from trix.table.config import TableConfig
+from trix.table.entrypoints import (
+    ARCHIVE_CONSUMER,
+    ARCHIVE_STREAM,
+    CONSUMER_BATCH,
+    CONSUMER_FETCH_S,
+    MATCH_CONSUMER,
+    Archiver,
+    LeaseWatchers,
+    MatchCreator,
+    ShardRouter,
+    live_tables,
+)
+from trix.table.leases import LeaseManager
+from trix.table.ports import NewTable
+from trix.table.service import TableService
+
+log = structlog.get_logger("trix.table.nats")
+
+
+class TableReplica:
+    """What `start` leaves running: the router, the lease manager and their watchers."""
+
+    def __init__(
+        self,
+        router: ShardRouter,
+        manager: LeaseManager,
+        watchers: LeaseWatchers,
+        consumers: list[PullConsumer],
+    ) -> None:
+        self.router = router
+        self.service = router.service
+        self.manager = manager
+        self.watchers = watchers
+        self.consumers = consumers
+        """MatchFormed and RecordArchived: stopped first (the batch in hand finishes)."""
+
+    async def handover(self, timeout_s: float = 10.0) -> None:
+        """Graceful shutdown (SIGTERM): every shard to another replica, then stop."""
+        try:
+            await asyncio.wait_for(self.manager.handover(timeout_s), timeout_s + 2)
+        except Exception as exc:  # noqa: BLE001 - shutting down anyway; the leases expire
+            log.warning("handover incomplete", error=repr(exc))
+        await self.close()
+
+    async def stop(self) -> None:
+        """The replica's end: while NATS is up its consumers finish the batch in hand as its
+        shards are handed over (at once: a consumer may wait for the fetch in flight); else it
+        is just closed."""
+        nc = self.router.nats.nc
+        if nc is not None and nc.is_connected:
+            await asyncio.gather(self.stop_consumers(), self.handover())
+        else:
+            await self.close()
+
+    async def stop_consumers(self) -> None:
+        await asyncio.gather(*(consumer.stop() for consumer in self.consumers))
+
+    async def close(self) -> None:
+        await self.stop_consumers()
+        await self.manager.stop()
+        await self.watchers.stop()
+
+
+def replica_id(instance: str) -> str:
+    """A replica's id in the leases: its instance name plus a fresh suffix (a restart is a new replica)."""
+    base = "".join(c if c.isalnum() or c in "-_" else "-" for c in instance)[:60] or "table"
+    return f"{base}-{uuid.uuid4().hex[:8]}"
+
+
+async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable = TableService) -> TableReplica:
+    """Build the service on its adapters, join the replicas, win a fair share of the shards
+    (rebuilding their tables), serve their commands, and consume MatchFormed and RecordArchived
+    from the pull consumers the replicas share (`TableReplica.service` is the service)."""
+    js = nats.jetstream
+    leases_kv = await js.key_value(LEASES_BUCKET)
+    replicas_kv = await js.key_value(REPLICAS_BUCKET)
+    leases = KvLeaseStore(leases_kv, replicas_kv)
+    me = replica_id(config.runtime.instance)
+
+    def table_service(router: ShardRouter) -> TableService:
+        store = JetStreamStore(nats, router.writer)
+        return new_service(
+            config, store, NatsSink(nats), may_write=router.owns_table, on_stale_writer=router.stale_writer
+        )
+
+    router = ShardRouter(nats, table_service, lambda host: LeaseManager(me, leases, host))
+    service, manager = router.service, router.manager
+    watchers = LeaseWatchers(replicas_kv, leases_kv, manager)
+    await watchers.start()
+    await manager.start()
+    log.info("table replica started", replica=manager.me, shards=len(manager.held), tables=len(service.tables))
+    creator = MatchCreator(nats, service)
+    wrapped = IdempotentEventHandler(creator.on_match, MemoryProgress())
+    # Matches are independent: each its own lane (created in parallel, as a queue group did).
+    matches = PullConsumer(
+        MATCH_CONSUMER,
+        nats.client,
+        wrapped,
+        batch=CONSUMER_BATCH,
+        fetch_timeout_s=CONSUMER_FETCH_S,
+        lane=lambda msg: str(msg.metadata.sequence.stream),
+    )
+    await matches.start(
+        js,
+        subjects.match_formed(),
+        stream=names.MATCHES_STREAM,
+        config=ConsumerConfig(durable_name=MATCH_CONSUMER, ack_policy=AckPolicy.EXPLICIT),
+    )
+
+    await nats.client.subscribe(subjects.table_live(), cb=live_tables(service, router))
+    # After a reconnect, each live table's last batch goes again: one sent into the dying
+    # connection is lost for every reader (core NATS), the timers included (issue 19). At
+    # once: core publishes, no need to wait for the streams' check after the reconnect.
+    nats.core_reconnect_hooks.append(service.republish_last)
+    archiver = Archiver(service)
+    # One table's signals in order (its own subject), tables in parallel.
+    archived = PullConsumer(
+        ARCHIVE_CONSUMER,
+        nats.client,
+        archiver.on_msg,
+        batch=CONSUMER_BATCH,
+        fetch_timeout_s=CONSUMER_FETCH_S,
+        lane=lambda msg: msg.subject,
+    )
+    await archived.start(
+        js,
+        subjects.all_records_archived(),
+        stream=ARCHIVE_STREAM,
+        config=ConsumerConfig(durable_name=ARCHIVE_CONSUMER, ack_policy=AckPolicy.EXPLICIT),
+    )
+    return TableReplica(router, manager, watchers, [matches, archived])

@@ -1,0 +1,124 @@
+"""The table service's ports, as `Protocol`s: `TableStore` (each table's log, snapshots,
+seeds, the players' current tables) with the errors of an append (`LogConflict`,
+`StaleWriter`), `EventSink` (an action's events to their readers, its results to scoring),
+`LeaseStore` and `ShardHost` (the shard leases' buckets, and what owning a shard means), and
+`NewTable` (what builds the service on them). Implemented on NATS in `adapters` and
+`entrypoints`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Protocol
+
+from trix.table.config import TableConfig
+from trix.table.table import Routed
+from trix.v1 import events_pb2
+
+if TYPE_CHECKING:
+    from trix.table.service import TableService
+
+
+class LogConflict(Exception):
+    """The log's last sequence is not the one expected: another writer appended (stale owner)."""
+
+
+class StaleWriter(Exception):
+    """The log's last entry was written under a newer lease epoch than this replica's: another
+    replica won the table's shard after it (issue 19). Never retried here: the table is not
+    this replica's any more."""
+
+
+class TableStore(Protocol):
+    """Durable storage of tables (JetStream in production)."""
+
+    async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
+        """Append to the table's log; returns the entry's log sequence; LogConflict on a wrong
+        expected_last, StaleWriter if the entry at expected_last has a newer writer epoch."""
+        ...
+
+    def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]: ...
+
+    async def log_tables(self) -> list[str]: ...
+
+    async def keep_secret(self, table_id: str, seed: bytes) -> bytes:
+        """Store `seed` unless the table has one; returns the table's seed (the first stored)."""
+        ...
+
+    async def get_secret(self, table_id: str) -> bytes | None: ...
+
+    async def put_snapshot(self, table_id: str, data: bytes) -> None: ...
+
+    async def get_snapshot(self, table_id: str) -> bytes | None: ...
+
+    async def set_player_table(self, player_id: str, table_id: str) -> None: ...
+
+    async def clear_player_table(self, player_id: str, table_id: str) -> None: ...
+
+    async def purge_table(self, table_id: str) -> None:
+        """Remove the table's log, then its snapshot, then its server seed (idempotent)."""
+        ...
+
+
+class EventSink(Protocol):
+    """Where events go (the table's feed and public subject, docs/rules.md §14; the results scoring
+    needs on their durable stream)."""
+
+    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
+        """An action's event copies to their readers, and its results durably (awaited);
+        `cause`: the seat action they answer, if a player's (issue 16). True when the feed
+        batch carrying `cause` was handed to NATS (the action is announced: `ANNOUNCED`)."""
+        ...
+
+    async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
+        """Only the durable results among `routed` (again after a crash: stored once)."""
+        ...
+
+
+class LeaseStore(Protocol):
+    """The `table_leases` and `table_replicas` buckets."""
+
+    async def heartbeat(self, replica: str) -> None: ...
+
+    async def leave(self, replica: str) -> None: ...
+
+    async def create(self, shard: int, owner: str) -> int | None:
+        """The new revision, or None if the key exists."""
+        ...
+
+    async def update(self, shard: int, owner: str, last: int) -> int | None:
+        """CAS on the revision: the new one, or None if the lease moved on (or expired)."""
+        ...
+
+    async def release(self, shard: int, last: int) -> bool:
+        """Delete the lease (CAS on the revision): False if the revision moved on."""
+        ...
+
+
+class ShardHost(Protocol):
+    """What owning a shard means to the table service (`entrypoints.ShardRouter`)."""
+
+    async def acquired(self, shards: list[int]) -> None:
+        """Rebuild the shards' tables, then serve their commands."""
+        ...
+
+    async def releasing(self, shard: int) -> None:
+        """Stop accepting the shard's commands and finish the ones in flight."""
+        ...
+
+    async def lost(self, shard: int) -> None:
+        """Stop serving at once and forget the shard's tables."""
+        ...
+
+
+class NewTable(Protocol):
+    """Builds the service from its adapters (`TableService` itself; tests add a clock, seeds)."""
+
+    def __call__(
+        self,
+        config: TableConfig,
+        store: TableStore,
+        sink: EventSink,
+        *,
+        may_write: Callable[[str], bool],
+        on_stale_writer: Callable[[str], None],
+    ) -> TableService: ...

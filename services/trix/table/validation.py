@@ -1,0 +1,66 @@
+"""What the table accepts in a command, before the engine decides: a create request's seats,
+stake, seeds and options (`check_create`), a command's engine action (`action_from`), and
+the refusal of an action out of turn, telling no more than docs/rules.md §14 allows
+(`not_your_turn`). Raises `trix.errors` domain errors whose messages a client can show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trix import engine, fairness
+from trix.errors import DomainError, InvalidArgument
+from trix.natsio.subjects import token
+from trix.rules import engine_enum
+from trix.table.table import Table
+from trix.v1 import common_pb2, table_pb2
+
+
+def check_create(request: table_pb2.CreateTableRequest) -> None:
+    if request.variant == common_pb2.VARIANT_UNSPECIFIED or request.variant not in common_pb2.Variant.values():
+        raise InvalidArgument("variant is required")
+    if sorted(s.index for s in request.seats) != [0, 1, 2, 3]:
+        raise InvalidArgument("four seats, indexes 0..3, each once")
+    players = [s.player_id for s in request.seats if not s.bot]
+    for player in players:
+        token(player, "player id")
+    if len(set(players)) != len(players):
+        raise InvalidArgument("a player sits once")
+    if request.HasField("stake"):
+        if request.stake.coins <= 0:
+            raise InvalidArgument("a stake is > 0 coins")
+        if any(s.bot for s in request.seats):
+            raise InvalidArgument("bots never sit at paid tables (docs/rules.md §13)")
+    for seat in request.seats:
+        try:
+            fairness.validate_client_seed(seat.client_seed)
+        except fairness.FairnessError as err:
+            raise InvalidArgument(str(err)) from None
+    o = request.options
+    for name in ("doubling_reveal", "doubling_self_take", "team_tiebreak"):
+        if not 0 <= getattr(o, name) <= 2:
+            raise InvalidArgument(f"options.{name}: unknown value")
+
+
+def action_from(kind: str, value: Any) -> int:
+    """The engine action of a command: a card, a contract or a doubling answer."""
+    try:
+        if kind == "card":
+            return int(engine.play(int(value)))
+        if kind == "contract":
+            if not 1 <= int(value) <= 6:
+                raise InvalidArgument("unknown contract")
+            return int(engine.choose(engine.Contract(engine_enum(value))))
+        return int(engine.double([int(c) for c in value]))
+    except DomainError:
+        raise
+    except (ValueError, TypeError, KeyError):
+        raise InvalidArgument(f"bad {kind}") from None
+
+
+def not_your_turn(table: Table) -> str:
+    seats = table.to_act()
+    game = table.game
+    simultaneous = table.options.doubling_reveal == engine.Reveal.SIMULTANEOUS
+    if game is not None and simultaneous and game.phase == engine.Phase.DOUBLING:
+        return "not your turn"  # §14: do not tell who is still to answer
+    return f"not your turn (seat {seats[0]} to act)" if seats else "not your turn"
