@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import secrets
 import time
 import uuid
@@ -44,7 +45,6 @@ from trix.gateway.ports import (
 from trix.gateway.session import Session
 from trix.gateway.tokens import HmacTokens, Principal, hash_device_secret
 from trix.gateway.validation import (
-    ACTION_ID,
     MAX_DEVICE_SECRET,
     MIN_DEVICE_SECRET,
     check_client_seed,
@@ -57,6 +57,7 @@ from trix.v1 import common_pb2, events_pb2, gateway_pb2, matchmaking_pb2, table_
 
 log = structlog.get_logger("trix.gateway")
 
+ACTION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 SIGN_IN_BUDGET_S = 9.0
 """The longest a sign-in waits for the accounts bucket (a call with no deadline, or a long one)."""
 SIGN_IN_ANSWER_S = 0.75

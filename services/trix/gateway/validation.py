@@ -1,10 +1,9 @@
-"""What the gateway accepts from a client: ids, action ids, device secrets, client seeds
+"""What the gateway accepts from a client: ids, device secrets, client seeds
 (docs/rules.md §11), and display names cleaned of what must not reach other players'
 screens. Raises `trix.errors.InvalidArgument` with a message a client can show."""
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from trix.errors import InvalidArgument
@@ -12,7 +11,6 @@ from trix.fairness import CLIENT_SEED_MAX_BYTES
 from trix.rules import PLAYER_ID
 
 ID = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
-ACTION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 MIN_DEVICE_SECRET = 16
 MAX_DEVICE_SECRET = 256
 MAX_DISPLAY_NAME = 32
