@@ -45,6 +45,7 @@ from trix.declarations import EDGE, SERVICES, ServiceDeclaration, fronted_by_edg
 from trix.gateway.config import EDGE_SECRET_ENV
 from trix.natsio import permissions, serverconf
 from trix.runtime.identity import GATEWAY_KEY_ENV, GATEWAY_PREVIOUS_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.scoring.config import SCORING_ADMIN_ENV
 
 PR_SET_PDEATHSIG = 1
 BACKOFF_START_S = 0.5
@@ -478,6 +479,7 @@ class Supervisor:
             GATEWAY_KEY_ENV,
             GATEWAY_PREVIOUS_KEY_ENV,
             EDGE_SECRET_ENV,
+            SCORING_ADMIN_ENV,
         )
         base_env = {k: v for k, v in os.environ.items() if k not in private}
         base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
@@ -538,6 +540,8 @@ class Supervisor:
                     TRIX_LOG_LEVEL=self.log_level,
                 )
                 child.env.update({var: keys[var] for var in declared.keys})
+                if service == "scoring" and os.environ.get(SCORING_ADMIN_ENV):
+                    child.env[SCORING_ADMIN_ENV] = os.environ[SCORING_ADMIN_ENV]  # scoring's only, as in deploy/k8s
                 if EDGE in declared.callers:  # the edge's secret, for the service behind it
                     child.env[EDGE_SECRET_ENV] = self.edge_secret
                 if GATEWAY_KEY_ENV in declared.keys and os.environ.get(GATEWAY_PREVIOUS_KEY_ENV):

@@ -7,8 +7,11 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from support.up import inspected_supervisor
 from trix.natsio import permissions
+from trix.scoring.config import SCORING_ADMIN_ENV
 from trix.up import NATS_USERS_FILE, nats_passwords
 
 
@@ -38,3 +41,17 @@ def test_trix_up_writes_the_generated_permissions_and_gives_each_service_only_it
         assert not any(p in " ".join(svc.env.values()) for p in others), svc.name
     provisioner = sup._provisioner_child()
     assert permissions.user_of(provisioner.env["TRIX_NATS_URL"]) == permissions.PROVISIONER
+
+
+def test_trix_up_gives_the_scoring_admin_token_to_scoring_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42, finding 6: the operators' credential (it grants coins) reaches scoring alone,
+    as deploy/k8s gives it, not every service through the environment `trix up` passes on."""
+    admin = "an-operators-credential-of-issue-42"
+    monkeypatch.setenv(SCORING_ADMIN_ENV, admin)
+    sup = inspected_supervisor(tmp_path)
+    sup._prepare_state()
+    children = {c.name: c for c in sup._service_children()}
+    holders = sorted(name for name, c in children.items() if admin in " ".join(c.env.values()))
+    assert holders == ["scoring"]
+    assert children["scoring"].env[SCORING_ADMIN_ENV] == admin
+    assert admin not in " ".join(sup._provisioner_child().env.values())

@@ -19,6 +19,8 @@ SERVICE = "scoring"
 
 
 MIN_ADMIN_TOKEN_BYTES = 16
+SCORING_ADMIN_ENV = "TRIX_SCORING_ADMIN_TOKEN"
+"""The operators' credential of scoring (grants, audits): scoring's only (`trix up`, deploy/k8s)."""
 
 
 def _admin_token(raw: str) -> str:
@@ -63,7 +65,7 @@ class ScoringConfig:
         e = os.environ if env is None else env
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
-            admin_token=_admin_token(env_str(e, "TRIX_SCORING_ADMIN_TOKEN", "")),
+            admin_token=_admin_token(env_str(e, SCORING_ADMIN_ENV, "")),
             consumer=_consumer(env_str(e, "TRIX_SCORING_CONSUMER", SCORING_CONSUMER)),
             replay_records=env_bool(e, "TRIX_SCORING_REPLAY_RECORDS", True),
             keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
