@@ -3,7 +3,8 @@
 Owns: card notation (§1), the variants and contracts by name in the engine's order (§2),
 the doubling cards (§7), the turn-timer and leaving defaults (§9, §10), the table options
 with their bounds and defaults (every option of `trix.v1.TableOptions`), the offset
-between the proto enums and the engine's, and the pattern of a player id.
+between the proto enums and the engine's, the pattern of a player id, and what a display name
+may not hold.
 
 Pure data and small functions: imports neither the engine nor grpc/nats nor any service,
 so every service, `trix.records` and `trix.engine` may import it (services never import
@@ -14,6 +15,7 @@ purpose: it is the second implementation the engine is checked against.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -175,3 +177,40 @@ PLAYER_ID_RULE: Final = "1-128 of A-Z a-z 0-9 _ -"
 def is_player_id(text: object) -> bool:
     """Whether `text` is a well-formed player id (`PLAYER_ID`)."""
     return isinstance(text, str) and PLAYER_ID.fullmatch(text) is not None
+
+
+# ---- display names (shown to the other players of a table) ----------------------------------
+
+INVISIBLE_LETTERS: Final = frozenset("\u3164\u115f\u1160\uffa0")
+"""Hangul fillers: letters (category Lo, so not caught as control or format characters) that
+draw nothing; a name of them looks empty or impersonates another (issue 42)."""
+MAX_MARKS_PER_CHARACTER: Final = 3
+"""Combining marks (Mn, Me) one character of a display name may carry after NFC: enough for
+every script's accents and vowel signs, not for a stack that paints over the lines around."""
+
+
+def display_name_problem(name: str) -> str:
+    """Why `name` may not be shown to other players as it is (an invisible letter, a stack of
+    combining marks), or "" if it may; the characters counted after NFC."""
+    if not INVISIBLE_LETTERS.isdisjoint(name):
+        return "display name must have no invisible letters (Hangul fillers)"
+    marks = 0
+    for ch in unicodedata.normalize("NFC", name):
+        marks = marks + 1 if unicodedata.category(ch) in ("Mn", "Me") else 0
+        if marks > MAX_MARKS_PER_CHARACTER:
+            return f"display name must have at most {MAX_MARKS_PER_CHARACTER} combining marks on a character"
+    return ""
+
+
+def strip_display_name(name: str) -> str:
+    """`name` (NFC) without its invisible letters and the combining marks of a character past
+    MAX_MARKS_PER_CHARACTER."""
+    kept: list[str] = []
+    marks = 0
+    for ch in unicodedata.normalize("NFC", name):
+        if ch in INVISIBLE_LETTERS:
+            continue
+        marks = marks + 1 if unicodedata.category(ch) in ("Mn", "Me") else 0
+        if marks <= MAX_MARKS_PER_CHARACTER:
+            kept.append(ch)
+    return "".join(kept)

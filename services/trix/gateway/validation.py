@@ -8,7 +8,7 @@ import unicodedata
 
 from trix.errors import InvalidArgument
 from trix.fairness import CLIENT_SEED_MAX_BYTES
-from trix.rules import PLAYER_ID
+from trix.rules import PLAYER_ID, strip_display_name
 
 ID = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
 MIN_DEVICE_SECRET = 16
@@ -38,9 +38,10 @@ def check_client_seed(seed: str) -> str:
 
 def clean_display_name(raw: str) -> str:
     """A display name others may be shown: NFC, without control or format characters (NUL,
-    ANSI escapes, right-to-left overrides), whitespace runs as one space, at most
+    ANSI escapes, right-to-left overrides), invisible letters or a stack of combining marks
+    (`trix.rules.strip_display_name`), whitespace runs as one space, at most
     MAX_DISPLAY_NAME characters and MAX_DISPLAY_NAME_BYTES UTF-8 bytes (never a cut character)."""
-    text = unicodedata.normalize("NFC", raw)
+    text = strip_display_name(raw)  # no invisible letters, marks capped per character (issue 42)
     text = "".join(
         " " if ch.isspace() else ch for ch in text if ch.isspace() or unicodedata.category(ch) not in _HIDDEN_CATEGORIES
     )

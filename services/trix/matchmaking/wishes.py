@@ -17,6 +17,7 @@ from trix.rules import (
     PLAYER_ID_RULE,
     TABLE_OPTIONS,
     VARIANT_NAMES,
+    display_name_problem,
     is_player_id,
     proto_enum,
 )
@@ -122,13 +123,16 @@ _HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn")
 def check_display_name(name: str) -> str:
     """A seat's name as the gateway cleans a sign-in name (issue 20: shown to the others at the
     table): refused, not cleaned again, when it has a control or format character (an ANSI
-    escape, a right-to-left override) or is too long."""
+    escape, a right-to-left override), an invisible letter or a stack of combining marks
+    (`trix.rules.display_name_problem`) or is too long."""
     if len(name) > MAX_DISPLAY_NAME or len(name.encode()) > MAX_DISPLAY_NAME_BYTES:
         raise InvalidArgument(
             f"display name must be at most {MAX_DISPLAY_NAME} characters and {MAX_DISPLAY_NAME_BYTES} bytes"
         )
     if any(unicodedata.category(ch) in _HIDDEN for ch in name) or name != name.strip():
         raise InvalidArgument("display name must have no control or format characters and no edge spaces")
+    if problem := display_name_problem(name):
+        raise InvalidArgument(problem)
     return name
 
 
