@@ -144,11 +144,13 @@ async def test_history_paging_and_rebuild_in_memory() -> None:
             "bots": [False] * 4,
             "stake": 10,
             "rake_percent": 0,
-            "ticket_ids": [],
+            "ticket_ids": [f"t{g}-{p}" for p in players],
         }
         await service.grant(f"b{g}", 10, f"gb{g}", "test-admin-token")
         await service.grant(f"c{g}", 10, f"gc{g}", "test-admin-token")
         await service.grant(f"d{g}", 10, f"gd{g}", "test-admin-token")
+        for p in players:  # each stake held by its player's ticket (issue 42: never from a balance)
+            await service.hold_stake(p, f"t{g}-{p}", 10)
         await service.apply_table_event(f"h{g}", 1, 10, created)
         record = json.dumps({"deals": [{"plays": [{"seat": 0, "card": "2C"}]}]})
         ended = {

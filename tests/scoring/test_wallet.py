@@ -17,7 +17,7 @@ from support.nats import NatsServer
 from support.waiting import eventually
 from trix import engine, fairness
 from trix.runtime.config import ConfigError
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import PLAYER_KEY_ENV, PLAYER_METADATA, SERVICE_KEY_ENV
 from trix.scoring.config import ScoringConfig
 from trix.v1 import common_pb2, scoring_pb2
 
@@ -126,15 +126,27 @@ async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InPr
     assert await balance(scoring, "p1") == (100, 0)
 
 
-async def test_matchmakings_service_token_holds_and_releases_any_players_stake(scoring: InProcessScoring) -> None:
-    """Matchmaking holds and releases stakes for players (also when none of their calls is in
-    flight) with its service-role token; another service's is refused (issue 18)."""
+async def test_matchmakings_service_token_holds_on_the_players_own_request_and_releases_any_stake(
+    scoring: InProcessScoring,
+) -> None:
+    """Matchmaking releases stakes for players (also when none of their calls is in flight)
+    with its service-role token; another service's is refused (issue 18). It holds one only
+    with the player's own token of the call it serves along (issue 42, finding 2)."""
     await grant(scoring, "p3", 50)
     hold = scoring_pb2.HoldStakeRequest(player_id="p3", ticket_id="t3", amount=20)
+    own = ((PLAYER_METADATA, identity("p3")[0][1]),)
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        await scoring.stub.HoldStake(hold, metadata=identity("timers", key=SERVICE_KEY, role="service"))
+        await scoring.stub.HoldStake(hold, metadata=identity("timers", key=SERVICE_KEY, role="service") + own)
     assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
-    await scoring.stub.HoldStake(hold, metadata=identity("matchmaking", key=SERVICE_KEY, role="service"))
+    matchmaking = identity("matchmaking", key=SERVICE_KEY, role="service")
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await scoring.stub.HoldStake(hold, metadata=matchmaking)
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await scoring.stub.HoldStake(hold, metadata=(*matchmaking, (PLAYER_METADATA, identity("p1")[0][1])))
+    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert await balance(scoring, "p3") == (50, 0)
+    await scoring.stub.HoldStake(hold, metadata=matchmaking + own)
     assert await balance(scoring, "p3") == (30, 20)
     release = scoring_pb2.ReleaseStakeRequest(player_id="p3", ticket_id="t3")
     await scoring.stub.ReleaseStake(release, metadata=identity("matchmaking", key=SERVICE_KEY, role="service"))

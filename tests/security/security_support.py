@@ -29,7 +29,8 @@ from nats.aio.client import Client
 from support.nats import AuthNats
 from support.processes import stop_process
 from trix.natsio import permissions
-from trix.runtime.identity import PLAYER_KEY_ENV
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.scoring.config import SCORING_ADMIN_ENV
 from trix.up import free_port, nats_url_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,8 +67,9 @@ class Backend:
     edge: str = ""
     """`trix up`: the gRPC target of its Envoy edge (in front of the first gateway)."""
     env: dict[str, str] = field(default_factory=dict)
-    """`trix up`: the gateway secrets it generated (TRIX_GATEWAY_TOKEN_KEY, TRIX_GATEWAY_EDGE_SECRET)
-    and the player-role key it was given (TRIX_PLAYER_TOKEN_KEY)."""
+    """`trix up`: the gateway secrets it generated (TRIX_GATEWAY_TOKEN_KEY, TRIX_GATEWAY_EDGE_SECRET),
+    the token keys it was given (TRIX_PLAYER_TOKEN_KEY, TRIX_SERVICE_TOKEN_KEY) and scoring's
+    admin token (TRIX_SCORING_ADMIN_TOKEN)."""
     targets: dict[str, str] = field(default_factory=dict)
     """`trix up`: every service process's gRPC target by name (gateway-1, scoring, ...)."""
 
@@ -100,6 +102,10 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
     # more gateway on this platform (a rotation, short lifetimes) whose tokens the table accepts.
     player_key = secrets.token_hex(32)
     env[PLAYER_KEY_ENV] = player_key
+    # The service-role key and scoring's admin token given too (issue 42): the tests sign as
+    # matchmaking, and grant the coins an attack tries to spend.
+    given_keys = {SERVICE_KEY_ENV: secrets.token_hex(32), SCORING_ADMIN_ENV: secrets.token_hex(16)}
+    env.update(given_keys)
     state = workdir / "state"
     argv = [sys.executable, "-m", "trix.cli", "up", "--state-dir", str(state), "--fresh", "--grace", "5"]
     argv += ["--edge", "--replicas", "gateway=2"]
@@ -142,6 +148,7 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
         secrets_file = state / "gateway-secrets.json"  # what trix up generated (mode 0600)
         given = json.loads(secrets_file.read_text()) if secrets_file.exists() else {}
         given[PLAYER_KEY_ENV] = player_key
+        given.update(given_keys)
     except BaseException:
         stop()
         raise

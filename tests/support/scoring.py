@@ -7,11 +7,21 @@ scoring under test (in this process or as a subprocess).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 
 import grpc
 
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import (
+    IDENTITY_METADATA,
+    PLAYER_KEY_ENV,
+    PLAYER_METADATA,
+    ROLE_PLAYER,
+    ROLE_SERVICE,
+    SERVICE_KEY_ENV,
+    Keys,
+    sign,
+)
 from trix.runtime.server import Runtime
 from trix.scoring import entrypoints
 from trix.scoring.__main__ import build
@@ -97,3 +107,20 @@ async def balances(
         b = await stub.GetBalance(scoring_pb2.GetBalanceRequest(player_id=p), metadata=metadata)
         out.append((b.available, b.held))
     return out
+
+
+async def hold_stakes(
+    stub: scoring_pb2_grpc.ScoringServiceStub, keys: Keys, players: Sequence[str], stake: int, prefix: str
+) -> list[str]:
+    """Each player's stake held for a ticket of theirs as matchmaking holds it (its service
+    token, with the player's own token of the call it serves, issue 42); the ticket ids."""
+    tickets = [f"{prefix}-{p}" for p in players]
+    for player, ticket in zip(players, tickets, strict=True):
+        now = time.time()
+        metadata = (
+            (IDENTITY_METADATA, sign(keys.service, ROLE_SERVICE, "matchmaking", now, 60)),
+            (PLAYER_METADATA, sign(keys.player, ROLE_PLAYER, player, now, 60)),
+        )
+        hold = scoring_pb2.HoldStakeRequest(player_id=player, ticket_id=ticket, amount=stake)
+        await stub.HoldStake(hold, metadata=metadata)
+    return tickets

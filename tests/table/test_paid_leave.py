@@ -15,7 +15,8 @@ import pytest
 
 from conftest import SCORING_ADMIN, InProcessScoring, InProcessTable
 from support.scoring import balances as admin_balances
-from support.table import CommandError, GatewayClient, create_request, header, read_served, record_of, token
+from support.scoring import hold_stakes
+from support.table import KEYS, CommandError, GatewayClient, create_request, header, read_served, record_of, token
 from trix import engine, records
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2
 
@@ -49,6 +50,7 @@ async def test_paid_table_left_before_first_card_ends_game_and_refunds_only_if_u
         await stub.Grant(scoring_pb2.GrantRequest(player_id=p, amount=GRANT, grant_id=f"g-{p}"), metadata=ADMIN_MD)
     t = f"paid-{int(await_seeds)}"
     request = create_request(t, common_pb2.VARIANT_COMPLEX, PLAYERS, await_seeds=await_seeds, stake=STAKE)
+    request.ticket_ids.extend(await hold_stakes(stub, KEYS, PLAYERS, STAKE, t))  # the seats queued for it
     await gateway.request(t, table_pb2.TableCommand(create_table=request), ADMIN)
     # §13 "Joining debits the stake from each player's balance into the table's pot".
     await wait_balances(stub, [(GRANT - STAKE, 0)] * 4)

@@ -13,8 +13,8 @@ import time
 
 from conftest import SCORING_ADMIN, InProcessScoring, InProcessTable
 from support.scoring import balances as admin_balances
+from support.scoring import hold_stakes
 from support.table import KEYS, GatewayClient, create_request, token
-from trix.runtime.identity import IDENTITY_METADATA, ROLE_SERVICE, sign
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2
 
 PLAYERS = ("via", "wes", "xan", "yul")
@@ -31,12 +31,9 @@ async def test_a_paid_table_from_a_match_moves_the_held_ticket_stakes_into_its_p
     table_service: InProcessTable, scoring: InProcessScoring, gateway: GatewayClient
 ) -> None:
     stub = await scoring.start()
-    tickets = [f"ticket-{p}" for p in PLAYERS]
-    for p, ticket in zip(PLAYERS, tickets, strict=True):
+    for p in PLAYERS:
         await stub.Grant(scoring_pb2.GrantRequest(player_id=p, amount=GRANT, grant_id=f"g-{p}"), metadata=ADMIN_MD)
-        hold = scoring_pb2.HoldStakeRequest(player_id=p, ticket_id=ticket, amount=STAKE)
-        matchmaking = ((IDENTITY_METADATA, sign(KEYS.service, ROLE_SERVICE, "matchmaking", time.time(), 60)),)
-        await stub.HoldStake(hold, metadata=matchmaking)  # what matchmaking does when the ticket is queued
+    tickets = await hold_stakes(stub, KEYS, PLAYERS, STAKE, "ticket")  # what matchmaking does when they queue
     assert await balances(stub) == [(GRANT - STAKE, STAKE)] * 4
 
     t = "paid-from-match"

@@ -25,6 +25,7 @@ the clock is passed in. Never logs a token or a key.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import hmac
 import time
@@ -56,6 +57,12 @@ TOKEN_METADATA = "x-trix-caller"
 """gRPC metadata key of the table's API carrying the token (forwarded to the NATS header)."""
 IDENTITY_METADATA = "x-trix-identity"
 """gRPC metadata key of the token on matchmaking's and scoring's calls."""
+PLAYER_METADATA = "x-trix-player"
+"""gRPC metadata key of the player's own token that a service's call on their behalf carries
+(matchmaking's HoldStake): scoring holds coins only on the player's own signed-in request."""
+PLAYER_TOKEN: contextvars.ContextVar[str] = contextvars.ContextVar("trix_player_token", default="")
+"""The verified player token of the gRPC call being served (`Identity.caller`), so a call this
+one makes on that player's behalf can carry it (PLAYER_METADATA); per call (its own task)."""
 
 ROLE_PLAYER = "player"
 ROLE_SERVICE = "service"
@@ -227,7 +234,21 @@ class Identity:
         caller = verify(self.keys, token, time.time(), roles=roles)
         if caller.is_service and caller.name not in self.services:
             raise PermissionDenied(f"service {caller.name} may not make this call")
+        if not caller.is_service:
+            PLAYER_TOKEN.set(token)
         return caller
+
+    def requested_by(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
+        """The player whose own signed-in request this call is: a player token naming `claimed`,
+        or a service token (as `player`) carrying that player's token too (PLAYER_METADATA), so
+        a compromised service alone cannot spend a player's coins (issue 42, finding 2)."""
+        caller = self.caller(context)
+        if caller.is_service:
+            own = verify(self.keys, metadata_token(context, PLAYER_METADATA), time.time(), roles=(ROLE_PLAYER,))
+            if not own.is_player(claimed):
+                raise PermissionDenied("only the player's own request may hold their coins")
+            return claimed
+        return self.player(context, claimed)
 
     def player(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
         caller = self.caller(context)

@@ -171,7 +171,7 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
         return scoring_pb2.GrantResponse(balance=_balance(pair))
 
     async def HoldStake(self, request: scoring_pb2.HoldStakeRequest, context: Context) -> scoring_pb2.HoldStakeResponse:
-        self.identity.player(context, request.player_id)
+        self.identity.requested_by(context, request.player_id)
         pair = await self.service.hold_stake(request.player_id, request.ticket_id, request.amount)
         return scoring_pb2.HoldStakeResponse(balance=_balance(pair))
 

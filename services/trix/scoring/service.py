@@ -383,8 +383,9 @@ class ScoringService:
         self, state: ScoringState, entry: dict[str, Any], table_id: str, event: dict[str, Any], time_ms: int
     ) -> None:
         """docs/rules.md §13 "Joining debits the stake from each player's balance into the table's pot":
-        the ticket's held stake moves into the pot (any excess goes back to the player); a seat
-        without a held ticket pays from its available balance if it can."""
+        the ticket's held stake moves into the pot (any excess goes back to the player). A seat
+        without a held ticket of its own pays nothing: coins leave a balance only through a hold
+        its player's own request made, never on a MatchFormed's word (issue 42, finding 2)."""
         stake = int(event["stake"])
         tickets: list[str] = [str(t) for t in event.get("ticket_ids", [])]
         funded: dict[str, int] = {}
@@ -420,19 +421,6 @@ class ScoringService:
                         ).to_json()
                     )
                 staked.append(ticket)
-                funded[str(seat)] = stake
-            elif state.balance(player_account(player)) >= stake:
-                postings.append(
-                    Posting(
-                        f"stake:{table_id}:{seat}",
-                        player_account(player),
-                        pot_account(table_id),
-                        stake,
-                        "stake",
-                        table_id,
-                        time_ms,
-                    ).to_json()
-                )
                 funded[str(seat)] = stake
             else:
                 entry.setdefault("unfunded", []).append(seat)
