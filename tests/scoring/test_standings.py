@@ -163,10 +163,10 @@ async def test_history_paging_and_rebuild_in_memory() -> None:
         assert await service.apply_table_event(f"h{g}", 3, 20 + g, ended)
         assert not await service.apply_table_event(f"h{g}", 3, 20 + g, ended)  # (table, sequence) once
     pages = []
-    games, token = service.history("a", 3, "")
+    games, token = service.history("a", 3, "", "a")
     pages.append([s.table_id for s in games])
     while token:
-        games, token = service.history("a", 3, token)
+        games, token = service.history("a", 3, token, "a")
         pages.append([s.table_id for s in games])
     assert pages == [["h6", "h5", "h4"], ["h3", "h2", "h1"], ["h0"]]
     assert service.balance("a") == (500 + 7 * 30, 0)

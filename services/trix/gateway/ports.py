@@ -64,7 +64,9 @@ class MatchmakingPort(Protocol):
 
 
 class ScoringPort(Protocol):
-    async def query(self, request: gateway_pb2.QueryRequest) -> gateway_pb2.QueryResponse: ...
+    async def query(self, request: gateway_pb2.QueryRequest, player_id: str = "") -> gateway_pb2.QueryResponse:
+        """Scoring's answer, asked as `player_id` (a private table's rows are its players' only)."""
+        ...
 
 
 class AccountsPort(Protocol):

@@ -376,7 +376,7 @@ class GatewayService:
             q.ledger.player_id = player_id
         elif which == "leaderboard" and q.leaderboard.around_player_id:
             check_id(q.leaderboard.around_player_id, "player id")
-        reply = await self._scoring().query(q)
+        reply = await self._scoring().query(q, player_id)
         if which == "game_record" and reply.game_record.record_json:
             # docs/rules.md §14: hands and the seed are public only once the game has ended.
             record = json.loads(reply.game_record.record_json)

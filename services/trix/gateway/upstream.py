@@ -184,17 +184,24 @@ class GrpcScoring:
             self._stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
         return self._stub
 
-    async def query(self, request: gateway_pb2.QueryRequest) -> gateway_pb2.QueryResponse:
+    async def query(self, request: gateway_pb2.QueryRequest, player_id: str = "") -> gateway_pb2.QueryResponse:
+        """Scoring's answer; standings, histories and records asked with `player_id`'s token (a
+        private table's are its players' only, issue 42)."""
         which = request.WhichOneof("query")
         out = gateway_pb2.QueryResponse()
         t = self.timeout_s
         try:
             if which == "standings":
-                out.standings.CopyFrom(await self.stub.GetStandings(request.standings, timeout=t))
+                out.standings.CopyFrom(
+                    await self.stub.GetStandings(request.standings, timeout=t, metadata=self._md(player_id))
+                )
             elif which == "history":
-                out.history.CopyFrom(await self.stub.ListHistory(request.history, timeout=t))
+                out.history.CopyFrom(
+                    await self.stub.ListHistory(request.history, timeout=t, metadata=self._md(player_id))
+                )
             elif which == "game_record":
-                out.game_record.CopyFrom(await self.stub.GetGameRecord(request.game_record, timeout=t))
+                record = await self.stub.GetGameRecord(request.game_record, timeout=t, metadata=self._md(player_id))
+                out.game_record.CopyFrom(record)
             elif which == "leaderboard":
                 out.leaderboard.CopyFrom(await self.stub.GetLeaderboard(request.leaderboard, timeout=t))
             elif which == "player_stats":

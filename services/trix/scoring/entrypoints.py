@@ -78,6 +78,7 @@ def event_to_domain(event: events_pb2.Event) -> dict[str, Any] | None:
             "rake_percent": int(created.options.rake_percent) if created.options.HasField("rake_percent") else 0,
             "ticket_ids": list(created.ticket_ids),
             "commitment": created.commitment,
+            "private_table": created.private_table,
         }
     if body == "seat_control_changed":
         changed = event.seat_control_changed

@@ -6,7 +6,9 @@ checking that a stake call (HoldStake, ReleaseStake) or a wallet read (GetBalanc
 ListLedger; or the admin credential) carries an internal identity token
 (`x-trix-identity`, `trix.runtime.identity`): the player's own (player-role key) or
 matchmaking's service token (service-role key, which the gateway never holds): a player
-id is never taken from a request field alone (ARCHITECTURE.md).
+id is never taken from a request field alone (ARCHITECTURE.md). A private table's standings,
+record and history rows are read only with a token of one of its players (or the admin
+credential).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from trix.declarations import service_token_callers
 from trix.errors import InvalidArgument
-from trix.runtime.identity import Identity
+from trix.runtime.identity import Identity, metadata_token
 from trix.runtime.server import ServiceBinding
 from trix.scoring.service import ScoringService
-from trix.scoring.state import Posting
+from trix.scoring.state import ALL_VIEWERS, Posting
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 
 SERVICE_NAME = "trix.v1.ScoringService"
@@ -80,10 +82,23 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
         self.identity = Identity(service.config.keys, services=service_token_callers("scoring"))
         """Stake calls: a player's own token, or matchmaking's service token acting for one."""
 
+    def _viewer(self, context: Context) -> str:
+        """Who reads standings, a record or a history: everyone's with the admin credential
+        (ALL_VIEWERS), the player of a player token (the gateway signs one for its caller), else
+        "" (anyone: public tables only; issue 42, finding 5)."""
+        credential = _admin_credential(context)
+        if credential is not None:
+            self.service._check_admin(credential)
+            return ALL_VIEWERS
+        if not metadata_token(context):
+            return ""
+        caller = self.identity.caller(context)
+        return "" if caller.is_service else caller.name
+
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: Context
     ) -> scoring_pb2.GetStandingsResponse:
-        view = self.service.standings(request.table_id)
+        view = self.service.standings(request.table_id, self._viewer(context))
         return scoring_pb2.GetStandingsResponse(
             table_id=view.table_id,
             deals=[common_pb2.SeatScores(values=d.points) for d in view.deals],
@@ -95,7 +110,8 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
     async def ListHistory(
         self, request: scoring_pb2.ListHistoryRequest, context: Context
     ) -> scoring_pb2.ListHistoryResponse:
-        games, token = self.service.history(request.player_id, request.page_size, request.page_token)
+        viewer = self._viewer(context)
+        games, token = self.service.history(request.player_id, request.page_size, request.page_token, viewer)
         return scoring_pb2.ListHistoryResponse(
             games=[
                 scoring_pb2.GameSummary(
@@ -114,7 +130,8 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetGameRecord(
         self, request: scoring_pb2.GetGameRecordRequest, context: Context
     ) -> scoring_pb2.GetGameRecordResponse:
-        return scoring_pb2.GetGameRecordResponse(record_json=self.service.game_record(request.table_id))
+        record = self.service.game_record(request.table_id, self._viewer(context))
+        return scoring_pb2.GetGameRecordResponse(record_json=record)
 
     async def GetLeaderboard(
         self, request: scoring_pb2.GetLeaderboardRequest, context: Context

@@ -470,22 +470,37 @@ class ScoringService:
 
     # -- queries ----------------------------------------------------------------------------
 
-    def standings(self, table_id: str) -> TableView:
-        _check_id(table_id, "table_id")
+    def _visible(self, table_id: str, viewer: str) -> TableView | None:
+        """The table's view, PermissionDenied if it is private and `viewer` not one of its
+        players (issue 42, finding 5: `TableView.visible_to`)."""
         view = self.state.tables.get(table_id)
+        if view is not None and not view.visible_to(viewer):
+            raise PermissionDenied("a private table's standings and record are visible to its players only")
+        return view
+
+    def standings(self, table_id: str, viewer: str) -> TableView:
+        _check_id(table_id, "table_id")
+        view = self._visible(table_id, viewer)
         if view is None:
             raise NotFound(f"no standings for table {table_id}")
         return view
 
-    def history(self, player_id: str, page_size: int, page_token: str) -> tuple[list[GameSummary], str]:
-        """A player's finished games, newest first."""
+    def history(self, player_id: str, page_size: int, page_token: str, viewer: str) -> tuple[list[GameSummary], str]:
+        """A player's finished games, newest first; their private games only if `viewer` sat
+        at them (issue 42, finding 5)."""
         _check_id(player_id, "player_id")
         start, size = _page(page_size, page_token)
-        games = self.state.history.get(player_id, [])[::-1]
+        tables = self.state.tables
+        games = [
+            g
+            for g in self.state.history.get(player_id, [])[::-1]
+            if viewer == player_id or g.table_id not in tables or tables[g.table_id].visible_to(viewer)
+        ]
         return games[start : start + size], _next_token(start, size, len(games))
 
-    def game_record(self, table_id: str) -> str:
+    def game_record(self, table_id: str, viewer: str) -> str:
         _check_id(table_id, "table_id")
+        self._visible(table_id, viewer)
         record = self.state.records.get(table_id)
         if record is None:
             raise NotFound(f"no finished game at table {table_id}")

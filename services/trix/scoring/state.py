@@ -26,6 +26,8 @@ from trix.scoring.ratings import Rating, rate_partnership, rate_singles
 
 MINT = "mint"
 HOUSE = "house"
+ALL_VIEWERS = "*"
+"""A viewer who may see every table (an operator with the admin credential); never a player id."""
 PARTNERSHIP_VARIANTS = PARTNERSHIP_VARIANT_NAMES
 VARIANTS = VARIANT_NAMES
 # docs/rules.md §7: the cards that can be doubled and the contracts where doubling applies.
@@ -124,6 +126,13 @@ class TableView:
     """The fairness commitment the TableCreated announced (docs/rules.md §11)."""
     disputed: str = ""
     """Why its GameEnded was not settled: it disagrees with its own record (issue 18)."""
+    private: bool = False
+    """A private table: its standings, record and history row are its players' only (issue 42)."""
+
+    def visible_to(self, viewer: str | None) -> bool:
+        """Whether `viewer` (a player id; ALL_VIEWERS for an operator, "" for anyone) may see
+        this table's standings and record: a private table's players only."""
+        return not self.private or viewer == ALL_VIEWERS or bool(viewer and viewer in self.players)
 
     @property
     def partnership(self) -> bool:
@@ -255,6 +264,7 @@ class ScoringState:
             view.stake = int(event.get("stake", 0))
             view.rake_percent = int(event.get("rake_percent", 0))
             view.commitment = str(event.get("commitment", ""))
+            view.private = bool(event.get("private_table", False))
             for ticket in entry.get("staked_tickets", []):
                 hold = self.holds.get(str(ticket))
                 if hold is not None:

@@ -509,7 +509,12 @@ class Table:
     def _table_created(self) -> events_pb2.TableCreated:
         r = self.request
         created = events_pb2.TableCreated(
-            variant=r.variant, options=r.options, seats=self.seats, commitment=self.commitment, match_id=r.table_id
+            variant=r.variant,
+            options=r.options,
+            seats=self.seats,
+            commitment=self.commitment,
+            match_id=r.table_id,
+            private_table=r.private_table,
         )
         if r.HasField("stake"):
             created.stake.CopyFrom(r.stake)

@@ -307,12 +307,17 @@ class TableCreated(_message.Message):
     STAKE_FIELD_NUMBER: _builtins.int
     MATCH_ID_FIELD_NUMBER: _builtins.int
     TICKET_IDS_FIELD_NUMBER: _builtins.int
+    PRIVATE_TABLE_FIELD_NUMBER: _builtins.int
     variant: _common_pb2.Variant.ValueType
     """The variant played."""
     commitment: _builtins.str
     """SHA-256 of the server seed, lowercase hex (docs/rules.md §11)."""
     match_id: _builtins.str
     """The match that created the table, if any."""
+    private_table: _builtins.bool
+    """A private table (CreateTableRequest.private_table): its standings, record and place in
+    a player's history are visible to its players only (issue 42).
+    """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
         """The table's rule options."""
@@ -342,10 +347,11 @@ class TableCreated(_message.Message):
         stake: _common_pb2.Stake | None = ...,
         match_id: _builtins.str = ...,
         ticket_ids: _abc.Iterable[_builtins.str] | None = ...,
+        private_table: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "match_id", b"match_id", "options", b"options", "seats", b"seats", "stake", b"stake", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "match_id", b"match_id", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
