@@ -245,7 +245,7 @@ async def read_events(nc: Client, table_id: str, seat: int, after: int = 0) -> l
     while True:
         read = table_pb2.ReadEventsRequest(table_id=table_id, seat=seat, after_sequence=after)
         data = table_pb2.TableCommand(read_events=read).SerializeToString()
-        headers = {TOKEN_HEADER: sign(KEYS.service, "service", "tests", time.time(), ttl_s=600)}
+        headers = {TOKEN_HEADER: sign(KEYS.service, "service", "admin", time.time(), ttl_s=600)}
         msg = await _retrying(
             lambda data=data, headers=headers: nc.request(  # type: ignore[misc]
                 subjects.table_command(table_id), data, timeout=20, headers=headers

@@ -72,16 +72,42 @@ DEFAULT_TTL_S = 300.0
 _NAME = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
 
 
+SCOPE_CREATE = "create"
+"""Create a table (CreateTable: the table's MatchFormed consumer, as matchmaking's word)."""
+SCOPE_SEAT = "seat"
+"""Act for a seat as the platform decides (AutoAct, a §10 leave, a reclaim: the timers)."""
+SCOPE_PUBLIC = "public"
+"""Read any table's public view and events (a private one's too)."""
+SCOPE_HANDS = "hands"
+"""Read any seat's view and events: its hand (the table's own and the operators' only)."""
+SERVICE_SCOPES: dict[str, frozenset[str]] = {
+    "table": frozenset({SCOPE_CREATE, SCOPE_PUBLIC, SCOPE_HANDS}),
+    "admin": frozenset({SCOPE_PUBLIC, SCOPE_HANDS}),
+    "timers": frozenset({SCOPE_SEAT, SCOPE_PUBLIC}),
+    "matchmaking": frozenset({SCOPE_CREATE}),
+}
+"""What a service token may do at the table, by the service it names (issue 42, finding 4):
+one RPC family a scope; a name not listed (scoring's) may do none of it. A check is one set
+lookup on the verified (cached) caller, no crypto per action."""
+NO_SCOPES: frozenset[str] = frozenset()
+
+
 @dataclass(frozen=True)
 class Caller:
     """Who sent a call: a player (through the gateway) or a backend service."""
 
     role: str
     name: str
+    scopes: frozenset[str] = field(default=NO_SCOPES, compare=False)
+    """A service's scopes (SERVICE_SCOPES); a player has none."""
 
     @property
     def is_service(self) -> bool:
         return self.role == ROLE_SERVICE
+
+    def may(self, scope: str) -> bool:
+        """Whether this service caller holds `scope` (never a player)."""
+        return scope in self.scopes
 
     def is_player(self, player_id: str) -> bool:
         return self.role == ROLE_PLAYER and bool(player_id) and hmac.compare_digest(self.name, player_id)
@@ -129,7 +155,7 @@ def verify(keys: Keys, token: str | None, now: float, *, roles: tuple[str, ...] 
         raise Unauthenticated("malformed caller token")
     if int(expires) < now:
         raise Unauthenticated("expired caller token")
-    return Caller(role, name)
+    return Caller(role, name, SERVICE_SCOPES.get(name, NO_SCOPES) if role == ROLE_SERVICE else NO_SCOPES)
 
 
 class VerifiedTokens:

@@ -36,7 +36,15 @@ from trix.errors import (
     Unavailable,
 )
 from trix.natsio.subjects import token
-from trix.runtime.identity import Caller, VerifiedTokens, verify_invitation
+from trix.runtime.identity import (
+    SCOPE_CREATE,
+    SCOPE_HANDS,
+    SCOPE_PUBLIC,
+    SCOPE_SEAT,
+    Caller,
+    VerifiedTokens,
+    verify_invitation,
+)
 from trix.table.config import TableConfig
 from trix.table.ports import EventSink, LogConflict, StaleWriter, TableStore
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
@@ -217,7 +225,7 @@ class TableService:
     async def create_table(
         self, caller: Caller, request: table_pb2.CreateTableRequest
     ) -> table_pb2.CreateTableResponse:
-        if not caller.is_service:
+        if not caller.may(SCOPE_CREATE):
             raise PermissionDenied("only the platform creates tables")
         table_id = token(request.table_id, "table id")
         await self.ensure_loaded(table_id)
@@ -321,7 +329,7 @@ class TableService:
         await self.ensure_loaded(token(header.table_id, "table id"))
         table = self._table(header.table_id)
         if caller.is_service:  # the timers decide a leave (§10 grace, timeouts): act as the seat
-            caller = Caller("player", table.player(header.seat) or "-")
+            caller = _as_seat(caller, table, header.seat)
 
         def build(table: Table) -> dict[str, Any]:
             if header.seat in table.left:
@@ -338,7 +346,7 @@ class TableService:
         await self.ensure_loaded(token(header.table_id, "table id"))
         table = self._table(header.table_id)
         if caller.is_service:  # the timers reclaim for a player who reconnected (§10): act as the seat
-            caller = Caller("player", table.player(header.seat) or "-")
+            caller = _as_seat(caller, table, header.seat)
 
         def build(table: Table) -> dict[str, Any]:
             if table.paid or not table.bots[header.seat] or not table.player(header.seat):
@@ -349,7 +357,7 @@ class TableService:
 
     async def auto_act(self, caller: Caller, table_id: str, seat: int, turn_seq: int) -> int:
         """AutoAct{table, seat, turn_seq} from the timers (docs/rules.md §9): the engine's bot move."""
-        if not caller.is_service:
+        if not caller.may(SCOPE_SEAT):
             raise PermissionDenied("only the timers act for a seat")
         table_id = token(table_id, "table id")
         await self.ensure_loaded(table_id)
@@ -382,8 +390,10 @@ class TableService:
 
     def authorize_view(self, caller: Caller, table_id: str, seat: int, invitation: str = "") -> Table:
         table = self._table(token(table_id, "table id"))
-        if caller.is_service:
-            return table
+        if caller.is_service:  # issue 42, finding 4: hands are the table's and the operators' only
+            if caller.may(SCOPE_HANDS) or (seat == -1 and caller.may(SCOPE_PUBLIC)):
+                return table
+            raise PermissionDenied(f"service {caller.name} may not read {'a seat' if seat != -1 else 'this table'}")
         if seat == -1:
             players = [table.player(s) for s in range(4)]
             if table.request.private_table and not any(caller.is_player(p) for p in players):
@@ -570,3 +580,10 @@ class TableService:
             replayed += table.apply_entry(entry, now, live=False)
             table.log_seq = log_seq
         return None if table is None else (table, replayed)
+
+
+def _as_seat(caller: Caller, table: Table, seat: int) -> Caller:
+    """The player of `seat`, for a service that may act for a seat (the timers)."""
+    if not caller.may(SCOPE_SEAT):
+        raise PermissionDenied(f"service {caller.name} may not act for a seat")
+    return Caller("player", table.player(seat) or "-")
