@@ -10,10 +10,12 @@ from typing import Any
 
 import grpc
 import pytest
+import structlog.testing
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from trix.errors import IllegalMove, StaleTurn
 from trix.runtime.config import RuntimeConfig
+from trix.runtime.interceptors import RefusalLog
 from trix.runtime.server import Runtime, ServiceBinding
 from trix.v1 import scoring_pb2, scoring_pb2_grpc, timers_pb2, timers_pb2_grpc
 
@@ -144,3 +146,37 @@ async def test_error_table_unimplemented_and_metrics() -> None:
         assert "boom" not in body and "illegal" not in body  # no ids as labels
     finally:
         await runtime.stop()
+
+
+async def test_refused_calls_are_counted_by_reason_and_logged_once_a_minute_not_each() -> None:
+    """Issue 42, finding 6: 200 refused calls make 200 in `trix_rpc_refused_total` by reason
+    and one log line per method and reason (not 200), which says how many it stands for."""
+    runtime, _ = await start_probe(runtime_config())
+    try:
+        with structlog.testing.capture_logs() as logs:
+            async with grpc.aio.insecure_channel(runtime.address) as channel:
+                stub = timers_pb2_grpc.TimersServiceStub(channel)
+                for player in ["illegal"] * 150 + ["stale"] * 50:
+                    with pytest.raises(grpc.aio.AioRpcError):
+                        await stub.GetPresence(timers_pb2.GetPresenceRequest(player_id=player), timeout=10)
+        lines = [e for e in logs if e["event"] == "rpc refused"]
+        assert sorted((e["reason"], e["refused"]) for e in lines) == [("IllegalMove", 1), ("StaleTurn", 1)]
+        url = f"http://127.0.0.1:{runtime.metrics_port}/metrics"
+        body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=10).read().decode())
+        for reason, count in (("IllegalMove", 150), ("StaleTurn", 50)):
+            assert (
+                f'trix_rpc_refused_total{{grpc_method="GetPresence",grpc_service="trix.v1.TimersService",'
+                f'reason="{reason}"}} {count}.0'
+            ) in body
+    finally:
+        await runtime.stop()
+
+
+def test_a_refusal_line_a_minute_tells_how_many_it_stands_for() -> None:
+    now = [0.0]
+    refusals = RefusalLog(every_s=60.0, clock=lambda: now[0])
+    with structlog.testing.capture_logs() as logs:
+        for second in range(0, 150):
+            now[0] = float(second)
+            refusals.refused("PlayCard", "IllegalMove", "FAILED_PRECONDITION", "must follow suit")
+    assert [(e["grpc_method"], e["refused"]) for e in logs] == [("PlayCard", 1), ("PlayCard", 60), ("PlayCard", 60)]

@@ -6,9 +6,11 @@ Owns, for each RPC:
   in structlog's contextvars for every log line of the call;
 - the standard RPC metrics (`trix.runtime.metrics`), labelled by service and method only;
 - the single domain-error -> status-code mapping: a `trix.errors.DomainError` becomes
-  its status with its public message; `NotImplementedError` (an RPC of a later issue)
-  becomes UNIMPLEMENTED naming the issue; anything else becomes INTERNAL with an error
-  id that is logged once with the traceback, and the exception text is never sent;
+  its status with its public message, counted by reason (`trix_rpc_refused_total`) and
+  logged once a minute per method and reason (`RefusalLog`), not once each;
+  `NotImplementedError` (an RPC of a later issue) becomes UNIMPLEMENTED naming the issue;
+  anything else becomes INTERNAL with an error id that is logged once with the traceback,
+  and the exception text is never sent;
 - draining: response streams (sessions, health watches) are ended with UNAVAILABLE
   when the server starts shutting down, so the grace period waits only for unary calls.
 """
@@ -93,6 +95,31 @@ class _Call:
         self.metrics.handling_seconds.labels(*self.labels).observe(time.perf_counter() - self.start)
 
 
+REFUSAL_LOG_EVERY_S = 60.0
+"""A refused call is counted (`trix_rpc_refused_total`); a log line is written for the first of
+each method and reason a minute, with how many there were since (issue 42: one line each made
+a review's gateway.log 4,554 lines)."""
+
+
+class RefusalLog:
+    """One "rpc refused" line per (method, reason) per `every_s`, carrying `refused`: the calls
+    refused that way since the previous line (this one included). Bounded: methods x reasons."""
+
+    def __init__(self, every_s: float = REFUSAL_LOG_EVERY_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every_s = every_s
+        self.clock = clock
+        self._since: dict[tuple[str, str], tuple[float, int]] = {}
+
+    def refused(self, method: str, reason: str, code: str, message: str) -> None:
+        now = self.clock()
+        last, count = self._since.get((method, reason), (now - self.every_s, 0))
+        if now - last < self.every_s:
+            self._since[(method, reason)] = (last, count + 1)
+            return
+        self._since[(method, reason)] = (now, 0)
+        log.info("rpc refused", grpc_method=method, grpc_code=code, reason=reason, error=message, refused=count + 1)
+
+
 class RuntimeInterceptor(grpc.aio.ServerInterceptor):
     """Context, metrics, error mapping and stream draining for every RPC of a server."""
 
@@ -100,6 +127,7 @@ class RuntimeInterceptor(grpc.aio.ServerInterceptor):
         self._metrics = metrics
         self._unbuilt = dict(unbuilt_issues)
         self._stopping = stopping
+        self._refusals = RefusalLog()
 
     async def intercept_service(
         self,
@@ -231,7 +259,9 @@ class RuntimeInterceptor(grpc.aio.ServerInterceptor):
             return
         if isinstance(exc, DomainError):
             call.code = grpc.StatusCode[status_code_name(exc)]
-            log.info("rpc refused", grpc_method=method, grpc_code=call.code.name, error=exc.public_message)
+            reason = type(exc).__name__
+            self._metrics.refused.labels(service, method, reason).inc()
+            self._refusals.refused(method, reason, call.code.name, exc.public_message)
             await context.abort(call.code, exc.public_message)
         if isinstance(exc, NotImplementedError):
             call.code = grpc.StatusCode.UNIMPLEMENTED

@@ -3,7 +3,8 @@
 Owns the standard gRPC server metrics (the names of go-grpc-prometheus /
 py-grpc-prometheus): `grpc_server_started_total`, `grpc_server_handled_total`
 (with `grpc_code`) and the `grpc_server_handling_seconds` histogram, labelled only
-by `grpc_type`, `grpc_service` and `grpc_method`. Never label by table, player or
+by `grpc_type`, `grpc_service` and `grpc_method`; and `trix_rpc_refused_total`, the calls
+refused with a domain error by `reason` (its kind: PermissionDenied, IllegalMove, ...). Never label by table, player or
 any other unbounded id. Each runtime has its own registry so several servers can
 live in one test process.
 """
@@ -36,6 +37,13 @@ class RpcMetrics:
             "grpc_server_handled_total",
             "RPCs completed on the server, regardless of success or failure.",
             (*RPC_LABELS, "grpc_code"),
+            registry=self.registry,
+        )
+        self.refused = Counter(
+            "trix_rpc_refused_total",
+            "RPCs refused with a domain error (bad input, not allowed, not now), by reason: counted, "
+            "not logged one line each (issue 42).",
+            ("grpc_service", "grpc_method", "reason"),
             registry=self.registry,
         )
         self.handling_seconds = Histogram(
