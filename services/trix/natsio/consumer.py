@@ -6,7 +6,10 @@ short (several events per pull at low load), apply each message in order (in lan
 when the consumer names them: in order within a lane, lanes in parallel), ack each one
 or the batch's last (`AckPolicy.ALL`), and on an error pause and apply the same message
 again (a later message of the lane must not overtake it) until it applies or the
-consumer stops. `stop` lets the batch in hand finish, then unsubscribes (a pull
+consumer stops. A fetch that fails asks whether the durable consumer still exists; one
+deleted under it (an operator, a stream restored) is created again from its configuration,
+resuming after the last message applied, so the loop never stalls until a restart (issue
+42). `stop` lets the batch in hand finish, then unsubscribes (a pull
 subscription still holding a late delivery keeps the connection's drain waiting).
 
 Owns `read_range`, the bounded read of a stream's messages (the scoring journal's
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
@@ -30,6 +34,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
+from nats.js.errors import NotFoundError
 
 from trix.runtime.tasks import cancel_and_wait
 from trix.v1 import events_pb2
@@ -81,11 +86,44 @@ class PullConsumer:
         self.consumed = 0
         self.stopping = False
         self.task: asyncio.Task[None] | None = None
+        self.recreated = 0
+        """Times the durable consumer was found deleted and created again."""
+        self._binding: tuple[JetStreamContext, str, str, ConsumerConfig] | None = None
+        self._last_applied = 0
+        """The stream sequence of the last batch applied (where a recreated consumer resumes)."""
 
     async def start(self, js: JetStreamContext, subject: str, *, stream: str, config: ConsumerConfig) -> None:
         """Create (or bind to) the consumer `config` names and start consuming it."""
+        self._binding = (js, subject, stream, config)
         sub = await js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
         self.task = asyncio.ensure_future(self._run(sub))
+
+    async def _heal(self, sub: JetStreamContext.PullSubscription) -> JetStreamContext.PullSubscription:
+        """`sub`, or a new subscription when its durable consumer was deleted: the consumer
+        created again from its configuration, resuming after the last message applied (one
+        `BY_START_SEQUENCE`; the others as configured). NATS not answering: `sub` unchanged."""
+        if self._binding is None or self._binding[3].durable_name is None:
+            return sub
+        js, subject, stream, config = self._binding
+        try:
+            await js.consumer_info(stream, config.durable_name)
+            return sub
+        except NotFoundError:
+            pass
+        except Exception:  # noqa: BLE001 - NATS restarting: asked again after the next failed fetch
+            return sub
+        if config.deliver_policy == DeliverPolicy.BY_START_SEQUENCE and self._last_applied:
+            config = dataclasses.replace(config, opt_start_seq=max(config.opt_start_seq or 1, self._last_applied + 1))
+        try:
+            new = await js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
+        except Exception as exc:  # noqa: BLE001 - tried again after the next failed fetch
+            log.warning("consumer gone, not created again yet", consumer=self.name, error=repr(exc))
+            return sub
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+        self.recreated += 1
+        log.warning("consumer was deleted: created again", consumer=self.name, resume_after=self._last_applied)
+        return new
 
     async def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
         """Finish (and ack) the batch in hand, stop fetching and unsubscribe, before the
@@ -100,14 +138,16 @@ class PullConsumer:
             await cancel_and_wait([task], timeout_s)  # bounded too (a swallowed cancellation)
 
     async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
+        held = [sub]  # the current subscription (`_consume` replaces it when it heals)
         try:
-            await self._consume(sub)
+            await self._consume(held)
         finally:
             with contextlib.suppress(Exception):
-                await sub.unsubscribe()
+                await held[0].unsubscribe()
 
-    async def _consume(self, sub: JetStreamContext.PullSubscription) -> None:
+    async def _consume(self, held: list[JetStreamContext.PullSubscription]) -> None:
         while not self.stopping:
+            sub = held[0]
             if self.gate is not None:
                 await self.gate.wait()
             try:
@@ -119,6 +159,8 @@ class PullConsumer:
             except Exception as exc:  # noqa: BLE001 - NATS restarting: keep consuming
                 log.warning("fetch failed, retrying", consumer=self.name, error=repr(exc))
                 await asyncio.sleep(FETCH_ERROR_PAUSE_S)
+                if not self.stopping:
+                    held[0] = await self._heal(sub)
                 continue
             if self.gate is not None:
                 await self.gate.wait()  # a hold that began during the fetch holds what it brought
@@ -138,6 +180,9 @@ class PullConsumer:
             applied = all(await asyncio.gather(*(self._lane(of_lane) for of_lane in lanes.values())))
         if applied and self.ack == "last" and msgs:
             await _ack(msgs[-1])
+        if applied and msgs:
+            with contextlib.suppress(Exception):  # a message without JetStream metadata: none
+                self._last_applied = max(self._last_applied, int(msgs[-1].metadata.sequence.stream))
         return applied
 
     async def _lane(self, msgs: list[Msg]) -> bool:
