@@ -82,7 +82,7 @@ SCOPE_HANDS = "hands"
 """Read any seat's view and events: its hand (the table's own and the operators' only)."""
 SERVICE_SCOPES: dict[str, frozenset[str]] = {
     "table": frozenset({SCOPE_CREATE, SCOPE_PUBLIC, SCOPE_HANDS}),
-    "admin": frozenset({SCOPE_PUBLIC, SCOPE_HANDS}),
+    "admin": frozenset({SCOPE_CREATE, SCOPE_SEAT, SCOPE_PUBLIC, SCOPE_HANDS}),  # the operators' tools
     "timers": frozenset({SCOPE_SEAT, SCOPE_PUBLIC}),
     "matchmaking": frozenset({SCOPE_CREATE}),
 }
@@ -98,8 +98,12 @@ class Caller:
 
     role: str
     name: str
-    scopes: frozenset[str] = field(default=NO_SCOPES, compare=False)
-    """A service's scopes (SERVICE_SCOPES); a player has none."""
+    scopes: frozenset[str] = field(init=False, compare=False, repr=False)
+    """A service's scopes (SERVICE_SCOPES, by its name); a player has none."""
+
+    def __post_init__(self) -> None:
+        scopes = SERVICE_SCOPES.get(self.name, NO_SCOPES) if self.role == ROLE_SERVICE else NO_SCOPES
+        object.__setattr__(self, "scopes", scopes)
 
     @property
     def is_service(self) -> bool:
@@ -155,7 +159,7 @@ def verify(keys: Keys, token: str | None, now: float, *, roles: tuple[str, ...] 
         raise Unauthenticated("malformed caller token")
     if int(expires) < now:
         raise Unauthenticated("expired caller token")
-    return Caller(role, name, SERVICE_SCOPES.get(name, NO_SCOPES) if role == ROLE_SERVICE else NO_SCOPES)
+    return Caller(role, name)
 
 
 class VerifiedTokens:
