@@ -102,11 +102,14 @@ class PullConsumer:
         """`sub`, or a new subscription when its durable consumer was deleted: the consumer
         created again from its configuration, resuming after the last message applied (one
         `BY_START_SEQUENCE`; the others as configured). NATS not answering: `sub` unchanged."""
-        if self._binding is None or self._binding[3].durable_name is None:
+        if self._binding is None:
             return sub
         js, subject, stream, config = self._binding
+        durable = config.durable_name
+        if not durable:
+            return sub
         try:
-            await js.consumer_info(stream, config.durable_name)
+            await js.consumer_info(stream, durable)
             return sub
         except NotFoundError:
             pass
@@ -115,7 +118,7 @@ class PullConsumer:
         if config.deliver_policy == DeliverPolicy.BY_START_SEQUENCE and self._last_applied:
             config = dataclasses.replace(config, opt_start_seq=max(config.opt_start_seq or 1, self._last_applied + 1))
         try:
-            new = await js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
+            new = await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
         except Exception as exc:  # noqa: BLE001 - tried again after the next failed fetch
             log.warning("consumer gone, not created again yet", consumer=self.name, error=repr(exc))
             return sub
