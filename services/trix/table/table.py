@@ -509,13 +509,9 @@ class Table:
     def _table_created(self) -> events_pb2.TableCreated:
         r = self.request
         created = events_pb2.TableCreated(
-            variant=r.variant,
-            options=r.options,
-            seats=self.seats,
-            commitment=self.commitment,
-            match_id=r.table_id,
-            private_table=r.private_table,
+            variant=r.variant, options=r.options, seats=self.seats, commitment=self.commitment, match_id=r.table_id
         )
+        created.private_table = r.private_table  # its players' only at scoring too (issue 42)
         if r.HasField("stake"):
             created.stake.CopyFrom(r.stake)
             # docs/rules.md §13: scoring moves each seat's held ticket stake into the pot.
