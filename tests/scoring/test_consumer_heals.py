@@ -10,7 +10,7 @@ import time
 
 from scoring_support import EventPublisher, InProcessScoring
 
-from trix.natsio import subjects
+from trix.natsio import names
 
 PLAYERS = ["hal", "ida", "jon", "kim"]
 
@@ -29,7 +29,7 @@ async def test_scoring_creates_its_deleted_consumer_again_and_goes_on_without_a_
     await _until_applied(scoring, "heal-before")
     consumer = scoring.consumer
     assert consumer is not None and consumer.pull is not None
-    await publisher.js.delete_consumer(subjects.TABLE_RESULTS_STREAM, consumer.durable)
+    await publisher.js.delete_consumer(names.TABLE_RESULTS_STREAM, consumer.durable)
     await publisher.table_created("heal-after", PLAYERS)
     await _until_applied(scoring, "heal-after")
     assert consumer.pull.recreated == 1
@@ -37,5 +37,5 @@ async def test_scoring_creates_its_deleted_consumer_again_and_goes_on_without_a_
     await publisher.table_created("heal-later", PLAYERS)
     await _until_applied(scoring, "heal-later")
     assert scoring.service.events_applied == applied + 1  # resumed after the last applied: nothing twice
-    info = await publisher.js.consumer_info(subjects.TABLE_RESULTS_STREAM, consumer.durable)
+    info = await publisher.js.consumer_info(names.TABLE_RESULTS_STREAM, consumer.durable)
     assert info.config.durable_name == consumer.durable
