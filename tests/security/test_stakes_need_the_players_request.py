@@ -14,15 +14,8 @@ import pytest
 from security_support import REFUSED, Backend, connected, report
 
 from trix.natsio import subjects
-from trix.runtime.identity import (
-    IDENTITY_METADATA,
-    PLAYER_KEY_ENV,
-    PLAYER_METADATA,
-    ROLE_PLAYER,
-    ROLE_SERVICE,
-    SERVICE_KEY_ENV,
-    sign,
-)
+from trix.runtime import identity
+from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, ROLE_PLAYER, ROLE_SERVICE, sign
 from trix.scoring.config import SCORING_ADMIN_ENV
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc
 
@@ -81,9 +74,9 @@ async def test_matchmaking_alone_holds_no_stake_only_with_the_players_own_token(
     channel = grpc.aio.insecure_channel(up_platform.targets["scoring"])
     stub = scoring_pb2_grpc.ScoringServiceStub(channel)
     now = time.time()
-    service = sign(up_platform.env[SERVICE_KEY_ENV].encode(), ROLE_SERVICE, "matchmaking", now, 60)
-    own = sign(up_platform.env[PLAYER_KEY_ENV].encode(), ROLE_PLAYER, victim, now, 60)
-    other = sign(up_platform.env[PLAYER_KEY_ENV].encode(), ROLE_PLAYER, f"someone-{run}", now, 60)
+    service = sign(up_platform.env[identity.SERVICE_KEY_ENV].encode(), ROLE_SERVICE, "matchmaking", now, 60)
+    own = sign(up_platform.env[identity.PLAYER_KEY_ENV].encode(), ROLE_PLAYER, victim, now, 60)
+    other = sign(up_platform.env[identity.PLAYER_KEY_ENV].encode(), ROLE_PLAYER, f"someone-{run}", now, 60)
     try:
         grant = scoring_pb2.GrantRequest(player_id=victim, amount=GRANT, grant_id=f"grant-{run}")
         await stub.Grant(grant, metadata=_admin(up_platform), timeout=10)
