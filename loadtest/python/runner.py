@@ -432,7 +432,7 @@ class Run:
     def start_platform(self) -> None:
         if self.targets:
             return
-        from trix.client import EmbeddedPlatform, temp_state_dir
+        from trix.embedded import EmbeddedPlatform, temp_state_dir
 
         state_dir = self.args.state_dir or temp_state_dir("trix-loadtest-")
         self.temp_state = None if self.args.state_dir else state_dir
@@ -445,11 +445,15 @@ class Run:
             "TRIX_GATEWAY_RATE_PER_S": str(LAB_RATE_PER_S),
             "TRIX_GATEWAY_RATE_BURST": str(2 * LAB_RATE_PER_S),
         }
-        self.platform = EmbeddedPlatform(state_dir, fresh=True, env=env)
-        self.platform.supervisor.replicas["table"] = self.sc.table_replicas
-        self.platform.supervisor.replicas["gateway"] = self.args.gateways
+        self.platform = EmbeddedPlatform(
+            state_dir,
+            fresh=True,
+            env=env,
+            replicas={"table": self.sc.table_replicas, "gateway": self.args.gateways},
+            nats_sync_always=not self.args.diagnose_nats_no_fsync,
+        )
         if self.args.diagnose_nats_no_fsync:
-            self._without_fsync(self.platform.supervisor)
+            self.events.append("diagnosis: NATS without sync_interval: always")
         self.say(
             f"starting the platform in {state_dir} (table replicas: {self.sc.table_replicas}, "
             f"gateways: {self.args.gateways})"
@@ -462,18 +466,6 @@ class Run:
             if child is not None and child.proc is not None:
                 self.pids[child.name] = child.proc.pid
         self.say(f"platform ready, gateways at {','.join(self.targets)}; processes {self.pids}")
-
-    def _without_fsync(self, sup: Any) -> None:
-        original = sup._nats_child
-
-        def child() -> Any:
-            made = original()
-            conf = sup.state_dir / "nats.conf"
-            conf.write_text(conf.read_text().replace("  sync_interval: always\n", ""))
-            return made
-
-        sup._nats_child = child
-        self.events.append("diagnosis: NATS without sync_interval: always")
 
     def stop_platform(self) -> None:
         if self.platform is not None:
@@ -575,7 +567,7 @@ class Run:
     def floor(self, when: str) -> dict[str, Any] | None:
         """One floor baseline (ADR 0024) on an otherwise quiet box; None if it failed, which must
         not stop the measured run."""
-        from trix.up import free_port, nats_server_binary
+        from trix.processes import free_port, nats_server_binary
 
         args = self.args
         self.say(f"floor baseline {when}: {args.floor_seconds:.0f}s, {args.tables} tables at the scenario's pace")

@@ -2,9 +2,6 @@
 bots and the tests use to play through the gateway exactly like a mobile client.
 
 Owns:
-- `EmbeddedPlatform`: `trix up`'s supervisor used as a library (NATS + every service on
-  loopback, shared internal secrets, quick bot fill), for `trix play` without
-  `--server`, `trix demo`, the load tester and the tests;
 - `GatewayClient`: sign-in, the one bidirectional Session, its EventBatch messages
   flattened (`flattened`);
 - `SeatState`: the player's view, kept from SeatView snapshots and events, and
@@ -13,7 +10,8 @@ Owns:
 - `wait_for_standings`: scoring's totals of a table once it consumed the game;
 - `device_secret`: the guest device secret kept in a file.
 
-The terminal UI is `trix.play`. Never sees another seat's hand: everything comes through
+The terminal UI is `trix.play`; the platform it plays on without a server is
+`trix.embedded`. Never sees another seat's hand: everything comes through
 the gateway (docs/rules.md §14).
 """
 
@@ -23,7 +21,6 @@ import asyncio
 import contextlib
 import os
 import secrets
-import tempfile
 import time
 import uuid
 from collections import deque
@@ -44,104 +41,6 @@ VARIANTS = {
     "complex-partnership": common_pb2.VARIANT_COMPLEX_PARTNERSHIP,
 }
 """The variants by their command-line names."""
-
-
-# -- the embedded platform ----------------------------------------------------------------
-
-
-class EmbeddedPlatform:
-    """`trix up` as a library: start NATS, the provisioner and the five services, stop them all."""
-
-    def __init__(
-        self,
-        state_dir: Path,
-        *,
-        fresh: bool = False,
-        env: dict[str, str] | None = None,
-        edge: bool = False,
-        edge_port: int = 0,
-        web_dir: Path | None = None,
-        edge_stream_idle_s: float = 600.0,
-        nats_cluster: int = 1,
-    ) -> None:
-        from trix.up import Supervisor
-
-        self.supervisor = Supervisor(
-            state_dir=state_dir.resolve(),
-            fresh=fresh,
-            replicas={},
-            ports={},
-            nats_port=0,
-            grace_s=5.0,
-            ready_timeout_s=90.0,
-            # The services' log files under <state>/logs: quiet by default, TRIX_LOG_LEVEL to debug.
-            log_level=os.environ.get("TRIX_LOG_LEVEL", "warning"),
-            web_dir=web_dir,
-            edge_stream_idle_s=edge_stream_idle_s,
-            nats_cluster=nats_cluster,
-        )
-        self.edge_port = edge_port
-        """The edge's port on the first try (0: a free one); a taken one falls back to free ports."""
-        self.env = {
-            "TRIX_GATEWAY_TOKEN_KEY": secrets.token_hex(32),
-            # Every player of a local platform (bots, the load test's thousands) signs in from
-            # 127.0.0.1: the per-address bounds of sign-ins and new accounts would refuse them.
-            "TRIX_GATEWAY_SIGNIN_BURST": "1000000",
-            "TRIX_GATEWAY_NEW_ACCOUNTS_BURST": "1000000",
-            "TRIX_MATCHMAKING_BOT_FILL_S": "0",
-            "TRIX_DRAIN_DELAY_S": "0",
-            "TRIX_METRICS_PORT": "0",  # the process binds a free port itself: no race with other programs
-            **(env or {}),
-        }
-        self.gateway_target = ""
-        self.edge = edge
-        self.edge_url = ""
-        """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON, the browser client at /)
-        when started with edge=True."""
-
-    def start(self, timeout_s: float = 90.0) -> str:
-        """Start everything; the gateway's target once every service is SERVING."""
-        sup = self.supervisor
-        sup._prepare_state()
-        if not sup.start_nats(20.0):  # one node, or every node of --nats-cluster
-            raise RuntimeError(f"nats-server did not start; see {sup.state_dir / 'logs'}")
-        sup.start_provisioner()  # the only NATS user that declares streams (ADR 0014)
-        sup.services = sup._service_children()
-        for child in sup.services:
-            child.env.update(self.env)
-            child.start()
-        deadline = time.monotonic() + timeout_s
-        restarts = 0
-        while not all(c.serving for c in sup.services):
-            for child in sup.services:
-                if child.proc is not None and child.proc.poll() is not None:
-                    restarts += 1  # e.g. its port was taken meanwhile: once more, like `trix up` would
-                    if restarts > 3:
-                        raise RuntimeError(f"{child.name} exited; see {child.log_path}")
-                    time.sleep(0.3)
-                    child.start()
-                if not child.serving and child.check_serving():
-                    child.serving = True
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the platform was not ready in {timeout_s:.0f}s; see {sup.state_dir / 'logs'}")
-            time.sleep(0.1)
-        gateway = next(c for c in sup.services if c.name.startswith("gateway"))
-        self.gateway_target = f"127.0.0.1:{gateway.grpc_port}"
-        if self.edge:
-            for attempt in range(3):  # a port taken meanwhile: once more on fresh ports
-                sup.edge_port = self.edge_port if attempt == 0 else 0
-                sup.start_edge(gateway.grpc_port)
-                assert sup.edge_child is not None and sup.web_child is not None
-                if sup.edge_ready(max(5.0, deadline - time.monotonic())):
-                    break
-                sup._stop_group([sup.edge_child, sup.web_child], 2.0)
-            else:
-                raise RuntimeError(f"the edge (envoy) did not start; see {sup.state_dir / 'logs' / 'edge.log'}")
-            self.edge_url = f"http://127.0.0.1:{sup.edge_port}"
-        return self.gateway_target
-
-    def stop(self) -> None:
-        self.supervisor._stop_all()
 
 
 # -- the client -----------------------------------------------------------------------------
@@ -414,7 +313,3 @@ def device_secret(path: Path) -> str:
     with contextlib.suppress(OSError):
         os.chmod(path, 0o600)
     return secret
-
-
-def temp_state_dir(prefix: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix))

@@ -3,7 +3,7 @@
 Owns `SERVICES`: one `ServiceDeclaration` per service (after `nats.micro`'s `ServiceConfig`),
 what the plumbing derives everything per service from: its NATS user and whitelist
 (`trix.natsio.permissions`, the generated nats.conf of `trix.natsio.serverconf`), the token
-keys it is given (`keys_of`), the processes `trix up` runs (`trix.up`), and what
+keys it is given (`keys_of`), the processes `trix up` runs (`trix.supervisor`), and what
 `make k8s-check` holds the manifests to. Adding a service is its package, its proto, its
 declaration here and its manifest: nothing else lists the services.
 

@@ -1,6 +1,6 @@
 """`trix demo`: one whole game, four bot clients, all through the gateway.
 
-Owns the demo: start the embedded platform (`trix.client.EmbeddedPlatform`), sign in four
+Owns the demo: start the embedded platform (`trix.embedded.EmbeddedPlatform`), sign in four
 guests, queue them for one table through their Session streams, let each play quick
 legal moves from its own seat view, print progress and the final standings, then check
 the game record with `trix replay` and `trix verify` and that scoring's standings equal
@@ -23,14 +23,13 @@ import grpc
 
 from trix.client import (
     VARIANTS,
-    EmbeddedPlatform,
     GatewayClient,
     SeatState,
     new_action,
     pick,
-    temp_state_dir,
     wait_for_standings,
 )
+from trix.embedded import EmbeddedPlatform, temp_state_dir
 from trix.v1 import gateway_pb2, matchmaking_pb2
 
 EXIT_OK = 0

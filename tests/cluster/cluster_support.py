@@ -1,5 +1,5 @@
 """Helpers of the NATS cluster tests (issue 19): the platform of `trix up --nats-cluster 3`
-(trix.client.EmbeddedPlatform on three real nats-server nodes, every stream and bucket R3),
+(trix.embedded.EmbeddedPlatform on three real nats-server nodes, every stream and bucket R3),
 the node leading a stream read from JetStream, node faults (SIGKILL, SIGSTOP/SIGCONT, a
 restart on the same store), bot clients playing through the gateway's Session stream
 (`trix demo`'s bot) that note every acceptance, and the checks every run ends with.
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import os
 import signal
 import socket
@@ -34,11 +33,12 @@ from netns import Hosts
 
 from support.table import read_log
 from trix import engine
-from trix.client import EmbeddedPlatform, wait_for_standings
+from trix.client import wait_for_standings
 from trix.demo import Bot
+from trix.embedded import EmbeddedPlatform
 from trix.natsio import permissions, serverconf, subjects
+from trix.processes import Child
 from trix.records import load_record, replay, verify
-from trix.up import Child
 
 
 @dataclass
@@ -160,10 +160,12 @@ class NatsCluster:
     def __init__(
         self, state_dir: Path, *, nodes: int = 3, tables: int = 1, gateways: int = 1, env: dict[str, str] | None = None
     ) -> None:
-        self.platform = EmbeddedPlatform(state_dir, fresh=True, env=env or {}, nats_cluster=nodes)
+        self.state_dir, self.nodes_asked, self.env = state_dir, nodes, env or {}
+        self.replicas = {"table": tables, "gateway": gateways}
+        self.platform = EmbeddedPlatform(
+            state_dir, fresh=True, env=self.env, nats_cluster=nodes, replicas=self.replicas
+        )
         self.sup = self.platform.supervisor
-        self.sup.replicas["table"] = tables
-        self.sup.replicas["gateway"] = gateways
         self.nc: Client | None = None
         """A `table` user connection: reads the logs (TABLE_LOG is private to the table)."""
         self.admin: Client | None = None
@@ -178,16 +180,20 @@ class NatsCluster:
         """Before `start`: NATS node i runs inside host i (netns.py) and listens on its address,
         so cutting that host is a real partition of the node."""
         self.hosts = hosts
-        sup = self.sup
-        sup.nats_nodes = [dataclasses.replace(n, host=hosts.ips[i]) for i, n in enumerate(sup.nats_nodes)]
-        original = sup._nats_node_child
 
-        def inside(node: serverconf.LocalNode) -> Child:
-            child = original(node)
-            child.argv = hosts.argv(node.index - 1, child.argv)
-            return child
+        def inside(node: serverconf.LocalNode, argv: list[str]) -> list[str]:
+            return hosts.argv(node.index - 1, argv)
 
-        sup._nats_node_child = inside  # type: ignore[method-assign]
+        self.platform = EmbeddedPlatform(
+            self.state_dir,
+            fresh=True,
+            env=self.env,
+            nats_cluster=self.nodes_asked,
+            replicas=self.replicas,
+            nats_hosts=hosts.ips[: self.nodes_asked],
+            nats_launcher=inside,
+        )
+        self.sup = self.platform.supervisor
 
     def start_table_host(self, host: int) -> Child:
         """One more table replica, alone inside `host` (a machine that can be cut off); not
@@ -241,7 +247,7 @@ class NatsCluster:
             for i in list(self.hosts.cut_hosts):
                 self.hosts.heal(i)
         if self.extra:
-            self.sup._stop_group(self.extra, 5.0)
+            self.sup.stop_children(self.extra, 5.0)
         for conn in (self.nc, self.admin):
             if conn is not None:
                 with contextlib.suppress(Exception):

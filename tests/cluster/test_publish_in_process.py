@@ -28,7 +28,7 @@ from nats.aio.client import Client
 from trix.natsio import names, permissions, subjects
 from trix.natsio.provisioning import provision
 from trix.natsio.publish import publish_once
-from trix.up import Supervisor
+from trix.supervisor import Supervisor
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -50,7 +50,7 @@ async def three_nodes(state_dir: Path) -> AsyncIterator[Supervisor]:
         log_level="warning",
         nats_cluster=3,
     )
-    sup._prepare_state()
+    sup.prepare()
     try:
         assert sup.start_nats(timeout_s=30.0), "the 3 nodes did not listen"
         yield sup
@@ -59,7 +59,7 @@ async def three_nodes(state_dir: Path) -> AsyncIterator[Supervisor]:
             if child.proc is not None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(child.proc.pid, signal.SIGCONT)
-        sup._stop_group(sup.nats_children, 5.0)
+        sup.stop()
 
 
 async def connect(sup: Supervisor, user: str, node: int | None = None) -> Client:

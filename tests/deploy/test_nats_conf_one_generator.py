@@ -14,20 +14,22 @@ import pytest
 
 from support.up import inspected_supervisor
 from trix.natsio import permissions, serverconf
-from trix.up import Supervisor, nats_url_of
+from trix.processes import Child
+from trix.state_folder import nats_url_of
+from trix.supervisor import Supervisor
 
 
-def _cluster(state: Path, nodes: int = 3) -> Supervisor:
+def _cluster(state: Path, nodes: int = 3) -> tuple[Supervisor, list[Child]]:
+    """The supervisor of `trix up --nats-cluster nodes` and its NATS nodes (configs written)."""
     sup = inspected_supervisor(state, nats_cluster=nodes)
-    sup._prepare_state()
-    sup.nats_children = [sup._nats_node_child(n) for n in sup.nats_nodes]
-    return sup
+    sup.prepare()
+    return sup, [sup.nats_node_child(n) for n in sup.nats_nodes]
 
 
 def test_trix_up_cluster_nodes_are_the_generators_output(tmp_path: Path) -> None:
-    sup = _cluster(tmp_path)
-    assert [c.name for c in sup.nats_children] == ["nats-1", "nats-2", "nats-3"]
-    for node, child in zip(sup.nats_nodes, sup.nats_children, strict=True):
+    sup, nodes = _cluster(tmp_path)
+    assert [c.name for c in nodes] == ["nats-1", "nats-2", "nats-3"]
+    for node, child in zip(sup.nats_nodes, nodes, strict=True):
         conf = Path(child.argv[-1])
         assert stat.S_IMODE(conf.stat().st_mode) == 0o600  # it holds the passwords
         want = serverconf.loopback(
@@ -44,38 +46,38 @@ def test_trix_up_cluster_nodes_are_the_generators_output(tmp_path: Path) -> None
 
 
 def test_trix_up_and_kubernetes_differ_only_in_the_sites_facts(tmp_path: Path) -> None:
-    sup = _cluster(tmp_path)
+    _, nodes = _cluster(tmp_path)
     k8s = serverconf.shared_lines(kc.NATS_CONF.read_text())
     assert "sync_interval: always" in k8s and "no_advertise: true" in k8s
-    for child in sup.nats_children:
+    for child in nodes:
         assert serverconf.shared_lines(Path(child.argv[-1]).read_text()) == k8s
 
 
 def test_each_trix_up_node_config_passes_nats_server_t(tmp_path: Path) -> None:
-    for child in _cluster(tmp_path).nats_children:
+    for child in _cluster(tmp_path)[1]:
         result = kc.nats_server_test(Path(child.argv[-1]).read_text())
         assert result.ok, result.detail
 
 
 def test_every_service_gets_every_nodes_url_with_its_own_user(tmp_path: Path) -> None:
-    sup = _cluster(tmp_path)
+    sup, _ = _cluster(tmp_path)
     ports = [n.client_port for n in sup.nats_nodes]
-    for svc in sup._service_children():
+    for svc in sup.service_children():
         urls = svc.env["TRIX_NATS_URL"].split(",")
         assert [permissions.user_of(u) for u in urls] == [svc.name] * 3
         assert [int(u.rsplit(":", 1)[1]) for u in urls] == ports
         assert svc.env["TRIX_NATS_STREAM_REPLICAS"] == "3"
     assert nats_url_of(tmp_path, "table") == sup.nats_url("table")
-    assert sup._provisioner_child().env["TRIX_NATS_STREAM_REPLICAS"] == "3"
+    assert sup.provisioner_child().env["TRIX_NATS_STREAM_REPLICAS"] == "3"
 
 
 def test_the_single_node_stays_the_default(tmp_path: Path) -> None:
-    sup = _cluster(tmp_path, nodes=1)
-    assert [c.name for c in sup.nats_children] == ["nats"]
+    sup, nodes = _cluster(tmp_path, nodes=1)
+    assert [c.name for c in nodes] == ["nats"]
     text = (tmp_path / "nats.conf").read_text()
     assert "cluster {" not in text
     assert serverconf.shared_lines(text) == serverconf.shared_lines(_without_cluster_block(kc.NATS_CONF.read_text()))
-    assert sup._base_env()["TRIX_NATS_STREAM_REPLICAS"] == "1"
+    assert sup.base_env()["TRIX_NATS_STREAM_REPLICAS"] == "1"
 
 
 def _without_cluster_block(conf: str) -> str:
@@ -89,8 +91,8 @@ def test_trix_up_nats_nodes_run_one_go_scheduler_thread_unless_the_operator_sets
     """ADR 0023: a nats-server sharing the box with the services runs GOMAXPROCS=1 (14 % less
     CPU per action at 200 tables); an operator's GOMAXPROCS is kept."""
     monkeypatch.delenv("GOMAXPROCS", raising=False)
-    for child in _cluster(tmp_path / "a").nats_children:
+    for child in _cluster(tmp_path / "a")[1]:
         assert child.env["GOMAXPROCS"] == serverconf.GO_MAXPROCS == "1"
     monkeypatch.setenv("GOMAXPROCS", "2")
-    for child in _cluster(tmp_path / "b").nats_children:
+    for child in _cluster(tmp_path / "b")[1]:
         assert child.env["GOMAXPROCS"] == "2"

@@ -12,8 +12,8 @@ from typing import Any
 
 from support.processes import stop_process
 from trix.natsio.connection import NatsConnection
+from trix.processes import free_port
 from trix.runtime.identity import GATEWAY_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
-from trix.up import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES_DIR = REPO / "services"

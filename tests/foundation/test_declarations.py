@@ -102,11 +102,11 @@ def test_a_declared_service_gets_its_token_keys_and_trix_up_runs_it(tmp_path: Pa
     with pytest.raises(ValueError, match="NAME one of table, timers, scoring, matchmaking, gateway:"):
         parse_assignments("chat=3", "--replicas", minimum=1)
     sup = inspected_supervisor(tmp_path, declarations=WITH_CHAT)
-    sup._prepare_state()
+    sup.prepare()
     assert set(sup.passwords) == set(permissions.users(WITH_CHAT))
-    sup._nats_child()
+    sup.nats_node_child(sup.nats_nodes[0])
     assert permissions.authorization_block(sup.passwords, WITH_CHAT) in (tmp_path / "nats.conf").read_text()
-    children = {c.name: c for c in sup._service_children()}
+    children = {c.name: c for c in sup.service_children()}
     assert list(children) == [*names_of(), "chat-1", "chat-2"]  # its declared replicas, started last
     for name in ("chat-1", "chat-2"):
         chat = children[name]

@@ -128,18 +128,15 @@ def test_stopping_an_embedded_platform_gives_the_caller_its_sigint_handler_back(
     """The stop ignores a second Ctrl-C while it runs, then puts the caller's handler back: a
     process left ignoring SIGINT passes the ignore on to every program it starts (a `trix
     play` started afterwards by the same test run never saw its Ctrl-C)."""
-    from trix.client import EmbeddedPlatform
+    from trix.embedded import EmbeddedPlatform
 
     def mine(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, mine)
     try:
-        platform = EmbeddedPlatform(tmp_path / "state", fresh=True)
-        try:
-            platform.start()
-        finally:
-            platform.stop()
+        with EmbeddedPlatform(tmp_path / "state", fresh=True) as platform:
+            assert platform.gateway_target
         assert signal.getsignal(signal.SIGINT) is mine
     finally:
         signal.signal(signal.SIGINT, previous)

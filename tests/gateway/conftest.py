@@ -1,6 +1,6 @@
 """Fixtures of the gateway tests: the whole platform (real nats-server, the five
 services as processes, real gRPC on 127.0.0.1, the real C engine, a real Envoy edge in
-front of the gateway) started once per session through `trix.client.EmbeddedPlatform`,
+front of the gateway) started once per session through `trix.embedded.EmbeddedPlatform`,
 and stopped by the fixture."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from gateway_support import Platform
 
-from trix.client import EmbeddedPlatform
+from trix.embedded import EmbeddedPlatform
 from trix.runtime.identity import PLAYER_KEY_ENV
 
 

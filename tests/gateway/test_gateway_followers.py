@@ -19,7 +19,7 @@ from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import PROVISIONER, inbox_prefix
 from trix.natsio.provisioning import STREAMS
 from trix.runtime.identity import PLAYER_KEY_ENV
-from trix.up import nats_url_of
+from trix.state_folder import nats_url_of
 from trix.v1 import events_pb2, gateway_pb2
 
 

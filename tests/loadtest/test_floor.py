@@ -8,7 +8,7 @@ import multiprocessing as mp
 import pytest
 
 from trix.loadtest.floor import CHAIN_SINGLE, CHAIN_SPLIT, CONNECTIONS_SEAT, CONNECTIONS_SHARED, floor_baseline
-from trix.up import free_port, nats_server_binary
+from trix.processes import free_port, nats_server_binary
 
 THINK = (0.05, 0.1)
 SECONDS = 3.0

@@ -18,7 +18,7 @@ from trix.loadtest.bots import WorkerConfig
 from trix.loadtest.floor import spawned_on_core_poller
 from trix.loadtest.runner import add_loadtest_arguments, last_ticks, scenario_of, start_worker, worker_targets
 from trix.loadtest.scenarios import SCENARIOS
-from trix.up import free_port
+from trix.processes import free_port
 
 
 def _parse(*argv: str) -> argparse.Namespace:

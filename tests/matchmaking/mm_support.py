@@ -23,10 +23,10 @@ from trix.matchmaking.bootstrap import NewMatchmaking
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.service import MatchmakingService
 from trix.natsio import subjects
+from trix.processes import free_port
 from trix.runtime.config import RuntimeConfig
 from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, Keys, sign
 from trix.runtime.server import Runtime
-from trix.up import free_port
 from trix.v1 import events_pb2, matchmaking_pb2_grpc, scoring_pb2
 
 REPO = Path(__file__).resolve().parents[2]

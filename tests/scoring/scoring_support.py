@@ -20,10 +20,10 @@ from support.scoring import scoring_env as shared_env
 from support.scoring_faults import CRASH_AT_ENV
 from trix.natsio import subjects
 from trix.natsio.provisioning import provision
+from trix.processes import free_port
 from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, sign
 from trix.scoring.config import ScoringConfig
 from trix.scoring.service import ScoringService
-from trix.up import free_port
 from trix.v1 import common_pb2, events_pb2
 
 REPO = Path(__file__).resolve().parents[2]

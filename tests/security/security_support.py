@@ -29,9 +29,10 @@ from nats.aio.client import Client
 from support.nats import AuthNats
 from support.processes import stop_process
 from trix.natsio import permissions
+from trix.processes import free_port
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
 from trix.scoring.config import SCORING_ADMIN_ENV
-from trix.up import free_port, nats_url_of
+from trix.state_folder import nats_url_of
 
 REPO = Path(__file__).resolve().parents[2]
 REFUSED = "refused"

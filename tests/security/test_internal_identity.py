@@ -23,6 +23,7 @@ from support.processes import stop_process
 from trix.declarations import KEYS_OF
 from trix.errors import PermissionDenied, Unauthenticated
 from trix.natsio import subjects
+from trix.processes import free_port
 from trix.runtime.identity import (
     GATEWAY_KEY_ENV,
     PLAYER_KEY_ENV,
@@ -37,7 +38,6 @@ from trix.runtime.identity import (
     verify,
     verify_invitation,
 )
-from trix.up import free_port
 from trix.v1 import common_pb2, table_pb2
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import pytest
 from support.up import inspected_supervisor
 from trix.natsio import permissions
 from trix.scoring.config import SCORING_ADMIN_ENV
-from trix.up import NATS_USERS_FILE, nats_passwords
+from trix.state_folder import NATS_USERS_FILE, nats_passwords
 
 
 def test_passwords_are_generated_once_per_state_folder_and_readable_only_by_their_owner(tmp_path: Path) -> None:
@@ -27,19 +27,19 @@ def test_passwords_are_generated_once_per_state_folder_and_readable_only_by_thei
 
 def test_trix_up_writes_the_generated_permissions_and_gives_each_service_only_its_own_user(tmp_path: Path) -> None:
     sup = inspected_supervisor(tmp_path)
-    sup._prepare_state()
-    child = sup._nats_child()
+    sup.prepare()
+    child = sup.nats_node_child(sup.nats_nodes[0])
     conf = tmp_path / "nats.conf"
     assert stat.S_IMODE(conf.stat().st_mode) == 0o600
     assert permissions.authorization_block(sup.passwords) in conf.read_text()
-    services = sup._service_children()
+    services = sup.service_children()
     assert child.argv[-1] == str(conf)
     for svc in services:
         url = svc.env["TRIX_NATS_URL"]
         assert permissions.user_of(url) == svc.name
         others = [p for u, p in sup.passwords.items() if u != svc.name]
         assert not any(p in " ".join(svc.env.values()) for p in others), svc.name
-    provisioner = sup._provisioner_child()
+    provisioner = sup.provisioner_child()
     assert permissions.user_of(provisioner.env["TRIX_NATS_URL"]) == permissions.PROVISIONER
 
 
@@ -49,9 +49,9 @@ def test_trix_up_gives_the_scoring_admin_token_to_scoring_only(tmp_path: Path, m
     admin = "an-operators-credential-of-issue-42"
     monkeypatch.setenv(SCORING_ADMIN_ENV, admin)
     sup = inspected_supervisor(tmp_path)
-    sup._prepare_state()
-    children = {c.name: c for c in sup._service_children()}
+    sup.prepare()
+    children = {c.name: c for c in sup.service_children()}
     holders = sorted(name for name, c in children.items() if admin in " ".join(c.env.values()))
     assert holders == ["scoring"]
     assert children["scoring"].env[SCORING_ADMIN_ENV] == admin
-    assert admin not in " ".join(sup._provisioner_child().env.values())
+    assert admin not in " ".join(sup.provisioner_child().env.values())

@@ -20,7 +20,7 @@ from support.processes import stop_process
 from trix.declarations import SERVICES, ServiceDeclaration
 from trix.natsio.permissions import PROVISIONER, USERS, authorization_block, user_url
 from trix.natsio.provision import provision_now
-from trix.up import free_port, nats_server_binary
+from trix.processes import free_port, nats_server_binary
 
 SERVICE_USERS = USERS
 """The services' users and the provisioner, which alone declares the streams (ADR 0014)."""

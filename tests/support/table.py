@@ -24,9 +24,9 @@ from trix import rules
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.seatstream import has_seat_copies
+from trix.processes import free_port
 from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
 from trix.table.adapters import WRITER_HEADER
-from trix.up import free_port
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 REPO = Path(__file__).resolve().parents[2]

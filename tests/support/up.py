@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from trix.up import Supervisor
+from trix.supervisor import Supervisor
 
 
 def inspected_supervisor(state_dir: Path, **options: Any) -> Supervisor:

@@ -1,7 +1,7 @@
 """Fixtures of the browser-client tests (issue 20): the whole platform as `trix up` runs
 it (real nats-server, the five services as processes, the real Envoy edge serving the
 built app on its origin through trix.webapp), started once per session by
-`trix.client.EmbeddedPlatform` and stopped by the fixture. The edge ends silent streams
+`trix.embedded.EmbeddedPlatform` and stopped by the fixture. The edge ends silent streams
 after STREAM_IDLE_S (600 s in production) so that every browser test also proves the
 client survives it, and tokens live TOKEN_TTL_S (900 s in production) so that every test also
 proves the client refreshes its token."""
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from trix.client import EmbeddedPlatform
+from trix.embedded import EmbeddedPlatform
 
 WEB_DIST = Path(__file__).resolve().parents[2] / "web" / "dist"
 STREAM_IDLE_S = 4.0

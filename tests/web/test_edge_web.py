@@ -17,7 +17,7 @@ import pytest
 
 from conftest import WebPlatform
 from trix import edge
-from trix.up import free_port
+from trix.processes import free_port
 
 pytestmark = pytest.mark.timeout(120)
 
