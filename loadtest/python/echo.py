@@ -3,8 +3,9 @@ process, loopback), driven the same way the bots drive the gateway (messages on
 bidirectional streams, several client processes), so the report can state the
 platform's per-action cost as a ratio to the cheapest possible round trip.
 
-Owns `echo_server_main` (the server process) and `echo_client_main` (one client
-process: `streams` ping-pong streams for `seconds`). Raw bytes, no protobuf, no logic.
+Owns `echo_server_main` (the server process), `echo_client_main` (one client process:
+`streams` ping-pong streams for `seconds`) and `echo_baseline` (both run, the round trips
+per second and their latency). Raw bytes, no protobuf, no logic.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import grpc
 
+from trix.loadtest.report import percentile
 from trix.runtime import eventloop
 
 METHOD = "/trix.loadtest.Echo/Stream"
@@ -81,3 +83,39 @@ def echo_client_main(target: str, seconds: float, streams: int, out: Any) -> Non
     count, latencies = eventloop.run(_ping_pong(target, seconds, streams))
     latencies.sort()
     out.put((count, latencies[:: max(1, len(latencies) // 2000)]))
+
+
+def echo_baseline(ctx: Any, seconds: float, workers: int, streams: int) -> dict[str, float]:
+    """Round trips per second of a bare grpc.aio echo (server in its own process)."""
+    port_q, stop = ctx.Queue(), ctx.Event()
+    server = ctx.Process(target=echo_server_main, args=(port_q, stop), daemon=True)
+    server.start()
+    try:
+        port = port_q.get(timeout=30)
+        out = ctx.Queue()
+        per = max(1, streams // workers)
+        clients = [
+            ctx.Process(target=echo_client_main, args=(f"127.0.0.1:{port}", seconds, per, out), daemon=True)
+            for _ in range(workers)
+        ]
+        for c in clients:
+            c.start()
+        total, lat = 0, []
+        for _ in clients:
+            count, sample = out.get(timeout=seconds + 60)
+            total += count
+            lat += sample
+        for c in clients:
+            c.join(10)
+        lat.sort()
+        return {
+            "echo_baseline_per_s": round(total / seconds, 1),
+            "echo_p50_ms": round(percentile(lat, 50), 3),
+            "echo_p99_ms": round(percentile(lat, 99), 3),
+            "echo_streams": per * workers,
+        }
+    finally:
+        stop.set()
+        server.join(5)
+        if server.is_alive():
+            server.kill()

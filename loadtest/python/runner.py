@@ -16,9 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
-import importlib
-import itertools
 import json
 import multiprocessing as mp
 import os
@@ -26,155 +23,38 @@ import queue
 import shutil
 import signal
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from trix.loadtest.arguments import (
+    PLAYERS_PER_WORKER,
+    RAMP_TIMEOUT_PER_TABLE_S,
+    add_loadtest_arguments,
+    scenario_of,
+    worker_targets,
+)
 from trix.loadtest.bots import ERROR_SAMPLES, WorkerConfig, new_run_id, worker_main
-from trix.loadtest.echo import echo_client_main, echo_server_main
+from trix.loadtest.echo import echo_baseline
 from trix.loadtest.floor import (
-    CHAIN_SPLIT,
-    CHAINS,
     CONNECTIONS_SEAT,
     CONNECTIONS_SHARED,
     floor_baseline,
     spawned_on_core_poller,
 )
 from trix.loadtest.report import Second, combined_floor, percentile, window_cpu, write_chart
-from trix.loadtest.scenarios import SCENARIOS, Scenario
+from trix.loadtest.sampling import DRAIN_S, Sampler, host_cpu_ticks, last_ticks, steal_share
+from trix.loadtest.scenarios import Scenario
+from trix.loadtest.verification import verify_games
+
+__all__ = ["add_loadtest_arguments", "run_loadtest"]
+"""The command's two entry points (`trix.cli`); the arguments live in `trix.loadtest.arguments`."""
+
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 PROGRESS_EVERY_S = 5.0
-PLAYERS_PER_WORKER = 1000
-"""`--workers 0`: one bot process per this many players (at least 2), so no worker's loop
-becomes the bottleneck of a large run (its lag is reported: bot_lag_p99_ms). Not fewer: each
-worker's loop and gRPC poller cost per wake-up, so a busier worker costs less per action
-(issue 16, steady 400 tables: 2 workers 1.01 bots ms per action, 4 workers 1.17)."""
-RAMP_TIMEOUT_PER_TABLE_S = 0.15
-"""The default wait for every player to be seated, per table: measured on the 2-core box
-(issue 16), 1,000 tables took ~120 s to seat (sign-ins and quick matches beside the tables
-already playing), past the old fixed 60 s, and the window began with 172 tables still forming."""
-RAMP_CONCURRENCY = 64
-"""Sign-ins + quick matches in flight at once during the ramp: a burst of hundreds made
-matchmaking's partition leases lapse and the gateway answer UNAVAILABLE (issue 10)."""
-
-
-def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", choices=sorted(SCENARIOS), help="steady | peak | churn | failover | idle")
-    parser.add_argument("--tables", type=int, default=20, help="tables to fill (4 bot players each)")
-    parser.add_argument("--duration", type=float, default=30.0, help="measured window in seconds")
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=0,
-        help=f"bot processes, each an asyncio loop of clients (0: one per {PLAYERS_PER_WORKER} players, >= 2)",
-    )
-    parser.add_argument(
-        "--server",
-        type=_targets,
-        default=(),
-        metavar="HOST:PORT[,HOST:PORT...]",
-        help="running gateways instead of the embedded platform; the bot workers are spread over them round-robin",
-    )
-    parser.add_argument(
-        "--gateways",
-        type=int,
-        default=1,
-        help="gateway replicas of the embedded platform (the bot workers spread over them round-robin, so one "
-        "gateway's core is not every player's bottleneck)",
-    )
-    parser.add_argument("--ramp", type=float, default=0.0, help="spread sign-ins over s (default: tables/50, >= 2)")
-    parser.add_argument(
-        "--ramp-timeout",
-        type=float,
-        default=0.0,
-        help="s to wait for every player to be seated after the ramp (default: tables * "
-        f"{RAMP_TIMEOUT_PER_TABLE_S}, >= 60; a window that starts with players still being seated is not steady)",
-    )
-    parser.add_argument(
-        "--ramp-concurrency",
-        type=int,
-        default=RAMP_CONCURRENCY,
-        help="players between sign-in and their first ticket at once, all workers (0 = no limit)",
-    )
-    parser.add_argument(
-        "--settle",
-        type=float,
-        default=15.0,
-        help="s the seated tables play at the scenario's pace before the window (unmeasured: the ramp's backlog "
-        "and every table's first deal starting at once are not the steady state)",
-    )
-    parser.add_argument(
-        "--think",
-        type=_think_range,
-        default=None,
-        metavar="MIN,MAX",
-        help="think time per action in s, uniform in [MIN, MAX], instead of the scenario's (e.g. 20,30 "
-        "measures what connected but mostly idle players cost)",
-    )
-    parser.add_argument("--finish-timeout", type=float, default=900.0, help="s the finish phase may take")
-    parser.add_argument("--max-actions", type=int, default=3000, help="actions per bot at most")
-    parser.add_argument("--max-p99-ms", type=float, default=0.0, help="budget: exit 1 above this window p99")
-    parser.add_argument("--max-errors", type=int, default=-1, help="budget: exit 1 above this many errors")
-    parser.add_argument("--no-finish", action="store_true", help="stop after the window (no verification)")
-    parser.add_argument("--echo-seconds", type=float, default=5.0, help="duration of the echo baseline (0 = skip)")
-    parser.add_argument(
-        "--floor-seconds",
-        type=float,
-        default=20.0,
-        help="duration of the floor baseline (gRPC in, a NATS hop to a table process, one fsynced append, core "
-        "NATS fan-out, four gRPC writes out; as many tables at the same pace; 0 = skip), measured before and "
-        "after the swarm; the summary's floor_ratio is the platform's CPU per action over the mean of the two",
-    )
-    parser.add_argument(
-        "--floor-chain",
-        choices=CHAINS,
-        default=CHAIN_SPLIT,
-        help="the floor's shape (ADR 0024): split = an edge and a table process meeting over NATS, as the "
-        "platform's gateway and table; single = both in one process, the floor of runs before ADR 0024",
-    )
-    parser.add_argument("--bot-fill", type=float, default=20.0, help="TRIX_MATCHMAKING_BOT_FILL_S of the platform")
-    parser.add_argument(
-        "--shared-connections", action="store_true", help="bots share TCP connections (and the floor's streams theirs)"
-    )
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=None, help="results folder (default loadtest/results/...)")
-    parser.add_argument("--state-dir", type=Path, default=None, help="embedded platform data (default: temp)")
-    parser.add_argument(
-        "--diagnose-nats-no-fsync",
-        action="store_true",
-        help="DIAGNOSIS ONLY: embedded NATS without sync_interval: always (how much of the cost is fsync)",
-    )
-
-
-def _think_range(text: str) -> tuple[float, float]:
-    """`MIN,MAX` seconds of think time (0 <= MIN <= MAX)."""
-    low, sep, high = text.partition(",")
-    try:
-        pair = (float(low), float(high if sep else low))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not MIN,MAX seconds: {text!r}") from None
-    if not 0 <= pair[0] <= pair[1]:
-        raise argparse.ArgumentTypeError(f"need 0 <= MIN <= MAX: {text!r}")
-    return pair
-
-
-def _targets(text: str) -> tuple[str, ...]:
-    """`HOST:PORT[,HOST:PORT...]`: the gateways a run's bots connect to."""
-    targets = tuple(t.strip() for t in text.split(",") if t.strip())
-    if not targets or any(not t.rpartition(":")[2].isdigit() for t in targets):
-        raise argparse.ArgumentTypeError(f"not HOST:PORT[,HOST:PORT...]: {text!r}")
-    return targets
-
-
-def worker_targets(targets: tuple[str, ...], workers: int) -> list[str]:
-    """The gateway of each bot worker: round-robin, so every gateway gets workers (and so players)."""
-    return [targets[w % len(targets)] for w in range(workers)]
-
-
 LAB_RATE_PER_S = 1000
 """TRIX_GATEWAY_RATE_PER_S of the platform a load test starts itself (see `start_platform`)."""
 
@@ -186,198 +66,6 @@ def start_worker(ctx: Any, cfg: WorkerConfig, out: Any, fast: Any) -> Any:
     with spawned_on_core_poller(os.environ):
         p.start()
     return p
-
-
-# -- process sampling -------------------------------------------------------------------------
-
-
-class Sampler(threading.Thread):
-    """CPU (% of one core) and RSS (MB) of every service process, once a second."""
-
-    def __init__(self, pids: dict[str, int]) -> None:
-        super().__init__(daemon=True, name="loadtest-sampler")
-        import psutil
-
-        self.procs: dict[str, Any] = {}
-        for name, pid in pids.items():
-            with contextlib.suppress(psutil.Error):
-                p = psutil.Process(pid)
-                p.cpu_percent(None)
-                self.procs[name] = p
-        self.latest: dict[str, dict[str, float]] = {}
-        self.peaks: dict[str, dict[str, float]] = {}
-        self.sums: Counter[str] = Counter()
-        self.samples = 0
-        self.stop = threading.Event()
-        self.pauses: list[tuple[float, float]] = []
-        """(wall time, seconds) of each span in which this thread could not run (`box_pauses`)."""
-
-    def add(self, name: str, pid: int) -> None:
-        import psutil
-
-        with contextlib.suppress(psutil.Error):
-            p = psutil.Process(pid)
-            p.cpu_percent(None)
-            self.procs[name] = p
-
-    def run(self) -> None:
-        import psutil
-
-        last = time.monotonic()
-        while not self.stop.wait(1.0):
-            now = time.monotonic()
-            self.pauses += box_pauses([last, now])
-            last = now
-            sample: dict[str, dict[str, float]] = {}
-            for name, p in list(self.procs.items()):
-                try:
-                    cpu = p.cpu_percent(None)
-                    rss = p.memory_info().rss / 1e6
-                except psutil.Error:
-                    continue
-                sample[name] = {"cpu": round(cpu, 1), "rss_mb": round(rss, 1)}
-                peak = self.peaks.setdefault(name, {"cpu_max": 0.0, "rss_max_mb": 0.0})
-                peak["cpu_max"] = max(peak["cpu_max"], cpu)
-                peak["rss_max_mb"] = max(peak["rss_max_mb"], round(rss, 1))
-                self.sums[name] += int(cpu * 10)
-            self.samples += 1
-            self.latest = sample
-
-    def summary(self) -> dict[str, dict[str, float]]:
-        out = {}
-        for name, peak in self.peaks.items():
-            avg = self.sums[name] / 10 / max(1, self.samples)
-            out[name] = {"cpu_avg": round(avg, 1), **{k: round(v, 1) for k, v in peak.items()}}
-        return out
-
-
-DRAIN_S = 10.0
-"""How long the last ticks are read after the workers stopped."""
-PAUSE_S = 2.0
-"""A sampler that wakes this much later than its one-second step saw the whole box stop."""
-
-
-def box_pauses(wakes: list[float], step_s: float = 1.0) -> list[tuple[float, float]]:
-    """The spans (wall time at the end, seconds stopped) in which a thread that wakes every
-    `step_s` (monotonic times `wakes`) could not run for PAUSE_S or more. On this platform's
-    virtual machines that is the host descheduling the whole guest (every process, the
-    sampler too: issue 16, 10 s in one 1,000-table window, after which the timers rightly
-    played the turns whose deadlines had passed and the bots' late moves were refused):
-    the window's latencies and errors then are the host's, and the summary says so."""
-    out = []
-    for before, after in itertools.pairwise(wakes):
-        late = after - before - step_s
-        if late >= PAUSE_S:
-            out.append((time.time() - (wakes[-1] - after), round(late, 1)))
-    return out
-
-
-def last_ticks(out: Any, within_s: float) -> list[dict[str, Any]]:
-    """The ticks still queued once the workers stopped, read by a helper thread for at most
-    `within_s`: a worker killed while it was writing leaves a cut message in the pipe, on
-    which a read blocks for ever (a 400-table run hung there after its window)."""
-    ticks: list[dict[str, Any]] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                kind, data = out.get_nowait()
-            except (queue.Empty, EOFError, OSError):  # (the pipe closed under a blocked read)
-                return
-            if kind == "tick":
-                ticks.append(data)
-
-    reader = threading.Thread(target=drain, daemon=True, name="loadtest-last-ticks")
-    reader.start()
-    reader.join(within_s)
-    return list(ticks)
-
-
-# -- the echo baseline ------------------------------------------------------------------------
-
-
-def echo_baseline(ctx: Any, seconds: float, workers: int, streams: int) -> dict[str, float]:
-    """Round trips per second of a bare grpc.aio echo (server in its own process)."""
-    port_q, stop = ctx.Queue(), ctx.Event()
-    server = ctx.Process(target=echo_server_main, args=(port_q, stop), daemon=True)
-    server.start()
-    try:
-        port = port_q.get(timeout=30)
-        out = ctx.Queue()
-        per = max(1, streams // workers)
-        clients = [
-            ctx.Process(target=echo_client_main, args=(f"127.0.0.1:{port}", seconds, per, out), daemon=True)
-            for _ in range(workers)
-        ]
-        for c in clients:
-            c.start()
-        total, lat = 0, []
-        for _ in clients:
-            count, sample = out.get(timeout=seconds + 60)
-            total += count
-            lat += sample
-        for c in clients:
-            c.join(10)
-        lat.sort()
-        return {
-            "echo_baseline_per_s": round(total / seconds, 1),
-            "echo_p50_ms": round(percentile(lat, 50), 3),
-            "echo_p99_ms": round(percentile(lat, 99), 3),
-            "echo_streams": per * workers,
-        }
-    finally:
-        stop.set()
-        server.join(5)
-        if server.is_alive():
-            server.kill()
-
-
-# -- verification -----------------------------------------------------------------------------
-
-
-async def verify_games(
-    target: str, tables: set[str], games: dict[str, dict[str, Any]], records_dir: Path
-) -> tuple[int, list[str]]:
-    """Replay and verify every record; scoring's standings must equal the replayed totals."""
-    from trix.client import wait_for_standings
-    from trix.records import load_record, replay, verify
-
-    engine = importlib.import_module("trix.engine")
-    os.makedirs(records_dir, exist_ok=True)
-    failures: list[str] = []
-    to_query: list[tuple[str, str, list[int]]] = []
-    for table_id in sorted(tables):
-        game = games.get(table_id)
-        if game is None:
-            failures.append(f"{table_id}: the game did not finish")
-            continue
-        (records_dir / f"{table_id}.json").write_text(game["record_json"])
-        try:
-            record = load_record(game["record_json"])
-            result = replay(record, engine.Game, engine.Options)
-            report = verify(record)
-        except Exception as err:  # noqa: BLE001 - a bad record is a failed game, reported, never a crash
-            failures.append(f"{table_id}: record rejected: {err}")
-            continue
-        replayed = list(result.record.get("totals") or [])
-        if result.differences or not result.finished:
-            failures.append(f"{table_id}: replay differs: {result.differences[:2]}")
-        elif not report.ok:
-            failures.append(f"{table_id}: verify failed")
-        elif replayed != list(game["totals"]):
-            failures.append(f"{table_id}: client totals {game['totals']} != replayed {replayed}")
-        else:
-            to_query.append((table_id, game["token"], replayed))
-    sem = asyncio.Semaphore(16)
-
-    async def check(table_id: str, token: str, replayed: list[int]) -> str | None:
-        async with sem:
-            scored = await wait_for_standings(target, token, table_id, replayed, tries=60, interval_s=0.5, timeout_s=10)
-        return None if scored == replayed else f"{table_id}: scoring {scored} != replayed {replayed}"
-
-    results = await asyncio.gather(*(check(*item) for item in to_query))
-    failures += [r for r in results if r is not None]
-    return len(tables) - len(failures), failures
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -805,26 +493,6 @@ class Run:
         return EXIT_OK if not breaches else EXIT_FAILED
 
 
-def host_cpu_ticks() -> list[int]:
-    """The machine's CPU time so far, in ticks, from /proc/stat's `cpu` line (user, nice,
-    system, idle, iowait, irq, softirq, steal, ...); empty where there is none."""
-    try:
-        with open("/proc/stat", encoding="ascii") as stat:
-            first = stat.readline().split()
-    except OSError:
-        return []
-    return [int(x) for x in first[1:]] if first and first[0] == "cpu" else []
-
-
-def steal_share(ticks: list[int]) -> float | None:
-    """The share of the machine's CPU time its host took (steal, %) in `ticks`' span: a
-    virtual machine's neighbours make every ms-per-action figure of the same code larger
-    (issue 16: 34% steal on one session's box, 1% on another's)."""
-    if len(ticks) < 8 or sum(ticks) <= 0:
-        return None
-    return round(100.0 * ticks[7] / sum(ticks), 1)
-
-
 def run_loadtest(args: argparse.Namespace) -> int:
     if args.tables < 1 or args.duration <= 0 or args.workers < 0 or args.gateways < 1:
         print(
@@ -856,11 +524,3 @@ def stop_on_sigterm() -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_sigterm)
-
-
-def scenario_of(args: argparse.Namespace) -> Scenario:
-    """The named scenario, with `--think` in place of its pace if given."""
-    scenario = SCENARIOS[args.scenario]
-    if args.think is not None:
-        scenario = dataclasses.replace(scenario, think_min_s=args.think[0], think_max_s=args.think[1])
-    return scenario

@@ -53,7 +53,7 @@ def test_window_cpu_sums_the_replicas_of_a_service_and_keeps_each_apart() -> Non
 
 SAMPLER_CHILD = """
 import json, time
-from trix.loadtest.runner import Sampler
+from trix.loadtest.sampling import Sampler
 sampler = Sampler({})
 sampler.start()
 print("started", flush=True)
@@ -75,7 +75,7 @@ def test_a_stopped_box_is_seen_by_the_sampler_as_a_pause() -> None:
     import sys
     import time
 
-    from trix.loadtest.runner import PAUSE_S, box_pauses
+    from trix.loadtest.sampling import PAUSE_S, box_pauses
 
     assert box_pauses([0.0, 1.0, 2.01, 3.0]) == []  # a scheduler's jitter is not a pause
     child = subprocess.Popen(
