@@ -455,6 +455,16 @@ class Supervisor(StartStop):
                 f"metrics=http://127.0.0.1:{child.metrics_port}/metrics  pid={child.proc.pid}  log={child.log_path}"
             )
         started = time.monotonic()
+        self._wait_serving(deadline, timeout_s)
+        if self.edge:
+            self._start_edge_ready(deadline)
+        took = time.monotonic() - started
+        self._announce(f"ready: {len(self.services)} services SERVING in {took:.1f}s (Ctrl-C stops)")
+        if self.edge_child is not None:
+            self._announce(f"play in the browser: {self.web_url}")
+
+    def _wait_serving(self, deadline: float, timeout_s: float) -> None:
+        """Until every service is SERVING: the readiness loop (`watch`), restarts included."""
         while not all(c.serving for c in self.services):
             if self.stop_requested:
                 raise StartFailed("stopped before the platform was ready")
@@ -465,12 +475,6 @@ class Supervisor(StartStop):
             if time.monotonic() > deadline:
                 raise StartFailed(f"not ready after {timeout_s:.0f}s; see the logs in {self.state_dir / 'logs'}")
             time.sleep(0.1)
-        if self.edge:
-            self._start_edge_ready(deadline)
-        took = time.monotonic() - started
-        self._announce(f"ready: {len(self.services)} services SERVING in {took:.1f}s (Ctrl-C stops)")
-        if self.edge_child is not None:
-            self._announce(f"play in the browser: {self.web_url}")
 
     def _start_edge_ready(self, deadline: float) -> None:
         fronted = fronted_by_edge(self.declarations).name
