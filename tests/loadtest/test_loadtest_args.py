@@ -97,6 +97,18 @@ def test_floor_server_is_spawned_with_the_gateways_grpc_core_settings() -> None:
     assert operators == {GRPC_EXPERIMENTS_ENV: "-some_experiment"}
 
 
+def _wait_for_exec(pid: int, timeout_s: float = 30.0) -> None:
+    """Until the spawned process runs multiprocessing's `spawn_main` (it has exec'd): `start`
+    returns right after the fork."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"spawn_main" in f.read():
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not exec in {timeout_s}s")
+
+
 def test_bot_workers_are_spawned_on_the_gateways_grpc_core_poller(monkeypatch: pytest.MonkeyPatch) -> None:
     """ADR 0022 addendum: a real bot worker (spawned, signing in to a port nobody serves, so it
     lives on retrying) has the gateway's GRPC_EXPERIMENTS in its environment from its start,
@@ -120,6 +132,7 @@ def test_bot_workers_are_spawned_on_the_gateways_grpc_core_poller(monkeypatch: p
     worker = start_worker(ctx, cfg, out, fast)
     try:
         assert GRPC_EXPERIMENTS_ENV not in os.environ
+        _wait_for_exec(worker.pid)  # before its exec, /proc shows the environment of the fork
         with open(f"/proc/{worker.pid}/environ", "rb") as f:
             environ = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
         assert environ[GRPC_EXPERIMENTS_ENV.encode()] == GRPC_CORE_EXPERIMENTS.encode()
