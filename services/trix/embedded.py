@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from trix.natsio.serverconf import LocalNode
-from trix.supervisor import StartStop, Supervisor
+from trix.startstop import StartStop
+from trix.supervisor import Supervisor
 
 
 class EmbeddedPlatform(StartStop):

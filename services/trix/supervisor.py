@@ -14,7 +14,6 @@ It must not contain service logic.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import secrets
@@ -26,8 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import FrameType, TracebackType
-from typing import Self
+from types import FrameType
 
 import trix
 from trix.declarations import EDGE, SERVICES, ServiceDeclaration, fronted_by_edge
@@ -36,6 +34,7 @@ from trix.natsio import permissions, serverconf
 from trix.processes import Child, free_port, nats_server_binary, port_taken, stop_children
 from trix.runtime.identity import GATEWAY_KEY_ENV, GATEWAY_PREVIOUS_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
 from trix.scoring.config import SCORING_ADMIN_ENV
+from trix.startstop import StartStop
 from trix.state_folder import NATS_USERS_FILE, gateway_secrets, nats_conf_paths, nats_passwords, write_private
 
 BACKOFF_START_S = 0.5
@@ -52,42 +51,6 @@ class StartFailed(RuntimeError):
 
 def say(message: str) -> None:
     print(f"trix up: {message}", flush=True)
-
-
-class StartStop:
-    """`with` and `async with` for an object with a blocking `start` and `stop`: started on
-    entry (and stopped again if the start fails), stopped on exit; `async with` runs both in
-    a worker thread, so the event loop goes on meanwhile."""
-
-    def start(self) -> object:
-        raise NotImplementedError
-
-    def stop(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        try:
-            await asyncio.to_thread(self.start)
-        except BaseException:
-            await asyncio.to_thread(self.stop)
-            raise
-        return self
-
-    async def __aexit__(
-        self, _type: type[BaseException] | None, _exc: BaseException | None, _tb: TracebackType | None
-    ) -> None:
-        await asyncio.to_thread(self.stop)
 
 
 class Supervisor(StartStop):

@@ -3,6 +3,7 @@ healthy again, nothing left running after the stop."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import re
@@ -140,3 +141,34 @@ def test_stopping_an_embedded_platform_gives_the_caller_its_sigint_handler_back(
         assert signal.getsignal(signal.SIGINT) is mine
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+async def test_an_embedded_platform_in_async_with_serves_inside_and_leaves_nothing_running_after(
+    tmp_path: Path,
+) -> None:
+    """The supervisor's public face: `async with` starts every service (SERVING when the body
+    runs, the event loop free meanwhile) and stops every process it started on the way out."""
+    from trix.embedded import EmbeddedPlatform
+
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.05)
+            ticks += 1
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        async with EmbeddedPlatform(tmp_path / "state", fresh=True) as platform:
+            assert ticks > 10  # the loop ran while the platform started (seconds)
+            sup = platform.supervisor
+            children = [*sup.nats_children, *sup.services, *([sup.provisioner] if sup.provisioner else [])]
+            pids = [c.proc.pid for c in children if c.proc is not None]
+            assert len(pids) == len(children) == 2 + len(sup.services)
+            assert all(serving(c.grpc_port) for c in sup.services)
+    finally:
+        ticker.cancel()
+    await asyncio.sleep(0.5)
+    left = [pid for pid in pids if alive(pid)]
+    assert left == [], f"processes left after the async with: {left}"
