@@ -1,6 +1,7 @@
 """The repository stands on its own (issue 17): no tracked file names a path of this
-machine outside the repository, the rules its code cites are in it (docs/rules.md) and
-the golden records its tests replay are in it (tests/golden).
+machine outside the repository, the rules its code cites are in it (docs/rules.md), every
+document a file cites is in it (issue 38) and the golden records its tests replay are in
+it (tests/golden).
 
 Checked over the files git tracks (or, outside a git checkout, every file below the
 repository but build and tool output).
@@ -8,9 +9,10 @@ repository but build and tool output).
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from support.golden import EXPECTED_GOLDEN, GOLDEN_DIR, golden_files
 
@@ -30,6 +32,15 @@ OUTSIDE = re.compile(
         ]
     )
 )
+# A document cited by name: a markdown file (`docs/rules.md`, `loadtest/README.md`, a bare
+# `README.md`) or any path below docs/ (`docs/adr/`, `docs/adr/0004` for an ADR by number).
+MARKDOWN = re.compile(r"(?<![\w/.-])((?:\.{1,2}/)*(?:[\w-][\w.-]*/)*[\w-][\w.-]*\.md)(?![\w-])")
+DOCS_PATH = re.compile(r"(?<![\w/.-])(docs/[\w./-]*[\w/])")
+ADR_BY_NUMBER = re.compile(r"docs/adr/(\d{4})")
+# A URL names a document elsewhere on purpose: left out before looking for citations.
+URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+# Generated code is checked by its own drift checks, not read for citations.
+GENERATED = ("services/trix/v1/", "web/src/gen/")
 # Where a tool writes, never what the repository reads: skipped when walking a tree.
 UNTRACKED_DIRS = {".git", ".venv", ".state", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", "build"}
 
@@ -102,3 +113,69 @@ def test_golden_records_are_all_in_the_repository_and_in_the_manifest() -> None:
     assert len(files) == EXPECTED_GOLDEN
     manifest = {line.split("\t", 1)[0] for line in (GOLDEN_DIR / "MANIFEST.txt").read_text("utf-8").splitlines()}
     assert {p.name for p in files} == manifest
+
+
+class Documents:
+    """What the repository holds, to resolve a citation against: its files, their folders
+    and their names."""
+
+    def __init__(self, files: list[Path]) -> None:
+        self.files = {p.relative_to(REPO).as_posix() for p in files}
+        self.folders = {str(parent) for f in self.files for parent in PurePosixPath(f).parents}
+        self.names = {PurePosixPath(f).name for f in self.files}
+
+    def holds(self, cited: str, citing: str) -> bool:
+        """Whether `cited`, written in file `citing`, names a file or folder of the repository:
+        a bare name anywhere in it, a path from its root or from the citing file's folder."""
+        if "/" not in cited:
+            return cited in self.names
+        if number := ADR_BY_NUMBER.fullmatch(cited):
+            return any(f.startswith(f"docs/adr/{number.group(1)}-") for f in self.files)
+        for path in (cited, f"{PurePosixPath(citing).parent}/{cited}"):
+            normal = os.path.normpath(path).rstrip("/")
+            if normal in self.files or normal in self.folders:
+                return True
+        return False
+
+
+def missing_documents(docs: Documents, citing: str, text: str) -> list[str]:
+    """`line: citation` for each document `text` (the file `citing`) cites that is not in the repository."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = URL.sub(" ", line)
+        cited = [m.group(1) for m in MARKDOWN.finditer(line)] + [m.group(1) for m in DOCS_PATH.finditer(line)]
+        found += [f"{number}: {c}" for c in dict.fromkeys(cited) if not docs.holds(c, citing)]
+    return found
+
+
+def test_no_tracked_file_cites_a_document_that_is_not_in_the_repository() -> None:
+    files = tracked_files()
+    docs = Documents(files)
+    found = []
+    cited_rules = 0
+    for path in files:
+        name = path.relative_to(REPO).as_posix()
+        text = text_of(path)
+        if text is None or name.startswith(GENERATED):
+            continue
+        cited_rules += text.count("docs/rules.md")
+        found += [f"{name}:{where}" for where in missing_documents(docs, name, text)]
+    assert cited_rules > 100, f"docs/rules.md cited only {cited_rules} times: is the file list right?"
+    assert not found, "documents cited but not in the repository:\n" + "\n".join(found)
+
+
+def test_the_citation_check_flags_a_missing_document_and_passes_urls_and_present_ones() -> None:
+    docs = Documents(tracked_files())
+    # Spelled in pieces so this file itself cites nothing missing.
+    absent = "ARCHITECTURE" + ".md"
+    lines = [
+        f"as {absent} says",  # a document of another folder, by name
+        "see docs/" + "nothing-here" + ".md and " + "docs/" + "adr/9999",  # a missing page, a missing ADR
+        "https://example.org/STYLE" + ".md and docs/rules.md §7, loadtest/README.md, docs/adr/0004",
+        "(README.md, `docs/adr/`, ../docs/deploy.md)",
+    ]
+    assert missing_documents(docs, "tests/test_file.py", "\n".join(lines)) == [
+        f"1: {absent}",
+        "2: docs/" + "nothing-here" + ".md",
+        "2: docs/" + "adr/9999",
+    ]

@@ -2,7 +2,7 @@
 
 Owns: the command-line surface only (arguments, output, exit codes); the work is
 in `trix.records`. The rules engine `trix.engine` is imported lazily inside the
-run functions (no silent fallback to Python if it is missing: STYLE.md).
+run functions (no silent fallback to Python if it is missing: docs/architecture.md, "Style").
 
 Exit codes:
   replay  0 the record is legal and its outputs match (completed record on stdout)

@@ -476,7 +476,7 @@ class Game:
     # -- apply ---------------------------------------------------------------
 
     def apply(self, seat: int, action: int) -> list[Event]:
-        """Check first, then act (STYLE.md): an IllegalAction leaves the state unchanged."""
+        """Check first, then act (docs/architecture.md, "Style"): an IllegalAction leaves the state unchanged."""
         if self._phase == Phase.GAME_OVER:
             raise IllegalAction(IllegalReason.GAME_OVER, "game is over")
         if not (type(seat) is int and 0 <= seat < NUM_SEATS):

@@ -94,7 +94,7 @@ def test_logs_are_json_with_context_and_metrics_name_rpcs(service_process: type[
         request = table_pb2.PlayCardRequest(header=table_pb2.ActionHeader(table_id="t-42", seat=1))
         with pytest.raises(grpc.RpcError) as err:
             stub.PlayCard(request, metadata=[("x-request-id", "req-abc")], timeout=10)
-        # No internal identity token: the table refuses (ARCHITECTURE.md, identity only from the gateway).
+        # No internal identity token: the table refuses (docs/architecture.md, identity only from the gateway).
         assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
         url = f"http://127.0.0.1:{service.metrics_port}/metrics"
         handled = 'grpc_server_handled_total{grpc_code="UNAUTHENTICATED",grpc_method="PlayCard"'

@@ -97,7 +97,7 @@ async def test_hold_release_and_short_balance(scoring: InProcessScoring) -> None
 
 
 async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InProcessScoring) -> None:
-    # ARCHITECTURE.md: a player id only from a token services verify, never from a request
+    # docs/architecture.md: a player id only from a token services verify, never from a request
     # field alone; matchmaking signs one per stake call. Refused calls hold and release nothing.
     await grant(scoring, "p1", 100)
     hold = scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60)

@@ -11,7 +11,7 @@ const vectors = vectorFile as unknown as {
   record: Record<string, unknown> & { fairness: Record<string, string>; deals: Record<string, unknown>[] };
 };
 
-describe("RULES.md §11 in the browser equals trix.fairness", () => {
+describe("docs/rules.md §11 in the browser equals trix.fairness", () => {
   it("has vectors", () => expect(vectors.shuffles.length).toBeGreaterThanOrEqual(4));
   for (const v of vectors.shuffles) {
     it(`commitment, deck and hands of ${JSON.stringify(v.client_seed)} deal ${v.n}`, async () => {

@@ -5,7 +5,7 @@ service does on NATS (the subjects it publishes and subscribes to, the streams a
 buckets it reads or writes, its own durable consumers, the streams it opens ephemeral
 consumers on), `permissions_of(user)` turns that into a nats-server whitelist, and
 `authorization_block` writes the `authorization { users = [...] }` section that
-`trix up`, the tests and `deploy/k8s` (a drift check) all use (ARCHITECTURE.md "Each
+`trix up`, the tests and `deploy/k8s` (a drift check) all use (docs/architecture.md: "Each
 service connects to NATS as its own user with the least permissions it needs", ADR 0014).
 
 Everything is a whitelist: what is not listed is refused by the server. The users and

@@ -13,7 +13,7 @@ HMAC-SHA256 of everything before the MAC under the key of its role:
 A token is verified with the key of the role it claims, so a `service` token signed with
 the player key does not verify: a compromised gateway cannot call as a service (read all
 four hands, act for a seat, create tables). A service trusts a player id only from a
-token that verifies, never from a request field (ARCHITECTURE.md). `load_key` reads a key
+token that verifies, never from a request field (docs/architecture.md). `load_key` reads a key
 from the environment and refuses a missing or short one naming the variable (the service
 exits with code 2). Tokens travel in the NATS header `Trix-Caller` (table commands), the
 gRPC metadata `x-trix-caller` (the table's gRPC API, forwarded to that header) and

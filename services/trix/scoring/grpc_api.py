@@ -6,7 +6,7 @@ checking that a stake call (HoldStake, ReleaseStake) or a wallet read (GetBalanc
 ListLedger; or the admin credential) carries an internal identity token
 (`x-trix-identity`, `trix.runtime.identity`): the player's own (player-role key) or
 matchmaking's service token (service-role key, which the gateway never holds): a player
-id is never taken from a request field alone (ARCHITECTURE.md). A private table's standings,
+id is never taken from a request field alone (docs/architecture.md). A private table's standings,
 record and history rows are read only with a token of one of its players (or the admin
 credential).
 """

@@ -1,7 +1,7 @@
 """The gRPC adapter of the table service: `trix.v1.TableService` for tools and admin.
 
 Owns proto <-> command translation only: every unary RPC becomes a `TableCommand`
-forwarded over NATS to the table's owner (ARCHITECTURE.md: "its gRPC API forwards
+forwarded over NATS to the table's owner (docs/architecture.md: "its gRPC API forwards
 the same way, so any replica accepts any table's call"), carrying the caller token
 from the `x-trix-caller` metadata unchanged; the owner checks it. Streams first ask
 the owner for the seat's view (the same permission check), then follow the seat's (or
