@@ -166,7 +166,8 @@ class Bot:
 
 
 async def _demo(args: argparse.Namespace, target: str) -> int:
-    from trix.records import load_record, replay, verify
+    from trix.records import load_record, replay
+    from trix.verification import verify_record
 
     engine = importlib.import_module("trix.engine")  # the C rules engine, as `trix replay` loads it
 
@@ -202,7 +203,7 @@ async def _demo(args: argparse.Namespace, target: str) -> int:
         print(f"trix replay: FAIL {result.differences[:3]}")
     else:
         print(f"trix replay: ok, {len(result.record['deals'])} deals, totals {replayed}")
-    report = verify(record)
+    report = verify_record(record, engine.Game, engine.Options)
     print(f"trix verify: {'ok' if report.ok else 'FAIL'} ({len(report.lines)} checks)")
     ok = ok and report.ok
     scored = await wait_for_standings(

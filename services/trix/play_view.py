@@ -91,10 +91,12 @@ def render(state: SeatState, names: list[str], lang: str, now: float, countdown:
 
 def verify_view(record_json: str, lang: str) -> str:
     """تحقق: the commitment, the revealed seed and the check of every deal (docs/rules.md §11)."""
-    from trix.records import load_record, verify
+    from trix import engine
+    from trix.records import load_record
+    from trix.verification import verify_record
 
     record = load_record(record_json)
-    report = verify(record)
+    report = verify_record(record, engine.Game, engine.Options)  # the whole record, as `trix verify`
     title = ar("تحقق", "ar") + " / verify"
     fairness = record.get("fairness") or {}
     lines = [title, f"commitment:  {fairness.get('commitment')}", f"server seed: {fairness.get('server_seed')}"]

@@ -9,7 +9,9 @@ Exit codes:
           1 legal, but recorded scores/totals/ranking differ (completed record on
             stdout, one line per difference on stderr)
           2 illegal or malformed record: exactly one line on stderr, never a traceback
-  verify  0 commitment and every listed deal check out, 1 otherwise, 2 malformed
+  verify  0 the whole record checks out (commitment, hands, number of deals, play
+            replayed under the rules, deal scores, totals, ranking: trix.verification),
+          1 otherwise (the failing checks named on the last line), 2 malformed
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from trix.records import (
     RecordError,
     read_record_file,
     replay,
-    verify,
 )
+from trix.verification import verify_record
 
 EXIT_OK = 0
 EXIT_DIFFERENCES = 1
@@ -80,7 +82,9 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_verify(args: argparse.Namespace) -> int:
     try:
-        report = verify(_read(args.file))
+        record = _read(args.file)
+        game_cls, options_cls = _load_engine()
+        report = verify_record(record, game_cls, options_cls)
     except RecordError as exc:
         return _fail(exc.message)
     except Exception as exc:  # noqa: BLE001 - never a traceback, whatever the input
