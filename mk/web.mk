@@ -1,13 +1,18 @@
 # The browser client (issue 20): web/ (TypeScript strict, Preact, Vite, Vitest), its ES code
 # generated from proto/ by buf + protoc-gen-es (committed under web/src/gen, never edited),
 # and the browser tests in tests/web (pytest + playwright driving Debian's chromium).
+# The Verify page's rules engine is engine/src compiled to WebAssembly by zig's clang (the
+# `ziglang` package of the dev extras, ADR 0025) into web/build/trix_engine.wasm.
 # Included by the top Makefile.
 NPM ?= npm
+ZIG ?= $(PY) -m ziglang
+WEB_WASM := web/build/trix_engine.wasm
+WASM_CFLAGS := -target wasm32-wasi -mexec-model=reactor -std=c11 -Wall -Wextra -Werror -Iengine/include -O2 -s
 WEB_STAMP := web/node_modules/.trix-npm-ci
 WEB_SOURCES := $(shell find web/src web/index.html web/vite.config.ts web/tsconfig.json -type f 2>/dev/null)
 WEB_DIST := web/dist/index.html
 
-.PHONY: web web-install web-proto web-proto-check web-build test-web
+.PHONY: web web-install web-proto web-proto-check web-build web-wasm test-web
 
 $(WEB_STAMP): web/package.json web/package-lock.json
 	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
@@ -24,12 +29,18 @@ web-proto-check: $(WEB_STAMP) $(STAMP_DEV) ## fail if web/src/gen differs from a
 	cd web && PATH="$$PWD/node_modules/.bin:$$PATH" ../$(BUF) generate --template buf.gen.yaml -o "$$tmp" ../proto && \
 	diff -r "$$tmp/src/gen" src/gen && echo "web-proto-check: generated ES code is up to date"
 
-$(WEB_DIST): $(WEB_STAMP) $(WEB_SOURCES)
+$(WEB_WASM): engine/wasm/trix_wasm.c $(ENGINE_SRCS) $(ENGINE_HDRS) $(STAMP_DEV)
+	@mkdir -p $(@D)
+	$(ZIG) cc $(WASM_CFLAGS) -o $@ engine/wasm/trix_wasm.c $(ENGINE_SRCS)
+
+web-wasm: $(WEB_WASM) ## the C rules engine as WebAssembly for the Verify page (web/build/trix_engine.wasm)
+
+$(WEB_DIST): $(WEB_STAMP) $(WEB_SOURCES) $(WEB_WASM)
 	cd web && $(NPM) run --silent build
 
 web-build: $(WEB_DIST) ## build web/dist when its sources changed (prints the gzipped first-load size)
 
-web: $(WEB_STAMP) ## the web app: npm ci, type check (tsc strict), Vitest unit tests, build (size figure)
+web: $(WEB_STAMP) $(WEB_WASM) ## the web app: npm ci, the engine as WebAssembly, type check (tsc strict), Vitest unit tests, build (size figure)
 	cd web && $(NPM) run --silent typecheck
 	cd web && $(NPM) run --silent test
 	cd web && $(NPM) run --silent build
