@@ -6,5 +6,5 @@ export default defineConfig({
   base: "/",
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: { outDir: "dist", emptyOutDir: true, target: "es2022", sourcemap: false },
-  test: { include: ["test/**/*.test.ts"], environment: "node" },
+  test: { include: ["test/**/*.test.ts"], environment: "node", setupFiles: ["test/setup.ts"] },
 });

@@ -1,5 +1,6 @@
 // The browser's §11 shuffle and commitment against vectors the Python side generated
 // (tests/web/fairness_vectors.py; tests/web/test_fairness_vectors.py keeps the file current).
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { commitment, dealFromSeeds, hexToBytes, shuffledDeck } from "../src/client/fairness";
 import { verifyRecord } from "../src/client/verify";
@@ -38,14 +39,18 @@ describe("the Verify page's check of a record", () => {
     if (!r.ok) throw new Error(r.error);
     expect(r.allMatch).toBe(false);
     expect(r.deals.map((d) => d.status)).toEqual(["mismatch", "match"]);
-    expect(r.deals[0]?.detail).toBe("hand of seat 0, hand of seat 1");
+    expect(r.deals[0]?.badSeats).toEqual([0, 1]);
   });
-  it("reports a mismatch for a played card the seat never held (hands omitted)", async () => {
-    const rec = structuredClone(vectors.record);
+  it("refuses a played card the seat never held (hands omitted): the engine's replay", async () => {
+    // a whole game (the vectors' record is two made-up deals): tests/golden/game_0008, hands derived
+    const rec = JSON.parse(readFileSync(new URL("../../tests/golden/game_0008.json", import.meta.url), "utf-8")) as typeof vectors.record;
     const plays = rec.deals[1]?.plays as { seat: number; card: string }[];
-    plays[0]!.seat = 1;
+    const seat = (plays[0]!.seat + 1) % 4;
+    plays[0]!.seat = seat;
     const r = await verifyRecord(JSON.stringify(rec));
-    expect(r.ok && r.deals[1]?.status).toBe("mismatch");
+    if (!r.ok) throw new Error(r.error);
+    expect(r.allMatch && !r.verified).toBe(true);
+    expect(r.checks.find((c) => c.id === "play")).toMatchObject({ ok: false, failure: { where: { deal: 1, play: 0 }, reason: { kind: "illegal", seat } } });
   });
   it("reports a commitment that does not match the revealed seed", async () => {
     const rec = structuredClone(vectors.record);

@@ -1,15 +1,18 @@
 // The Verify page's check (تحقق, docs/rules.md §11, §12): from a game record alone, recompute
-// the commitment from the revealed server seed and every deal's hands from the seeds, and
-// say per deal whether the record matches. Never asks the server.
+// the commitment from the revealed server seed and every deal's hands from the seeds, then
+// check the rest of the record with the rules engine (check.ts: the number of deals, the play,
+// every deal's points, the totals, the ranking), as `trix verify` does. Never asks the server.
 import { cardId } from "./cards";
+import { checkPlay } from "./check";
+import type { Check } from "./check";
 import { commitment, dealFromSeeds, hexToBytes } from "./fairness";
 
 export type DealCheck = {
   index: number;
-  /** "match": the listed hands (or, when omitted, every played card) agree with §11. */
+  /** "match": the listed hands (or every hand, when omitted: derived) agree with §11. */
   status: "match" | "mismatch";
-  /** What differs, in the record's own terms (seat and card), when it does not match. */
-  detail: string;
+  /** The seats whose listed hand is not the derived one. */
+  badSeats: number[];
   hands: number[][];
 };
 
@@ -21,7 +24,12 @@ export type VerifyResult =
       commitmentMatches: boolean;
       clientSeed: string;
       deals: DealCheck[];
+      /** The commitment and every deal's hands agree with the seeds (§11). */
       allMatch: boolean;
+      /** The rest of the record, replayed by the rules engine (none when the hands differ). */
+      checks: Check[];
+      /** Every check passed: the one verdict the page shows. */
+      verified: boolean;
     };
 
 type Json = Record<string, unknown>;
@@ -41,9 +49,6 @@ function cardsOf(list: unknown): number[] | null {
   return ids;
 }
 
-/** The equivalent command line for a person who prefers the terminal. */
-export const VERIFY_COMMAND = "trix verify record.json";
-
 export async function verifyRecord(text: string): Promise<VerifyResult> {
   let rec: unknown;
   try {
@@ -62,37 +67,34 @@ export async function verifyRecord(text: string): Promise<VerifyResult> {
   for (let n = 0; n < rec.deals.length; n++) {
     const deal: unknown = rec.deals[n];
     const hands = await dealFromSeeds(seed, clientSeed, n);
-    const problems: string[] = [];
-    if (!isObj(deal)) {
-      problems.push("not a deal");
-    } else {
-      if (deal.hands !== undefined && deal.hands !== null) {
-        const listed = Array.isArray(deal.hands) ? deal.hands.map(cardsOf) : [];
-        for (let s = 0; s < 4; s++) {
-          const mine = listed[s];
-          const want = hands[s] as number[];
-          const same = mine && mine.length === 13 && [...mine].sort((a, b) => a - b).every((c, i) => c === want[i]);
-          if (!same) problems.push(`hand of seat ${s}`);
-        }
+    const badSeats: number[] = [];
+    if (isObj(deal) && deal.hands !== undefined && deal.hands !== null) {
+      const listed = Array.isArray(deal.hands) ? deal.hands.map(cardsOf) : [];
+      for (let s = 0; s < 4; s++) {
+        const mine = listed[s];
+        const want = hands[s] as number[];
+        const same = mine && mine.length === 13 && [...mine].sort((a, b) => a - b).every((c, i) => c === want[i]);
+        if (!same) badSeats.push(s);
       }
-      const plays = Array.isArray(deal.plays) ? deal.plays : [];
-      plays.forEach((p: unknown, i: number) => {
-        const seat = isObj(p) && typeof p.seat === "number" ? p.seat : -1;
-        const card = isObj(p) && typeof p.card === "string" ? cardId(p.card) : null;
-        if (seat < 0 || seat > 3 || card === null || !(hands[seat] as number[]).includes(card)) {
-          problems.push(`play ${i}`);
-        }
-      });
     }
-    deals.push({ index: n, status: problems.length ? "mismatch" : "match", detail: problems.join(", "), hands });
+    deals.push({ index: n, status: badSeats.length ? "mismatch" : "match", badSeats, hands });
   }
   const commitmentMatches = typeof f.commitment === "string" && f.commitment === computed;
+  const allMatch = commitmentMatches && deals.every((d) => d.status === "match");
+  let checks: Check[];
+  try {
+    checks = deals.every((d) => d.status === "match") ? await checkPlay(rec, deals.map((d) => d.hands)) : [];
+  } catch {
+    return { ok: false, error: "engine" };
+  }
   return {
     ok: true,
     commitment: computed,
     commitmentMatches,
     clientSeed,
     deals,
-    allMatch: commitmentMatches && deals.every((d) => d.status === "match"),
+    allMatch,
+    checks,
+    verified: allMatch && checks.length > 0 && checks.every((c) => c.ok),
   };
 }
