@@ -32,8 +32,9 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
     "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-        "connect-src 'self'; media-src 'self' data:; base-uri 'none'; frame-ancestors 'none'"
+        # 'wasm-unsafe-eval': the Verify page compiles the rules engine (WebAssembly, ADR 0025)
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self'; media-src 'self' data:; base-uri 'none'; frame-ancestors 'none'"
     ),
 }
 

@@ -518,3 +518,70 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
     host.click("[role=alertdialog] button >> nth=0")
     host.wait_for_selector(".lobby")
     _until(lambda: friend.locator(".seat .tag", has_text=re.compile("^روبوت$")).count() == 3, 60.0)
+
+
+ALTERED = Path(__file__).resolve().parents[1] / "golden" / "altered"
+GOLDEN_FINISHED = Path(__file__).resolve().parents[1] / "golden" / "game_0008.json"
+SEAT_OF_FOREIGN = json.loads((ALTERED / "game_0008_foreign.json").read_text("utf-8"))["deals"][1]["plays"][0]["seat"]
+REFUSALS: dict[str, dict[str, tuple[str, str]]] = {
+    # kind: language: (the failing check, its line as the page shows it, numbers from 1)
+    "cut": {
+        "en": ("deals", "✘ Deals: 10 of the 20 this game has: the record is cut short"),
+        "ar": ("deals", "✘ التوزيعات: 10 من أصل 20 في هذه اللعبة: السجل مبتور"),
+    },
+    "edited": {
+        "en": ("totals", "✘ Totals: -475 / -75 / 165 / 185 in the record, 185 / -75 / 165 / -475 replayed"),
+        "ar": ("totals", "✘ المجاميع: -475 / -75 / 165 / 185 في السجل، و185 / -75 / 165 / -475 في إعادة اللعب"),
+    },
+    "swapped": {
+        "en": ("play", "✘ Play refused at deal 1, card 2: seat 1 must follow suit (♥)"),
+        "ar": ("play", "✘ اللعب مرفوض عند التوزيعة 1، الورقة 2: على المقعد 1 أن يتبع النقش (♥)"),
+    },
+    "foreign": {
+        "en": ("play", f"✘ Play refused at deal 2, card 1: seat {SEAT_OF_FOREIGN + 1} does not hold 3♣"),
+        "ar": ("play", f"✘ اللعب مرفوض عند التوزيعة 2، الورقة 1: المقعد {SEAT_OF_FOREIGN + 1} لا يملك 3♣"),
+    },
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_verify_refuses_altered_records_with_the_reason_in_the_page_language(
+    web_platform: WebPlatform, pages: Pages, tmp_path: Path, lang: str
+) -> None:
+    """Issue 39: a finished game's record cut, edited, with two cards swapped into an illegal
+    order or with a card its seat never held (tests/golden/altered) is refused by the page's
+    check, the rules engine as WebAssembly, with the failing check's line in the page's
+    language and its numbers isolated (<bdi>); the untouched record passes. No rules engine is
+    fetched before a record is checked."""
+    page = pages.open(f"verify-{lang}", locale=lang)
+    wasm: list[str] = []
+    page.on("request", lambda r: wasm.append(r.url) if r.url.endswith(".wasm") else None)
+    page.goto(web_platform.url + "#/verify")
+    page.wait_for_selector("#record")
+    assert page.evaluate("document.documentElement.lang") == lang
+    assert wasm == []  # the Verify page is open, nothing checked yet: no engine fetched
+
+    page.fill("#record", GOLDEN_FINISHED.read_text("utf-8"))
+    page.click("[data-action=check]")
+    page.wait_for_selector("[data-verdict=match]")
+    assert len(wasm) == 1
+    assert [li.get_attribute("data-status") for li in page.locator(".checks li").all()] == ["ok"] * 5
+    for kind, by_lang in REFUSALS.items():
+        check, line = by_lang[lang]
+        page.fill("#record", "")  # the previous verdict goes first: no line of it is read again
+        page.click("[data-action=check]")
+        page.wait_for_selector("[data-verdict=error]")
+        # one line: playwright's fill of a text of a thousand lines outwaits its deadline
+        page.fill(
+            "#record",
+            json.dumps(json.loads((ALTERED / f"game_0008_{kind}.json").read_text("utf-8")), ensure_ascii=False),
+        )
+        page.click("[data-action=check]")
+        page.wait_for_selector(f".checks li[data-check={check}][data-status=bad]")
+        assert page.get_attribute("[data-verdict]", "data-verdict") == "mismatch", kind
+        shown = page.locator(f".checks li[data-check={check}][data-status=bad]").first
+        assert shown.inner_text() == line, kind
+        isolated = [b.inner_text() for b in shown.locator("bdi").all()]
+        # every number of the line is in a <bdi>, so "-475" stays "-475" on the Arabic page
+        assert re.findall(r"-?\d+", line) == re.findall(r"-?\d+", " ".join(isolated)), (kind, isolated)
+        page.screenshot(path=str(tmp_path / f"verify-{kind}-{lang}.png"), full_page=True)
