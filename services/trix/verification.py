@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from trix.records import NUM_DEALS, GameFactory, RecordError, VerifyReport, replay, verify
+from trix.records import GameFactory, RecordError, VerifyReport, replay, verify
+from trix.rules import DEALS_PER_GAME
 
 CHECK_COMMITMENT = "commitment"
 CHECK_HANDS = "hands"
@@ -42,7 +43,7 @@ def verify_record(record: Any, game_cls: GameFactory, options_cls: Callable[...,
             return VerifyReport(False, [*lines, "verification FAILED (fairness)"])
     variant = str(record["variant"])
     deals = record["deals"]
-    expected = NUM_DEALS[variant]
+    expected = DEALS_PER_GAME[variant]
     left = record.get("left")
     if len(deals) > expected:
         lines.append(f"deals: FAILED, {len(deals)} deals, a {variant} game has {expected} (docs/rules.md §2)")
