@@ -66,9 +66,19 @@ class Unauthenticated(DomainError):
 
 
 class ResourceExhausted(DomainError):
-    """A rate limit, a message size limit, or an insufficient balance for a stake."""
+    """A rate limit, a message size limit, or an insufficient balance for a stake. A rate
+    limit names `retry_after_s`, the delay to wait: sent as `google.rpc.RetryInfo` in the
+    status details (issue 40)."""
 
     code_name = "RESOURCE_EXHAUSTED"
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+    def retry_delay_ns(self) -> int:
+        """`retry_after_s` in nanoseconds, rounded up to the millisecond, at least 1 ms."""
+        return max(1, -(-int((self.retry_after_s or 0.0) * 1e9) // 1_000_000)) * 1_000_000
 
 
 class Unavailable(DomainError):

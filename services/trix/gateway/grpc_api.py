@@ -136,9 +136,9 @@ class GatewayApi:
     def _auth(self, context: Context) -> Principal:
         return self.service.authenticate(self._authorization(context))
 
-    def _enter(self, request: Any, context: Context) -> tuple[Principal, Any]:
+    def _enter(self, request: Any, context: Context, *, action: bool = False) -> tuple[Principal, Any]:
         principal = self._auth(context)
-        self.service.allow_call(principal.player_id)
+        self.service.allow_call(principal.player_id, action=action)
         return principal, _checked(request)
 
     # -- RPCs -------------------------------------------------------------------------------
@@ -203,7 +203,7 @@ class GatewayApi:
             await session.close()
 
     async def SubmitAction(self, request: Any, context: Context) -> gateway_pb2.SubmitActionResponse:
-        principal, req = self._enter(request, context)
+        principal, req = self._enter(request, context, action=True)
         return await self.service.act(principal.player_id, req.action)
 
     async def _stream(

@@ -7,6 +7,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
+from trix.errors import ResourceExhausted
+
 
 class KeyedLimits:
     """One token bucket per key (a player, a client address), the least recently used
@@ -25,6 +27,11 @@ class KeyedLimits:
         else:
             self.buckets.move_to_end(key)
         return bucket.allow()
+
+    def wait_s(self, key: str) -> float:
+        """Seconds until `key` has a token again (0 for a key not limited now)."""
+        bucket = self.buckets.get(key)
+        return 0.0 if bucket is None else bucket.wait_s()
 
 
 class RateLimiter:
@@ -45,3 +52,13 @@ class RateLimiter:
             self.tokens -= 1.0
             return True
         return False
+
+    def wait_s(self) -> float:
+        """Seconds until the next token, as of the last `allow` (the delay a refused client is
+        told to wait: `google.rpc.RetryInfo`, `ClientError.retry_delay`)."""
+        return max(0.0, (1.0 - self.tokens) / self.rate)
+
+
+def rate_limited(limiter: RateLimiter) -> ResourceExhausted:
+    """The refusal of a request over its bucket, with the delay to wait (issue 40)."""
+    return ResourceExhausted("rate limit: slow down", retry_after_s=limiter.wait_s())

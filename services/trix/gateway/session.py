@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from trix.errors import DomainError, InvalidArgument, ResourceExhausted, Unavailable
-from trix.gateway.limits import RateLimiter
+from trix.gateway.limits import RateLimiter, rate_limited
 from trix.gateway.outbox import Outbox, Outgoing
 from trix.gateway.ports import SPECTATOR
 from trix.gateway.tokens import Principal
@@ -45,7 +45,10 @@ event larger than the byte bound alone (a GameEnded with its record) goes in its
 def client_error(err: DomainError, action_id: str = "") -> gateway_pb2.ClientError:
     from trix.errors import status_code_name
 
-    return gateway_pb2.ClientError(code=status_code_name(err), message=err.public_message, action_id=action_id)
+    error = gateway_pb2.ClientError(code=status_code_name(err), message=err.public_message, action_id=action_id)
+    if isinstance(err, ResourceExhausted) and err.retry_after_s is not None:
+        error.retry_delay.FromNanoseconds(err.retry_delay_ns())
+    return error
 
 
 @dataclass
@@ -82,6 +85,9 @@ class Session:
     last_seq: dict[tuple[str, int], int] = field(default_factory=dict)
     watchers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     limiter: RateLimiter = field(init=False)
+    """The stream's actions (issue 40: apart from its other requests, so reads never cost a turn)."""
+    requests_limiter: RateLimiter = field(init=False)
+    """The stream's other requests (views, queries, pings, resumes, matchmaking)."""
     closed: bool = False
     batch_events: bool = False
     """The client asked for EventBatch messages (`SessionRequest.batch_events`, issue 10)."""
@@ -93,6 +99,7 @@ class Session:
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.gateway.config.outbox_size)
         self.limiter = RateLimiter(self.gateway.config.rate_per_s, self.gateway.config.rate_burst)
+        self.requests_limiter = RateLimiter(self.gateway.config.rate_per_s, self.gateway.config.rate_burst)
 
     @property
     def player_id(self) -> str:
@@ -215,8 +222,9 @@ class Session:
         if request.batch_events:
             self.batch_events = True  # sticky: a stream's later requests need not repeat it
         try:
-            if not self.limiter.allow():
-                raise ResourceExhausted("rate limit: slow down")
+            limiter = self.limiter if which == "action" else self.requests_limiter
+            if not limiter.allow():
+                raise rate_limited(limiter)
             await self._dispatch(request, which, rid)
         except DomainError as err:
             self.push(gateway_pb2.SessionResponse(error=client_error(err, action_id), request_id=rid))
@@ -229,9 +237,11 @@ class Session:
 
     async def handle_malformed(self) -> None:
         """A message whose bytes did not decode: a typed error, the session goes on."""
-        code = "RESOURCE_EXHAUSTED" if not self.limiter.allow() else "INVALID_ARGUMENT"
-        message = "rate limit: slow down" if code == "RESOURCE_EXHAUSTED" else "the request did not decode"
-        self.push(gateway_pb2.SessionResponse(error=gateway_pb2.ClientError(code=code, message=message)))
+        if not self.requests_limiter.allow():
+            error = client_error(rate_limited(self.requests_limiter))
+        else:
+            error = gateway_pb2.ClientError(code="INVALID_ARGUMENT", message="the request did not decode")
+        self.push(gateway_pb2.SessionResponse(error=error))
 
     async def _dispatch(self, request: gateway_pb2.SessionRequest, which: str | None, rid: str) -> None:
         gw, pid = self.gateway, self.player_id
@@ -260,12 +270,12 @@ class Session:
             ticket = await gw.find_match(pid, request.find_match, self.principal.display_name)
             out.ticket.CopyFrom(ticket)
             self.push(out)
-            self.watch_ticket(ticket)
+            self.watch_ticket(ticket, rid)
             return
         elif which == "cancel_match":
             out.ticket.CopyFrom(await gw.cancel_match(pid, request.cancel_match.ticket_id))
         elif which == "resume":
-            await self.resume(request.resume.table_id, request.resume.after_sequence)
+            await self.resume(request.resume.table_id, request.resume.after_sequence, rid)
             return
         elif which == "ping":
             out.pong = True
@@ -276,13 +286,13 @@ class Session:
             created = await gw.create_private(pid, request.create_private, self.principal.display_name)
             out.private_game.CopyFrom(created)
             self.push(out)
-            self.watch_ticket(created.ticket)
+            self.watch_ticket(created.ticket, rid)
             return
         elif which == "join_private":
             ticket = await gw.join_private(pid, request.join_private, self.principal.display_name)
             out.ticket.CopyFrom(ticket)
             self.push(out)
-            self.watch_ticket(ticket)
+            self.watch_ticket(ticket, rid)
             return
         elif which == "start_private":
             out.private_started.table_id = await gw.start_private(pid, request.start_private.code)
@@ -296,24 +306,29 @@ class Session:
 
     # -- tickets ----------------------------------------------------------------------------
 
-    def watch_ticket(self, ticket: matchmaking_pb2.Ticket) -> None:
-        """Forward the ticket's updates; follow its table once matched."""
+    def watch_ticket(self, ticket: matchmaking_pb2.Ticket, request_id: str = "") -> None:
+        """Forward the ticket's updates after `ticket` (already sent), each with `request_id`,
+        the request that asked for the ticket; follow its table once matched."""
         if ticket.state == matchmaking_pb2.TICKET_STATE_MATCHED and ticket.table_id:
             self._follow_matched(ticket)
             return
         if ticket.ticket_id in self.watchers or ticket.state in TERMINAL_TICKET_STATES:
             return
-        task = asyncio.ensure_future(self._watch(ticket.ticket_id))
+        task = asyncio.ensure_future(self._watch(ticket.ticket_id, request_id, ticket.state))
         self.watchers[ticket.ticket_id] = task
 
-    async def _watch(self, ticket_id: str) -> None:
+    async def _watch(self, ticket_id: str, request_id: str = "", sent: int = 0) -> None:
+        """The ticket's updates, each state once (issue 40: the watch starts with the state the
+        request's answer carried already), each with the request's `request_id`."""
         delay = 0.1
         while not self.closed:
             try:
                 async for ticket in self.gateway.watch_ticket(self.player_id, ticket_id):
                     if self.closed:
                         return
-                    self.push(gateway_pb2.SessionResponse(ticket=ticket))
+                    if ticket.state != sent:
+                        sent = ticket.state
+                        self.push(gateway_pb2.SessionResponse(ticket=ticket, request_id=request_id))
                     if ticket.state == matchmaking_pb2.TICKET_STATE_MATCHED and ticket.table_id:
                         self._follow_matched(ticket)
                     if ticket.state in TERMINAL_TICKET_STATES:
@@ -332,18 +347,26 @@ class Session:
 
     # -- table events -----------------------------------------------------------------------
 
-    async def resume(self, table_id: str, after: int) -> None:
-        """Follow the player's seat from `after`: exactly the missing events, in order."""
+    async def resume(self, table_id: str, after: int, request_id: str = "") -> None:
+        """Follow the player's seat from `after`: exactly the missing events, in order, after
+        the acknowledgment (`Resumed`, with the resume's `request_id`, issue 40)."""
         gw = self.gateway
         if not table_id and not gw.player(self.player_id).table_id:
             ticket_id = gw.player(self.player_id).ticket_id
             if ticket_id and ticket_id not in self.watchers:  # not seated yet: the ticket leads to the table
-                task = asyncio.ensure_future(self._watch(ticket_id))
+                self._resumed("", SPECTATOR, after, request_id)
+                task = asyncio.ensure_future(self._watch(ticket_id, request_id))
                 self.watchers[ticket_id] = task
                 return
         table_id = gw.current_table(self.player_id, table_id)
         seat = await gw.seat_of(table_id, self.player_id)
+        self._resumed(table_id, seat, after, request_id)
         self._start_follow(table_id, seat, after)
+
+    def _resumed(self, table_id: str, seat: int, after: int, request_id: str) -> None:
+        out = gateway_pb2.SessionResponse(request_id=request_id)
+        out.resumed.table_id, out.resumed.seat, out.resumed.after_sequence = table_id, seat, after
+        self.push(out)
 
     async def spectate(self, table_id: str, after: int, invitation: str = "") -> None:
         """Public events of a table (docs/rules.md §14) for a signed-in player; the table's

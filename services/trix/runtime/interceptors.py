@@ -28,8 +28,9 @@ import grpc
 import nats.errors
 import nats.js.errors
 import structlog
+from google.rpc import error_details_pb2, status_pb2
 
-from trix.errors import DomainError, status_code_name
+from trix.errors import DomainError, ResourceExhausted, status_code_name
 from trix.runtime.metrics import RpcMetrics
 
 NATS_TRANSIENT: tuple[type[Exception], ...] = (
@@ -262,7 +263,7 @@ class RuntimeInterceptor(grpc.aio.ServerInterceptor):
             reason = type(exc).__name__
             self._metrics.refused.labels(service, method, reason).inc()
             self._refusals.refused(method, reason, call.code.name, exc.public_message)
-            await context.abort(call.code, exc.public_message)
+            await context.abort(call.code, exc.public_message, trailing_metadata=_status_details(call.code, exc))
         if isinstance(exc, NotImplementedError):
             call.code = grpc.StatusCode.UNIMPLEMENTED
             issue = self._unbuilt.get(service)
@@ -281,3 +282,19 @@ class RuntimeInterceptor(grpc.aio.ServerInterceptor):
         error_id = uuid.uuid4().hex[:16]
         log.error("unexpected error", grpc_method=method, error_id=error_id, exc_info=exc)
         await context.abort(grpc.StatusCode.INTERNAL, f"internal error (error id {error_id})")
+
+
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+"""The trailer of a status's details: a serialized `google.rpc.Status`."""
+
+
+def _status_details(code: grpc.StatusCode, exc: DomainError) -> tuple[tuple[str, bytes], ...]:
+    """A refused rate limit's delay as `google.rpc.RetryInfo` in the status details (issue 40);
+    nothing for other errors."""
+    if not isinstance(exc, ResourceExhausted) or exc.retry_after_s is None:
+        return ()
+    info = error_details_pb2.RetryInfo()
+    info.retry_delay.FromNanoseconds(exc.retry_delay_ns())
+    status = status_pb2.Status(code=code.value[0], message=exc.public_message)
+    status.details.add().Pack(info)
+    return ((STATUS_DETAILS_KEY, status.SerializeToString()),)

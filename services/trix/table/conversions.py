@@ -27,16 +27,37 @@ def contract_pb(contract: int | None) -> common_pb2.Contract.ValueType:
 
 def legal_moves(game: engine.Game, seat: int) -> tuple[list[common_pb2.Card], list[common_pb2.Contract.ValueType]]:
     """The engine's legal actions for `seat` now: (cards, contracts), as SeatView and a seat's
-    own TurnStarted carry them; doubling answers are neither. Only ever on that seat's view or
-    own subject: legal cards reveal its hand (docs/rules.md §14 "its hand | yes | never")."""
+    own TurnStarted carry them. On a doubling turn the cards are those the seat may double
+    (docs/rules.md §7: the union of its legal answers' cards, any subset of which is legal;
+    issue 40). Only ever on that seat's view or own subject: legal cards reveal its hand
+    (docs/rules.md §14 "its hand | yes | never")."""
     cards: list[common_pb2.Card] = []
     contracts: list[common_pb2.Contract.ValueType] = []
+    doubles = 0
     for action in game.legal_actions(seat):
         if action < 52:
             cards.append(card_pb(action))
-        elif action < 64:
+        elif action < engine.ACTION_NO_DOUBLE:
             contracts.append(contract_pb(action - 52))
+        else:
+            doubles |= action - engine.ACTION_NO_DOUBLE
+    if doubles:
+        cards.extend(card_pb(card) for card in engine.mask_cards(doubles))
     return cards, contracts
+
+
+BOT_NAMES = ("Bot 1", "Bot 2", "Bot 3", "Bot 4")
+"""The display name of a bot seat, by seat index (issue 40: the API names bots, stable names)."""
+
+
+def named_seat(seat: common_pb2.Seat) -> common_pb2.Seat:
+    """The seat as shown: a bot's seat without a name gets its BOT_NAMES name."""
+    if not seat.bot or seat.display_name or not 0 <= seat.index < len(BOT_NAMES):
+        return seat
+    named = common_pb2.Seat()
+    named.CopyFrom(seat)
+    named.display_name = BOT_NAMES[seat.index]
+    return named
 
 
 def engine_options(o: common_pb2.TableOptions) -> engine.Options:

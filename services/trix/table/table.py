@@ -31,6 +31,7 @@ from trix.table.conversions import (
     event_stamp,
     from_ms,
     legal_moves,
+    named_seat,
     set_time,
     to_ms,
 )
@@ -162,7 +163,7 @@ class Table:
     @property
     def seats(self) -> tuple[common_pb2.Seat, ...]:
         if not self._seats:
-            self._seats = tuple(sorted(self.request.seats, key=lambda s: s.index))
+            self._seats = tuple(named_seat(s) for s in sorted(self.request.seats, key=lambda s: s.index))
         return self._seats
 
     def player(self, seat: int) -> str:
@@ -271,8 +272,10 @@ class Table:
             while (seat := self.bot_to_act()) is not None:
                 assert self.game is not None
                 action = self.game.bot_action(seat)
-                acts.append([seat, action, 1])
-                self._act(out, now, seat, action, True)
+                # A bot's own move, not a timeout: `automatic` stays false (issue 40). The
+                # timers' AutoAct is the one that logs 1 (docs/rules.md §9).
+                acts.append([seat, action, 0])
+                self._act(out, now, seat, action, False)
         if self.game is not None and self.game.phase == engine.Phase.GAME_OVER:
             self.finished = True
         self._next_turn(out, now, turn_before, changed=bool(acts) or op != "act")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from trix import engine, fairness
-from trix.errors import DomainError, InvalidArgument
+from trix.errors import DomainError, IllegalMove, InvalidArgument
 from trix.natsio.subjects import token
 from trix.rules import engine_enum
 from trix.table.table import Table
@@ -50,7 +50,15 @@ def action_from(kind: str, value: Any) -> int:
             if not 1 <= int(value) <= 6:
                 raise InvalidArgument("unknown contract")
             return int(engine.choose(engine.Contract(engine_enum(value))))
-        return int(engine.double([int(c) for c in value]))
+        cards = [int(c) for c in value]
+        if any(not 0 <= c < 52 for c in cards):
+            raise InvalidArgument("bad double: card ids are 0..51")
+        try:
+            return int(engine.double(cards))
+        except ValueError as err:
+            # docs/rules.md §7: a card no contract doubles (3D) is refused like one this contract
+            # or this hand does not allow, with the card named (issue 40: one code per mistake).
+            raise IllegalMove(str(err)) from None
     except DomainError:
         raise
     except (ValueError, TypeError, KeyError):

@@ -237,7 +237,9 @@ class Seat(_message.Message):
     bot: _builtins.bool
     """True when a bot plays the seat (bot fill, or a free table after a leave, docs/rules.md §10)."""
     display_name: _builtins.str
-    """Name shown to the other players."""
+    """Name shown to the other players. A bot seat has a stable name of its own, "Bot 1" to
+    "Bot 4" by seat (seat + 1), with `bot` true.
+    """
     client_seed: _builtins.str
     """The seat's fairness seed (docs/rules.md §11): at most 64 bytes of UTF-8, no `|`; empty if none."""
     def __init__(

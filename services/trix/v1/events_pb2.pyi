@@ -416,7 +416,10 @@ class ContractChosen(_message.Message):
     contract: _common_pb2.Contract.ValueType
     """The contract picked."""
     automatic: _builtins.bool
-    """True when the timer picked it (docs/rules.md §9)."""
+    """True when the timer picked it (docs/rules.md §9: the seat's time ran out). False for a
+    player's own choice and for a bot's (`Seat.bot`, SeatControlChanged): a bot is not a
+    timeout.
+    """
     def __init__(
         self,
         *,
@@ -447,7 +450,9 @@ class DoubleAnswered(_message.Message):
     deal_index: _builtins.int
     """0-based deal index."""
     automatic: _builtins.bool
-    """True when a timeout answered "no double"."""
+    """True when a timeout answered "no double" (docs/rules.md §9); false for a player's own
+    answer and for a bot's.
+    """
     @_builtins.property
     def answer(self) -> _common_pb2.DoubleAnswer:
         """The answer."""
@@ -510,7 +515,9 @@ class CardPlayed(_message.Message):
     seat: _builtins.int
     """The seat that played."""
     automatic: _builtins.bool
-    """True when the timer played it (docs/rules.md §9)."""
+    """True when the timer played it (docs/rules.md §9: the seat's time ran out); false for a
+    player's own card and for a bot's.
+    """
     @_builtins.property
     def card(self) -> _common_pb2.Card:
         """The card played."""
@@ -775,7 +782,12 @@ Global___SeatControlChanged: _TypeAlias = SeatControlChanged  # noqa: Y015
 
 @_typing.final
 class TurnStarted(_message.Message):
-    """A decision became due; the timers schedule a deadline from it (docs/rules.md §9)."""
+    """A decision became due; the timers schedule a deadline from it (docs/rules.md §9). Only
+    for seats a bot does not play: a bot seat (`Seat.bot`, SeatControlChanged) acts at once,
+    in the same table step as the event before, so its move (automatic = false) follows
+    with no TurnStarted of its own; a SIMULTANEOUS doubling turn names the seats still to
+    answer that no bot plays.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -808,7 +820,7 @@ class TurnStarted(_message.Message):
     """
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Seats whose decision is due (several in SIMULTANEOUS doubling)."""
+        """Seats whose decision is due (several in SIMULTANEOUS doubling); never a bot's seat."""
 
     @_builtins.property
     def deadline(self) -> _timestamp_pb2.Timestamp:
@@ -817,7 +829,10 @@ class TurnStarted(_message.Message):
     @_builtins.property
     def legal_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
         """The receiving seat's legal cards now, as SeatView.legal_cards (the engine's legal
-        actions). Filled only on that seat's own copy, on its own subject, never on the public
+        actions): on a card turn the cards it may play; on a doubling turn the cards it may
+        double (docs/rules.md §7: the contract's doubling cards it holds, KH in KING, the
+        queens in QUEENS, both in COMPLEX), any subset of which is a legal answer, empty =
+        it can only answer "no double". Filled only on that seat's own copy, on its own subject, never on the public
         subject: legal cards reveal part of a hand (docs/rules.md §14 "its hand | yes | never (only
         the number of cards) | never").
         """

@@ -22,6 +22,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from trix.v1 import common_pb2 as trix_dot_v1_dot_common__pb2
 from trix.v1 import events_pb2 as trix_dot_v1_dot_events__pb2
@@ -30,77 +31,79 @@ from trix.v1 import scoring_pb2 as trix_dot_v1_dot_scoring__pb2
 from trix.v1 import table_pb2 as trix_dot_v1_dot_table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15trix/v1/gateway.proto\x12\x07trix.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14trix/v1/common.proto\x1a\x14trix/v1/events.proto\x1a\x19trix/v1/matchmaking.proto\x1a\x15trix/v1/scoring.proto\x1a\x13trix/v1/table.proto\"<\n\rSignInRequest\x12\x15\n\rdevice_secret\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\"b\n\x0eSignInResponse\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x15\n\x13RefreshTokenRequest\"U\n\x14RefreshTokenResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12.\n\nexpires_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"*\n\x16InviteSpectatorRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"o\n\x17InviteSpectatorResponse\x12\x12\n\ninvitation\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xf7\x01\n\x06\x41\x63tion\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\taction_id\x18\x02 \x01(\t\x12\x1a\n\x12last_seen_sequence\x18\x03 \x01(\x04\x12,\n\x0f\x63hoose_contract\x18\n \x01(\x0e\x32\x11.trix.v1.ContractH\x00\x12*\n\ranswer_double\x18\x0b \x01(\x0b\x32\x11.trix.v1.CardListH\x00\x12\"\n\tplay_card\x18\x0c \x01(\x0b\x32\r.trix.v1.CardH\x00\x12\x0f\n\x05leave\x18\r \x01(\x08H\x00\x12\x15\n\x0b\x63lient_seed\x18\x0e \x01(\tH\x00\x42\x06\n\x04kind\"(\n\x08\x43\x61rdList\x12\x1c\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\r.trix.v1.Card\"?\n\x0b\x43lientError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x11\n\taction_id\x18\x03 \x01(\t\"\xb2\x04\n\x0eSessionRequest\x12!\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x0f.trix.v1.ActionH\x00\x12/\n\nfind_match\x18\x02 \x01(\x0b\x32\x19.trix.v1.FindMatchRequestH\x00\x12\x33\n\x0c\x63\x61ncel_match\x18\x03 \x01(\x0b\x32\x1b.trix.v1.CancelMatchRequestH\x00\x12(\n\x06resume\x18\x04 \x01(\x0b\x32\x16.trix.v1.EventsRequestH\x00\x12\x0e\n\x04ping\x18\x05 \x01(\x08H\x00\x12)\n\x05watch\x18\x06 \x01(\x0b\x32\x18.trix.v1.SpectateRequestH\x00\x12;\n\x0e\x63reate_private\x18\x07 \x01(\x0b\x32!.trix.v1.CreatePrivateGameRequestH\x00\x12\x37\n\x0cjoin_private\x18\x08 \x01(\x0b\x32\x1f.trix.v1.JoinPrivateGameRequestH\x00\x12\x39\n\rstart_private\x18\t \x01(\x0b\x32 .trix.v1.StartPrivateGameRequestH\x00\x12&\n\x05query\x18\n \x01(\x0b\x32\x15.trix.v1.QueryRequestH\x00\x12\'\n\x04view\x18\x0b \x01(\x0b\x32\x17.trix.v1.GetViewRequestH\x00\x12\x12\n\nrequest_id\x18\x14 \x01(\t\x12\x14\n\x0c\x62\x61tch_events\x18\x15 \x01(\x08\x42\x06\n\x04kind\"]\n\nEventBatch\x12\x1e\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0e.trix.v1.Event\x12/\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x0b\x32\x1d.trix.v1.SubmitActionResponse\"\xd1\x03\n\x0fSessionResponse\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.trix.v1.EventH\x00\x12!\n\x06ticket\x18\x02 \x01(\x0b\x32\x0f.trix.v1.TicketH\x00\x12\x31\n\x08\x61\x63\x63\x65pted\x18\x03 \x01(\x0b\x32\x1d.trix.v1.SubmitActionResponseH\x00\x12%\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x14.trix.v1.ClientErrorH\x00\x12%\n\x08snapshot\x18\x05 \x01(\x0b\x32\x11.trix.v1.SeatViewH\x00\x12\x0e\n\x04pong\x18\x06 \x01(\x08H\x00\x12\'\n\x05query\x18\x07 \x01(\x0b\x32\x16.trix.v1.QueryResponseH\x00\x12:\n\x0cprivate_game\x18\x08 \x01(\x0b\x32\".trix.v1.CreatePrivateGameResponseH\x00\x12<\n\x0fprivate_started\x18\t \x01(\x0b\x32!.trix.v1.StartPrivateGameResponseH\x00\x12*\n\x0b\x65vent_batch\x18\n \x01(\x0b\x32\x13.trix.v1.EventBatchH\x00\x12\x12\n\nrequest_id\x18\x14 \x01(\tB\x06\n\x04kind\"6\n\x13SubmitActionRequest\x12\x1f\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Action\";\n\x14SubmitActionResponse\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\"9\n\rEventsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\";\n\x0e\x45ventsResponse\x12)\n\x07message\x18\x01 \x01(\x0b\x32\x18.trix.v1.SessionResponse\"\\\n\x10\x46indMatchRequest\x12\x1f\n\x04wish\x18\x01 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x12\n\npartner_id\x18\x02 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\"4\n\x11\x46indMatchResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"\'\n\x12\x43\x61ncelMatchRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\"6\n\x13\x43\x61ncelMatchResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"P\n\x18\x43reatePrivateGameRequest\x12\x1f\n\x04wish\x18\x01 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x13\n\x0b\x63lient_seed\x18\x02 \x01(\t\"J\n\x19\x43reatePrivateGameResponse\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x1f\n\x06ticket\x18\x02 \x01(\x0b\x32\x0f.trix.v1.Ticket\";\n\x16JoinPrivateGameRequest\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x02 \x01(\t\":\n\x17JoinPrivateGameResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"\'\n\x17StartPrivateGameRequest\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\",\n\x18StartPrivateGameResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\"O\n\x0fSpectateRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x12\x12\n\ninvitation\x18\x03 \x01(\t\"1\n\x10SpectateResponse\x12\x1d\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.trix.v1.Event\"\xfc\x02\n\x0cQueryRequest\x12\x31\n\tstandings\x18\x01 \x01(\x0b\x32\x1c.trix.v1.GetStandingsRequestH\x00\x12.\n\x07history\x18\x02 \x01(\x0b\x32\x1b.trix.v1.ListHistoryRequestH\x00\x12\x34\n\x0bgame_record\x18\x03 \x01(\x0b\x32\x1d.trix.v1.GetGameRecordRequestH\x00\x12\x35\n\x0bleaderboard\x18\x04 \x01(\x0b\x32\x1e.trix.v1.GetLeaderboardRequestH\x00\x12\x36\n\x0cplayer_stats\x18\x05 \x01(\x0b\x32\x1e.trix.v1.GetPlayerStatsRequestH\x00\x12-\n\x07\x62\x61lance\x18\x06 \x01(\x0b\x32\x1a.trix.v1.GetBalanceRequestH\x00\x12,\n\x06ledger\x18\x07 \x01(\x0b\x32\x1a.trix.v1.ListLedgerRequestH\x00\x42\x07\n\x05query\"\x85\x03\n\rQueryResponse\x12\x32\n\tstandings\x18\x01 \x01(\x0b\x32\x1d.trix.v1.GetStandingsResponseH\x00\x12/\n\x07history\x18\x02 \x01(\x0b\x32\x1c.trix.v1.ListHistoryResponseH\x00\x12\x35\n\x0bgame_record\x18\x03 \x01(\x0b\x32\x1e.trix.v1.GetGameRecordResponseH\x00\x12\x36\n\x0bleaderboard\x18\x04 \x01(\x0b\x32\x1f.trix.v1.GetLeaderboardResponseH\x00\x12\x37\n\x0cplayer_stats\x18\x05 \x01(\x0b\x32\x1f.trix.v1.GetPlayerStatsResponseH\x00\x12.\n\x07\x62\x61lance\x18\x06 \x01(\x0b\x32\x1b.trix.v1.GetBalanceResponseH\x00\x12-\n\x06ledger\x18\x07 \x01(\x0b\x32\x1b.trix.v1.ListLedgerResponseH\x00\x42\x08\n\x06result\"\"\n\x0eGetViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"2\n\x0fGetViewResponse\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.trix.v1.SeatView2\x8c\x08\n\x0eGatewayService\x12\x39\n\x06SignIn\x12\x16.trix.v1.SignInRequest\x1a\x17.trix.v1.SignInResponse\x12@\n\x07Session\x12\x17.trix.v1.SessionRequest\x1a\x18.trix.v1.SessionResponse(\x01\x30\x01\x12K\n\x0cSubmitAction\x12\x1c.trix.v1.SubmitActionRequest\x1a\x1d.trix.v1.SubmitActionResponse\x12;\n\x06\x45vents\x12\x16.trix.v1.EventsRequest\x1a\x17.trix.v1.EventsResponse0\x01\x12\x42\n\tFindMatch\x12\x19.trix.v1.FindMatchRequest\x1a\x1a.trix.v1.FindMatchResponse\x12H\n\x0b\x43\x61ncelMatch\x12\x1b.trix.v1.CancelMatchRequest\x1a\x1c.trix.v1.CancelMatchResponse\x12Z\n\x11\x43reatePrivateGame\x12!.trix.v1.CreatePrivateGameRequest\x1a\".trix.v1.CreatePrivateGameResponse\x12T\n\x0fJoinPrivateGame\x12\x1f.trix.v1.JoinPrivateGameRequest\x1a .trix.v1.JoinPrivateGameResponse\x12W\n\x10StartPrivateGame\x12 .trix.v1.StartPrivateGameRequest\x1a!.trix.v1.StartPrivateGameResponse\x12\x41\n\x08Spectate\x12\x18.trix.v1.SpectateRequest\x1a\x19.trix.v1.SpectateResponse0\x01\x12\x36\n\x05Query\x12\x15.trix.v1.QueryRequest\x1a\x16.trix.v1.QueryResponse\x12<\n\x07GetView\x12\x17.trix.v1.GetViewRequest\x1a\x18.trix.v1.GetViewResponse\x12K\n\x0cRefreshToken\x12\x1c.trix.v1.RefreshTokenRequest\x1a\x1d.trix.v1.RefreshTokenResponse\x12T\n\x0fInviteSpectator\x12\x1f.trix.v1.InviteSpectatorRequest\x1a .trix.v1.InviteSpectatorResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15trix/v1/gateway.proto\x12\x07trix.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14trix/v1/common.proto\x1a\x14trix/v1/events.proto\x1a\x19trix/v1/matchmaking.proto\x1a\x15trix/v1/scoring.proto\x1a\x13trix/v1/table.proto\"<\n\rSignInRequest\x12\x15\n\rdevice_secret\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\"b\n\x0eSignInResponse\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x15\n\x13RefreshTokenRequest\"U\n\x14RefreshTokenResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12.\n\nexpires_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"*\n\x16InviteSpectatorRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"o\n\x17InviteSpectatorResponse\x12\x12\n\ninvitation\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xf7\x01\n\x06\x41\x63tion\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\taction_id\x18\x02 \x01(\t\x12\x1a\n\x12last_seen_sequence\x18\x03 \x01(\x04\x12,\n\x0f\x63hoose_contract\x18\n \x01(\x0e\x32\x11.trix.v1.ContractH\x00\x12*\n\ranswer_double\x18\x0b \x01(\x0b\x32\x11.trix.v1.CardListH\x00\x12\"\n\tplay_card\x18\x0c \x01(\x0b\x32\r.trix.v1.CardH\x00\x12\x0f\n\x05leave\x18\r \x01(\x08H\x00\x12\x15\n\x0b\x63lient_seed\x18\x0e \x01(\tH\x00\x42\x06\n\x04kind\"(\n\x08\x43\x61rdList\x12\x1c\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\r.trix.v1.Card\"o\n\x0b\x43lientError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x11\n\taction_id\x18\x03 \x01(\t\x12.\n\x0bretry_delay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xb2\x04\n\x0eSessionRequest\x12!\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x0f.trix.v1.ActionH\x00\x12/\n\nfind_match\x18\x02 \x01(\x0b\x32\x19.trix.v1.FindMatchRequestH\x00\x12\x33\n\x0c\x63\x61ncel_match\x18\x03 \x01(\x0b\x32\x1b.trix.v1.CancelMatchRequestH\x00\x12(\n\x06resume\x18\x04 \x01(\x0b\x32\x16.trix.v1.EventsRequestH\x00\x12\x0e\n\x04ping\x18\x05 \x01(\x08H\x00\x12)\n\x05watch\x18\x06 \x01(\x0b\x32\x18.trix.v1.SpectateRequestH\x00\x12;\n\x0e\x63reate_private\x18\x07 \x01(\x0b\x32!.trix.v1.CreatePrivateGameRequestH\x00\x12\x37\n\x0cjoin_private\x18\x08 \x01(\x0b\x32\x1f.trix.v1.JoinPrivateGameRequestH\x00\x12\x39\n\rstart_private\x18\t \x01(\x0b\x32 .trix.v1.StartPrivateGameRequestH\x00\x12&\n\x05query\x18\n \x01(\x0b\x32\x15.trix.v1.QueryRequestH\x00\x12\'\n\x04view\x18\x0b \x01(\x0b\x32\x17.trix.v1.GetViewRequestH\x00\x12\x12\n\nrequest_id\x18\x14 \x01(\t\x12\x14\n\x0c\x62\x61tch_events\x18\x15 \x01(\x08\x42\x06\n\x04kind\"]\n\nEventBatch\x12\x1e\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0e.trix.v1.Event\x12/\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x0b\x32\x1d.trix.v1.SubmitActionResponse\"\xf6\x03\n\x0fSessionResponse\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.trix.v1.EventH\x00\x12!\n\x06ticket\x18\x02 \x01(\x0b\x32\x0f.trix.v1.TicketH\x00\x12\x31\n\x08\x61\x63\x63\x65pted\x18\x03 \x01(\x0b\x32\x1d.trix.v1.SubmitActionResponseH\x00\x12%\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x14.trix.v1.ClientErrorH\x00\x12%\n\x08snapshot\x18\x05 \x01(\x0b\x32\x11.trix.v1.SeatViewH\x00\x12\x0e\n\x04pong\x18\x06 \x01(\x08H\x00\x12\'\n\x05query\x18\x07 \x01(\x0b\x32\x16.trix.v1.QueryResponseH\x00\x12:\n\x0cprivate_game\x18\x08 \x01(\x0b\x32\".trix.v1.CreatePrivateGameResponseH\x00\x12<\n\x0fprivate_started\x18\t \x01(\x0b\x32!.trix.v1.StartPrivateGameResponseH\x00\x12*\n\x0b\x65vent_batch\x18\n \x01(\x0b\x32\x13.trix.v1.EventBatchH\x00\x12#\n\x07resumed\x18\x0b \x01(\x0b\x32\x10.trix.v1.ResumedH\x00\x12\x12\n\nrequest_id\x18\x14 \x01(\tB\x06\n\x04kind\"A\n\x07Resumed\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x16\n\x0e\x61\x66ter_sequence\x18\x03 \x01(\x04\"6\n\x13SubmitActionRequest\x12\x1f\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Action\";\n\x14SubmitActionResponse\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\"9\n\rEventsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\";\n\x0e\x45ventsResponse\x12)\n\x07message\x18\x01 \x01(\x0b\x32\x18.trix.v1.SessionResponse\"\\\n\x10\x46indMatchRequest\x12\x1f\n\x04wish\x18\x01 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x12\n\npartner_id\x18\x02 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\"4\n\x11\x46indMatchResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"\'\n\x12\x43\x61ncelMatchRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\"6\n\x13\x43\x61ncelMatchResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"P\n\x18\x43reatePrivateGameRequest\x12\x1f\n\x04wish\x18\x01 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x13\n\x0b\x63lient_seed\x18\x02 \x01(\t\"J\n\x19\x43reatePrivateGameResponse\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x1f\n\x06ticket\x18\x02 \x01(\x0b\x32\x0f.trix.v1.Ticket\";\n\x16JoinPrivateGameRequest\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x02 \x01(\t\":\n\x17JoinPrivateGameResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"\'\n\x17StartPrivateGameRequest\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\",\n\x18StartPrivateGameResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\"O\n\x0fSpectateRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x12\x12\n\ninvitation\x18\x03 \x01(\t\"1\n\x10SpectateResponse\x12\x1d\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.trix.v1.Event\"\xfc\x02\n\x0cQueryRequest\x12\x31\n\tstandings\x18\x01 \x01(\x0b\x32\x1c.trix.v1.GetStandingsRequestH\x00\x12.\n\x07history\x18\x02 \x01(\x0b\x32\x1b.trix.v1.ListHistoryRequestH\x00\x12\x34\n\x0bgame_record\x18\x03 \x01(\x0b\x32\x1d.trix.v1.GetGameRecordRequestH\x00\x12\x35\n\x0bleaderboard\x18\x04 \x01(\x0b\x32\x1e.trix.v1.GetLeaderboardRequestH\x00\x12\x36\n\x0cplayer_stats\x18\x05 \x01(\x0b\x32\x1e.trix.v1.GetPlayerStatsRequestH\x00\x12-\n\x07\x62\x61lance\x18\x06 \x01(\x0b\x32\x1a.trix.v1.GetBalanceRequestH\x00\x12,\n\x06ledger\x18\x07 \x01(\x0b\x32\x1a.trix.v1.ListLedgerRequestH\x00\x42\x07\n\x05query\"\x85\x03\n\rQueryResponse\x12\x32\n\tstandings\x18\x01 \x01(\x0b\x32\x1d.trix.v1.GetStandingsResponseH\x00\x12/\n\x07history\x18\x02 \x01(\x0b\x32\x1c.trix.v1.ListHistoryResponseH\x00\x12\x35\n\x0bgame_record\x18\x03 \x01(\x0b\x32\x1e.trix.v1.GetGameRecordResponseH\x00\x12\x36\n\x0bleaderboard\x18\x04 \x01(\x0b\x32\x1f.trix.v1.GetLeaderboardResponseH\x00\x12\x37\n\x0cplayer_stats\x18\x05 \x01(\x0b\x32\x1f.trix.v1.GetPlayerStatsResponseH\x00\x12.\n\x07\x62\x61lance\x18\x06 \x01(\x0b\x32\x1b.trix.v1.GetBalanceResponseH\x00\x12-\n\x06ledger\x18\x07 \x01(\x0b\x32\x1b.trix.v1.ListLedgerResponseH\x00\x42\x08\n\x06result\"\"\n\x0eGetViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"2\n\x0fGetViewResponse\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.trix.v1.SeatView2\x8c\x08\n\x0eGatewayService\x12\x39\n\x06SignIn\x12\x16.trix.v1.SignInRequest\x1a\x17.trix.v1.SignInResponse\x12@\n\x07Session\x12\x17.trix.v1.SessionRequest\x1a\x18.trix.v1.SessionResponse(\x01\x30\x01\x12K\n\x0cSubmitAction\x12\x1c.trix.v1.SubmitActionRequest\x1a\x1d.trix.v1.SubmitActionResponse\x12;\n\x06\x45vents\x12\x16.trix.v1.EventsRequest\x1a\x17.trix.v1.EventsResponse0\x01\x12\x42\n\tFindMatch\x12\x19.trix.v1.FindMatchRequest\x1a\x1a.trix.v1.FindMatchResponse\x12H\n\x0b\x43\x61ncelMatch\x12\x1b.trix.v1.CancelMatchRequest\x1a\x1c.trix.v1.CancelMatchResponse\x12Z\n\x11\x43reatePrivateGame\x12!.trix.v1.CreatePrivateGameRequest\x1a\".trix.v1.CreatePrivateGameResponse\x12T\n\x0fJoinPrivateGame\x12\x1f.trix.v1.JoinPrivateGameRequest\x1a .trix.v1.JoinPrivateGameResponse\x12W\n\x10StartPrivateGame\x12 .trix.v1.StartPrivateGameRequest\x1a!.trix.v1.StartPrivateGameResponse\x12\x41\n\x08Spectate\x12\x18.trix.v1.SpectateRequest\x1a\x19.trix.v1.SpectateResponse0\x01\x12\x36\n\x05Query\x12\x15.trix.v1.QueryRequest\x1a\x16.trix.v1.QueryResponse\x12<\n\x07GetView\x12\x17.trix.v1.GetViewRequest\x1a\x18.trix.v1.GetViewResponse\x12K\n\x0cRefreshToken\x12\x1c.trix.v1.RefreshTokenRequest\x1a\x1d.trix.v1.RefreshTokenResponse\x12T\n\x0fInviteSpectator\x12\x1f.trix.v1.InviteSpectatorRequest\x1a .trix.v1.InviteSpectatorResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'trix.v1.gateway_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SIGNINREQUEST']._serialized_start=182
-  _globals['_SIGNINREQUEST']._serialized_end=242
-  _globals['_SIGNINRESPONSE']._serialized_start=244
-  _globals['_SIGNINRESPONSE']._serialized_end=342
-  _globals['_REFRESHTOKENREQUEST']._serialized_start=344
-  _globals['_REFRESHTOKENREQUEST']._serialized_end=365
-  _globals['_REFRESHTOKENRESPONSE']._serialized_start=367
-  _globals['_REFRESHTOKENRESPONSE']._serialized_end=452
-  _globals['_INVITESPECTATORREQUEST']._serialized_start=454
-  _globals['_INVITESPECTATORREQUEST']._serialized_end=496
-  _globals['_INVITESPECTATORRESPONSE']._serialized_start=498
-  _globals['_INVITESPECTATORRESPONSE']._serialized_end=609
-  _globals['_ACTION']._serialized_start=612
-  _globals['_ACTION']._serialized_end=859
-  _globals['_CARDLIST']._serialized_start=861
-  _globals['_CARDLIST']._serialized_end=901
-  _globals['_CLIENTERROR']._serialized_start=903
-  _globals['_CLIENTERROR']._serialized_end=966
-  _globals['_SESSIONREQUEST']._serialized_start=969
-  _globals['_SESSIONREQUEST']._serialized_end=1531
-  _globals['_EVENTBATCH']._serialized_start=1533
-  _globals['_EVENTBATCH']._serialized_end=1626
-  _globals['_SESSIONRESPONSE']._serialized_start=1629
-  _globals['_SESSIONRESPONSE']._serialized_end=2094
-  _globals['_SUBMITACTIONREQUEST']._serialized_start=2096
-  _globals['_SUBMITACTIONREQUEST']._serialized_end=2150
-  _globals['_SUBMITACTIONRESPONSE']._serialized_start=2152
-  _globals['_SUBMITACTIONRESPONSE']._serialized_end=2211
-  _globals['_EVENTSREQUEST']._serialized_start=2213
-  _globals['_EVENTSREQUEST']._serialized_end=2270
-  _globals['_EVENTSRESPONSE']._serialized_start=2272
-  _globals['_EVENTSRESPONSE']._serialized_end=2331
-  _globals['_FINDMATCHREQUEST']._serialized_start=2333
-  _globals['_FINDMATCHREQUEST']._serialized_end=2425
-  _globals['_FINDMATCHRESPONSE']._serialized_start=2427
-  _globals['_FINDMATCHRESPONSE']._serialized_end=2479
-  _globals['_CANCELMATCHREQUEST']._serialized_start=2481
-  _globals['_CANCELMATCHREQUEST']._serialized_end=2520
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=2522
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=2576
-  _globals['_CREATEPRIVATEGAMEREQUEST']._serialized_start=2578
-  _globals['_CREATEPRIVATEGAMEREQUEST']._serialized_end=2658
-  _globals['_CREATEPRIVATEGAMERESPONSE']._serialized_start=2660
-  _globals['_CREATEPRIVATEGAMERESPONSE']._serialized_end=2734
-  _globals['_JOINPRIVATEGAMEREQUEST']._serialized_start=2736
-  _globals['_JOINPRIVATEGAMEREQUEST']._serialized_end=2795
-  _globals['_JOINPRIVATEGAMERESPONSE']._serialized_start=2797
-  _globals['_JOINPRIVATEGAMERESPONSE']._serialized_end=2855
-  _globals['_STARTPRIVATEGAMEREQUEST']._serialized_start=2857
-  _globals['_STARTPRIVATEGAMEREQUEST']._serialized_end=2896
-  _globals['_STARTPRIVATEGAMERESPONSE']._serialized_start=2898
-  _globals['_STARTPRIVATEGAMERESPONSE']._serialized_end=2942
-  _globals['_SPECTATEREQUEST']._serialized_start=2944
-  _globals['_SPECTATEREQUEST']._serialized_end=3023
-  _globals['_SPECTATERESPONSE']._serialized_start=3025
-  _globals['_SPECTATERESPONSE']._serialized_end=3074
-  _globals['_QUERYREQUEST']._serialized_start=3077
-  _globals['_QUERYREQUEST']._serialized_end=3457
-  _globals['_QUERYRESPONSE']._serialized_start=3460
-  _globals['_QUERYRESPONSE']._serialized_end=3849
-  _globals['_GETVIEWREQUEST']._serialized_start=3851
-  _globals['_GETVIEWREQUEST']._serialized_end=3885
-  _globals['_GETVIEWRESPONSE']._serialized_start=3887
-  _globals['_GETVIEWRESPONSE']._serialized_end=3937
-  _globals['_GATEWAYSERVICE']._serialized_start=3940
-  _globals['_GATEWAYSERVICE']._serialized_end=4976
+  _globals['_SIGNINREQUEST']._serialized_start=214
+  _globals['_SIGNINREQUEST']._serialized_end=274
+  _globals['_SIGNINRESPONSE']._serialized_start=276
+  _globals['_SIGNINRESPONSE']._serialized_end=374
+  _globals['_REFRESHTOKENREQUEST']._serialized_start=376
+  _globals['_REFRESHTOKENREQUEST']._serialized_end=397
+  _globals['_REFRESHTOKENRESPONSE']._serialized_start=399
+  _globals['_REFRESHTOKENRESPONSE']._serialized_end=484
+  _globals['_INVITESPECTATORREQUEST']._serialized_start=486
+  _globals['_INVITESPECTATORREQUEST']._serialized_end=528
+  _globals['_INVITESPECTATORRESPONSE']._serialized_start=530
+  _globals['_INVITESPECTATORRESPONSE']._serialized_end=641
+  _globals['_ACTION']._serialized_start=644
+  _globals['_ACTION']._serialized_end=891
+  _globals['_CARDLIST']._serialized_start=893
+  _globals['_CARDLIST']._serialized_end=933
+  _globals['_CLIENTERROR']._serialized_start=935
+  _globals['_CLIENTERROR']._serialized_end=1046
+  _globals['_SESSIONREQUEST']._serialized_start=1049
+  _globals['_SESSIONREQUEST']._serialized_end=1611
+  _globals['_EVENTBATCH']._serialized_start=1613
+  _globals['_EVENTBATCH']._serialized_end=1706
+  _globals['_SESSIONRESPONSE']._serialized_start=1709
+  _globals['_SESSIONRESPONSE']._serialized_end=2211
+  _globals['_RESUMED']._serialized_start=2213
+  _globals['_RESUMED']._serialized_end=2278
+  _globals['_SUBMITACTIONREQUEST']._serialized_start=2280
+  _globals['_SUBMITACTIONREQUEST']._serialized_end=2334
+  _globals['_SUBMITACTIONRESPONSE']._serialized_start=2336
+  _globals['_SUBMITACTIONRESPONSE']._serialized_end=2395
+  _globals['_EVENTSREQUEST']._serialized_start=2397
+  _globals['_EVENTSREQUEST']._serialized_end=2454
+  _globals['_EVENTSRESPONSE']._serialized_start=2456
+  _globals['_EVENTSRESPONSE']._serialized_end=2515
+  _globals['_FINDMATCHREQUEST']._serialized_start=2517
+  _globals['_FINDMATCHREQUEST']._serialized_end=2609
+  _globals['_FINDMATCHRESPONSE']._serialized_start=2611
+  _globals['_FINDMATCHRESPONSE']._serialized_end=2663
+  _globals['_CANCELMATCHREQUEST']._serialized_start=2665
+  _globals['_CANCELMATCHREQUEST']._serialized_end=2704
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=2706
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=2760
+  _globals['_CREATEPRIVATEGAMEREQUEST']._serialized_start=2762
+  _globals['_CREATEPRIVATEGAMEREQUEST']._serialized_end=2842
+  _globals['_CREATEPRIVATEGAMERESPONSE']._serialized_start=2844
+  _globals['_CREATEPRIVATEGAMERESPONSE']._serialized_end=2918
+  _globals['_JOINPRIVATEGAMEREQUEST']._serialized_start=2920
+  _globals['_JOINPRIVATEGAMEREQUEST']._serialized_end=2979
+  _globals['_JOINPRIVATEGAMERESPONSE']._serialized_start=2981
+  _globals['_JOINPRIVATEGAMERESPONSE']._serialized_end=3039
+  _globals['_STARTPRIVATEGAMEREQUEST']._serialized_start=3041
+  _globals['_STARTPRIVATEGAMEREQUEST']._serialized_end=3080
+  _globals['_STARTPRIVATEGAMERESPONSE']._serialized_start=3082
+  _globals['_STARTPRIVATEGAMERESPONSE']._serialized_end=3126
+  _globals['_SPECTATEREQUEST']._serialized_start=3128
+  _globals['_SPECTATEREQUEST']._serialized_end=3207
+  _globals['_SPECTATERESPONSE']._serialized_start=3209
+  _globals['_SPECTATERESPONSE']._serialized_end=3258
+  _globals['_QUERYREQUEST']._serialized_start=3261
+  _globals['_QUERYREQUEST']._serialized_end=3641
+  _globals['_QUERYRESPONSE']._serialized_start=3644
+  _globals['_QUERYRESPONSE']._serialized_end=4033
+  _globals['_GETVIEWREQUEST']._serialized_start=4035
+  _globals['_GETVIEWREQUEST']._serialized_end=4069
+  _globals['_GETVIEWRESPONSE']._serialized_start=4071
+  _globals['_GETVIEWRESPONSE']._serialized_end=4121
+  _globals['_GATEWAYSERVICE']._serialized_start=4124
+  _globals['_GATEWAYSERVICE']._serialized_end=5160
 # @@protoc_insertion_point(module_scope)

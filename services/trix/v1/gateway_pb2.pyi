@@ -4,10 +4,26 @@ isort:skip_file
 The gateway API (issue 9): the only public door. Mobile clients use the Session
 stream; gRPC-Web and HTTP/JSON clients use the plain calls beside the Events
 stream. The caller's identity always comes from the token, never from a field.
+
+Rate limits (issue 40), two token buckets per player, one for actions and one for every
+other request, so a client's own reads (GetView, Query, ping...) never cost it its turn:
+- actions (SubmitAction, SessionRequest.action): 20 per second, bursts of 40
+  (TRIX_GATEWAY_RATE_PER_S, TRIX_GATEWAY_RATE_BURST), per player on a gateway for the plain
+  calls and per Session stream for its actions;
+- every other call or Session request: the same numbers, in a bucket of its own;
+- SignIn: 30 at once then 30 a minute per client address, and 20 new accounts at once
+  then 60 an hour per address;
+- 8 streams (Session, Events, Spectate) and watched tables open at once per player.
+A whole game needs far less (one action per turn). Beyond a limit the answer is
+RESOURCE_EXHAUSTED with the delay to wait: as `google.rpc.RetryInfo` in the status details
+(trailer `grpc-status-details-bin`, a `google.rpc.Status`) on a plain call, and as
+`ClientError.retry_delay` on the Session stream; a request refused so costs nothing and
+may be sent again after that delay.
 """
 
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
@@ -205,7 +221,23 @@ class Action(_message.Message):
     action_id: _builtins.str
     """Idempotency key chosen by the client."""
     last_seen_sequence: _builtins.int
-    """The table sequence the client last saw."""
+    """The table sequence the client last saw (the largest `Event.sequence` it received for
+    this table). 0 = not checked: the action is taken for the current turn whatever the
+    client saw. Otherwise, on a turn action (contract, doubling, card), a value below the
+    sequence of the current turn's TurnStarted is ABORTED "stale sequence: the turn started
+    at N" (the client acted on an older turn: read the events up to N, or GetView, and
+    decide again); a value above the table's sequence is INVALID_ARGUMENT.
+
+    An action's checks, in order, each with its code: the action's form (an empty action,
+    a bad id, an unknown contract, card ids outside 0..51, more than five cards doubled:
+    INVALID_ARGUMENT; a doubling answer naming a card that cannot be doubled:
+    FAILED_PRECONDITION, see `answer_double`); the caller holds the seat (PERMISSION_DENIED);
+    a repeated `action_id` answers the first result again; the game is over
+    (FAILED_PRECONDITION); `last_seen_sequence` ahead of the table (INVALID_ARGUMENT); the
+    seat is not due to act (FAILED_PRECONDITION "not your turn (seat N to act)"); the stale
+    sequence above (ABORTED); the rules' legality of the move (FAILED_PRECONDITION with the
+    rules' reason, e.g. "must follow suit (H)", "card not in hand (QS)").
+    """
     choose_contract: _common_pb2.Contract.ValueType
     """Pick a contract."""
     leave: _builtins.bool
@@ -214,7 +246,12 @@ class Action(_message.Message):
     """Give a fairness seed before the first deal."""
     @_builtins.property
     def answer_double(self) -> Global___CardList:
-        """Answer doubling: the cards doubled (none = no double)."""
+        """Answer doubling: the cards doubled (none = no double), any subset of the turn's
+        `TurnStarted.legal_cards` (docs/rules.md §7). A card outside them is refused with
+        FAILED_PRECONDITION "card cannot be doubled (XX)", the card named, whatever the reason:
+        not a doubling card at all (3D), not one of this contract's (a queen in KING), or not
+        in the seat's hand. Card ids outside 0..51 or more than five cards: INVALID_ARGUMENT.
+        """
 
     @_builtins.property
     def play_card(self) -> _common_pb2.Card:
@@ -275,22 +312,30 @@ class ClientError(_message.Message):
     CODE_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     ACTION_ID_FIELD_NUMBER: _builtins.int
+    RETRY_DELAY_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     """The gRPC status code name, e.g. "FAILED_PRECONDITION"."""
     message: _builtins.str
     """A message safe to show."""
     action_id: _builtins.str
     """The action it answers, if any."""
+    @_builtins.property
+    def retry_delay(self) -> _duration_pb2.Duration:
+        """RESOURCE_EXHAUSTED of a rate limit: how long to wait before sending the request again
+        (the same delay a plain call gives as `google.rpc.RetryInfo`); unset otherwise.
+        """
+
     def __init__(
         self,
         *,
         code: _builtins.str = ...,
         message: _builtins.str = ...,
         action_id: _builtins.str = ...,
+        retry_delay: _duration_pb2.Duration | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["retry_delay", b"retry_delay"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "code", b"code", "message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "code", b"code", "message", b"message", "retry_delay", b"retry_delay"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -342,7 +387,18 @@ class SessionRequest(_message.Message):
 
     @_builtins.property
     def resume(self) -> Global___EventsRequest:
-        """Resume from this table sequence after a reconnect."""
+        """Follow the player's table from `after_sequence`: a new stream sends no table event
+        until the client asks, with `resume` (or a `find_match` whose ticket is then
+        matched). Answered by `SessionResponse.resumed` (with this request's request_id)
+        before any event of the table, then every event after `after_sequence` in order, the
+        stored ones first, then live, with no gap and no duplicate. There is no bound on the
+        replay: 0 replays the table's whole history from its TableCreated. When the history
+        no longer reaches back to `after_sequence` (a finished game whose log was archived),
+        a `snapshot` (the seat's view at its `sequence`) comes instead of the missing events,
+        then the events after it. Not seated yet: the ticket's updates follow instead, and
+        the table's events once matched. A second resume of the same table restarts from
+        its `after_sequence`.
+        """
 
     @_builtins.property
     def watch(self) -> Global___SpectateRequest:
@@ -446,11 +502,17 @@ class SessionResponse(_message.Message):
     PRIVATE_GAME_FIELD_NUMBER: _builtins.int
     PRIVATE_STARTED_FIELD_NUMBER: _builtins.int
     EVENT_BATCH_FIELD_NUMBER: _builtins.int
+    RESUMED_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     pong: _builtins.bool
     """Keep-alive reply."""
     request_id: _builtins.str
-    """The request_id of the request this answers, if any."""
+    """The request_id of the request this answers, if any. Tickets: the answer to
+    find_match / join_private (or create_private's `private_game`) carries it, once, with
+    the ticket's state then (SEARCHING); every later update of that ticket (WIDENED,
+    MATCHED, CANCELLED, EXPIRED) carries it too (or the request_id of the `resume` that
+    followed the ticket), each state sent once.
+    """
     @_builtins.property
     def event(self) -> _events_pb2.Event:
         """A table event this player may see."""
@@ -469,7 +531,10 @@ class SessionResponse(_message.Message):
 
     @_builtins.property
     def snapshot(self) -> _table_pb2.SeatView:
-        """A fresh view when the resume gap is too old."""
+        """The seat's view: the answer to `view`, or, while following a table, what replaces the
+        events the table no longer stores after a resume (the events after its `sequence`
+        follow; see `SessionRequest.resume`).
+        """
 
     @_builtins.property
     def query(self) -> Global___QueryResponse:
@@ -487,6 +552,10 @@ class SessionResponse(_message.Message):
     def event_batch(self) -> Global___EventBatch:
         """Several table events ready at once (only after the client set `batch_events`)."""
 
+    @_builtins.property
+    def resumed(self) -> Global___Resumed:
+        """A `resume` was taken: the table's events follow (see `SessionRequest.resume`)."""
+
     def __init__(
         self,
         *,
@@ -500,17 +569,55 @@ class SessionResponse(_message.Message):
         private_game: Global___CreatePrivateGameResponse | None = ...,
         private_started: Global___StartPrivateGameResponse | None = ...,
         event_batch: Global___EventBatch | None = ...,
+        resumed: Global___Resumed | None = ...,
         request_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "resumed", b"resumed", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "request_id", b"request_id", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "request_id", b"request_id", "resumed", b"resumed", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch", "resumed"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___SessionResponse: _TypeAlias = SessionResponse  # noqa: Y015
+
+@_typing.final
+class Resumed(_message.Message):
+    """The acknowledgment of a `resume` (SessionResponse.resumed, and the first message of an
+    Events stream), sent before the first event it brings, with the resume's request_id.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table followed; empty when the player is not seated yet (his ticket's updates
+    follow instead, then the table's events once MATCHED).
+    """
+    seat: _builtins.int
+    """The caller's seat there, 0..3; -1 when `table_id` is empty."""
+    after_sequence: _builtins.int
+    """The events after this sequence follow (the resume's `after_sequence`): every one the
+    table still stores, however many (no bound: the replay is read in pages of 512), then
+    the live ones; or first a `snapshot` when the history no longer reaches back.
+    """
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        after_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Resumed: _TypeAlias = Resumed  # noqa: Y015
 
 @_typing.final
 class SubmitActionRequest(_message.Message):
@@ -573,7 +680,9 @@ class EventsRequest(_message.Message):
     table_id: _builtins.str
     """The table; empty = the player's current table."""
     after_sequence: _builtins.int
-    """Send events after this sequence (resume)."""
+    """Send events after this sequence (resume): 0 = from the table's creation (see
+    `SessionRequest.resume` for the replay and the snapshot).
+    """
     def __init__(
         self,
         *,

@@ -4,6 +4,21 @@ isort:skip_file
 The gateway API (issue 9): the only public door. Mobile clients use the Session
 stream; gRPC-Web and HTTP/JSON clients use the plain calls beside the Events
 stream. The caller's identity always comes from the token, never from a field.
+
+Rate limits (issue 40), two token buckets per player, one for actions and one for every
+other request, so a client's own reads (GetView, Query, ping...) never cost it its turn:
+- actions (SubmitAction, SessionRequest.action): 20 per second, bursts of 40
+  (TRIX_GATEWAY_RATE_PER_S, TRIX_GATEWAY_RATE_BURST), per player on a gateway for the plain
+  calls and per Session stream for its actions;
+- every other call or Session request: the same numbers, in a bucket of its own;
+- SignIn: 30 at once then 30 a minute per client address, and 20 new accounts at once
+  then 60 an hour per address;
+- 8 streams (Session, Events, Spectate) and watched tables open at once per player.
+A whole game needs far less (one action per turn). Beyond a limit the answer is
+RESOURCE_EXHAUSTED with the delay to wait: as `google.rpc.RetryInfo` in the status details
+(trailer `grpc-status-details-bin`, a `google.rpc.Status`) on a plain call, and as
+`ClientError.retry_delay` on the Session stream; a request refused so costs nothing and
+may be sent again after that delay.
 """
 
 from collections import abc as _abc

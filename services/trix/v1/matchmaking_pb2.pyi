@@ -183,7 +183,9 @@ class Ticket(_message.Message):
     table_id: _builtins.str
     """The table once matched."""
     seat: _builtins.int
-    """The seat once matched, 0..3."""
+    """The seat once matched, 0..3; -1 before (SEARCHING, WIDENED) and when no table came
+    (CANCELLED, EXPIRED), so seat 0 is never mistaken for "no seat".
+    """
     @_builtins.property
     def wish(self) -> Global___GameWish:
         """What the player asked for."""

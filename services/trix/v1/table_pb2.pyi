@@ -42,7 +42,9 @@ class ActionHeader(_message.Message):
     action_id: _builtins.str
     """Idempotency key chosen by the client; a repeat returns the first result."""
     last_seen_sequence: _builtins.int
-    """The table sequence the client last saw; a stale one is ABORTED."""
+    """The table sequence the client last saw; below the current turn's TurnStarted it is ABORTED
+    (stale), 0 = not checked (trix.v1.Action.last_seen_sequence).
+    """
     def __init__(
         self,
         *,
@@ -296,7 +298,9 @@ class SeatView(_message.Message):
 
     @_builtins.property
     def legal_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
-        """The engine's legal actions for the viewer's seat: legal cards now."""
+        """The engine's legal actions for the viewer's seat: the cards it may play now, or on a
+        doubling turn the cards it may double (as TurnStarted.legal_cards, docs/rules.md §7).
+        """
 
     @_builtins.property
     def legal_contracts(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.Contract.ValueType]:

@@ -71,7 +71,8 @@ export type Seat = Message<"trix.v1.Seat"> & {
   bot: boolean;
 
   /**
-   * Name shown to the other players.
+   * Name shown to the other players. A bot seat has a stable name of its own, "Bot 1" to
+   * "Bot 4" by seat (seat + 1), with `bot` true.
    *
    * @generated from field: string display_name = 4;
    */

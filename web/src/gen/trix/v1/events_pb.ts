@@ -451,7 +451,9 @@ export type ContractChosen = Message<"trix.v1.ContractChosen"> & {
   contract: Contract;
 
   /**
-   * True when the timer picked it (docs/rules.md §9).
+   * True when the timer picked it (docs/rules.md §9: the seat's time ran out). False for a
+   * player's own choice and for a bot's (`Seat.bot`, SeatControlChanged): a bot is not a
+   * timeout.
    *
    * @generated from field: bool automatic = 4;
    */
@@ -487,7 +489,8 @@ export type DoubleAnswered = Message<"trix.v1.DoubleAnswered"> & {
   answer?: DoubleAnswer | undefined;
 
   /**
-   * True when a timeout answered "no double".
+   * True when a timeout answered "no double" (docs/rules.md §9); false for a player's own
+   * answer and for a bot's.
    *
    * @generated from field: bool automatic = 3;
    */
@@ -557,7 +560,8 @@ export type CardPlayed = Message<"trix.v1.CardPlayed"> & {
   card?: Card | undefined;
 
   /**
-   * True when the timer played it (docs/rules.md §9).
+   * True when the timer played it (docs/rules.md §9: the seat's time ran out); false for a
+   * player's own card and for a bot's.
    *
    * @generated from field: bool automatic = 4;
    */
@@ -852,13 +856,17 @@ export const SeatControlChangedSchema: GenMessage<SeatControlChanged> = /*@__PUR
   messageDesc(file_trix_v1_events, 16);
 
 /**
- * A decision became due; the timers schedule a deadline from it (docs/rules.md §9).
+ * A decision became due; the timers schedule a deadline from it (docs/rules.md §9). Only
+ * for seats a bot does not play: a bot seat (`Seat.bot`, SeatControlChanged) acts at once,
+ * in the same table step as the event before, so its move (automatic = false) follows
+ * with no TurnStarted of its own; a SIMULTANEOUS doubling turn names the seats still to
+ * answer that no bot plays.
  *
  * @generated from message trix.v1.TurnStarted
  */
 export type TurnStarted = Message<"trix.v1.TurnStarted"> & {
   /**
-   * Seats whose decision is due (several in SIMULTANEOUS doubling).
+   * Seats whose decision is due (several in SIMULTANEOUS doubling); never a bot's seat.
    *
    * @generated from field: repeated int32 seats = 1;
    */
@@ -903,7 +911,10 @@ export type TurnStarted = Message<"trix.v1.TurnStarted"> & {
 
   /**
    * The receiving seat's legal cards now, as SeatView.legal_cards (the engine's legal
-   * actions). Filled only on that seat's own copy, on its own subject, never on the public
+   * actions): on a card turn the cards it may play; on a doubling turn the cards it may
+   * double (docs/rules.md §7: the contract's doubling cards it holds, KH in KING, the
+   * queens in QUEENS, both in COMPLEX), any subset of which is a legal answer, empty =
+   * it can only answer "no double". Filled only on that seat's own copy, on its own subject, never on the public
    * subject: legal cards reveal part of a hand (docs/rules.md §14 "its hand | yes | never (only
    * the number of cards) | never").
    *

@@ -178,7 +178,8 @@ export type Ticket = Message<"trix.v1.Ticket"> & {
   tableId: string;
 
   /**
-   * The seat once matched, 0..3.
+   * The seat once matched, 0..3; -1 before (SEARCHING, WIDENED) and when no table came
+   * (CANCELLED, EXPIRED), so seat 0 is never mistaken for "no seat".
    *
    * @generated from field: int32 seat = 6;
    */

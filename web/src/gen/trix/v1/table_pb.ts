@@ -51,7 +51,8 @@ export type ActionHeader = Message<"trix.v1.ActionHeader"> & {
   actionId: string;
 
   /**
-   * The table sequence the client last saw; a stale one is ABORTED.
+   * The table sequence the client last saw; below the current turn's TurnStarted it is ABORTED
+   * (stale), 0 = not checked (trix.v1.Action.last_seen_sequence).
    *
    * @generated from field: uint64 last_seen_sequence = 4;
    */
@@ -353,7 +354,8 @@ export type SeatView = Message<"trix.v1.SeatView"> & {
   turn?: TurnStarted | undefined;
 
   /**
-   * The engine's legal actions for the viewer's seat: legal cards now.
+   * The engine's legal actions for the viewer's seat: the cards it may play now, or on a
+   * doubling turn the cards it may double (as TurnStarted.legal_cards, docs/rules.md §7).
    *
    * @generated from field: repeated trix.v1.Card legal_cards = 17;
    */
