@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,3 +163,26 @@ class Player:
         if self.call is not None:
             self.call.cancel()
         await self.channel.close()
+
+    async def view(self) -> Any:
+        """GetView of the player's table (a plain call beside the stream)."""
+        request = gateway_pb2.GetViewRequest(table_id=self.table_id)
+        return (await self.stub.GetView(request, metadata=self.metadata, timeout=TIMEOUT_S)).view
+
+    async def play_turns(self, turns: int) -> None:
+        for _ in range(turns):
+            await self.play(await self.my_turn())
+
+
+@contextlib.asynccontextmanager
+async def seated(target: str, name: str, *, match: bool = True) -> AsyncIterator[Player]:
+    """A signed-in player with his Session open, at a COMPLEX table with three bots (`match`),
+    who leaves it at the end."""
+    player = await Player(target, name).sign_in()
+    try:
+        await player.open()
+        if match:
+            await player.matched()
+        yield player
+    finally:
+        await player.close()

@@ -8,7 +8,7 @@ import asyncio
 
 import grpc
 import pytest
-from api_support import CONTRACT_DOUBLES, DOUBLING_CARDS, TIMEOUT_S, Player
+from api_support import CONTRACT_DOUBLES, DOUBLING_CARDS, TIMEOUT_S, Player, seated
 from google.rpc import error_details_pb2, status_pb2
 
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, matchmaking_pb2
@@ -34,18 +34,11 @@ async def _doubling_turn(player: Player, needs: str = "held") -> events_pb2.Turn
 
 
 async def test_a_doubling_turn_lists_the_cards_the_seat_may_double(edge: str) -> None:
-    player = await Player(edge, "legal-doubles").sign_in()
-    try:
-        await player.open()
-        await player.matched()
+    async with seated(edge, "legal-doubles") as player:
         turn = await _doubling_turn(player)
         expected = CONTRACT_DOUBLES[player.contract] & player.hand  # docs/rules.md §7
         assert {c.id for c in turn.legal_cards} == expected, (turn.legal_cards, expected)
-        view = (
-            await player.stub.GetView(
-                gateway_pb2.GetViewRequest(table_id=player.table_id), metadata=player.metadata, timeout=TIMEOUT_S
-            )
-        ).view
+        view = await player.view()
         assert view.turn.decision == common_pb2.DECISION_DOUBLE
         assert {c.id for c in view.legal_cards} == expected
         action = player.action(turn)
@@ -53,18 +46,13 @@ async def test_a_doubling_turn_lists_the_cards_the_seat_may_double(edge: str) ->
         answer = await player.act(action)
         assert answer.HasField("accepted"), answer
         player.done = turn.turn_seq
-    finally:
-        await player.close()
 
 
 # -- 2: one code for a refused double, the card named ---------------------------------------------
 
 
 async def test_every_refused_double_is_failed_precondition_naming_the_card(edge: str) -> None:
-    player = await Player(edge, "bad-doubles").sign_in()
-    try:
-        await player.open()
-        await player.matched()
+    async with seated(edge, "bad-doubles") as player:
         turn = await _doubling_turn(player, needs="missing")
         never = common_pb2.Card(id=14)  # 3D: no contract doubles it
         missing = min(CONTRACT_DOUBLES[player.contract] - player.hand)  # a doubling card not held
@@ -80,8 +68,6 @@ async def test_every_refused_double_is_failed_precondition_naming_the_card(edge:
         answer = await player.act(player.action(turn))  # "no double" is still his answer to give
         assert answer.HasField("accepted"), answer
         player.done = turn.turn_seq
-    finally:
-        await player.close()
 
 
 # -- 3: rate limits say how long to wait, and reads never cost the turn ---------------------------
@@ -98,10 +84,7 @@ def _retry_delay_s(err: grpc.aio.AioRpcError) -> float:
 
 
 async def test_a_rate_limit_names_its_delay_and_reads_never_cost_the_turn(edge: str) -> None:
-    player = await Player(edge, "flooder").sign_in()
-    try:
-        await player.open()
-        await player.matched()
+    async with seated(edge, "flooder") as player:
         turn = await player.my_turn()
         # A client that reads as fast as it can: its reads are refused with the delay to wait...
         rids = [await player.send(gateway_pb2.SessionRequest(view=gateway_pb2.GetViewRequest())) for _ in range(80)]
@@ -132,20 +115,14 @@ async def test_a_rate_limit_names_its_delay_and_reads_never_cost_the_turn(edge: 
         await player.play(turn)  # the reads' refusals cost no action
         await asyncio.sleep(wait)  # the delay given is enough
         await player.stub.GetView(request, metadata=player.metadata, timeout=TIMEOUT_S)
-    finally:
-        await player.close()
 
 
 # -- 4: resume is acknowledged ------------------------------------------------------------------
 
 
 async def test_a_resume_is_acknowledged_with_its_request_id_before_its_events(edge: str) -> None:
-    player = await Player(edge, "resumer").sign_in()
-    try:
-        await player.open()
-        await player.matched()
-        for _ in range(3):
-            await player.play(await player.my_turn())
+    async with seated(edge, "resumer") as player:
+        await player.play_turns(3)
         seen = player.last_sequence  # the table waits for this player's next move: nothing more comes
         player.call.cancel()  # the network drops
         await player.open()
@@ -162,18 +139,13 @@ async def test_a_resume_is_acknowledged_with_its_request_id_before_its_events(ed
             assert [e.sequence for e in events] == [after + 1, after + 2, after + 3]  # no gap, in order
             if after == 0:
                 assert events[0].HasField("table_created")  # 0: the whole history
-    finally:
-        await player.close()
 
 
 # -- 5: last_seen_sequence: 0 is not checked, a stale one is ABORTED ------------------------------
 
 
 async def test_last_seen_sequence_zero_is_not_checked_and_an_older_turn_is_aborted(edge: str) -> None:
-    player = await Player(edge, "sequences").sign_in()
-    try:
-        await player.open()
-        await player.matched()
+    async with seated(edge, "sequences") as player:
         turn = await player.my_turn()
         stale = await player.act(player.action(turn, last_seen=turn.turn_seq - 1))
         assert stale.HasField("error"), stale
@@ -186,20 +158,14 @@ async def test_last_seen_sequence_zero_is_not_checked_and_an_older_turn_is_abort
         player.done = turn.turn_seq
         turn = await player.my_turn()
         await player.play(turn)  # the sequence seen, as before
-    finally:
-        await player.close()
 
 
 # -- 6: a bot's move is not automatic -----------------------------------------------------------
 
 
 async def test_a_bot_move_is_not_automatic(edge: str) -> None:
-    player = await Player(edge, "bots-moves").sign_in()
-    try:
-        await player.open()
-        await player.matched()
-        for _ in range(6):
-            await player.play(await player.my_turn())
+    async with seated(edge, "bots-moves") as player:
+        await player.play_turns(6)
         bots = {s.index for s in player.seats if s.bot}
         assert len(bots) == 3
 
@@ -212,17 +178,13 @@ async def test_a_bot_move_is_not_automatic(edge: str) -> None:
         assert len(by_bots) >= 6, moves
         automatic = [e for e in moves if getattr(e, e.WhichOneof("body") or "").automatic]
         assert not automatic, automatic  # nobody timed out
-    finally:
-        await player.close()
 
 
 # -- 7: tickets ---------------------------------------------------------------------------------
 
 
 async def test_ticket_updates_carry_their_request_id_each_state_once_and_no_seat_before_matching(edge: str) -> None:
-    player = await Player(edge, "tickets").sign_in()
-    try:
-        await player.open()
+    async with seated(edge, "tickets", match=False) as player:
         tickets = await player.matched(request_id="find-1")
         states = [m.ticket.state for m in tickets]
         assert len(states) == len(set(states)), states  # each state once
@@ -234,29 +196,17 @@ async def test_ticket_updates_carry_their_request_id_each_state_once_and_no_seat
                 assert m.ticket.seat == -1, m.ticket  # no seat yet: never seat 0
         assert states[0] == matchmaking_pb2.TICKET_STATE_SEARCHING, states  # the find_match's answer
         assert states[-1] == matchmaking_pb2.TICKET_STATE_MATCHED, states
-    finally:
-        await player.close()
 
 
 # -- 8: bots are named and play with no turn of their own ----------------------------------------
 
 
 async def test_bots_have_stable_names_and_no_turn_started(edge: str) -> None:
-    player = await Player(edge, "named-bots").sign_in()
-    try:
-        await player.open()
-        await player.matched()
-        for _ in range(6):
-            await player.play(await player.my_turn())
+    async with seated(edge, "named-bots") as player:
+        await player.play_turns(6)
         bots = {s.index: s.display_name for s in player.seats if s.bot}
         assert bots == {s: f"Bot {s + 1}" for s in bots} and len(bots) == 3, player.seats
-        view = (
-            await player.stub.GetView(
-                gateway_pb2.GetViewRequest(table_id=player.table_id), metadata=player.metadata, timeout=TIMEOUT_S
-            )
-        ).view
+        view = await player.view()
         assert {s.index: s.display_name for s in view.seats if s.bot} == bots
         turns = [e.turn_started for e in player.events if e.HasField("turn_started")]
         assert turns and not any(set(t.seats) & set(bots) for t in turns), turns  # as TurnStarted says
-    finally:
-        await player.close()
