@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from trix import engine
+from trix import engine, rules
 from trix.natsio import seatstream
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, table_pb2
 
@@ -84,7 +84,9 @@ def check_legal_moves(turn: events_pb2.TurnStarted, held: set[int], *, where: st
     elif turn.decision == common_pb2.DECISION_CONTRACT:
         assert turn.legal_contracts and not cards, f"{where}: a contract turn without its contracts"
     else:
-        assert not cards and not turn.legal_contracts, f"{where}: legal moves on a doubling turn"
+        # A doubling turn (issue 40): the doubling cards (docs/rules.md §7) it holds, no contract.
+        assert cards <= held & set(rules.DOUBLE_MASK_CARDS), f"{where}: doubling cards not from its hand"
+        assert not turn.legal_contracts, f"{where}: contracts on a doubling turn"
 
 
 def check_own_copies(
