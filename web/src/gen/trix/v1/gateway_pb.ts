@@ -234,11 +234,12 @@ export type Action = Message<"trix.v1.Action"> & {
    * at N" (the client acted on an older turn: read the events up to N, or GetView, and
    * decide again); a value above the table's sequence is INVALID_ARGUMENT.
    *
-   * An action's checks, in order, each with its code: the action's form (an empty action,
-   * a bad id, an unknown contract, card ids outside 0..51, more than five cards doubled:
-   * INVALID_ARGUMENT; a doubling answer naming a card that cannot be doubled:
-   * FAILED_PRECONDITION, see `answer_double`); the caller holds the seat (PERMISSION_DENIED);
-   * a repeated `action_id` answers the first result again; the game is over
+   * An action's checks, in order, each with its code: the table (NOT_FOUND: unknown, or no
+   * current table with `table_id` empty) and the caller's seat there (PERMISSION_DENIED);
+   * the action's form (an empty action, a bad id, an unknown contract, card ids outside
+   * 0..51, more than five cards doubled: INVALID_ARGUMENT; a doubling answer naming a card
+   * that cannot be doubled: FAILED_PRECONDITION, see `answer_double`); a repeated
+   * `action_id` answers the first result again; the game is over
    * (FAILED_PRECONDITION); `last_seen_sequence` ahead of the table (INVALID_ARGUMENT); the
    * seat is not due to act (FAILED_PRECONDITION "not your turn (seat N to act)"); the stale
    * sequence above (ABORTED); the rules' legality of the move (FAILED_PRECONDITION with the
