@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from trix.client import EmbeddedPlatform
+from trix.embedded import EmbeddedPlatform
 
 
 @pytest.fixture(scope="session")
