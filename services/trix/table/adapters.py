@@ -64,6 +64,15 @@ APPEND_ATTEMPT_S = 1.0
 publish into a SIGSTOPped or cut-off leader gets no answer, and the first attempt after the
 election should not wait out a longer timeout (issue 19). A late ack of an earlier attempt
 makes the next one a duplicate: the table reloads and answers the stored result."""
+PUBLISH_ATTEMPT_S = 0.5
+"""The same for a snapshot or a result (each stored once by its message id, a late ack's repeat
+answered as a duplicate): each holds its table's lock, and a 2 s attempt sent into an election
+held the table's next command up to 2 s after the stream answered again (issue 42)."""
+HEARTBEAT_ATTEMPT_S = 0.5
+"""A replica's heartbeat waits this long for its ack; failed, it is sent again `leases.RETRY_S`
+later. Sent into an election of the replicas bucket (a leader stopped or cut off), the
+connection's 5 s request held the next heartbeat back for up to 5 s after the bucket answered
+again, and the other replicas, hearing none for the TTL (1.5 s), took this one's shards (issue 42)."""
 READ_ATTEMPT_S = 1.0
 """One attempt of a read of a table's storage (a log entry, its snapshot, its seed, the log's
 tables) waits this long before it is asked again. A JetStream API request sent while the stream
@@ -208,7 +217,9 @@ class JetStreamStore:
         return msg.data
 
     async def put_snapshot(self, table_id: str, data: bytes) -> None:
-        await publish_once(self.nats.jetstream, subjects.table_snapshot(table_id), data)
+        await publish_once(
+            self.nats.jetstream, subjects.table_snapshot(table_id), data, attempt_timeout_s=PUBLISH_ATTEMPT_S
+        )
 
     async def get_snapshot(self, table_id: str) -> bytes | None:
         try:
@@ -306,6 +317,7 @@ class NatsSink:
                     subjects.table_results(table_id),
                     r.event.SerializeToString(),
                     msg_id=f"{table_id}.{r.event.sequence}",
+                    attempt_timeout_s=PUBLISH_ATTEMPT_S,
                 )
 
 
@@ -374,12 +386,14 @@ class TableBus:
 class KvLeaseStore:
     """`LeaseStore` on the `table_leases` (key = shard) and `table_replicas` (key = replica) buckets."""
 
-    def __init__(self, leases: KeyValue, replicas: KeyValue) -> None:
+    def __init__(self, leases: KeyValue, replicas: KeyValue, heartbeats: KeyValue | None = None) -> None:
         self.leases = leases
         self.replicas = replicas
+        self.heartbeats = heartbeats or replicas
+        """The replicas bucket on a context whose requests wait `HEARTBEAT_ATTEMPT_S`."""
 
     async def heartbeat(self, replica: str) -> None:
-        await self.replicas.put(replica, b"up")
+        await self.heartbeats.put(replica, b"up")
 
     async def leave(self, replica: str) -> None:
         await self.replicas.delete(replica)

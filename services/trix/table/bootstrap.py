@@ -13,7 +13,15 @@ from nats.js.api import AckPolicy, ConsumerConfig
 from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
-from trix.table.adapters import LEASES_BUCKET, REPLICAS_BUCKET, JetStreamStore, KvLeaseStore, NatsSink
+from trix.natsio.publish import JetStreams
+from trix.table.adapters import (
+    HEARTBEAT_ATTEMPT_S,
+    LEASES_BUCKET,
+    REPLICAS_BUCKET,
+    JetStreamStore,
+    KvLeaseStore,
+    NatsSink,
+)
 from trix.table.config import TableConfig
 from trix.table.entrypoints import (
     ARCHIVE_CONSUMER,
@@ -90,8 +98,9 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
     from the pull consumers the replicas share (`TableReplica.service` is the service)."""
     js = nats.jetstream
     leases_kv = await js.key_value(LEASES_BUCKET)
-    replicas_kv = await js.key_value(REPLICAS_BUCKET)
-    leases = KvLeaseStore(leases_kv, replicas_kv)
+    buckets = JetStreams(nats)
+    replicas_kv = await buckets.key_value(REPLICAS_BUCKET)
+    leases = KvLeaseStore(leases_kv, replicas_kv, await buckets.key_value(REPLICAS_BUCKET, HEARTBEAT_ATTEMPT_S))
     me = replica_id(config.runtime.instance)
 
     def table_service(router: ShardRouter) -> TableService:

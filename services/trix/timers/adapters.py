@@ -27,7 +27,7 @@ from nats.js.kv import KeyValue
 
 from trix.natsio import names, seatstream, subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
+from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, RETRYABLE, ask_until, publish_once
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import start_kept
 from trix.timers.ports import CasConflict, Outcome
@@ -41,6 +41,18 @@ LIVE_QUIET_S = 0.5
 """Catching up: the table replicas' answers are in once none came for this long (at most LIVE_WAIT_S)."""
 LIVE_WAIT_S = 3.0
 READ_BATCH = 512
+COMMAND_ATTEMPT_S = 0.5
+"""One attempt of a command to a table (AutoAct, Leave, Reclaim) waits this long; unanswered, the
+same bytes are sent again within `command_timeout_s`. A request that went to an owner cut off
+(its shards about to be taken over) is never answered, and one sent while the table waits out a
+NATS election is answered only once its append is stored: with one 3 s attempt the next bot
+move came up to 3 s after the new owner served, or after NATS was back (issue 42). The table
+applies a repeated AutoAct once (the turn's entry id); a repeat queued behind the first is
+refused as stale, as a re-fired deadline was before."""
+MIN_ATTEMPT_S = 0.1
+MAX_PAUSE_S = 0.1
+"""Longest pause between two attempts (an attempt that timed out has waited already)."""
+UNANSWERED: tuple[type[BaseException], ...] = (*RETRYABLE, nats.errors.ConnectionClosedError)
 REFUSED_KINDS = {"StaleTurn", "IllegalMove", "NotFound", "PermissionDenied", "InvalidArgument", "Unauthenticated"}
 
 
@@ -101,16 +113,20 @@ class NatsTableCommands:
 
     async def _request(self, table_id: str, command: table_pb2.TableCommand) -> Outcome:
         headers = {TOKEN_HEADER: sign_service_token(self.secret, "timers", time.time())}
+        subject, data = subjects.table_command(table_id), command.SerializeToString()
+
+        async def attempt(wait_s: float) -> Msg:
+            return await self.nats.client.request(subject, data, timeout=wait_s, headers=headers)
+
         try:
-            msg = await self.nats.client.request(
-                subjects.table_command(table_id), command.SerializeToString(), timeout=self.timeout_s, headers=headers
+            msg = await ask_until(
+                attempt,
+                deadline_s=self.timeout_s,
+                attempt_s=COMMAND_ATTEMPT_S,
+                min_attempt_s=MIN_ATTEMPT_S,
+                max_pause_s=MAX_PAUSE_S,
             )
-        except (
-            TimeoutError,
-            nats.errors.NoRespondersError,
-            nats.errors.TimeoutError,
-            nats.errors.ConnectionClosedError,
-        ):
+        except UNANSWERED:
             return Outcome.UNAVAILABLE
         reply = table_pb2.TableCommandReply.FromString(msg.data)
         if not reply.HasField("error"):
