@@ -298,28 +298,44 @@ class Probes:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(conn.close(), 5)
 
-    async def _answers(self, stream: str, avoid: int | None) -> bool:
+    async def _answers(self, stream: str, avoid: int | None, lasts_until: float) -> bool:
         async def one(i: int, conn: Client) -> bool:
             try:
                 info = await conn.jetstream(timeout=0.5).stream_info(stream)
             except Exception:  # noqa: BLE001 - no leader (yet), or that node is away
                 return False
-            return info.cluster is not None and bool(info.cluster.leader)
+            leader = info.cluster.leader if info.cluster is not None else None
+            if not leader:
+                return False
+            # A follower answers for a leader it cannot reach (nats-server, after a delay): an
+            # answer naming the faulted node while the fault lasts is not NATS back (issue 42:
+            # a stopped leader's streams "answered" after 0.5 s, then nothing did until SIGCONT).
+            return avoid is None or time.monotonic() >= lasts_until or self.cluster.index_of(leader) != avoid
 
         asks = [one(i, c) for i, c in enumerate(self.conns) if c is not None and i != avoid]
         return any(await asyncio.gather(*asks))
 
-    async def until_available(self, fault: Fault, avoid: int | None, timeout_s: float = 30.0) -> None:
+    async def until_available(
+        self, fault: Fault, avoid: int | None, lasts_s: float, resumed: asyncio.Event, timeout_s: float = 30.0
+    ) -> None:
         """Sets `fault.nats_s`: every MOVE_PATH stream answered through a node other than the
-        faulted one (a stream's info comes from its leader: one is elected, or it came back)."""
+        faulted one (a stream's info comes from its leader: one is elected, or it came back),
+        and, until the games running resumed (`resumed`), did not stop answering again (a node
+        healed from a partition may force a new election seconds later, issue 42: then NATS
+        is back when that election ended)."""
         deadline = fault.at + timeout_s
 
         async def back(stream: str) -> float | None:
+            since: float | None = None
             while time.monotonic() < deadline:
-                if await self._answers(stream, avoid):
-                    return time.monotonic() - fault.at
-                await asyncio.sleep(0.1)
-            return None
+                if await self._answers(stream, avoid, fault.at + lasts_s):
+                    since = time.monotonic() - fault.at if since is None else since
+                    if resumed.is_set():
+                        return since
+                else:
+                    since = None
+                await asyncio.sleep(0.1 if since is None else 0.25)
+            return since
 
         times = await asyncio.gather(*(back(stream) for stream in MOVE_PATH))
         fault.by_stream = dict(zip(MOVE_PATH, times, strict=True))
@@ -424,26 +440,28 @@ async def run_faults(
             fault = Fault(kind, node, time.monotonic(), games.running())
             wall = time.time()
             avoid = None if kind == "partition-table-host" else node
+            resumed = asyncio.Event()
             if kind in PARTITIONS:
                 assert hosts is not None
                 hosts.cut(node)
                 fault.at = time.monotonic()
-                probe = asyncio.ensure_future(probes.until_available(fault, avoid))
+                probe = asyncio.ensure_future(probes.until_available(fault, avoid, cut_s, resumed))
                 await asyncio.sleep(cut_s)
                 hosts.heal(node)
             elif kind == "stop-leader":
                 cluster.send(node, signal.SIGSTOP)
                 fault.at = time.monotonic()
-                probe = asyncio.ensure_future(probes.until_available(fault, avoid))
+                probe = asyncio.ensure_future(probes.until_available(fault, avoid, stop_s, resumed))
                 await asyncio.sleep(stop_s)
                 cluster.send(node, signal.SIGCONT)
             else:
                 cluster.kill(node)
                 fault.at = time.monotonic()
-                probe = asyncio.ensure_future(probes.until_available(fault, avoid))
+                probe = asyncio.ensure_future(probes.until_available(fault, avoid, 2.0, resumed))
                 await asyncio.sleep(2.0)
                 cluster.restart(node)
             await _measure(fault, run)
+            resumed.set()
             await probe
             done.append(fault)
             worst = max(fault.resume.values(), default=0.0)

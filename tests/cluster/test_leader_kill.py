@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from cluster_support import NatsCluster, Run, check_games, play_games, standings_match
+from fault_nats import MOVE_PATH
 
 from support.waiting import eventually
 from trix.natsio import names
@@ -23,6 +24,10 @@ FAST = {"TRIX_MATCHMAKING_BOT_FILL_S": "0", "TRIX_GATEWAY_RATE_PER_S": "400", "T
 """Bots fill a table at once; the client's answers at full speed are within the gateway's limit."""
 RESUME_BOUND_S = 15.0
 """Generous for a loaded 2-core CI box; `make fault-nats` asserts the issue's 5 s."""
+PLATFORM_BOUND_S = 5.0
+"""The platform's own delay once every stream of the move path has a leader again: generous for
+a loaded 2-core CI box (`make fault-nats` prints it, issue 42: at most 2 s there; it was up to
+5 s and more while a request sent during the election waited out the connection's 5 s)."""
 
 
 async def test_sigkill_of_the_table_log_leader_mid_game_loses_nothing(tmp_path: Path) -> None:
@@ -46,6 +51,9 @@ async def test_sigkill_of_the_table_log_leader_mid_game_loses_nothing(tmp_path: 
         killed_at = time.monotonic()
         new_leader = await cluster.leader(names.TABLE_LOG_STREAM)
         assert new_leader != victim
+        for stream in MOVE_PATH:  # each led again (asked at most every 0.2 s: NATS is back by then)
+            await cluster.leader(stream)
+        back = time.monotonic() - killed_at
         cluster.restart(victim)
         await game
         resumed = min((a.accepted for a in run.accepted if a.sent >= killed_at), default=float("inf")) - killed_at
@@ -53,13 +61,15 @@ async def test_sigkill_of_the_table_log_leader_mid_game_loses_nothing(tmp_path: 
         cluster.hold("scoring", signal.SIGCONT)
         same = await standings_match(cluster.gateways[0], run)
         print(
-            f"leader kill: node {victim + 1} killed, node {new_leader + 1} leads TABLE_LOG; play resumed in "
-            f"{resumed:.2f}s; {verdict}; whole test {time.monotonic() - started:.1f}s"
+            f"leader kill: node {victim + 1} killed, node {new_leader + 1} leads TABLE_LOG; the move path led "
+            f"again after {back:.2f}s; play resumed in {resumed:.2f}s; {verdict}; "
+            f"whole test {time.monotonic() - started:.1f}s"
         )
         assert verdict.games == verdict.games_finished == verdict.games_ok == 1, verdict.problems
         assert verdict.lost == 0 and verdict.applied_twice == 0, verdict
         assert verdict.two_writers == 0, verdict.problems
         assert same == 1
         assert resumed <= RESUME_BOUND_S
+        assert resumed - back <= PLATFORM_BOUND_S, f"play resumed {resumed - back:.2f}s after NATS was back"
     finally:
         await cluster.stop()

@@ -54,7 +54,7 @@ repeat reaching a table still applying the first waits behind it and answers its
 UNAVAILABLE_KIND = error_kind(Unavailable(""))
 """A table's UNAVAILABLE answer (`trix.table.codec.handle_command`): the same bytes are sent again."""
 UNAVAILABLE_PAUSE_S = 0.25
-"""Pause before a command answered UNAVAILABLE is sent again (the shard's lease, 2 s TTL, is
+"""Pause before a command answered UNAVAILABLE is sent again (the shard's lease, 1.5 s TTL, is
 being taken over, or the table's storage waits out an election): a handover costs a few
 pauses, not the client's own retry; at most 4 sends a second per waiting command."""
 TOKEN_REUSE_S = 60.0

@@ -22,9 +22,13 @@ from trix.natsio import names, subjects
 from trix.natsio.names import kv_stream
 
 DAY_S = 24 * 3600.0
-TABLE_LEASE_TTL_S = 2.0
+TABLE_LEASE_TTL_S = 1.5
 """TTL of a table shard's lease and of a table replica's heartbeat (issue 5): an owner that
-stops renewing loses its shards after this long, so a SIGKILL costs players a few seconds."""
+stops renewing loses its shards after this long, so a SIGKILL costs players a few seconds.
+1.5 s, was 2 s (issue 42): a table replica cut off held its tables' play for the TTL and the
+takeover, 2.1-2.3 s with 2 s, 1.5 s with this. The owner's validity (`trix.table.leases.VALID_S`)
+is shorter with it and renewals come every quarter TTL, so an owner's loop may still lag
+0.825 s (0.93 s before) before its leases lapse."""
 
 
 @dataclass(frozen=True)

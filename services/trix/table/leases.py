@@ -42,16 +42,18 @@ from trix.table.ports import LeaseStore, ShardHost
 
 log = structlog.get_logger("trix.table.leases")
 
-RENEW_S = TABLE_LEASE_TTL_S / 3
-"""Heartbeat period: a third of the TTL (0.67 s), so two heartbeats fall within `VALID_S` of the
-last one; one KV write per period per replica (it was one per held shard: 64 shards, ~96
+RENEW_S = TABLE_LEASE_TTL_S / 4
+"""Heartbeat period: a quarter of the TTL (0.375 s), so three heartbeats fall within `VALID_S` of
+the last one; one KV write per period per replica (it was one per held shard: 64 shards, ~96
 writes/s, issue 16). A failed heartbeat is retried after `RETRY_S`."""
 RETRY_S = 0.2
 """Pause before the next renewal round when one in this round failed (NATS hiccup)."""
-VALID_S = 1.6
+VALID_S = 1.2
 """How long after a renewal was sent the owner still writes: below TABLE_LEASE_TTL_S, since
 another replica takes the shard only after it has *seen* no renewal for the TTL (it saw the
-renewal after it was sent). Renewals come every `RENEW_S`, so it survives one late or failed one."""
+renewal after it was sent). Renewals come every `RENEW_S`, so it survives two late or failed
+ones; a round may start `VALID_S - RENEW_S` (0.825 s) late before the leases lapse (0.93 s with
+the 2 s TTL before issue 42)."""
 MEMBER_TTL_S = 5.0
 """A replica whose heartbeat has not been seen for this long no longer counts in the quotas.
 Longer than the lease TTL on purpose: under a saturated CPU heartbeats arrive late and in
@@ -70,7 +72,7 @@ a NATS election of TABLE_LOG (4-9 s), the usual cause. Given up at once, the sha
 later balance round and a new lease (issue 19: play resumed only after 21 s)."""
 SERVE_PAUSE_S = 0.5
 """First pause before a failed rebuild is tried again (doubling, at most 2 s)."""
-ECHO_S = TABLE_LEASE_TTL_S
+ECHO_S = 2.0
 """A watcher that has not delivered this replica's own write (its heartbeat, or a lease it won)
 this long after the write succeeded is deaf (its ordered consumer lost with a NATS node, or
 stalled across a partition: the client library notices only after two missed 5 s idle
