@@ -2,8 +2,8 @@
 (issue 42): an AutoAct that went to an owner cut off (its shards about to be taken over) is
 never answered, and the bot's move should reach the new owner soon after it serves. With one
 3 s request the move waited out the 3 s, and the next one came later still. Real nats-server
-with the services' users; the timers' `NatsTableCommands`; two table-user subscriptions on the
-table's command subject standing for the owner cut off (it hears, never answers) and the new
+with the services' users; the timers' `NatsTableCommands`; two table-user connections subscribed to
+the table's command subject standing for the owner cut off (it hears, never answers) and the new
 one (it answers from its first second)."""
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ async def test_an_autoact_unanswered_by_an_owner_cut_off_reaches_the_new_owner_w
     auth_nats: AuthNats,
 ) -> None:
     timers = NatsConnection(auth_nats.url("timers"), "timers-t")
-    table = NatsConnection(auth_nats.url("table"), "table-t")
+    old_owner = NatsConnection(auth_nats.url("table"), "table-cut-off")
+    table = NatsConnection(auth_nats.url("table"), "table-new-owner")
     await timers.connect(give_up_after_s=30)
+    await old_owner.connect(give_up_after_s=30)
     await table.connect(give_up_after_s=30)
     heard_by_cut_off: list[bytes] = []
     answered: list[table_pb2.TableCommand] = []
@@ -41,8 +43,8 @@ async def test_an_autoact_unanswered_by_an_owner_cut_off_reaches_the_new_owner_w
         await msg.respond(table_pb2.TableCommandReply(sequence=9).SerializeToString())
 
     subject = subjects.table_commands_of_shard(subjects.table_shard(TABLE))
-    silent = await table.client.subscribe(subject, cb=cut_off)
-    await table.client.flush()
+    silent = await old_owner.client.subscribe(subject, cb=cut_off)
+    await old_owner.client.flush()
     try:
         loop = asyncio.get_running_loop()
         serving: list[object] = []
@@ -67,4 +69,5 @@ async def test_an_autoact_unanswered_by_an_owner_cut_off_reaches_the_new_owner_w
     finally:
         await silent.unsubscribe()
         await timers.drain()
+        await old_owner.drain()
         await table.drain()
