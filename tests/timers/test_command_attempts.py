@@ -15,8 +15,8 @@ from nats.aio.msg import Msg
 from support.nats import AuthNats
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
-from trix.timers.service import Outcome
-from trix.timers.subscribers import COMMAND_ATTEMPT_S, NatsTableCommands
+from trix.timers.adapters import COMMAND_ATTEMPT_S, NatsTableCommands
+from trix.timers.ports import Outcome
 from trix.v1 import table_pb2
 
 TABLE = "cutoff"

@@ -73,17 +73,19 @@ HEARTBEAT_ATTEMPT_S = 0.5
 later. Sent into an election of the replicas bucket (a leader stopped or cut off), the
 connection's 5 s request held the next heartbeat back for up to 5 s after the bucket answered
 again, and the other replicas, hearing none for the TTL (1.5 s), took this one's shards (issue 42)."""
-READ_ATTEMPT_S = 1.0
+READ_ATTEMPT_S = 0.5
 """One attempt of a read of a table's storage (a log entry, its snapshot, its seed, the log's
 tables) waits this long before it is asked again. A JetStream API request sent while the stream
 has no leader (the RAFT election after its leader died, 4-9 s) is never answered: with the
 connection's 5 s request timeout a read sent just before the election ended waited out the rest
 of its 5 s, holding the table's lock (every command of the table queued behind it) or a shard's
 rebuild, and back-to-back elections chained such waits (issue 19: play resumed 4.6 s after
-TABLE_LOG answered again, three 5 s timeouts in a row)."""
-LIST_ATTEMPT_S = 3.0
+TABLE_LOG answered again, three 5 s timeouts in a row). 0.5 s, was 1 s (issue 42)."""
+LIST_ATTEMPT_S = 1.0
 """The same for the list of the log's tables (`log_tables`, at a shard's rebuild): one stream
-info listing every table's subject, heavier than a read of one message."""
+info listing every table's subject, heavier than a read of one message. 1 s, was 3 s (issue 42:
+a shard taken over from a replica cut off, while TABLE_LOG changed leader after a node's
+partition healed, was rebuilt in 3.8 s, its games waiting)."""
 READ_DEADLINE_S = 10.0
 """A read NATS does not answer is asked again for this long (an election, twice if the first
 fails), then its error is raised (the command answers UNAVAILABLE, the rebuild is tried again)."""
