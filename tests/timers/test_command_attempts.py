@@ -62,7 +62,8 @@ async def test_an_autoact_unanswered_by_an_owner_cut_off_reaches_the_new_owner_w
         await takeover
 
         assert outcome is Outcome.ACCEPTED
-        assert NEW_OWNER_AFTER_S <= waited < NEW_OWNER_AFTER_S + COMMAND_ATTEMPT_S + 0.5, waited
+        # within an attempt (and a generous second for a loaded box) of the new owner serving
+        assert NEW_OWNER_AFTER_S <= waited < NEW_OWNER_AFTER_S + COMMAND_ATTEMPT_S + 1.0, waited
         assert len(heard_by_cut_off) >= 2  # the same command, sent again after each attempt
         assert len(set(heard_by_cut_off)) == 1  # the same bytes each time (one turn, one seat)
         assert [c.auto_act.turn_seq for c in answered] == [7]
