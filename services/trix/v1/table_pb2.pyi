@@ -242,6 +242,11 @@ class SeatView(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
     SERVER_TIME_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    LAST_TRICK_FIELD_NUMBER: _builtins.int
+    PASSES_FIELD_NUMBER: _builtins.int
+    OUT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     sequence: _builtins.int
@@ -260,6 +265,8 @@ class SeatView(_message.Message):
     """The fairness commitment."""
     finished: _builtins.bool
     """True once the game has ended."""
+    owner: _builtins.int
+    """The owner of the current kingdom (docs/rules.md §3); -1 before the first deal."""
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
         """The options."""
@@ -314,6 +321,28 @@ class SeatView(_message.Message):
         own clock says.
         """
 
+    @_builtins.property
+    def deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScoredDeal]:
+        """Every deal scored so far, in order: the rows of the score sheet, which a client
+        showing `totals` alone would lose on a reload.
+        """
+
+    @_builtins.property
+    def last_trick(self) -> Global___LastTrick:
+        """The last trick taken in the current deal; unset before its first trick, in TRIX
+        and between deals.
+        """
+
+    @_builtins.property
+    def passes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """TRIX (docs/rules.md §6): the seats whose last turn in this deal was a pass (a seat
+        leaves the list when it places a card).
+        """
+
+    @_builtins.property
+    def out(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.SeatOut]:
+        """TRIX (docs/rules.md §6): the seats out of cards in this deal, in the order they went out."""
+
     def __init__(
         self,
         *,
@@ -338,14 +367,95 @@ class SeatView(_message.Message):
         commitment: _builtins.str = ...,
         finished: _builtins.bool = ...,
         server_time: _timestamp_pb2.Timestamp | None = ...,
+        owner: _builtins.int = ...,
+        deals: _abc.Iterable[Global___ScoredDeal] | None = ...,
+        last_trick: Global___LastTrick | None = ...,
+        passes: _abc.Iterable[_builtins.int] | None = ...,
+        out: _abc.Iterable[_events_pb2.SeatOut] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "server_time", b"server_time", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["last_trick", b"last_trick", "options", b"options", "server_time", b"server_time", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "contract", b"contract", "deal_index", b"deal_index", "doubles", b"doubles", "finished", b"finished", "hand", b"hand", "hand_sizes", b"hand_sizes", "kingdom", b"kingdom", "layout", b"layout", "legal_cards", b"legal_cards", "legal_contracts", b"legal_contracts", "options", b"options", "seat", b"seat", "seats", b"seats", "sequence", b"sequence", "server_time", b"server_time", "table_id", b"table_id", "totals", b"totals", "trick", b"trick", "turn", b"turn", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "contract", b"contract", "deal_index", b"deal_index", "deals", b"deals", "doubles", b"doubles", "finished", b"finished", "hand", b"hand", "hand_sizes", b"hand_sizes", "kingdom", b"kingdom", "last_trick", b"last_trick", "layout", b"layout", "legal_cards", b"legal_cards", "legal_contracts", b"legal_contracts", "options", b"options", "out", b"out", "owner", b"owner", "passes", b"passes", "seat", b"seat", "seats", b"seats", "sequence", b"sequence", "server_time", b"server_time", "table_id", b"table_id", "totals", b"totals", "trick", b"trick", "turn", b"turn", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SeatView: _TypeAlias = SeatView  # noqa: Y015
+
+@_typing.final
+class ScoredDeal(_message.Message):
+    """One scored deal of a SeatView's score sheet."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAL_INDEX_FIELD_NUMBER: _builtins.int
+    KINGDOM_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    CONTRACT_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    deal_index: _builtins.int
+    """0-based deal index."""
+    kingdom: _builtins.int
+    """0-based kingdom index (docs/rules.md §3)."""
+    owner: _builtins.int
+    """The kingdom's owner, who chose the contract."""
+    contract: _common_pb2.Contract.ValueType
+    """The deal's contract."""
+    @_builtins.property
+    def points(self) -> _common_pb2.SeatScores:
+        """Points of this deal per seat (doubling included)."""
+
+    def __init__(
+        self,
+        *,
+        deal_index: _builtins.int = ...,
+        kingdom: _builtins.int = ...,
+        owner: _builtins.int = ...,
+        contract: _common_pb2.Contract.ValueType = ...,
+        points: _common_pb2.SeatScores | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["points", b"points"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contract", b"contract", "deal_index", b"deal_index", "kingdom", b"kingdom", "owner", b"owner", "points", b"points"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScoredDeal: _TypeAlias = ScoredDeal  # noqa: Y015
+
+@_typing.final
+class LastTrick(_message.Message):
+    """The last trick taken, as a SeatView shows it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRICK_INDEX_FIELD_NUMBER: _builtins.int
+    LEADER_FIELD_NUMBER: _builtins.int
+    TAKER_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    trick_index: _builtins.int
+    """0-based trick index within the deal."""
+    leader: _builtins.int
+    """The seat that led the trick."""
+    taker: _builtins.int
+    """The seat that took it."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
+        """The four cards in play order, the leader's first."""
+
+    def __init__(
+        self,
+        *,
+        trick_index: _builtins.int = ...,
+        leader: _builtins.int = ...,
+        taker: _builtins.int = ...,
+        cards: _abc.Iterable[_common_pb2.Card] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "leader", b"leader", "taker", b"taker", "trick_index", b"trick_index"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LastTrick: _TypeAlias = LastTrick  # noqa: Y015
 
 @_typing.final
 class SetClientSeedRequest(_message.Message):

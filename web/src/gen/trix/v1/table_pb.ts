@@ -13,7 +13,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Card, Contract, DoubleAnswer, Seat, SeatScores, Stake, TableOptions, Variant } from "./common_pb";
 import { file_trix_v1_common } from "./common_pb";
-import type { Event, LeaveReason, TurnStarted } from "./events_pb";
+import type { Event, LeaveReason, SeatOut, TurnStarted } from "./events_pb";
 import { file_trix_v1_events } from "./events_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/table.proto.
  */
 export const file_trix_v1_table: GenFile = /*@__PURE__*/
-  fileDesc("ChN0cml4L3YxL3RhYmxlLnByb3RvEgd0cml4LnYxIl0KDEFjdGlvbkhlYWRlchIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhEKCWFjdGlvbl9pZBgDIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYBCABKAQi9QEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USGgoSYXdhaXRfY2xpZW50X3NlZWRzGAYgASgIEhUKDXByaXZhdGVfdGFibGUYByABKAgSEgoKdGlja2V0X2lkcxgIIAMoCSJNChNDcmVhdGVUYWJsZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEhIKCmNvbW1pdG1lbnQYAiABKAkSEAoIc2VxdWVuY2UYAyABKAQiSAoSR2V0U2VhdFZpZXdSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKaW52aXRhdGlvbhgDIAEoCSI2ChNHZXRTZWF0Vmlld1Jlc3BvbnNlEh8KBHZpZXcYASABKAsyES50cml4LnYxLlNlYXRWaWV3IvUECghTZWF0VmlldxIQCgh0YWJsZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIMCgRzZWF0GAMgASgFEiEKB3ZhcmlhbnQYBCABKA4yEC50cml4LnYxLlZhcmlhbnQSJgoHb3B0aW9ucxgFIAEoCzIVLnRyaXgudjEuVGFibGVPcHRpb25zEhwKBXNlYXRzGAYgAygLMg0udHJpeC52MS5TZWF0EhsKBGhhbmQYByADKAsyDS50cml4LnYxLkNhcmQSEgoKaGFuZF9zaXplcxgIIAMoBRISCgpkZWFsX2luZGV4GAkgASgFEg8KB2tpbmdkb20YCiABKAUSIwoIY29udHJhY3QYCyABKA4yES50cml4LnYxLkNvbnRyYWN0EhwKBXRyaWNrGAwgAygLMg0udHJpeC52MS5DYXJkEh0KBmxheW91dBgNIAMoCzINLnRyaXgudjEuQ2FyZBImCgdkb3VibGVzGA4gAygLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXISIwoGdG90YWxzGA8gASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEiIKBHR1cm4YECABKAsyFC50cml4LnYxLlR1cm5TdGFydGVkEiIKC2xlZ2FsX2NhcmRzGBEgAygLMg0udHJpeC52MS5DYXJkEioKD2xlZ2FsX2NvbnRyYWN0cxgSIAMoDjIRLnRyaXgudjEuQ29udHJhY3QSEgoKY29tbWl0bWVudBgTIAEoCRIQCghmaW5pc2hlZBgUIAEoCBIvCgtzZXJ2ZXJfdGltZRgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUgoUU2V0Q2xpZW50U2VlZFJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISEwoLY2xpZW50X3NlZWQYAiABKAkiKQoVU2V0Q2xpZW50U2VlZFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEImMKFUNob29zZUNvbnRyYWN0UmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIjCghjb250cmFjdBgCIAEoDjIRLnRyaXgudjEuQ29udHJhY3QiKgoWQ2hvb3NlQ29udHJhY3RSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJaChNBbnN3ZXJEb3VibGVSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEhwKBWNhcmRzGAIgAygLMg0udHJpeC52MS5DYXJkIigKFEFuc3dlckRvdWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIlUKD1BsYXlDYXJkUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIbCgRjYXJkGAIgASgLMg0udHJpeC52MS5DYXJkIiQKEFBsYXlDYXJkUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiYAoRTGVhdmVUYWJsZVJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISJAoGcmVhc29uGAIgASgOMhQudHJpeC52MS5MZWF2ZVJlYXNvbiImChJMZWF2ZVRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiOwoSUmVjbGFpbVNlYXRSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyIicKE1JlY2xhaW1TZWF0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiQgoOQXV0b0FjdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIQCgh0dXJuX3NlcRgDIAEoBCIjCg9BdXRvQWN0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiUQoXU3RyZWFtU2VhdEV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIWCg5hZnRlcl9zZXF1ZW5jZRgDIAEoBCI5ChhTdHJlYW1TZWF0RXZlbnRzUmVzcG9uc2USHQoFZXZlbnQYASABKAsyDi50cml4LnYxLkV2ZW50IkUKGVN0cmVhbVB1YmxpY0V2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQiOwoaU3RyZWFtUHVibGljRXZlbnRzUmVzcG9uc2USHQoFZXZlbnQYASABKAsyDi50cml4LnYxLkV2ZW50IqcECgxUYWJsZUNvbW1hbmQSMwoMY3JlYXRlX3RhYmxlGAEgASgLMhsudHJpeC52MS5DcmVhdGVUYWJsZVJlcXVlc3RIABI4Cg9zZXRfY2xpZW50X3NlZWQYAiABKAsyHS50cml4LnYxLlNldENsaWVudFNlZWRSZXF1ZXN0SAASOQoPY2hvb3NlX2NvbnRyYWN0GAMgASgLMh4udHJpeC52MS5DaG9vc2VDb250cmFjdFJlcXVlc3RIABI1Cg1hbnN3ZXJfZG91YmxlGAQgASgLMhwudHJpeC52MS5BbnN3ZXJEb3VibGVSZXF1ZXN0SAASLQoJcGxheV9jYXJkGAUgASgLMhgudHJpeC52MS5QbGF5Q2FyZFJlcXVlc3RIABIxCgtsZWF2ZV90YWJsZRgGIAEoCzIaLnRyaXgudjEuTGVhdmVUYWJsZVJlcXVlc3RIABIrCghhdXRvX2FjdBgHIAEoCzIXLnRyaXgudjEuQXV0b0FjdFJlcXVlc3RIABI0Cg1nZXRfc2VhdF92aWV3GAggASgLMhsudHJpeC52MS5HZXRTZWF0Vmlld1JlcXVlc3RIABIzCgxyZWNsYWltX3NlYXQYCSABKAsyGy50cml4LnYxLlJlY2xhaW1TZWF0UmVxdWVzdEgAEjEKC3JlYWRfZXZlbnRzGAogASgLMhoudHJpeC52MS5SZWFkRXZlbnRzUmVxdWVzdEgAQgkKB2NvbW1hbmQi9gEKEVRhYmxlQ29tbWFuZFJlcGx5EhAKCHNlcXVlbmNlGAEgASgEEiQKBWVycm9yGAIgASgLMhUudHJpeC52MS5Db21tYW5kRXJyb3ISNAoMY3JlYXRlX3RhYmxlGAogASgLMhwudHJpeC52MS5DcmVhdGVUYWJsZVJlc3BvbnNlSAASNQoNZ2V0X3NlYXRfdmlldxgLIAEoCzIcLnRyaXgudjEuR2V0U2VhdFZpZXdSZXNwb25zZUgAEjIKC3JlYWRfZXZlbnRzGAwgASgLMhsudHJpeC52MS5SZWFkRXZlbnRzUmVzcG9uc2VIAEIICgZyZXN1bHQibgoRUmVhZEV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIWCg5hZnRlcl9zZXF1ZW5jZRgDIAEoBBINCgVsaW1pdBgEIAEoDRISCgppbnZpdGF0aW9uGAUgASgJIkYKElJlYWRFdmVudHNSZXNwb25zZRIeCgZldmVudHMYASADKAsyDi50cml4LnYxLkV2ZW50EhAKCHNlcXVlbmNlGAIgASgEIi0KDENvbW1hbmRFcnJvchIMCgRraW5kGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiOAoSTGl2ZVRhYmxlc1Jlc3BvbnNlEiIKBnRhYmxlcxgBIAMoCzISLnRyaXgudjEuTGl2ZVRhYmxlIi8KCUxpdmVUYWJsZRIQCgh0YWJsZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBDLeBgoMVGFibGVTZXJ2aWNlEkgKC0NyZWF0ZVRhYmxlEhsudHJpeC52MS5DcmVhdGVUYWJsZVJlcXVlc3QaHC50cml4LnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2USSAoLR2V0U2VhdFZpZXcSGy50cml4LnYxLkdldFNlYXRWaWV3UmVxdWVzdBocLnRyaXgudjEuR2V0U2VhdFZpZXdSZXNwb25zZRJOCg1TZXRDbGllbnRTZWVkEh0udHJpeC52MS5TZXRDbGllbnRTZWVkUmVxdWVzdBoeLnRyaXgudjEuU2V0Q2xpZW50U2VlZFJlc3BvbnNlElEKDkNob29zZUNvbnRyYWN0Eh4udHJpeC52MS5DaG9vc2VDb250cmFjdFJlcXVlc3QaHy50cml4LnYxLkNob29zZUNvbnRyYWN0UmVzcG9uc2USSwoMQW5zd2VyRG91YmxlEhwudHJpeC52MS5BbnN3ZXJEb3VibGVSZXF1ZXN0Gh0udHJpeC52MS5BbnN3ZXJEb3VibGVSZXNwb25zZRI/CghQbGF5Q2FyZBIYLnRyaXgudjEuUGxheUNhcmRSZXF1ZXN0GhkudHJpeC52MS5QbGF5Q2FyZFJlc3BvbnNlEkUKCkxlYXZlVGFibGUSGi50cml4LnYxLkxlYXZlVGFibGVSZXF1ZXN0GhsudHJpeC52MS5MZWF2ZVRhYmxlUmVzcG9uc2USSAoLUmVjbGFpbVNlYXQSGy50cml4LnYxLlJlY2xhaW1TZWF0UmVxdWVzdBocLnRyaXgudjEuUmVjbGFpbVNlYXRSZXNwb25zZRI8CgdBdXRvQWN0EhcudHJpeC52MS5BdXRvQWN0UmVxdWVzdBoYLnRyaXgudjEuQXV0b0FjdFJlc3BvbnNlElkKEFN0cmVhbVNlYXRFdmVudHMSIC50cml4LnYxLlN0cmVhbVNlYXRFdmVudHNSZXF1ZXN0GiEudHJpeC52MS5TdHJlYW1TZWF0RXZlbnRzUmVzcG9uc2UwARJfChJTdHJlYW1QdWJsaWNFdmVudHMSIi50cml4LnYxLlN0cmVhbVB1YmxpY0V2ZW50c1JlcXVlc3QaIy50cml4LnYxLlN0cmVhbVB1YmxpY0V2ZW50c1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events]);
+  fileDesc("ChN0cml4L3YxL3RhYmxlLnByb3RvEgd0cml4LnYxIl0KDEFjdGlvbkhlYWRlchIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhEKCWFjdGlvbl9pZBgDIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYBCABKAQi9QEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USGgoSYXdhaXRfY2xpZW50X3NlZWRzGAYgASgIEhUKDXByaXZhdGVfdGFibGUYByABKAgSEgoKdGlja2V0X2lkcxgIIAMoCSJNChNDcmVhdGVUYWJsZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEhIKCmNvbW1pdG1lbnQYAiABKAkSEAoIc2VxdWVuY2UYAyABKAQiSAoSR2V0U2VhdFZpZXdSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKaW52aXRhdGlvbhgDIAEoCSI2ChNHZXRTZWF0Vmlld1Jlc3BvbnNlEh8KBHZpZXcYASABKAsyES50cml4LnYxLlNlYXRWaWV3Iv8FCghTZWF0VmlldxIQCgh0YWJsZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIMCgRzZWF0GAMgASgFEiEKB3ZhcmlhbnQYBCABKA4yEC50cml4LnYxLlZhcmlhbnQSJgoHb3B0aW9ucxgFIAEoCzIVLnRyaXgudjEuVGFibGVPcHRpb25zEhwKBXNlYXRzGAYgAygLMg0udHJpeC52MS5TZWF0EhsKBGhhbmQYByADKAsyDS50cml4LnYxLkNhcmQSEgoKaGFuZF9zaXplcxgIIAMoBRISCgpkZWFsX2luZGV4GAkgASgFEg8KB2tpbmdkb20YCiABKAUSIwoIY29udHJhY3QYCyABKA4yES50cml4LnYxLkNvbnRyYWN0EhwKBXRyaWNrGAwgAygLMg0udHJpeC52MS5DYXJkEh0KBmxheW91dBgNIAMoCzINLnRyaXgudjEuQ2FyZBImCgdkb3VibGVzGA4gAygLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXISIwoGdG90YWxzGA8gASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEiIKBHR1cm4YECABKAsyFC50cml4LnYxLlR1cm5TdGFydGVkEiIKC2xlZ2FsX2NhcmRzGBEgAygLMg0udHJpeC52MS5DYXJkEioKD2xlZ2FsX2NvbnRyYWN0cxgSIAMoDjIRLnRyaXgudjEuQ29udHJhY3QSEgoKY29tbWl0bWVudBgTIAEoCRIQCghmaW5pc2hlZBgUIAEoCBIvCgtzZXJ2ZXJfdGltZRgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFb3duZXIYFiABKAUSIgoFZGVhbHMYFyADKAsyEy50cml4LnYxLlNjb3JlZERlYWwSJgoKbGFzdF90cmljaxgYIAEoCzISLnRyaXgudjEuTGFzdFRyaWNrEg4KBnBhc3NlcxgZIAMoBRIdCgNvdXQYGiADKAsyEC50cml4LnYxLlNlYXRPdXQiigEKClNjb3JlZERlYWwSEgoKZGVhbF9pbmRleBgBIAEoBRIPCgdraW5nZG9tGAIgASgFEg0KBW93bmVyGAMgASgFEiMKCGNvbnRyYWN0GAQgASgOMhEudHJpeC52MS5Db250cmFjdBIjCgZwb2ludHMYBSABKAsyEy50cml4LnYxLlNlYXRTY29yZXMiXQoJTGFzdFRyaWNrEhMKC3RyaWNrX2luZGV4GAEgASgFEg4KBmxlYWRlchgCIAEoBRINCgV0YWtlchgDIAEoBRIcCgVjYXJkcxgEIAMoCzINLnRyaXgudjEuQ2FyZCJSChRTZXRDbGllbnRTZWVkUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchITCgtjbGllbnRfc2VlZBgCIAEoCSIpChVTZXRDbGllbnRTZWVkUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiYwoVQ2hvb3NlQ29udHJhY3RSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEiMKCGNvbnRyYWN0GAIgASgOMhEudHJpeC52MS5Db250cmFjdCIqChZDaG9vc2VDb250cmFjdFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIloKE0Fuc3dlckRvdWJsZVJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISHAoFY2FyZHMYAiADKAsyDS50cml4LnYxLkNhcmQiKAoUQW5zd2VyRG91YmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiVQoPUGxheUNhcmRSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEhsKBGNhcmQYAiABKAsyDS50cml4LnYxLkNhcmQiJAoQUGxheUNhcmRSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJgChFMZWF2ZVRhYmxlUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIkCgZyZWFzb24YAiABKA4yFC50cml4LnYxLkxlYXZlUmVhc29uIiYKEkxlYXZlVGFibGVSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCI7ChJSZWNsYWltU2VhdFJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXIiJwoTUmVjbGFpbVNlYXRSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJCCg5BdXRvQWN0UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhAKCHR1cm5fc2VxGAMgASgEIiMKD0F1dG9BY3RSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJRChdTdHJlYW1TZWF0RXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhYKDmFmdGVyX3NlcXVlbmNlGAMgASgEIjkKGFN0cmVhbVNlYXRFdmVudHNSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnQiRQoZU3RyZWFtUHVibGljRXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBCI7ChpTdHJlYW1QdWJsaWNFdmVudHNSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnQipwQKDFRhYmxlQ29tbWFuZBIzCgxjcmVhdGVfdGFibGUYASABKAsyGy50cml4LnYxLkNyZWF0ZVRhYmxlUmVxdWVzdEgAEjgKD3NldF9jbGllbnRfc2VlZBgCIAEoCzIdLnRyaXgudjEuU2V0Q2xpZW50U2VlZFJlcXVlc3RIABI5Cg9jaG9vc2VfY29udHJhY3QYAyABKAsyHi50cml4LnYxLkNob29zZUNvbnRyYWN0UmVxdWVzdEgAEjUKDWFuc3dlcl9kb3VibGUYBCABKAsyHC50cml4LnYxLkFuc3dlckRvdWJsZVJlcXVlc3RIABItCglwbGF5X2NhcmQYBSABKAsyGC50cml4LnYxLlBsYXlDYXJkUmVxdWVzdEgAEjEKC2xlYXZlX3RhYmxlGAYgASgLMhoudHJpeC52MS5MZWF2ZVRhYmxlUmVxdWVzdEgAEisKCGF1dG9fYWN0GAcgASgLMhcudHJpeC52MS5BdXRvQWN0UmVxdWVzdEgAEjQKDWdldF9zZWF0X3ZpZXcYCCABKAsyGy50cml4LnYxLkdldFNlYXRWaWV3UmVxdWVzdEgAEjMKDHJlY2xhaW1fc2VhdBgJIAEoCzIbLnRyaXgudjEuUmVjbGFpbVNlYXRSZXF1ZXN0SAASMQoLcmVhZF9ldmVudHMYCiABKAsyGi50cml4LnYxLlJlYWRFdmVudHNSZXF1ZXN0SABCCQoHY29tbWFuZCL2AQoRVGFibGVDb21tYW5kUmVwbHkSEAoIc2VxdWVuY2UYASABKAQSJAoFZXJyb3IYAiABKAsyFS50cml4LnYxLkNvbW1hbmRFcnJvchI0CgxjcmVhdGVfdGFibGUYCiABKAsyHC50cml4LnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2VIABI1Cg1nZXRfc2VhdF92aWV3GAsgASgLMhwudHJpeC52MS5HZXRTZWF0Vmlld1Jlc3BvbnNlSAASMgoLcmVhZF9ldmVudHMYDCABKAsyGy50cml4LnYxLlJlYWRFdmVudHNSZXNwb25zZUgAQggKBnJlc3VsdCJuChFSZWFkRXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhYKDmFmdGVyX3NlcXVlbmNlGAMgASgEEg0KBWxpbWl0GAQgASgNEhIKCmludml0YXRpb24YBSABKAkiRgoSUmVhZEV2ZW50c1Jlc3BvbnNlEh4KBmV2ZW50cxgBIAMoCzIOLnRyaXgudjEuRXZlbnQSEAoIc2VxdWVuY2UYAiABKAQiLQoMQ29tbWFuZEVycm9yEgwKBGtpbmQYASABKAkSDwoHbWVzc2FnZRgCIAEoCSI4ChJMaXZlVGFibGVzUmVzcG9uc2USIgoGdGFibGVzGAEgAygLMhIudHJpeC52MS5MaXZlVGFibGUiLwoJTGl2ZVRhYmxlEhAKCHRhYmxlX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEMt4GCgxUYWJsZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50cml4LnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnRyaXgudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJICgtHZXRTZWF0VmlldxIbLnRyaXgudjEuR2V0U2VhdFZpZXdSZXF1ZXN0GhwudHJpeC52MS5HZXRTZWF0Vmlld1Jlc3BvbnNlEk4KDVNldENsaWVudFNlZWQSHS50cml4LnYxLlNldENsaWVudFNlZWRSZXF1ZXN0Gh4udHJpeC52MS5TZXRDbGllbnRTZWVkUmVzcG9uc2USUQoOQ2hvb3NlQ29udHJhY3QSHi50cml4LnYxLkNob29zZUNvbnRyYWN0UmVxdWVzdBofLnRyaXgudjEuQ2hvb3NlQ29udHJhY3RSZXNwb25zZRJLCgxBbnN3ZXJEb3VibGUSHC50cml4LnYxLkFuc3dlckRvdWJsZVJlcXVlc3QaHS50cml4LnYxLkFuc3dlckRvdWJsZVJlc3BvbnNlEj8KCFBsYXlDYXJkEhgudHJpeC52MS5QbGF5Q2FyZFJlcXVlc3QaGS50cml4LnYxLlBsYXlDYXJkUmVzcG9uc2USRQoKTGVhdmVUYWJsZRIaLnRyaXgudjEuTGVhdmVUYWJsZVJlcXVlc3QaGy50cml4LnYxLkxlYXZlVGFibGVSZXNwb25zZRJICgtSZWNsYWltU2VhdBIbLnRyaXgudjEuUmVjbGFpbVNlYXRSZXF1ZXN0GhwudHJpeC52MS5SZWNsYWltU2VhdFJlc3BvbnNlEjwKB0F1dG9BY3QSFy50cml4LnYxLkF1dG9BY3RSZXF1ZXN0GhgudHJpeC52MS5BdXRvQWN0UmVzcG9uc2USWQoQU3RyZWFtU2VhdEV2ZW50cxIgLnRyaXgudjEuU3RyZWFtU2VhdEV2ZW50c1JlcXVlc3QaIS50cml4LnYxLlN0cmVhbVNlYXRFdmVudHNSZXNwb25zZTABEl8KElN0cmVhbVB1YmxpY0V2ZW50cxIiLnRyaXgudjEuU3RyZWFtUHVibGljRXZlbnRzUmVxdWVzdBojLnRyaXgudjEuU3RyZWFtUHVibGljRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events]);
 
 /**
  * Fields common to every action on a table.
@@ -391,6 +391,44 @@ export type SeatView = Message<"trix.v1.SeatView"> & {
    * @generated from field: google.protobuf.Timestamp server_time = 21;
    */
   serverTime?: Timestamp | undefined;
+
+  /**
+   * The owner of the current kingdom (docs/rules.md §3); -1 before the first deal.
+   *
+   * @generated from field: int32 owner = 22;
+   */
+  owner: number;
+
+  /**
+   * Every deal scored so far, in order: the rows of the score sheet, which a client
+   * showing `totals` alone would lose on a reload.
+   *
+   * @generated from field: repeated trix.v1.ScoredDeal deals = 23;
+   */
+  deals: ScoredDeal[];
+
+  /**
+   * The last trick taken in the current deal; unset before its first trick, in TRIX
+   * and between deals.
+   *
+   * @generated from field: trix.v1.LastTrick last_trick = 24;
+   */
+  lastTrick?: LastTrick | undefined;
+
+  /**
+   * TRIX (docs/rules.md §6): the seats whose last turn in this deal was a pass (a seat
+   * leaves the list when it places a card).
+   *
+   * @generated from field: repeated int32 passes = 25;
+   */
+  passes: number[];
+
+  /**
+   * TRIX (docs/rules.md §6): the seats out of cards in this deal, in the order they went out.
+   *
+   * @generated from field: repeated trix.v1.SeatOut out = 26;
+   */
+  out: SeatOut[];
 };
 
 /**
@@ -399,6 +437,97 @@ export type SeatView = Message<"trix.v1.SeatView"> & {
  */
 export const SeatViewSchema: GenMessage<SeatView> = /*@__PURE__*/
   messageDesc(file_trix_v1_table, 5);
+
+/**
+ * One scored deal of a SeatView's score sheet.
+ *
+ * @generated from message trix.v1.ScoredDeal
+ */
+export type ScoredDeal = Message<"trix.v1.ScoredDeal"> & {
+  /**
+   * 0-based deal index.
+   *
+   * @generated from field: int32 deal_index = 1;
+   */
+  dealIndex: number;
+
+  /**
+   * 0-based kingdom index (docs/rules.md §3).
+   *
+   * @generated from field: int32 kingdom = 2;
+   */
+  kingdom: number;
+
+  /**
+   * The kingdom's owner, who chose the contract.
+   *
+   * @generated from field: int32 owner = 3;
+   */
+  owner: number;
+
+  /**
+   * The deal's contract.
+   *
+   * @generated from field: trix.v1.Contract contract = 4;
+   */
+  contract: Contract;
+
+  /**
+   * Points of this deal per seat (doubling included).
+   *
+   * @generated from field: trix.v1.SeatScores points = 5;
+   */
+  points?: SeatScores | undefined;
+};
+
+/**
+ * Describes the message trix.v1.ScoredDeal.
+ * Use `create(ScoredDealSchema)` to create a new message.
+ */
+export const ScoredDealSchema: GenMessage<ScoredDeal> = /*@__PURE__*/
+  messageDesc(file_trix_v1_table, 6);
+
+/**
+ * The last trick taken, as a SeatView shows it.
+ *
+ * @generated from message trix.v1.LastTrick
+ */
+export type LastTrick = Message<"trix.v1.LastTrick"> & {
+  /**
+   * 0-based trick index within the deal.
+   *
+   * @generated from field: int32 trick_index = 1;
+   */
+  trickIndex: number;
+
+  /**
+   * The seat that led the trick.
+   *
+   * @generated from field: int32 leader = 2;
+   */
+  leader: number;
+
+  /**
+   * The seat that took it.
+   *
+   * @generated from field: int32 taker = 3;
+   */
+  taker: number;
+
+  /**
+   * The four cards in play order, the leader's first.
+   *
+   * @generated from field: repeated trix.v1.Card cards = 4;
+   */
+  cards: Card[];
+};
+
+/**
+ * Describes the message trix.v1.LastTrick.
+ * Use `create(LastTrickSchema)` to create a new message.
+ */
+export const LastTrickSchema: GenMessage<LastTrick> = /*@__PURE__*/
+  messageDesc(file_trix_v1_table, 7);
 
 /**
  * Request of TableService.SetClientSeed.
@@ -426,7 +555,7 @@ export type SetClientSeedRequest = Message<"trix.v1.SetClientSeedRequest"> & {
  * Use `create(SetClientSeedRequestSchema)` to create a new message.
  */
 export const SetClientSeedRequestSchema: GenMessage<SetClientSeedRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 6);
+  messageDesc(file_trix_v1_table, 8);
 
 /**
  * Response of TableService.SetClientSeed.
@@ -447,7 +576,7 @@ export type SetClientSeedResponse = Message<"trix.v1.SetClientSeedResponse"> & {
  * Use `create(SetClientSeedResponseSchema)` to create a new message.
  */
 export const SetClientSeedResponseSchema: GenMessage<SetClientSeedResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 7);
+  messageDesc(file_trix_v1_table, 9);
 
 /**
  * Request of TableService.ChooseContract.
@@ -475,7 +604,7 @@ export type ChooseContractRequest = Message<"trix.v1.ChooseContractRequest"> & {
  * Use `create(ChooseContractRequestSchema)` to create a new message.
  */
 export const ChooseContractRequestSchema: GenMessage<ChooseContractRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 8);
+  messageDesc(file_trix_v1_table, 10);
 
 /**
  * Response of TableService.ChooseContract.
@@ -496,7 +625,7 @@ export type ChooseContractResponse = Message<"trix.v1.ChooseContractResponse"> &
  * Use `create(ChooseContractResponseSchema)` to create a new message.
  */
 export const ChooseContractResponseSchema: GenMessage<ChooseContractResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 9);
+  messageDesc(file_trix_v1_table, 11);
 
 /**
  * Request of TableService.AnswerDouble.
@@ -524,7 +653,7 @@ export type AnswerDoubleRequest = Message<"trix.v1.AnswerDoubleRequest"> & {
  * Use `create(AnswerDoubleRequestSchema)` to create a new message.
  */
 export const AnswerDoubleRequestSchema: GenMessage<AnswerDoubleRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 10);
+  messageDesc(file_trix_v1_table, 12);
 
 /**
  * Response of TableService.AnswerDouble.
@@ -545,7 +674,7 @@ export type AnswerDoubleResponse = Message<"trix.v1.AnswerDoubleResponse"> & {
  * Use `create(AnswerDoubleResponseSchema)` to create a new message.
  */
 export const AnswerDoubleResponseSchema: GenMessage<AnswerDoubleResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 11);
+  messageDesc(file_trix_v1_table, 13);
 
 /**
  * Request of TableService.PlayCard.
@@ -573,7 +702,7 @@ export type PlayCardRequest = Message<"trix.v1.PlayCardRequest"> & {
  * Use `create(PlayCardRequestSchema)` to create a new message.
  */
 export const PlayCardRequestSchema: GenMessage<PlayCardRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 12);
+  messageDesc(file_trix_v1_table, 14);
 
 /**
  * Response of TableService.PlayCard.
@@ -594,7 +723,7 @@ export type PlayCardResponse = Message<"trix.v1.PlayCardResponse"> & {
  * Use `create(PlayCardResponseSchema)` to create a new message.
  */
 export const PlayCardResponseSchema: GenMessage<PlayCardResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 13);
+  messageDesc(file_trix_v1_table, 15);
 
 /**
  * Request of TableService.LeaveTable.
@@ -622,7 +751,7 @@ export type LeaveTableRequest = Message<"trix.v1.LeaveTableRequest"> & {
  * Use `create(LeaveTableRequestSchema)` to create a new message.
  */
 export const LeaveTableRequestSchema: GenMessage<LeaveTableRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 14);
+  messageDesc(file_trix_v1_table, 16);
 
 /**
  * Response of TableService.LeaveTable.
@@ -643,7 +772,7 @@ export type LeaveTableResponse = Message<"trix.v1.LeaveTableResponse"> & {
  * Use `create(LeaveTableResponseSchema)` to create a new message.
  */
 export const LeaveTableResponseSchema: GenMessage<LeaveTableResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 15);
+  messageDesc(file_trix_v1_table, 17);
 
 /**
  * Request of TableService.ReclaimSeat.
@@ -664,7 +793,7 @@ export type ReclaimSeatRequest = Message<"trix.v1.ReclaimSeatRequest"> & {
  * Use `create(ReclaimSeatRequestSchema)` to create a new message.
  */
 export const ReclaimSeatRequestSchema: GenMessage<ReclaimSeatRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 16);
+  messageDesc(file_trix_v1_table, 18);
 
 /**
  * Response of TableService.ReclaimSeat.
@@ -685,7 +814,7 @@ export type ReclaimSeatResponse = Message<"trix.v1.ReclaimSeatResponse"> & {
  * Use `create(ReclaimSeatResponseSchema)` to create a new message.
  */
 export const ReclaimSeatResponseSchema: GenMessage<ReclaimSeatResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 17);
+  messageDesc(file_trix_v1_table, 19);
 
 /**
  * Request of TableService.AutoAct: AutoAct{table, seat, turn_seq} from the timers.
@@ -720,7 +849,7 @@ export type AutoActRequest = Message<"trix.v1.AutoActRequest"> & {
  * Use `create(AutoActRequestSchema)` to create a new message.
  */
 export const AutoActRequestSchema: GenMessage<AutoActRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 18);
+  messageDesc(file_trix_v1_table, 20);
 
 /**
  * Response of TableService.AutoAct.
@@ -741,7 +870,7 @@ export type AutoActResponse = Message<"trix.v1.AutoActResponse"> & {
  * Use `create(AutoActResponseSchema)` to create a new message.
  */
 export const AutoActResponseSchema: GenMessage<AutoActResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 19);
+  messageDesc(file_trix_v1_table, 21);
 
 /**
  * Request of TableService.StreamSeatEvents.
@@ -776,7 +905,7 @@ export type StreamSeatEventsRequest = Message<"trix.v1.StreamSeatEventsRequest">
  * Use `create(StreamSeatEventsRequestSchema)` to create a new message.
  */
 export const StreamSeatEventsRequestSchema: GenMessage<StreamSeatEventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 20);
+  messageDesc(file_trix_v1_table, 22);
 
 /**
  * One message of TableService.StreamSeatEvents.
@@ -797,7 +926,7 @@ export type StreamSeatEventsResponse = Message<"trix.v1.StreamSeatEventsResponse
  * Use `create(StreamSeatEventsResponseSchema)` to create a new message.
  */
 export const StreamSeatEventsResponseSchema: GenMessage<StreamSeatEventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 21);
+  messageDesc(file_trix_v1_table, 23);
 
 /**
  * Request of TableService.StreamPublicEvents.
@@ -825,7 +954,7 @@ export type StreamPublicEventsRequest = Message<"trix.v1.StreamPublicEventsReque
  * Use `create(StreamPublicEventsRequestSchema)` to create a new message.
  */
 export const StreamPublicEventsRequestSchema: GenMessage<StreamPublicEventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 22);
+  messageDesc(file_trix_v1_table, 24);
 
 /**
  * One message of TableService.StreamPublicEvents.
@@ -846,7 +975,7 @@ export type StreamPublicEventsResponse = Message<"trix.v1.StreamPublicEventsResp
  * Use `create(StreamPublicEventsResponseSchema)` to create a new message.
  */
 export const StreamPublicEventsResponseSchema: GenMessage<StreamPublicEventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 23);
+  messageDesc(file_trix_v1_table, 25);
 
 /**
  * A command sent to a table's owner as a NATS request (trix.natsio.subjects.table_command).
@@ -947,7 +1076,7 @@ export type TableCommand = Message<"trix.v1.TableCommand"> & {
  * Use `create(TableCommandSchema)` to create a new message.
  */
 export const TableCommandSchema: GenMessage<TableCommand> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 24);
+  messageDesc(file_trix_v1_table, 26);
 
 /**
  * The owner's reply to a TableCommand.
@@ -1006,7 +1135,7 @@ export type TableCommandReply = Message<"trix.v1.TableCommandReply"> & {
  * Use `create(TableCommandReplySchema)` to create a new message.
  */
 export const TableCommandReplySchema: GenMessage<TableCommandReply> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 25);
+  messageDesc(file_trix_v1_table, 27);
 
 /**
  * TableCommand.read_events: what a seat (or the public) may see after `after_sequence`,
@@ -1058,7 +1187,7 @@ export type ReadEventsRequest = Message<"trix.v1.ReadEventsRequest"> & {
  * Use `create(ReadEventsRequestSchema)` to create a new message.
  */
 export const ReadEventsRequestSchema: GenMessage<ReadEventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 26);
+  messageDesc(file_trix_v1_table, 28);
 
 /**
  * The reply to ReadEventsRequest.
@@ -1088,7 +1217,7 @@ export type ReadEventsResponse = Message<"trix.v1.ReadEventsResponse"> & {
  * Use `create(ReadEventsResponseSchema)` to create a new message.
  */
 export const ReadEventsResponseSchema: GenMessage<ReadEventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 27);
+  messageDesc(file_trix_v1_table, 29);
 
 /**
  * A refused command: the domain error's kind and its public message.
@@ -1116,7 +1245,7 @@ export type CommandError = Message<"trix.v1.CommandError"> & {
  * Use `create(CommandErrorSchema)` to create a new message.
  */
 export const CommandErrorSchema: GenMessage<CommandError> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 28);
+  messageDesc(file_trix_v1_table, 30);
 
 /**
  * What every table replica answers on `trix.table.live` (issue 16): the unfinished tables it
@@ -1139,7 +1268,7 @@ export type LiveTablesResponse = Message<"trix.v1.LiveTablesResponse"> & {
  * Use `create(LiveTablesResponseSchema)` to create a new message.
  */
 export const LiveTablesResponseSchema: GenMessage<LiveTablesResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 29);
+  messageDesc(file_trix_v1_table, 31);
 
 /**
  * One unfinished table and its current sequence.
@@ -1167,7 +1296,7 @@ export type LiveTable = Message<"trix.v1.LiveTable"> & {
  * Use `create(LiveTableSchema)` to create a new message.
  */
 export const LiveTableSchema: GenMessage<LiveTable> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 30);
+  messageDesc(file_trix_v1_table, 32);
 
 /**
  * Authoritative tables: create, view, act, stream events.
