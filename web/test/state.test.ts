@@ -6,12 +6,12 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { Contract, Decision, Variant } from "../src/gen/trix/v1/common_pb";
-import { EventSchema } from "../src/gen/trix/v1/events_pb";
+import { Contract, Decision, SeatScoresSchema, Variant } from "../src/gen/trix/v1/common_pb";
+import { EventSchema, SeatOutSchema } from "../src/gen/trix/v1/events_pb";
 import type { Event } from "../src/gen/trix/v1/events_pb";
 import { SessionResponseSchema } from "../src/gen/trix/v1/gateway_pb";
 import type { SessionResponse } from "../src/gen/trix/v1/gateway_pb";
-import { SeatViewSchema } from "../src/gen/trix/v1/table_pb";
+import { ScoredDealSchema, SeatViewSchema } from "../src/gen/trix/v1/table_pb";
 import type { SeatView } from "../src/gen/trix/v1/table_pb";
 import { Follower } from "../src/client/session";
 import type { EventSource } from "../src/client/session";
@@ -80,7 +80,7 @@ describe("the state reducer", () => {
     expect(s.trick).toEqual([]);
     expect(s.lastTrick).toEqual({ cards: [0, 1, 2, 3].map((c) => ({ seat: c, card: c })), taker: 3 });
     expect(s.totals).toEqual([0, 0, 0, -75]);
-    expect(s.deals).toEqual([{ contract: Contract.KING, points: [0, 0, 0, -75] }]);
+    expect(s.deals).toEqual([{ dealIndex: 0, kingdom: 0, owner: 0, contract: Contract.KING, points: [0, 0, 0, -75] }]);
     expect(s.seats[1]?.name).toBe("P1");
     expect(s.notices).toEqual([{ kind: "auto-card", seat: 3, card: 3 }]);
   });
@@ -134,6 +134,80 @@ describe("the state reducer", () => {
     expect(s.trick).toEqual([]);
     expect(s.passes).toEqual([1]);
     expect(s.out).toEqual([{ seat: 0, place: 1, points: 200 }]);
+  });
+});
+
+describe("a reload (issue 39: the score sheet survives a snapshot)", () => {
+  const e = (sequence: number, body: Body): Event => create(EventSchema, { tableId: T, sequence: BigInt(sequence), body });
+  const row = (dealIndex: number, contract: Contract, points: number[]) => ({ dealIndex, kingdom: 0, owner: 2, contract, points: { values: points } });
+  /** Seat 0's view on its own turn in the third deal of Seat 2's kingdom: two deals scored, a trick taken. */
+  const reloadView = () =>
+    create(SeatViewSchema, {
+      tableId: T, sequence: 200n, seat: 0, variant: Variant.TRIX, dealIndex: 2, kingdom: 0, owner: 2, contract: Contract.QUEENS,
+      hand: [card(5), card(18)], handSizes: [2, 2, 2, 2], totals: { values: [-30, -30, -30, -180] },
+      deals: [row(0, Contract.TRICKS, [-30, -30, -30, -105]), row(1, Contract.KING, [0, 0, 0, -75])],
+      lastTrick: { trickIndex: 10, leader: 1, taker: 3, cards: [card(40), card(41), card(42), card(43)] },
+      turn: { seats: [0], decision: Decision.CARD, turnSeq: 200n }, legalCards: [card(5)],
+    });
+
+  it("keeps every deal's row, the kingdom's owner and the last trick, from an empty state (a fresh page)", () => {
+    const s = applySnapshot(emptyState(T, 0), reloadView(), 0);
+    expect(s.deals).toEqual([
+      { dealIndex: 0, kingdom: 0, owner: 2, contract: Contract.TRICKS, points: [-30, -30, -30, -105] },
+      { dealIndex: 1, kingdom: 0, owner: 2, contract: Contract.KING, points: [0, 0, 0, -75] },
+    ]);
+    expect(s.owner).toBe(2);
+    expect(s.kingdom).toBe(0);
+    expect(s.lastTrick).toEqual({ cards: [{ seat: 1, card: 40 }, { seat: 2, card: 41 }, { seat: 3, card: 42 }, { seat: 0, card: 43 }], taker: 3 });
+    expect(myTurn(s)).toBe(true);
+    // The same as a seat that never reloaded and folded the events of those deals.
+    const played = fold([
+      e(1, { case: "dealStarted", value: { dealIndex: 0, kingdom: 0, owner: 2 } }),
+      e(2, { case: "dealScored", value: { dealIndex: 0, contract: Contract.TRICKS, points: { values: [-30, -30, -30, -105] } } }),
+      e(3, { case: "dealStarted", value: { dealIndex: 1, kingdom: 0, owner: 2 } }),
+      e(4, { case: "dealScored", value: { dealIndex: 1, contract: Contract.KING, points: { values: [0, 0, 0, -75] } } }),
+    ]);
+    expect(played.deals).toEqual(s.deals);
+  });
+
+  it("keeps the TRIX passed tags and who is out", () => {
+    const view = reloadView();
+    view.contract = Contract.TRIX;
+    view.lastTrick = undefined;
+    view.passes = [3, 1];
+    view.out = [create(SeatOutSchema, { dealIndex: 2, seat: 2, place: 1, points: 200 })];
+    let s = applySnapshot(emptyState(T, 0), view, 0);
+    expect(s.passes).toEqual([3, 1]);
+    expect(s.out).toEqual([{ seat: 2, place: 1, points: 200 }]);
+    expect(s.lastTrick).toBeNull();
+    s = applyEvent(s, e(201, { case: "cardPlayed", value: { dealIndex: 2, seat: 3, card: card(9) } }), 0);
+    expect(s.passes).toEqual([1]);
+  });
+
+  it("the sheet adds up after later deals: one row per deal, their sum the Total row", () => {
+    let s = applySnapshot(emptyState(T, 0), reloadView(), 0);
+    const later: [number, Contract, number[]][] = [
+      [2, Contract.QUEENS, [0, -50, -25, -25]],
+      [3, Contract.DIAMONDS, [-40, -30, -20, -40]],
+    ];
+    let totals = [...s.totals];
+    let seq = 201;
+    for (const [dealIndex, contract, points] of later) {
+      totals = totals.map((t, i) => t + (points[i] ?? 0));
+      const scored = e(seq++, { case: "dealScored", value: { dealIndex, contract, points: { values: points }, totals: { values: totals } } });
+      s = applyEvent(s, scored, 0);
+      s = applyEvent(s, e(seq++, { case: "dealStarted", value: { dealIndex: dealIndex + 1, kingdom: 0, owner: 2 } }), 0);
+    }
+    expect(s.deals.map((d) => d.dealIndex)).toEqual([0, 1, 2, 3]);
+    expect(s.deals.map((d) => d.contract)).toEqual([Contract.TRICKS, Contract.KING, Contract.QUEENS, Contract.DIAMONDS]);
+    expect([0, 1, 2, 3].map((seat) => s.deals.reduce((sum, d) => sum + (d.points[seat] ?? 0), 0))).toEqual(s.totals);
+    // A second reload later in the game takes the server's rows again: still one row per deal.
+    const again = reloadView();
+    again.sequence = BigInt(seq + 10);
+    again.deals = s.deals.map((d) => create(ScoredDealSchema, { ...d, points: { values: d.points } }));
+    again.totals = create(SeatScoresSchema, { values: s.totals });
+    const reloaded = applySnapshot(s, again, 0);
+    expect(reloaded.deals).toEqual(s.deals);
   });
 });
 

@@ -8,7 +8,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { Contract, Decision, Variant } from "../gen/trix/v1/common_pb";
 import type { Card, Seat, TableOptions } from "../gen/trix/v1/common_pb";
 import type { Event, TurnStarted } from "../gen/trix/v1/events_pb";
-import type { SeatView } from "../gen/trix/v1/table_pb";
+import type { LastTrick, SeatView } from "../gen/trix/v1/table_pb";
 
 export type SeatInfo = { index: number; playerId: string; name: string; bot: boolean; left: boolean };
 export type Played = { seat: number; card: number };
@@ -22,6 +22,8 @@ export type Turn = {
   legalCards: number[];
   legalContracts: Contract[];
 };
+/** One row of the score sheet: a scored deal, its kingdom and owner (docs/rules.md §3). */
+export type DealRow = { dealIndex: number; kingdom: number; owner: number; contract: Contract; points: number[] };
 export type Notice = { kind: "auto-card" | "auto-contract" | "auto-double" | "left"; seat: number; card?: number; contract?: Contract };
 
 export type GameState = {
@@ -50,7 +52,7 @@ export type GameState = {
   passes: number[];
   out: { seat: number; place: number; points: number }[];
   totals: number[];
-  deals: { contract: Contract; points: number[] }[];
+  deals: DealRow[];
   turn: Turn | null;
   /** Server clock minus ours (ms), from the last event or view time: countdowns use it. */
   clockOffsetMs: number;
@@ -121,6 +123,17 @@ function seatInfo(seats: Seat[], old: SeatInfo[]): SeatInfo[] {
   });
 }
 
+function trickOf(leader: number, cards: Card[], taker: number): { cards: Played[]; taker: number } {
+  return { cards: ids(cards).map((card, i) => ({ seat: (leader + i) % 4, card })), taker };
+}
+
+const lastTrickOf = (t: LastTrick | undefined) => (t ? trickOf(t.leader, t.cards, t.taker) : null);
+
+/** The sheet's rows in deal order, one per deal (a deal scored again replaces its row). */
+function withRow(deals: DealRow[], row: DealRow): DealRow[] {
+  return [...deals.filter((d) => d.dealIndex !== row.dealIndex), row].sort((a, b) => a.dealIndex - b.dealIndex);
+}
+
 function turnOf(t: TurnStarted): Turn {
   return {
     seats: [...t.seats],
@@ -159,18 +172,19 @@ export function applySnapshot(prev: GameState, view: SeatView, receivedAtMs: num
     handSizes: [...view.handSizes],
     dealIndex: view.dealIndex,
     kingdom: view.kingdom,
-    owner: sameDeal ? prev.owner : -1,
+    owner: view.owner,
     contract: view.contract,
     trick,
-    lastTrick: sameDeal ? prev.lastTrick : null,
-    // What a view does not carry but this deal's events told us (TRIX passes, who is out).
-    passes: sameDeal ? prev.passes : [],
-    out: sameDeal ? prev.out : [],
+    // The score sheet, the last trick, TRIX passes and who is out: the view carries them
+    // (issue 39: a reload kept only the Total row).
+    lastTrick: lastTrickOf(view.lastTrick),
+    passes: [...view.passes],
+    out: view.out.map((o) => ({ seat: o.seat, place: o.place, points: o.points })),
     notices: sameDeal ? prev.notices : [],
     layout: ids(view.layout),
     doubles: view.doubles.map((d) => ({ seat: d.seat, cards: ids(d.cards) })),
     totals: view.totals ? [...view.totals.values] : [0, 0, 0, 0],
-    deals: prev.tableId === view.tableId ? prev.deals : [],
+    deals: view.deals.map((d) => ({ dealIndex: d.dealIndex, kingdom: d.kingdom, owner: d.owner, contract: d.contract, points: [...(d.points?.values ?? [])] })),
     turn,
     clockOffsetMs: view.serverTime ? ms(view.serverTime) - receivedAtMs : 0,
     finished: view.finished,
@@ -246,9 +260,7 @@ export function applyEvent(prev: GameState, ev: Event, receivedAtMs: number = Da
       break;
     }
     case "trickTaken": {
-      const t = b.value;
-      const cards = ids(t.cards);
-      s.lastTrick = { cards: cards.map((card, i) => ({ seat: (t.leader + i) % 4, card })), taker: t.taker };
+      s.lastTrick = trickOf(b.value.leader, b.value.cards, b.value.taker);
       s.trick = [];
       break;
     }
@@ -259,7 +271,7 @@ export function applyEvent(prev: GameState, ev: Event, receivedAtMs: number = Da
       s.out = [...s.out, { seat: b.value.seat, place: b.value.place, points: b.value.points }];
       break;
     case "dealScored":
-      s.deals = [...s.deals.filter((d, i) => i !== b.value.dealIndex), { contract: b.value.contract, points: [...(b.value.points?.values ?? [])] }];
+      s.deals = withRow(s.deals, { dealIndex: b.value.dealIndex, kingdom: s.kingdom, owner: s.owner, contract: b.value.contract, points: [...(b.value.points?.values ?? [])] });
       if (b.value.totals) s.totals = [...b.value.totals.values];
       s.turn = null;
       break;

@@ -277,8 +277,8 @@ function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState;
         </tr>
       </thead>
       <tbody>
-        {g.deals.map((d, i) => (
-          <tr key={i}>
+        {g.deals.map((d) => (
+          <tr key={d.dealIndex}>
             <td>{contractName(d.contract)}</td>
             {d.points.map((p, s) => (
               <td key={s}>{p}</td>
