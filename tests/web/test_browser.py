@@ -361,6 +361,101 @@ def _tamper(record: dict[str, Any]) -> None:
         first["seat"] = 1
 
 
+def _play_until(pages: Pages, page: Page, done: Callable[[], bool], until: float, what: str) -> None:
+    """Click through the game (as `_play`) until `done()`, looked at before every step."""
+    while not done():
+        assert time.monotonic() < until, f"timed out: {what}"
+        pages.check()
+        try:
+            step = _step(page)
+        except Exception:  # noqa: BLE001 - the button went away between the look and the click
+            step = ""
+        if not step:
+            page.wait_for_timeout(50)
+
+
+def _sheet(page: Page) -> dict[str, Any]:
+    """The score sheet as the page shows it: each deal's row, the Total row, the kingdom's label,
+    the seat marked as its owner (♛), the last trick's cards and its label."""
+    return {
+        "rows": page.locator(".scores tbody tr").all_inner_texts(),
+        "total": page.locator(".scores tfoot tr").first.inner_text(),
+        "kingdom": page.locator(".status span", has_text=re.compile("^Kingdom of ")).all_inner_texts(),
+        "owner": [
+            seat.get_attribute("data-seat")
+            for seat in page.locator(".seat").all()
+            if "♛" in seat.locator(".who").inner_text()
+        ],
+        "last": sorted(_cards(page, ".last")),
+        "last_label": page.locator(".last small").all_inner_texts(),
+    }
+
+
+def _numbers(row: str) -> list[int]:
+    return [int(n) for n in re.findall(r"-?\d+", row)]
+
+
+def _adds_up(sheet: dict[str, Any]) -> bool:
+    """Each seat's points over the deal rows are its Total."""
+    rows = [_numbers(r) for r in sheet["rows"]]
+    return [sum(r[s] for r in rows) for s in range(4)] == _numbers(sheet["total"])
+
+
+def test_a_reload_on_our_turn_keeps_the_score_sheet_the_kingdom_and_the_owner(
+    web_platform: WebPlatform, pages: Pages, tmp_path: Path
+) -> None:
+    """Issue 39: a reload kept the hand and the Total row but lost every deal's row, the
+    kingdom's label, the owner's ♛ and the last trick; later deals' rows then stopped adding
+    up. After the fix the reloaded page shows what it showed before, and what a spectator
+    joining then sees."""
+    page = pages.open("player", locale="en-US", viewport=DESKTOP)
+    _sign_in(page, web_platform.url, "Reem")
+    page.click("[data-variant=TRIX]")
+    page.wait_for_selector(".table")
+    table_id = page.get_attribute("[data-table]", "data-table")
+    assert table_id
+    until = time.monotonic() + GAME_DEADLINE_S
+
+    def ready() -> bool:
+        """Our card to play, two deals scored or more, a trick already taken in this deal."""
+        return (
+            page.locator(".scores tbody tr").count() >= 2
+            and page.locator(".last [data-card]").count() == 4
+            and page.locator(".hand .cardbtn.legal").count() > 0
+        )
+
+    _play_until(pages, page, ready, until, "never on our turn after a trick with two deals scored")
+    seq = page.get_attribute(".table", "data-seq")
+    before = _sheet(page)
+    assert len(before["rows"]) >= 2 and before["kingdom"] and len(before["owner"]) == 1 and len(before["last"]) == 4
+    assert _adds_up(before), before
+
+    page.reload()
+    page.wait_for_selector(f".table[data-seq='{seq}'] .hand .cardbtn.legal")  # nothing moved: still our turn
+    _until(lambda: page.locator(".scores tbody tr").count() >= len(before["rows"]), 30.0)
+    assert _sheet(page) == before
+    page.screenshot(path=str(tmp_path / "reloaded-en-desktop.png"), full_page=True)
+
+    # A spectator joining now sees the same sheet (docs/rules.md §14: the scores are public).
+    watcher = pages.open("watcher", locale="en-US", viewport=DESKTOP)
+    _sign_in(watcher, web_platform.url, "Watcher")
+    watcher.fill("#watch", table_id)
+    watcher.click("form.watch button[type=submit]")
+    watcher.wait_for_selector(f".table[data-seq='{seq}']")
+    _until(lambda: watcher.locator(".scores tbody tr").count() >= len(before["rows"]), 30.0)
+    seen = _sheet(watcher)
+    assert {k: seen[k] for k in ("rows", "total", "owner", "last")} == {
+        k: before[k] for k in ("rows", "total", "owner", "last")
+    }
+
+    # Later deals add their rows once: the sheet still adds up.
+    rows = len(before["rows"]) + 2
+    _play_until(pages, page, lambda: page.locator(".scores tbody tr").count() >= rows, until, "two more deals")
+    after = _sheet(page)
+    assert after["rows"][: len(before["rows"])] == before["rows"]
+    assert _adds_up(after), after
+
+
 def test_a_whole_partnership_game_by_clicking_in_english_at_desktop_size(
     web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
