@@ -82,6 +82,20 @@ class SeatState:
             self.record_json = event.game_ended.record_json
             self.totals = list(event.game_ended.totals.values)
 
+    def take_view(self, view: table_pb2.SeatView) -> None:
+        """A fresh SeatView (a resume, or a view asked for on a turn). When it is not older than
+        the events already folded in, the scores, the last trick and the decision due are the
+        view's: a resumed seat shows the game's totals and knows it is its turn (issue 39)."""
+        if view.sequence >= self.sequence:
+            self.totals = list(view.totals.values) or [0, 0, 0, 0]
+            self.last_trick = [card_text(c.id) for c in view.last_trick.cards]
+            if view.finished or not view.HasField("turn"):
+                self.turn = None
+            elif self.turn is None or self.turn.turn_seq != view.turn.turn_seq:
+                self.turn = view.turn  # the seat's own TurnStarted (legal moves) is kept when it came
+        self.view = view
+        self.sequence = max(self.sequence, view.sequence)
+
     def my_turn(self) -> bool:
         t = self.turn
         if t is None or self.ended:

@@ -394,6 +394,9 @@ class KeyTerminal(Terminal):
             ts = m.snapshot.server_time
             if ts.seconds:
                 self.skew = ts.seconds + ts.nanos / 1e9 - time.time()
+            if m.snapshot.sequence >= self.state.sequence:
+                # The view's decision is the one due now (a resume: no TurnStarted comes for it).
+                self.turn_live = m.snapshot.HasField("turn") and not m.snapshot.finished
         elif kind == "error":
             self.sent_seq, self.sent_text = -1, ""  # refused: choose again (the view is refreshed)
         elif kind == "event":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import sys
 import time
 from pathlib import Path
@@ -19,6 +20,12 @@ from trix.client import VARIANTS, GatewayClient, SeatState, new_action
 from trix.play_view import CONTRACT_NAMES, ar, parse_card, render, seat_names, verify_view
 from trix.rules import card_text
 from trix.v1 import common_pb2, gateway_pb2, matchmaking_pb2, table_pb2
+
+STALE_SEAT = re.compile(r"(?:seated at|matched to) table (\S+)")
+"""Matchmaking's refusal naming the table this player already sits at ("already seated at table
+T", "ticket already matched to table T")."""
+STALE_TICKET = re.compile(r"already queued \(ticket (\S+?)\)")
+"""Matchmaking's refusal naming the ticket this player is still queued with."""
 
 
 class Terminal:
@@ -41,6 +48,10 @@ class Terminal:
         `trix play` resumes the game (issue 20) instead of being refused by matchmaking."""
         self.static_countdown = True
         """The table's text ends with a "Ns left" line (the line mode; `KeyTerminal` keeps it live)."""
+        self.taken_back = 0
+        """Refused queueings answered by `_take_back` (a bound: it never loops)."""
+        self.tickets: set[str] = set()
+        """The tickets said to be queued (a ticket's updates may repeat its state)."""
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -77,6 +88,10 @@ class Terminal:
             return None
         if not table_id:
             return None
+        return await self._going_on(table_id)
+
+    async def _going_on(self, table_id: str) -> table_pb2.SeatView | None:
+        """The seat's view of `table_id` if that game is still going, else None."""
         try:
             reply = await self.client.stub.GetView(
                 gateway_pb2.GetViewRequest(table_id=table_id), metadata=self.client.metadata, timeout=10
@@ -102,13 +117,7 @@ class Terminal:
         view = None if (a.private or a.host_private) else await self._resumable()
         stream = self.client.open()
         if view is not None:
-            # Back to the game in progress, the way the browser resumes: the seat's view now,
-            # then the events after it.
-            self.state.table_id, self.state.seat = view.table_id, view.seat
-            self.say(f"resuming your game at table {view.table_id} (seat {view.seat})")
-            await self._on(gateway_pb2.SessionResponse(snapshot=view))
-            resume = gateway_pb2.EventsRequest(table_id=view.table_id, after_sequence=view.sequence)
-            self.client.send(gateway_pb2.SessionRequest(resume=resume))
+            await self._resume(view)
         elif a.private:
             self.client.send(
                 gateway_pb2.SessionRequest(join_private=gateway_pb2.JoinPrivateGameRequest(code=a.private))
@@ -117,8 +126,7 @@ class Terminal:
             req = gateway_pb2.CreatePrivateGameRequest(wish=self._wish(), client_seed=a.seed)
             self.client.send(gateway_pb2.SessionRequest(create_private=req))
         else:
-            req2 = gateway_pb2.FindMatchRequest(wish=self._wish(), client_seed=a.seed)
-            self.client.send(gateway_pb2.SessionRequest(find_match=req2))
+            self._queue()
         if view is None:
             self.say("looking for a table...")
         keyboard = asyncio.ensure_future(self._keyboard())
@@ -140,11 +148,56 @@ class Terminal:
             self.say(verify_view(self.state.record_json, a.lang))
         return 0
 
+    async def _resume(self, view: table_pb2.SeatView) -> None:
+        """Back to the game in progress, the way the browser resumes: the seat's view now (its
+        scores, its turn), then the events after it."""
+        self.state.table_id, self.state.seat = view.table_id, view.seat
+        self._remember_table(view.table_id)
+        self.say(f"resuming your game at table {view.table_id} (seat {view.seat})")
+        await self._on(gateway_pb2.SessionResponse(snapshot=view))
+        resume = gateway_pb2.EventsRequest(table_id=view.table_id, after_sequence=view.sequence)
+        self.client.send(gateway_pb2.SessionRequest(resume=resume))
+
+    def _queue(self) -> None:
+        req = gateway_pb2.FindMatchRequest(wish=self._wish(), client_seed=self.args.seed)
+        self.client.send(gateway_pb2.SessionRequest(find_match=req))
+
+    async def _take_back(self, message: str) -> bool:
+        """A queueing refused because an earlier `trix play` of this player (killed while
+        queued, or matched after it was gone) left him queued or seated: resume the game he
+        sits at, or queue again in place of the ticket nobody follows any more (its updates
+        went to the stream that died with it). True when handled."""
+        self.taken_back += 1
+        if self.taken_back > 3:
+            return False
+        seated, queued = STALE_SEAT.search(message), STALE_TICKET.search(message)
+        if queued is not None:
+            try:
+                await self.client.stub.CancelMatch(
+                    gateway_pb2.CancelMatchRequest(ticket_id=queued[1]), metadata=self.client.metadata, timeout=30
+                )
+            except grpc.aio.AioRpcError as err:
+                seated = STALE_SEAT.search(err.details() or "")  # matched meanwhile: that game
+                if seated is None:
+                    return False
+            else:
+                self.say("you were still queued from an earlier run: queued again")
+                self._queue()
+                return True
+        view = None if seated is None else await self._going_on(seated[1])
+        if view is None:
+            return False
+        await self._resume(view)
+        return True
+
     async def _on(self, m: gateway_pb2.SessionResponse) -> bool:
         kind = m.WhichOneof("kind")
         st = self.state
         if kind == "ticket":
             t = m.ticket
+            if t.state == matchmaking_pb2.TICKET_STATE_SEARCHING and t.ticket_id not in self.tickets:
+                self.tickets.add(t.ticket_id)
+                self.say(f"queued (ticket {t.ticket_id})")
             if t.state == matchmaking_pb2.TICKET_STATE_MATCHED:
                 st.table_id, st.seat = t.table_id, t.seat
                 self._remember_table(t.table_id)
@@ -152,12 +205,14 @@ class Terminal:
         elif kind == "private_game":
             self.say(f"private game code: {m.private_game.code}  (friends: trix play --private CODE)")
         elif kind == "error":
+            stale = m.error.code in ("ALREADY_EXISTS", "FAILED_PRECONDITION") and not st.table_id
+            if stale and await self._take_back(m.error.message):
+                return False
             self.say(f"! {m.error.code}: {m.error.message}")
             if st.my_turn():
                 self._refresh()
         elif kind == "snapshot":
-            st.view = m.snapshot
-            st.sequence = max(st.sequence, m.snapshot.sequence)
+            st.take_view(m.snapshot)
             self.names = seat_names(m.snapshot.seats)
             self.say("")
             self.say(render(st, self.names, self.args.lang, time.time(), self.static_countdown))
