@@ -58,7 +58,7 @@ typecheck: $(STAMP_DEV) ## mypy --strict on services/trix with trix.engine (engi
 pytest: $(STAMP_DEV) ## every Python test under tests/ but those marked outside_ci (their make targets run them; README)
 	$(PY) -m pytest -q --timeout=300 -m "not outside_ci" tests $(PYTEST_ARGS)
 
-test: lint typecheck proto-check buf-lint buf-breaking test-c asan web-proto-check web conformance-build pytest ## the CI suite (what .ci/run and the README run)
+test: lint typecheck proto-check api-doc-check buf-lint buf-breaking test-c asan web-proto-check web conformance-build pytest ## the CI suite (what .ci/run and the README run)
 	@echo "make test: all checks passed"
 
 integration: $(STAMP_DEV) ## integration tests only: real NATS, real gRPC, real processes
