@@ -127,6 +127,19 @@ def anchor(full_name: str) -> str:
     return full_name.lower().replace(".", "")
 
 
+def heading(name: str, kind: str, file: str, comment: str) -> list[str]:
+    """A message's or enum's title, its anchor, where it is declared and its comment."""
+    short = name.lstrip(".")
+    return [
+        f"### {short.removeprefix('trix.v1.')}",
+        "",
+        f'<a id="{anchor(short)}"></a>*{kind}, {file}*',
+        "",
+        comment,
+        "",
+    ]
+
+
 class Reference:
     def __init__(self, files: descriptor_pb2.FileDescriptorSet, statuses: dict[str, Any], protocol: str) -> None:
         self.statuses = statuses
@@ -263,9 +276,7 @@ class Reference:
 
     def _message(self, name: str) -> list[str]:
         message, comments, path, file = self.messages[name]
-        short = name.lstrip(".")
-        out = [f"### {short.removeprefix('trix.v1.')}", "", f'<a id="{anchor(short)}"></a>*message, {file}*', ""]
-        out += [comments.text(path), ""]
+        out = heading(name, "message", file, comments.text(path))
         if not message.field:
             return [*out, "No fields.", ""]
         out += ["| Field | Number | Type | Description |", "| --- | --- | --- | --- |"]
@@ -278,9 +289,11 @@ class Reference:
 
     def _enum(self, name: str) -> list[str]:
         enum, comments, path, file = self.enums[name]
-        short = name.lstrip(".")
-        out = [f"### {short.removeprefix('trix.v1.')}", "", f'<a id="{anchor(short)}"></a>*enum, {file}*', ""]
-        out += [comments.text(path), "", "| Value | Number | Description |", "| --- | --- | --- |"]
+        out = [
+            *heading(name, "enum", file, comments.text(path)),
+            "| Value | Number | Description |",
+            "| --- | --- | --- |",
+        ]
         for i, value in enumerate(enum.value):
             out.append(f"| `{value.name}` | {value.number} | {one_line(comments.text((*path, ENUM_VALUE, i)))} |")
         return [*out, ""]
