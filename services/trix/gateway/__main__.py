@@ -27,13 +27,16 @@ from trix.runtime.server import Runtime, Serving, lifespan, run_main
 
 def production_service(config: GatewayConfig) -> bootstrap.NewGateway:
     """The service with the gRPC ports to the matchmaking and scoring the configuration names."""
+    ca = config.runtime.tls_ca_file
     matchmaking = (
-        GrpcMatchmaking(config.matchmaking_target, config.player_key, config.call_timeout_s)
+        GrpcMatchmaking(config.matchmaking_target, config.player_key, config.call_timeout_s, ca_file=ca)
         if config.matchmaking_target
         else None
     )
     scoring = (
-        GrpcScoring(config.scoring_target, config.call_timeout_s, config.player_key) if config.scoring_target else None
+        GrpcScoring(config.scoring_target, config.call_timeout_s, config.player_key, ca_file=ca)
+        if config.scoring_target
+        else None
     )
     return partial(GatewayService, matchmaking=matchmaking, scoring=scoring)
 

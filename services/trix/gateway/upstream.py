@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from trix import tls
 from trix.errors import (
     AlreadyExists,
     DomainError,
@@ -61,8 +62,10 @@ def domain_error(err: grpc.aio.AioRpcError, what: str) -> DomainError:
 class GrpcMatchmaking:
     """`MatchmakingPort` over `trix.v1.MatchmakingService`."""
 
-    def __init__(self, target: str, player_key: bytes, timeout_s: float) -> None:
+    def __init__(self, target: str, player_key: bytes, timeout_s: float, *, ca_file: str = "") -> None:
         self.target = target
+        self.ca_file = ca_file
+        """Verify the matchmaking's TLS certificate against this CA (issue 41); empty: plain text."""
         self.channel: grpc.aio.Channel | None = None
         self._stub: matchmaking_pb2_grpc.MatchmakingServiceAsyncStub | None = None
         self.key = player_key
@@ -71,7 +74,7 @@ class GrpcMatchmaking:
     @property
     def stub(self) -> matchmaking_pb2_grpc.MatchmakingServiceAsyncStub:
         if self._stub is None:  # made in the serving loop: grpc.aio binds a channel to its loop
-            self.channel = grpc.aio.insecure_channel(self.target)
+            self.channel = tls.aio_channel(self.target, self.ca_file)
             self._stub = matchmaking_pb2_grpc.MatchmakingServiceStub(self.channel)
         return self._stub
 
@@ -164,8 +167,9 @@ class GrpcMatchmaking:
 class GrpcScoring:
     """`ScoringPort` over `trix.v1.ScoringService`."""
 
-    def __init__(self, target: str, timeout_s: float, player_key: bytes = b"") -> None:
+    def __init__(self, target: str, timeout_s: float, player_key: bytes = b"", *, ca_file: str = "") -> None:
         self.target = target
+        self.ca_file = ca_file
         self.channel: grpc.aio.Channel | None = None
         self._stub: scoring_pb2_grpc.ScoringServiceAsyncStub | None = None
         self.timeout_s = timeout_s
@@ -180,7 +184,7 @@ class GrpcScoring:
     @property
     def stub(self) -> scoring_pb2_grpc.ScoringServiceAsyncStub:
         if self._stub is None:  # one stub for the channel, not one per call
-            self.channel = grpc.aio.insecure_channel(self.target)
+            self.channel = tls.aio_channel(self.target, self.ca_file)
             self._stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
         return self._stub
 

@@ -46,8 +46,9 @@ def production_service(config: MatchmakingConfig) -> NewMatchmaking:
         default=config.default_rating,
         scale=config.rating_scale,
         timeout_s=config.rating_timeout_s,
+        ca_file=config.runtime.tls_ca_file,
     )
-    wallet = ScoringWallet(config.scoring_target, config.keys.service)
+    wallet = ScoringWallet(config.scoring_target, config.keys.service, ca_file=config.runtime.tls_ca_file)
     return partial(MatchmakingService, wallet=wallet, ratings=ratings)
 
 

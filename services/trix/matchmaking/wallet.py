@@ -23,6 +23,7 @@ from collections.abc import Callable
 import grpc
 import structlog
 
+from trix import tls
 from trix.errors import ResourceExhausted, Unavailable
 from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, PLAYER_TOKEN, ROLE_SERVICE, sign
 from trix.v1 import scoring_pb2, scoring_pb2_grpc
@@ -37,14 +38,16 @@ class LazyStub:
     grpc.aio channel made before it (the service is built before the loop runs) is bound to
     another loop and every call on it fails."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, ca_file: str = "") -> None:
         self.target = target
+        self.ca_file = ca_file
+        """Verify scoring's TLS certificate against this CA (issue 41); empty: plain text."""
         self.channel: grpc.aio.Channel | None = None
         self._stub: scoring_pb2_grpc.ScoringServiceAsyncStub | None = None
 
     def stub(self) -> scoring_pb2_grpc.ScoringServiceAsyncStub:
         if self._stub is None:
-            self.channel = grpc.aio.insecure_channel(self.target)
+            self.channel = tls.aio_channel(self.target, self.ca_file)
             self._stub = scoring_pb2_grpc.ScoringServiceStub(self.channel)
         return self._stub
 
@@ -60,8 +63,8 @@ class ScoringWallet:
 
     configured = True
 
-    def __init__(self, target: str, service_key: bytes = b"", timeout_s: float = 5.0) -> None:
-        self.lazy = LazyStub(target)
+    def __init__(self, target: str, service_key: bytes = b"", timeout_s: float = 5.0, *, ca_file: str = "") -> None:
+        self.lazy = LazyStub(target, ca_file)
         self.service_key = service_key
         self.timeout_s = timeout_s
 
@@ -111,8 +114,9 @@ class ScoringRatings:
         cache_s: float = 60.0,
         backoff_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        ca_file: str = "",
     ) -> None:
-        self.lazy = LazyStub(target)
+        self.lazy = LazyStub(target, ca_file)
         self.default = default
         self.scale = scale
         self.timeout_s = timeout_s

@@ -27,6 +27,7 @@ import structlog
 from nats.aio.client import DEFAULT_INBOX_PREFIX, Client
 from nats.js.client import JetStreamContext
 
+from trix import tls
 from trix.natsio import permissions
 from trix.natsio.coalesce import new_client
 from trix.natsio.names import kv_stream
@@ -60,6 +61,7 @@ class NatsConnection:
         stream_replicas: int = 1,
         inbox_prefix: str | None = None,
         read_window_s: float = 0.0,
+        ca_file: str = "",
     ) -> None:
         self.servers = [s.strip() for s in servers.split(",")] if isinstance(servers, str) else list(servers)
         self.name = name
@@ -84,6 +86,8 @@ class NatsConnection:
         self.read_window_s = read_window_s
         """Read the socket at most once per this many seconds (`trix.natsio.coalesce`, ADR 0019);
         0 reads as soon as bytes arrive."""
+        self.tls = tls.client_context(ca_file)
+        """TLS verifying the servers against `ca_file` (issue 41); None: plain text."""
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self.provisioned = asyncio.Event()
@@ -132,6 +136,7 @@ class NatsConnection:
                     error_cb=self._on_error,
                     closed_cb=self._on_closed,
                     inbox_prefix=self.inbox_prefix.encode() if self.inbox_prefix else DEFAULT_INBOX_PREFIX,
+                    tls=self.tls,
                 )
                 self.nc = nc
                 break

@@ -28,8 +28,8 @@ from trix.natsio.connection import NatsConnection
 from trix.runtime.config import ConfigError, env_int, env_str
 
 
-async def run(url: str, replicas: int, *, watch: bool, timeout_s: float) -> int:
-    nats = NatsConnection(url, "provisioner", stream_replicas=replicas)
+async def run(url: str, replicas: int, *, watch: bool, timeout_s: float, ca_file: str = "") -> int:
+    nats = NatsConnection(url, "provisioner", stream_replicas=replicas, ca_file=ca_file)
     try:
         await asyncio.wait_for(nats.connect(give_up_after_s=timeout_s), timeout_s * 2)
     except Exception as exc:  # noqa: BLE001 - reported, exit 1
@@ -47,13 +47,15 @@ async def run(url: str, replicas: int, *, watch: bool, timeout_s: float) -> int:
     return 0
 
 
-def provision_now(url: str, *, replicas: int = 1, timeout_s: float = 60.0) -> None:
+def provision_now(url: str, *, replicas: int = 1, timeout_s: float = 60.0, ca_file: str = "") -> None:
     """Run the provisioner once as its own process (`trix up` before its services, the tests'
     servers); raises RuntimeError with its output if it fails."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
     root = str(Path(trix.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
     env.update(TRIX_NATS_URL=url, TRIX_NATS_STREAM_REPLICAS=str(replicas), TRIX_LOG_LEVEL="warning")
+    if ca_file:
+        env["TRIX_TLS_CA_FILE"] = ca_file
     argv = [sys.executable, "-m", "trix.natsio.provision", "--timeout", str(timeout_s)]
     done = subprocess.run(argv, env=env, capture_output=True, timeout=timeout_s * 3, check=False)
     if done.returncode != 0:
@@ -68,10 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         url = env_str(os.environ, "TRIX_NATS_URL", "nats://127.0.0.1:4222")
         replicas = env_int(os.environ, "TRIX_NATS_STREAM_REPLICAS", 1, minimum=1, maximum=5)
+        ca_file = env_str(os.environ, "TRIX_TLS_CA_FILE", "")
     except ConfigError as err:
         print(f"provision: {err}", file=sys.stderr)
         return 2
-    return asyncio.run(run(url, replicas, watch=args.watch, timeout_s=args.timeout))
+    return asyncio.run(run(url, replicas, watch=args.watch, timeout_s=args.timeout, ca_file=ca_file))
 
 
 if __name__ == "__main__":

@@ -132,6 +132,14 @@ class RuntimeConfig:
     busy connection takes many messages per read (`trix.natsio.coalesce`, ADR 0019); a message
     waits at most this long, and only right after another read. 0 = read at once. Default
     per service: `NATS_READ_WINDOW_MS`."""
+    tls_cert_file: str = ""
+    """TRIX_TLS_CERT_FILE: the gRPC server's certificate (PEM); with TRIX_TLS_KEY_FILE the server
+    serves TLS only (issue 41). Empty: plain text (the loopback default)."""
+    tls_key_file: str = ""
+    """TRIX_TLS_KEY_FILE: the key of TRIX_TLS_CERT_FILE."""
+    tls_ca_file: str = ""
+    """TRIX_TLS_CA_FILE: the CA this service verifies NATS and the other services' gRPC with
+    (TLS to both); empty: plain text."""
 
     @property
     def nats_enabled(self) -> bool:
@@ -153,4 +161,21 @@ class RuntimeConfig:
             log_level=env_choice(e, "TRIX_LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
             nats_stream_replicas=env_int(e, "TRIX_NATS_STREAM_REPLICAS", 1, minimum=1, maximum=5),
             nats_read_window_s=env_float(e, "TRIX_NATS_READ_WINDOW_MS", NATS_READ_WINDOW_MS.get(service, 0.0)) / 1000.0,
+            **_tls_files(e),
         )
+
+
+def _tls_files(env: Mapping[str, str]) -> dict[str, str]:
+    """TRIX_TLS_CERT_FILE, TRIX_TLS_KEY_FILE (both or neither) and TRIX_TLS_CA_FILE: each an
+    existing file, checked at start rather than at the first connection."""
+    files = {
+        "tls_cert_file": env_str(env, "TRIX_TLS_CERT_FILE", ""),
+        "tls_key_file": env_str(env, "TRIX_TLS_KEY_FILE", ""),
+        "tls_ca_file": env_str(env, "TRIX_TLS_CA_FILE", ""),
+    }
+    if bool(files["tls_cert_file"]) != bool(files["tls_key_file"]):
+        raise ConfigError("TRIX_TLS_CERT_FILE and TRIX_TLS_KEY_FILE: set both or neither")
+    for field, path in files.items():
+        if path and not os.path.isfile(path):
+            raise ConfigError(f"TRIX_{field.upper()}: no such file: {path!r}")
+    return files

@@ -37,6 +37,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from trix import tls
 from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec
 from trix.runtime import eventloop
@@ -173,6 +174,7 @@ class Runtime:
                 buckets=buckets,
                 inbox_prefix=self.nats_inbox_prefix,
                 read_window_s=cfg.nats_read_window_s,
+                ca_file=cfg.tls_ca_file,
             )
             await self.nats.connect()
             if self.lifespan is not None:
@@ -194,7 +196,11 @@ class Runtime:
         if cfg.reflection:
             names = [s.full_name for s in self.services]
             reflection.enable_server_reflection([*names, HEALTH_SERVICE, reflection.SERVICE_NAME], server)
-        self.grpc_port = server.add_insecure_port(f"{cfg.grpc_host}:{cfg.grpc_port}")
+        bind = f"{cfg.grpc_host}:{cfg.grpc_port}"
+        if cfg.tls_cert_file:  # TLS only: a plain-text client is refused (issue 41)
+            self.grpc_port = server.add_secure_port(bind, tls.server_credentials(cfg.tls_cert_file, cfg.tls_key_file))
+        else:
+            self.grpc_port = server.add_insecure_port(bind)
         if self.grpc_port == 0:
             raise RuntimeError(f"cannot bind gRPC to {cfg.grpc_host}:{cfg.grpc_port}")
         await server.start()
