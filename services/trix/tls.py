@@ -21,8 +21,12 @@ import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
+
+if TYPE_CHECKING:
+    from cryptography.x509 import GeneralName
 
 CA_ENV = "TRIX_CA_FILE"
 """The CA file every client of the project verifies the edge with (`--ca FILE` beside it)."""
@@ -79,10 +83,10 @@ def _write_private(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _san(hosts: Sequence[str]) -> list[object]:
+def _san(hosts: Sequence[str]) -> list[GeneralName]:
     from cryptography import x509
 
-    names: list[object] = []
+    names: list[GeneralName] = []
     for host in hosts:
         try:
             names.append(x509.IPAddress(ipaddress.ip_address(host)))
