@@ -63,6 +63,7 @@ OVERLAYS = ("dev", "prod")
 SCHEMAS = K8S / "schemas"
 NATS_CONF = BASE / "nats" / "nats.conf"
 ENVOY_CONF = BASE / "envoy" / "envoy.yaml"
+ENVOY_SDS = BASE / "envoy" / "sds.yaml"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 KUBERNETES_VERSION = "1.33"
 """Oldest Kubernetes the manifests target (grpc probes GA since 1.27, PDB policy/v1, HPA v2)."""
@@ -670,9 +671,11 @@ def _rendered_file(objs: list[Obj], key: str) -> str:
 
 
 NATS_TLS_DIR = "/etc/nats-tls"
-"""Where the NATS pods mount the `nats-tls` Secret (trix.natsio.serverconf.KUBERNETES_TLS)."""
+"""Where the NATS pods mount the `trix-internal-tls` Secret (trix.natsio.serverconf.KUBERNETES_TLS)."""
 ENVOY_TLS_DIR = "/etc/envoy/tls"
 """Where the edge mounts its certificate's Secret (`edge-tls`)."""
+INTERNAL_TLS_DIR = "/etc/envoy/internal-tls"
+"""Where the edge mounts the internal CA (Secret `trix-internal-tls`) it verifies the gateway with."""
 ENVOY_SDS_DIR = "/etc/envoy/sds"
 """Where the edge mounts its SDS file (ConfigMap `envoy-sds`)."""
 
@@ -717,7 +720,13 @@ def envoy_validate(conf_text: str) -> ToolResult:
         path = Path(tmp) / "envoy.yaml"
         pki = _throwaway_pki(Path(tmp) / "tls")
         text = conf_text.replace("/etc/envoy/proto/trix.pb", str(pb))
-        text = text.replace(f"{ENVOY_SDS_DIR}/sds.yaml", str(pki.sds)).replace(ENVOY_TLS_DIR, str(pki.folder))
+        # The committed SDS file (ConfigMap envoy-sds) naming the throwaway certificate.
+        sds = Path(tmp) / "sds"
+        sds.mkdir()
+        (sds / "sds.yaml").write_text(ENVOY_SDS.read_text().replace(ENVOY_TLS_DIR, str(pki.folder)))
+        text = text.replace(ENVOY_SDS_DIR, str(sds))
+        for folder in (ENVOY_TLS_DIR, INTERNAL_TLS_DIR):
+            text = text.replace(folder, str(pki.folder))
         path.write_text(text)
         out = subprocess.run(
             [binary, "--mode", "validate", "-c", str(path), "--log-level", "error"],

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from trix.declarations import names_of
+from trix.edge import render as render_edge
 from trix.runtime.config import RuntimeConfig
 
 Obj = dict[str, Any]
@@ -107,11 +108,15 @@ def _transcoder_print_options(envoy_yaml: str) -> dict[str, Any]:
     return options
 
 
+def _local_edge() -> str:
+    """The local edge's template (services/trix/edge/envoy.yaml) with its slots filled."""
+    return render_edge(listen_port=1, admin_port=2, gateway_port=3, descriptor=Path("trix.pb"))
+
+
 def test_cluster_edge_streams_json_like_the_local_edge(overlay: str) -> None:
     """HTTP/JSON clients read Events/Spectate the same way on a laptop and on the cluster:
     one JSON object per line (not one JSON array that only closes when the stream ends)."""
-    local_text = (Path(__file__).resolve().parents[2] / "services/trix/edge/envoy.yaml").read_text()
-    local = _transcoder_print_options(re.sub(r"\$\{[A-Z_]+\}", "0", local_text))  # the template's ${...} slots
+    local = _transcoder_print_options(_local_edge())
     cluster = _transcoder_print_options(kc._rendered_file(kc.render(overlay), "envoy.yaml"))
     assert local["stream_newline_delimited"] is True
     assert cluster == local
@@ -136,8 +141,7 @@ def test_cluster_edge_serves_the_browser_client_like_the_local_edge(overlay: str
     Envoy pod's own web container (trix.webapp on loopback) from the build the image holds."""
     objs = rendered(overlay)
     routes, clusters = _routes_and_clusters(kc._rendered_file(objs, "envoy.yaml"))
-    local_text = (Path(__file__).resolve().parents[2] / "services/trix/edge/envoy.yaml").read_text()
-    local_routes, _ = _routes_and_clusters(re.sub(r"\$\{[A-Z_]+\}", "0", local_text))
+    local_routes, _ = _routes_and_clusters(_local_edge())
     assert routes[-1]["match"] == local_routes[-1]["match"] == {"prefix": "/"}
     assert routes[-1]["route"]["cluster"] == local_routes[-1]["route"]["cluster"] == "web"
     assert all(r["route"]["cluster"] == "gateway" for r in routes[:-1])  # only the public API before it
@@ -176,7 +180,8 @@ def test_prod_secrets_come_from_the_external_store_dev_from_placeholders() -> No
     assert kc.of_kind(prod, "Secret") == []
     assert set(kc.by_name(prod, "ExternalSecret")) == {"trix-secrets", "trix-nats-users"}
     dev_secrets = {s["metadata"]["name"].rsplit("-", 1)[0] for s in kc.of_kind(kc.render("dev"), "Secret")}
-    assert dev_secrets == {"trix-secrets", "trix-nats-users"}
+    # The TLS Secrets (issue 41) come from cert-manager in prod (docs/deploy.md), generated in dev.
+    assert dev_secrets == {"trix-secrets", "trix-nats-users", "edge-tls", "trix-internal-tls"}
 
 
 def test_the_dev_overlay_commits_no_secret_it_generates_them_at_deploy_time() -> None:
@@ -185,9 +190,16 @@ def test_the_dev_overlay_commits_no_secret_it_generates_them_at_deploy_time() ->
     manifests reference."""
     kustomization = yaml.safe_load((kc.K8S / "overlays" / "dev" / "kustomization.yaml").read_text())
     generators = kustomization["secretGenerator"]
-    assert all("literals" not in g and "files" not in g for g in generators), generators
+    assert all("literals" not in g for g in generators), generators
     kc.ensure_dev_secrets()
-    files = [kc.K8S / "overlays" / "dev" / env for g in generators for env in g["envs"]]
+    files = [kc.K8S / "overlays" / "dev" / env for g in generators for env in g.get("envs", [])]
+    # The TLS files (issue 41): git-ignored and private too; a certificate is not `key=value`.
+    pem = [kc.K8S / "overlays" / "dev" / f.split("=", 1)[1] for g in generators for f in g.get("files", [])]
+    assert pem and all(p.read_text().startswith("-----BEGIN ") and p.stat().st_mode & 0o077 == 0 for p in pem)
+    tracked_pem = subprocess.run(
+        ["git", "ls-files", "--", *map(str, pem)], cwd=kc.K8S, capture_output=True, text=True, check=True
+    )
+    assert tracked_pem.stdout == ""
     tracked = subprocess.run(
         ["git", "ls-files", "--", *map(str, files)], cwd=kc.K8S, capture_output=True, text=True, check=True
     )
@@ -285,10 +297,10 @@ def test_probe_on_a_named_port_or_another_port_is_caught() -> None:
     objs = rendered("dev")
     c = main_container(objs, "gateway")
     c["readinessProbe"]["grpc"]["port"] = "grpc"
-    c["livenessProbe"]["grpc"]["port"] = 50052
+    c["livenessProbe"]["grpc"]["port"] = 50053
     problems = "\n".join(kc.check_probes_and_ports(objs))
     assert "readinessProbe port must be a number" in problems
-    assert "livenessProbe port 50052 is not a container port" in problems
+    assert "livenessProbe port 50053 is not a container port" in problems
 
 
 def test_container_port_differing_from_the_config_is_caught() -> None:

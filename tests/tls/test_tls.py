@@ -56,6 +56,7 @@ class Stack:
     nats_port: int
     passwords: dict[str, str]
     gateway_port: int
+    health_port: int
     edge_port: int
     admin_port: int
 
@@ -106,11 +107,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         url = f"nats://localhost:{node.client_port}"
         provision_now(permissions.user_url(url, "provisioner", passwords["provisioner"]), ca_file=str(pki.ca_cert))
 
-        gateway_port, edge_secret = free_port(), secrets.token_hex(16)
+        gateway_port, health_port, edge_secret = free_port(), free_port(), secrets.token_hex(16)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
         env.update(
             TRIX_NATS_URL=permissions.user_url(url, "gateway", passwords["gateway"]),
             TRIX_GRPC_PORT=str(gateway_port),
+            TRIX_GRPC_HEALTH_PORT=str(health_port),
             TRIX_METRICS_PORT="-1",
             TRIX_LOG_LEVEL="warning",
             TRIX_TLS_CERT_FILE=str(pki.cert),
@@ -143,7 +145,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                 )
             )
         wait_port(edge_port)
-        yield Stack(pki, stranger, node.client_port, passwords, gateway_port, edge_port, admin_port)
+        yield Stack(pki, stranger, node.client_port, passwords, gateway_port, health_port, edge_port, admin_port)
     finally:
         for proc in reversed(procs):
             stop_process(proc, grace_s=10)
@@ -289,6 +291,17 @@ def test_a_services_grpc_answers_a_client_that_verifies_the_ca(stack: Stack) -> 
 def test_a_services_grpc_refuses_plain_text_and_an_unknown_ca(stack: Stack) -> None:
     assert _health_code(f"localhost:{stack.gateway_port}", None) == grpc.StatusCode.UNAVAILABLE
     assert _health_code(f"localhost:{stack.gateway_port}", stack.stranger.ca_cert) == grpc.StatusCode.UNAVAILABLE
+
+
+def test_the_plain_text_health_port_serves_the_health_service_alone(stack: Stack) -> None:
+    """TRIX_GRPC_HEALTH_PORT: Kubernetes' gRPC probes cannot speak TLS, so health alone is
+    served in plain text there; the service's own API is not."""
+    assert _health_code(f"localhost:{stack.health_port}", None) == grpc.StatusCode.OK
+    with grpc.insecure_channel(f"localhost:{stack.health_port}") as channel:
+        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.SignIn(gateway_pb2.SignInRequest(device_secret="x" * 32, display_name="probe"), timeout=10)
+    assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED  # type: ignore[attr-defined]
 
 
 # --- NATS ---------------------------------------------------------------------------------

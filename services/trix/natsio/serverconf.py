@@ -151,7 +151,8 @@ def render(site: Site) -> str:
 KUBERNETES_TLS = TlsFiles(
     cert_file="/etc/nats-tls/tls.crt", key_file="/etc/nats-tls/tls.key", ca_file="/etc/nats-tls/ca.crt"
 )
-"""The mounted Secret `nats-tls` (cert-manager's Certificate in prod; keys tls.crt, tls.key, ca.crt)."""
+"""The mounted Secret `trix-internal-tls` (keys tls.crt, tls.key, ca.crt; cert-manager's
+Certificate in prod, docs/deploy.md): the certificate of every node and service inside."""
 
 
 def kubernetes(nodes: int = 3, services: Sequence[ServiceDeclaration] = SERVICES) -> str:

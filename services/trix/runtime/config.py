@@ -140,6 +140,9 @@ class RuntimeConfig:
     tls_ca_file: str = ""
     """TRIX_TLS_CA_FILE: the CA this service verifies NATS and the other services' gRPC with
     (TLS to both); empty: plain text."""
+    grpc_health_port: int = -1
+    """TRIX_GRPC_HEALTH_PORT: a plain-text gRPC port serving the health service alone, for
+    probes that cannot speak TLS (Kubernetes' gRPC probes); 0 = a free port, -1 = none (default)."""
 
     @property
     def nats_enabled(self) -> bool:
@@ -161,13 +164,14 @@ class RuntimeConfig:
             log_level=env_choice(e, "TRIX_LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
             nats_stream_replicas=env_int(e, "TRIX_NATS_STREAM_REPLICAS", 1, minimum=1, maximum=5),
             nats_read_window_s=env_float(e, "TRIX_NATS_READ_WINDOW_MS", NATS_READ_WINDOW_MS.get(service, 0.0)) / 1000.0,
+            grpc_health_port=env_int(e, "TRIX_GRPC_HEALTH_PORT", -1, minimum=-1, maximum=65535),
             **_tls_files(e),
         )
 
 
 def _tls_files(env: Mapping[str, str]) -> dict[str, str]:
-    """TRIX_TLS_CERT_FILE, TRIX_TLS_KEY_FILE (both or neither) and TRIX_TLS_CA_FILE: each an
-    existing file, checked at start rather than at the first connection."""
+    """TRIX_TLS_CERT_FILE and TRIX_TLS_KEY_FILE (both or neither), TRIX_TLS_CA_FILE; the files
+    are read when the server starts and each connection is made."""
     files = {
         "tls_cert_file": env_str(env, "TRIX_TLS_CERT_FILE", ""),
         "tls_key_file": env_str(env, "TRIX_TLS_KEY_FILE", ""),
@@ -175,7 +179,4 @@ def _tls_files(env: Mapping[str, str]) -> dict[str, str]:
     }
     if bool(files["tls_cert_file"]) != bool(files["tls_key_file"]):
         raise ConfigError("TRIX_TLS_CERT_FILE and TRIX_TLS_KEY_FILE: set both or neither")
-    for field, path in files.items():
-        if path and not os.path.isfile(path):
-            raise ConfigError(f"TRIX_{field.upper()}: no such file: {path!r}")
     return files

@@ -144,6 +144,8 @@ class Runtime:
         self.metrics_port = -1
         self._stopping = asyncio.Event()
         self._server: grpc.aio.Server | None = None
+        self._health_server: grpc.aio.Server | None = None
+        self.health_port = -1
         self._metrics_endpoint: MetricsEndpoint | None = None
         self._stopped = False
 
@@ -205,9 +207,22 @@ class Runtime:
             raise RuntimeError(f"cannot bind gRPC to {cfg.grpc_host}:{cfg.grpc_port}")
         await server.start()
         self._server = server
+        if cfg.grpc_health_port >= 0:
+            await self._start_health_server(cfg)
         log.info("grpc listening", grpc_port=self.grpc_port, address=self.address, reflection=cfg.reflection)
         await self._set_all(health_pb2.HealthCheckResponse.SERVING)
         log.info("serving", grpc_port=self.grpc_port, metrics_port=self.metrics_port)
+
+    async def _start_health_server(self, cfg: RuntimeConfig) -> None:
+        """The health service alone in plain text (TRIX_GRPC_HEALTH_PORT): Kubernetes' gRPC
+        probes cannot speak TLS; nothing else is served there."""
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        self.health_port = server.add_insecure_port(f"{cfg.grpc_host}:{cfg.grpc_health_port}")
+        if self.health_port == 0:
+            raise RuntimeError(f"cannot bind the health port {cfg.grpc_host}:{cfg.grpc_health_port}")
+        await server.start()
+        self._health_server = server
 
     async def stop(self) -> None:
         """Graceful shutdown; safe to call more than once and after a failed start."""
@@ -232,6 +247,8 @@ class Runtime:
                 await asyncio.wait_for(self._server.stop(cfg.shutdown_grace_s), cfg.shutdown_grace_s + STOP_SLACK_S)
             except TimeoutError:
                 log.warning("grpc server stop did not complete; shutting down anyway", waited_s=STOP_SLACK_S)
+        if self._health_server is not None:
+            await self._health_server.stop(0)
         if self.nats is not None:
             await self.nats.drain(timeout_s=max(1.0, cfg.shutdown_grace_s))
         if self._metrics_endpoint is not None:

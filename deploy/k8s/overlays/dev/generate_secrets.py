@@ -3,7 +3,9 @@
 is committed). kustomize's secretGenerator reads them (kustomization.yaml); run this once
 before `kubectl apply -k deploy/k8s/overlays/dev` (`make k8s-dev-secrets`). Files that exist
 are kept, so a second run does not rotate anything; `--force` writes new ones. Files are
-mode 0600. Standard library only: it runs wherever kubectl does.
+mode 0600. The TLS files (issue 41: a dev CA, the edge's certificate and the internal one)
+are made with the platform's `trix.tls` (Python's `cryptography`): run it with the project's
+Python (`make k8s-dev-secrets`).
 """
 
 from __future__ import annotations
@@ -30,10 +32,44 @@ FILES: dict[str, tuple[str, ...]] = {
 }
 
 
+NAMESPACE = "trix"
+EDGE_HOSTS = ("localhost", "envoy", f"envoy.{NAMESPACE}.svc")
+"""The dev edge's names (port-forwarded to localhost, or the Service inside the cluster)."""
+NATS_HOSTS = ("nats", "nats-headless", "*.nats-headless", f"*.nats-headless.{NAMESPACE}.svc")
+
+
+def internal_hosts() -> tuple[str, ...]:
+    """Every name a service or NATS node is reached by inside the cluster (config.env's
+    dns:///<service>:50051 targets, the NATS URLs' nats-<i>.nats-headless, the routes)."""
+    from trix.declarations import SERVICES
+
+    return (*(s.name for s in SERVICES), *NATS_HOSTS)
+
+
+def write_tls(directory: Path, *, force: bool = False) -> list[Path]:
+    """ca.crt, edge-tls.crt/.key and internal-tls.crt/.key (a new CA with `force` or when any is missing)."""
+    from trix import tls
+
+    names = ("ca.crt", "edge-tls.crt", "edge-tls.key", "internal-tls.crt", "internal-tls.key")
+    if not force and all((directory / n).exists() for n in names):
+        return []
+    ca = tls.make_ca(directory / "ca", common_name="trix dev CA")
+    out: list[Path] = []
+    for name, hosts in (("edge-tls", EDGE_HOSTS), ("internal-tls", internal_hosts())):
+        issued = tls.issue(ca, hosts, folder=directory / name)
+        out += [issued.cert.replace(directory / f"{name}.crt"), issued.key.replace(directory / f"{name}.key")]
+        issued.folder.rmdir()
+    out.append(ca.ca_cert.replace(directory / "ca.crt"))
+    # The CA's key stays beside the files (git-ignored) so `--force` is the only rotation.
+    ca.ca_key.replace(directory / "ca.key")
+    ca.folder.rmdir()
+    return out
+
+
 def write(directory: Path = HERE, *, force: bool = False) -> list[Path]:
     """Write each missing (or, with `force`, every) file; the paths written."""
     directory.mkdir(parents=True, exist_ok=True)
-    written = []
+    written = write_tls(directory, force=force)
     for name, keys in FILES.items():
         path = directory / name
         if path.exists() and not force:
