@@ -8,6 +8,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from trix import tls
 from trix.loadtest.floor import (
     CHAIN_SPLIT,
     CHAINS,
@@ -44,6 +45,13 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         default=(),
         metavar="HOST:PORT[,HOST:PORT...]",
         help="running gateways instead of the embedded platform; the bot workers are spread over them round-robin",
+    )
+    tls.add_ca_argument(parser)
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="the embedded platform with TLS everywhere (`trix up --tls`): the bots verify its CA; "
+        "what TLS costs is this run against one without",
     )
     parser.add_argument(
         "--gateways",

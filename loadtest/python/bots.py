@@ -26,6 +26,7 @@ from typing import Any
 
 import grpc
 
+from trix import tls
 from trix.client import GatewayClient, SeatState, pick, pick_from_turn
 from trix.runtime import eventloop
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
@@ -75,6 +76,8 @@ class WorkerConfig:
     the ramp goes as fast as matchmaking answers instead of bursting past its deadlines."""
     turn_timeout_s: int = 0
     """docs/rules.md §9 timers asked for in the wish (0: the table defaults)."""
+    ca_file: str = ""
+    """TLS to the gateway verified against this CA (`--tls`, `--ca`); empty: plain text."""
 
 
 @dataclass
@@ -163,10 +166,10 @@ quarter of the bots' CPU per action, and the pings the gateway answered for them
 class LoadClient(GatewayClient):
     """`trix play`'s client with the swarm's channel (`CHANNEL_OPTIONS`) when `separate`."""
 
-    def __init__(self, target: str, separate: bool) -> None:
-        super().__init__(target)
+    def __init__(self, target: str, separate: bool, ca_file: str | None = None) -> None:
+        super().__init__(target, ca_file=ca_file)
         if separate:
-            self.channel = grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))
+            self.channel = tls.aio_channel(target, ca_file, CHANNEL_OPTIONS)
             self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
 
 
@@ -179,7 +182,7 @@ class SwarmBot:
         self.index = index
         self.guest = guest
         self.rng = random.Random(cfg.seed * 1_000_003 + cfg.worker * 100_003 + index)
-        self.client = LoadClient(cfg.target, cfg.separate_connections)
+        self.client = LoadClient(cfg.target, cfg.separate_connections, cfg.ca_file or None)
         self.state = SeatState()
         self.acted = 0
         """turn_seq of the last turn this bot answered."""

@@ -80,6 +80,8 @@ class Run:
         self.temp_state: Path | None = None
         self.targets: tuple[str, ...] = tuple(args.server)
         """The gateways the bots connect to (round-robin by worker); the first one verifies."""
+        self.ca_file: str | None = args.ca or None
+        """The CA the bots verify the gateways' TLS with (`--ca`, or the embedded platform's with `--tls`)."""
         self.pids: dict[str, int] = {}
         self.seconds: dict[int, Second] = {}
         self.phase = "ramp"
@@ -139,6 +141,7 @@ class Run:
             env=env,
             replicas={"table": self.sc.table_replicas, "gateway": self.args.gateways},
             nats_sync_always=not self.args.diagnose_nats_no_fsync,
+            tls=self.args.tls,
         )
         if self.args.diagnose_nats_no_fsync:
             self.events.append("diagnosis: NATS without sync_interval: always")
@@ -147,6 +150,7 @@ class Run:
             f"gateways: {self.args.gateways})"
         )
         first = self.platform.start()
+        self.ca_file = self.platform.ca_file
         sup = self.platform.supervisor
         gateways = [f"127.0.0.1:{c.grpc_port}" for c in sup.services if c.name.startswith("gateway")]
         self.targets = (first, *(g for g in gateways if g != first))
@@ -307,6 +311,7 @@ class Run:
                 separate_connections=not args.shared_connections,
                 seed=args.seed,
                 ramp_concurrency=0 if gate <= 0 else max(1, gate // workers),
+                ca_file=self.ca_file or "",
             )
             procs.append(start_worker(self.ctx, cfg, out, fast))
         self.sampler = Sampler(self.pids)
@@ -395,7 +400,8 @@ class Run:
         verified, failures = 0, list[str]()
         if not args.no_finish and self.tables:
             self.say(f"checking {len(self.tables)} records with trix replay / trix verify and scoring's standings")
-            verified, failures = asyncio.run(verify_games(self.target, self.tables, self.games, self.out / "records"))
+            records = self.out / "records"
+            verified, failures = asyncio.run(verify_games(self.target, self.tables, self.games, records, self.ca_file))
         lat = sorted(self.window_lat)
         lag = sorted(self.window_lag)
         rows = [s.row(started) for _, s in sorted(self.seconds.items())]

@@ -13,7 +13,7 @@ from typing import Any
 
 
 async def verify_games(
-    target: str, tables: set[str], games: dict[str, dict[str, Any]], records_dir: Path
+    target: str, tables: set[str], games: dict[str, dict[str, Any]], records_dir: Path, ca_file: str | None = None
 ) -> tuple[int, list[str]]:
     """Replay and verify every record; scoring's standings must equal the replayed totals."""
     from trix.client import wait_for_standings
@@ -49,7 +49,9 @@ async def verify_games(
 
     async def check(table_id: str, token: str, replayed: list[int]) -> str | None:
         async with sem:
-            scored = await wait_for_standings(target, token, table_id, replayed, tries=60, interval_s=0.5, timeout_s=10)
+            scored = await wait_for_standings(
+                target, token, table_id, replayed, tries=60, interval_s=0.5, timeout_s=10, ca_file=ca_file
+            )
         return None if scored == replayed else f"{table_id}: scoring {scored} != replayed {replayed}"
 
     results = await asyncio.gather(*(check(*item) for item in to_query))

@@ -31,6 +31,7 @@ from typing import Any
 
 import grpc
 
+from trix import tls
 from trix.rules import card_text
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, scoring_pb2, table_pb2
 
@@ -115,8 +116,8 @@ class GatewayClient:
     `event` responses either way. Keeps its token fresh: RefreshToken once four fifths of its
     lifetime have passed (ADR 0018), so new calls and streams never carry an expired one."""
 
-    def __init__(self, target: str, *, batch_events: bool = True) -> None:
-        self.channel = grpc.aio.insecure_channel(target)
+    def __init__(self, target: str, *, batch_events: bool = True, ca_file: str | None = None) -> None:
+        self.channel = tls.aio_channel(target, ca_file)  # TLS verified against `ca_file`, if given
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
         self.token = ""
         self.expires_at = 0
@@ -265,11 +266,19 @@ def new_action(state: SeatState) -> gateway_pb2.Action:
 
 
 async def wait_for_standings(
-    target: str, token: str, table_id: str, want: list[int], *, tries: int, interval_s: float, timeout_s: float
+    target: str,
+    token: str,
+    table_id: str,
+    want: list[int],
+    *,
+    tries: int,
+    interval_s: float,
+    timeout_s: float,
+    ca_file: str | None = None,
 ) -> list[int]:
     """Scoring's totals for the table through the gateway's Query, asked up to `tries` times
     until they equal `want` (scoring has consumed the game); else the last seen."""
-    async with grpc.aio.insecure_channel(target) as channel:
+    async with tls.aio_channel(target, ca_file) as channel:
         stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         totals: list[int] = []
         for _ in range(tries):

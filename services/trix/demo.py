@@ -21,6 +21,7 @@ from typing import Any
 
 import grpc
 
+from trix import tls
 from trix.client import (
     VARIANTS,
     GatewayClient,
@@ -53,13 +54,16 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
         help="each bot's pause before it answers (a shorter one raises the embedded gateway's per-connection "
         "rate limit to match; against --server the server's limit holds)",
     )
+    tls.add_ca_argument(parser)
 
 
 class Bot:
     """One bot client: a Session, its seat's view, a quick legal move on each turn."""
 
-    def __init__(self, target: str, index: int, seed: int, variant: int, say: bool, think_s: float) -> None:
-        self.client = GatewayClient(target)
+    def __init__(
+        self, target: str, index: int, seed: int, variant: int, say: bool, think_s: float, ca_file: str | None = None
+    ) -> None:
+        self.client = GatewayClient(target, ca_file=ca_file)
         self.think_s = think_s
         self.index = index
         self.rng = random.Random(seed * 10 + index)
@@ -173,7 +177,8 @@ async def _demo(args: argparse.Namespace, target: str) -> int:
 
     run_id = f"{int(time.time())}-{random.Random().randrange(10**6)}"
     bots = [
-        Bot(target, i, args.seed, VARIANTS[args.variant], say=(i == 0), think_s=args.think_ms / 1000) for i in range(4)
+        Bot(target, i, args.seed, VARIANTS[args.variant], i == 0, args.think_ms / 1000, ca_file=args.ca or None)
+        for i in range(4)
     ]
     started = time.monotonic()
     print(f"four bots sign in and ask for a {args.variant} table...", flush=True)
@@ -207,7 +212,14 @@ async def _demo(args: argparse.Namespace, target: str) -> int:
     print(f"trix verify: {'ok' if report.ok else 'FAIL'} ({len(report.lines)} checks)")
     ok = ok and report.ok
     scored = await wait_for_standings(
-        target, bots[0].client.token, st.table_id, replayed, tries=100, interval_s=0.2, timeout_s=5
+        target,
+        bots[0].client.token,
+        st.table_id,
+        replayed,
+        tries=100,
+        interval_s=0.2,
+        timeout_s=5,
+        ca_file=args.ca or None,
     )
     same = scored == replayed == st.totals
     print(f"scoring standings {scored} {'==' if same else '!='} replayed totals {replayed}")

@@ -39,6 +39,7 @@ class EmbeddedPlatform(StartStop):
         nats_sync_always: bool = True,
         nats_hosts: Sequence[str] = (),
         nats_launcher: Callable[[LocalNode, list[str]], list[str]] | None = None,
+        tls: bool = False,
     ) -> None:
         self.env = {
             "TRIX_GATEWAY_TOKEN_KEY": secrets.token_hex(32),
@@ -72,21 +73,28 @@ class EmbeddedPlatform(StartStop):
             service_env=self.env,
             give_up_after=3,  # e.g. its port was taken meanwhile: restarted, but not forever
             announce=False,
+            tls=tls,
         )
         self.gateway_target = ""
         self.edge_url = ""
         """http://127.0.0.1:<port> of the Envoy edge (gRPC-Web, HTTP/JSON, the browser client at /)
-        when started with edge=True."""
+        when started with edge=True; https://localhost:<port> with tls=True."""
 
     def start(self, timeout_s: float = 90.0) -> str:
         """Start everything; the gateway's target once every service is SERVING."""
         sup = self.supervisor
         sup.start(timeout_s)
         gateway = next(c for c in sup.services if c.name.startswith("gateway"))
-        self.gateway_target = f"127.0.0.1:{gateway.grpc_port}"
+        self.gateway_target = f"127.0.0.1:{gateway.grpc_port}"  # with tls, its certificate names 127.0.0.1
         if sup.edge:
-            self.edge_url = f"http://127.0.0.1:{sup.edge_port}"
+            self.edge_url = sup.web_url.rstrip("/")
         return self.gateway_target
+
+    @property
+    def ca_file(self) -> str | None:
+        """The CA a client verifies the gateway and the edge with (tls=True); None: plain text."""
+        pki = self.supervisor.pki
+        return str(pki.ca_cert) if pki is not None else None
 
     def stop(self) -> None:
         self.supervisor.stop()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import grpc
 
+from trix import tls
 from trix.client import VARIANTS, GatewayClient, device_secret
 from trix.embedded import EmbeddedPlatform
 from trix.play_keys import KeyTerminal
@@ -47,10 +48,11 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plain", action="store_true", help="read whole lines even on a terminal (no keys, no live countdown)"
     )
+    tls.add_ca_argument(parser)
 
 
 async def _play(args: argparse.Namespace, target: str) -> int:
-    client = GatewayClient(target)
+    client = GatewayClient(target, ca_file=args.ca or None)
     device = args.device_file or (Path(args.state_dir) / "device_secret")
     try:
         player = await client.sign_in(device_secret(device), args.name or os.environ.get("USER", "guest"))

@@ -24,6 +24,8 @@ from typing import IO
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from trix import tls
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -129,7 +131,8 @@ class Child:
         if not self.is_service or self.proc is None:
             return False
         if self.channel is None:
-            self.channel = grpc.insecure_channel(f"127.0.0.1:{self.grpc_port}")
+            # TLS when the service serves it (`trix up --tls`), verified against its CA.
+            self.channel = tls.sync_channel(f"127.0.0.1:{self.grpc_port}", self.env.get(tls.SERVICE_CA_ENV))
         stub = health_pb2_grpc.HealthStub(self.channel)
         try:
             reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)

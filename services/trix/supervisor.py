@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 
 import trix
+from trix import tls as tlsfiles
 from trix.declarations import EDGE, SERVICES, ServiceDeclaration, fronted_by_edge
 from trix.gateway.config import EDGE_SECRET_ENV
 from trix.natsio import permissions, serverconf
@@ -88,6 +89,7 @@ class Supervisor(StartStop):
         give_up_after: int = 0,
         announce: bool = True,
         declarations: Sequence[ServiceDeclaration] = SERVICES,
+        tls: bool = False,
     ) -> None:
         self.state_dir = state_dir
         self.fresh = fresh
@@ -131,6 +133,10 @@ class Supervisor(StartStop):
         self.edge_stream_idle_s = edge_stream_idle_s
         self.web_child: Child | None = None
         """The browser client's static files (trix.webapp) behind the edge's `prefix: /`."""
+        self.tls = tls
+        """TLS everywhere (`trix up --tls`, issue 41): the edge, the services' gRPC and NATS."""
+        self.pki: tlsfiles.Pki | None = None
+        """The local CA and certificate in the state folder's tls/, once prepared with `tls`."""
         self.gateway_secrets: dict[str, str] = {}
         """The gateways' public-token key and the edge's secret (`gateway_secrets`)."""
 
@@ -147,6 +153,8 @@ class Supervisor(StartStop):
             stale.unlink()
         self.passwords = nats_passwords(self.state_dir, permissions.users(self.declarations))
         self.gateway_secrets = gateway_secrets(self.state_dir)
+        if self.tls:
+            self.pki = tlsfiles.local_pki(self.state_dir / "tls")
 
     @property
     def edge_secret(self) -> str:
@@ -157,7 +165,7 @@ class Supervisor(StartStop):
     @property
     def web_url(self) -> str:
         """The browser client, on the edge's origin."""
-        return f"http://127.0.0.1:{self.edge_port}/"
+        return f"{'https' if self.tls else 'http'}://{'localhost' if self.tls else '127.0.0.1'}:{self.edge_port}/"
 
     def nats_url(self, user: str) -> str:
         """`user`'s TRIX_NATS_URL: every node's URL (comma-separated) with its password."""
@@ -180,6 +188,7 @@ class Supervisor(StartStop):
             pid_file=str(self.state_dir / f"{name}.pid"),
             passwords=self.passwords,
             services=self.declarations,
+            tls=tlsfiles.nats_files(self.pki),
         )
         if not self.nats_sync_always:
             text = text.replace("  sync_interval: always\n", "")
@@ -209,6 +218,7 @@ class Supervisor(StartStop):
         base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
         base_env["PYTHONUNBUFFERED"] = "1"
         base_env["TRIX_NATS_STREAM_REPLICAS"] = str(self.nats_cluster)  # R3 on a 3-node cluster
+        base_env.update(tlsfiles.service_env(self.pki))
         return base_env
 
     def provisioner_child(self) -> Child:
@@ -293,6 +303,7 @@ class Supervisor(StartStop):
                 descriptor=descriptor,
                 web_port=self.web_child.http_port,
                 stream_idle_timeout_s=self.edge_stream_idle_s,
+                tls=edge.EdgeTls(self.pki.sds, upstream_ca=self.pki.ca_cert) if self.pki else None,
             )
         )
         return Child(
@@ -365,13 +376,19 @@ class Supervisor(StartStop):
                 return False
             with (
                 contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.edge_port), timeout=0.5) as s,
+                self._edge_socket() as s,
             ):
                 s.sendall(b"GET /healthz HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n")
                 if s.recv(64).split(b" ")[1:2] == [b"200"]:
                     return True
             time.sleep(0.1)
         return False
+
+    def _edge_socket(self) -> socket.socket:
+        """A connection to the edge: TLS verified against the local CA with `tls`."""
+        raw = socket.create_connection(("127.0.0.1", self.edge_port), timeout=0.5)
+        context = tlsfiles.client_context(str(self.pki.ca_cert) if self.pki else None)
+        return context.wrap_socket(raw, server_hostname="localhost") if context else raw
 
     def _announce(self, message: str) -> None:
         if self.announce:
@@ -409,6 +426,8 @@ class Supervisor(StartStop):
         provisioner = self.start_provisioner()  # the only NATS user that declares streams (ADR 0014)
         pid = provisioner.proc.pid if provisioner.proc else "?"
         self._announce(f"{'provisioner':<13} pid={pid}  log={provisioner.log_path}")
+        if self.pki is not None:
+            self._announce(f"tls           CA {self.pki.ca_cert} (clients: --ca or {tlsfiles.CA_ENV})")
         self.services = self.service_children()
         for child in self.services:
             child.start()
@@ -454,7 +473,7 @@ class Supervisor(StartStop):
             raise StartFailed(f"the edge (envoy) did not start; see {self.state_dir / 'logs' / 'edge.log'}")
         assert self.edge_child.proc is not None and self.web_child.proc is not None
         self._announce(
-            f"{'edge':<13} http://127.0.0.1:{self.edge_port}  (gRPC, gRPC-Web, HTTP/JSON: POST "
+            f"{'edge':<13} {self.web_url.rstrip('/')}  (gRPC, gRPC-Web, HTTP/JSON: POST "
             f"/trix.v1.GatewayService/<Method>)  pid={self.edge_child.proc.pid}  log={self.edge_child.log_path}"
         )
         self._announce(

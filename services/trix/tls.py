@@ -14,6 +14,7 @@ channel or connection is made, never per call).
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import ipaddress
 import os
@@ -28,8 +29,16 @@ import grpc
 if TYPE_CHECKING:
     from cryptography.x509 import GeneralName
 
+    from trix.natsio import serverconf
+
 CA_ENV = "TRIX_CA_FILE"
 """The CA file every client of the project verifies the edge with (`--ca FILE` beside it)."""
+
+SERVICE_CA_ENV = "TRIX_TLS_CA_FILE"
+SERVICE_CERT_ENV = "TRIX_TLS_CERT_FILE"
+SERVICE_KEY_ENV = "TRIX_TLS_KEY_FILE"
+"""A service's TLS files (trix.runtime.config reads them): the CA it verifies NATS and its
+peers with, its gRPC server's certificate and key."""
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 """The names a certificate of `trix up --tls` is valid for: the processes of one machine."""
@@ -189,6 +198,20 @@ def local_pki(folder: Path, hosts: Sequence[str] = LOCAL_HOSTS) -> Pki:
     return pki
 
 
+def service_env(pki: Pki | None) -> dict[str, str]:
+    """The TRIX_TLS_* variables of a service (and the provisioner) using `pki`; none without."""
+    if pki is None:
+        return {}
+    return {SERVICE_CA_ENV: str(pki.ca_cert), SERVICE_CERT_ENV: str(pki.cert), SERVICE_KEY_ENV: str(pki.key)}
+
+
+def nats_files(pki: Pki | None) -> serverconf.TlsFiles | None:
+    """A nats-server's `tls {}` files from `pki`; None (plain text) without."""
+    from trix.natsio import serverconf
+
+    return None if pki is None else serverconf.TlsFiles(str(pki.cert), str(pki.key), str(pki.ca_cert))
+
+
 def write_sds(path: Path, *, cert: Path, key: Path, watched: Path) -> Path:
     """Envoy's file-based SDS resource for the edge's certificate: the certificate and key by
     file name, re-read when a file is moved into `watched` (a rename into the folder, or the
@@ -203,6 +226,17 @@ def write_sds(path: Path, *, cert: Path, key: Path, watched: Path) -> Path:
         f'      watched_directory: {{path: "{watched}"}}\n'
     )
     return path
+
+
+def add_ca_argument(parser: argparse.ArgumentParser) -> None:
+    """`--ca FILE` of every client command (default: $TRIX_CA_FILE): verify a TLS server (the
+    edge of `trix up --tls` or a cluster) against this CA; without one, plain text."""
+    parser.add_argument(
+        "--ca",
+        default=os.environ.get(CA_ENV, ""),
+        metavar="FILE",
+        help=f"CA file to verify the server's TLS certificate with (default: ${CA_ENV}; none: plain text)",
+    )
 
 
 # --- using the files --------------------------------------------------------------------

@@ -56,6 +56,12 @@ def add_up_arguments(parser: argparse.ArgumentParser) -> None:
         help="the built browser client served on the edge's origin (default: web/dist of this checkout)",
     )
     parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="TLS everywhere: a local CA and certificates in the state folder's tls/, the edge HTTPS "
+        "(h2 and HTTP/1.1), the services' gRPC and NATS TLS only; clients take the printed CA (--ca)",
+    )
+    parser.add_argument(
         "--edge-stream-idle-timeout",
         type=float,
         default=600.0,
@@ -88,6 +94,7 @@ def run_up(args: argparse.Namespace) -> int:
         web_dir=args.web_dir,
         edge_stream_idle_s=args.edge_stream_idle_timeout,
         nats_cluster=args.nats_cluster,
+        tls=args.tls,
     )
     return supervisor.run()
 
