@@ -19,9 +19,9 @@ from trix.state_folder import nats_url_of
 from trix.supervisor import Supervisor
 
 
-def _cluster(state: Path, nodes: int = 3) -> tuple[Supervisor, list[Child]]:
-    """The supervisor of `trix up --nats-cluster nodes` and its NATS nodes (configs written)."""
-    sup = inspected_supervisor(state, nats_cluster=nodes)
+def _cluster(state: Path, nodes: int = 3, *, tls: bool = False) -> tuple[Supervisor, list[Child]]:
+    """The supervisor of `trix up --nats-cluster nodes [--tls]` and its NATS nodes (configs written)."""
+    sup = inspected_supervisor(state, nats_cluster=nodes, tls=tls)
     sup.prepare()
     return sup, [sup.nats_node_child(n) for n in sup.nats_nodes]
 
@@ -46,7 +46,8 @@ def test_trix_up_cluster_nodes_are_the_generators_output(tmp_path: Path) -> None
 
 
 def test_trix_up_and_kubernetes_differ_only_in_the_sites_facts(tmp_path: Path) -> None:
-    _, nodes = _cluster(tmp_path)
+    """`trix up --tls` is the deployed cluster's config (TLS on clients and routes, issue 41)."""
+    _, nodes = _cluster(tmp_path, tls=True)
     k8s = serverconf.shared_lines(kc.NATS_CONF.read_text())
     assert "sync_interval: always" in k8s and "no_advertise: true" in k8s
     for child in nodes:
@@ -54,7 +55,7 @@ def test_trix_up_and_kubernetes_differ_only_in_the_sites_facts(tmp_path: Path) -
 
 
 def test_each_trix_up_node_config_passes_nats_server_t(tmp_path: Path) -> None:
-    for child in _cluster(tmp_path)[1]:
+    for child in [*_cluster(tmp_path / "plain")[1], *_cluster(tmp_path / "tls", tls=True)[1]]:
         result = kc.nats_server_test(Path(child.argv[-1]).read_text())
         assert result.ok, result.detail
 
@@ -72,12 +73,27 @@ def test_every_service_gets_every_nodes_url_with_its_own_user(tmp_path: Path) ->
 
 
 def test_the_single_node_stays_the_default(tmp_path: Path) -> None:
-    sup, nodes = _cluster(tmp_path, nodes=1)
+    sup, nodes = _cluster(tmp_path, nodes=1, tls=True)
     assert [c.name for c in nodes] == ["nats"]
     text = (tmp_path / "nats.conf").read_text()
     assert "cluster {" not in text
     assert serverconf.shared_lines(text) == serverconf.shared_lines(_without_cluster_block(kc.NATS_CONF.read_text()))
     assert sup.base_env()["TRIX_NATS_STREAM_REPLICAS"] == "1"
+
+
+def test_plain_text_stays_the_default_of_trix_up(tmp_path: Path) -> None:
+    """Issue 41: without --tls no node has a tls block and no service a TLS file."""
+    for nodes in (1, 3):
+        sup, children = _cluster(tmp_path / str(nodes), nodes=nodes)
+        assert all("tls {" not in Path(c.argv[-1]).read_text() for c in children)
+        assert not [k for k in sup.base_env() if k.startswith("TRIX_TLS_")]
+    sup, children = _cluster(tmp_path / "tls", nodes=3, tls=True)
+    assert all(Path(c.argv[-1]).read_text().count("tls {") == 2 for c in children)  # clients and routes
+    assert {k for k in sup.base_env() if k.startswith("TRIX_TLS_")} == {
+        "TRIX_TLS_CA_FILE",
+        "TRIX_TLS_CERT_FILE",
+        "TRIX_TLS_KEY_FILE",
+    }
 
 
 def _without_cluster_block(conf: str) -> str:

@@ -38,8 +38,8 @@ from trix import tls
 from trix.edge import SECRET_ENV, EdgeTls, envoy_argv, envoy_binary, render, write_descriptor_set
 from trix.natsio import permissions, serverconf
 from trix.natsio.provision import provision_now
+from trix.processes import free_port, nats_server_binary
 from trix.runtime.identity import GATEWAY_KEY_ENV, PLAYER_KEY_ENV
-from trix.up import free_port, nats_server_binary
 from trix.v1 import gateway_pb2, gateway_pb2_grpc
 
 pytestmark = pytest.mark.timeout(180)
