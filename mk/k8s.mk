@@ -10,8 +10,8 @@ K8S_OVERLAY ?= dev
 k8s-check: $(STAMP_DEV) ## every declared service in every manifest list; render every deploy/k8s overlay, validate offline (+CRD schemas), policy, nats-server -t, envoy, hadolint
 	$(K8S_CHECK)
 
-k8s-dev-secrets: ## generate the dev overlay's secrets (random, git-ignored, 0600) before `kubectl apply -k deploy/k8s/overlays/dev`
-	python3 deploy/k8s/overlays/dev/generate_secrets.py
+k8s-dev-secrets: $(STAMP_DEV) ## generate the dev overlay's secrets and TLS files (random, git-ignored, 0600) before `kubectl apply -k deploy/k8s/overlays/dev`
+	$(PY) deploy/k8s/overlays/dev/generate_secrets.py
 
 k8s-render: $(STAMP_DEV) ## print one rendered overlay (K8S_OVERLAY=dev|prod)
 	$(VENV)/bin/kubectl kustomize deploy/k8s/overlays/$(K8S_OVERLAY)
