@@ -454,6 +454,7 @@ class Run:
             "events": self.events,
             "workers": workers,
             "gateways": len(self.targets),
+            "tls": bool(self.ca_file),
             "load_avg_window_start": self.load_at_window,
             "players_seated_at_window_start": self.seated_at_window,
             "players_expected": self.players_expected,

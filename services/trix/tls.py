@@ -183,7 +183,9 @@ def issue(pki: Pki, hosts: Sequence[str] = LOCAL_HOSTS, *, days: int = 90, folde
         out.key,
         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
     )
-    _write_private(out.cert, cert.public_bytes(serialization.Encoding.PEM))
+    # The chain: the certificate, then the CA's (a client that pins the CA's key, e.g. a test's
+    # browser, sees it in what the server presents).
+    _write_private(out.cert, cert.public_bytes(serialization.Encoding.PEM) + pki.ca_cert.read_bytes())
     return out
 
 
@@ -264,6 +266,20 @@ def sync_channel(target: str, ca_file: str | None, options: Sequence[tuple[str, 
     if ca_file:
         return grpc.secure_channel(target, channel_credentials(ca_file), options=list(options))
     return grpc.insecure_channel(target, options=list(options))
+
+
+def spki_sha256(cert_file: Path) -> str:
+    """Base64 of the SHA-256 of the (first) certificate's public key: what Chromium's
+    `--ignore-certificate-errors-spki-list` takes to trust a CA it does not ship."""
+    import base64
+    import hashlib
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    key = x509.load_pem_x509_certificate(cert_file.read_bytes()).public_key()
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 def client_context(ca_file: str | None) -> ssl.SSLContext | None:

@@ -8,6 +8,7 @@ proves the client refreshes its token."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,10 @@ from pathlib import Path
 import pytest
 
 from trix.embedded import EmbeddedPlatform
+
+TLS = os.environ.get("TRIX_WEB_TLS", "") == "1"
+"""TRIX_WEB_TLS=1: the platform as `trix up --tls` runs it (the edge HTTPS only), the browser and
+the HTTP client trusting its CA (issue 41); plain HTTP on loopback by default."""
 
 WEB_DIST = Path(__file__).resolve().parents[2] / "web" / "dist"
 STREAM_IDLE_S = 4.0
@@ -26,8 +31,10 @@ expire many times over, so each also proves the app refreshes its token by itsel
 @dataclass
 class WebPlatform:
     url: str
-    """http://127.0.0.1:<edge port>/: the app, and gRPC-Web beside it."""
+    """http://127.0.0.1:<edge port>/ (https://localhost:<port>/ with TLS): the app, and gRPC-Web beside it."""
     state_dir: Path
+    ca_file: str | None = None
+    """The CA the edge's certificate is verified with (TRIX_WEB_TLS=1); None: plain HTTP."""
 
 
 @pytest.fixture(scope="session")
@@ -40,10 +47,10 @@ def web_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebPlatfo
         "TRIX_MATCHMAKING_BOT_FILL_S": "0",
         "TRIX_GATEWAY_TOKEN_TTL_S": str(TOKEN_TTL_S),
     }
-    embedded = EmbeddedPlatform(state, fresh=True, env=env, edge=True, edge_stream_idle_s=STREAM_IDLE_S)
+    embedded = EmbeddedPlatform(state, fresh=True, env=env, edge=True, edge_stream_idle_s=STREAM_IDLE_S, tls=TLS)
     try:
         embedded.start()
-        yield WebPlatform(embedded.edge_url + "/", state)
+        yield WebPlatform(embedded.edge_url + "/", state, embedded.ca_file)
     finally:
         embedded.stop()
 

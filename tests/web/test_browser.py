@@ -25,6 +25,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from conftest import STREAM_IDLE_S, TOKEN_TTL_S, WEB_DIST, WebPlatform
+from trix import tls
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -53,10 +54,13 @@ table): give up on it quickly instead of playwright's 30 s wait, and look again.
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def browser(web_platform: WebPlatform) -> Iterator[Browser]:
     assert Path(CHROMIUM).is_file(), "apt-get install -y chromium"
+    # With TLS the browser trusts the platform's CA (its key, in the chain the edge presents).
+    ca = web_platform.ca_file
+    trust = [f"--ignore-certificate-errors-spki-list={tls.spki_sha256(Path(ca))}"] if ca else []
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[*FLAGS, *trust])
         try:
             yield b
         finally:

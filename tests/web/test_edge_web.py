@@ -16,17 +16,28 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import WebPlatform
-from trix import edge
+from trix import edge, tls
 from trix.processes import free_port
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def _request(
-    url: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    url: str,
+    method: str,
+    path: str,
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+    ca_file: str | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=30)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    context = tls.client_context(ca_file)  # HTTPS verified against the platform's CA (TRIX_WEB_TLS=1)
+    conn = (
+        http.client.HTTPSConnection(host, port, timeout=30, context=context)
+        if context
+        else http.client.HTTPConnection(host, port, timeout=30)
+    )
     try:
         conn.request(method, path, body=body or None, headers=headers or {})
         resp = conn.getresponse()
@@ -36,21 +47,23 @@ def _request(
 
 
 def test_the_app_is_served_on_the_edge_origin_beside_the_api(web_platform: WebPlatform) -> None:
-    status, headers, body = _request(web_platform.url, "GET", "/")
+    status, headers, body = _request(web_platform.url, "GET", "/", ca_file=web_platform.ca_file)
     assert status == 200 and headers["content-type"].startswith("text/html")
     assert b'<div id="app">' in body and headers["cache-control"] == "no-cache"
-    status, _, again = _request(web_platform.url, "GET", "/verify")  # an app route: the same page
+    # an app route: the same page
+    status, _, again = _request(web_platform.url, "GET", "/verify", ca_file=web_platform.ca_file)
     assert status == 200 and again == body
     asset = body.split(b'src="', 1)[1].split(b'"', 1)[0].decode()
-    status, headers, _ = _request(web_platform.url, "GET", asset)
+    status, headers, _ = _request(web_platform.url, "GET", asset, ca_file=web_platform.ca_file)
     assert status == 200 and "immutable" in headers["cache-control"]
-    assert _request(web_platform.url, "GET", "/assets/missing.js")[0] == 404
+    assert _request(web_platform.url, "GET", "/assets/missing.js", ca_file=web_platform.ca_file)[0] == 404
     status, _, signed = _request(
         web_platform.url,
         "POST",
         "/trix.v1.GatewayService/SignIn",
         json.dumps({"device_secret": "web-edge-test-device-secret-0001", "display_name": "edge"}).encode(),
         {"content-type": "application/json"},
+        ca_file=web_platform.ca_file,
     )
     assert status == 200 and json.loads(signed)["token"]
 
@@ -58,7 +71,9 @@ def test_the_app_is_served_on_the_edge_origin_beside_the_api(web_platform: WebPl
 def test_the_edge_refuses_a_body_far_above_the_gateway_limit(web_platform: WebPlatform) -> None:
     big = b"\0" * (3 * 1024 * 1024)
     headers = {"content-type": "application/grpc-web+proto", "x-grpc-web": "1"}
-    status, _, _ = _request(web_platform.url, "POST", "/trix.v1.GatewayService/SignIn", big, headers)
+    status, _, _ = _request(
+        web_platform.url, "POST", "/trix.v1.GatewayService/SignIn", big, headers, ca_file=web_platform.ca_file
+    )
     assert status == 413
 
 
