@@ -20,7 +20,6 @@ import ipaddress
 import os
 import ssl
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,32 +53,20 @@ EDGE_SECRET_NAME = "edge_cert"
 """The name of the edge's certificate in Envoy's SDS file (both edges' envoy.yaml)."""
 
 
-@dataclass(frozen=True)
 class Pki:
     """A folder holding a CA and one server certificate signed by it."""
 
-    folder: Path
-
-    @property
-    def ca_cert(self) -> Path:
-        return self.folder / CA_CERT
-
-    @property
-    def ca_key(self) -> Path:
-        return self.folder / CA_KEY
-
-    @property
-    def cert(self) -> Path:
-        return self.folder / SERVER_CERT
-
-    @property
-    def key(self) -> Path:
-        return self.folder / SERVER_KEY
-
-    @property
-    def sds(self) -> Path:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.ca_cert = folder / CA_CERT
+        self.ca_key = folder / CA_KEY
+        self.cert = folder / SERVER_CERT
+        self.key = folder / SERVER_KEY
+        self.sds = folder / "sds.yaml"
         """Envoy's secret discovery file: the edge's certificate by file name."""
-        return self.folder / "sds.yaml"
+
+    def __repr__(self) -> str:
+        return f"Pki({self.folder})"
 
 
 def _write_private(path: Path, data: bytes) -> None:
