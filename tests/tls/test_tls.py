@@ -34,6 +34,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from support.ports import wait_port
 from support.processes import stop_process
+from support.tls import health_code
 from trix import tls
 from trix.edge import SECRET_ENV, EdgeTls, envoy_argv, envoy_binary, render, write_descriptor_set
 from trix.natsio import permissions, serverconf
@@ -273,30 +274,19 @@ def test_a_certificate_replaced_on_disk_is_served_without_a_restart(stack: Stack
 # --- a service's gRPC ---------------------------------------------------------------------
 
 
-def _health_code(target: str, ca: Path | None) -> grpc.StatusCode:
-    channel = tls.sync_channel(target, str(ca) if ca else None)
-    try:
-        health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
-    except grpc.RpcError as err:
-        return err.code()
-    finally:
-        channel.close()
-    return grpc.StatusCode.OK
-
-
 def test_a_services_grpc_answers_a_client_that_verifies_the_ca(stack: Stack) -> None:
-    assert _health_code(f"localhost:{stack.gateway_port}", stack.pki.ca_cert) == grpc.StatusCode.OK
+    assert health_code(f"localhost:{stack.gateway_port}", stack.pki.ca_cert) == grpc.StatusCode.OK
 
 
 def test_a_services_grpc_refuses_plain_text_and_an_unknown_ca(stack: Stack) -> None:
-    assert _health_code(f"localhost:{stack.gateway_port}", None) == grpc.StatusCode.UNAVAILABLE
-    assert _health_code(f"localhost:{stack.gateway_port}", stack.stranger.ca_cert) == grpc.StatusCode.UNAVAILABLE
+    assert health_code(f"localhost:{stack.gateway_port}", None) == grpc.StatusCode.UNAVAILABLE
+    assert health_code(f"localhost:{stack.gateway_port}", stack.stranger.ca_cert) == grpc.StatusCode.UNAVAILABLE
 
 
 def test_the_plain_text_health_port_serves_the_health_service_alone(stack: Stack) -> None:
     """TRIX_GRPC_HEALTH_PORT: Kubernetes' gRPC probes cannot speak TLS, so health alone is
     served in plain text there; the service's own API is not."""
-    assert _health_code(f"localhost:{stack.health_port}", None) == grpc.StatusCode.OK
+    assert health_code(f"localhost:{stack.health_port}", None) == grpc.StatusCode.OK
     with grpc.insecure_channel(f"localhost:{stack.health_port}") as channel:
         stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         with pytest.raises(grpc.RpcError) as refused:

@@ -12,8 +12,9 @@ from urllib.parse import urlsplit
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from support.tls import health_code
+from trix import tls
 from trix.client import GatewayClient
 from trix.embedded import EmbeddedPlatform
 from trix.v1 import common_pb2, gateway_pb2, matchmaking_pb2
@@ -69,22 +70,11 @@ def test_a_player_signs_in_through_the_edge_with_the_ca_and_is_matched(platform:
     assert reply.ticket.table_id
 
 
-def _health(target: str, credentials: grpc.ChannelCredentials | None) -> grpc.StatusCode:
-    channel = grpc.secure_channel(target, credentials) if credentials else grpc.insecure_channel(target)
-    try:
-        health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
-    except grpc.RpcError as err:
-        return err.code()
-    finally:
-        channel.close()
-    return grpc.StatusCode.OK
-
-
-def test_every_service_answers_only_over_tls_with_the_ca(platform: EmbeddedPlatform) -> None:
+def test_every_service_answers_only_over_tls_with_the_ca(platform: EmbeddedPlatform, tmp_path: Path) -> None:
     assert platform.ca_file is not None
-    verified = grpc.ssl_channel_credentials(Path(platform.ca_file).read_bytes())
+    stranger = tls.local_pki(tmp_path / "stranger").ca_cert
     for child in platform.supervisor.services:
         target = f"127.0.0.1:{child.grpc_port}"
-        assert _health(target, verified) == grpc.StatusCode.OK, child.name
-        assert _health(target, None) == grpc.StatusCode.UNAVAILABLE, child.name
-        assert _health(target, grpc.ssl_channel_credentials()) == grpc.StatusCode.UNAVAILABLE, child.name
+        assert health_code(target, Path(platform.ca_file)) == grpc.StatusCode.OK, child.name
+        assert health_code(target, None) == grpc.StatusCode.UNAVAILABLE, child.name
+        assert health_code(target, stranger) == grpc.StatusCode.UNAVAILABLE, child.name
