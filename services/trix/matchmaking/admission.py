@@ -9,6 +9,7 @@ SEARCHING or HOLDING ticket CANCELLED or EXPIRED and releases its stake and lock
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from trix.errors import AlreadyExists, DomainError, NotFound, Unavailable
 from trix.matchmaking.locks import PlayerLocks
@@ -17,17 +18,15 @@ from trix.matchmaking.records import CANCELLED, HOLDING, SEARCHING, Ticket
 from trix.matchmaking.tickets import TicketStore
 
 
+@dataclass(eq=False)
 class Admission:
     """Tickets admitted and finished unmatched (see the module docstring)."""
 
-    def __init__(
-        self, store: Store, tickets: TicketStore, locks: PlayerLocks, wallet: Wallet, clock: Callable[[], float]
-    ) -> None:
-        self.store = store
-        self.tickets = tickets
-        self.locks = locks
-        self.wallet = wallet
-        self.clock = clock
+    store: Store
+    tickets: TicketStore
+    locks: PlayerLocks
+    wallet: Wallet
+    clock: Callable[[], float]
 
     async def admit(self, ticket: Ticket, *, rematch_of: str = "") -> Ticket:
         """Store the ticket (HOLDING: not matchable), take the player's lock, hold the stake

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 
 import structlog
 
@@ -38,24 +39,17 @@ from trix.matchmaking.wishes import Wish
 log = structlog.get_logger("trix.matchmaking")
 
 
+@dataclass(eq=False)
 class Claims:
     """Matches committed, completed, aborted and recovered (see the module docstring)."""
 
-    def __init__(
-        self,
-        store: Store,
-        publisher: MatchPublisher,
-        tickets: TicketStore,
-        view: PartitionView,
-        clock: Callable[[], float],
-    ) -> None:
-        self.store = store
-        self.publisher = publisher
-        self.tickets = tickets
-        self.view = view
-        self.clock = clock
-        self.matches_formed = 0
-        self.claim_conflicts = 0
+    store: Store
+    publisher: MatchPublisher
+    tickets: TicketStore
+    view: PartitionView
+    clock: Callable[[], float]
+    matches_formed: int = field(default=0, init=False)
+    claim_conflicts: int = field(default=0, init=False)
 
     async def commit(self, wish: Wish, seats: Sequence[Ticket | None], revisions: dict[str, int]) -> bool:
         """The claim protocol for one queue group; False if a ticket changed under us."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from trix.errors import AlreadyExists, NotFound, PermissionDenied, Unavailable
 from trix.matchmaking.admission import Admission
@@ -40,24 +41,16 @@ from trix.matchmaking.tickets import NotAllowedNow, TicketStore
 from trix.matchmaking.wishes import Wish, check_client_seed, check_display_name, check_player_id
 
 
+@dataclass(eq=False)
 class Lobbies:
     """Private tables and rematches (see the module docstring)."""
 
-    def __init__(
-        self,
-        config: MatchmakingConfig,
-        store: Store,
-        tickets: TicketStore,
-        admission: Admission,
-        claims: Claims,
-        clock: Callable[[], float],
-    ) -> None:
-        self.config = config
-        self.store = store
-        self.tickets = tickets
-        self.admission = admission
-        self.claims = claims
-        self.clock = clock
+    config: MatchmakingConfig
+    store: Store
+    tickets: TicketStore
+    admission: Admission
+    claims: Claims
+    clock: Callable[[], float]
 
     def lobby_key(self, lobby_id: str) -> str:
         return f"lb.{partition_of(lobby_id, self.config.partitions):02d}.{lobby_id}"

@@ -9,6 +9,7 @@ and purged when the ticket ends unmatched or is retired.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from trix.errors import AlreadyExists, Unavailable
 from trix.matchmaking.config import MatchmakingConfig
@@ -17,22 +18,15 @@ from trix.matchmaking.records import CLAIMED, HOLDING, MATCHED, SEARCHING, playe
 from trix.matchmaking.tickets import NotAllowedNow, TicketStore
 
 
+@dataclass(eq=False)
 class PlayerLocks:
     """The players' locks (see the module docstring)."""
 
-    def __init__(
-        self,
-        config: MatchmakingConfig,
-        store: Store,
-        tickets: TicketStore,
-        seat_index: SeatIndex,
-        clock: Callable[[], float],
-    ) -> None:
-        self.config = config
-        self.store = store
-        self.tickets = tickets
-        self.seat_index = seat_index
-        self.clock = clock
+    config: MatchmakingConfig
+    store: Store
+    tickets: TicketStore
+    seat_index: SeatIndex
+    clock: Callable[[], float]
 
     async def check_not_seated(self, player_id: str, rematch_of: str) -> None:
         table = await self.seat_index.current_table(player_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -46,34 +47,21 @@ WIDENED_FACTOR = 1.5
 the defaults after 5 s): marking it costs a store write, so not on the first tick."""
 
 
+@dataclass(eq=False)
 class Matcher:
     """The rounds of the owned partitions (see the module docstring)."""
 
-    def __init__(
-        self,
-        config: MatchmakingConfig,
-        window: RatingWindow,
-        view: PartitionView,
-        retention: Retention,
-        tickets: TicketStore,
-        admission: Admission,
-        claims: Claims,
-        lobbies: Lobbies,
-        wallet: Wallet,
-        clock: Callable[[], float],
-        rng: Any,
-    ) -> None:
-        self.config = config
-        self.window = window
-        self.view = view
-        self.retention = retention
-        self.tickets = tickets
-        self.admission = admission
-        self.claims = claims
-        self.lobbies = lobbies
-        self.wallet = wallet
-        self.clock = clock
-        self.rng = rng
+    config: MatchmakingConfig
+    window: RatingWindow
+    view: PartitionView
+    retention: Retention
+    tickets: TicketStore
+    admission: Admission
+    claims: Claims
+    lobbies: Lobbies
+    wallet: Wallet
+    clock: Callable[[], float]
+    rng: Any
 
     async def run(self, partition: int) -> int:
         """One round over an owned partition: recover stale claims, expire, widen, match,
