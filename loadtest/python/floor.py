@@ -1,26 +1,11 @@
-"""The floor baseline (issue 16): the cheapest chain that does an action's work, measured in
-the same run as the platform so the summary can state the platform's CPU per action as a
-ratio to it.
+"""The floor baseline: the cheapest chain that does an action's work (ADR 0024).
 
-One action of the floor (`CHAIN_SPLIT`, the default, ADR 0024): a message in on a grpc.aio
-bidirectional stream at the edge process, ONE core NATS publish of it to the table process
-(the platform's services meet only over NATS: the gateway cannot append to a table's log
-itself), there ONE JetStream append to a file stream on a nats-server with `sync_interval:
-always` (its PubAck awaited, as the table's log entry) and ONE core NATS publish of the
-action's event, taken back by the edge's subscription, and FOUR gRPC stream writes out (the
-table's four seats). No protobuf, no rules, no checks, no leases, no reply: what the
-platform's chain cannot go below. `CHAIN_SINGLE` does the same in one process (no hop to a
-table process): the floor of earlier runs, kept to compare with them. Each of the client's
-streams has a connection of its own (`CONNECTIONS_SEAT`, the default), as each of the
-platform's players (a bot, a phone) has, and the edge serves with the gateway's server options:
-the four writes go to four connections, as the gateway's do; `CONNECTIONS_SHARED` puts a
-table's four streams, and `TABLES_PER_CHANNEL` tables', on one connection, as the floor of
-runs before did (ADR 0024; those also had BDP probing on, which both modes now leave off).
-
-Owns `floor_baseline` (runs it: its own nats-server in a temporary folder, the floor's edge
-and table processes, one client process driving `tables` tables of four streams at the
-scenario's pace) and the process entry points. CPU is read from /proc via psutil for the
-floor's processes and its nats-server over the measured window.
+Measured in the same run as the platform, so the summary states the platform's CPU per
+action as a ratio to it. One action: a gRPC stream message in at an edge process, one core
+NATS publish to a table process, one JetStream append (fsynced, PubAck awaited), one event
+publish back and four gRPC stream writes out; no protobuf, rules or checks. Owns
+`floor_baseline` (its own nats-server, edge, table and client processes; CPU read via
+psutil) and the process entry points. The modes (`CHAIN_*`, `CONNECTIONS_*`): ADR 0024.
 """
 
 from __future__ import annotations

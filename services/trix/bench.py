@@ -1,16 +1,10 @@
-"""`trix bench engine` and `trix bench bot`: the benchmarks of issue 2.
+"""`trix bench engine` and `trix bench bot`: the engine's benchmarks (ADR 0002).
 
-Owns the measurements only (a benchmark, not a timed test): each measure runs
-for a bounded time (`--seconds`) and everything is reported as JSON on stdout.
-
-- `trix bench engine`: ONE JSON object, every figure measured in the same run:
-  random legal play through the Python API (`api_moves_per_s`), the same loop on
-  the pure-Python test model (`model_moves_per_s`), whole games inside C with
-  RANDOM policies (`playout_moves_per_s`), §12 record replay
-  (`replay_records_per_s`), a minimal pure-Python loop as an in-run baseline,
-  and the ratios against the reference figures of the issue.
-- `trix bench bot`: one JSON line per variant: one BOT seat against three
-  RANDOM players and against three LOWEST players (C playouts, seat rotated).
+Owns the measurements only (a benchmark, not a timed test), each bounded by `--seconds` and
+reported as JSON on stdout: `engine` is one object with every figure of one run (Python API,
+pure-Python model, C playouts, §12 record replay, an in-run baseline, and the ratios to the
+reference figures); `bot` is one line per variant, one BOT seat against three RANDOM and
+against three LOWEST players.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """`trix selfplay`: whole games played by the built-in C bot on every seat.
 
-Owns the self-play summary of issue 2: per variant, N whole games (docs/rules.md §2,
-§3: every kingdom, every deal) played inside C by `trix.engine.playout` with the
-BOT policy on all four seats, then per-seat average totals, wins (§8: every seat
-ranked 1 wins; in partnership both partners of the winning team), time and
-moves per second. Must not hold rules of its own: the engine plays and scores.
+Owns the self-play summary: per variant, N whole games (docs/rules.md §2, §3) played in C
+with the BOT policy on all seats, then per-seat average totals, wins (§8), time and moves
+per second. Must not hold rules of its own: the engine plays and scores.
 """
 
 from __future__ import annotations

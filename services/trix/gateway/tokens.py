@@ -1,21 +1,11 @@
-"""Public tokens of the gateway.
+"""Public tokens of the gateway (ADR 0018).
 
-Owns:
-- `HmacTokens`: the guest token, a compact JWT (RFC 7519) signed with HS256: header
-  `{"alg":"HS256","typ":"JWT","kid":<key id>}`, claims `sub` (player id), `name`, `iat`,
-  `exp`, `iss`, `auth` (when the player signed in; refreshes keep it). Verification accepts
-  exactly HS256 (never `alg: none`, never another algorithm), a key id of one of its keys
-  (the current and the previous one: a rotation logs nobody out; a removed key's tokens are
-  refused), checks the signature in constant time, then issuer and expiry. `refresh` turns a
-  valid token into a new one under the current key, at most `max_age_s` after the sign-in
-  (ADR 0018). The key id is derived from the key (`key_id`), so replicas sharing a key agree
-  on it without more configuration.
-- `Principal`, who a verified token names. `HmacTokens` is a `ports.TokenVerifier`, the
-  port a real identity provider's verifier implements too (e.g. RS256 JWTs against its
-  JWKS): the gateway only needs `verify(token, now) -> Principal`.
-(The internal tokens it signs for a player are `trix.runtime.identity`'s.)
-
-Pure hashlib/hmac/json: no grpc, no nats, no clock (now is passed in). Never logs a token.
+Owns `HmacTokens`, the guest token: a compact HS256 JWT whose key id is derived from the
+key; verification accepts exactly HS256 under the current or previous key (a rotation logs
+nobody out), in constant time, then issuer and expiry; `refresh` re-signs under the current
+key up to `max_age_s` after the sign-in. Owns `Principal`, who a verified token names
+(`ports.TokenVerifier`, which a real identity provider could implement too). Pure
+hashlib/hmac/json, the clock passed in; never logs a token.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """gRPC clients of the gateway: matchmaking and scoring.
 
-Owns `GrpcMatchmaking` (`MatchmakingPort`) and `GrpcScoring` (`ScoringPort`): every
-call carries a deadline (TRIX_GATEWAY_CALL_TIMEOUT_S) and, for matchmaking, the
-player's `x-trix-identity` token signed with TRIX_PLAYER_TOKEN_KEY
-(`trix.runtime.identity`). A refused call becomes the domain error of its status code
-with the upstream's public message; an upstream failure (INTERNAL, UNKNOWN,
-UNAUTHENTICATED between services) becomes UNAVAILABLE without its text. A find-match
-that matchmaking answers UNAVAILABLE (or not in time) is asked again with the same request
-id for up to `ENQUEUE_RETRY_S` (issue 19: its buckets elect a leader for 4-9 s after a NATS
-node fails), so a client is not refused for an election and gets one ticket.
+Owns `GrpcMatchmaking` and `GrpcScoring`: every call has a deadline and, to matchmaking, the
+player's `x-trix-identity` token. A refusal becomes the domain error of its status with the
+upstream's public message; an upstream failure becomes UNAVAILABLE without its text. A
+find-match answered UNAVAILABLE is asked again with the same request id for up to
+`ENQUEUE_RETRY_S`, riding out a bucket's election (ADR 0021).
 """
 
 from __future__ import annotations

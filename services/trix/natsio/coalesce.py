@@ -1,29 +1,11 @@
-"""Coalesced socket reads for a busy NATS client (issue 16, ADR 0019).
+"""Coalesced socket reads and direct delivery for a busy NATS client (ADR 0019).
 
-nats-py reads its socket as soon as bytes arrive: under steady load (a message every few
-milliseconds) every message costs its own event-loop round (the selector, the protocol's
-`data_received`, the read loop's wake-up, the parser, the subscription's task), which is
-most of what a received message costs. `CoalescingClient` reads
-at most once per `window_s`: after a read, the socket is left unread (its asyncio
-transport paused, so the kernel buffers what comes) until the window has passed, and the
-next read takes everything that came in one go. Measured on this 2-core machine
-(`make bench-nats-reads`, uvloop, 1,600 messages/s): 0.067 ms of CPU per message with one
-wildcard subscription and 0.083 with 1,000 subscriptions, 0.028 and 0.035 with a 20 ms
-window. Only the timers use a window by default (ADR 0019).
-
-What it costs: a message waits at most `window_s` before it is read, and only when an
-earlier read happened less than `window_s` before: the first message after a quiet spell
-is read at once, so an idle connection adds no latency at all. Writes (publishes,
-requests, PONGs) are never delayed. `new_client(0)` reads at once, as the library does.
-
-Direct delivery (ADR 0019 addendum): nats-py hands every message of a callback subscription
-to that subscription's own task through an asyncio queue (a put, a task wake-up, a get, a
-coroutine for the callback, a `task_done`), one task step per message. A subscription made
-with `subscribe_direct` has a plain function for a callback, called by `CoalescingClient`
-right where the parser hands the message over, in arrival order, with no queue and no task
-step; so are the replies of the client's own requests (JetStream publishes' acks, KV
-operations). A direct callback must not block and must not raise (what it raises goes to the
-connection's error callback, as a queued callback's errors do).
+Owns `CoalescingClient`: after a read its socket is left unread until `window_s` has passed,
+so one read takes everything that came meanwhile; the first message after a quiet spell is
+read at once and writes are never delayed (`new_client(0)` reads at once). Owns
+`subscribe_direct`: a plain callback called where the parser hands a message over, in
+arrival order, with no queue or task step (so are the client's own replies); it must not
+block or raise. The measurements are in ADR 0019.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
-"""The NATS connection of a service: reconnects forever and re-provisions.
+"""The NATS connection of a service: reconnects forever and re-provisions (ADR 0014, ADR 0021).
 
-Owns `NatsConnection`: connects (retrying the first connection until it succeeds or
-the caller gives up), reconnects forever afterwards (`max_reconnect_attempts=-1`),
-provisions every declared stream and KV bucket at start and again after each
-reconnect, and drains on shutdown.
-
-A service connecting as its own NATS user (`trix.natsio.permissions.SERVICE_USERS`, named
-in its URL) may not create streams (issue 18, ADR 0014): it only waits until the
-provisioner (`python -m trix.natsio.provision`) has declared the streams and buckets it
-uses, receives replies under its own inbox prefix, and checks nothing it may not see.
-Without a user (a bare test server) or as the provisioner, it creates them itself.
-
-On a cluster (TRIX_NATS_URL lists every node) it pings its server every half second and leaves
-a server that missed three pings for another node, so a stopped or cut-off node holds a
-service for about two seconds (issue 42; four before), not the client library's default of
-minutes (issue 19).
+Owns `NatsConnection`: retries the first connection, reconnects forever afterwards,
+provisions (or, as a service's own NATS user, only waits for) every declared stream and
+bucket at start and after each reconnect, receives replies under its own inbox prefix, and
+drains on shutdown. On a cluster it pings its server every half second and leaves one that
+missed three pings for another node, so a lost node holds a service for seconds, not minutes.
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
-"""JetStream consumers: the one pull-consumer loop, and applying each (table, sequence) once.
+"""JetStream consumers: the one pull-consumer loop, and applying each (table, sequence) once (ADR 0017).
 
-Owns `PullConsumer`, the loop every JetStream pull consumer of the platform runs (the
-timers' presence, scoring's table results): fetch a batch, wait a linger when it came
-short (several events per pull at low load), apply each message in order (in lanes
-when the consumer names them: in order within a lane, lanes in parallel), ack each one
-or the batch's last (`AckPolicy.ALL`), and on an error pause and apply the same message
-again (a later message of the lane must not overtake it) until it applies or the
-consumer stops. A fetch that fails asks whether the durable consumer still exists; one
-deleted under it (an operator, a stream restored) is created again from its configuration,
-resuming after the last message applied, so the loop never stalls until a restart (issue
-42). `stop` lets the batch in hand finish, then unsubscribes (a pull
-subscription still holding a late delivery keeps the connection's drain waiting).
-
-Owns `read_range`, the bounded read of a stream's messages (the scoring journal's
-replay), `decode_event` (the `trix.v1.Event` envelope; an undecodable message is
-terminated), and `IdempotentEventHandler`: decodes the envelope, skips an event whose
-sequence is not above the last one applied for its table (a redelivery after a crash, a
-duplicate publish), runs the handler, records the progress, then acks; a handler that
-fails is not acked and JetStream redelivers the event.
+Owns `PullConsumer` (fetch, linger, apply in order within lanes, ack; on an error retry the
+same message; a durable deleted under it is created again from its configuration; `stop`
+lets the batch in hand finish), `read_range` (a bounded read of a stream), `decode_event`
+(an undecodable envelope is terminated) and `IdempotentEventHandler` (skips an event not
+above the last sequence applied for its table, acks only after the handler succeeded).
 """
 
 from __future__ import annotations

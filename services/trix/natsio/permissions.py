@@ -1,34 +1,12 @@
-"""NATS users and their permissions: one user per service, least privilege (issue 18).
+"""NATS users and their permissions: one user per service, least privilege (ADR 0014).
 
-Owns the one generator of the platform's NATS users: `grants_of(user)` says what each
-service does on NATS (the subjects it publishes and subscribes to, the streams and
-buckets it reads or writes, its own durable consumers, the streams it opens ephemeral
-consumers on), `permissions_of(user)` turns that into a nats-server whitelist, and
-`authorization_block` writes the `authorization { users = [...] }` section that
-`trix up`, the tests and `deploy/k8s` (a drift check) all use (docs/architecture.md: "Each
-service connects to NATS as its own user with the least permissions it needs", ADR 0014).
-
-Everything is a whitelist: what is not listed is refused by the server. The users and
-their grants are the services' declarations (`trix.declarations.SERVICES`, whose names
-come from `trix.natsio.names` and `trix.natsio.subjects`), so a new service, subject or
-consumer is granted where it is declared, never as a hand-written string here. Each
-function takes the declarations (default: the platform's), so a test may pass its own.
-
-What it guarantees:
-- No service user may create, update or delete a stream or bucket: only the
-  `provisioner` user may (`python -m trix.natsio.provision`), and it may not read any
-  message. So nobody can mirror or source the table's private data (TABLE_LOG,
-  TABLE_SNAPSHOTS, KV_table_secrets: docs/rules.md §14) into a stream of its own.
-- Only the table user reads the private streams (no direct get, message get or
-  consumer on them for anyone else).
-- Publish rights follow ownership: only the table publishes `trix.table.evt.>`, logs and
-  snapshots; only scoring writes its journal and RecordArchived; only matchmaking
-  announces matches; only the timers write their audit; only the gateway presence.
-- Each service creates, reads from, acknowledges and deletes only its own durable
-  consumers; a service that opens ephemeral consumers on a stream is refused the names
-  of the other services' durables on it.
-- Each user receives replies only under its own inbox prefix (`inbox_prefix(user)`), so
-  no service sees the answers to another's requests (the table's reads of its secrets).
+Owns the one generator of the platform's NATS users: `grants_of(user)` (what a service
+publishes, subscribes to, reads, writes and consumes), `permissions_of(user)` (that as a
+nats-server whitelist) and `authorization_block` (the section `trix up`, the tests and
+`deploy/k8s` use). Grants come from the declarations (`trix.declarations.SERVICES`), never
+from strings here. Guarantees: only the `provisioner` creates or deletes streams and buckets
+and reads no message; only the table reads its private streams (docs/rules.md §14); publish
+rights follow ownership; each user touches only its own durables and its own inbox prefix.
 """
 
 from __future__ import annotations

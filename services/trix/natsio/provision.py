@@ -1,16 +1,10 @@
-"""`python -m trix.natsio.provision`: create or update every declared stream and bucket.
+"""`python -m trix.natsio.provision`: create or update every declared stream and bucket (ADR 0014).
 
 The only process that connects as the `provisioner` NATS user, the only user allowed to
-create, update or delete streams (issue 18, ADR 0014): the services' own users may not,
-so none of them can declare a stream that mirrors or sources the table's private data.
-`trix up` runs it with `--watch` (it re-provisions after every reconnect, so a NATS
-server that lost its store comes back with everything declared); in Kubernetes it runs
-the same way as the `nats-provisioner` Deployment.
-
-Environment: TRIX_NATS_URL (with the provisioner's user and password),
-TRIX_NATS_STREAM_REPLICAS (1..5, default 1). Exit codes: 0 once provisioned (or after
-SIGTERM with `--watch`), 1 if NATS could not be reached within `--timeout`, 2 on a bad
-configuration value (the message names the variable).
+create, update or delete streams. `--watch` re-provisions after every reconnect (`trix up`;
+the `nats-provisioner` Deployment). Environment: TRIX_NATS_URL, TRIX_NATS_STREAM_REPLICAS
+(1..5, default 1). Exit codes: 0 once provisioned (or after SIGTERM with `--watch`), 1 if
+NATS was not reached within `--timeout`, 2 on a bad configuration value (named).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""JetStream streams and KV buckets, declared in code and created idempotently.
+"""JetStream streams and KV buckets, declared in code and created idempotently (ADR 0014).
 
-Owns the list of every stream (`STREAMS`) and KV bucket (`KV_BUCKETS`) the platform
-uses and `provision()`, which adds each one or updates it to the declared config.
-The provisioner (`python -m trix.natsio.provision`, the only NATS user allowed to create
-streams: issue 18, ADR 0014) calls it at start and again after each reconnect (a NATS
-server that lost its store comes back with everything declared); a service's own user
-only waits for what it uses (`wait_provisioned`). Add a stream here, never ad hoc.
+Owns every stream (`STREAMS`) and bucket (`KV_BUCKETS`) and `provision()`, which adds or
+updates each to its declared config; the provisioner calls it, a service's own user only
+waits for what it uses (`wait_provisioned`). Add a stream here, never ad hoc.
 """
 
 from __future__ import annotations

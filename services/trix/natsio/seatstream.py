@@ -1,28 +1,11 @@
 """A table's event stream as one seat (or a spectator) may see it, live, gaps filled by the owner.
 
-Owns how the table's event subjects are read (ADR 0003 decision 14, ADR 0009, ADR 0012):
-- The table publishes each action's events on core NATS (issue 16), unstored: one
-  `TableEventBatch` on the table's feed `trix.table.evt.<t>.feed` with every public copy,
-  so it carries every table sequence exactly once and a reader knows when it missed
-  something, and in `seats` each seat's own copies (its hand in DealStarted, its legal
-  moves in a TurnStarted with `seat_copies`, docs/rules.md §14), each under the sequence of
-  its public copy. Only the gateway user may read the feed; the public copies alone go on
-  `trix.table.evt.<t>.public` too, for the timers.
-- A seat sees, for each sequence, its own copy where one exists, else the public event
-  (`merge`); a reader is given only its own seat's copies, a spectator none.
-- What a reader missed (it started late, the public subject shows a gap, a per-seat
-  event's own copy did not come, NATS reconnected, the reader fell behind its live queue,
-  or its turn's deadline passed with nothing new) is asked of the table's owner
-  (`History`: TableCommand.read_events, filtered there for the caller's seat). Nothing is
-  read periodically: a quiet table costs nothing until its deadline.
-
-`follow` needs no server-side consumer per reader. `LiveFeeds` shares the live part: one
-plain subscription per table feed per hub (a gateway holds one for its connection),
-reference-counted by the readers of that table; each message is parsed once and put, in
-arrival order, into every current reader's bounded queue. Four seats and the spectators of
-a table on one gateway cost one delivery of each action's batch (ADR 0009, amendment "one
-live subscription per table"; ADR 0012, "one feed per table"). Everything else stays per
-reader.
+Owns how the table's core-NATS event subjects are read (ADR 0003, 0009, 0012): `merge`
+gives a seat its own copy of a sequence where one exists, else the public event (a
+spectator none, docs/rules.md §14); `follow` asks what a reader missed of the table's owner
+(`History`: TableCommand.read_events), never periodically; `LiveFeeds` shares one plain
+subscription per table feed per hub among that table's readers, each message parsed once.
+No server-side consumer per reader.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""The nats-server configuration: one generator for `trix up` and deploy/k8s (issue 19).
+"""The nats-server configuration: one generator for `trix up` and deploy/k8s (ADR 0014, ADR 0023).
 
-Owns `render`: the whole config file of one NATS node, JetStream with fsync on every write
-(docs/architecture.md), the production limits and lame-duck settings, an optional `cluster`
-block (routes to the other nodes), and the users and permissions of
-`trix.natsio.permissions` (ADR 0014), one per declared service (`trix.declarations`); and
-`process_env`, the environment of a nats-server started beside the services (`GO_MAXPROCS`,
-ADR 0023). Only the site's facts differ between `trix up`
-(loopback ports, a store folder per node, passwords written in) and Kubernetes (the pod's
-name, fixed ports, the nodes' DNS names, passwords as `$NATS_PASSWORD_<USER>` variables the
-StatefulSet fills from a Secret): `Site` holds exactly those, so what `trix up
---nats-cluster 3` runs is what ships (tests/deploy checks both against this module).
+Owns `render`, a node's whole config (JetStream fsynced on every write, limits, lame duck,
+an optional `cluster` block, the users of `trix.natsio.permissions`), and `process_env`
+(`GO_MAXPROCS`). Only the site's facts differ between `trix up` and Kubernetes, and `Site`
+holds exactly those, so what `trix up --nats-cluster 3` runs is what ships.
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """Every NATS subject of the platform is built here, and only here.
 
-Subject map (`<t>` a table id, `<sh>` its shard, `<s>` a seat 0..3, `<p>` a player id):
-
-| subject | what | who reads |
-|---|---|---|
-| `trix.table.cmd.<sh>.<t>` | TableCommand requests to the table's owner | table owners (per shard) |
-| `trix.table.log.<t>` | the table's JetStream log (private: hands, seed) | table service only |
-| `trix.table.snap.<t>` | table snapshots (private) | table service only |
-| `trix.table.evt.<t>.feed` | core NATS: an action's public copies and each seat's own (docs/rules.md §14) | gateways |
-| `trix.table.evt.<t>.public` | core NATS: the same public copies alone | timers, public tools |
-| `trix.table.live` | request: each table replica answers its unfinished tables and sequences | timers |
-| `trix.table.results.<t>` | the results scoring settles from (TABLE_RESULTS, durable) | scoring |
-| `trix.presence.<p>` | PlayerConnected / PlayerDisconnected | timers |
-| `trix.match.formed` | MatchFormed | table service |
-| `trix.timers.autoact.<t>` | AutoAct sent by the timers (audit; delivered as a command) | table |
-| `trix.timers.leave.<t>` | Leave decided by the timers (audit; delivered as a command) | table |
-| `trix.scoring.journal` | the scoring journal: applied game events and wallet postings | scoring only |
-| `trix.scoring.archived.<t>` | RecordArchived: scoring stored the table's finished record | table service |
-
-Tokens are checked so an id can never inject a wildcard or an extra token. The streams that
-store these subjects, the buckets and the consumers are named in `trix.natsio.names`.
+Owns one builder per subject (the table's commands per shard, log, snapshots, feed and
+public events, results; presence; MatchFormed; the timers' audit; the scoring journal and
+RecordArchived); who publishes and reads each: docs/architecture.md. Tokens are checked,
+so an id can never inject a wildcard or an extra token. The streams, buckets and consumers
+that hold these subjects are named in `trix.natsio.names`.
 """
 
 from __future__ import annotations

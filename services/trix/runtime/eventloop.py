@@ -1,12 +1,9 @@
-"""Which asyncio event loop a trix process runs on (ADR 0010, issue 10).
+"""Which asyncio event loop a trix process runs on (ADR 0010).
 
-Services, load-test bots and the echo baseline run on uvloop by default: measured on the
-2-core box (`trix loadtest peak --tables 40 --duration 30 --no-finish`, A/B in one
-session) the platform's CPU per action fell from 8.5 to 5.3 ms and peak went from 135 to
-235 actions/s with the same code, mostly in the NATS clients' socket writes and the loop's
-own scheduling. `TRIX_EVENT_LOOP=asyncio` selects the standard loop (diagnosis, or a
-platform without uvloop wheels); `tests/foundation/test_event_loop_delivery.py` proves
-that a lone NATS message or gRPC reply is not left waiting for more traffic on it.
+Services, load-test bots and the echo baseline run on uvloop by default (the measurement is
+in ADR 0010); `TRIX_EVENT_LOOP=asyncio` selects the standard loop.
+`tests/foundation/test_event_loop_delivery.py` proves that a lone NATS message or gRPC reply
+is not left waiting for more traffic.
 """
 
 from __future__ import annotations

@@ -1,26 +1,11 @@
-"""Caller identity between services: one HMAC token format with a role, one key per role.
+"""Caller identity between services: one HMAC token format with a role, one key per role (ADR 0015).
 
-Owns the one internal token of the platform (issue 18, finding 4): `v2.<role>.<name>.<expires>.<mac>`,
-HMAC-SHA256 of everything before the MAC under the key of its role:
-
-- `player` tokens name a player; the gateway signs them (after authenticating the player)
-  with the player-role key `TRIX_PLAYER_TOKEN_KEY`; the table, matchmaking and scoring
-  verify them.
-- `service` tokens name a backend service (timers' AutoAct and Leave, the table's
-  CreateTable on a MatchFormed, matchmaking's stake calls); they are signed with the
-  service-role key `TRIX_SERVICE_TOKEN_KEY`, which the gateway never holds.
-
-A token is verified with the key of the role it claims, so a `service` token signed with
-the player key does not verify: a compromised gateway cannot call as a service (read all
-four hands, act for a seat, create tables). A service trusts a player id only from a
-token that verifies, never from a request field (docs/architecture.md). `load_key` reads a key
-from the environment and refuses a missing or short one naming the variable (the service
-exits with code 2). Tokens travel in the NATS header `Trix-Caller` (table commands), the
-gRPC metadata `x-trix-caller` (the table's gRPC API, forwarded to that header) and
-`x-trix-identity` (matchmaking's and scoring's player calls). Spectator invitations of a
-private table (`sign_invitation`, `verify_invitation`) are the gateway's too, under the
-player-role key, in a format of their own. Pure hashlib/hmac: no I/O;
-the clock is passed in. Never logs a token or a key.
+Owns the internal token `v2.<role>.<name>.<expires>.<mac>`, verified with the key of the
+role it claims: `player` tokens (signed by the gateway with TRIX_PLAYER_TOKEN_KEY) and
+`service` tokens (TRIX_SERVICE_TOKEN_KEY, never held by the gateway), the spectator
+invitations of a private table, and `load_key` (refuses a missing or short key naming the
+variable). A service trusts a player id only from a token that verifies. Pure hashlib/hmac,
+no I/O, the clock passed in; never logs a token or a key.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
-"""The lifecycle of a service process: start, serve, shut down gracefully.
+"""The lifecycle of a service process: start, serve, shut down gracefully (ADR 0020).
 
-Owns `Runtime` (a grpc.aio server on loopback with the runtime interceptor, the
-standard health service, optional reflection, the metrics endpoint and the NATS
-connection) and `run_main` (what every service's `__main__` calls: load config or
-exit 2 naming the bad variable, configure logs, serve until SIGTERM/SIGINT, exit 0).
-
-A service is one `Lifespan`: an async context manager entered once NATS is connected and
-provisioned. It builds the service's adapters, hands them to the service's constructor,
-starts its subscriptions and yields a `Serving`: the gRPC services bound to that service
-and what runs. It is left first on shutdown, so every consumer and subscription is
-stopped before NATS drains. gRPC is bound and started only after the lifespan yielded, so
-no call ever reaches a service that does not exist yet (no "is starting" state anywhere).
-
-Start: metrics, NATS, the lifespan, then gRPC (health NOT_SERVING while it registers),
-then SERVING. On shutdown: the lifespan is left, NOT_SERVING, a short drain delay so
-watchers and balancers notice, response streams end with UNAVAILABLE, the server stops
-accepting calls and gives in-flight unary calls the grace period, then NATS is drained.
+Owns `Runtime` (grpc.aio on loopback with the runtime interceptor, health, optional
+reflection, metrics, the NATS connection) and `run_main` (every service's `__main__`: bad
+config exits 2 naming the variable; serve until SIGTERM/SIGINT; exit 0). A service is one
+`Lifespan`, entered once NATS is ready; gRPC is bound only after it yielded, so no call
+reaches a service that does not exist yet. On shutdown the lifespan is left first, then
+NOT_SERVING, a drain delay, streams end UNAVAILABLE, in-flight calls get a grace, NATS drains.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""Stopping background tasks in bounded time.
+"""Stopping background tasks in bounded time (ADR 0020).
 
-Python 3.11's `asyncio.wait_for` can swallow a cancellation when the awaited reply lands
-in the same loop iteration as the cancel (fixed by 3.12's rewrite on `asyncio.timeout`):
-the task goes on as if nothing happened, and a loop that relies on cancellation alone then
-runs forever, so `await asyncio.gather(*cancelled)` never returns and a replica's shutdown
-hangs (seen in the timers, issue 17). `cancel_and_wait` cancels, waits a bounded time,
-cancels what is still running once more (a swallowed cancel rarely races twice) and, if
-anything is left, logs the tasks and where they wait instead of hanging the stop.
-
-`start_kept` is the one way a service starts a task it does not await at once: held in a set
-until it ends (the event loop keeps only a weak reference to a task), the set being what its
-stop cancels.
+Owns `cancel_and_wait`: cancels, waits a bounded time, cancels what still runs once more
+(Python 3.11 can swallow a cancellation) and logs what is left instead of hanging the stop.
+Owns `start_kept`, the one way a service starts a task it does not await at once: held in a
+set until it ends, the set being what its stop cancels.
 """
 
 from __future__ import annotations

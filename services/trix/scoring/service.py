@@ -1,22 +1,11 @@
 """The scoring service's logic: standings, history and records, ratings and
-leaderboards, wallets and paid-table settlement (docs/rules.md §13).
+leaderboards, wallets and paid-table settlement (docs/rules.md §13, ADR 0004).
 
-Owns the decisions: what to write to the journal for a grant, a hold, a release or a
-table event, and the queries. Every change goes the same way, under one lock:
-
-1. decide from the current projection (`ScoringState`) what the entry is, or that
-   nothing is to do (already applied: idempotent on grant id, ticket id, (table,
-   sequence) and settlement id = table id);
-2. append it to the journal with its id as the message id and the projection's last
-   journal sequence as the expected last sequence (a stale writer, e.g. a replica that
-   missed an entry, is refused, catches up and decides again);
-3. apply it to the projection.
-
-A crash between any two steps loses nothing and doubles nothing: before 2, nothing
-happened and the event is redelivered (or the RPC retried); after 2, the restart
-replays the journal, which already holds the entry, and the redelivered event or
-retried RPC finds it applied. Must not import grpc or nats: the journal is passed in
-(`ports.Journal`), and errors are `trix.errors` domain errors.
+Owns the decisions and the queries. Every change, under one lock: decide from the
+projection (`ScoringState`), idempotent on its id; append to the journal with the
+projection's last sequence as the expected last (a stale writer is refused); apply. A crash
+between any two steps loses and doubles nothing (the journal replays). Must not import grpc
+or nats: the journal is `ports.Journal`, errors are `trix.errors` domain errors.
 """
 
 from __future__ import annotations

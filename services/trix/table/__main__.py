@@ -1,8 +1,7 @@
 """`python -m trix.table`: start a table replica and serve until SIGTERM/SIGINT.
 
-On SIGTERM the replica hands every shard over to the others before it exits (issue 5).
-Exit codes: 0 after a graceful stop, 1 if it could not start, 2 on a bad
-configuration value (the message names the variable).
+On SIGTERM the replica hands its shards over before it exits (ADR 0007). Exit codes: 0
+after a graceful stop, 1 if it could not start, 2 on a bad configuration value (named).
 """
 
 from __future__ import annotations

@@ -1,27 +1,11 @@
-"""Shard leases: which table replica owns which command shard.
+"""Shard leases: which table replica owns which command shard (ADR 0007, ADR 0021).
 
-A table has one writer at a time: a lease with a TTL, and the log's expected-last-sequence
-check so a stale owner cannot append. Tables are grouped in `TABLE_SHARDS` shards (crc32 of
-the table id, `trix.natsio.subjects.table_shard`). One lease per replica: its heartbeat, a
-key of the `table_replicas` bucket with a TTL, renewed every `renew_s` (one write, whatever
-the number of shards); a shard's key in the `table_leases` bucket names its owner and is
-written only when the shard changes hands (compare-and-set on its revision; no TTL). A
-shard is held while its key names the replica and the replica's own heartbeat is fresh;
-another replica takes it over once it has heard no heartbeat of the owner for the TTL.
-Only the owner subscribes to the shard's command subject.
-
-Owns `LeaseManager`, the loops around the balancing decision (`balancing.plan`): heartbeat
-every `renew_s` (a third of the TTL), rebalance on every change seen by the watchers,
-graceful `handover()` (while leaving, the shards still held are renewed one by one: the
-heartbeat is gone). A shard whose validity lapsed (a paused or starved process) is not
-extended by the next heartbeat: it is renewed by compare-and-set on its key, which fails if
-another replica took it. A held shard is *valid* for `valid_s` after the heartbeat that kept
-it was sent (shorter than the TTL after which another replica may take the shard), so an
-owner stops writing before anyone else may start; the log's expected-last-sequence check
-covers the rest (pauses between the check and the append).
-
-No nats or grpc imports: its ports (`ports.LeaseStore`, `ports.ShardHost`) are implemented
-by `adapters.KvLeaseStore` and `entrypoints.ShardRouter`.
+Owns `LeaseManager`, the loops around `balancing.plan`: one heartbeat per replica (a
+`table_replicas` key with a TTL, renewed every `renew_s`), a shard's owner in `table_leases`
+written by compare-and-set only when it changes hands, rebalancing on every change seen, and
+a graceful `handover()`. A held shard is *valid* for `valid_s` (shorter than the TTL) after
+the heartbeat that kept it, so an owner stops writing before another may start; the log's
+expected-last-sequence check covers the rest. No nats or grpc imports (`ports`).
 """
 
 from __future__ import annotations

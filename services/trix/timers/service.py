@@ -1,23 +1,12 @@
 """The timers service: a deadline for every pending decision (docs/rules.md §9), disconnect
-grace, timeouts in a row and leaving (§10).
+grace, timeouts in a row and leaving (§10) (ADR 0006).
 
-Owns `TimersService`, which runs the pure policy (`document`, `folding`, `schedule`) against
-two ports (`ports`): `DocStore` (the tables' documents, compare-and-set) and
-`TableCommands` (AutoAct, Leave, ReclaimSeat to the table's owner). It keeps each table's
-document in memory, writes it only when its durable part changes, and fires what is due.
-
-Applying is exactly once: the table applies an AutoAct at most once (it carries the
-turn's sequence: a second one is a stale turn), a Leave or ReclaimSeat at most once (a
-fixed action id). A Leave or ReclaimSeat is also claimed first, by a compare-and-set of
-the document's revision, so two replicas do not both send it; a replica that dies after
-its claim leaves a claim that goes stale after `claim_timeout_s`, and another sends the
-same command again. An AutoAct's claim stays in memory (no write per turn): work is shared
-by rendezvous hashing of the table id over the live replicas, the preferred replica fires
-at the deadline, the others only `takeover_s` later, and a second AutoAct of the same turn
-is refused by the table.
-
-Must not import grpc or nats: adapters (`grpc_api`, `adapters`, `entrypoints`) translate to
-and from this module.
+Owns `TimersService`: the pure policy (`document`, `folding`, `schedule`) run against its
+ports `DocStore` (compare-and-set documents) and `TableCommands`, documents kept in memory
+and written only when their durable part changes. Each command applies exactly once: the
+table refuses a stale AutoAct and a repeated Leave or ReclaimSeat; a Leave or ReclaimSeat is
+claimed by compare-and-set first; AutoActs are shared by rendezvous hashing over the live
+replicas. Must not import grpc or nats.
 """
 
 from __future__ import annotations
