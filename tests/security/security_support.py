@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,6 +248,19 @@ async def attempt(conn: Conn, op: Awaitable[object], subject: str, timeout_s: fl
 HELD = "held"
 BROKEN = "BROKEN"
 """The verdict of a line: the defence held (the outcome is the one expected), or not."""
+
+
+async def until_found(ask: Callable[[], Awaitable[object]], timeout_s: float, pause_s: float) -> None:
+    """Ask again while the answer is NOT_FOUND (something the platform has not decided yet); any
+    other error, or still NOT_FOUND after `timeout_s`, fails the test."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            await ask()
+            return
+        except grpc.aio.AioRpcError as err:
+            assert err.code() == grpc.StatusCode.NOT_FOUND and time.monotonic() < deadline, err
+            await asyncio.sleep(pause_s)
 
 
 def report(backend: Backend, attack: str, user: str, outcome: str, expected: str = REFUSED) -> str:

@@ -6,7 +6,6 @@ other players, or travel on another table's subject are never recorded; the hone
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import time
@@ -14,7 +13,7 @@ from typing import Any
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
-from security_support import REFUSED, Backend, connected, report
+from security_support import REFUSED, Backend, connected, report, until_found
 
 from trix import engine, fairness
 from trix.natsio import subjects
@@ -105,14 +104,8 @@ async def test_scoring_records_only_a_game_end_its_record_replays_to(up_platform
     channel = grpc.aio.insecure_channel(up_platform.targets["scoring"])
     stub = scoring_pb2_grpc.ScoringServiceStub(channel)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                await stub.GetGameRecord(scoring_pb2.GetGameRecordRequest(table_id=honest), timeout=10)
-                break
-            except grpc.aio.AioRpcError as err:
-                assert err.code() == grpc.StatusCode.NOT_FOUND and time.monotonic() < deadline, err
-                await asyncio.sleep(0.1)
+        honest_record = scoring_pb2.GetGameRecordRequest(table_id=honest)
+        await until_found(lambda: stub.GetGameRecord(honest_record, timeout=10), 60, 0.1)
         lines = []
         for attack, (table_id, _) in forged.items():
             try:

@@ -6,12 +6,11 @@ holds no stake: a HoldStake carries the player's own token of the call it serves
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import grpc
 import pytest
-from security_support import REFUSED, Backend, connected, report
+from security_support import REFUSED, Backend, connected, report, until_found
 
 from trix.natsio import subjects
 from trix.runtime import identity
@@ -52,14 +51,9 @@ async def test_a_forged_match_without_tickets_takes_no_stake_from_a_balance(up_p
         async with connected(up_platform, "matchmaking") as matchmaking:
             js = matchmaking.nc.jetstream(timeout=20)
             await js.publish(subjects.match_formed(), events_pb2.Event(match_formed=formed).SerializeToString())
-        deadline = time.monotonic() + 90
-        while True:  # the table is created and scoring has decided its funding (one journal entry)
-            try:
-                await stub.GetStandings(scoring_pb2.GetStandingsRequest(table_id=table_id), timeout=10)
-                break
-            except grpc.aio.AioRpcError as err:
-                assert err.code() == grpc.StatusCode.NOT_FOUND and time.monotonic() < deadline, err
-                await asyncio.sleep(0.2)
+        # The table is created and scoring has decided its funding (one journal entry).
+        standings = scoring_pb2.GetStandingsRequest(table_id=table_id)
+        await until_found(lambda: stub.GetStandings(standings, timeout=10), 90, 0.2)
         balance = await _balance(stub, up_platform, victim)
         outcome = REFUSED if balance == (GRANT, 0) else f"ALLOWED (balance {balance})"
         line = report(up_platform, "seat a player at a paid table with no ticket", "matchmaking", outcome)
