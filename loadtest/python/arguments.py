@@ -19,14 +19,14 @@ PLAYERS_PER_WORKER = 1000
 """`--workers 0`: one bot process per this many players (at least 2), so no worker's loop
 becomes the bottleneck of a large run (its lag is reported: bot_lag_p99_ms). Not fewer: each
 worker's loop and gRPC poller cost per wake-up, so a busier worker costs less per action
-(issue 16, steady 400 tables: 2 workers 1.01 bots ms per action, 4 workers 1.17)."""
+(steady 400 tables: 2 workers 1.01 bots ms per action, 4 workers 1.17)."""
 RAMP_TIMEOUT_PER_TABLE_S = 0.15
-"""The default wait for every player to be seated, per table: measured on the 2-core box
-(issue 16), 1,000 tables took ~120 s to seat (sign-ins and quick matches beside the tables
+"""The default wait for every player to be seated, per table: measured on the 2-core box,
+1,000 tables took ~120 s to seat (sign-ins and quick matches beside the tables
 already playing), past the old fixed 60 s, and the window began with 172 tables still forming."""
 RAMP_CONCURRENCY = 64
 """Sign-ins + quick matches in flight at once during the ramp: a burst of hundreds made
-matchmaking's partition leases lapse and the gateway answer UNAVAILABLE (issue 10)."""
+matchmaking's partition leases lapse and the gateway answer UNAVAILABLE."""
 
 
 def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:

@@ -35,10 +35,10 @@ TICK_S = 1.0
 NUDGE_S = 5.0
 SWEEP_S = 1.0
 """The worker's one sweeper visits its live bots this often (each bot's check is due every
-0.5-1.5 NUDGE_S): one loop for all bots instead of one sleeping task per bot (issue 10). It is
+0.5-1.5 NUDGE_S): one loop for all bots instead of one sleeping task per bot. It is
 only the safety net (a turn whose answer never came): the stop and the churn cuts have their
 own timers (`Swarm.stop_all`, `SwarmBot._churn`), so it can be slow and cost little per action
-(issue 16: at a visit a second per bot it was a tenth of the bots' CPU)."""
+(at a visit a second per bot it was a tenth of the bots' CPU)."""
 LAG_PROBE_S = 0.05
 """The event-loop lag probe: how late a LAG_PROBE_S sleep wakes up is how long any message
 waited in this worker before a bot saw it (the swarm's own share of the latency)."""
@@ -159,7 +159,7 @@ HTTP/2 BDP probing. gRPC's C core (this Python client) sends a BDP PING on the d
 receives, answered by the gateway, to size its flow-control window for bulk transfers; the
 clients this swarm stands for do not (the browser's gRPC-Web goes through Envoy, which does
 not probe, and a stream of small game messages never fills the default window). Measured
-(issue 16, `trix loadtest steady --tables 400`, two workers of four with it, same run): a
+(`trix loadtest steady --tables 400`, two workers of four with it, same run): a
 quarter of the bots' CPU per action, and the pings the gateway answered for them."""
 
 
@@ -374,7 +374,7 @@ class SwarmBot:
             if m is grpc.aio.EOF:
                 break
             kind = m.WhichOneof("kind")
-            if kind == "event_batch":  # one message per action (issue 16): no flattening
+            if kind == "event_batch":  # one message per action: no flattening
                 for event in m.event_batch.events:
                     if self._on_event(event):
                         return False

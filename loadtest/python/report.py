@@ -60,7 +60,7 @@ def window_cpu(window_rows: list[dict[str, Any]], actions_per_s: float) -> dict[
     # % of one core / actions per s = ms per action x 0.1
     per_action = {k: round(v * 10 / actions_per_s, 2) for k, v in percent.most_common()} if actions_per_s > 0 else {}
     out: dict[str, Any] = {
-        # Three decimals: the idle scenario's budget is 0.06 platform cores (issue 16).
+        # Three decimals: the idle scenario's budget is 0.06 platform cores.
         "cores": round(sum(percent.values()) / 100, 3),
         "platform_cores": round(platform / 100, 3),
         "bots_cores": round(percent[BOT_PROCESS_PREFIX] / 100, 3),

@@ -513,7 +513,7 @@ def run_loadtest(args: argparse.Namespace) -> int:
 
 def stop_on_sigterm() -> None:
     """SIGTERM (`kill`, a cancelled job) stops the run as Ctrl-C does, every process it started
-    with it (issue 42: the default SIGTERM ended this process at once, and its bot workers played
+    with it (the default SIGTERM ended this process at once, and its bot workers played
     on, orphaned). The multiprocessing children (bot workers, the baselines' processes) get
     SIGTERM at once; SystemExit then runs every `finally` (the embedded platform is stopped, the
     floor's nats-server too) and multiprocessing's exit joins the children. A second SIGTERM does

@@ -85,7 +85,7 @@ def box_pauses(wakes: list[float], step_s: float = 1.0) -> list[tuple[float, flo
     """The spans (wall time at the end, seconds stopped) in which a thread that wakes every
     `step_s` (monotonic times `wakes`) could not run for PAUSE_S or more. On this platform's
     virtual machines that is the host descheduling the whole guest (every process, the
-    sampler too: issue 16, 10 s in one 1,000-table window, after which the timers rightly
+    sampler too: 10 s in one 1,000-table window, after which the timers rightly
     played the turns whose deadlines had passed and the bots' late moves were refused):
     the window's latencies and errors then are the host's, and the summary says so."""
     out = []
@@ -131,7 +131,7 @@ def host_cpu_ticks() -> list[int]:
 def steal_share(ticks: list[int]) -> float | None:
     """The share of the machine's CPU time its host took (steal, %) in `ticks`' span: a
     virtual machine's neighbours make every ms-per-action figure of the same code larger
-    (issue 16: 34% steal on one session's box, 1% on another's)."""
+    (34% steal on one session's box, 1% on another's)."""
     if len(ticks) < 8 or sum(ticks) <= 0:
         return None
     return round(100.0 * ticks[7] / sum(ticks), 1)

@@ -36,7 +36,7 @@ SCENARIOS: dict[str, Scenario] = {
     "churn": Scenario("churn", 0.5, 1.5, disconnect_per_min=2.0, queue_churn=0.25),
     # a table replica killed half way through the window
     "failover": Scenario("failover", 0.5, 1.5, table_replicas=3, kill_table_replica_at=0.5),
-    # players seated, nobody acts within the window, timers too long to fire (issue 16): what
+    # players seated, nobody acts within the window, timers too long to fire: what
     # a quiet seated table costs the platform
     "idle": Scenario("idle", 3600.0, 3600.0, turn_timeout_s=600),
 }

@@ -23,12 +23,12 @@ from typing import Any
 
 from trix.selfplay import VARIANT_NAMES, game_seed, load_engine
 
-# Reference figures of issue 2, measured on this machine (moves per second).
+# Reference figures, measured on this machine (moves per second; ADR 0002).
 OPENSPIEL_HEARTS_PYTHON = 550_000.0
 OPENSPIEL_HEARTS_CPP = 3_100_000.0
 MINIMAL_C_LOOP_PYTHON = 1_500_000.0
 MINIMAL_C_LOOP_C = 35_000_000.0
-# The issue's targets: twice OpenSpiel from Python, five times OpenSpiel in C.
+# The targets (ADR 0002): twice OpenSpiel from Python, five times OpenSpiel in C.
 TARGET_API = 2 * OPENSPIEL_HEARTS_PYTHON
 TARGET_PLAYOUT = 5 * OPENSPIEL_HEARTS_CPP
 

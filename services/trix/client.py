@@ -111,7 +111,7 @@ class SeatState:
 class GatewayClient:
     """One player's connection to the gateway: sign-in, then one Session stream.
 
-    Asks for EventBatch messages (`batch_events`, issue 10: the events of an action come in
+    Asks for EventBatch messages (`batch_events`, the events of an action come in
     one message instead of one each) and flattens them, so a reader of `open()` sees single
     `event` responses either way. Keeps its token fresh: RefreshToken once four fifths of its
     lifetime have passed (ADR 0018), so new calls and streams never carry an expired one."""
@@ -191,7 +191,7 @@ class GatewayClient:
 class _Writer:
     """Writes one stream's requests in order with `call.write`, one at a time (grpc allows one
     write in flight per call), from a task that runs only while requests wait: a bot that
-    thinks costs no task (issue 16: the request iterator's generators and queue were a fifth
+    thinks costs no task (the request iterator's generators and queue were a fifth
     of a bot's CPU). Bound to its own call: after a cut, a request meant for the new stream
     never goes to the old one. Writes only once the gateway has accepted the session (its
     headers arrived): a write racing a refusal would hide the refusal's status (ADR 0009)."""
@@ -248,7 +248,7 @@ async def flattened(
     responses: AsyncIterator[gateway_pb2.SessionResponse],
 ) -> AsyncIterator[gateway_pb2.SessionResponse]:
     """Session responses with each EventBatch replaced by its events, one `event` each, then
-    the acceptance it carries (issue 16), as the `accepted` message it stands for."""
+    the acceptance it carries, as the `accepted` message it stands for."""
     async for m in responses:
         if m.WhichOneof("kind") == "event_batch":
             for event in m.event_batch.events:

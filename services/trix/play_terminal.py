@@ -45,7 +45,7 @@ class Terminal:
         )
         self.table_file = Path(device).with_name("current_table")
         """The table this player sits at, kept beside the device secret so that the next
-        `trix play` resumes the game (issue 20) instead of being refused by matchmaking."""
+        `trix play` resumes the game instead of being refused by matchmaking."""
         self.static_countdown = True
         """The table's text ends with a "Ns left" line (the line mode; `KeyTerminal` keeps it live)."""
         self.taken_back = 0

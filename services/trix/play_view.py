@@ -35,7 +35,7 @@ def ar(text: str, lang: str) -> str:
 
 
 def seat_names(seats: Sequence[common_pb2.Seat]) -> list[str]:
-    """What the terminal shows for each seat: the player's display name (issue 20) without any
+    """What the terminal shows for each seat: the player's display name without any
     control or format character a terminal would act on (an escape, a bidi override), else
     his id; "bot" for a bot."""
     out = ["", "", "", ""]

@@ -183,7 +183,7 @@ def is_player_id(text: object) -> bool:
 
 INVISIBLE_LETTERS: Final = frozenset("\u3164\u115f\u1160\uffa0")
 """Hangul fillers: letters (category Lo, so not caught as control or format characters) that
-draw nothing; a name of them looks empty or impersonates another (issue 42)."""
+draw nothing; a name of them looks empty or impersonates another."""
 MAX_MARKS_PER_CHARACTER: Final = 3
 """Combining marks (Mn, Me) one character of a display name may carry after NFC: enough for
 every script's accents and vowel signs, not for a stack that paints over the lines around."""

@@ -74,7 +74,7 @@ def write_descriptor_set(path: Path) -> Path:
 
 STREAM_IDLE_TIMEOUT_S = 600
 """A stream with no bytes either way for this long is ended by the edge; the browser client
-resumes from its last sequence (issue 20). Tests pass a short one to prove it."""
+resumes from its last sequence. Tests pass a short one to prove it."""
 
 
 @dataclass(frozen=True)

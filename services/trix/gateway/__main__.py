@@ -60,7 +60,7 @@ def build(config: GatewayConfig, new_service: bootstrap.NewGateway | None = None
         nats_inbox_prefix=GATEWAY_INBOX_PREFIX,
         # No bandwidth-delay probing: it grows the receive windows of a stream with PINGs (and their
         # ACKs, reads and writes on every connection) for uploads far larger than a player's
-        # requests (TRIX_GATEWAY_MAX_MESSAGE_BYTES). Measured off (issue 16, two gateways in one
+        # requests (TRIX_GATEWAY_MAX_MESSAGE_BYTES). Measured off (two gateways in one
         # run, 400 tables): 0.88 against 0.98 CPU ms per action.
         grpc_options=[
             ("grpc.max_receive_message_length", limit),

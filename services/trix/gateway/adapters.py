@@ -157,7 +157,7 @@ class NatsTables:
         responders (the shard is changing hands) or an attempt's `COMMAND_ATTEMPT_S` without
         an answer (the request went to an owner cut off, or one waiting out a NATS election:
         its answer to a later attempt comes as soon as the action is stored), until twice the
-        call timeout (issue 19: a NATS election takes 4-9 s). An UNAVAILABLE answer (a replica
+        call timeout (a NATS election takes 4-9 s). An UNAVAILABLE answer (a replica
         still subscribed whose lease lapsed, a new owner not yet writing, its storage waiting
         out an election) is sent again too, after `UNAVAILABLE_PAUSE_S`, within the same
         deadline: the client hears of it only once the deadline has passed.
@@ -165,7 +165,7 @@ class NatsTables:
         A seat action (`action_id`) at a table whose feed this gateway receives is sent first
         with `ACCEPTED_BY_CAUSE_HEADER`: its fresh acceptance ends the call when the feed
         batch naming it as its `cause` arrives (the sequence of its last event), and
-        the table sends no reply (issue 16); its errors and repeats are answered. Attempts
+        the table sends no reply; its errors and repeats are answered. Attempts
         after the first go without the header, so a lost batch costs one attempt's wait."""
         token = self._token(player_id)
         data = command.SerializeToString()

@@ -25,7 +25,7 @@ GRPC_CORE_EXPERIMENTS = "-event_engine_listener,-event_engine_for_all_other_endp
 operator's environment sets GRPC_EXPERIMENTS itself (ADR 0022): the process's sockets are served
 by the core's own epoll poller, run by the thread that waits on grpc.aio's completion queue,
 instead of the EventEngine's poller and worker threads: one thread hand-off less per read and
-per write. Measured (issue 16, replicas of both kinds in one run, 400 tables): 4-11 % less CPU
+per write. Measured (replicas of both kinds in one run, 400 tables): 4-11 % less CPU
 per action."""
 
 
@@ -73,7 +73,7 @@ class GatewayConfig:
     player_key: bytes = field(default=b"", repr=False)
     """TRIX_PLAYER_TOKEN_KEY: the player-role key of the internal tokens it signs for an
     authenticated player (the table, matchmaking and scoring verify them; trix.runtime.identity).
-    Required. The gateway never holds the service-role key (issue 18)."""
+    Required. The gateway never holds the service-role key."""
     invitation_ttl_s: int = 3600
     """TRIX_GATEWAY_INVITATION_TTL_S: lifetime of a spectator invitation to a private table
     (InviteSpectator), in seconds."""

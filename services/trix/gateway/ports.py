@@ -22,8 +22,8 @@ class TablePort(Protocol):
         self, table_id: str, command: table_pb2.TableCommand, player_id: str, *, action_id: str = ""
     ) -> table_pb2.TableCommandReply:
         """Send a command as the player; raises the table's domain error. A seat action names
-        its `action_id`: its acceptance may end the call as its feed batch's cause (issue 16;
-        the reply then carries only the sequence)."""
+        its `action_id`: its acceptance may end the call as its feed batch's cause (the
+        reply then carries only the sequence)."""
         ...
 
     def events(
@@ -44,7 +44,7 @@ class TablePort(Protocol):
 
     def hear_causes(self, listener: Callable[[str, events_pb2.ActionCause, int], None]) -> None:
         """`listener(table_id, cause, sequence)` hears which seat action each feed batch
-        answers, before the batch's events reach any reader (the acceptances, issue 16)."""
+        answers, before the batch's events reach any reader (the acceptances)."""
         ...
 
 

@@ -155,7 +155,7 @@ class GatewayService:
         """Guest sign-in: (player id, token, expires at). Same secret, same player. Sign-ins
         and new accounts are bounded per client `address` (RESOURCE_EXHAUSTED beyond).
 
-        The accounts read and create share one budget (issue 19): the call's own time left
+        The accounts read and create share one budget: the call's own time left
         (`time_left_s`, from the client's deadline) less `SIGN_IN_ANSWER_S`, at most
         `SIGN_IN_BUDGET_S`. Within it the bucket is asked again while it does not answer (an
         election of its stream, 4-9 s), so most sign-ins ride one out; past it the answer is
@@ -316,7 +316,7 @@ class GatewayService:
         self, player_id: str, request: gateway_pb2.FindMatchRequest, display_name: str = ""
     ) -> matchmaking_pb2.Ticket:
         """Queue the player; `display_name` (his token's cleaned sign-in name) is what the
-        others see at the table (issue 20)."""
+        others see at the table."""
         check_client_seed(request.client_seed)
         if request.partner_id:
             check_id(request.partner_id, "partner id")
@@ -393,7 +393,7 @@ class GatewayService:
 
     def action_applied(self, table_id: str, cause: events_pb2.ActionCause, sequence: int) -> None:
         """A feed batch of `table_id` has come with the events, through `sequence`, of seat
-        `cause.seat`'s action `cause.action_id` (issue 16): the actor's session, if it waits for
+        `cause.seat`'s action `cause.action_id`: the actor's session, if it waits for
         that action's answer, sends the acceptance in the same message as those events."""
         seats = self.seat_maps.get(table_id)
         if seats is None or not 0 <= cause.seat < len(seats.players):

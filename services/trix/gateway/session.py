@@ -38,7 +38,7 @@ CLOSE_WAIT_S = 2.0
 """How long closing a session waits for its follow and ticket tasks to end."""
 MAX_BATCH_EVENTS = 64
 MAX_BATCH_BYTES = 256 * 1024
-"""Bounds of one EventBatch (issue 10): far below a client's default 4 MiB receive limit; an
+"""Bounds of one EventBatch: far below a client's default 4 MiB receive limit; an
 event larger than the byte bound alone (a GameEnded with its record) goes in its own message."""
 
 
@@ -90,11 +90,11 @@ class Session:
     """The stream's other requests (views, queries, pings, resumes, matchmaking)."""
     closed: bool = False
     batch_events: bool = False
-    """The client asked for EventBatch messages (`SessionRequest.batch_events`, issue 10)."""
+    """The client asked for EventBatch messages (`SessionRequest.batch_events`)."""
     actions: dict[str, _Acting] = field(default_factory=dict)
     """The player's actions in flight (sent to the table, not answered yet), by action id."""
     accepts: dict[tuple[str, int], list[tuple[int, gateway_pb2.SessionResponse]]] = field(default_factory=dict)
-    """Per followed seat: acceptances due right behind the event of their sequence (issue 16)."""
+    """Per followed seat: acceptances due right behind the event of their sequence."""
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.gateway.config.outbox_size)
@@ -124,7 +124,7 @@ class Session:
         """The outbox, in order. With `batch_events`, the events waiting behind an event go out
         as one EventBatch, up to MAX_BATCH_EVENTS / MAX_BATCH_BYTES, and the acceptance of the
         player's action that produced them, queued right behind them (`applied`), rides in the
-        same message (issue 16): one message per action. Nothing waits. A lone event, and
+        same message: one message per action. Nothing waits. A lone event, and
         every other kind of message, goes out as before."""
         outbox = self.outbox
         held: Outgoing = None

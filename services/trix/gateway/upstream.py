@@ -186,7 +186,7 @@ class GrpcScoring:
 
     async def query(self, request: gateway_pb2.QueryRequest, player_id: str = "") -> gateway_pb2.QueryResponse:
         """Scoring's answer; standings, histories and records asked with `player_id`'s token (a
-        private table's are its players' only, issue 42)."""
+        private table's are its players' only)."""
         which = request.WhichOneof("query")
         out = gateway_pb2.QueryResponse()
         t = self.timeout_s

@@ -19,7 +19,7 @@ MAX_DISPLAY_NAME_BYTES = 64
 """UTF-8 bytes of a display name, at most (what other players' screens and the records hold)."""
 _HIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn")
 """Control, format (right-to-left overrides, zero-width joiners), surrogate, private-use and
-unassigned characters: removed from display names (issue 18)."""
+unassigned characters: removed from display names."""
 MAX_CLIENT_SEED_BYTES = CLIENT_SEED_MAX_BYTES  # trix.fairness, docs/rules.md §11
 
 
@@ -41,7 +41,7 @@ def clean_display_name(raw: str) -> str:
     ANSI escapes, right-to-left overrides), invisible letters or a stack of combining marks
     (`trix.rules.strip_display_name`), whitespace runs as one space, at most
     MAX_DISPLAY_NAME characters and MAX_DISPLAY_NAME_BYTES UTF-8 bytes (never a cut character)."""
-    text = strip_display_name(raw)  # no invisible letters, marks capped per character (issue 42)
+    text = strip_display_name(raw)  # no invisible letters, marks capped per character
     text = "".join(
         " " if ch.isspace() else ch for ch in text if ch.isspace() or unicodedata.category(ch) not in _HIDDEN_CATEGORIES
     )

@@ -245,7 +245,7 @@ class MatchFormedPublisher:
 
 
 class KvSeatIndex:
-    """Player -> current table from the table service's `player_tables` bucket (issue 4/5)."""
+    """Player -> current table from the table service's `player_tables` bucket."""
 
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv

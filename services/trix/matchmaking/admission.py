@@ -58,7 +58,7 @@ class Admission:
                 await self.wallet.hold(ticket.player_id, ticket.ticket_id, ticket.wish.stake)
         except DomainError as err:
             if isinstance(err, Unavailable):
-                # Not a refusal (issue 19: a bucket or scoring electing a leader; the stake may
+                # Not a refusal (a bucket or scoring electing a leader; the stake may
                 # even be held, its answer lost). Nor is a NATS error or the call's cancellation
                 # (not caught here). The ticket stays HOLDING: a retry with the same request id
                 # resumes it above, and one never retried expires with its stake released

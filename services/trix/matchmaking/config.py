@@ -64,7 +64,7 @@ class MatchmakingConfig:
     uses the default (matching never waits on scoring)."""
     keys: Keys = field(default_factory=Keys, repr=False)
     """TRIX_PLAYER_TOKEN_KEY (verifies the gateway's player tokens) and TRIX_SERVICE_TOKEN_KEY
-    (signs its stake calls to scoring), both required (trix.runtime.identity, issue 18)."""
+    (signs its stake calls to scoring), both required (trix.runtime.identity)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MatchmakingConfig:

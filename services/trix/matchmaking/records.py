@@ -59,7 +59,7 @@ class Ticket:
     finished_at: float = 0.0
     """When it was cancelled or expired (matched: `matched_at`); its retention runs from here."""
     display_name: str = ""
-    """The player's name at the table (the gateway's cleaned sign-in name; issue 20)."""
+    """The player's name at the table (the gateway's cleaned sign-in name)."""
 
     def encode(self) -> bytes:
         raw = dataclasses.asdict(self)
@@ -108,7 +108,7 @@ class MatchRecord:
     state: str = PENDING
     created_at: float = 0.0
     private: bool = False
-    """From a private lobby (invite code): only its players may watch the table (issue 18)."""
+    """From a private lobby (invite code): only its players may watch the table."""
 
     @property
     def table_id(self) -> str:

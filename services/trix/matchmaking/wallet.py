@@ -77,7 +77,7 @@ class ScoringWallet:
 
     async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
         """Held on the player's own request: their token of the call being served goes along
-        (scoring holds nothing on matchmaking's word alone: issue 42, finding 2)."""
+        (scoring holds nothing on matchmaking's word alone)."""
         request = scoring_pb2.HoldStakeRequest(player_id=player_id, ticket_id=ticket_id, amount=coins)
         own = PLAYER_TOKEN.get()
         metadata = self._metadata(player_id) + (((PLAYER_METADATA, own),) if own else ())

@@ -121,7 +121,7 @@ _HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn")
 
 
 def check_display_name(name: str) -> str:
-    """A seat's name as the gateway cleans a sign-in name (issue 20: shown to the others at the
+    """A seat's name as the gateway cleans a sign-in name (shown to the others at the
     table): refused, not cleaned again, when it has a control or format character (an ANSI
     escape, a right-to-left override), an invisible letter or a stack of combining marks
     (`trix.rules.display_name_problem`) or is too long."""

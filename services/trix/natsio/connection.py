@@ -27,7 +27,7 @@ from trix.runtime.tasks import start_kept
 log = structlog.get_logger("trix.natsio")
 
 PING_INTERVAL_S = 0.5
-"""Below a second (issue 42): services whose node was stopped waited ~4 s to leave it, longer
+"""Below a second: services whose node was stopped waited ~4 s to leave it, longer
 than the other nodes took to answer; the 1.5-2 s without a pong still far above a loop's lag."""
 MAX_OUTSTANDING_PINGS = 3
 RECHECK_ATTEMPT_S = 0.5
@@ -86,7 +86,7 @@ class NatsConnection:
         """Run after each reconnect, once provisioned (a reader catching up on what it missed)."""
         self.core_reconnect_hooks: list[Callable[[], Awaitable[object]]] = []
         """Run right after each reconnect, before the provisioning check (which waits out any
-        stream still electing a leader: seconds on a cluster, issue 19); core NATS only."""
+        stream still electing a leader: seconds on a cluster); core NATS only."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -117,7 +117,7 @@ class NatsConnection:
                     connect_timeout=max(1, int(attempt_timeout_s)),
                     # A server that stops answering (a SIGSTOPped or cut-off node of a
                     # cluster) is left for another within ~PING_INTERVAL_S * (MAX_PINGS + 1),
-                    # not the client's default of minutes (issue 19).
+                    # not the client's default of minutes.
                     ping_interval=PING_INTERVAL_S,  # type: ignore[arg-type,unused-ignore]
                     max_outstanding_pings=MAX_OUTSTANDING_PINGS,
                     allow_reconnect=True,
@@ -145,7 +145,7 @@ class NatsConnection:
         reconnect: each check waits `RECHECK_ATTEMPT_S` and is asked again after at most
         `RECHECK_PAUSE_S`, so the reconnect hooks run right after the streams elected their
         leaders (a stream electing answers nothing: with 5 s requests and pauses doubling to 5 s
-        the timers caught up on what they missed seconds after NATS was back, issue 42)."""
+        the timers caught up on what they missed seconds after NATS was back)."""
         quick = again and not self.provisions and self.nc is not None
         js = self.client.jetstream(timeout=RECHECK_ATTEMPT_S) if quick else self.jetstream
         delay, most = (0.05, RECHECK_PAUSE_S) if quick else (0.2, 5.0)

@@ -20,9 +20,9 @@ from trix.natsio.names import kv_stream
 
 DAY_S = 24 * 3600.0
 TABLE_LEASE_TTL_S = 1.5
-"""TTL of a table shard's lease and of a table replica's heartbeat (issue 5): an owner that
+"""TTL of a table shard's lease and of a table replica's heartbeat: an owner that
 stops renewing loses its shards after this long, so a SIGKILL costs players a few seconds.
-1.5 s, was 2 s (issue 42): a table replica cut off held its tables' play for the TTL and the
+1.5 s, was 2 s: a table replica cut off held its tables' play for the TTL and the
 takeover, 2.1-2.3 s with 2 s, 1.5 s with this. The owner's validity (`trix.table.leases.VALID_S`)
 is shorter with it and renewals come every quarter TTL, so an owner's loop may still lag
 0.825 s (0.93 s before) before its leases lapse."""
@@ -235,7 +235,7 @@ async def wait_provisioned(
     """Check, without creating anything, that every declared stream and bucket exists.
 
     What a service's own NATS user does at start and after a reconnect: it may not create
-    streams (issue 18, ADR 0014), the provisioner does. Raises NotProvisioned naming the
+    streams (ADR 0014), the provisioner does. Raises NotProvisioned naming the
     first one missing (the caller retries)."""
     report = ProvisionReport()
     for name in [s.name for s in streams] + [kv_stream(b.bucket) for b in buckets]:
@@ -278,7 +278,7 @@ async def _provision_bucket(js: JetStreamContext, kv: KvSpec, replicas: int) -> 
 
 
 async def _recreate_in_memory(js: JetStreamContext, kv: KvSpec, replicas: int) -> None:
-    """Move a bucket declared `memory` off file storage (issue 10: its renewals were fsynced).
+    """Move a bucket declared `memory` off file storage (its renewals were fsynced).
 
     A stream's storage cannot be updated, so the bucket is deleted and created again: only
     for memory buckets, whose keys are coordination (leases, heartbeats) that their owners

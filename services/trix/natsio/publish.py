@@ -49,7 +49,7 @@ with this message id is proposed but not applied yet, e.g. its ack was lost whil
 group was slow) and 10164 (JSStreamWrongLastSequenceConstantErr, "wrong last sequence": an
 expected-sequence check cannot be made while another message to the same subject is in
 process). Sent again with the same id, the publish is stored, or answered as a duplicate,
-or refused by the check for good (10071) once the one in process is applied (issue 19)."""
+or refused by the check for good (10071) once the one in process is applied."""
 
 
 RETRYABLE_OR_REFUSED: tuple[type[BaseException], ...] = (*RETRYABLE, nats.js.errors.APIError)
@@ -97,7 +97,7 @@ class JetStreams:
     async def key_value(self, bucket: str, timeout_s: float | None = None) -> KeyValue:
         """The bucket on the context of `timeout_s` (None: the connection's own). nats-py's
         `key_value` asks for the bucket's stream info on every call: a NATS request per
-        lookup (the gateway made two per sign-in, issue 16). Here only the first lookup of a
+        lookup (the gateway made two per sign-in). Here only the first lookup of a
         bucket asks (and raises BucketNotFoundError if it is missing)."""
         js = self.nats.jetstream if timeout_s is None else self.waiting(timeout_s)
         direct = self._direct.get(bucket)
@@ -128,7 +128,7 @@ async def ask_until(
     error is raised; any other error is raised at once. Each attempt waits `attempt_s`, or,
     with `min_attempt_s`, the time left (at least `min_attempt_s`), so that the last attempt
     ends by the deadline. On a NATS cluster a stream answers nothing while it elects a leader
-    (seconds, issue 19): a short attempt asked again is answered right after the election,
+    (seconds): a short attempt asked again is answered right after the election,
     a long one only when it times out. The one retry loop of the platform's NATS calls."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + deadline_s
@@ -181,7 +181,7 @@ async def publish_once(
         return await js.publish(subject, payload, timeout=wait_s, headers=dict(all_headers))
 
     # At most a quarter second between attempts (`MAX_RETRY_DELAY_S`): on a NATS cluster a
-    # stream has no leader for the RAFT election after its leader died (seconds, issue 19),
+    # stream has no leader for the RAFT election after its leader died (seconds),
     # and the first attempt after the election should come right after it.
     return await ask_until(
         once,

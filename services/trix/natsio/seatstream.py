@@ -59,7 +59,7 @@ callback, no task switch); False: the reader wants nothing more (it ended, or th
 the GameEnded). It must not block or raise."""
 OnCause = Callable[[str, events_pb2.ActionCause, int], None]
 """(table id, the seat action a feed batch answers, the batch's last sequence): told as the
-batch arrives, before any reader sees its events (issue 16: the gateway's acceptances)."""
+batch arrives, before any reader sees its events (the gateway's acceptances)."""
 
 
 def owner_history(
@@ -303,7 +303,7 @@ class LiveFeeds:
     async def _on_reconnect(self) -> None:
         """Every reader asks the owner at once after a reconnect: a batch published meanwhile
         was lost for it, and a reader waiting for a turn's deadline (or the 30 s quiet recheck)
-        would otherwise notice only then (issue 19: games paused 26-33 s after a NATS fault)."""
+        would otherwise notice only then (games paused 26-33 s after a NATS fault)."""
         for feed in list(self._feeds.values()):
             for reader in list(feed.readers):
                 reader.wake()
@@ -428,7 +428,7 @@ async def follow(
 
     With a `sink`, a live event that comes in order while this reader waits (everything
     yielded so far consumed, nothing missing) goes to `sink` in the subscription's callback
-    instead of being yielded: no task of the reader wakes for it (issue 16: four readers per
+    instead of being yielded: no task of the reader wakes for it (four readers per
     action at a gateway). What is read from the owner, and whatever follows a gap, is still
     yielded, so the consumer sees one ordered stream across both ways; an exception of the
     sink is raised here."""

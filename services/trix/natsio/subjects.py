@@ -43,7 +43,7 @@ def table_command(table_id: str, shards: int = TABLE_SHARDS) -> str:
 ACCEPTED_BY_CAUSE_HEADER = "Trix-Accepted-By-Cause"
 """On a seat action's table command (value "1"): the sender follows the table's feed, so
 a fresh acceptance reaches it as the feed batch's `cause` and the table sends no reply to
-it; errors and repeats are answered as ever (issue 16, `trix.table.codec.handle_command`)."""
+it; errors and repeats are answered as ever (`trix.table.codec.handle_command`)."""
 
 
 def table_commands_of_shard(shard: int) -> str:
@@ -152,14 +152,14 @@ def all_timers() -> str:
 
 
 def scoring_journal() -> str:
-    """The scoring service's journal (issue 8): every applied game event and wallet
+    """The scoring service's journal: every applied game event and wallet
     posting, in order; its projections are rebuilt by replaying it."""
     return f"{ROOT}.scoring.journal"
 
 
 def record_archived(table_id: str) -> str:
     """RecordArchived of a table, published by scoring once the finished game's record is in
-    its journal; the table service then purges the table's log, snapshot and seed (issue 4)."""
+    its journal; the table service then purges the table's log, snapshot and seed."""
     return f"{ROOT}.scoring.archived.{token(table_id, 'table id')}"
 
 

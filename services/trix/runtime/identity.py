@@ -71,7 +71,7 @@ SERVICE_SCOPES: dict[str, frozenset[str]] = {
     "timers": frozenset({SCOPE_SEAT, SCOPE_PUBLIC}),
     "matchmaking": frozenset({SCOPE_CREATE}),
 }
-"""What a service token may do at the table, by the service it names (issue 42, finding 4):
+"""What a service token may do at the table, by the service it names:
 one RPC family a scope; a name not listed (scoring's) may do none of it. A check is one set
 lookup on the verified (cached) caller, no crypto per action."""
 NO_SCOPES: frozenset[str] = frozenset()
@@ -256,7 +256,7 @@ class Identity:
     def requested_by(self, context: grpc.aio.ServicerContext[Any, Any], claimed: str) -> str:
         """The player whose own signed-in request this call is: a player token naming `claimed`,
         or a service token (as `player`) carrying that player's token too (PLAYER_METADATA), so
-        a compromised service alone cannot spend a player's coins (issue 42, finding 2)."""
+        a compromised service alone cannot spend a player's coins."""
         caller = self.caller(context)
         if caller.is_service:
             own = verify(self.keys, metadata_token(context, PLAYER_METADATA), time.time(), roles=(ROLE_PLAYER,))

@@ -98,7 +98,7 @@ class _Call:
 
 REFUSAL_LOG_EVERY_S = 60.0
 """A refused call is counted (`trix_rpc_refused_total`); a log line is written for the first of
-each method and reason a minute, with how many there were since (issue 42: one line each made
+each method and reason a minute, with how many there were since (one line each made
 a review's gateway.log 4,554 lines)."""
 
 
@@ -274,7 +274,7 @@ class RuntimeInterceptor(grpc.aio.ServerInterceptor):
             return  # KeyboardInterrupt, SystemExit, GeneratorExit: let them through
         if isinstance(exc, NATS_TRANSIENT):
             # NATS did not answer in time (a reconnect, a stream electing its leader after a
-            # node died: issue 19): not a bug, the call may be retried as it is.
+            # node died): not a bug, the call may be retried as it is.
             call.code = grpc.StatusCode.UNAVAILABLE
             log.warning("rpc unavailable: nats did not answer", grpc_method=method, error=type(exc).__name__)
             await context.abort(call.code, "briefly unavailable, try again")

@@ -325,7 +325,7 @@ C = TypeVar("C", bound=HasRuntimeConfig)
 
 GC_THRESHOLDS = (5000, 10, 10)
 """Every service process's cyclic-garbage thresholds (Python's default: 700, 10, 10), set by
-`run_main`. Measured on the gateway at 400 tables (issue 16, ADR 0012): with the default a
+`run_main`. Measured on the gateway at 400 tables (ADR 0012): with the default a
 run paid three full collections (up to 0.17 s of CPU each, 0.3-0.8 s of wall time on a
 loaded box: a stall of every player of the replica), mostly while 1,600 players signed in,
 and the steady play still a young one every 3 s; with 5,000 none was full and the steady
@@ -351,7 +351,7 @@ few minutes of steady play."""
 
 GC_FREEZE_PROMOTED = True
 """What survives a collection of the middle generation (and so moves to the oldest) is frozen
-at once (ADR 0024, issue 16), not left for a full collection to scan: in a 1,000-table run the
+at once (ADR 0024), not left for a full collection to scan: in a 1,000-table run the
 gateway's ramp still left two long full collections, 1.0 s and, two minutes later, 0.68 s
 scanning the 487,000 objects of the sessions opened after the first: a stall of every player.
 What is frozen is either alive (a session's calls, tasks and coroutines) or freed by reference

@@ -62,7 +62,7 @@ class ArchiveNotices:
         self.js = js
 
     async def record_archived(self, table_id: str, sequence: int) -> None:
-        """The record is in the journal: tell the table service (issue 4, ADR 0003)."""
+        """The record is in the journal: tell the table service (ADR 0003)."""
         body = events_pb2.RecordArchived(table_id=table_id, game_ended_sequence=sequence)
         await publish_once(
             self.js,

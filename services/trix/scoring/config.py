@@ -53,12 +53,12 @@ class ScoringConfig:
     (`trix.natsio.names.SCORING_CONSUMER`, granted to the scoring user) is accepted."""
     replay_records: bool = True
     """TRIX_SCORING_REPLAY_RECORDS: replay a started game's record and compare it with its
-    GameEnded before paying or rating (`trix.scoring.audit`, issue 18). Only the wallet and
+    GameEnded before paying or rating (`trix.scoring.audit`). Only the wallet and
     rating tests, which publish hand-made records, turn it off."""
     keys: Keys = field(default_factory=Keys, repr=False)
     """TRIX_PLAYER_TOKEN_KEY and TRIX_SERVICE_TOKEN_KEY: a stake call carries a player's token
     (the gateway's) for that player or matchmaking's service token (`trix.runtime.identity`);
-    both required (issue 18)."""
+    both required."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ScoringConfig:

@@ -85,7 +85,7 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
     def _viewer(self, context: Context) -> str:
         """Who reads standings, a record or a history: everyone's with the admin credential
         (ALL_VIEWERS), the player of a player token (the gateway signs one for its caller), else
-        "" (anyone: public tables only; issue 42, finding 5)."""
+        "" (anyone: public tables only)."""
         credential = _admin_credential(context)
         if credential is not None:
             self.service._check_admin(credential)
@@ -163,7 +163,7 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
 
     def _owner_or_admin(self, context: Context, player_id: str) -> None:
         """A player's wallet is read by that player (their token, through the gateway),
-        matchmaking (its service token) or an operator (the admin credential): issue 18."""
+        matchmaking (its service token) or an operator (the admin credential)."""
         credential = _admin_credential(context)
         if credential is not None:
             self.service._check_admin(credential)

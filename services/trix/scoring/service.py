@@ -147,7 +147,7 @@ def settlement_postings(
 
 
 class ScoringService:
-    """The scoring's domain logic (issue 8)."""
+    """The scoring's domain logic."""
 
     def __init__(
         self,
@@ -374,7 +374,7 @@ class ScoringService:
         """docs/rules.md §13 "Joining debits the stake from each player's balance into the table's pot":
         the ticket's held stake moves into the pot (any excess goes back to the player). A seat
         without a held ticket of its own pays nothing: coins leave a balance only through a hold
-        its player's own request made, never on a MatchFormed's word (issue 42, finding 2)."""
+        its player's own request made, never on a MatchFormed's word."""
         stake = int(event["stake"])
         tickets: list[str] = [str(t) for t in event.get("ticket_ids", [])]
         funded: dict[str, int] = {}
@@ -461,7 +461,7 @@ class ScoringService:
 
     def _visible(self, table_id: str, viewer: str) -> TableView | None:
         """The table's view, PermissionDenied if it is private and `viewer` not one of its
-        players (issue 42, finding 5: `TableView.visible_to`)."""
+        players (`TableView.visible_to`)."""
         view = self.state.tables.get(table_id)
         if view is not None and not view.visible_to(viewer):
             raise PermissionDenied("a private table's standings and record are visible to its players only")
@@ -476,7 +476,7 @@ class ScoringService:
 
     def history(self, player_id: str, page_size: int, page_token: str, viewer: str) -> tuple[list[GameSummary], str]:
         """A player's finished games, newest first; their private games only if `viewer` sat
-        at them (issue 42, finding 5)."""
+        at them."""
         _check_id(player_id, "player_id")
         start, size = _page(page_size, page_token)
         tables = self.state.tables

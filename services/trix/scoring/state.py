@@ -125,9 +125,9 @@ class TableView:
     commitment: str = ""
     """The fairness commitment the TableCreated announced (docs/rules.md §11)."""
     disputed: str = ""
-    """Why its GameEnded was not settled: it disagrees with its own record (issue 18)."""
+    """Why its GameEnded was not settled: it disagrees with its own record."""
     private: bool = False
-    """A private table: its standings, record and history row are its players' only (issue 42)."""
+    """A private table: its standings, record and history row are its players' only."""
 
     def visible_to(self, viewer: str | None) -> bool:
         """Whether `viewer` (a player id; ALL_VIEWERS for an operator, "" for anyone) may see

@@ -40,7 +40,7 @@ from trix.table.table import ALL, PUBLIC_ONLY, Routed
 from trix.v1 import events_pb2, table_pb2
 
 RESULT_BODIES = frozenset({"table_created", "seat_control_changed", "deal_scored", "game_ended"})
-"""The public events scoring settles from: stored on TABLE_RESULTS (issue 16)."""
+"""The public events scoring settles from: stored on TABLE_RESULTS."""
 
 log = structlog.get_logger("trix.table.nats")
 
@@ -62,28 +62,28 @@ is in process: retried by `publish_once` (`IN_PROCESS`); still so at its deadlin
 APPEND_ATTEMPT_S = 1.0
 """One attempt of a log append waits this long before it is sent again (same message id): a
 publish into a SIGSTOPped or cut-off leader gets no answer, and the first attempt after the
-election should not wait out a longer timeout (issue 19). A late ack of an earlier attempt
+election should not wait out a longer timeout. A late ack of an earlier attempt
 makes the next one a duplicate: the table reloads and answers the stored result."""
 PUBLISH_ATTEMPT_S = 0.5
 """The same for a snapshot or a result (each stored once by its message id, a late ack's repeat
 answered as a duplicate): each holds its table's lock, and a 2 s attempt sent into an election
-held the table's next command up to 2 s after the stream answered again (issue 42)."""
+held the table's next command up to 2 s after the stream answered again."""
 HEARTBEAT_ATTEMPT_S = 0.5
 """A replica's heartbeat waits this long for its ack; failed, it is sent again `leases.RETRY_S`
 later. Sent into an election of the replicas bucket (a leader stopped or cut off), the
 connection's 5 s request held the next heartbeat back for up to 5 s after the bucket answered
-again, and the other replicas, hearing none for the TTL (1.5 s), took this one's shards (issue 42)."""
+again, and the other replicas, hearing none for the TTL (1.5 s), took this one's shards."""
 READ_ATTEMPT_S = 0.5
 """One attempt of a read of a table's storage (a log entry, its snapshot, its seed, the log's
 tables) waits this long before it is asked again. A JetStream API request sent while the stream
 has no leader (the RAFT election after its leader died, 4-9 s) is never answered: with the
 connection's 5 s request timeout a read sent just before the election ended waited out the rest
 of its 5 s, holding the table's lock (every command of the table queued behind it) or a shard's
-rebuild, and back-to-back elections chained such waits (issue 19: play resumed 4.6 s after
-TABLE_LOG answered again, three 5 s timeouts in a row). 0.5 s, was 1 s (issue 42)."""
+rebuild, and back-to-back elections chained such waits (play resumed 4.6 s after
+TABLE_LOG answered again, three 5 s timeouts in a row). 0.5 s, was 1 s."""
 LIST_ATTEMPT_S = 1.0
 """The same for the list of the log's tables (`log_tables`, at a shard's rebuild): one stream
-info listing every table's subject, heavier than a read of one message. 1 s, was 3 s (issue 42:
+info listing every table's subject, heavier than a read of one message. 1 s, was 3 s (ADR 0021:
 a shard taken over from a replica cut off, while TABLE_LOG changed leader after a node's
 partition healed, was rebuilt in 3.8 s, its games waiting)."""
 READ_DEADLINE_S = 10.0
@@ -112,7 +112,7 @@ class JetStreamStore:
         return await ask_until(lambda _timeout: call(js), deadline_s=READ_DEADLINE_S, attempt_s=attempt_s)
 
     async def append(self, table_id: str, entry: bytes, msg_id: str, expected_last: int) -> int:
-        """Append after the entry at `expected_last`, fenced by the writer epoch (issue 19): a
+        """Append after the entry at `expected_last`, fenced by the writer epoch: a
         writer appends only after an entry of its own epoch or an older one. Together with
         Nats-Expected-Last-Subject-Sequence (the entry appended after is the log's last), the
         epochs along a table's log never go back, so a stale owner (its lease taken by a newer
@@ -163,7 +163,7 @@ class JetStreamStore:
 
     async def read_log(self, table_id: str, after: int) -> AsyncIterator[tuple[int, bytes]]:
         """The table's entries after log sequence `after`, from the stream's leader: a direct get
-        may be answered by a follower still behind (a node catching up after a fault, issue 19),
+        may be answered by a follower still behind (a node catching up after a fault),
         and a table rebuilt without its last entries answered "last_seen_sequence is ahead of
         the table" until it caught up."""
         subject = subjects.table_log(table_id)
@@ -191,7 +191,7 @@ class JetStreamStore:
 
     async def keep_secret(self, table_id: str, seed: bytes) -> bytes:
         """Store `seed` as the table's unless one is stored (compare-and-set: create); returns
-        the table's seed, the first stored (issue 19: a create that ran again, a MatchFormed
+        the table's seed, the first stored (a create that ran again, a MatchFormed
         redelivered while the first create's entry was still in process, overwrote the seed
         the log's create entry was made with, and the table never replayed again)."""
         kv = await self._reads.key_value(SECRETS_BUCKET)
@@ -341,7 +341,7 @@ class TableBus:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         while True:
-            # No responders: the table's shard is changing hands (issue 5); the same bytes
+            # No responders: the table's shard is changing hands; the same bytes
             # (same action id) are sent again until the deadline, so nothing applies twice.
             try:
                 msg = await self.nats.client.request(

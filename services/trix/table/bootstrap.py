@@ -135,7 +135,7 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
 
     await nats.client.subscribe(subjects.table_live(), cb=live_tables(service, router))
     # After a reconnect, each live table's last batch goes again: one sent into the dying
-    # connection is lost for every reader (core NATS), the timers included (issue 19). At
+    # connection is lost for every reader (core NATS), the timers included. At
     # once: core publishes, no need to wait for the streams' check after the reconnect.
     nats.core_reconnect_hooks.append(service.republish_last)
     archiver = Archiver(service)

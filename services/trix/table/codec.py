@@ -86,7 +86,7 @@ async def dispatch(
 async def handle_command(service: TableService, data: bytes, token: str | None, *, quiet: bool = False) -> bytes | None:
     """Bytes in, bytes out: never raises. `quiet` (the caller follows the table's feed,
     `ACCEPTED_BY_CAUSE_HEADER`): a seat action this command freshly accepted and
-    announced in its feed batch's `cause` gets no reply (None, issue 16); errors, repeats
+    announced in its feed batch's `cause` gets no reply (None); errors, repeats
     and everything else are answered."""
     reply = table_pb2.TableCommandReply()
     announced: list[str] = []
@@ -98,7 +98,7 @@ async def handle_command(service: TableService, data: bytes, token: str | None, 
         reply.error.kind = error_kind(err)
         reply.error.message = err.public_message
     except RETRYABLE as exc:
-        # Not a bug: NATS did not answer in time (issue 19). A retry with the same action id
+        # Not a bug: NATS did not answer in time. A retry with the same action id
         # applies it once: answered with its first result if it was stored meanwhile.
         log.warning("nats did not answer", error=type(exc).__name__)
         unavailable = Unavailable("the table's storage is briefly unavailable; retry with the same action id")

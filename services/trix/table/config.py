@@ -28,7 +28,7 @@ class TableConfig:
     keys: Keys = field(repr=False)
     """TRIX_PLAYER_TOKEN_KEY (players' tokens, signed by the gateway) and TRIX_SERVICE_TOKEN_KEY
     (services' tokens; the table signs its own CreateTable on a MatchFormed with it), both
-    required (trix.runtime.identity, issue 18)."""
+    required (trix.runtime.identity)."""
     command_timeout_s: float = 10.0
     """TRIX_TABLE_COMMAND_TIMEOUT_S: how long the gRPC API waits for the owner's reply."""
     purge_finished: bool = True

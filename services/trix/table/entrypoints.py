@@ -40,11 +40,11 @@ from trix.v1 import events_pb2, table_pb2
 log = structlog.get_logger("trix.table.nats")
 
 MATCH_CONSUMER = names.TABLE_MATCH_CONSUMER
-"""Durable pull consumer of MatchFormed, shared by the replicas (issue 5; ADR 0020: it was the
+"""Durable pull consumer of MatchFormed, shared by the replicas (ADR 0020: it was the
 push consumer `table-match-formed-q` of a queue group)."""
 ARCHIVE_STREAM = names.SCORING_ARCHIVED_STREAM
 ARCHIVE_CONSUMER = names.TABLE_ARCHIVE_CONSUMER
-"""Durable pull consumer of RecordArchived, shared by the replicas (issue 4; it was the push
+"""Durable pull consumer of RecordArchived, shared by the replicas (it was the push
 consumer `table-records-archived-q` of a queue group)."""
 CONSUMER_BATCH = 16
 """Messages one replica fetches at once from a shared consumer (the others fetch the rest)."""
@@ -83,7 +83,7 @@ async def watch_leases(kv: KeyValue, manager: LeaseManager, *, members: bool) ->
 
 class LeaseWatchers:
     """The two watchers feeding a `LeaseManager` (heartbeats, leases), started again from every
-    key's latest value when the manager finds one deaf (`LeaseManager.rewatch`, issue 19)."""
+    key's latest value when the manager finds one deaf (`LeaseManager.rewatch`)."""
 
     def __init__(self, replicas: KeyValue, leases: KeyValue, manager: LeaseManager) -> None:
         self.replicas = replicas
@@ -271,7 +271,7 @@ class MatchCreator:
 
 
 class Archiver:
-    """RecordArchived (scoring stored a finished game's record) -> purge the table (issue 4).
+    """RecordArchived (scoring stored a finished game's record) -> purge the table.
 
     A durable pull consumer the replicas share on SCORING_ARCHIVED: the message is acked
     once the table's owner has purged (or refused) it; a replica that does not own the

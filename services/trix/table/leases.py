@@ -29,7 +29,7 @@ log = structlog.get_logger("trix.table.leases")
 RENEW_S = TABLE_LEASE_TTL_S / 4
 """Heartbeat period: a quarter of the TTL (0.375 s), so three heartbeats fall within `VALID_S` of
 the last one; one KV write per period per replica (it was one per held shard: 64 shards, ~96
-writes/s, issue 16). A failed heartbeat is retried after `RETRY_S`."""
+writes/s). A failed heartbeat is retried after `RETRY_S`."""
 RETRY_S = 0.2
 """Pause before the next renewal round when one in this round failed (NATS hiccup)."""
 VALID_S = 1.2
@@ -37,7 +37,7 @@ VALID_S = 1.2
 another replica takes the shard only after it has *seen* no renewal for the TTL (it saw the
 renewal after it was sent). Renewals come every `RENEW_S`, so it survives two late or failed
 ones; a round may start `VALID_S - RENEW_S` (0.825 s) late before the leases lapse (0.93 s with
-the 2 s TTL before issue 42)."""
+the 2 s TTL before, ADR 0021)."""
 MEMBER_TTL_S = 5.0
 """A replica whose heartbeat has not been seen for this long no longer counts in the quotas.
 Longer than the lease TTL on purpose: under a saturated CPU heartbeats arrive late and in
@@ -53,7 +53,7 @@ SERVE_WINDOW_S = 12.0
 """How long a replica whose rebuild of newly won shards failed tries it again while holding
 (and renewing) their leases, before giving them up (`LeaseManager.serve_window_s`): longer than
 a NATS election of TABLE_LOG (4-9 s), the usual cause. Given up at once, the shards waited for a
-later balance round and a new lease (issue 19: play resumed only after 21 s)."""
+later balance round and a new lease (play resumed only after 21 s)."""
 SERVE_PAUSE_S = 0.5
 """First pause before a failed rebuild is tried again (doubling, at most 2 s)."""
 ECHO_S = 2.0
@@ -106,12 +106,12 @@ class LeaseManager:
     leaving: bool = False
     kv_down_since: float | None = None
     """When this replica's heartbeat started failing (NATS away, or the buckets' stream with no
-    leader after a NATS node died: issue 19); None while it succeeds."""
+    leader after a NATS node died); None while it succeeds."""
     unechoed_since: float | None = None
     """When the oldest heartbeat of this replica that its watcher has not delivered back was
     sent (None: the last one came back). The watcher is known current up to then only, so the
     others' silence is counted up to then (`horizon`): a deaf watcher never makes a live
-    replica look dead (issue 19: a replica healed from a partition took the shards of live
+    replica look dead (a replica healed from a partition took the shards of live
     ones)."""
     lease_unechoed: dict[int, tuple[int, float]] = field(default_factory=dict)
     """Shard -> (revision, when) of a lease write of this replica not yet seen by the watcher."""
@@ -156,7 +156,7 @@ class LeaseManager:
         failed from `since` to `now`). Nobody could heartbeat meanwhile, so the silence of the
         replicas alive before it says nothing of them: each gets a fresh TTL from now, instead
         of every replica counting all the others dead at once and fighting over every shard
-        (issue 19: a NATS election, seconds, is longer than the TTL). Only later, never
+        (a NATS election, seconds, is longer than the TTL). Only later, never
         earlier, takeovers follow: a replica that died meanwhile is noticed one TTL later.
         A replica cut off alone is not forgiven by the others (they saw no outage)."""
         self.kv_down_since = None
@@ -189,7 +189,7 @@ class LeaseManager:
         return any(now - at > ECHO_S for _, at in self.lease_unechoed.values())
 
     def fenced(self, shard: int) -> None:
-        """A newer owner wrote a table of the shard (the log's writer epochs, issue 19): the
+        """A newer owner wrote a table of the shard (the log's writer epochs): the
         lease was taken and the watcher did not say so. Stop serving the shard."""
         if shard in self.held:
             log.warning("shard lease lost: a newer owner wrote its log", shard=shard)
@@ -203,7 +203,7 @@ class LeaseManager:
 
         During such an outage (a NATS election of the buckets' stream, seconds) no replica can
         take the shard (that takes a write to the buckets), so the owner writes on instead of
-        stopping every table for the election (issue 19). The cases where the buckets answer
+        stopping every table for the election. The cases where the buckets answer
         others but not this replica (its connection cut, its node alone in a partition) leave
         it unable to append to the log too, and an append that lands late (sent before the
         cut) is fenced by the log: expected last sequence and writer epoch."""

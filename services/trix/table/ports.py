@@ -24,7 +24,7 @@ class LogConflict(Exception):
 
 class StaleWriter(Exception):
     """The log's last entry was written under a newer lease epoch than this replica's: another
-    replica won the table's shard after it (issue 19). Never retried here: the table is not
+    replica won the table's shard after it. Never retried here: the table is not
     this replica's any more."""
 
 
@@ -65,7 +65,7 @@ class EventSink(Protocol):
 
     async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
         """An action's event copies to their readers, and its results durably (awaited);
-        `cause`: the seat action they answer, if a player's (issue 16). True when the feed
+        `cause`: the seat action they answer, if a player's. True when the feed
         batch carrying `cause` was handed to NATS (the action is announced: `ANNOUNCED`)."""
         ...
 

@@ -65,8 +65,8 @@ READ_LIMIT = 512
 
 ANNOUNCED: ContextVar[list[str] | None] = ContextVar("trix_table_announced", default=None)
 """Set by a command's handler (`trix.table.codec.handle_command`) to a list of its own: the
-action ids this command freshly accepted and announced in a feed batch's `cause` (issue 16:
-a gateway that follows the table ends its request on that cause, and the table sends it no
+action ids this command freshly accepted and announced in a feed batch's `cause` (a
+gateway that follows the table ends its request on that cause, and the table sends it no
 reply). A repeated action id, an error, or an entry whose feed batch did not go out adds
 nothing, so those are always answered. Task-local, so concurrent commands never mix."""
 
@@ -103,8 +103,8 @@ class TableService:
         self.store = store
         self.sink = sink
         self.may_write = may_write
-        """Whether this replica serves the table's shard under a valid lease (the shard router,
-        issue 5); checked right before every append."""
+        """Whether this replica serves the table's shard under a valid lease (the shard router);
+        checked right before every append."""
         self.clock = clock
         self.new_seed = new_seed
         self.tables: dict[str, Table] = {}
@@ -113,11 +113,11 @@ class TableService:
         """Each table's latest event copies, in order (`read_events`), as (sequence, audience,
         the event's bytes): tuples of numbers and bytes are not tracked by Python's cyclic
         collector, so 1,000 tables' 512 copies are not half a million objects that every full
-        collection scans (a 0.38 s pause of the table in a 1,000-table run, issue 16)."""
+        collection scans (a 0.38 s pause of the table in a 1,000-table run)."""
         self.tokens = VerifiedTokens(config.keys)
         """The callers' tokens, each verified once until it expires (`trix.table.codec`)."""
         self.announced_only = 0
-        """Seat actions answered by their feed batch's `cause` alone, with no reply (issue 16)."""
+        """Seat actions answered by their feed batch's `cause` alone, with no reply."""
         self.recover_concurrency = 16
         self._reloaded: dict[str, float] = {}
         self.on_stale_writer = on_stale_writer
@@ -167,7 +167,7 @@ class TableService:
         data = json.dumps(entry, separators=(",", ":")).encode()
         msg_id = f"{table.table_id}.{entry['id']}"
         if not self.may_write(table.table_id):
-            # Lease lost or lapsed (issue 5): UNAVAILABLE, so the caller retries with the same action id.
+            # Lease lost or lapsed: UNAVAILABLE, so the caller retries with the same action id.
             raise Unavailable("this replica no longer owns the table; retry with the same action id")
         try:
             trial.log_seq = await self.store.append(table.table_id, data, msg_id, table.log_seq)
@@ -214,7 +214,7 @@ class TableService:
         ]
 
     async def _finish(self, table: Table) -> None:
-        """Game over: final snapshot, players' current-table index cleared (issue 4)."""
+        """Game over: final snapshot, players' current-table index cleared."""
         await self.store.put_snapshot(table.table_id, table.to_snapshot())
         for seat in table.seats:
             if seat.player_id and not seat.bot:
@@ -237,7 +237,7 @@ class TableService:
             check_create(request)
             # Before the log, so recovery always finds it; the first seed stored is the table's:
             # a create that runs again (its first attempt's entry still in process, or stored
-            # and its answer lost) makes the same entry, and the log replays (issue 19).
+            # and its answer lost) makes the same entry, and the log replays.
             seed = await self.store.keep_secret(table_id, self.new_seed())
             commitment = fairness.commitment(seed)  # §11: only the commitment is published
             entry: dict[str, Any] = {
@@ -281,7 +281,7 @@ class TableService:
                 raise IllegalMove("game is over")
             if header.last_seen_sequence > table.sequence and self._may_reload(table_id):
                 # The caller saw more than this replica holds (it rebuilt the table from a log
-                # that had not caught up yet, issue 19): from the log again, then decide.
+                # that had not caught up yet): from the log again, then decide.
                 await self._reload(table_id)
                 table = self._table(table_id)
                 if action_id in table.results:
@@ -366,7 +366,7 @@ class TableService:
             table = self._table(table_id)
             if turn_seq > table.sequence and not table.finished:
                 # The timers heard of a turn this replica does not hold: its table is behind the
-                # log (issue 19: an owner cut off appended one more entry after this replica had
+                # log (an owner cut off appended one more entry after this replica had
                 # rebuilt the table, and published it once the cut healed). From the log again,
                 # then decide; never refused for good on stale state (the turn would wait for ever).
                 if not self._may_reload(table_id):
@@ -391,7 +391,7 @@ class TableService:
 
     def authorize_view(self, caller: Caller, table_id: str, seat: int, invitation: str = "") -> Table:
         table = self._table(token(table_id, "table id"))
-        if caller.is_service:  # issue 42, finding 4: hands are the table's and the operators' only
+        if caller.is_service:  # hands are the table's and the operators' only
             if caller.may(SCOPE_HANDS) or (seat == -1 and caller.may(SCOPE_PUBLIC)):
                 return table
             raise PermissionDenied(f"service {caller.name} may not read {'a seat' if seat != -1 else 'this table'}")
@@ -453,7 +453,7 @@ class TableService:
                 break
         return out, table.sequence
 
-    # -- expiry of finished tables (issue 4) ---------------------------------------------------
+    # -- expiry of finished tables ---------------------------------------------------
 
     async def archive(self, table_id: str, game_ended_sequence: int) -> bool:
         """RecordArchived: scoring stored this finished game's record, so the table's private

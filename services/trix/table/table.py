@@ -514,7 +514,7 @@ class Table:
         created = events_pb2.TableCreated(
             variant=r.variant, options=r.options, seats=self.seats, commitment=self.commitment, match_id=r.table_id
         )
-        created.private_table = r.private_table  # its players' only at scoring too (issue 42)
+        created.private_table = r.private_table  # its players' only at scoring too
         if r.HasField("stake"):
             created.stake.CopyFrom(r.stake)
             # docs/rules.md §13: scoring moves each seat's held ticket stake into the pot.

@@ -57,8 +57,8 @@ class TimersConfig:
     fetch_linger_s: float = 0.02
     """TRIX_TIMERS_FETCH_LINGER_S: after a fetch that did not fill its batch, wait this long before
     the next one, so events arriving meanwhile come in one fetch (each fetch is a pull request,
-    a "no messages" answer and a lingering request: 2-3 NATS messages per event at low load,
-    issue 10). Far below any deadline; 0 = fetch again at once."""
+    a "no messages" answer and a lingering request: 2-3 NATS messages per event at low load).
+    Far below any deadline; 0 = fetch again at once."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TimersConfig:

@@ -102,7 +102,7 @@ class TableDoc:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (same shape as `dataclasses.asdict`, built by hand: asdict's
-        deep recursion was ~7 % of the timers' CPU under load, issue 10)."""
+        deep recursion was ~7 % of the timers' CPU under load)."""
         turn = self.turn
         return {
             "table_id": self.table_id,
@@ -174,7 +174,7 @@ class TableDoc:
 
 def copy_doc(doc: TableDoc) -> TableDoc:
     """A deep copy (what `TableDoc.from_json(doc.to_json())` gives, without the dicts: the
-    timers copy a document per action, issue 16)."""
+    timers copy a document per action)."""
     turn = doc.turn
     return TableDoc(
         table_id=doc.table_id,
@@ -262,7 +262,7 @@ def _slot_json(slot: Slot) -> dict[str, Any]:
 
 def durable_part(data: dict[str, Any]) -> dict[str, Any]:
     """What of a document (`TableDoc.to_json`) must survive a restart: all but the turn (it
-    lives in memory, issue 16), and of each seat's timeouts only those since its last own
+    lives in memory), and of each seat's timeouts only those since its last own
     answer (docs/rules.md §10 "timeouts in a row"), so a turn answered in time writes nothing."""
     out = {k: v for k, v in data.items() if k != "turn"}
     seats = []

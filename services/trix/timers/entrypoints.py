@@ -120,8 +120,8 @@ class TimersNats:
             await replicas.delete(f"r.{self.service.replica_id}")
 
     async def catch_up(self) -> int:
-        """Read what this replica missed: the table events travel unstored on core NATS
-        (issue 16), so a replica that was down or disconnected asks every table replica for
+        """Read what this replica missed: the table events travel unstored on core NATS,
+        so a replica that was down or disconnected asks every table replica for
         its unfinished tables (`trix.table.live`) and each owner for the public events after
         what its document of the table reflects (`read_events`); they are folded in like a
         live batch. Returns the events read. Never raises (logged)."""
@@ -179,7 +179,7 @@ class TimersNats:
         task.add_done_callback(done)
 
     async def _events_lane(self, before: asyncio.Task[None] | None, events: list[events_pb2.Event]) -> None:
-        """One table's batch: one document write for all its events (issue 10), after the
+        """One table's batch: one document write for all its events, after the
         table's previous batch; a failed write is tried again until it holds or the replica
         stops (a repeated event is harmless: `apply_event` guards by sequence)."""
         if before is not None:

@@ -30,7 +30,7 @@ class TimersApi(timers_pb2_grpc.TimersServiceServicer):
     def __init__(self, service: TimersService) -> None:
         self.service = service
         self.keys = Keys(service=service.config.service_key)
-        """A player's presence is answered only to a service's token (issue 18: it was answered
+        """A player's presence is answered only to a service's token (it was answered
         to any caller); the timers hold no player key, so players ask through their table."""
 
     async def ListDeadlines(

@@ -54,7 +54,7 @@ class TimersService:
 
     _sleeping_until = float("-inf")
     """When the runner wakes by itself (-inf while it works): a new due time wakes it early only
-    if it comes before (a turn's deadline rarely does: no runner round per action, issue 16)."""
+    if it comes before (a turn's deadline rarely does: no runner round per action)."""
 
     def __init__(
         self,
@@ -99,7 +99,7 @@ class TimersService:
 
         The document starts from this replica's copy in memory (its own writes, the watch,
         and the turns it folded) with the last known revision: no read before a write. A
-        turn changes nothing durable (issue 16, ADR 0012): deadlines live in memory, fed by
+        turn changes nothing durable (ADR 0012): deadlines live in memory, fed by
         the public batches every replica takes, rebuilt from the table owners after a
         restart or a reconnect (`entrypoints.TimersNats.catch_up`); AutoAct is idempotent
         per turn at the table, so a turn needs no claim to be applied once. Presence, timeouts
@@ -153,7 +153,7 @@ class TimersService:
 
     def known_sequence(self, table_id: str) -> int:
         """The latest table sequence this replica's document of a table reflects (0: none): a
-        replica catching up reads the table's public events after it (issue 16)."""
+        replica catching up reads the table's public events after it."""
         doc = self._docs.get(table_id)
         if doc is None:
             return 0
@@ -178,7 +178,7 @@ class TimersService:
         of it can need the store: the table's document is known (in memory, with its
         revision), it is `quiet` and the batch's watched events are all TurnStarted. That is
         what `on_events` would do (a turn changes nothing durable, so it writes nothing), on
-        the document itself instead of a copy, without a task or an await (issue 16: the
+        the document itself instead of a copy, without a task or an await (the
         steady path, one call per action). False, with nothing changed, when the batch needs
         `on_events`."""
         if not events:
@@ -212,7 +212,7 @@ class TimersService:
     async def on_events(self, events: list[events_pb2.Event]) -> None:
         """Public table events in stream order (one fetched batch of one table's subject):
         every event of a table folded into its document, then ONE compare-and-set write
-        per table (not one per event: issue 10). Redelivered or out-of-order events are
+        per table (not one per event). Redelivered or out-of-order events are
         harmless (`apply_event` guards every field by sequence)."""
         by_table: dict[str, list[events_pb2.Event]] = {}
         for event in events:
@@ -363,7 +363,7 @@ class TimersService:
         `_index` wakes it for an earlier one), `tick_s` at most. Each table has one due time
         (`_due`); the heap keeps every due time pushed, and those a newer one replaced are
         dropped when they reach its top, due or not, so the runner never wakes for a turn
-        that was answered (issue 16: it ticked every 50 ms in `trix up`, and woke for every
+        that was answered (it ticked every 50 ms in `trix up`, and woke for every
         answered turn's old deadline). The `tick_s` bound (1 s) only limits how late a
         deadline fires after the wall clock steps forward (waits run on the monotonic clock)."""
         heap, due_of = self._heap, self._due
