@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 
 import structlog
 
@@ -39,7 +38,7 @@ from trix.matchmaking.wishes import Wish
 log = structlog.get_logger("trix.matchmaking")
 
 
-@dataclass(eq=False)
+@dataclasses.dataclass(eq=False)
 class Claims:
     """Matches committed, completed, aborted and recovered (see the module docstring)."""
 
@@ -48,8 +47,8 @@ class Claims:
     tickets: TicketStore
     view: PartitionView
     clock: Callable[[], float]
-    matches_formed: int = field(default=0, init=False)
-    claim_conflicts: int = field(default=0, init=False)
+    matches_formed: int = dataclasses.field(default=0, init=False)
+    claim_conflicts: int = dataclasses.field(default=0, init=False)
 
     async def commit(self, wish: Wish, seats: Sequence[Ticket | None], revisions: dict[str, int]) -> bool:
         """The claim protocol for one queue group; False if a ticket changed under us."""
