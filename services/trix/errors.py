@@ -68,7 +68,7 @@ class Unauthenticated(DomainError):
 class ResourceExhausted(DomainError):
     """A rate limit, a message size limit, or an insufficient balance for a stake. A rate
     limit names `retry_after_s`, the delay to wait: sent as `google.rpc.RetryInfo` in the
-    status details (issue 40)."""
+    status details."""
 
     code_name = "RESOURCE_EXHAUSTED"
 

@@ -81,7 +81,7 @@ class GatewayConfig:
     """TRIX_GATEWAY_CALL_TIMEOUT_S: deadline of every internal call (NATS request or gRPC)."""
     rate_per_s: float = 20.0
     """TRIX_GATEWAY_RATE_PER_S: actions a player may send per second (token bucket); every other call
-    or Session request has a bucket of its own with the same numbers (issue 40: reads never cost a
+    or Session request has a bucket of its own with the same numbers (reads never cost a
     turn). The numbers are documented in proto/trix/v1/gateway.proto."""
     rate_burst: int = 40
     """TRIX_GATEWAY_RATE_BURST: bucket size of the rate limit."""

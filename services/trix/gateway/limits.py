@@ -60,5 +60,5 @@ class RateLimiter:
 
 
 def rate_limited(limiter: RateLimiter) -> ResourceExhausted:
-    """The refusal of a request over its bucket, with the delay to wait (issue 40)."""
+    """The refusal of a request over its bucket, with the delay to wait."""
     return ResourceExhausted("rate limit: slow down", retry_after_s=limiter.wait_s())

@@ -117,7 +117,7 @@ class GatewayService:
         self.call_limits = KeyedLimits(config.rate_per_s, config.rate_burst)
         """Plain calls other than actions (reads, matchmaking, queries), per player."""
         self.action_limits = KeyedLimits(config.rate_per_s, config.rate_burst)
-        """SubmitAction, per player: a bucket of its own, so reads never cost a turn (issue 40)."""
+        """SubmitAction, per player: a bucket of its own, so reads never cost a turn."""
         self.signin_limits = KeyedLimits(config.signin_per_min / 60, config.signin_burst)
         self.account_limits = KeyedLimits(config.accounts_per_hour / 3600, config.accounts_burst)
         self.seat_maps: dict[str, SeatMap] = {}
@@ -205,7 +205,7 @@ class GatewayService:
 
     def allow_call(self, player_id: str, *, action: bool = False) -> None:
         """The player's call budget (all his connections together), actions and other calls
-        apart (issue 40); RESOURCE_EXHAUSTED beyond, with the delay to wait."""
+        apart; RESOURCE_EXHAUSTED beyond, with the delay to wait."""
         limits = self.action_limits if action else self.call_limits
         if not limits.allow(player_id):
             raise ResourceExhausted("rate limit: slow down", retry_after_s=limits.wait_s(player_id))

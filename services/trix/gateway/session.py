@@ -85,7 +85,7 @@ class Session:
     last_seq: dict[tuple[str, int], int] = field(default_factory=dict)
     watchers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     limiter: RateLimiter = field(init=False)
-    """The stream's actions (issue 40: apart from its other requests, so reads never cost a turn)."""
+    """The stream's actions (apart from its other requests, so reads never cost a turn)."""
     requests_limiter: RateLimiter = field(init=False)
     """The stream's other requests (views, queries, pings, resumes, matchmaking)."""
     closed: bool = False
@@ -318,7 +318,7 @@ class Session:
         self.watchers[ticket.ticket_id] = task
 
     async def _watch(self, ticket_id: str, request_id: str = "", sent: int = 0) -> None:
-        """The ticket's updates, each state once (issue 40: the watch starts with the state the
+        """The ticket's updates, each state once (the watch starts with the state the
         request's answer carried already), each with the request's `request_id`."""
         delay = 0.1
         while not self.closed:
@@ -349,7 +349,7 @@ class Session:
 
     async def resume(self, table_id: str, after: int, request_id: str = "") -> None:
         """Follow the player's seat from `after`: exactly the missing events, in order, after
-        the acknowledgment (`Resumed`, with the resume's `request_id`, issue 40)."""
+        the acknowledgment (`Resumed`, with the resume's `request_id`)."""
         gw = self.gateway
         if not table_id and not gw.player(self.player_id).table_id:
             ticket_id = gw.player(self.player_id).ticket_id

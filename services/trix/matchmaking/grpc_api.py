@@ -66,7 +66,7 @@ def ticket_to_proto(ticket: Ticket) -> matchmaking_pb2.Ticket:
         wish=wish_to_proto(ticket.wish, ticket.preset),
         state=state,
         table_id=ticket.table_id,
-        seat=max(ticket.seat, 0) if ticket.table_id else -1,  # issue 40: -1 = no seat yet (0 is a seat)
+        seat=max(ticket.seat, 0) if ticket.table_id else -1,  # -1 = no seat yet (0 is a seat)
     )
 
 

@@ -289,7 +289,7 @@ STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
 
 def _status_details(code: grpc.StatusCode, exc: DomainError) -> tuple[tuple[str, bytes], ...]:
-    """A refused rate limit's delay as `google.rpc.RetryInfo` in the status details (issue 40);
+    """A refused rate limit's delay as `google.rpc.RetryInfo` in the status details;
     nothing for other errors."""
     if not isinstance(exc, ResourceExhausted) or exc.retry_after_s is None:
         return ()

@@ -28,8 +28,8 @@ def contract_pb(contract: int | None) -> common_pb2.Contract.ValueType:
 def legal_moves(game: engine.Game, seat: int) -> tuple[list[common_pb2.Card], list[common_pb2.Contract.ValueType]]:
     """The engine's legal actions for `seat` now: (cards, contracts), as SeatView and a seat's
     own TurnStarted carry them. On a doubling turn the cards are those the seat may double
-    (docs/rules.md §7: the union of its legal answers' cards, any subset of which is legal;
-    issue 40). Only ever on that seat's view or own subject: legal cards reveal its hand
+    (docs/rules.md §7: the union of its legal answers' cards, any subset of which is legal).
+    Only ever on that seat's view or own subject: legal cards reveal its hand
     (docs/rules.md §14 "its hand | yes | never")."""
     cards: list[common_pb2.Card] = []
     contracts: list[common_pb2.Contract.ValueType] = []
@@ -47,7 +47,7 @@ def legal_moves(game: engine.Game, seat: int) -> tuple[list[common_pb2.Card], li
 
 
 BOT_NAMES = ("Bot 1", "Bot 2", "Bot 3", "Bot 4")
-"""The display name of a bot seat, by seat index (issue 40: the API names bots, stable names)."""
+"""The display name of a bot seat, by seat index (the API names bots, stable names)."""
 
 
 def named_seat(seat: common_pb2.Seat) -> common_pb2.Seat:

@@ -291,7 +291,7 @@ class TableService:
             if needs_turn:
                 if header.seat not in table.to_act():
                     raise IllegalMove(not_your_turn(table))
-                # 0 = not checked (issue 40, documented on trix.v1.Action.last_seen_sequence).
+                # 0 = not checked (documented on trix.v1.Action.last_seen_sequence).
                 if table.turn is not None and 0 < header.last_seen_sequence < table.turn.seq:
                     raise StaleTurn(f"stale sequence: the turn started at {table.turn.seq}")
             entry = build(table)

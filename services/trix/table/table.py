@@ -272,7 +272,7 @@ class Table:
             while (seat := self.bot_to_act()) is not None:
                 assert self.game is not None
                 action = self.game.bot_action(seat)
-                # A bot's own move, not a timeout: `automatic` stays false (issue 40). The
+                # A bot's own move, not a timeout: `automatic` stays false. The
                 # timers' AutoAct is the one that logs 1 (docs/rules.md §9).
                 acts.append([seat, action, 0])
                 self._act(out, now, seat, action, False)

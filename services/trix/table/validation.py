@@ -57,7 +57,7 @@ def action_from(kind: str, value: Any) -> int:
             return int(engine.double(cards))
         except ValueError as err:
             # docs/rules.md §7: a card no contract doubles (3D) is refused like one this contract
-            # or this hand does not allow, with the card named (issue 40: one code per mistake).
+            # or this hand does not allow, with the card named (one code per mistake).
             raise IllegalMove(str(err)) from None
     except DomainError:
         raise
