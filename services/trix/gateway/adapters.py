@@ -49,7 +49,7 @@ STATUS_HEADER = nats.js.api.Header.STATUS.value
 COMMAND_ATTEMPT_S = 0.5
 """How long one attempt of a table command waits before the same bytes are sent again: a
 command that went to an owner cut off is never answered, and the new owner should get the next
-attempt soon after it serves (issue 42: 1.5 s attempts added up to 1.5 s after it did). A
+attempt soon after it serves (1.5 s attempts added up to 1.5 s after it did). A
 repeat reaching a table still applying the first waits behind it and answers its result."""
 UNAVAILABLE_KIND = error_kind(Unavailable(""))
 """A table's UNAVAILABLE answer (`trix.table.codec.handle_command`): the same bytes are sent again."""

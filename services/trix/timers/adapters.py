@@ -46,7 +46,7 @@ COMMAND_ATTEMPT_S = 0.5
 same bytes are sent again within `command_timeout_s`. A request that went to an owner cut off
 (its shards about to be taken over) is never answered, and one sent while the table waits out a
 NATS election is answered only once its append is stored: with one 3 s attempt the next bot
-move came up to 3 s after the new owner served, or after NATS was back (issue 42). The table
+move came up to 3 s after the new owner served, or after NATS was back. The table
 applies a repeated AutoAct once (the turn's entry id); a repeat queued behind the first is
 refused as stale, as a re-fired deadline was before."""
 MIN_ATTEMPT_S = 0.1
