@@ -86,7 +86,7 @@ class SeatState:
     def take_view(self, view: table_pb2.SeatView) -> None:
         """A fresh SeatView (a resume, or a view asked for on a turn). When it is not older than
         the events already folded in, the scores, the last trick and the decision due are the
-        view's: a resumed seat shows the game's totals and knows it is its turn (issue 39)."""
+        view's: a resumed seat shows the game's totals and knows it is its turn."""
         if view.sequence >= self.sequence:
             self.totals = list(view.totals.values) or [0, 0, 0, 0]
             self.last_trick = [card_text(c.id) for c in view.last_trick.cards]
