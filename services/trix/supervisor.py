@@ -134,7 +134,7 @@ class Supervisor(StartStop):
         self.web_child: Child | None = None
         """The browser client's static files (trix.webapp) behind the edge's `prefix: /`."""
         self.tls = tls
-        """TLS everywhere (`trix up --tls`, issue 41): the edge, the services' gRPC and NATS."""
+        """TLS everywhere (`trix up --tls`): the edge, the services' gRPC and NATS."""
         self.pki: tlsfiles.Pki | None = None
         """The local CA and certificate in the state folder's tls/, once prepared with `tls`."""
         self.gateway_secrets: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""TLS for the edge, the services' gRPC and NATS (issue 41).
+"""TLS for the edge, the services' gRPC and NATS.
 
 Owns: the local certificate authority of `trix up --tls` (a CA and the certificates it signs,
 written into the state folder with Python's `cryptography`), the files Envoy's file-based

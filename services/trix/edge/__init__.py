@@ -79,7 +79,7 @@ resumes from its last sequence. Tests pass a short one to prove it."""
 
 @dataclass(frozen=True)
 class EdgeTls:
-    """The edge's TLS (issue 41): its certificate by SDS file, and the gateway reached over TLS
+    """The edge's TLS: its certificate by SDS file, and the gateway reached over TLS
     verified against `upstream_ca` (None: the gateway speaks plain gRPC)."""
 
     sds_file: Path

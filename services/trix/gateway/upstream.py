@@ -61,7 +61,7 @@ class GrpcMatchmaking:
     def __init__(self, target: str, player_key: bytes, timeout_s: float, *, ca_file: str = "") -> None:
         self.target = target
         self.ca_file = ca_file
-        """Verify the matchmaking's TLS certificate against this CA (issue 41); empty: plain text."""
+        """Verify the matchmaking's TLS certificate against this CA; empty: plain text."""
         self.channel: grpc.aio.Channel | None = None
         self._stub: matchmaking_pb2_grpc.MatchmakingServiceAsyncStub | None = None
         self.key = player_key

@@ -41,7 +41,7 @@ class LazyStub:
     def __init__(self, target: str, ca_file: str = "") -> None:
         self.target = target
         self.ca_file = ca_file
-        """Verify scoring's TLS certificate against this CA (issue 41); empty: plain text."""
+        """Verify scoring's TLS certificate against this CA; empty: plain text."""
         self.channel: grpc.aio.Channel | None = None
         self._stub: scoring_pb2_grpc.ScoringServiceAsyncStub | None = None
 

@@ -77,7 +77,7 @@ class NatsConnection:
         """Read the socket at most once per this many seconds (`trix.natsio.coalesce`, ADR 0019);
         0 reads as soon as bytes arrive."""
         self.tls = tls.client_context(ca_file)
-        """TLS verifying the servers against `ca_file` (issue 41); None: plain text."""
+        """TLS verifying the servers against `ca_file`; None: plain text."""
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self.provisioned = asyncio.Event()

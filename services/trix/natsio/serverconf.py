@@ -81,7 +81,7 @@ class Site:
     services: Sequence[ServiceDeclaration] = SERVICES
     """The services whose users it declares (a test may add its own)."""
     tls: TlsFiles | None = None
-    """TLS on client and route connections (issue 41); None: plain text (`trix up`'s default)."""
+    """TLS on client and route connections; None: plain text (`trix up`'s default)."""
 
 
 def process_env(environ: Mapping[str, str]) -> dict[str, str]:

@@ -134,7 +134,7 @@ class RuntimeConfig:
     per service: `NATS_READ_WINDOW_MS`."""
     tls_cert_file: str = ""
     """TRIX_TLS_CERT_FILE: the gRPC server's certificate (PEM); with TRIX_TLS_KEY_FILE the server
-    serves TLS only (issue 41). Empty: plain text (the loopback default)."""
+    serves TLS only. Empty: plain text (the loopback default)."""
     tls_key_file: str = ""
     """TRIX_TLS_KEY_FILE: the key of TRIX_TLS_CERT_FILE."""
     tls_ca_file: str = ""

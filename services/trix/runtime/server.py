@@ -189,7 +189,7 @@ class Runtime:
             names = [s.full_name for s in self.services]
             reflection.enable_server_reflection([*names, HEALTH_SERVICE, reflection.SERVICE_NAME], server)
         bind = f"{cfg.grpc_host}:{cfg.grpc_port}"
-        if cfg.tls_cert_file:  # TLS only: a plain-text client is refused (issue 41)
+        if cfg.tls_cert_file:  # TLS only: a plain-text client is refused
             self.grpc_port = server.add_secure_port(bind, tls.server_credentials(cfg.tls_cert_file, cfg.tls_key_file))
         else:
             self.grpc_port = server.add_insecure_port(bind)
