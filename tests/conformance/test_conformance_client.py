@@ -109,3 +109,8 @@ def test_the_rate_limit_is_met_and_its_delay_given_and_honoured(summary: dict[st
 
 def test_every_record_verifies_against_its_commitment_and_what_was_dealt(summary: dict[str, Any]) -> None:
     assert summary["records_verified"] == len(VARIANTS), [g["record_problems"] for g in summary["games"]]
+
+
+def test_every_card_carries_the_deal_it_was_played_in(summary: dict[str, Any]) -> None:
+    # issue 40: the last card of a deal carried the next deal's index.
+    assert summary["deal_index_mismatches"] == 0

@@ -243,7 +243,7 @@ class Table:
                 # the stakes are settled from the §10 places.
                 if self.game is None:
                     self.game = engine.Game(self.variant, self.options)
-                self._map(out, now, self.game.leave(seat), auto=False)
+                self._map(out, now, self.game.leave(seat), self.game.deal_index, auto=False)
             else:
                 self.bots[seat] = True  # §10 free table: a bot takes the seat
                 self._emit(
@@ -285,7 +285,8 @@ class Table:
 
     def _act(self, out: list[Routed], now: datetime, seat: int, action: int, auto: bool) -> None:
         assert self.game is not None
-        self._map(out, now, self.game.apply(seat, action), auto=auto)
+        deal = self.game.deal_index  # the action's deal: the engine may move on to the next one
+        self._map(out, now, self.game.apply(seat, action), deal, auto=auto)
         self._maybe_deal(out, now)
 
     def _maybe_deal(self, out: list[Routed], now: datetime) -> None:
@@ -297,8 +298,9 @@ class Table:
                 return
             self.game = engine.Game(self.variant, self.options)
         if self.game.phase == engine.Phase.AWAITING_DEAL:
-            hands = fairness.deal_from_seeds(self.server_seed, self.client_seed(), self.game.deal_index)
-            self._map(out, now, self.game.provide_deal(hands), auto=False)
+            deal = self.game.deal_index
+            hands = fairness.deal_from_seeds(self.server_seed, self.client_seed(), deal)
+            self._map(out, now, self.game.provide_deal(hands), deal, auto=False)
 
     def _next_turn(self, out: list[Routed], now: datetime, before: Turn | None, *, changed: bool) -> None:
         """Emit TurnStarted when a new decision is due (§9: the timers schedule its deadline)."""
@@ -383,7 +385,11 @@ class Table:
             out.append(Routed(event, audience))
         return event
 
-    def _map(self, out: list[Routed], now: datetime, events: list[tuple[Any, ...]], *, auto: bool) -> None:
+    def _map(self, out: list[Routed], now: datetime, events: list[tuple[Any, ...]], deal: int, *, auto: bool) -> None:
+        """Publish the engine's events of one step. `deal` is the deal the step happened in, read
+        before it: after a deal's last card the engine has already moved on to the next deal, yet
+        that card, its trick and its seats out belong to this one (issue 40). A DEAL_STARTED or
+        DEAL_SCORED event carries its own deal, and the events after it belong to that one."""
         assert self.game is not None
         game = self.game
         simultaneous = self.options.doubling_reveal == engine.Reveal.SIMULTANEOUS
@@ -420,7 +426,7 @@ class Table:
                     now,
                     ALL,
                     contract_chosen=events_pb2.ContractChosen(
-                        deal_index=game.deal_index, seat=ev[1], contract=contract_pb(ev[2]), automatic=auto
+                        deal_index=deal, seat=ev[1], contract=contract_pb(ev[2]), automatic=auto
                     ),
                 )
             elif kind == engine.DOUBLE_ANSWERED:
@@ -431,9 +437,7 @@ class Table:
                     out,
                     now,
                     ALL,
-                    double_answered=events_pb2.DoubleAnswered(
-                        deal_index=game.deal_index, answer=answer, automatic=auto
-                    ),
+                    double_answered=events_pb2.DoubleAnswered(deal_index=deal, answer=answer, automatic=auto),
                 )
             elif kind == engine.DOUBLES_REVEALED:
                 answers = [common_pb2.DoubleAnswer(seat=s, cards=[card_pb(c) for c in cs]) for s, cs in ev[1]]
@@ -441,7 +445,7 @@ class Table:
                     out,
                     now,
                     ALL,
-                    doubles_revealed=events_pb2.DoublesRevealed(deal_index=game.deal_index, answers=answers),
+                    doubles_revealed=events_pb2.DoublesRevealed(deal_index=deal, answers=answers),
                 )
             elif kind == engine.CARD_PLAYED:
                 self.trick.append((ev[1], ev[2]))
@@ -449,9 +453,7 @@ class Table:
                     out,
                     now,
                     ALL,
-                    card_played=events_pb2.CardPlayed(
-                        deal_index=game.deal_index, seat=ev[1], card=card_pb(ev[2]), automatic=auto
-                    ),
+                    card_played=events_pb2.CardPlayed(deal_index=deal, seat=ev[1], card=card_pb(ev[2]), automatic=auto),
                 )
             elif kind == engine.TRICK_TAKEN:
                 _, winner, index, points = ev
@@ -461,7 +463,7 @@ class Table:
                     now,
                     ALL,
                     trick_taken=events_pb2.TrickTaken(
-                        deal_index=game.deal_index,
+                        deal_index=deal,
                         trick_index=index,
                         leader=cards[0][0] if cards else winner,
                         taker=winner,
@@ -470,14 +472,14 @@ class Table:
                     ),
                 )
             elif kind == engine.SEAT_PASSED:
-                self._emit(out, now, ALL, seat_passed=events_pb2.SeatPassed(deal_index=game.deal_index, seat=ev[1]))
+                self._emit(out, now, ALL, seat_passed=events_pb2.SeatPassed(deal_index=deal, seat=ev[1]))
             elif kind == engine.SEAT_OUT:
                 _, seat, place, points = ev
                 self._emit(
                     out,
                     now,
                     ALL,
-                    seat_out=events_pb2.SeatOut(deal_index=game.deal_index, seat=seat, place=place, points=points),
+                    seat_out=events_pb2.SeatOut(deal_index=deal, seat=seat, place=place, points=points),
                 )
             elif kind == engine.DEAL_SCORED:
                 _, deal, scores = ev
