@@ -597,8 +597,7 @@ async function main(): Promise<void> {
   let stream: RateLimitResult | null = null;
   const variants = (values.variants as string).split(",");
   for (const [i, variant] of variants.entries()) {
-    // One player per game: a player matched less than a minute ago counts as seated at that
-    // table (FAILED_PRECONDITION "already seated") even once its game is over.
+    // One player per game: each game's account, rate limits and records stay its own.
     const player = new Player(values.target, loaded.trix.v1.GatewayService, `Conformance ${i + 1}`);
     players.push(player);
     await player.signIn();

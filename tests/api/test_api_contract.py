@@ -210,3 +210,43 @@ async def test_bots_have_stable_names_and_no_turn_started(edge: str) -> None:
         assert {s.index: s.display_name for s in view.seats if s.bot} == bots
         turns = [e.turn_started for e in player.events if e.HasField("turn_started")]
         assert turns and not any(set(t.seats) & set(bots) for t in turns), turns  # as TurnStarted says
+
+
+# -- 9: a finished game frees its players at once ("play again") ---------------------------------
+
+
+async def test_a_player_whose_game_ended_can_play_again_at_once_but_not_while_seated(edge: str) -> None:
+    async with seated(edge, "again") as player:
+        first = player.table_id
+        await player.my_turn()  # the table is up and plays
+        # Leaving a free table hands the seat to a bot: four bots end the game in that step.
+        leave = gateway_pb2.Action(table_id=first, action_id="again-leave", leave=True)
+        assert (await player.act(leave)).HasField("accepted")
+        view = await player.view()
+        while not view.finished:  # the view is the leaver's to read still (the stream is not)
+            await asyncio.sleep(0.05)
+            view = await player.view()
+        # Well inside the minute after the match (TRIX_MATCHMAKING_SEAT_GRACE_S): no refusal.
+        wish = matchmaking_pb2.GameWish(variant=common_pb2.VARIANT_COMPLEX)
+        hosted = await player.stub.CreatePrivateGame(
+            gateway_pb2.CreatePrivateGameRequest(wish=wish), metadata=player.metadata, timeout=TIMEOUT_S
+        )
+        assert hosted.code and hosted.ticket.ticket_id
+        await player.stub.CancelMatch(
+            gateway_pb2.CancelMatchRequest(ticket_id=hosted.ticket.ticket_id),
+            metadata=player.metadata,
+            timeout=TIMEOUT_S,
+        )
+        await player.matched()
+        assert player.table_id and player.table_id != first
+        # Seated at that live table now: both refused, naming it (no player at two live tables).
+        for call in (
+            player.stub.FindMatch(gateway_pb2.FindMatchRequest(wish=wish), metadata=player.metadata, timeout=TIMEOUT_S),
+            player.stub.CreatePrivateGame(
+                gateway_pb2.CreatePrivateGameRequest(wish=wish), metadata=player.metadata, timeout=TIMEOUT_S
+            ),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call
+            assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION, refused.value
+            assert f"already seated at table {player.table_id}" in str(refused.value.details())

@@ -250,10 +250,16 @@ class KvSeatIndex:
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv
 
-    async def current_table(self, player_id: str) -> str | None:
+    async def _value(self, player_id: str) -> str:
         try:
             entry = await self.kv.get(player_id)
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.InvalidKeyError):
-            return None
-        value = (entry.value or b"").decode(errors="replace").strip()
-        return value or None
+            return ""
+        return (entry.value or b"").decode(errors="replace").strip()
+
+    async def current_table(self, player_id: str) -> str | None:
+        value = await self._value(player_id)
+        return None if not value or value.startswith(names.ENDED_TABLE_PREFIX) else value
+
+    async def has_ended(self, player_id: str, table_id: str) -> bool:
+        return await self._value(player_id) == names.ENDED_TABLE_PREFIX + table_id

@@ -50,7 +50,7 @@ class MatchmakingConfig:
     """TRIX_MATCHMAKING_CLAIM_TIMEOUT_S: a claim older than this is recovered by the partition owner."""
     seat_grace_s: float = 60.0
     """TRIX_MATCHMAKING_SEAT_GRACE_S: a matched player counts as seated this long even before the
-    table service indexes the table."""
+    table service indexes the table, unless its index says that game is over already."""
     retention_s: float = 600.0
     """TRIX_MATCHMAKING_RETENTION_S: a cancelled or expired ticket (and the player's lock naming it)
     is purged this long after it finished; a retried enqueue with the same request id within it

@@ -2,8 +2,9 @@
 
 Owns `PlayerLocks`: `pl.<player>` names the player's current ticket, taken by
 compare-and-set when a ticket is admitted (refused while another ticket of the player is
-queued or was matched within `seat_grace_s`, or while the table service seats the player)
-and purged when the ticket ends unmatched or is retired.
+queued or was matched within `seat_grace_s` to a table whose game the table service's index
+does not say is over, or while the table service seats the player) and purged when the ticket
+ends unmatched or is retired.
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ class PlayerLocks:
                     t.state == MATCHED
                     and t.table_id != rematch_of
                     and self.clock() - t.matched_at < self.config.seat_grace_s
+                    and not await self.seat_index.has_ended(player_id, t.table_id)
                 ):
+                    # Matched: seated from then on (the table may not have indexed it yet)
+                    # until the table's index says that game is over ("play again").
                     raise NotAllowedNow(f"player {player_id} is already seated at table {t.table_id}")
             if await self.store.update(key, ticket_id.encode(), rev) is not None:
                 return

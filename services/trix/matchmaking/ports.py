@@ -59,6 +59,9 @@ class SeatIndex(Protocol):
 
     async def current_table(self, player_id: str) -> str | None: ...
 
+    async def has_ended(self, player_id: str, table_id: str) -> bool:
+        """Whether the index says the player's game at `table_id` is over."""
+
 
 class RatingSource(Protocol):
     """A player's rating in a variant, or None if unknown."""
@@ -84,6 +87,9 @@ class NoWallet:
 class NoSeatIndex:
     async def current_table(self, player_id: str) -> str | None:
         return None
+
+    async def has_ended(self, player_id: str, table_id: str) -> bool:
+        return False  # without the index no game is known to be over: the seat grace holds
 
 
 class NoRatings:

@@ -35,7 +35,11 @@ TABLE_LEASES_BUCKET = "table_leases"
 TABLE_REPLICAS_BUCKET = "table_replicas"
 """Table replicas' heartbeats."""
 PLAYER_TABLES_BUCKET = "player_tables"
-"""Player -> current table: the table writes it, matchmaking reads it."""
+"""Player -> current table: the table writes it, matchmaking reads it. Once the game
+is over, the value becomes ENDED_TABLE_PREFIX + the table id: no current table, and which game
+ended."""
+ENDED_TABLE_PREFIX = "ended:"
+"""Prefix of a `player_tables` value naming a table whose game is over ("play again" at once)."""
 TABLE_SECRETS_BUCKET = "table_secrets"
 """Server seed of each running table (private to the table service, docs/rules.md §11, §14)."""
 TIMER_DEADLINES_BUCKET = "timer_deadlines"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from typing import TypeVar
 
 import nats.errors
@@ -234,14 +234,17 @@ class JetStreamStore:
         kv = await self._reads.key_value(PLAYERS_BUCKET)
         await kv.put(subjects.token(player_id, "player id"), table_id.encode())
 
-    async def clear_player_table(self, player_id: str, table_id: str) -> None:
+    async def end_player_table(self, player_id: str, table_id: str) -> None:
         kv = await self._reads.key_value(PLAYERS_BUCKET)
+        key = subjects.token(player_id, "player id")
         try:
-            entry = await kv.get(subjects.token(player_id, "player id"))
+            entry = await kv.get(key)
         except KeyNotFoundError:
             return
-        if entry.value == table_id.encode():
-            await kv.delete(player_id)
+        if entry.value != table_id.encode() or entry.revision is None:
+            return
+        with suppress(KeyWrongLastSequenceError):  # seated at a new table meanwhile: it stays
+            await kv.update(key, (names.ENDED_TABLE_PREFIX + table_id).encode(), last=entry.revision)
 
     async def purge_table(self, table_id: str) -> None:
         # Log first: a crash after it leaves a finished snapshot, which recovery reads as a

@@ -52,7 +52,8 @@ class TableStore(Protocol):
 
     async def set_player_table(self, player_id: str, table_id: str) -> None: ...
 
-    async def clear_player_table(self, player_id: str, table_id: str) -> None: ...
+    async def end_player_table(self, player_id: str, table_id: str) -> None:
+        """The player's index entry, if it still names `table_id`, says that game is over."""
 
     async def purge_table(self, table_id: str) -> None:
         """Remove the table's log, then its snapshot, then its server seed (idempotent)."""

@@ -190,12 +190,13 @@ class TableService:
             raise Unavailable("the table moved on; retry") from None
         self.tables[table.table_id] = trial
         self._remember(table.table_id, routed)
+        if trial.finished:
+            # Before GameEnded goes out: its players may queue again the moment they read it.
+            await self._free_players(trial)
         announced = await self.sink.publish(table.table_id, routed, cause)
         if announced and cause is not None and (fresh := ANNOUNCED.get()) is not None:
             fresh.append(cause.action_id)
-        if trial.finished:
-            await self._finish(trial)
-        elif trial.entries % self.config.snapshot_every == 0:
+        if trial.finished or trial.entries % self.config.snapshot_every == 0:  # the final one, or periodic
             await self.store.put_snapshot(trial.table_id, trial.to_snapshot())
         return trial.sequence
 
@@ -214,11 +215,16 @@ class TableService:
         ]
 
     async def _finish(self, table: Table) -> None:
-        """Game over: final snapshot, players' current-table index cleared."""
+        """Game over: final snapshot, players' current-table index marked ended."""
         await self.store.put_snapshot(table.table_id, table.to_snapshot())
+        await self._free_players(table)
+
+    async def _free_players(self, table: Table) -> None:
+        """The players' current-table index says their game here is over: matchmaking seats them
+        again at once, without waiting out its seat grace ("play again")."""
         for seat in table.seats:
             if seat.player_id and not seat.bot:
-                await self.store.clear_player_table(seat.player_id, table.table_id)
+                await self.store.end_player_table(seat.player_id, table.table_id)
 
     # -- create -------------------------------------------------------------------------------
 
