@@ -388,7 +388,7 @@ class Table:
     def _map(self, out: list[Routed], now: datetime, events: list[tuple[Any, ...]], deal: int, *, auto: bool) -> None:
         """Publish the engine's events of one step. `deal` is the deal the step happened in, read
         before it: after a deal's last card the engine has already moved on to the next deal, yet
-        that card, its trick and its seats out belong to this one (issue 40). A DEAL_STARTED or
+        that card, its trick and its seats out belong to this one. A DEAL_STARTED or
         DEAL_SCORED event carries its own deal, and the events after it belong to that one."""
         assert self.game is not None
         game = self.game
