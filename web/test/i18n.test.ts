@@ -17,6 +17,21 @@ describe("the interface's two languages", () => {
     expect([ar.cKing, ar.cQueens, ar.cDiamonds, ar.cTricks, ar.cTrix, ar.cComplex]).toEqual(["شيخ الكبة", "البنات", "الديناري", "اللطوش", "تركس", "كمبلكس"]);
     expect(translate("ar", "cardOf", { rank: ar.rank13, suit: ar.suitH })).toBe("شايب كبة");
   });
+  it("give each variant one name, say “your kingdom”, one word for the contract and كمبيوتر for bots (issue 39)", () => {
+    expect([ar.variantTrix, ar.variantTrixP, ar.variantComplex, ar.variantComplexP]).toEqual(["تركس", "تركس شراكة", "كمبلكس", "كمبلكس شراكة"]);
+    expect([ar.kingdomYours, en.kingdomYours]).toEqual(["مملكتك", "Your kingdom"]);
+    expect(ar.bot).toBe("كمبيوتر");
+    // The contract is العقد wherever the contract is meant; اللعبة is only ever the whole game.
+    for (const k of ["contract", "chooseContract", "contractTimer", "rContractPlayed", "rContractVariant", "rContractMissing"] as const) {
+      expect(ar[k], k).toMatch(/العقد|عقد/);
+      expect(ar[k], k).not.toMatch(/اللعبة|لعبة/);
+    }
+    for (const v of Object.values(ar)) expect(v).not.toMatch(/روبوت/);
+  });
+  it("name the sound toggle by what it is, its state apart", () => {
+    expect([en.sound, en.soundOn, en.soundOff]).toEqual(["Sound", "on", "off"]);
+    expect([ar.sound, ar.soundOn, ar.soundOff]).toEqual(["الصوت", "يعمل", "مكتوم"]);
+  });
   it("default to Arabic when the browser prefers it, else English, and keep a choice", () => {
     expect(preferredLang(null, ["ar-SA", "en"])).toBe("ar");
     expect(preferredLang(null, ["fr", "en-US", "ar"])).toBe("en");

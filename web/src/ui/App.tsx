@@ -18,7 +18,8 @@ import { VerifyPage } from "./Verify";
 import { HistoryPage, ReplayPage } from "./History";
 import type { Action } from "../gen/trix/v1/gateway_pb";
 
-export type T = (key: Key, vars?: Record<string, string | number>) => string;
+/** The page's strings in its language (`lang`, for numbers: ./fmt). */
+export type T = ((key: Key, vars?: Record<string, string | number>) => string) & { lang: Lang };
 
 /** After a lost token: how often, and how many times, signing in again is tried. */
 const SIGN_IN_RETRY_MS = 2000;
@@ -41,6 +42,23 @@ const store = {
     }
   },
 };
+
+/** How many players' names are kept for the replay (most recent first). */
+const NAMES_KEPT = 200;
+
+function knownNames(): Record<string, string> {
+  try {
+    return JSON.parse(store.get("names") ?? "{}") as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+function rememberNames(pairs: [string, string][]): void {
+  const older = knownNames();
+  for (const [id] of pairs) delete older[id];
+  store.set("names", JSON.stringify(Object.fromEntries([...pairs, ...Object.entries(older)].slice(0, NAMES_KEPT))));
+}
 
 function randomHex(bytes: number): string {
   const b = new Uint8Array(bytes);
@@ -71,7 +89,7 @@ type Auth = { token: string; playerId: string; name: string };
 
 export function App() {
   const [lang, setLang] = useState<Lang>(() => preferredLang(store.get("lang"), navigator.languages ?? [navigator.language]));
-  const t: T = (key, vars) => translate(lang, key, vars);
+  const t: T = Object.assign((key: Key, vars?: Record<string, string | number>) => translate(lang, key, vars), { lang });
   const hash = useHash();
   const [auth, setAuth] = useState<Auth | null>(null);
   const authRef = useRef<Auth | null>(null);
@@ -242,6 +260,7 @@ export function App() {
   const quickMatch = (variant: Variant, opts: Options) => enter({ quick: variant }, opts);
 
   const leaveLobby = () => {
+    setSpectating(false);
     setPrivateCode("");
     follower.current?.close();
     follower.current = null;
@@ -263,6 +282,20 @@ export function App() {
     if (game && mine && game.turn?.clientSeeds) void act({ case: "clientSeed", value: randomHex(16) });
   }, [mine, game?.turn?.turnSeq]);
 
+  // A table's link (#/watch/<id>, the table screen's "copy link"): watch it once signed in,
+  // unless a game of our own is on; the lobby is the screen "stop watching" returns to.
+  useEffect(() => {
+    if (!auth || !hash.startsWith("#/watch/")) return;
+    const id = decodeURIComponent(hash.slice("#/watch/".length));
+    location.hash = "#/";
+    if (id && (!game || spectating || game.finished)) follow(emptyState(id, -1), false, true);
+  }, [hash, auth?.playerId]);
+
+  // The names of the seats of the games seen here, for the replay (records name players by id).
+  useEffect(() => {
+    if (game?.finished) rememberNames(game.seats.filter((x) => x.playerId && x.name && !x.bot).map((x) => [x.playerId, x.name]));
+  }, [game?.finished, game?.tableId]);
+
   const verify = hash.startsWith("#/verify");
   const replay = hash.startsWith("#/replay/") ? decodeURIComponent(hash.slice("#/replay/".length)) : "";
   const history = hash.startsWith("#/history") || !!replay;
@@ -281,16 +314,19 @@ export function App() {
             {t("verifyNav")}
           </a>
         </nav>
+        {/* A toggle showing its state (pressed: the sound is on), remembered across visits. */}
         <button
           type="button"
-          class="small"
-          aria-pressed={muted}
+          class="small sound"
+          data-action="sound"
+          aria-pressed={!muted}
           onClick={() => {
             store.set("muted", muted ? "0" : "1");
             setMuted(!muted);
           }}
         >
-          {muted ? t("unmute") : t("mute")}
+          <span aria-hidden="true">{muted ? "🔇 " : "🔊 "}</span>
+          {t("sound")}: {muted ? t("soundOff") : t("soundOn")}
         </button>
         <button type="button" class="small" lang={lang === "ar" ? "en" : "ar"} aria-label={t("langLabel")} onClick={() => setLang(lang === "ar" ? "en" : "ar")}>
           {t("lang")}
@@ -311,9 +347,9 @@ export function App() {
         {verify ? (
           <VerifyPage t={t} gw={auth ? gw : null} initial={game?.recordJson ?? ""} />
         ) : auth && replay ? (
-          <ReplayPage t={t} gw={gw} tableId={replay} key={replay} />
+          <ReplayPage t={t} gw={gw} tableId={replay} key={replay} me={auth.playerId} names={knownNames()} />
         ) : auth && history ? (
-          <HistoryPage t={t} gw={gw} />
+          <HistoryPage t={t} gw={gw} me={auth.playerId} names={knownNames()} />
         ) : !auth ? (
           <form
             class="card-box signin"
@@ -330,7 +366,20 @@ export function App() {
           </form>
         ) : game && (game.tableId || ticket) ? (
           game.tableId && game.sequence > 0n ? (
-            <TableView t={t} lang={lang} game={game} me={auth.playerId} act={act} newGame={leaveLobby} spectator={spectating} invite={() => gw.inviteSpectator({ tableId: game.tableId }).then((r) => r.invitation)} />
+            <TableView
+              t={t}
+              lang={lang}
+              game={game}
+              me={auth.playerId}
+              act={act}
+              newGame={leaveLobby}
+              playAgain={() => {
+                const variant = game.variant;
+                leaveLobby();
+                void quickMatch(variant, DEFAULT_OPTIONS);
+              }}
+              spectator={spectating}
+              invite={() => gw.inviteSpectator({ tableId: game.tableId }).then((r) => r.invitation)} />
           ) : (
             <section class="card-box" aria-live="polite">
               <p>{t("searching")}</p>

@@ -12,8 +12,19 @@ import type { T } from "./App";
 import { CardFace } from "./Table";
 import { CONTRACT_KEYS, VARIANT_KEYS } from "./i18n";
 import type { Key } from "./i18n";
+import { Name, Num, tx } from "./fmt";
 
-export function HistoryPage({ t, gw }: { t: T; gw: Gateway }) {
+/** The names a page shows for the player ids of records and the leaderboard: a bot seat's
+ * name (the gateway's "Bot <seat + 1>" for the record's `bot-<seat>`), "You", a name seen at a
+ * table on this device, else the seat (never a raw id). */
+function playerName(t: T, me: string, names: Record<string, string>, id: string, seat: number): { name: string; bot: boolean } {
+  const bot = /^bot-(\d)$/.exec(id);
+  if (bot) return { name: `Bot ${Number(bot[1]) + 1}`, bot: true };
+  if (id && id === me) return { name: t("you"), bot: false };
+  return { name: names[id] ?? (seat >= 0 ? t("seat", { n: seat + 1 }) : t("player")), bot: false };
+}
+
+export function HistoryPage({ t, gw, me, names }: { t: T; gw: Gateway; me: string; names: Record<string, string> }) {
   const [games, setGames] = useState<GameSummary[] | null>(null);
   const [variant, setVariant] = useState<Variant>(Variant.TRIX);
   const [board, setBoard] = useState<LeaderboardEntry[]>([]);
@@ -36,7 +47,7 @@ export function HistoryPage({ t, gw }: { t: T; gw: Gateway }) {
       <ul class="games">
         {(games ?? []).map((g) => (
           <li key={g.tableId} data-table={g.tableId}>
-            {t(VARIANT_KEYS[g.variant] as Key)} · {t("place", { n: g.place })} · {g.totals?.values[g.seat] ?? 0}{" "}
+            {t(VARIANT_KEYS[g.variant] as Key)} · {tx(t, "place", { n: g.place })} · <Num lang={t.lang} n={g.totals?.values[g.seat] ?? 0} />{" "}
             <a class="button" href={`#/replay/${encodeURIComponent(g.tableId)}`}>
               {t("replay")}
             </a>
@@ -44,6 +55,7 @@ export function HistoryPage({ t, gw }: { t: T; gw: Gateway }) {
         ))}
       </ul>
       <h2>{t("leaderboard")}</h2>
+      <p class="note">{t("leaderboardNote")}</p>
       <label>
         {t("variant")}{" "}
         <select value={String(variant)} onChange={(e) => setVariant(Number(e.currentTarget.value) as Variant)}>
@@ -66,10 +78,18 @@ export function HistoryPage({ t, gw }: { t: T; gw: Gateway }) {
         <tbody>
           {board.map((e) => (
             <tr key={e.playerId}>
-              <td>{e.rank}</td>
-              <td dir="ltr">{e.playerId}</td>
-              <td>{Math.round(e.rating)}</td>
-              <td>{e.games}</td>
+              <td>
+                <Num lang={t.lang} n={e.rank} />
+              </td>
+              <td>
+                <Name>{names[e.playerId] ?? (e.playerId === me ? t("you") : e.playerId)}</Name>
+              </td>
+              <td>
+                <Num lang={t.lang} n={Math.round(e.rating)} />
+              </td>
+              <td>
+                <Num lang={t.lang} n={e.games} />
+              </td>
             </tr>
           ))}
         </tbody>
@@ -103,7 +123,7 @@ export async function replayDeals(text: string): Promise<{ players: string[]; de
   return { players: rec.players ?? [], deals };
 }
 
-export function ReplayPage({ t, gw, tableId }: { t: T; gw: Gateway; tableId: string }) {
+export function ReplayPage({ t, gw, tableId, me, names }: { t: T; gw: Gateway; tableId: string; me: string; names: Record<string, string> }) {
   const [game, setGame] = useState<{ players: string[]; deals: Deal[] } | null>(null);
   const [error, setError] = useState("");
   const [d, setD] = useState(0);
@@ -130,7 +150,7 @@ export function ReplayPage({ t, gw, tableId }: { t: T; gw: Gateway; tableId: str
     <section class="card-box replay" data-deal={d} data-step={k}>
       <h1>{t("replay")}</h1>
       <p>
-        {t("deal", { n: d + 1, total: game.deals.length })} · {t("contract")}: {t(CONTRACT_KEYS[deal.contract] ?? "none")} · {t("play", { n: k, total: deal.plays.length })}
+        {tx(t, "deal", { n: d + 1, total: game.deals.length })} · {t("contract")}: {t(CONTRACT_KEYS[deal.contract] ?? "none")} · {tx(t, "play", { n: k, total: deal.plays.length })}
       </p>
       <div class="row" role="group" aria-label={t("replay")}>
         <button type="button" data-go="prev-deal" onClick={() => go(d - 1, 0)}>
@@ -148,7 +168,7 @@ export function ReplayPage({ t, gw, tableId }: { t: T; gw: Gateway; tableId: str
       </div>
       {[0, 1, 2, 3].map((s) => (
         <div class="replay-seat" key={s} data-seat={s}>
-          <strong>{game.players[s] || t("seat", { n: s + 1 })}</strong>
+          <ReplayName t={t} who={playerName(t, me, names, game.players[s] ?? "", s)} />
           <span class="hand" dir="ltr">
             {(deal.hands[s] ?? [])
               .filter((c) => !shown.some((p) => p.card === c))
@@ -164,7 +184,25 @@ export function ReplayPage({ t, gw, tableId }: { t: T; gw: Gateway; tableId: str
           <CardFace t={t} id={p.card} key={p.card} />
         ))}
       </div>
-      {deal.scores && k === deal.plays.length && <p>{deal.scores.join(" · ")}</p>}
+      {deal.scores && k === deal.plays.length && (
+        <p data-deal-scores="1">
+          {deal.scores.map((p, s) => (
+            <span key={s}>
+              {s > 0 && " · "}
+              <Num lang={t.lang} n={p} />
+            </span>
+          ))}
+        </p>
+      )}
     </section>
+  );
+}
+
+function ReplayName({ t, who }: { t: T; who: { name: string; bot: boolean } }) {
+  return (
+    <strong class="name">
+      <Name>{who.name}</Name>
+      {who.bot && <span class="tag">{t("bot")}</span>}
+    </strong>
   );
 }

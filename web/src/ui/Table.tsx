@@ -13,6 +13,7 @@ import type { GameState } from "../client/state";
 import type { T } from "./App";
 import { CONTRACT_KEYS } from "./i18n";
 import type { Key, Lang } from "./i18n";
+import { Name, Num, tx } from "./fmt";
 
 const SUIT_SYMBOL = ["♣", "♦", "♥", "♠"];
 const SUIT_KEY: Key[] = ["suitC", "suitD", "suitH", "suitS"];
@@ -55,12 +56,42 @@ type Props = {
   me: string;
   act: (k: Action["kind"]) => Promise<void>;
   newGame: () => void;
+  /** The same variant again, from the game-over screen (players only). */
+  playAgain?: () => void;
   spectator?: boolean;
   /** A spectator invitation to this table (a private table is watched by its players or with one, ADR 0018). */
   invite?: () => Promise<string>;
 };
 
-export function TableView({ t, game: g, act, newGame, spectator = false, invite }: Props) {
+/** The link that opens this table to watch it (the app's #/watch/<id> route). */
+export function watchLink(tableId: string): string {
+  return `${location.origin}${location.pathname}#/watch/${encodeURIComponent(tableId)}`;
+}
+
+/** The table's id behind a "copy link" control: the id itself never heads the screen. */
+function CopyLink({ t, tableId }: { t: T; tableId: string }) {
+  const [state, setState] = useState<"" | "copied" | "shown">("");
+  const link = watchLink(tableId);
+  return (
+    <span class="copy-link">
+      <button
+        type="button"
+        class="small"
+        data-table={tableId}
+        data-action="copy-link"
+        onClick={() => {
+          const done = () => setState("copied");
+          navigator.clipboard?.writeText(link).then(done, () => setState("shown")) ?? setState("shown");
+        }}
+      >
+        {state === "copied" ? t("linkCopied") : t("copyLink")}
+      </button>
+      {state === "shown" && <input readOnly dir="ltr" aria-label={t("copyLink")} value={link} onFocus={(e) => e.currentTarget.select()} />}
+    </span>
+  );
+}
+
+export function TableView({ t, game: g, act, newGame, playAgain, spectator = false, invite }: Props) {
   const now = useNow(!!g.turn);
   const [marked, setMarked] = useState<number[]>([]);
   const [confirmLeave, setConfirmLeave] = useState(false);
@@ -76,7 +107,7 @@ export function TableView({ t, game: g, act, newGame, spectator = false, invite 
   const totalDeals = g.variant === Variant.TRIX || g.variant === Variant.TRIX_PARTNERSHIP ? 20 : 8;
   useEffect(() => setMarked([]), [g.turn?.turnSeq]);
 
-  if (g.finished) return <GameOver t={t} g={g} name={name} newGame={newGame} />;
+  if (g.finished) return <GameOver t={t} g={g} name={name} newGame={newGame} playAgain={spectator ? undefined : playAgain} />;
 
   const seatBox = (s: number, where: string) => {
     const info = g.seats[s];
@@ -86,15 +117,17 @@ export function TableView({ t, game: g, act, newGame, spectator = false, invite 
     return (
       <div class={`seat ${where}${turn ? " turn" : ""}`} data-seat={s} key={s}>
         <div class="who">
-          <span class="name">{name(s)}</span>
+          <span class="name">
+            <Name>{name(s)}</Name>
+          </span>
           {info?.bot && <span class="tag">{t("bot")}</span>}
           {info?.left && <span class="tag">{t("leftTable")}</span>}
           {s === g.owner && <span class="tag">♛</span>}
         </div>
         <div class="meta">
-          🂠 {g.handSizes[s] ?? 0}
+          🂠 <Num lang={t.lang} n={g.handSizes[s] ?? 0} />
           {g.passes.includes(s) && <span class="tag">{t("passed")}</span>}
-          {out && <span class="tag">{t("out", { place: out.place })}</span>}
+          {out && <span class="tag">{tx(t, "out", { place: out.place })}</span>}
           {g.doubles
             .find((d) => d.seat === s)
             ?.cards.map((c) => (
@@ -115,15 +148,16 @@ export function TableView({ t, game: g, act, newGame, spectator = false, invite 
   return (
     <section class="table" aria-label={t("title")} data-seq={String(g.sequence)}>
       <div class="status" role="status" aria-live="polite">
-        <span data-table={g.tableId}>{spectator ? t("watching", { id: g.tableId }) : t("tableLabel", { id: g.tableId })}</span>
-        <span>{t("deal", { n: g.dealIndex + 1, total: totalDeals })}</span>
-        {g.owner >= 0 && <span>{t("kingdom", { name: name(g.owner) })}</span>}
+        {spectator && <span>{t("watching")}</span>}
+        <CopyLink t={t} tableId={g.tableId} />
+        <span>{tx(t, "deal", { n: g.dealIndex + 1, total: totalDeals })}</span>
+        {g.owner >= 0 && <span data-kingdom={g.owner}>{g.owner === g.seat ? t("kingdomYours") : tx(t, "kingdom", { name: name(g.owner) })}</span>}
         <span>
           {t("contract")}: <b data-contract={Contract[g.contract]}>{contractName(g.contract)}</b>
         </span>
         {g.turn && (
           <span class={mine ? "mine" : ""} data-turn={mine ? "me" : "other"}>
-            {mine ? t("yourTurn") : t("turnOf", { name: name(g.turn.seats[0] ?? 0) })} · <span class="countdown">{t("secondsLeft", { s: left })}</span>
+            {mine ? t("yourTurn") : tx(t, "turnOf", { name: name(g.turn.seats[0] ?? 0) })} · <span class="countdown">{tx(t, "secondsLeft", { s: left })}</span>
           </span>
         )}
       </div>
@@ -135,7 +169,7 @@ export function TableView({ t, game: g, act, newGame, spectator = false, invite 
               ? t("autoContract", { contract: contractName(n.contract ?? Contract.UNSPECIFIED) })
               : n.kind === "auto-double"
                 ? t("autoDouble")
-                : t("seatLeftNotice", { name: name(n.seat) })}
+                : tx(t, "seatLeftNotice", { name: name(n.seat) })}
         </p>
       ))}
       <div class="felt" dir="ltr">
@@ -158,7 +192,7 @@ export function TableView({ t, game: g, act, newGame, spectator = false, invite 
           ) : (
             g.lastTrick && (
               <div class="last" aria-label={t("lastTrick", { name: name(g.lastTrick.taker) })}>
-                <small>{t("lastTrick", { name: name(g.lastTrick.taker) })}</small>
+                <small>{tx(t, "lastTrick", { name: name(g.lastTrick.taker) })}</small>
                 <div>
                   {g.lastTrick.cards.map((p) => (
                     <CardFace t={t} id={p.card} small key={p.card} />
@@ -241,6 +275,13 @@ export function TableView({ t, game: g, act, newGame, spectator = false, invite 
         </div>
       )}
 
+      {spectator && (
+        <div class="leave">
+          <button type="button" class="small" data-action="stop-watching" onClick={newGame}>
+            {t("stopWatching")}
+          </button>
+        </div>
+      )}
       {!spectator && <div class="leave">
         {!confirmLeave ? (
           <button type="button" class="small" onClick={() => setConfirmLeave(true)}>
@@ -271,7 +312,7 @@ function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState;
           <th scope="col">{t("contract")}</th>
           {[0, 1, 2, 3].map((s) => (
             <th scope="col" key={s}>
-              {name(s)}
+              <Name>{name(s)}</Name>
             </th>
           ))}
         </tr>
@@ -281,7 +322,9 @@ function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState;
           <tr key={d.dealIndex}>
             <td>{contractName(d.contract)}</td>
             {d.points.map((p, s) => (
-              <td key={s}>{p}</td>
+              <td key={s}>
+                <Num lang={t.lang} n={p} />
+              </td>
             ))}
           </tr>
         ))}
@@ -291,7 +334,7 @@ function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState;
           <th scope="row">{t("total")}</th>
           {g.totals.map((p, s) => (
             <td key={s} data-total={s}>
-              {p}
+              <Num lang={t.lang} n={p} />
             </td>
           ))}
         </tr>
@@ -299,8 +342,8 @@ function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState;
           <tr>
             <th scope="row">{t("total")}</th>
             <td colSpan={4} data-teams="1">
-              {t("team", { a: name(0), b: name(2) })}: {(g.totals[0] ?? 0) + (g.totals[2] ?? 0)} · {t("team", { a: name(1), b: name(3) })}:{" "}
-              {(g.totals[1] ?? 0) + (g.totals[3] ?? 0)}
+              {tx(t, "team", { a: name(0), b: name(2) })}: <Num lang={t.lang} n={(g.totals[0] ?? 0) + (g.totals[2] ?? 0)} /> · {tx(t, "team", { a: name(1), b: name(3) })}:{" "}
+              <Num lang={t.lang} n={(g.totals[1] ?? 0) + (g.totals[3] ?? 0)} />
             </td>
           </tr>
         )}
@@ -309,18 +352,46 @@ function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState;
   );
 }
 
-function GameOver({ t, g, name, newGame }: { t: T; g: GameState; name: (s: number) => string; newGame: () => void }) {
+function GameOver({ t, g, name, newGame, playAgain }: { t: T; g: GameState; name: (s: number) => string; newGame: () => void; playAgain?: (() => void) | undefined }) {
   const order = [0, 1, 2, 3].sort((a, b) => (g.ranking[a] ?? 9) - (g.ranking[b] ?? 9) || (g.totals[b] ?? 0) - (g.totals[a] ?? 0));
+  // Games with a bot seat are unrated (services/trix/scoring): the page says so.
+  const withBots = g.seats.some((s) => s?.bot);
   return (
     <section class="card-box gameover" data-finished="1">
       <h1>{t("gameOver")}</h1>
-      <ol class="ranking">
-        {order.map((s) => (
-          <li key={s} data-seat={s}>
-            {t("place", { n: g.ranking[s] ?? "?" })}: {name(s)} ({g.totals[s] ?? 0})
-          </li>
-        ))}
-      </ol>
+      <table class="scores ranking-sheet">
+        <thead>
+          <tr>
+            <th scope="col">{t("placeCol")}</th>
+            <th scope="col">{t("player")}</th>
+            <th scope="col">{t("points")}</th>
+          </tr>
+        </thead>
+        <tbody class="ranking">
+          {order.map((s) => (
+            <tr key={s} data-seat={s} data-place={g.ranking[s] ?? 0} class={s === g.seat ? "me" : undefined}>
+              <td>{g.ranking[s] ? <Num lang={t.lang} n={g.ranking[s] ?? 0} /> : "?"}</td>
+              <th scope="row">
+                <Name>{name(s)}</Name>
+                {g.seats[s]?.bot && <span class="tag">{t("bot")}</span>}
+              </th>
+              <td>
+                <Num lang={t.lang} n={g.totals[s] ?? 0} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {withBots && (
+        <p class="note" data-unrated="1">
+          {t("unratedBots")}
+        </p>
+      )}
+      {playAgain && (
+        <button type="button" class="primary" data-action="play-again" onClick={playAgain}>
+          {t("playAgain")}
+        </button>
+      )}{" "}
       {g.recordJson && (
         <a class="button" href="#/verify">
           {t("verifyThis")}

@@ -12,26 +12,20 @@ import type { Check, PlayFailure, Reason } from "../client/check";
 import type { VerifyResult } from "../client/verify";
 import type { T } from "./App";
 import type { Key } from "./i18n";
+import { formatNumber, tx } from "./fmt";
+import type { Vars } from "./fmt";
 
 const ERRORS = { "not-json": "notJson", "not-record": "notRecord", "no-seed": "noSeed", engine: "engineFailed" } as const;
 /** The same check in a terminal (services/trix/records_cli.py). */
 const VERIFY_COMMAND = "trix verify record.json";
 const SUIT_SIGNS = "♣♦♥♠";
 
-type Parts = Record<string, ComponentChildren>;
-
-/** A translated line whose {vars} are isolated from the text around them (<bdi>): a number,
+/** A translated line whose {vars} are isolated from the text around them (./fmt): a number,
  * a list of numbers or a card keeps its own direction on the Arabic page. */
-function fill(t: T, key: Key, vars: Parts = {}): ComponentChildren[] {
-  return t(key)
-    .split(/\{(\w+)\}/)
-    .map((part, i) =>
-      i % 2 === 0 ? part : typeof vars[part] === "object" ? vars[part] : <bdi key={i}>{vars[part] ?? `{${part}}`}</bdi>,
-    );
-}
+const fill = (t: T, key: Key, vars: Vars = {}): ComponentChildren[] => tx(t, key, vars);
 
 const n1 = (i: number) => i + 1; // deals, plays and seats counted from 1 on the page
-const nums = (v: number[] | null, t: T) => (v ? <bdi dir="ltr">{v.join(" / ")}</bdi> : <bdi>{t("none")}</bdi>);
+const nums = (v: number[] | null, t: T) => (v ? <bdi dir="ltr">{v.map((n) => formatNumber(t.lang, n)).join(" / ")}</bdi> : <bdi>{t("none")}</bdi>);
 const card = (id: number) => <bdi dir="ltr">{`${RANKS[id % 13]}${SUIT_SIGNS[Math.floor(id / 13)] ?? SUITS[Math.floor(id / 13)]}`}</bdi>;
 
 const ILLEGAL: Record<number, Key> = {
