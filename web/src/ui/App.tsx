@@ -325,7 +325,6 @@ export function App() {
             setMuted(!muted);
           }}
         >
-          <span aria-hidden="true">{muted ? "🔇 " : "🔊 "}</span>
           {t("sound")}: {muted ? t("soundOff") : t("soundOn")}
         </button>
         <button type="button" class="small" lang={lang === "ar" ? "en" : "ar"} aria-label={t("langLabel")} onClick={() => setLang(lang === "ar" ? "en" : "ar")}>
