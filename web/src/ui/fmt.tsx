@@ -18,8 +18,12 @@ export function formatNumber(lang: Lang, n: number): string {
     f = new Intl.NumberFormat(LOCALES[lang], { useGrouping: false, maximumFractionDigits: 0 });
     FORMATS.set(lang, f);
   }
-  return f.format(n);
+  // The direction marks Intl puts before an Arabic minus sign (LRM, ALM) are left out: `Num`'s
+  // left-to-right isolate places the sign, and a copied score carries no invisible character.
+  return f.format(n).replace(BIDI_MARKS, "");
 }
+
+const BIDI_MARKS = /[\u200e\u200f\u061c]/g;
 
 /** A number in a left-to-right isolate, formatted for the page's language. */
 export function Num({ lang, n }: { lang: Lang; n: number }) {
