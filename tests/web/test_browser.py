@@ -461,11 +461,18 @@ def test_a_reload_on_our_turn_keeps_the_score_sheet_the_kingdom_and_the_owner(
     assert _adds_up(after), after
 
 
-_NUMBER_CELLS = """() => [...document.querySelectorAll('.scores tbody td:not(:first-child), .scores tfoot td[data-total]')].map((td) => {
+_NUMBER_CELLS = """() => [
+  ...document.querySelectorAll('.scores tbody td:not(:first-child), .scores tfoot td[data-total]'),
+].map((td) => {
   const nums = td.querySelectorAll('bdi.num');
   const num = nums[0];
   const text = num ? num.textContent : td.textContent;
-  const box = (i) => { const r = document.createRange(); r.setStart(num.firstChild, i); r.setEnd(num.firstChild, i + 1); return r.getBoundingClientRect().left; };
+  const box = (i) => {
+    const r = document.createRange();
+    r.setStart(num.firstChild, i);
+    r.setEnd(num.firstChild, i + 1);
+    return r.getBoundingClientRect().left;
+  };
   const minus = num ? text.indexOf('-') : -1;
   return {
     count: nums.length,
