@@ -396,6 +396,15 @@ def _sheet(page: Page) -> dict[str, Any]:
     }
 
 
+def _watch(pages: Pages, url: str, table_id: str, viewport: dict[str, int]) -> Page:
+    """A guest, "Watcher", who watches the table by its id from the lobby's form."""
+    watcher = pages.open("watcher", locale="en-US", viewport=viewport)
+    _sign_in(watcher, url, "Watcher")
+    watcher.fill("#watch", table_id)
+    watcher.click("form.watch button[type=submit]")
+    return watcher
+
+
 def _numbers(row: str) -> list[int]:
     return [int(n) for n in re.findall(r"-?\d+", row)]
 
@@ -442,10 +451,7 @@ def test_a_reload_on_our_turn_keeps_the_score_sheet_the_kingdom_and_the_owner(
     page.screenshot(path=str(tmp_path / "reloaded-en-desktop.png"), full_page=True)
 
     # A spectator joining now sees the same sheet (docs/rules.md §14: the scores are public).
-    watcher = pages.open("watcher", locale="en-US", viewport=DESKTOP)
-    _sign_in(watcher, web_platform.url, "Watcher")
-    watcher.fill("#watch", table_id)
-    watcher.click("form.watch button[type=submit]")
+    watcher = _watch(pages, web_platform.url, table_id, DESKTOP)
     watcher.wait_for_selector(f".table[data-seq='{seq}']")
     _until(lambda: watcher.locator(".scores tbody tr").count() >= len(before["rows"]), 30.0)
     seen = _sheet(watcher)
@@ -532,10 +538,7 @@ def test_arabic_scores_read_minus_75_the_sound_toggle_shows_its_state_and_a_watc
     page.screenshot(path=str(tmp_path / "scores-ar-phone.png"), full_page=True)
 
     # A watcher: from the lobby's form, then out by "Stop watching".
-    watcher = pages.open("watcher", locale="en-US", viewport=PHONE)
-    _sign_in(watcher, web_platform.url, "Watcher")
-    watcher.fill("#watch", table_id)
-    watcher.click("form.watch button[type=submit]")
+    watcher = _watch(pages, web_platform.url, table_id, PHONE)
     watcher.wait_for_selector(f".table [data-table='{table_id}']")
     watcher.wait_for_selector("[data-action=stop-watching]")
     watcher.screenshot(path=str(tmp_path / "watching-en-phone.png"), full_page=True)
