@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from conftest import STREAM_IDLE_S, TOKEN_TTL_S, WEB_DIST, WebPlatform
 from trix import tls
@@ -186,22 +187,30 @@ def _until(condition: Callable[[], bool], timeout_s: float) -> None:
         time.sleep(0.05)
 
 
+def _clicked(target: Locator) -> bool:
+    """Click within CLICK_MS; False when the button went away meanwhile (look again)."""
+    try:
+        target.click(timeout=CLICK_MS)
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
 def _step(page: Page) -> str:
     """Do whatever the table asks of this seat now; what was done ("" for nothing)."""
     if page.locator("[data-finished]").count():
         return "finished"
     contract = page.locator(".prompt [data-contract]")
     if contract.count():
-        contract.first.click(timeout=CLICK_MS)
-        return "contract"
+        return "contract" if _clicked(contract.first) else ""
     no_double = page.locator("[data-action=no-double]")
     if no_double.count():
-        no_double.click(timeout=CLICK_MS)
-        return "double"
+        return "double" if _clicked(no_double) else ""
     legal = page.locator(".hand .cardbtn.legal")
     if legal.count():
         seq = page.get_attribute(".table", "data-seq")
-        legal.first.click(timeout=CLICK_MS)
+        if not _clicked(legal.first):
+            return ""
         # One click per turn: wait for the table's next event (the card played).
         _until(lambda: page.locator(f".table:not([data-seq='{seq}']), [data-finished]").count() > 0, 30.0)
         return "card"
