@@ -413,3 +413,24 @@ async def test_paid_ticket_without_a_wallet_is_refused_before_anything_is_stored
     assert "wallet" in (err.value.details() or "")
     free = await enqueue(env.api, "payer", request_id="r-free")
     assert free.state == SEARCHING
+
+
+@pytest.mark.parametrize("variant", [PARTNERSHIP, common_pb2.VARIANT_COMPLEX_PARTNERSHIP])
+async def test_friends_at_a_private_partnership_table_sit_opposite_as_partners(env: Env, variant: int) -> None:
+    """docs/rules.md §1: partners sit opposite (seats s and s + 2). The host and the first
+    friend to join are partners, with bots (an early start) or with two more friends, who
+    are then the other team (before, the seats were shuffled: host 2 and friend 1)."""
+    api = env.api
+    duo = await api.CreatePrivateTable(mm.CreatePrivateTableRequest(wish=wish(variant)), metadata=identity("h"))
+    await api.JoinPrivateTable(mm.JoinPrivateTableRequest(code=duo.code), metadata=identity("f"))
+    await api.StartPrivateTable(mm.StartPrivateTableRequest(code=duo.code), metadata=identity("h"))
+    full = await api.CreatePrivateTable(mm.CreatePrivateTableRequest(wish=wish(variant)), metadata=identity("h4"))
+    for p in ("a4", "b4", "c4"):
+        await api.JoinPrivateTable(mm.JoinPrivateTableRequest(code=full.code), metadata=identity(p))
+    formed = await read_matches(env.nats_url, expect=2)
+    seats = [{s.player_id: s.index for s in m.seats if not s.bot} for m in formed]
+    two = next(s for s in seats if "h" in s)
+    four = next(s for s in seats if "h4" in s)
+    assert two["f"] == (two["h"] + 2) % 4
+    assert four["a4"] == (four["h4"] + 2) % 4
+    assert four["c4"] == (four["b4"] + 2) % 4

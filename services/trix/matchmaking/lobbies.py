@@ -9,6 +9,7 @@ match formed (`claims.Claims.complete`) -> FORMED; an open lobby past `lobby_ttl
 
 from __future__ import annotations
 
+import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +39,27 @@ from trix.matchmaking.records import (
     partition_of,
 )
 from trix.matchmaking.tickets import NotAllowedNow, TicketStore
-from trix.matchmaking.wishes import Wish, check_client_seed, check_display_name, check_player_id
+from trix.matchmaking.wishes import (
+    PARTNERSHIP_VARIANTS,
+    Wish,
+    check_client_seed,
+    check_display_name,
+    check_player_id,
+)
+
+
+def private_seat_order(lobby: Lobby) -> list[int]:
+    """The seats of a private table's members in the order they joined (the host first),
+    drawn from the match id so that every replica finishing this lobby seats alike. In a
+    partnership variant the host and the first friend sit opposite, partners (docs/rules.md
+    §1: seats s and s + 2), the next two as the other team; in singles the seats are shuffled."""
+    rng = random.Random(lobby.match_id)
+    if lobby.wish.variant in PARTNERSHIP_VARIANTS:
+        first = rng.randrange(4)
+        return [first, (first + 2) % 4, (first + 1) % 4, (first + 3) % 4]
+    order = list(range(4))
+    rng.shuffle(order)
+    return order
 
 
 @dataclass(eq=False)
@@ -222,12 +243,7 @@ class Lobbies:
                     m.player_id, m.ticket_id, m.client_seed, display_name=m.display_name
                 )
         else:
-            # Seats drawn from the match id, so every replica finishing this lobby seats alike.
-            import random
-
-            order = list(range(4))
-            random.Random(lobby.match_id).shuffle(order)
-            for seat, m in zip(order, lobby.members, strict=False):
+            for seat, m in zip(private_seat_order(lobby), lobby.members, strict=False):
                 seats[seat] = SeatRecord(m.player_id, m.ticket_id, m.client_seed, display_name=m.display_name)
         record = MatchRecord(lobby.match_id, lobby.wish, seats, COMMITTED, self.clock(), private=lobby.kind == PRIVATE)
         rev = await self.store.create(match_key(record.match_id), record.encode())
