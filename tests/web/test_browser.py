@@ -280,6 +280,41 @@ def test_the_first_load_is_under_250_kb_gzipped() -> None:
     assert size < FIRST_LOAD_BUDGET
 
 
+WIRE_BUDGET = 120 * 1024
+"""The first load as the browser receives it from the edge (issue 39: 209 KB uncompressed before)."""
+
+
+def test_the_edge_sends_the_first_load_compressed_under_120_kb_on_the_wire(
+    web_platform: WebPlatform, pages: Pages
+) -> None:
+    """Every byte the browser received for the app's files (CDP's encodedDataLength: headers
+    and the body as sent), each file with a Content-Encoding the browser offered."""
+    page = pages.open("wire", locale="en-US")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    urls: dict[str, str] = {}
+    encodings: dict[str, str] = {}
+    received: dict[str, int] = {}
+
+    def on_response(e: dict[str, Any]) -> None:
+        urls[e["requestId"]] = e["response"]["url"]
+        headers = {k.lower(): v for k, v in e["response"]["headers"].items()}
+        encodings[e["requestId"]] = headers.get("content-encoding", "")
+
+    cdp.on("Network.responseReceived", on_response)
+    cdp.on("Network.loadingFinished", lambda e: received.update({e["requestId"]: int(e["encodedDataLength"])}))
+    page.goto(web_platform.url, wait_until="load")
+    page.wait_for_selector("#name")
+    _until(lambda: set(urls) <= set(received), 30.0)
+    files = {rid: url for rid, url in urls.items() if "/trix.v1.GatewayService/" not in url}
+    wire = sum(received[rid] for rid in files)
+    print(f"\nweb first load on the wire: {wire / 1024:.1f} KB in {len(files)} responses (budget 120 KB)")
+    assert len(files) >= 3 and any(url.endswith(".js") for url in files.values())
+    assert {url: encodings[rid] for rid, url in files.items() if encodings[rid] not in ("br", "gzip")} == {}
+    assert wire < WIRE_BUDGET
+
+
 def test_a_whole_singles_game_by_clicking_with_a_reload_mid_game_then_verify(
     web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
@@ -704,6 +739,13 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
     assert "You" in names and "صديق" in names
     assert not any(ch in "".join(names) for ch in "\u202e\u0007")
     assert "Host" in friend.locator(".seat .name").all_inner_texts()
+    # Friends at a partnership table are partners: opposite seats (docs/rules.md §1; issue 39).
+    for page, me, other in ((host, "You", "صديق"), (friend, "أنت", "Host")):
+        seat = {
+            n: page.locator(".seat", has=page.locator(".name", has_text=n)).get_attribute("data-seat")
+            for n in (me, other)
+        }
+        assert int(seat[other] or "-9") == (int(seat[me] or "-9") + 2) % 4, seat
 
     # A private table is watched by its players, or with an invitation from one of them (ADR 0018).
     (table_id,) = table_ids
