@@ -1,0 +1,60 @@
+"""Issue 39: friends at a private partnership table are partners. Through the real gateway
+(and matchmaking, table, the C engine): the host creates a private partnership table, a friend
+joins by its code, the host starts it with bots, and each player's own view of the table puts
+the other opposite (docs/rules.md §1: partners at seats s and s + 2). Before, the seats were
+shuffled: host 2 and friend 1 in TRIX_PARTNERSHIP, host 1 and friend 2 in COMPLEX_PARTNERSHIP."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+import pytest
+from gateway_support import Platform, signed_in
+
+from trix.client import GatewayClient
+from trix.v1 import common_pb2, gateway_pb2, matchmaking_pb2
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def _seat(client: GatewayClient, table_id: str) -> int:
+    """The caller's seat in its own view of the table (retried while the table is being created)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            got = await client.stub.GetView(
+                gateway_pb2.GetViewRequest(table_id=table_id), metadata=client.metadata, timeout=10
+            )
+            return int(got.view.seat)
+        except grpc.aio.AioRpcError as err:
+            if time.monotonic() > deadline or err.code() not in (
+                grpc.StatusCode.NOT_FOUND,
+                grpc.StatusCode.UNAVAILABLE,
+            ):
+                raise
+            await asyncio.sleep(0.2)
+
+
+@pytest.mark.parametrize("variant", [common_pb2.VARIANT_TRIX_PARTNERSHIP, common_pb2.VARIANT_COMPLEX_PARTNERSHIP])
+async def test_the_host_and_the_friend_who_joined_sit_opposite_as_partners(platform: Platform, variant: int) -> None:
+    host = await signed_in(platform.target, f"host{variant}")
+    friend = await signed_in(platform.target, f"friend{variant}")
+    try:
+        wish = matchmaking_pb2.GameWish(variant=variant)  # type: ignore[arg-type]
+        created = await host.stub.CreatePrivateGame(
+            gateway_pb2.CreatePrivateGameRequest(wish=wish), metadata=host.metadata, timeout=10
+        )
+        await friend.stub.JoinPrivateGame(
+            gateway_pb2.JoinPrivateGameRequest(code=created.code), metadata=friend.metadata, timeout=10
+        )
+        started = await host.stub.StartPrivateGame(
+            gateway_pb2.StartPrivateGameRequest(code=created.code), metadata=host.metadata, timeout=10
+        )
+        host_seat = await _seat(host, started.table_id)
+        friend_seat = await _seat(friend, started.table_id)
+        assert friend_seat == (host_seat + 2) % 4, (host_seat, friend_seat)
+    finally:
+        await host.close()
+        await friend.close()
