@@ -33,6 +33,7 @@ def calls(stub: gateway_pb2_grpc.GatewayServiceAsyncStub, table_id: str) -> dict
         "StartPrivateGame": lambda md: stub.StartPrivateGame(
             gateway_pb2.StartPrivateGameRequest(code="c1"), metadata=md
         ),
+        "GetPrivateGame": lambda md: stub.GetPrivateGame(gateway_pb2.GetPrivateGameRequest(code="c1"), metadata=md),
         "Query": lambda md: stub.Query(gateway_pb2.QueryRequest(balance=scoring_pb2.GetBalanceRequest()), metadata=md),
         "GetView": lambda md: stub.GetView(gateway_pb2.GetViewRequest(table_id=table_id), metadata=md),
         "Events": lambda md: _first(stub.Events(gateway_pb2.EventsRequest(table_id=table_id), metadata=md)),

@@ -1,6 +1,7 @@
 """Issue 39: friends at a private partnership table are partners. Through the real gateway
 (and matchmaking, table, the C engine): the host creates a private partnership table, a friend
-joins by its code, the host starts it with bots, and each player's own view of the table puts
+joins by its code, the host sees him listed as his partner (GetPrivateGame; an outsider is
+refused), the host starts it with bots, and each player's own view of the table puts
 the other opposite (docs/rules.md §1: partners at seats s and s + 2). Before, the seats were
 shuffled: host 2 and friend 1 in TRIX_PARTNERSHIP, host 1 and friend 2 in COMPLEX_PARTNERSHIP."""
 
@@ -41,6 +42,7 @@ async def _seat(client: GatewayClient, table_id: str) -> int:
 async def test_the_host_and_the_friend_who_joined_sit_opposite_as_partners(platform: Platform, variant: int) -> None:
     host = await signed_in(platform.target, f"host{variant}")
     friend = await signed_in(platform.target, f"friend{variant}")
+    outsider = await signed_in(platform.target, f"outsider{variant}")
     try:
         wish = matchmaking_pb2.GameWish(variant=variant)  # type: ignore[arg-type]
         created = await host.stub.CreatePrivateGame(
@@ -49,6 +51,20 @@ async def test_the_host_and_the_friend_who_joined_sit_opposite_as_partners(platf
         await friend.stub.JoinPrivateGame(
             gateway_pb2.JoinPrivateGameRequest(code=created.code), metadata=friend.metadata, timeout=10
         )
+        # The host sees who has joined, the friend as his partner (team 0); an outsider sees nothing.
+        listed = await host.stub.GetPrivateGame(
+            gateway_pb2.GetPrivateGameRequest(code=created.code), metadata=host.metadata, timeout=10
+        )
+        assert [(p.display_name, p.host, p.team) for p in listed.players] == [
+            (f"host{variant}", True, 0),
+            (f"friend{variant}", False, 0),
+        ]
+        assert not listed.closed
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await outsider.stub.GetPrivateGame(
+                gateway_pb2.GetPrivateGameRequest(code=created.code), metadata=outsider.metadata, timeout=10
+            )
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
         started = await host.stub.StartPrivateGame(
             gateway_pb2.StartPrivateGameRequest(code=created.code), metadata=host.metadata, timeout=10
         )
@@ -58,3 +74,4 @@ async def test_the_host_and_the_friend_who_joined_sit_opposite_as_partners(platf
     finally:
         await host.close()
         await friend.close()
+        await outsider.close()

@@ -434,3 +434,33 @@ async def test_friends_at_a_private_partnership_table_sit_opposite_as_partners(e
     assert two["f"] == (two["h"] + 2) % 4
     assert four["a4"] == (four["h4"] + 2) % 4
     assert four["c4"] == (four["b4"] + 2) % 4
+
+
+async def test_the_players_of_a_private_table_see_who_joined_with_their_teams(env: Env) -> None:
+    """Issue 39: the host sees who has joined before the start, in the order of joining, and in a
+    partnership variant the team each will play in (the host and the first friend: team 0);
+    only the table's players see it."""
+    api = env.api
+    pair = await api.CreatePrivateTable(
+        mm.CreatePrivateTableRequest(wish=wish(PARTNERSHIP), display_name="Host"), metadata=identity("h")
+    )
+    for p in ("a", "b"):
+        await api.JoinPrivateTable(
+            mm.JoinPrivateTableRequest(code=pair.code, display_name=p.upper()), metadata=identity(p)
+        )
+    listed = await api.GetPrivateTable(mm.GetPrivateTableRequest(code=pair.code.lower()), metadata=identity("b"))
+    assert [(p.display_name, p.host, p.team) for p in listed.players] == [
+        ("Host", True, 0),
+        ("A", False, 0),
+        ("B", False, 1),
+    ]
+    assert not listed.closed
+    outsider = mm.GetPrivateTableRequest(code=pair.code)
+    assert await status_of(api.GetPrivateTable(outsider, metadata=identity("x"))) == grpc.StatusCode.PERMISSION_DENIED
+    unknown = mm.GetPrivateTableRequest(code="ZZZZZZ")
+    assert await status_of(api.GetPrivateTable(unknown, metadata=identity("h"))) == grpc.StatusCode.NOT_FOUND
+    await api.StartPrivateTable(mm.StartPrivateTableRequest(code=pair.code), metadata=identity("h"))
+    assert (await api.GetPrivateTable(mm.GetPrivateTableRequest(code=pair.code), metadata=identity("h"))).closed
+    solo = await api.CreatePrivateTable(mm.CreatePrivateTableRequest(wish=wish()), metadata=identity("s"))
+    singles = await api.GetPrivateTable(mm.GetPrivateTableRequest(code=solo.code), metadata=identity("s"))
+    assert [(p.host, p.team) for p in singles.players] == [(True, -1)]

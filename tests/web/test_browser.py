@@ -724,6 +724,10 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
     friend.fill("#code", code)
     friend.click("form.join button[type=submit]")
     friend.wait_for_selector("text=" + "نبحث عن طاولة")
+    # The host sees who has joined before he starts, the friend as his partner (issue 39).
+    _until(lambda: host.locator(".joined li").count() == 2, 30.0)
+    assert host.get_attribute(".joined li:nth-child(2)", "data-team") == "0"
+    assert "صديق" in host.inner_text(".joined li:nth-child(2)")
     host.click("[data-action=start-private]")
     for page in (host, friend):
         page.wait_for_selector(".table")

@@ -261,6 +261,10 @@ class GatewayApi:
         table_id = await self.service.start_private(principal.player_id, req.code)
         return gateway_pb2.StartPrivateGameResponse(table_id=table_id)
 
+    async def GetPrivateGame(self, request: Any, context: Context) -> gateway_pb2.GetPrivateGameResponse:
+        principal, req = self._enter(request, context)
+        return await self.service.get_private(principal.player_id, req.code)
+
     async def Query(self, request: Any, context: Context) -> gateway_pb2.QueryResponse:
         principal, req = self._enter(request, context)
         return await self.service.query(principal.player_id, req)

@@ -350,6 +350,10 @@ class GatewayService:
         check_id(code, "code")
         return await self._mm().start_private(player_id, code)
 
+    async def get_private(self, player_id: str, code: str) -> gateway_pb2.GetPrivateGameResponse:
+        check_id(code, "code")
+        return await self._mm().get_private(player_id, code)
+
     def watch_ticket(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.Ticket]:
         return self._mm().watch(player_id, check_id(ticket_id, "ticket id"))
 

@@ -155,6 +155,14 @@ class GrpcMatchmaking:
             raise domain_error(err, "matchmaking") from None
         return str(reply.table_id)
 
+    async def get_private(self, player_id: str, code: str) -> gateway_pb2.GetPrivateGameResponse:
+        req = matchmaking_pb2.GetPrivateTableRequest(player_id=player_id, code=code)
+        try:
+            reply = await self.stub.GetPrivateTable(req, timeout=self.timeout_s, metadata=self._md(player_id))
+        except grpc.aio.AioRpcError as err:
+            raise domain_error(err, "matchmaking") from None
+        return gateway_pb2.GetPrivateGameResponse(players=reply.players, closed=reply.closed)
+
     async def close(self) -> None:
         if self.channel is not None:
             await self.channel.close()

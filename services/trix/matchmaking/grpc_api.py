@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator
 import grpc
 
 from trix.errors import InvalidArgument
-from trix.matchmaking.records import Ticket, public_state
+from trix.matchmaking.lobbies import private_team
+from trix.matchmaking.records import OPEN, Ticket, public_state
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wishes import OPTIONS, Wish, resolve_wish
 from trix.runtime.identity import Identity
@@ -147,6 +148,23 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
         player = self.identity.player(context, request.player_id)
         table_id = await self.service.start_private(player, request.code)
         return matchmaking_pb2.StartPrivateTableResponse(table_id=table_id)
+
+    async def GetPrivateTable(
+        self,
+        request: matchmaking_pb2.GetPrivateTableRequest,
+        context: grpc.aio.ServicerContext[
+            matchmaking_pb2.GetPrivateTableRequest, matchmaking_pb2.GetPrivateTableResponse
+        ],
+    ) -> matchmaking_pb2.GetPrivateTableResponse:
+        player = self.identity.player(context, request.player_id)
+        lobby = await self.service.get_private(player, request.code)
+        players = [
+            matchmaking_pb2.PrivateTablePlayer(
+                display_name=m.display_name, host=m.player_id == lobby.host, team=private_team(lobby, i)
+            )
+            for i, m in enumerate(lobby.members)
+        ]
+        return matchmaking_pb2.GetPrivateTableResponse(players=players, closed=lobby.state != OPEN)
 
     async def Rematch(
         self,

@@ -62,6 +62,12 @@ def private_seat_order(lobby: Lobby) -> list[int]:
     return order
 
 
+def private_team(lobby: Lobby, index: int) -> int:
+    """The team of a private table's member by the order of joining, as `private_seat_order`
+    seats them: 0 for the host and the first friend, 1 for the next two; -1 in singles."""
+    return index // 2 if lobby.wish.variant in PARTNERSHIP_VARIANTS else -1
+
+
 @dataclass(eq=False)
 class Lobbies:
     """Private tables and rematches (see the module docstring)."""
@@ -212,6 +218,18 @@ class Lobbies:
         if not match_id:
             raise NotAllowedNow("the private table could not start")
         return match_id
+
+    async def get_private(self, player_id: str, code: str) -> Lobby:
+        """A private table as its players see it before the start: who has joined."""
+        check_player_id(player_id)
+        key = self.lobby_key(code.upper()) if code.isalnum() and len(code) <= 16 else ""
+        got = await self.tickets.get_lobby(key) if key else None
+        if got is None or got[0].kind != PRIVATE:
+            raise NotFound("no private table with this invite code")
+        lobby = got[0]
+        if not any(m.player_id == player_id for m in lobby.members):
+            raise PermissionDenied("only the players at this private table see who has joined")
+        return lobby
 
     async def start(self, key: str) -> str:
         """OPEN -> STARTED with the seats chosen (the commit point), then form the match."""

@@ -48,6 +48,7 @@ from trix.matchmaking.records import (
     MATCHED,
     QUEUE,
     TERMINAL,
+    Lobby,
     Ticket,
     partition_of,
     public_state,
@@ -282,6 +283,10 @@ class MatchmakingService:
     async def start_private(self, host: str, code: str) -> str:
         """Start a private table now; bots take the empty seats (free tables only)."""
         return await self.lobbies.start_private(host, code)
+
+    async def get_private(self, player_id: str, code: str) -> Lobby:
+        """Who has joined a private table (`Lobbies.get_private`)."""
+        return await self.lobbies.get_private(player_id, code)
 
     async def rematch(self, player_id: str, table_id: str, display_name: str = "") -> Ticket:
         """Accept a rematch of a finished table (`Lobbies.rematch`)."""

@@ -975,6 +975,58 @@ class StartPrivateGameResponse(_message.Message):
 Global___StartPrivateGameResponse: _TypeAlias = StartPrivateGameResponse  # noqa: Y015
 
 @_typing.final
+class GetPrivateGameRequest(_message.Message):
+    """Request of GatewayService.GetPrivateGame."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """The invite code."""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetPrivateGameRequest: _TypeAlias = GetPrivateGameRequest  # noqa: Y015
+
+@_typing.final
+class GetPrivateGameResponse(_message.Message):
+    """Response of GatewayService.GetPrivateGame."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
+    closed: _builtins.bool
+    """True once the game has started (or been closed)."""
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[_matchmaking_pb2.PrivateTablePlayer]:
+        """The players who have joined, in the order they joined (the host first); in a
+        partnership variant the host and the first to join are partners.
+        """
+
+    def __init__(
+        self,
+        *,
+        players: _abc.Iterable[_matchmaking_pb2.PrivateTablePlayer] | None = ...,
+        closed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["closed", b"closed", "players", b"players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetPrivateGameResponse: _TypeAlias = GetPrivateGameResponse  # noqa: Y015
+
+@_typing.final
 class SpectateRequest(_message.Message):
     """Request of GatewayService.Spectate."""
 

@@ -80,6 +80,11 @@ class GatewayServiceStub:
                 request_serializer=trix_dot_v1_dot_gateway__pb2.StartPrivateGameRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_gateway__pb2.StartPrivateGameResponse.FromString,
                 _registered_method=True)
+        self.GetPrivateGame = channel.unary_unary(
+                '/trix.v1.GatewayService/GetPrivateGame',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.GetPrivateGameRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.GetPrivateGameResponse.FromString,
+                _registered_method=True)
         self.Spectate = channel.unary_stream(
                 '/trix.v1.GatewayService/Spectate',
                 request_serializer=trix_dot_v1_dot_gateway__pb2.SpectateRequest.SerializeToString,
@@ -174,6 +179,13 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPrivateGame(self, request, context):
+        """Who has joined the caller's private game before it starts (its players only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Spectate(self, request, context):
         """Public events of a table, for spectators (docs/rules.md §14).
         """
@@ -260,6 +272,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.StartPrivateGame,
                     request_deserializer=trix_dot_v1_dot_gateway__pb2.StartPrivateGameRequest.FromString,
                     response_serializer=trix_dot_v1_dot_gateway__pb2.StartPrivateGameResponse.SerializeToString,
+            ),
+            'GetPrivateGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPrivateGame,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.GetPrivateGameRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.GetPrivateGameResponse.SerializeToString,
             ),
             'Spectate': grpc.unary_stream_rpc_method_handler(
                     servicer.Spectate,
@@ -531,6 +548,33 @@ class GatewayService:
             '/trix.v1.GatewayService/StartPrivateGame',
             trix_dot_v1_dot_gateway__pb2.StartPrivateGameRequest.SerializeToString,
             trix_dot_v1_dot_gateway__pb2.StartPrivateGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPrivateGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/GetPrivateGame',
+            trix_dot_v1_dot_gateway__pb2.GetPrivateGameRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.GetPrivateGameResponse.FromString,
             options,
             channel_credentials,
             insecure,

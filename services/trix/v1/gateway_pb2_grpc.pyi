@@ -69,6 +69,8 @@ class GatewayServiceStub:
     """Joins a private game by code."""
     StartPrivateGame: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.StartPrivateGameRequest, _gateway_pb2.StartPrivateGameResponse]
     """Starts the player's private game early with bots."""
+    GetPrivateGame: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetPrivateGameRequest, _gateway_pb2.GetPrivateGameResponse]
+    """Who has joined the caller's private game before it starts (its players only)."""
     Spectate: _grpc.UnaryStreamMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]
     """Public events of a table, for spectators (docs/rules.md §14)."""
     Query: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.QueryRequest, _gateway_pb2.QueryResponse]
@@ -109,6 +111,8 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """Joins a private game by code."""
     StartPrivateGame: _aio.UnaryUnaryMultiCallable[_gateway_pb2.StartPrivateGameRequest, _gateway_pb2.StartPrivateGameResponse]  # type: ignore[assignment]
     """Starts the player's private game early with bots."""
+    GetPrivateGame: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetPrivateGameRequest, _gateway_pb2.GetPrivateGameResponse]  # type: ignore[assignment]
+    """Who has joined the caller's private game before it starts (its players only)."""
     Spectate: _aio.UnaryStreamMultiCallable[_gateway_pb2.SpectateRequest, _gateway_pb2.SpectateResponse]  # type: ignore[assignment]
     """Public events of a table, for spectators (docs/rules.md §14)."""
     Query: _aio.UnaryUnaryMultiCallable[_gateway_pb2.QueryRequest, _gateway_pb2.QueryResponse]  # type: ignore[assignment]
@@ -200,6 +204,14 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.StartPrivateGameResponse, _abc.Awaitable[_gateway_pb2.StartPrivateGameResponse]]:
         """Starts the player's private game early with bots."""
+
+    @_abc_1.abstractmethod
+    def GetPrivateGame(
+        self,
+        request: _gateway_pb2.GetPrivateGameRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.GetPrivateGameResponse, _abc.Awaitable[_gateway_pb2.GetPrivateGameResponse]]:
+        """Who has joined the caller's private game before it starts (its players only)."""
 
     @_abc_1.abstractmethod
     def Spectate(

@@ -3,8 +3,10 @@
 isort:skip_file
 The matchmaking service API (issue 6): tickets, queues, private tables, rematch."""
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from trix.v1 import common_pb2 as _common_pb2
 import builtins as _builtins
@@ -477,6 +479,92 @@ class StartPrivateTableResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StartPrivateTableResponse: _TypeAlias = StartPrivateTableResponse  # noqa: Y015
+
+@_typing.final
+class GetPrivateTableRequest(_message.Message):
+    """Request of MatchmakingService.GetPrivateTable."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The caller: one of the table's players."""
+    code: _builtins.str
+    """The invite code."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetPrivateTableRequest: _TypeAlias = GetPrivateTableRequest  # noqa: Y015
+
+@_typing.final
+class PrivateTablePlayer(_message.Message):
+    """A player at a private table before it starts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    HOST_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
+    display_name: _builtins.str
+    """The name the player signed in with."""
+    host: _builtins.bool
+    """True for the host, who created the table."""
+    team: _builtins.int
+    """The player's team in a partnership variant (docs/rules.md §1): the host and the first
+    to join are team 0 and sit opposite, the next two are team 1; -1 in singles.
+    """
+    def __init__(
+        self,
+        *,
+        display_name: _builtins.str = ...,
+        host: _builtins.bool = ...,
+        team: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "host", b"host", "team", b"team"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PrivateTablePlayer: _TypeAlias = PrivateTablePlayer  # noqa: Y015
+
+@_typing.final
+class GetPrivateTableResponse(_message.Message):
+    """Response of MatchmakingService.GetPrivateTable."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
+    closed: _builtins.bool
+    """True once the table has started (or been closed): no one joins any more."""
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PrivateTablePlayer]:
+        """The players who have joined, in the order they joined (the host first)."""
+
+    def __init__(
+        self,
+        *,
+        players: _abc.Iterable[Global___PrivateTablePlayer] | None = ...,
+        closed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["closed", b"closed", "players", b"players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetPrivateTableResponse: _TypeAlias = GetPrivateTableResponse  # noqa: Y015
 
 @_typing.final
 class RematchRequest(_message.Message):

@@ -65,6 +65,11 @@ class MatchmakingServiceStub:
                 request_serializer=trix_dot_v1_dot_matchmaking__pb2.StartPrivateTableRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_matchmaking__pb2.StartPrivateTableResponse.FromString,
                 _registered_method=True)
+        self.GetPrivateTable = channel.unary_unary(
+                '/trix.v1.MatchmakingService/GetPrivateTable',
+                request_serializer=trix_dot_v1_dot_matchmaking__pb2.GetPrivateTableRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_matchmaking__pb2.GetPrivateTableResponse.FromString,
+                _registered_method=True)
         self.Rematch = channel.unary_unary(
                 '/trix.v1.MatchmakingService/Rematch',
                 request_serializer=trix_dot_v1_dot_matchmaking__pb2.RematchRequest.SerializeToString,
@@ -118,6 +123,13 @@ class MatchmakingServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPrivateTable(self, request, context):
+        """Who has joined a private table, for its players (the host arranges the start).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Rematch(self, request, context):
         """Offers the same four players a new game after one ends.
         """
@@ -157,6 +169,11 @@ def add_MatchmakingServiceServicer_to_server(servicer, server):
                     servicer.StartPrivateTable,
                     request_deserializer=trix_dot_v1_dot_matchmaking__pb2.StartPrivateTableRequest.FromString,
                     response_serializer=trix_dot_v1_dot_matchmaking__pb2.StartPrivateTableResponse.SerializeToString,
+            ),
+            'GetPrivateTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPrivateTable,
+                    request_deserializer=trix_dot_v1_dot_matchmaking__pb2.GetPrivateTableRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_matchmaking__pb2.GetPrivateTableResponse.SerializeToString,
             ),
             'Rematch': grpc.unary_unary_rpc_method_handler(
                     servicer.Rematch,
@@ -327,6 +344,33 @@ class MatchmakingService:
             '/trix.v1.MatchmakingService/StartPrivateTable',
             trix_dot_v1_dot_matchmaking__pb2.StartPrivateTableRequest.SerializeToString,
             trix_dot_v1_dot_matchmaking__pb2.StartPrivateTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPrivateTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.MatchmakingService/GetPrivateTable',
+            trix_dot_v1_dot_matchmaking__pb2.GetPrivateTableRequest.SerializeToString,
+            trix_dot_v1_dot_matchmaking__pb2.GetPrivateTableResponse.FromString,
             options,
             channel_credentials,
             insecure,

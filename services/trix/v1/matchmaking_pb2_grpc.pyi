@@ -45,6 +45,8 @@ class MatchmakingServiceStub:
     """Joins a private table by its code."""
     StartPrivateTable: _grpc.UnaryUnaryMultiCallable[_matchmaking_pb2.StartPrivateTableRequest, _matchmaking_pb2.StartPrivateTableResponse]
     """Starts a private table early, bots in the empty seats (free tables only)."""
+    GetPrivateTable: _grpc.UnaryUnaryMultiCallable[_matchmaking_pb2.GetPrivateTableRequest, _matchmaking_pb2.GetPrivateTableResponse]
+    """Who has joined a private table, for its players (the host arranges the start)."""
     Rematch: _grpc.UnaryUnaryMultiCallable[_matchmaking_pb2.RematchRequest, _matchmaking_pb2.RematchResponse]
     """Offers the same four players a new game after one ends."""
 
@@ -65,6 +67,8 @@ class MatchmakingServiceAsyncStub(MatchmakingServiceStub):
     """Joins a private table by its code."""
     StartPrivateTable: _aio.UnaryUnaryMultiCallable[_matchmaking_pb2.StartPrivateTableRequest, _matchmaking_pb2.StartPrivateTableResponse]  # type: ignore[assignment]
     """Starts a private table early, bots in the empty seats (free tables only)."""
+    GetPrivateTable: _aio.UnaryUnaryMultiCallable[_matchmaking_pb2.GetPrivateTableRequest, _matchmaking_pb2.GetPrivateTableResponse]  # type: ignore[assignment]
+    """Who has joined a private table, for its players (the host arranges the start)."""
     Rematch: _aio.UnaryUnaryMultiCallable[_matchmaking_pb2.RematchRequest, _matchmaking_pb2.RematchResponse]  # type: ignore[assignment]
     """Offers the same four players a new game after one ends."""
 
@@ -118,6 +122,14 @@ class MatchmakingServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_matchmaking_pb2.StartPrivateTableResponse, _abc.Awaitable[_matchmaking_pb2.StartPrivateTableResponse]]:
         """Starts a private table early, bots in the empty seats (free tables only)."""
+
+    @_abc_1.abstractmethod
+    def GetPrivateTable(
+        self,
+        request: _matchmaking_pb2.GetPrivateTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_matchmaking_pb2.GetPrivateTableResponse, _abc.Awaitable[_matchmaking_pb2.GetPrivateTableResponse]]:
+        """Who has joined a private table, for its players (the host arranges the start)."""
 
     @_abc_1.abstractmethod
     def Rematch(

@@ -16,6 +16,7 @@ import type { Key, Lang } from "./i18n";
 import { TableView } from "./Table";
 import { VerifyPage } from "./Verify";
 import { HistoryPage, ReplayPage } from "./History";
+import { PrivateLobby } from "./PrivateLobby";
 import type { Action } from "../gen/trix/v1/gateway_pb";
 
 /** The page's strings in its language (`lang`, for numbers: ./fmt). */
@@ -393,6 +394,7 @@ export function App() {
                   </button>
                 </p>
               )}
+              {privateCode && <PrivateLobby t={t} gw={gw} code={privateCode} />}
               <button
                 type="button"
                 onClick={() => {

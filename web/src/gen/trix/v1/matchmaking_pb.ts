@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/matchmaking.proto.
  */
 export const file_trix_v1_matchmaking: GenFile = /*@__PURE__*/
-  fileDesc("Chl0cml4L3YxL21hdGNobWFraW5nLnByb3RvEgd0cml4LnYxIoQBCghHYW1lV2lzaBIhCgd2YXJpYW50GAEgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAiABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIOCgZwcmVzZXQYAyABKAkSHQoFc3Rha2UYBCABKAsyDi50cml4LnYxLlN0YWtlIp0BChRFbnF1ZXVlVGlja2V0UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSHwoEd2lzaBgCIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEgoKcGFydG5lcl9pZBgDIAEoCRITCgtjbGllbnRfc2VlZBgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhQKDGRpc3BsYXlfbmFtZRgGIAEoCSI4ChVFbnF1ZXVlVGlja2V0UmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQilAEKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEh8KBHdpc2gYAyABKAsyES50cml4LnYxLkdhbWVXaXNoEiMKBXN0YXRlGAQgASgOMhQudHJpeC52MS5UaWNrZXRTdGF0ZRIQCgh0YWJsZV9pZBgFIAEoCRIMCgRzZWF0GAYgASgFIjsKE0NhbmNlbFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCSI3ChRDYW5jZWxUaWNrZXRSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCI6ChJXYXRjaFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCSI2ChNXYXRjaFRpY2tldFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0InoKGUNyZWF0ZVByaXZhdGVUYWJsZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEh8KBHdpc2gYAiABKAsyES50cml4LnYxLkdhbWVXaXNoEhMKC2NsaWVudF9zZWVkGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCSJLChpDcmVhdGVQcml2YXRlVGFibGVSZXNwb25zZRIMCgRjb2RlGAEgASgJEh8KBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0ImUKF0pvaW5Qcml2YXRlVGFibGVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIMCgRjb2RlGAIgASgJEhMKC2NsaWVudF9zZWVkGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCSI7ChhKb2luUHJpdmF0ZVRhYmxlUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiOwoYU3RhcnRQcml2YXRlVGFibGVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIi0KGVN0YXJ0UHJpdmF0ZVRhYmxlUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkiSwoOUmVtYXRjaFJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCSIyCg9SZW1hdGNoUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQqsQEKC1RpY2tldFN0YXRlEhwKGFRJQ0tFVF9TVEFURV9VTlNQRUNJRklFRBAAEhoKFlRJQ0tFVF9TVEFURV9TRUFSQ0hJTkcQARIYChRUSUNLRVRfU1RBVEVfV0lERU5FRBACEhgKFFRJQ0tFVF9TVEFURV9NQVRDSEVEEAMSGgoWVElDS0VUX1NUQVRFX0NBTkNFTExFRBAEEhgKFFRJQ0tFVF9TVEFURV9FWFBJUkVEEAUyzwQKEk1hdGNobWFraW5nU2VydmljZRJOCg1FbnF1ZXVlVGlja2V0Eh0udHJpeC52MS5FbnF1ZXVlVGlja2V0UmVxdWVzdBoeLnRyaXgudjEuRW5xdWV1ZVRpY2tldFJlc3BvbnNlEksKDENhbmNlbFRpY2tldBIcLnRyaXgudjEuQ2FuY2VsVGlja2V0UmVxdWVzdBodLnRyaXgudjEuQ2FuY2VsVGlja2V0UmVzcG9uc2USSgoLV2F0Y2hUaWNrZXQSGy50cml4LnYxLldhdGNoVGlja2V0UmVxdWVzdBocLnRyaXgudjEuV2F0Y2hUaWNrZXRSZXNwb25zZTABEl0KEkNyZWF0ZVByaXZhdGVUYWJsZRIiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZVRhYmxlUmVxdWVzdBojLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZVRhYmxlUmVzcG9uc2USVwoQSm9pblByaXZhdGVUYWJsZRIgLnRyaXgudjEuSm9pblByaXZhdGVUYWJsZVJlcXVlc3QaIS50cml4LnYxLkpvaW5Qcml2YXRlVGFibGVSZXNwb25zZRJaChFTdGFydFByaXZhdGVUYWJsZRIhLnRyaXgudjEuU3RhcnRQcml2YXRlVGFibGVSZXF1ZXN0GiIudHJpeC52MS5TdGFydFByaXZhdGVUYWJsZVJlc3BvbnNlEjwKB1JlbWF0Y2gSFy50cml4LnYxLlJlbWF0Y2hSZXF1ZXN0GhgudHJpeC52MS5SZW1hdGNoUmVzcG9uc2ViBnByb3RvMw", [file_trix_v1_common]);
+  fileDesc("Chl0cml4L3YxL21hdGNobWFraW5nLnByb3RvEgd0cml4LnYxIoQBCghHYW1lV2lzaBIhCgd2YXJpYW50GAEgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAiABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIOCgZwcmVzZXQYAyABKAkSHQoFc3Rha2UYBCABKAsyDi50cml4LnYxLlN0YWtlIp0BChRFbnF1ZXVlVGlja2V0UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSHwoEd2lzaBgCIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEgoKcGFydG5lcl9pZBgDIAEoCRITCgtjbGllbnRfc2VlZBgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhQKDGRpc3BsYXlfbmFtZRgGIAEoCSI4ChVFbnF1ZXVlVGlja2V0UmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQilAEKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEh8KBHdpc2gYAyABKAsyES50cml4LnYxLkdhbWVXaXNoEiMKBXN0YXRlGAQgASgOMhQudHJpeC52MS5UaWNrZXRTdGF0ZRIQCgh0YWJsZV9pZBgFIAEoCRIMCgRzZWF0GAYgASgFIjsKE0NhbmNlbFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCSI3ChRDYW5jZWxUaWNrZXRSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCI6ChJXYXRjaFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCSI2ChNXYXRjaFRpY2tldFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0InoKGUNyZWF0ZVByaXZhdGVUYWJsZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEh8KBHdpc2gYAiABKAsyES50cml4LnYxLkdhbWVXaXNoEhMKC2NsaWVudF9zZWVkGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCSJLChpDcmVhdGVQcml2YXRlVGFibGVSZXNwb25zZRIMCgRjb2RlGAEgASgJEh8KBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0ImUKF0pvaW5Qcml2YXRlVGFibGVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIMCgRjb2RlGAIgASgJEhMKC2NsaWVudF9zZWVkGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCSI7ChhKb2luUHJpdmF0ZVRhYmxlUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiOwoYU3RhcnRQcml2YXRlVGFibGVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIi0KGVN0YXJ0UHJpdmF0ZVRhYmxlUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkiOQoWR2V0UHJpdmF0ZVRhYmxlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDAoEY29kZRgCIAEoCSJGChJQcml2YXRlVGFibGVQbGF5ZXISFAoMZGlzcGxheV9uYW1lGAEgASgJEgwKBGhvc3QYAiABKAgSDAoEdGVhbRgDIAEoBSJXChdHZXRQcml2YXRlVGFibGVSZXNwb25zZRIsCgdwbGF5ZXJzGAEgAygLMhsudHJpeC52MS5Qcml2YXRlVGFibGVQbGF5ZXISDgoGY2xvc2VkGAIgASgIIksKDlJlbWF0Y2hSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIQCgh0YWJsZV9pZBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkiMgoPUmVtYXRjaFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0KrEBCgtUaWNrZXRTdGF0ZRIcChhUSUNLRVRfU1RBVEVfVU5TUEVDSUZJRUQQABIaChZUSUNLRVRfU1RBVEVfU0VBUkNISU5HEAESGAoUVElDS0VUX1NUQVRFX1dJREVORUQQAhIYChRUSUNLRVRfU1RBVEVfTUFUQ0hFRBADEhoKFlRJQ0tFVF9TVEFURV9DQU5DRUxMRUQQBBIYChRUSUNLRVRfU1RBVEVfRVhQSVJFRBAFMqUFChJNYXRjaG1ha2luZ1NlcnZpY2USTgoNRW5xdWV1ZVRpY2tldBIdLnRyaXgudjEuRW5xdWV1ZVRpY2tldFJlcXVlc3QaHi50cml4LnYxLkVucXVldWVUaWNrZXRSZXNwb25zZRJLCgxDYW5jZWxUaWNrZXQSHC50cml4LnYxLkNhbmNlbFRpY2tldFJlcXVlc3QaHS50cml4LnYxLkNhbmNlbFRpY2tldFJlc3BvbnNlEkoKC1dhdGNoVGlja2V0EhsudHJpeC52MS5XYXRjaFRpY2tldFJlcXVlc3QaHC50cml4LnYxLldhdGNoVGlja2V0UmVzcG9uc2UwARJdChJDcmVhdGVQcml2YXRlVGFibGUSIi50cml4LnYxLkNyZWF0ZVByaXZhdGVUYWJsZVJlcXVlc3QaIy50cml4LnYxLkNyZWF0ZVByaXZhdGVUYWJsZVJlc3BvbnNlElcKEEpvaW5Qcml2YXRlVGFibGUSIC50cml4LnYxLkpvaW5Qcml2YXRlVGFibGVSZXF1ZXN0GiEudHJpeC52MS5Kb2luUHJpdmF0ZVRhYmxlUmVzcG9uc2USWgoRU3RhcnRQcml2YXRlVGFibGUSIS50cml4LnYxLlN0YXJ0UHJpdmF0ZVRhYmxlUmVxdWVzdBoiLnRyaXgudjEuU3RhcnRQcml2YXRlVGFibGVSZXNwb25zZRJUCg9HZXRQcml2YXRlVGFibGUSHy50cml4LnYxLkdldFByaXZhdGVUYWJsZVJlcXVlc3QaIC50cml4LnYxLkdldFByaXZhdGVUYWJsZVJlc3BvbnNlEjwKB1JlbWF0Y2gSFy50cml4LnYxLlJlbWF0Y2hSZXF1ZXN0GhgudHJpeC52MS5SZW1hdGNoUmVzcG9uc2ViBnByb3RvMw", [file_trix_v1_common]);
 
 /**
  * What a player asks to play.
@@ -474,6 +474,98 @@ export const StartPrivateTableResponseSchema: GenMessage<StartPrivateTableRespon
   messageDesc(file_trix_v1_matchmaking, 13);
 
 /**
+ * Request of MatchmakingService.GetPrivateTable.
+ *
+ * @generated from message trix.v1.GetPrivateTableRequest
+ */
+export type GetPrivateTableRequest = Message<"trix.v1.GetPrivateTableRequest"> & {
+  /**
+   * The caller: one of the table's players.
+   *
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * The invite code.
+   *
+   * @generated from field: string code = 2;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message trix.v1.GetPrivateTableRequest.
+ * Use `create(GetPrivateTableRequestSchema)` to create a new message.
+ */
+export const GetPrivateTableRequestSchema: GenMessage<GetPrivateTableRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_matchmaking, 14);
+
+/**
+ * A player at a private table before it starts.
+ *
+ * @generated from message trix.v1.PrivateTablePlayer
+ */
+export type PrivateTablePlayer = Message<"trix.v1.PrivateTablePlayer"> & {
+  /**
+   * The name the player signed in with.
+   *
+   * @generated from field: string display_name = 1;
+   */
+  displayName: string;
+
+  /**
+   * True for the host, who created the table.
+   *
+   * @generated from field: bool host = 2;
+   */
+  host: boolean;
+
+  /**
+   * The player's team in a partnership variant (docs/rules.md §1): the host and the first
+   * to join are team 0 and sit opposite, the next two are team 1; -1 in singles.
+   *
+   * @generated from field: int32 team = 3;
+   */
+  team: number;
+};
+
+/**
+ * Describes the message trix.v1.PrivateTablePlayer.
+ * Use `create(PrivateTablePlayerSchema)` to create a new message.
+ */
+export const PrivateTablePlayerSchema: GenMessage<PrivateTablePlayer> = /*@__PURE__*/
+  messageDesc(file_trix_v1_matchmaking, 15);
+
+/**
+ * Response of MatchmakingService.GetPrivateTable.
+ *
+ * @generated from message trix.v1.GetPrivateTableResponse
+ */
+export type GetPrivateTableResponse = Message<"trix.v1.GetPrivateTableResponse"> & {
+  /**
+   * The players who have joined, in the order they joined (the host first).
+   *
+   * @generated from field: repeated trix.v1.PrivateTablePlayer players = 1;
+   */
+  players: PrivateTablePlayer[];
+
+  /**
+   * True once the table has started (or been closed): no one joins any more.
+   *
+   * @generated from field: bool closed = 2;
+   */
+  closed: boolean;
+};
+
+/**
+ * Describes the message trix.v1.GetPrivateTableResponse.
+ * Use `create(GetPrivateTableResponseSchema)` to create a new message.
+ */
+export const GetPrivateTableResponseSchema: GenMessage<GetPrivateTableResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_matchmaking, 16);
+
+/**
  * Request of MatchmakingService.Rematch.
  *
  * @generated from message trix.v1.RematchRequest
@@ -506,7 +598,7 @@ export type RematchRequest = Message<"trix.v1.RematchRequest"> & {
  * Use `create(RematchRequestSchema)` to create a new message.
  */
 export const RematchRequestSchema: GenMessage<RematchRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 14);
+  messageDesc(file_trix_v1_matchmaking, 17);
 
 /**
  * Response of MatchmakingService.Rematch.
@@ -527,7 +619,7 @@ export type RematchResponse = Message<"trix.v1.RematchResponse"> & {
  * Use `create(RematchResponseSchema)` to create a new message.
  */
 export const RematchResponseSchema: GenMessage<RematchResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 15);
+  messageDesc(file_trix_v1_matchmaking, 18);
 
 /**
  * The state of a ticket.
@@ -649,6 +741,16 @@ export const MatchmakingService: GenService<{
     methodKind: "unary";
     input: typeof StartPrivateTableRequestSchema;
     output: typeof StartPrivateTableResponseSchema;
+  },
+  /**
+   * Who has joined a private table, for its players (the host arranges the start).
+   *
+   * @generated from rpc trix.v1.MatchmakingService.GetPrivateTable
+   */
+  getPrivateTable: {
+    methodKind: "unary";
+    input: typeof GetPrivateTableRequestSchema;
+    output: typeof GetPrivateTableResponseSchema;
   },
   /**
    * Offers the same four players a new game after one ends.
