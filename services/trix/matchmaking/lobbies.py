@@ -200,12 +200,7 @@ class Lobbies:
 
     async def start_private(self, host: str, code: str) -> str:
         """Start a private table now; bots take the empty seats (free tables only)."""
-        check_player_id(host)
-        key = self.lobby_key(code.upper()) if code.isalnum() and len(code) <= 16 else ""
-        got = await self.tickets.get_lobby(key) if key else None
-        if got is None or got[0].kind != PRIVATE:
-            raise NotFound("no private table with this invite code")
-        lobby = got[0]
+        lobby = await self.private_lobby(host, code)
         if lobby.host != host:
             raise PermissionDenied("only the host can start the private table")
         if lobby.state in (STARTED, FORMED):
@@ -214,19 +209,23 @@ class Lobbies:
             raise NotAllowedNow("the private table was closed")
         if lobby.wish.paid and len(lobby.members) < 4:
             raise NotAllowedNow("a paid table starts only with four players: bots never sit at paid tables")
-        match_id = await self.start(key)
+        match_id = await self.start(self.lobby_key(lobby.lobby_id))
         if not match_id:
             raise NotAllowedNow("the private table could not start")
         return match_id
 
-    async def get_private(self, player_id: str, code: str) -> Lobby:
-        """A private table as its players see it before the start: who has joined."""
+    async def private_lobby(self, player_id: str, code: str) -> Lobby:
+        """The private table of an invite code as stored now (NotFound if none)."""
         check_player_id(player_id)
         key = self.lobby_key(code.upper()) if code.isalnum() and len(code) <= 16 else ""
         got = await self.tickets.get_lobby(key) if key else None
         if got is None or got[0].kind != PRIVATE:
             raise NotFound("no private table with this invite code")
-        lobby = got[0]
+        return got[0]
+
+    async def get_private(self, player_id: str, code: str) -> Lobby:
+        """A private table as its players see it before the start: who has joined."""
+        lobby = await self.private_lobby(player_id, code)
         if not any(m.player_id == player_id for m in lobby.members):
             raise PermissionDenied("only the players at this private table see who has joined")
         return lobby

@@ -1,4 +1,4 @@
-// The host's view of his private table before it starts (issue 39): who has joined, in the
+// The host's view of his private table before it starts: who has joined, in the
 // order they joined, and in a partnership variant who plays with whom (the host and the first
 // friend are partners, sitting opposite: docs/rules.md §1). Asked of the gateway every 2 s
 // while the lobby is shown.
