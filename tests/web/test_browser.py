@@ -309,7 +309,8 @@ def test_the_edge_sends_the_first_load_compressed_under_120_kb_on_the_wire(
     _until(lambda: set(urls) <= set(received), 30.0)
     files = {rid: url for rid, url in urls.items() if "/trix.v1.GatewayService/" not in url}
     wire = sum(received[rid] for rid in files)
-    print(f"\nweb first load on the wire: {wire / 1024:.1f} KB in {len(files)} responses (budget 120 KB)")
+    used = sorted({encodings[rid] for rid in files})
+    print(f"\nweb first load on the wire: {wire / 1024:.1f} KB in {len(files)} responses {used} (budget 120 KB)")
     assert len(files) >= 3 and any(url.endswith(".js") for url in files.values())
     assert {url: encodings[rid] for rid, url in files.items() if encodings[rid] not in ("br", "gzip")} == {}
     assert wire < WIRE_BUDGET
