@@ -464,3 +464,24 @@ async def test_the_players_of_a_private_table_see_who_joined_with_their_teams(en
     solo = await api.CreatePrivateTable(mm.CreatePrivateTableRequest(wish=wish()), metadata=identity("s"))
     singles = await api.GetPrivateTable(mm.GetPrivateTableRequest(code=solo.code), metadata=identity("s"))
     assert [(p.host, p.team) for p in singles.players] == [(True, -1)]
+
+
+async def test_the_host_of_a_private_partnership_table_chooses_his_partner(env: Env) -> None:
+    """The host arranges the seats before the start: the friend he names sits opposite him
+    (docs/rules.md §1); a partner outside a partnership variant or beyond those who joined is
+    refused with INVALID_ARGUMENT."""
+    api = env.api
+    table = await api.CreatePrivateTable(mm.CreatePrivateTableRequest(wish=wish(PARTNERSHIP)), metadata=identity("h"))
+    for p in ("a", "b"):
+        await api.JoinPrivateTable(mm.JoinPrivateTableRequest(code=table.code), metadata=identity(p))
+    beyond = mm.StartPrivateTableRequest(code=table.code, partner=3)
+    assert await status_of(api.StartPrivateTable(beyond, metadata=identity("h"))) == grpc.StatusCode.INVALID_ARGUMENT
+    solo = await api.CreatePrivateTable(mm.CreatePrivateTableRequest(wish=wish()), metadata=identity("s"))
+    await api.JoinPrivateTable(mm.JoinPrivateTableRequest(code=solo.code), metadata=identity("t"))
+    singles = mm.StartPrivateTableRequest(code=solo.code, partner=1)
+    assert await status_of(api.StartPrivateTable(singles, metadata=identity("s"))) == grpc.StatusCode.INVALID_ARGUMENT
+    await api.StartPrivateTable(mm.StartPrivateTableRequest(code=table.code, partner=2), metadata=identity("h"))
+    (formed,) = await read_matches(env.nats_url, expect=1)
+    seats = {s.player_id: s.index for s in formed.seats if not s.bot}
+    assert seats["b"] == (seats["h"] + 2) % 4
+    assert seats["a"] in {(seats["h"] + 1) % 4, (seats["h"] + 3) % 4}

@@ -780,6 +780,44 @@ def test_a_private_game_created_shared_by_code_joined_and_started_with_bots(
     _until(lambda: friend.locator(".seat .tag", has_text=re.compile("^كمبيوتر$")).count() == 3, 60.0)
 
 
+def test_the_host_of_a_private_partnership_game_sees_who_joined_and_chooses_his_partner(
+    web_platform: WebPlatform, pages: Pages
+) -> None:
+    """Issue 39: the host sees the two friends who joined, names the second as his partner,
+    starts, and that friend sits opposite him (docs/rules.md §1); the first sits beside."""
+    host = pages.open("host", locale="en-US")
+    _sign_in(host, web_platform.url, "Host")
+    host.select_option("#pv", value="4")  # COMPLEX_PARTNERSHIP
+    host.click("[data-action=host]")
+    code = host.get_attribute("[data-code]", "data-code")
+    assert code
+    friends = []
+    for name in ("Amal", "Badr"):
+        friend = pages.open(name, locale="en-US")
+        _sign_in(friend, web_platform.url, name)
+        friend.fill("#code", code)
+        friend.click("form.join button[type=submit]")
+        friend.wait_for_selector("text=Looking for a table")
+        friends.append(friend)
+    _until(lambda: host.locator(".joined li").count() == 3, 30.0)
+    assert [host.inner_text(f".joined li:nth-child({i}) bdi") for i in (1, 2, 3)] == ["Host", "Amal", "Badr"]
+    assert host.get_attribute(".joined li:nth-child(2)", "data-team") == "0"  # the first friend by default
+    host.check(".joined li:nth-child(3) input[name=partner]")
+    assert host.get_attribute(".joined li:nth-child(3)", "data-team") == "0"
+    assert host.get_attribute(".joined li:nth-child(2)", "data-team") == "1"
+    host.click("[data-action=start-private]")
+    for page in (host, *friends):
+        page.wait_for_selector(".table")
+    _until(lambda: {"Amal", "Badr"} <= set(host.locator(".seat .name").all_inner_texts()), 60.0)
+    seat = {
+        n: host.locator(".seat", has=host.locator(".name", has_text=n)).get_attribute("data-seat")
+        for n in ("You", "Amal", "Badr")
+    }
+    me = int(seat["You"] or "-9")
+    assert int(seat["Badr"] or "-9") == (me + 2) % 4, seat
+    assert int(seat["Amal"] or "-9") in {(me + 1) % 4, (me + 3) % 4}, seat
+
+
 ALTERED = Path(__file__).resolve().parents[1] / "golden" / "altered"
 GOLDEN_FINISHED = Path(__file__).resolve().parents[1] / "golden" / "game_0008.json"
 SEAT_OF_FOREIGN = json.loads((ALTERED / "game_0008_foreign.json").read_text("utf-8"))["deals"][1]["plays"][0]["seat"]

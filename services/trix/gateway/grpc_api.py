@@ -258,7 +258,7 @@ class GatewayApi:
 
     async def StartPrivateGame(self, request: Any, context: Context) -> gateway_pb2.StartPrivateGameResponse:
         principal, req = self._enter(request, context)
-        table_id = await self.service.start_private(principal.player_id, req.code)
+        table_id = await self.service.start_private(principal.player_id, req.code, req.partner)
         return gateway_pb2.StartPrivateGameResponse(table_id=table_id)
 
     async def GetPrivateGame(self, request: Any, context: Context) -> gateway_pb2.GetPrivateGameResponse:

@@ -346,9 +346,9 @@ class GatewayService:
         self.player(player_id).ticket_id = ticket.ticket_id
         return ticket
 
-    async def start_private(self, player_id: str, code: str) -> str:
+    async def start_private(self, player_id: str, code: str, partner: int = 0) -> str:
         check_id(code, "code")
-        return await self._mm().start_private(player_id, code)
+        return await self._mm().start_private(player_id, code, partner)
 
     async def get_private(self, player_id: str, code: str) -> gateway_pb2.GetPrivateGameResponse:
         check_id(code, "code")

@@ -295,7 +295,9 @@ class Session:
             self.watch_ticket(ticket, rid)
             return
         elif which == "start_private":
-            out.private_started.table_id = await gw.start_private(pid, request.start_private.code)
+            out.private_started.table_id = await gw.start_private(
+                pid, request.start_private.code, request.start_private.partner
+            )
         elif which == "query":
             out.query.CopyFrom(await gw.query(pid, request.query))
         elif which == "view":

@@ -147,8 +147,8 @@ class GrpcMatchmaking:
             raise domain_error(err, "matchmaking") from None
         return reply.ticket
 
-    async def start_private(self, player_id: str, code: str) -> str:
-        req = matchmaking_pb2.StartPrivateTableRequest(player_id=player_id, code=code)
+    async def start_private(self, player_id: str, code: str, partner: int = 0) -> str:
+        req = matchmaking_pb2.StartPrivateTableRequest(player_id=player_id, code=code, partner=partner)
         try:
             reply = await self.stub.StartPrivateTable(req, timeout=self.timeout_s, metadata=self._md(player_id))
         except grpc.aio.AioRpcError as err:

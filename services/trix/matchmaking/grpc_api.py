@@ -146,7 +146,7 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
         ],
     ) -> matchmaking_pb2.StartPrivateTableResponse:
         player = self.identity.player(context, request.player_id)
-        table_id = await self.service.start_private(player, request.code)
+        table_id = await self.service.start_private(player, request.code, request.partner)
         return matchmaking_pb2.StartPrivateTableResponse(table_id=table_id)
 
     async def GetPrivateTable(

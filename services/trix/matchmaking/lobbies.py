@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from trix.errors import AlreadyExists, NotFound, PermissionDenied, Unavailable
+from trix.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from trix.matchmaking.admission import Admission
 from trix.matchmaking.claims import Claims
 from trix.matchmaking.config import MatchmakingConfig
@@ -198,18 +198,24 @@ class Lobbies:
                 return True
         raise Unavailable("the private table is busy; retry")
 
-    async def start_private(self, host: str, code: str) -> str:
-        """Start a private table now; bots take the empty seats (free tables only)."""
+    async def start_private(self, host: str, code: str, partner: int = 0) -> str:
+        """Start a private table now; bots take the empty seats (free tables only). In a
+        partnership variant the host may name his partner: the index of a member in the
+        order of joining (0: the first friend, as `private_seat_order` seats him anyway)."""
         lobby = await self.private_lobby(host, code)
         if lobby.host != host:
             raise PermissionDenied("only the host can start the private table")
+        if partner and lobby.wish.variant not in PARTNERSHIP_VARIANTS:
+            raise InvalidArgument("a partner can be chosen only in partnership variants")
+        if partner and not 1 <= partner < len(lobby.members):
+            raise InvalidArgument("the partner must be one of the players who joined")
         if lobby.state in (STARTED, FORMED):
             return lobby.match_id
         if lobby.state != OPEN:
             raise NotAllowedNow("the private table was closed")
         if lobby.wish.paid and len(lobby.members) < 4:
             raise NotAllowedNow("a paid table starts only with four players: bots never sit at paid tables")
-        match_id = await self.start(self.lobby_key(lobby.lobby_id))
+        match_id = await self.start(self.lobby_key(lobby.lobby_id), partner)
         if not match_id:
             raise NotAllowedNow("the private table could not start")
         return match_id
@@ -230,8 +236,10 @@ class Lobbies:
             raise PermissionDenied("only the players at this private table see who has joined")
         return lobby
 
-    async def start(self, key: str) -> str:
-        """OPEN -> STARTED with the seats chosen (the commit point), then form the match."""
+    async def start(self, key: str, partner: int = 0) -> str:
+        """OPEN -> STARTED with the seats chosen (the commit point), then form the match;
+        `partner` (the host's, see `start_private`) moves that member second in the order
+        `private_seat_order` seats, opposite the host."""
         for _ in range(50):
             got = await self.tickets.get_lobby(key)
             if got is None:
@@ -244,6 +252,8 @@ class Lobbies:
                 return lobby.match_id
             if lobby.state != OPEN or not lobby.members:
                 return ""
+            if 1 <= partner < len(lobby.members):
+                lobby.members.insert(1, lobby.members.pop(partner))
             lobby.state = STARTED
             lobby.match_id = new_match_id()
             new_rev = await self.store.update(key, lobby.encode(), rev)

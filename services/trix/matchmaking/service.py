@@ -280,9 +280,9 @@ class MatchmakingService:
     async def join_private(self, player_id: str, code: str, client_seed: str = "", display_name: str = "") -> Ticket:
         return await self.lobbies.join_private(player_id, code, client_seed, display_name)
 
-    async def start_private(self, host: str, code: str) -> str:
+    async def start_private(self, host: str, code: str, partner: int = 0) -> str:
         """Start a private table now; bots take the empty seats (free tables only)."""
-        return await self.lobbies.start_private(host, code)
+        return await self.lobbies.start_private(host, code, partner)
 
     async def get_private(self, player_id: str, code: str) -> Lobby:
         """Who has joined a private table (`Lobbies.get_private`)."""

@@ -937,16 +937,23 @@ class StartPrivateGameRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CODE_FIELD_NUMBER: _builtins.int
+    PARTNER_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     """The invite code."""
+    partner: _builtins.int
+    """In a partnership variant, who sits opposite the host as his partner: the index of a
+    player in GetPrivateGameResponse.players (1, 2 or 3); 0 = the first to join after the
+    host. INVALID_ARGUMENT outside partnership variants or beyond the players who joined.
+    """
     def __init__(
         self,
         *,
         code: _builtins.str = ...,
+        partner: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "partner", b"partner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -440,19 +440,25 @@ class StartPrivateTableRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     CODE_FIELD_NUMBER: _builtins.int
+    PARTNER_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The host."""
     code: _builtins.str
     """The invite code."""
+    partner: _builtins.int
+    """In a partnership variant, the host's partner: the index of a player in
+    GetPrivateTableResponse.players (1..3); 0 = the first to join after the host.
+    """
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         code: _builtins.str = ...,
+        partner: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "player_id", b"player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "partner", b"partner", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

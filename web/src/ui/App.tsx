@@ -388,13 +388,10 @@ export function App() {
                   {t("shareCode", { code: "" })}
                   <strong dir="ltr" data-code={privateCode}>
                     {privateCode}
-                  </strong>{" "}
-                  <button type="button" data-action="start-private" onClick={() => void gw.startPrivateGame({ code: privateCode }).catch(fail)}>
-                    {t("startBots")}
-                  </button>
+                  </strong>
                 </p>
               )}
-              {privateCode && <PrivateLobby t={t} gw={gw} code={privateCode} />}
+              {privateCode && <PrivateLobby t={t} gw={gw} code={privateCode} fail={fail} />}
               <button
                 type="button"
                 onClick={() => {

@@ -1,7 +1,7 @@
-// The host's view of his private table before it starts: who has joined, in the
-// order they joined, and in a partnership variant who plays with whom (the host and the first
-// friend are partners, sitting opposite: docs/rules.md §1). Asked of the gateway every 2 s
-// while the lobby is shown.
+// The host's view of his private table before it starts: who has joined, in the order they
+// joined, asked of the gateway every 2 s while shown, and the start. In a partnership variant
+// the host and the first friend are partners, sitting opposite (docs/rules.md §1), unless the
+// host names another of those who joined as his partner before he starts.
 import { useEffect, useState } from "preact/hooks";
 import type { PrivateTablePlayer } from "../gen/trix/v1/matchmaking_pb";
 import type { Gateway } from "../client/api";
@@ -9,8 +9,11 @@ import type { T } from "./App";
 
 const POLL_MS = 2000;
 
-export function PrivateLobby({ t, gw, code }: { t: T; gw: Gateway; code: string }) {
+type Props = { t: T; gw: Gateway; code: string; fail: (err: unknown) => void };
+
+export function PrivateLobby({ t, gw, code, fail }: Props) {
   const [players, setPlayers] = useState<PrivateTablePlayer[]>([]);
+  const [partner, setPartner] = useState(1);
   useEffect(() => {
     let stopped = false;
     let timer = 0;
@@ -30,19 +33,31 @@ export function PrivateLobby({ t, gw, code }: { t: T; gw: Gateway; code: string 
     };
   }, [gw, code]);
   const partnership = players.some((p) => p.team >= 0);
+  const choosing = partnership && players.length >= 3;
+  const chosen = partner < players.length ? partner : 1;
+  // The teams as they will sit: the host and his partner, then the others.
+  const team = (i: number) => (!partnership ? -1 : i === 0 || i === chosen ? 0 : 1);
   return (
     <div class="private-lobby">
       <p>{t("joinedCount", { n: players.length })}</p>
       <ol class="joined">
         {players.map((p, i) => (
-          <li key={i} data-joined={i} data-team={p.team}>
+          <li key={i} data-joined={i} data-team={team(i)}>
             <bdi>{p.displayName || t("seat", { n: i + 1 })}</bdi>
             {p.host && <span class="tag">{t("hostTag")}</span>}
-            {partnership && <span class="tag">{t("teamTag", { n: p.team + 1 })}</span>}
+            {partnership && <span class="tag">{t("teamTag", { n: team(i) + 1 })}</span>}
+            {choosing && i > 0 && (
+              <label>
+                <input type="radio" name="partner" value={i} checked={i === chosen} onChange={() => setPartner(i)} /> {t("partnerChoice")}
+              </label>
+            )}
           </li>
         ))}
       </ol>
       {partnership && <p class="hint">{t("partnersHint")}</p>}
+      <button type="button" data-action="start-private" onClick={() => void gw.startPrivateGame({ code, partner: choosing ? chosen : 0 }).catch(fail)}>
+        {t("startBots")}
+      </button>
     </div>
   );
 }
