@@ -75,3 +75,36 @@ async def test_the_host_and_the_friend_who_joined_sit_opposite_as_partners(platf
         await host.close()
         await friend.close()
         await outsider.close()
+
+
+async def test_the_host_names_his_partner_when_he_starts_on_the_session_stream(platform: Platform) -> None:
+    """The host arranges the seats before the start: on the Session stream he starts with the
+    second friend who joined as his partner, and that friend sits opposite him."""
+    host, first, second = [await signed_in(platform.target, n) for n in ("arr-host", "arr-first", "arr-second")]
+    try:
+        wish = matchmaking_pb2.GameWish(variant=common_pb2.VARIANT_TRIX_PARTNERSHIP)
+        created = await host.stub.CreatePrivateGame(
+            gateway_pb2.CreatePrivateGameRequest(wish=wish), metadata=host.metadata, timeout=10
+        )
+        for friend in (first, second):
+            await friend.stub.JoinPrivateGame(
+                gateway_pb2.JoinPrivateGameRequest(code=created.code), metadata=friend.metadata, timeout=10
+            )
+        stream = host.open()
+        start = gateway_pb2.StartPrivateGameRequest(code=created.code, partner=2)
+        host.send(gateway_pb2.SessionRequest(request_id="start", start_private=start))
+
+        async def started() -> str:
+            async for m in stream:
+                assert not m.HasField("error"), m.error
+                if m.HasField("private_started"):
+                    return str(m.private_started.table_id)
+            raise AssertionError("the stream ended before the start")
+
+        table_id = await asyncio.wait_for(started(), 30)
+        seats = {name: await _seat(c, table_id) for name, c in (("host", host), ("first", first), ("second", second))}
+        assert seats["second"] == (seats["host"] + 2) % 4, seats
+        assert seats["first"] in {(seats["host"] + 1) % 4, (seats["host"] + 3) % 4}, seats
+    finally:
+        for c in (host, first, second):
+            await c.close()
