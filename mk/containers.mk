@@ -1,0 +1,14 @@
+# Containers (issue 41): the image of deploy/Dockerfile built with podman, and the translation
+# of deploy/k8s for `podman kube play` (trix.kubeplay, tested in CI by tests/deploy/test_kubeplay.py).
+# These targets need podman and runc (Debian: apt-get install podman runc debootstrap) and are
+# outside CI; docs/deploy.md gives their run time. Nothing here runs when podman is absent.
+PODMAN_IMAGES := deploy/podman/images.sh
+IMAGE ?= ghcr.io/trix-platform/trix:0.1.0-dev
+
+.PHONY: base-images image
+
+base-images: ## Debian base images for deploy/Dockerfile without a registry (debootstrap + podman import, Node from PyPI; root, ~2 min)
+	$(PODMAN_IMAGES) base-images
+
+image: ## build deploy/Dockerfile with podman on the local bases (`make base-images` first; ~2 min); prints size, digest and user
+	IMAGE=$(IMAGE) $(PODMAN_IMAGES) image
