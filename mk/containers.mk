@@ -12,3 +12,12 @@ base-images: ## Debian base images for deploy/Dockerfile without a registry (deb
 
 image: ## build deploy/Dockerfile with podman on the local bases (`make base-images` first; ~2 min); prints size, digest and user
 	IMAGE=$(IMAGE) $(PODMAN_IMAGES) image
+
+.PHONY: up-containers down-containers
+
+up-containers: $(STAMP_DEV) ## the platform as podman pods from deploy/k8s/overlays/dev (trix.kubeplay): 3 NATS, provisioning, services, Envoy and web; prints the edge URL
+	$(PY) deploy/k8s/overlays/dev/generate_secrets.py
+	$(PY) -m trix.containers up
+
+down-containers: $(STAMP_DEV) ## remove exactly what `make up-containers` made (its .state/containers/made.json)
+	$(PY) -m trix.containers down

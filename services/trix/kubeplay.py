@@ -188,10 +188,10 @@ class _Translator:
         for obj in objs:
             if obj["kind"] == "Secret":
                 # Canonical base64 (kustomize folds long values over lines).
-                data = {k: base64.b64decode(v) for k, v in obj.get("data", {}).items()}
-                data |= {k: str(v).encode() for k, v in obj.get("stringData", {}).items()}
+                raw = {k: base64.b64decode(v) for k, v in obj.get("data", {}).items()}
+                raw |= {k: str(v).encode() for k, v in obj.get("stringData", {}).items()}
                 self.secrets[_name(obj)] = {
-                    **secret_object(_name(obj), self.namespace, data),
+                    **secret_object(_name(obj), self.namespace, raw),
                     "type": obj.get("type", "Opaque"),
                 }
         for name, data in supplied.items():
@@ -527,11 +527,30 @@ def translate(
 ) -> Plan:
     """The plan for the rendered `objs`. `supplied_secrets` stands in for Secrets the overlay
     does not render (ExternalSecret targets, cert-manager certificates); `image_map` replaces
-    images (no registry can be reached: local builds stand in)."""
+    images (no registry can be reached: local builds stand in); an image mapped to "" removes
+    its container, said in the workload's report line."""
     objs = copy.deepcopy(objs)
+    removed: dict[tuple[str, str], list[str]] = {}
     for obj in objs:
         if obj["kind"] in ("Deployment", "StatefulSet", "Job"):
             spec = obj["spec"]["template"]["spec"]
-            for container in [*spec.get("initContainers", []), *spec["containers"]]:
-                container["image"] = (image_map or {}).get(container["image"], container["image"])
-    return _Translator(objs, supplied_secrets or {}, network, edge_port).run()
+            for key in ("initContainers", "containers"):
+                kept = []
+                for container in spec.get(key, []):
+                    image = (image_map or {}).get(container["image"], container["image"])
+                    if image:
+                        kept.append({**container, "image": image})
+                    else:
+                        removed.setdefault((obj["kind"], _name(obj)), []).append(
+                            f"container {container['name']} removed: no image for {container['image']} here"
+                        )
+                if key in spec:
+                    spec[key] = kept
+            if not spec["containers"]:
+                raise TranslationError(f"{obj['kind']}/{_name(obj)}: every container removed")
+    plan = _Translator(objs, supplied_secrets or {}, network, edge_port).run()
+    plan.report = [
+        Disposition(d.kind, d.name, d.action, "; ".join([d.detail, *removed.get((d.kind, d.name), [])]))
+        for d in plan.report
+    ]
+    return plan

