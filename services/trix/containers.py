@@ -77,11 +77,10 @@ def _wait_exited(pod: str, deadline_s: float) -> None:
     """A run-once pod: wait until every container exited, and all with 0."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        fmt = "{{.Names}} {{.State}} {{.ExitCode}}"
-        rows = [r.split() for r in podman("ps", "-a", "--filter", f"pod={pod}", "--format", fmt).splitlines()]
-        work = [r for r in rows if not r[0].endswith("-infra")]
-        if work and all(r[1] in ("exited", "stopped") for r in work):
-            failed = [r[0] for r in work if r[2] != "0"]
+        rows = [c for c in json.loads(podman("ps", "-a", "--format", "json") or "[]") if c.get("PodName") == pod]
+        work = [c for c in rows if not c.get("IsInfra")]
+        if work and all(c["State"] in ("exited", "stopped") for c in work):
+            failed = [c["Names"][0] for c in work if c.get("ExitCode") != 0]
             if failed:
                 raise RuntimeError(f"{pod}: {', '.join(failed)} failed (podman logs {failed[0]})")
             return
@@ -105,17 +104,19 @@ def up(overlay: str, state: Path, edge_port: int) -> str:
         podman("volume", "create", name)
     pods_dir = state / "pods"
     pods_dir.mkdir(exist_ok=True)
-    for play in plan.pods:
-        for other in play.wait_for:
-            _wait_exited(other, 360)
-        path = pods_dir / f"{play.name}.yaml"
-        path.write_text(yaml.safe_dump_all(play.documents, sort_keys=False))
-        made.add("pod", play.name)
-        podman("kube", "play", "--network", play.network_arg(plan.network), str(path))
-        print(f"played {play.name}", flush=True)
-    for kind in RESOURCES:
-        for name in sorted(listing(kind) - before[kind]):
-            made.add(kind, name)  # what kube play made on its own (ConfigMap volumes)
+    try:
+        for play in plan.pods:
+            for other in play.wait_for:
+                _wait_exited(other, 360)
+            path = pods_dir / f"{play.name}.yaml"
+            path.write_text(yaml.safe_dump_all(play.documents, sort_keys=False))
+            made.add("pod", play.name)
+            podman("kube", "play", "--network", play.network_arg(plan.network), str(path))
+            print(f"played {play.name}", flush=True)
+    finally:
+        for kind in RESOURCES:
+            for name in sorted(listing(kind) - before[kind]):
+                made.add(kind, name)  # what kube play made on its own (ConfigMap and secret volumes)
     return plan.edge_url or ""
 
 

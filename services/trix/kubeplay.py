@@ -104,10 +104,18 @@ class Plan:
     pods: list[PodPlay]
     report: list[Disposition]
     edge_url: str | None
+    env_secrets: set[str] = field(default_factory=set)
 
     def secret_json(self, name: str) -> str:
-        """What `podman secret create <name> -` reads: the Secret as JSON (base64 data)."""
-        return json.dumps(self.secrets[name], sort_keys=True)
+        """What `podman secret create <name> -` reads. podman 4.3 reads a secret two ways: for
+        `secretKeyRef` in env, a flat JSON object of key -> base64 value; for a secret volume, a
+        Kubernetes Secret whose `data` values it writes out as they stand (so: not base64). A
+        secret used both ways is split (`<name>-files` for the volumes)."""
+        secret = self.secrets[name]
+        if name in self.env_secrets:
+            return json.dumps(secret["data"], sort_keys=True)
+        plain = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+        return json.dumps({**secret, "data": plain}, sort_keys=True)
 
     def pod_named(self, name: str) -> PodPlay:
         return next(p for p in self.pods if p.name == name)
@@ -304,10 +312,12 @@ class _Translator:
                 volume["persistentVolumeClaim"] = {"claimName": claim}
                 self.volumes.append(claim)
             elif "configMap" in volume:
+                volume["configMap"].setdefault("optional", False)
                 used_maps.append(self._config_map(workload, volume["configMap"]["name"]))
             elif "secret" in volume:
                 if volume["secret"]["secretName"] not in self.secrets:
                     raise TranslationError(f"{workload}: Secret {volume['secret']['secretName']} is not there")
+                volume["secret"].setdefault("optional", False)  # podman 4.3 dereferences it unset
             elif "persistentVolumeClaim" not in volume:
                 raise TranslationError(f"{workload}: volume {volume['name']} of a kind podman cannot make")
         for template_name, claim in (claims or {}).items():
@@ -482,6 +492,7 @@ class _Translator:
         # Secrets the pods reference that only the caller supplied (ExternalSecret targets,
         # cert-manager certificates) and the derived ones.
         rendered = {_name(o) for o in self.objs if o["kind"] == "Secret"}
+        env_secrets = self._split_secrets()
         for name in sorted(set(self.secrets) - rendered):
             self.report.append(Disposition("Secret", name, "created", "supplied or derived: podman secret create"))
         return Plan(
@@ -492,7 +503,33 @@ class _Translator:
             pods=self.pods,
             report=self.report,
             edge_url=edge_url,
+            env_secrets=env_secrets,
         )
+
+    def _split_secrets(self) -> set[str]:
+        """The secrets read through env; one also mounted as files gets a `<name>-files` copy
+        for its volumes (podman 4.3 reads the two from different JSON shapes)."""
+        in_env: set[str] = set()
+        in_files: set[str] = set()
+        for play in self.pods:
+            for container in play.pod["spec"]["containers"]:
+                for entry in container.get("env", []):
+                    if "secretKeyRef" in entry.get("valueFrom", {}):
+                        in_env.add(entry["valueFrom"]["secretKeyRef"]["name"])
+            for volume in play.pod["spec"].get("volumes", []):
+                if "secret" in volume:
+                    in_files.add(volume["secret"]["secretName"])
+        for name in sorted(in_env & in_files):
+            copy_name = f"{name}-files"
+            self.secrets[copy_name] = {
+                **self.secrets[name],
+                "metadata": {"name": copy_name, "namespace": self.namespace},
+            }
+            for play in self.pods:
+                for volume in play.pod["spec"].get("volumes", []):
+                    if volume.get("secret", {}).get("secretName") == name:
+                        volume["secret"]["secretName"] = copy_name
+        return in_env
 
 
 def referenced_secrets(objs: Iterable[Obj]) -> set[str]:

@@ -35,7 +35,17 @@ FILES: dict[str, tuple[str, ...]] = {
 NAMESPACE = "trix"
 EDGE_HOSTS = ("localhost", "envoy", f"envoy.{NAMESPACE}.svc")
 """The dev edge's names (port-forwarded to localhost, or the Service inside the cluster)."""
-NATS_HOSTS = ("nats", "nats-headless", "*.nats-headless", f"*.nats-headless.{NAMESPACE}.svc")
+NATS_NODES = 3
+"""The StatefulSet's replicas: each node's name is in the certificate as well as the wildcard,
+since OpenSSL (Python's clients) matches no wildcard over a single-label parent such as
+`*.nats-headless` (nats-server's Go routes do)."""
+NATS_HOSTS = (
+    "nats",
+    "nats-headless",
+    *(f"nats-{i}.nats-headless" for i in range(NATS_NODES)),
+    "*.nats-headless",
+    f"*.nats-headless.{NAMESPACE}.svc",
+)
 
 
 def internal_hosts() -> tuple[str, ...]:
@@ -74,8 +84,10 @@ def write(directory: Path = HERE, *, force: bool = False) -> list[Path]:
         path = directory / name
         if path.exists() and not force:
             continue
-        # URL-safe: the NATS passwords are embedded in TRIX_NATS_URL.
-        text = "".join(f"{key}={secrets.token_urlsafe(36)}\n" for key in keys)
+        # URL-safe: the NATS passwords are embedded in TRIX_NATS_URL. A leading letter: nats.conf
+        # takes them as `$NATS_PASSWORD_<USER>`, and nats-server parses a value that begins with
+        # a digit or `-` as a number or date ("All ISO8601 dates must be in full Zulu form").
+        text = "".join(f"{key}=k{secrets.token_urlsafe(36)}\n" for key in keys)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(text)
