@@ -77,7 +77,9 @@ def _wait_exited(pod: str, deadline_s: float) -> None:
     """A run-once pod: wait until every container exited, and all with 0."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        rows = [c for c in json.loads(podman("ps", "-a", "--format", "json") or "[]") if c.get("PodName") == pod]
+        rows = [
+            c for c in json.loads(podman("ps", "-a", "--pod", "--format", "json") or "[]") if c.get("PodName") == pod
+        ]
         work = [c for c in rows if not c.get("IsInfra")]
         if work and all(c["State"] in ("exited", "stopped") for c in work):
             failed = [c["Names"][0] for c in work if c.get("ExitCode") != 0]
@@ -86,6 +88,13 @@ def _wait_exited(pod: str, deadline_s: float) -> None:
             return
         time.sleep(2)
     raise RuntimeError(f"{pod} did not finish in {deadline_s:.0f} s")
+
+
+def _record_new(made: Made, before: dict[str, set[str]]) -> None:
+    """What kube play made on its own (ConfigMap and secret volumes), recorded as it appears."""
+    for kind in RESOURCES:
+        for name in sorted(listing(kind) - before[kind]):
+            made.add(kind, name)
 
 
 def up(overlay: str, state: Path, edge_port: int) -> str:
@@ -111,12 +120,13 @@ def up(overlay: str, state: Path, edge_port: int) -> str:
             path = pods_dir / f"{play.name}.yaml"
             path.write_text(yaml.safe_dump_all(play.documents, sort_keys=False))
             made.add("pod", play.name)
-            podman("kube", "play", "--network", play.network_arg(plan.network), str(path))
+            try:
+                podman("kube", "play", "--network", play.network_arg(plan.network), str(path))
+            finally:
+                _record_new(made, before)
             print(f"played {play.name}", flush=True)
     finally:
-        for kind in RESOURCES:
-            for name in sorted(listing(kind) - before[kind]):
-                made.add(kind, name)  # what kube play made on its own (ConfigMap and secret volumes)
+        _record_new(made, before)
     return plan.edge_url or ""
 
 
