@@ -434,12 +434,13 @@ async def check_games(cluster: NatsCluster, run: Run) -> Verdict:
 
 
 async def standings_match(target: str, run: Run) -> int:
-    """How many finished games scoring has with exactly the replayed totals."""
+    """How many finished games scoring has with exactly the replayed totals (each asked for a
+    minute at most: scoring may have been held until just before)."""
     same = 0
     for table_id, record_json in run.records.items():
         result = replay(load_record(record_json), engine.Game, engine.Options)
         want = list(result.record.get("totals") or [])
-        got = await wait_for_standings(target, run.token, table_id, want, tries=100, interval_s=0.2, timeout_s=5)
+        got = await wait_for_standings(target, run.token, table_id, want, tries=300, interval_s=0.2, timeout_s=5)
         same += got == want
     return same
 
