@@ -140,13 +140,19 @@ class EventPublisher:
         rake_percent: int = 0,
         tickets: list[str] | None = None,
         bots: list[bool] | None = None,
+        names: list[str] | None = None,
+        private: bool = False,
     ) -> int:
         bots = bots or [False] * 4
+        shown = names or [""] * 4
         created = events_pb2.TableCreated(
             variant=variant,
-            seats=[common_pb2.Seat(index=s, player_id=p, bot=bots[s]) for s, p in enumerate(players)],
+            seats=[
+                common_pb2.Seat(index=s, player_id=p, bot=bots[s], display_name=shown[s]) for s, p in enumerate(players)
+            ],
             options=common_pb2.TableOptions(rake_percent=rake_percent) if rake_percent else common_pb2.TableOptions(),
             ticket_ids=tickets or [],
+            private_table=private,
         )
         if stake:
             created.stake.coins = stake

@@ -383,6 +383,8 @@ class GatewayService:
             if q.ledger.player_id not in ("", player_id):
                 raise PermissionDenied("a ledger is visible to its owner only")
             q.ledger.player_id = player_id
+        elif which == "live_tables":
+            pass  # public tables only (scoring never lists a private one): the same for everyone
         elif which == "leaderboard" and q.leaderboard.around_player_id:
             check_id(q.leaderboard.around_player_id, "player id")
         reply = await self._scoring().query(q, player_id)

@@ -207,6 +207,8 @@ class GrpcScoring:
                 out.history.CopyFrom(
                     await self.stub.ListHistory(request.history, timeout=t, metadata=self._md(player_id))
                 )
+            elif which == "live_tables":
+                out.live_tables.CopyFrom(await self.stub.ListLiveTables(request.live_tables, timeout=t))
             elif which == "game_record":
                 record = await self.stub.GetGameRecord(request.game_record, timeout=t, metadata=self._md(player_id))
                 out.game_record.CopyFrom(record)

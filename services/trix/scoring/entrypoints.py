@@ -65,15 +65,18 @@ def event_to_domain(event: events_pb2.Event) -> dict[str, Any] | None:
         seats = sorted(created.seats, key=lambda s: s.index)
         players = ["", "", "", ""]
         bots = [False, False, False, False]
+        names = ["", "", "", ""]
         for seat in seats:
             if 0 <= seat.index <= 3:
                 players[seat.index] = seat.player_id
                 bots[seat.index] = seat.bot
+                names[seat.index] = seat.display_name
         return {
             "type": "table_created",
             "variant": _variant(created.variant),
             "players": players,
             "bots": bots,
+            "names": names,
             "stake": int(created.stake.coins) if created.HasField("stake") else 0,
             "rake_percent": int(created.options.rake_percent) if created.options.HasField("rake_percent") else 0,
             "ticket_ids": list(created.ticket_ids),

@@ -20,10 +20,11 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from trix.declarations import service_token_callers
 from trix.errors import InvalidArgument
+from trix.rules import DEALS_PER_GAME
 from trix.runtime.identity import Identity, metadata_token
 from trix.runtime.server import ServiceBinding
 from trix.scoring.service import ScoringService
-from trix.scoring.state import ALL_VIEWERS, Posting
+from trix.scoring.state import ALL_VIEWERS, Posting, SeatName
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 
 SERVICE_NAME = "trix.v1.ScoringService"
@@ -56,6 +57,13 @@ def _variant_name(value: int, *, required: bool) -> str | None:
 def _variant_value(name: str) -> common_pb2.Variant.ValueType:
     full = f"VARIANT_{name}"
     return common_pb2.Variant.Value(full) if full in common_pb2.Variant.keys() else common_pb2.VARIANT_UNSPECIFIED  # noqa: SIM118
+
+
+def _seats(seats: tuple[SeatName, ...]) -> list[common_pb2.Seat]:
+    """The seats as the table announced them (a bot seat with its own name, `bot` true)."""
+    return [
+        common_pb2.Seat(index=i, player_id=s.player_id, bot=s.bot, display_name=s.name) for i, s in enumerate(seats)
+    ]
 
 
 def _balance(pair: tuple[int, int]) -> scoring_pb2.GetBalanceResponse:
@@ -121,8 +129,30 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
                     place=g.place,
                     totals=common_pb2.SeatScores(values=list(g.totals)),
                     ended_at=_timestamp(g.ended_ms),
+                    seats=_seats(g.seats),
                 )
                 for g in games
+            ],
+            next_page_token=token,
+        )
+
+    async def ListLiveTables(
+        self, request: scoring_pb2.ListLiveTablesRequest, context: Context
+    ) -> scoring_pb2.ListLiveTablesResponse:
+        variant = _variant_name(request.variant, required=False)
+        views, token = self.service.live_tables(variant, request.page_size, request.page_token)
+        return scoring_pb2.ListLiveTablesResponse(
+            tables=[
+                scoring_pb2.PublicTable(
+                    table_id=v.table_id,
+                    variant=_variant_value(v.variant),
+                    seats=_seats(v.seats()),
+                    deal_number=len(v.deals) + 1,
+                    deals_total=DEALS_PER_GAME.get(v.variant, 0),
+                    totals=common_pb2.SeatScores(values=v.totals),
+                    started_at=_timestamp(v.created_ms),
+                )
+                for v in views
             ],
             next_page_token=token,
         )

@@ -15,6 +15,7 @@ import hmac
 import json
 import time
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 import structlog
@@ -486,6 +487,17 @@ class ScoringService:
             if viewer == player_id or g.table_id not in tables or tables[g.table_id].visible_to(viewer)
         ]
         return games[start : start + size], _next_token(start, size, len(games))
+
+    def live_tables(self, variant: str | None, page_size: int, page_token: str) -> tuple[list[TableView], str]:
+        """Public tables being played (created, not ended), the most recently created first;
+        of one variant if asked. Never a private table. Reads the list the projection keeps
+        (`ScoringState.live`): a page costs its offset plus its size, whatever was played before."""
+        start, size = _page(page_size, page_token)
+        tables = self.state.tables
+        views = (tables[t] for t in reversed(self.state.live) if t in tables)
+        wanted = (v for v in views if not v.private and not v.ended and (variant is None or v.variant == variant))
+        page = list(islice(wanted, start, start + size + 1))
+        return page[:size], str(start + size) if len(page) > size else ""
 
     def game_record(self, table_id: str, viewer: str) -> str:
         _check_id(table_id, "table_id")

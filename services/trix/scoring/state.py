@@ -101,6 +101,15 @@ class DealRow:
     points: list[int]
 
 
+@dataclass(frozen=True)
+class SeatName:
+    """One seat of a table as announced: the player, his shown name, a bot or not."""
+
+    player_id: str
+    name: str
+    bot: bool
+
+
 @dataclass
 class TableView:
     """What scoring knows about one table."""
@@ -128,6 +137,14 @@ class TableView:
     """Why its GameEnded was not settled: it disagrees with its own record."""
     private: bool = False
     """A private table: its standings, record and history row are its players' only."""
+    names: list[str] = field(default_factory=lambda: ["", "", "", ""])
+    """The seats' display names as the TableCreated announced them ("" before it)."""
+    created_ms: int = 0
+    """When the TableCreated happened (0 before it)."""
+
+    def seats(self) -> tuple[SeatName, ...]:
+        """Who sits where, as the TableCreated announced it."""
+        return tuple(SeatName(p, n, b) for p, n, b in zip(self.players, self.names, self.bots, strict=False))
 
     def visible_to(self, viewer: str | None) -> bool:
         """Whether `viewer` (a player id; ALL_VIEWERS for an operator, "" for anyone) may see
@@ -154,6 +171,8 @@ class GameSummary:
     place: int
     totals: tuple[int, ...]
     ended_ms: int
+    seats: tuple[SeatName, ...] = ()
+    """The four seats (the player's and his opponents'), as the table announced them."""
 
 
 @dataclass
@@ -194,6 +213,9 @@ class ScoringState:
         """Postings per player, oldest first."""
         self.posting_ids: set[str] = set()
         self.tables: dict[str, TableView] = {}
+        self.live: dict[str, None] = {}
+        """Public tables created and not ended, in creation order (the lobby's list; a
+        private table is never in it)."""
         self.history: dict[str, list[GameSummary]] = {}
         self.records: dict[str, str] = {}
         self.ratings: dict[str, dict[str, Rating]] = {v: {} for v in VARIANTS}
@@ -265,6 +287,11 @@ class ScoringState:
             view.rake_percent = int(event.get("rake_percent", 0))
             view.commitment = str(event.get("commitment", ""))
             view.private = bool(event.get("private_table", False))
+            names = [str(n) for n in event.get("names", [])][:4]
+            view.names = names + [""] * (4 - len(names))
+            view.created_ms = int(entry.get("time_ms", 0))
+            if not view.private and not view.ended and not view.disputed:
+                self.live[table_id] = None
             for ticket in entry.get("staked_tickets", []):
                 hold = self.holds.get(str(ticket))
                 if hold is not None:
@@ -284,6 +311,7 @@ class ScoringState:
             self._apply_game_ended(view, entry, event)
 
     def _apply_game_ended(self, view: TableView, entry: dict[str, Any], event: dict[str, Any]) -> None:
+        self.live.pop(view.table_id, None)  # no longer played, whatever comes of its end
         if entry.get("settlement"):
             self.settled.add(view.table_id)
             self.running_pots.discard(view.table_id)
@@ -311,7 +339,9 @@ class ScoringState:
         humans = [(seat, p) for seat, p in enumerate(view.players) if p and not view.bots[seat]]
         for seat, player in humans:
             place = view.ranking[seat] if len(view.ranking) == 4 else 0
-            summary = GameSummary(view.table_id, view.variant, seat, place, tuple(view.totals), view.ended_ms)
+            summary = GameSummary(
+                view.table_id, view.variant, seat, place, tuple(view.totals), view.ended_ms, view.seats()
+            )
             self.history.setdefault(player, []).append(summary)
             stats = self.stats.setdefault((player, view.variant), PlayerStats())
             stats.games += 1
@@ -347,6 +377,7 @@ class ScoringState:
             "running_pots": sorted(self.running_pots),
             "ledger": {k: [p.to_json() for p in v] for k, v in sorted(self.ledger.items())},
             "tables": {k: repr(v) for k, v in sorted(self.tables.items())},
+            "live": list(self.live),
             "history": {k: [repr(g) for g in v] for k, v in sorted(self.history.items())},
             "records": dict(sorted(self.records.items())),
             "ratings": {

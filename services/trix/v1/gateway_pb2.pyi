@@ -1103,6 +1103,7 @@ class QueryRequest(_message.Message):
     PLAYER_STATS_FIELD_NUMBER: _builtins.int
     BALANCE_FIELD_NUMBER: _builtins.int
     LEDGER_FIELD_NUMBER: _builtins.int
+    LIVE_TABLES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def standings(self) -> _scoring_pb2.GetStandingsRequest:
         """Live standings of a table."""
@@ -1131,6 +1132,10 @@ class QueryRequest(_message.Message):
     def ledger(self) -> _scoring_pb2.ListLedgerRequest:
         """The caller's ledger."""
 
+    @_builtins.property
+    def live_tables(self) -> _scoring_pb2.ListLiveTablesRequest:
+        """Public tables being played now, to watch (private tables are never listed)."""
+
     def __init__(
         self,
         *,
@@ -1141,12 +1146,13 @@ class QueryRequest(_message.Message):
         player_stats: _scoring_pb2.GetPlayerStatsRequest | None = ...,
         balance: _scoring_pb2.GetBalanceRequest | None = ...,
         ledger: _scoring_pb2.ListLedgerRequest | None = ...,
+        live_tables: _scoring_pb2.ListLiveTablesRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "game_record", b"game_record", "history", b"history", "leaderboard", b"leaderboard", "ledger", b"ledger", "player_stats", b"player_stats", "query", b"query", "standings", b"standings"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "game_record", b"game_record", "history", b"history", "leaderboard", b"leaderboard", "ledger", b"ledger", "live_tables", b"live_tables", "player_stats", b"player_stats", "query", b"query", "standings", b"standings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "game_record", b"game_record", "history", b"history", "leaderboard", b"leaderboard", "ledger", b"ledger", "player_stats", b"player_stats", "query", b"query", "standings", b"standings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "game_record", b"game_record", "history", b"history", "leaderboard", b"leaderboard", "ledger", b"ledger", "live_tables", b"live_tables", "player_stats", b"player_stats", "query", b"query", "standings", b"standings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_query: _TypeAlias = _typing.Literal["standings", "history", "game_record", "leaderboard", "player_stats", "balance", "ledger"]  # noqa: Y015
+    _WhichOneofReturnType_query: _TypeAlias = _typing.Literal["standings", "history", "game_record", "leaderboard", "player_stats", "balance", "ledger", "live_tables"]  # noqa: Y015
     _WhichOneofArgType_query: _TypeAlias = _typing.Literal["query", b"query"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_query) -> _WhichOneofReturnType_query | None: ...
 
@@ -1165,6 +1171,7 @@ class QueryResponse(_message.Message):
     PLAYER_STATS_FIELD_NUMBER: _builtins.int
     BALANCE_FIELD_NUMBER: _builtins.int
     LEDGER_FIELD_NUMBER: _builtins.int
+    LIVE_TABLES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def standings(self) -> _scoring_pb2.GetStandingsResponse:
         """Live standings."""
@@ -1193,6 +1200,10 @@ class QueryResponse(_message.Message):
     def ledger(self) -> _scoring_pb2.ListLedgerResponse:
         """Ledger."""
 
+    @_builtins.property
+    def live_tables(self) -> _scoring_pb2.ListLiveTablesResponse:
+        """Public tables being played."""
+
     def __init__(
         self,
         *,
@@ -1203,12 +1214,13 @@ class QueryResponse(_message.Message):
         player_stats: _scoring_pb2.GetPlayerStatsResponse | None = ...,
         balance: _scoring_pb2.GetBalanceResponse | None = ...,
         ledger: _scoring_pb2.ListLedgerResponse | None = ...,
+        live_tables: _scoring_pb2.ListLiveTablesResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "game_record", b"game_record", "history", b"history", "leaderboard", b"leaderboard", "ledger", b"ledger", "player_stats", b"player_stats", "result", b"result", "standings", b"standings"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "game_record", b"game_record", "history", b"history", "leaderboard", b"leaderboard", "ledger", b"ledger", "live_tables", b"live_tables", "player_stats", b"player_stats", "result", b"result", "standings", b"standings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "game_record", b"game_record", "history", b"history", "leaderboard", b"leaderboard", "ledger", b"ledger", "player_stats", b"player_stats", "result", b"result", "standings", b"standings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "game_record", b"game_record", "history", b"history", "leaderboard", b"leaderboard", "ledger", b"ledger", "live_tables", b"live_tables", "player_stats", b"player_stats", "result", b"result", "standings", b"standings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["standings", "history", "game_record", "leaderboard", "player_stats", "balance", "ledger"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["standings", "history", "game_record", "leaderboard", "player_stats", "balance", "ledger", "live_tables"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 

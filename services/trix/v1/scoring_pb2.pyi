@@ -130,6 +130,7 @@ class GameSummary(_message.Message):
     PLACE_FIELD_NUMBER: _builtins.int
     TOTALS_FIELD_NUMBER: _builtins.int
     ENDED_AT_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     variant: _common_pb2.Variant.ValueType
@@ -146,6 +147,12 @@ class GameSummary(_message.Message):
     def ended_at(self) -> _timestamp_pb2.Timestamp:
         """When the game ended."""
 
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Seat]:
+        """The four seats in seat order, as the table announced them (names, bots marked; no
+        client seed): the player's own and his opponents'.
+        """
+
     def __init__(
         self,
         *,
@@ -155,10 +162,11 @@ class GameSummary(_message.Message):
         place: _builtins.int = ...,
         totals: _common_pb2.SeatScores | None = ...,
         ended_at: _timestamp_pb2.Timestamp | None = ...,
+        seats: _abc.Iterable[_common_pb2.Seat] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ended_at", b"ended_at", "totals", b"totals"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_at", b"ended_at", "place", b"place", "seat", b"seat", "table_id", b"table_id", "totals", b"totals", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_at", b"ended_at", "place", b"place", "seat", b"seat", "seats", b"seats", "table_id", b"table_id", "totals", b"totals", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -191,6 +199,116 @@ class ListHistoryResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListHistoryResponse: _TypeAlias = ListHistoryResponse  # noqa: Y015
+
+@_typing.final
+class ListLiveTablesRequest(_message.Message):
+    """Request of ScoringService.ListLiveTables."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VARIANT_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    variant: _common_pb2.Variant.ValueType
+    """Only this variant; unspecified = every variant."""
+    page_size: _builtins.int
+    """Page size; 0 = server default (20), at most 100."""
+    page_token: _builtins.str
+    """Token from a previous page; empty = first page."""
+    def __init__(
+        self,
+        *,
+        variant: _common_pb2.Variant.ValueType = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "variant", b"variant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLiveTablesRequest: _TypeAlias = ListLiveTablesRequest  # noqa: Y015
+
+@_typing.final
+class PublicTable(_message.Message):
+    """A public table being played: started (TableCreated seen) and not ended."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    VARIANT_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    DEAL_NUMBER_FIELD_NUMBER: _builtins.int
+    DEALS_TOTAL_FIELD_NUMBER: _builtins.int
+    TOTALS_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table (what SpectateRequest.table_id takes)."""
+    variant: _common_pb2.Variant.ValueType
+    """The variant."""
+    deal_number: _builtins.int
+    """The deal being played, counted from 1 (deals scored + 1)."""
+    deals_total: _builtins.int
+    """The deals a whole game has in this variant (docs/rules.md §2)."""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Seat]:
+        """The four seats in seat order (names, bots marked; no client seed)."""
+
+    @_builtins.property
+    def totals(self) -> _common_pb2.SeatScores:
+        """Running totals per seat."""
+
+    @_builtins.property
+    def started_at(self) -> _timestamp_pb2.Timestamp:
+        """When the table was created."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        variant: _common_pb2.Variant.ValueType = ...,
+        seats: _abc.Iterable[_common_pb2.Seat] | None = ...,
+        deal_number: _builtins.int = ...,
+        deals_total: _builtins.int = ...,
+        totals: _common_pb2.SeatScores | None = ...,
+        started_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["started_at", b"started_at", "totals", b"totals"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "deals_total", b"deals_total", "seats", b"seats", "started_at", b"started_at", "table_id", b"table_id", "totals", b"totals", "variant", b"variant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublicTable: _TypeAlias = PublicTable  # noqa: Y015
+
+@_typing.final
+class ListLiveTablesResponse(_message.Message):
+    """Response of ScoringService.ListLiveTables."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Token of the next page; empty on the last."""
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___PublicTable]:
+        """Tables, the most recently started first."""
+
+    def __init__(
+        self,
+        *,
+        tables: _abc.Iterable[Global___PublicTable] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLiveTablesResponse: _TypeAlias = ListLiveTablesResponse  # noqa: Y015
 
 @_typing.final
 class GetGameRecordRequest(_message.Message):

@@ -45,6 +45,11 @@ class ScoringServiceStub:
                 request_serializer=trix_dot_v1_dot_scoring__pb2.ListHistoryRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_scoring__pb2.ListHistoryResponse.FromString,
                 _registered_method=True)
+        self.ListLiveTables = channel.unary_unary(
+                '/trix.v1.ScoringService/ListLiveTables',
+                request_serializer=trix_dot_v1_dot_scoring__pb2.ListLiveTablesRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_scoring__pb2.ListLiveTablesResponse.FromString,
+                _registered_method=True)
         self.GetGameRecord = channel.unary_unary(
                 '/trix.v1.ScoringService/GetGameRecord',
                 request_serializer=trix_dot_v1_dot_scoring__pb2.GetGameRecordRequest.SerializeToString,
@@ -105,6 +110,13 @@ class ScoringServiceServicer:
 
     def ListHistory(self, request, context):
         """A player's finished games, paged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListLiveTables(self, request, context):
+        """Public tables being played now, to watch (the lobby), paged; private tables never.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -185,6 +197,11 @@ def add_ScoringServiceServicer_to_server(servicer, server):
                     servicer.ListHistory,
                     request_deserializer=trix_dot_v1_dot_scoring__pb2.ListHistoryRequest.FromString,
                     response_serializer=trix_dot_v1_dot_scoring__pb2.ListHistoryResponse.SerializeToString,
+            ),
+            'ListLiveTables': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLiveTables,
+                    request_deserializer=trix_dot_v1_dot_scoring__pb2.ListLiveTablesRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_scoring__pb2.ListLiveTablesResponse.SerializeToString,
             ),
             'GetGameRecord': grpc.unary_unary_rpc_method_handler(
                     servicer.GetGameRecord,
@@ -287,6 +304,33 @@ class ScoringService:
             '/trix.v1.ScoringService/ListHistory',
             trix_dot_v1_dot_scoring__pb2.ListHistoryRequest.SerializeToString,
             trix_dot_v1_dot_scoring__pb2.ListHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLiveTables(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.ScoringService/ListLiveTables',
+            trix_dot_v1_dot_scoring__pb2.ListLiveTablesRequest.SerializeToString,
+            trix_dot_v1_dot_scoring__pb2.ListLiveTablesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -39,6 +39,8 @@ class ScoringServiceStub:
     """Live standings of a table."""
     ListHistory: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.ListHistoryRequest, _scoring_pb2.ListHistoryResponse]
     """A player's finished games, paged."""
+    ListLiveTables: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.ListLiveTablesRequest, _scoring_pb2.ListLiveTablesResponse]
+    """Public tables being played now, to watch (the lobby), paged; private tables never."""
     GetGameRecord: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetGameRecordRequest, _scoring_pb2.GetGameRecordResponse]
     """The full record of a game (docs/rules.md §12)."""
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _scoring_pb2.GetLeaderboardResponse]
@@ -67,6 +69,8 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     """Live standings of a table."""
     ListHistory: _aio.UnaryUnaryMultiCallable[_scoring_pb2.ListHistoryRequest, _scoring_pb2.ListHistoryResponse]  # type: ignore[assignment]
     """A player's finished games, paged."""
+    ListLiveTables: _aio.UnaryUnaryMultiCallable[_scoring_pb2.ListLiveTablesRequest, _scoring_pb2.ListLiveTablesResponse]  # type: ignore[assignment]
+    """Public tables being played now, to watch (the lobby), paged; private tables never."""
     GetGameRecord: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetGameRecordRequest, _scoring_pb2.GetGameRecordResponse]  # type: ignore[assignment]
     """The full record of a game (docs/rules.md §12)."""
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _scoring_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
@@ -104,6 +108,14 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.ListHistoryResponse, _abc.Awaitable[_scoring_pb2.ListHistoryResponse]]:
         """A player's finished games, paged."""
+
+    @_abc_1.abstractmethod
+    def ListLiveTables(
+        self,
+        request: _scoring_pb2.ListLiveTablesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_scoring_pb2.ListLiveTablesResponse, _abc.Awaitable[_scoring_pb2.ListLiveTablesResponse]]:
+        """Public tables being played now, to watch (the lobby), paged; private tables never."""
 
     @_abc_1.abstractmethod
     def GetGameRecord(

@@ -9,7 +9,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { SeatScores, Variant } from "./common_pb";
+import type { Seat, SeatScores, Variant } from "./common_pb";
 import { file_trix_v1_common } from "./common_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/scoring.proto.
  */
 export const file_trix_v1_scoring: GenFile = /*@__PURE__*/
-  fileDesc("ChV0cml4L3YxL3Njb3JpbmcucHJvdG8SB3RyaXgudjEiJwoTR2V0U3RhbmRpbmdzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSKYAQoUR2V0U3RhbmRpbmdzUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkSIgoFZGVhbHMYAiADKAsyEy50cml4LnYxLlNlYXRTY29yZXMSIwoGdG90YWxzGAMgASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEhMKC3RlYW1fdG90YWxzGAQgAygFEhAKCHNlcXVlbmNlGAUgASgEIk4KEkxpc3RIaXN0b3J5UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkisgEKC0dhbWVTdW1tYXJ5EhAKCHRhYmxlX2lkGAEgASgJEiEKB3ZhcmlhbnQYAiABKA4yEC50cml4LnYxLlZhcmlhbnQSDAoEc2VhdBgDIAEoBRINCgVwbGFjZRgEIAEoBRIjCgZ0b3RhbHMYBSABKAsyEy50cml4LnYxLlNlYXRTY29yZXMSLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlMKE0xpc3RIaXN0b3J5UmVzcG9uc2USIwoFZ2FtZXMYASADKAsyFC50cml4LnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIoChRHZXRHYW1lUmVjb3JkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSIsChVHZXRHYW1lUmVjb3JkUmVzcG9uc2USEwoLcmVjb3JkX2pzb24YASABKAkiewoVR2V0TGVhZGVyYm9hcmRSZXF1ZXN0EiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSGAoQYXJvdW5kX3BsYXllcl9pZBgEIAEoCSJSChBMZWFkZXJib2FyZEVudHJ5EgwKBHJhbmsYASABKAUSEQoJcGxheWVyX2lkGAIgASgJEg4KBnJhdGluZxgDIAEoARINCgVnYW1lcxgEIAEoBSJdChZHZXRMZWFkZXJib2FyZFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS50cml4LnYxLkxlYWRlcmJvYXJkRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIk0KFUdldFBsYXllclN0YXRzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSIQoHdmFyaWFudBgCIAEoDjIQLnRyaXgudjEuVmFyaWFudCLnAgoWR2V0UGxheWVyU3RhdHNSZXNwb25zZRINCgVnYW1lcxgBIAEoBRIMCgR3aW5zGAIgASgFEhYKDmF2ZXJhZ2VfcG9pbnRzGAMgASgBElAKEWNvbnRyYWN0X2F2ZXJhZ2VzGAQgAygLMjUudHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlLkNvbnRyYWN0QXZlcmFnZXNFbnRyeRJTChNkb3VibGVkX2NhcmRfbG9zc2VzGAUgAygLMjYudHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlLkRvdWJsZWRDYXJkTG9zc2VzRW50cnkaNwoVQ29udHJhY3RBdmVyYWdlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEaOAoWRG91YmxlZENhcmRMb3NzZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIiYKEUdldEJhbGFuY2VSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSI1ChJHZXRCYWxhbmNlUmVzcG9uc2USEQoJYXZhaWxhYmxlGAEgASgDEgwKBGhlbGQYAiABKAMiTQoRTGlzdExlZGdlclJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIqgBCgdQb3N0aW5nEhIKCnBvc3RpbmdfaWQYASABKAkSFQoNZGViaXRfYWNjb3VudBgCIAEoCRIWCg5jcmVkaXRfYWNjb3VudBgDIAEoCRIOCgZhbW91bnQYBCABKAMSDgoGcmVhc29uGAUgASgJEhAKCHRhYmxlX2lkGAYgASgJEigKBHRpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlEKEkxpc3RMZWRnZXJSZXNwb25zZRIiCghwb3N0aW5ncxgBIAMoCzIQLnRyaXgudjEuUG9zdGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiQwoMR3JhbnRSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZhbW91bnQYAiABKAMSEAoIZ3JhbnRfaWQYAyABKAkiPQoNR3JhbnRSZXNwb25zZRIsCgdiYWxhbmNlGAEgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2UiSAoQSG9sZFN0YWtlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJdGlja2V0X2lkGAIgASgJEg4KBmFtb3VudBgDIAEoAyJBChFIb2xkU3Rha2VSZXNwb25zZRIsCgdiYWxhbmNlGAEgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2UiOwoTUmVsZWFzZVN0YWtlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJdGlja2V0X2lkGAIgASgJIkQKFFJlbGVhc2VTdGFrZVJlc3BvbnNlEiwKB2JhbGFuY2UYASABKAsyGy50cml4LnYxLkdldEJhbGFuY2VSZXNwb25zZSIYChZHZXRXYWxsZXRUb3RhbHNSZXF1ZXN0Iq8BChdHZXRXYWxsZXRUb3RhbHNSZXNwb25zZRIPCgdncmFudGVkGAEgASgDEhEKCWF2YWlsYWJsZRgCIAEoAxIMCgRoZWxkGAMgASgDEgwKBHBvdHMYBCABKAMSDQoFaG91c2UYBSABKAMSEwoLc2V0dGxlbWVudHMYBiABKAMSFgoOcnVubmluZ190YWJsZXMYByABKAMSGAoQam91cm5hbF9zZXF1ZW5jZRgIIAEoBDLKBgoOU2NvcmluZ1NlcnZpY2USSwoMR2V0U3RhbmRpbmdzEhwudHJpeC52MS5HZXRTdGFuZGluZ3NSZXF1ZXN0Gh0udHJpeC52MS5HZXRTdGFuZGluZ3NSZXNwb25zZRJICgtMaXN0SGlzdG9yeRIbLnRyaXgudjEuTGlzdEhpc3RvcnlSZXF1ZXN0GhwudHJpeC52MS5MaXN0SGlzdG9yeVJlc3BvbnNlEk4KDUdldEdhbWVSZWNvcmQSHS50cml4LnYxLkdldEdhbWVSZWNvcmRSZXF1ZXN0Gh4udHJpeC52MS5HZXRHYW1lUmVjb3JkUmVzcG9uc2USUQoOR2V0TGVhZGVyYm9hcmQSHi50cml4LnYxLkdldExlYWRlcmJvYXJkUmVxdWVzdBofLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXNwb25zZRJRCg5HZXRQbGF5ZXJTdGF0cxIeLnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXF1ZXN0Gh8udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlEkUKCkdldEJhbGFuY2USGi50cml4LnYxLkdldEJhbGFuY2VSZXF1ZXN0GhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2USRQoKTGlzdExlZGdlchIaLnRyaXgudjEuTGlzdExlZGdlclJlcXVlc3QaGy50cml4LnYxLkxpc3RMZWRnZXJSZXNwb25zZRI2CgVHcmFudBIVLnRyaXgudjEuR3JhbnRSZXF1ZXN0GhYudHJpeC52MS5HcmFudFJlc3BvbnNlEkIKCUhvbGRTdGFrZRIZLnRyaXgudjEuSG9sZFN0YWtlUmVxdWVzdBoaLnRyaXgudjEuSG9sZFN0YWtlUmVzcG9uc2USSwoMUmVsZWFzZVN0YWtlEhwudHJpeC52MS5SZWxlYXNlU3Rha2VSZXF1ZXN0Gh0udHJpeC52MS5SZWxlYXNlU3Rha2VSZXNwb25zZRJUCg9HZXRXYWxsZXRUb3RhbHMSHy50cml4LnYxLkdldFdhbGxldFRvdGFsc1JlcXVlc3QaIC50cml4LnYxLkdldFdhbGxldFRvdGFsc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_trix_v1_common]);
+  fileDesc("ChV0cml4L3YxL3Njb3JpbmcucHJvdG8SB3RyaXgudjEiJwoTR2V0U3RhbmRpbmdzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSKYAQoUR2V0U3RhbmRpbmdzUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkSIgoFZGVhbHMYAiADKAsyEy50cml4LnYxLlNlYXRTY29yZXMSIwoGdG90YWxzGAMgASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEhMKC3RlYW1fdG90YWxzGAQgAygFEhAKCHNlcXVlbmNlGAUgASgEIk4KEkxpc3RIaXN0b3J5UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAki0AEKC0dhbWVTdW1tYXJ5EhAKCHRhYmxlX2lkGAEgASgJEiEKB3ZhcmlhbnQYAiABKA4yEC50cml4LnYxLlZhcmlhbnQSDAoEc2VhdBgDIAEoBRINCgVwbGFjZRgEIAEoBRIjCgZ0b3RhbHMYBSABKAsyEy50cml4LnYxLlNlYXRTY29yZXMSLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKBXNlYXRzGAcgAygLMg0udHJpeC52MS5TZWF0IlMKE0xpc3RIaXN0b3J5UmVzcG9uc2USIwoFZ2FtZXMYASADKAsyFC50cml4LnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJhChVMaXN0TGl2ZVRhYmxlc1JlcXVlc3QSIQoHdmFyaWFudBgBIAEoDjIQLnRyaXgudjEuVmFyaWFudBIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSLfAQoLUHVibGljVGFibGUSEAoIdGFibGVfaWQYASABKAkSIQoHdmFyaWFudBgCIAEoDjIQLnRyaXgudjEuVmFyaWFudBIcCgVzZWF0cxgDIAMoCzINLnRyaXgudjEuU2VhdBITCgtkZWFsX251bWJlchgEIAEoBRITCgtkZWFsc190b3RhbBgFIAEoBRIjCgZ0b3RhbHMYBiABKAsyEy50cml4LnYxLlNlYXRTY29yZXMSLgoKc3RhcnRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVwoWTGlzdExpdmVUYWJsZXNSZXNwb25zZRIkCgZ0YWJsZXMYASADKAsyFC50cml4LnYxLlB1YmxpY1RhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIoChRHZXRHYW1lUmVjb3JkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSIsChVHZXRHYW1lUmVjb3JkUmVzcG9uc2USEwoLcmVjb3JkX2pzb24YASABKAkiewoVR2V0TGVhZGVyYm9hcmRSZXF1ZXN0EiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSGAoQYXJvdW5kX3BsYXllcl9pZBgEIAEoCSJSChBMZWFkZXJib2FyZEVudHJ5EgwKBHJhbmsYASABKAUSEQoJcGxheWVyX2lkGAIgASgJEg4KBnJhdGluZxgDIAEoARINCgVnYW1lcxgEIAEoBSJdChZHZXRMZWFkZXJib2FyZFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS50cml4LnYxLkxlYWRlcmJvYXJkRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIk0KFUdldFBsYXllclN0YXRzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSIQoHdmFyaWFudBgCIAEoDjIQLnRyaXgudjEuVmFyaWFudCLnAgoWR2V0UGxheWVyU3RhdHNSZXNwb25zZRINCgVnYW1lcxgBIAEoBRIMCgR3aW5zGAIgASgFEhYKDmF2ZXJhZ2VfcG9pbnRzGAMgASgBElAKEWNvbnRyYWN0X2F2ZXJhZ2VzGAQgAygLMjUudHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlLkNvbnRyYWN0QXZlcmFnZXNFbnRyeRJTChNkb3VibGVkX2NhcmRfbG9zc2VzGAUgAygLMjYudHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlLkRvdWJsZWRDYXJkTG9zc2VzRW50cnkaNwoVQ29udHJhY3RBdmVyYWdlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEaOAoWRG91YmxlZENhcmRMb3NzZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIiYKEUdldEJhbGFuY2VSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSI1ChJHZXRCYWxhbmNlUmVzcG9uc2USEQoJYXZhaWxhYmxlGAEgASgDEgwKBGhlbGQYAiABKAMiTQoRTGlzdExlZGdlclJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIqgBCgdQb3N0aW5nEhIKCnBvc3RpbmdfaWQYASABKAkSFQoNZGViaXRfYWNjb3VudBgCIAEoCRIWCg5jcmVkaXRfYWNjb3VudBgDIAEoCRIOCgZhbW91bnQYBCABKAMSDgoGcmVhc29uGAUgASgJEhAKCHRhYmxlX2lkGAYgASgJEigKBHRpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlEKEkxpc3RMZWRnZXJSZXNwb25zZRIiCghwb3N0aW5ncxgBIAMoCzIQLnRyaXgudjEuUG9zdGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiQwoMR3JhbnRSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZhbW91bnQYAiABKAMSEAoIZ3JhbnRfaWQYAyABKAkiPQoNR3JhbnRSZXNwb25zZRIsCgdiYWxhbmNlGAEgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2UiSAoQSG9sZFN0YWtlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJdGlja2V0X2lkGAIgASgJEg4KBmFtb3VudBgDIAEoAyJBChFIb2xkU3Rha2VSZXNwb25zZRIsCgdiYWxhbmNlGAEgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2UiOwoTUmVsZWFzZVN0YWtlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJdGlja2V0X2lkGAIgASgJIkQKFFJlbGVhc2VTdGFrZVJlc3BvbnNlEiwKB2JhbGFuY2UYASABKAsyGy50cml4LnYxLkdldEJhbGFuY2VSZXNwb25zZSIYChZHZXRXYWxsZXRUb3RhbHNSZXF1ZXN0Iq8BChdHZXRXYWxsZXRUb3RhbHNSZXNwb25zZRIPCgdncmFudGVkGAEgASgDEhEKCWF2YWlsYWJsZRgCIAEoAxIMCgRoZWxkGAMgASgDEgwKBHBvdHMYBCABKAMSDQoFaG91c2UYBSABKAMSEwoLc2V0dGxlbWVudHMYBiABKAMSFgoOcnVubmluZ190YWJsZXMYByABKAMSGAoQam91cm5hbF9zZXF1ZW5jZRgIIAEoBDKdBwoOU2NvcmluZ1NlcnZpY2USSwoMR2V0U3RhbmRpbmdzEhwudHJpeC52MS5HZXRTdGFuZGluZ3NSZXF1ZXN0Gh0udHJpeC52MS5HZXRTdGFuZGluZ3NSZXNwb25zZRJICgtMaXN0SGlzdG9yeRIbLnRyaXgudjEuTGlzdEhpc3RvcnlSZXF1ZXN0GhwudHJpeC52MS5MaXN0SGlzdG9yeVJlc3BvbnNlElEKDkxpc3RMaXZlVGFibGVzEh4udHJpeC52MS5MaXN0TGl2ZVRhYmxlc1JlcXVlc3QaHy50cml4LnYxLkxpc3RMaXZlVGFibGVzUmVzcG9uc2USTgoNR2V0R2FtZVJlY29yZBIdLnRyaXgudjEuR2V0R2FtZVJlY29yZFJlcXVlc3QaHi50cml4LnYxLkdldEdhbWVSZWNvcmRSZXNwb25zZRJRCg5HZXRMZWFkZXJib2FyZBIeLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXF1ZXN0Gh8udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlc3BvbnNlElEKDkdldFBsYXllclN0YXRzEh4udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1JlcXVlc3QaHy50cml4LnYxLkdldFBsYXllclN0YXRzUmVzcG9uc2USRQoKR2V0QmFsYW5jZRIaLnRyaXgudjEuR2V0QmFsYW5jZVJlcXVlc3QaGy50cml4LnYxLkdldEJhbGFuY2VSZXNwb25zZRJFCgpMaXN0TGVkZ2VyEhoudHJpeC52MS5MaXN0TGVkZ2VyUmVxdWVzdBobLnRyaXgudjEuTGlzdExlZGdlclJlc3BvbnNlEjYKBUdyYW50EhUudHJpeC52MS5HcmFudFJlcXVlc3QaFi50cml4LnYxLkdyYW50UmVzcG9uc2USQgoJSG9sZFN0YWtlEhkudHJpeC52MS5Ib2xkU3Rha2VSZXF1ZXN0GhoudHJpeC52MS5Ib2xkU3Rha2VSZXNwb25zZRJLCgxSZWxlYXNlU3Rha2USHC50cml4LnYxLlJlbGVhc2VTdGFrZVJlcXVlc3QaHS50cml4LnYxLlJlbGVhc2VTdGFrZVJlc3BvbnNlElQKD0dldFdhbGxldFRvdGFscxIfLnRyaXgudjEuR2V0V2FsbGV0VG90YWxzUmVxdWVzdBogLnRyaXgudjEuR2V0V2FsbGV0VG90YWxzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_trix_v1_common]);
 
 /**
  * Request of ScoringService.GetStandings.
@@ -171,6 +171,14 @@ export type GameSummary = Message<"trix.v1.GameSummary"> & {
    * @generated from field: google.protobuf.Timestamp ended_at = 6;
    */
   endedAt?: Timestamp | undefined;
+
+  /**
+   * The four seats in seat order, as the table announced them (names, bots marked; no
+   * client seed): the player's own and his opponents'.
+   *
+   * @generated from field: repeated trix.v1.Seat seats = 7;
+   */
+  seats: Seat[];
 };
 
 /**
@@ -209,6 +217,132 @@ export const ListHistoryResponseSchema: GenMessage<ListHistoryResponse> = /*@__P
   messageDesc(file_trix_v1_scoring, 4);
 
 /**
+ * Request of ScoringService.ListLiveTables.
+ *
+ * @generated from message trix.v1.ListLiveTablesRequest
+ */
+export type ListLiveTablesRequest = Message<"trix.v1.ListLiveTablesRequest"> & {
+  /**
+   * Only this variant; unspecified = every variant.
+   *
+   * @generated from field: trix.v1.Variant variant = 1;
+   */
+  variant: Variant;
+
+  /**
+   * Page size; 0 = server default (20), at most 100.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * Token from a previous page; empty = first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message trix.v1.ListLiveTablesRequest.
+ * Use `create(ListLiveTablesRequestSchema)` to create a new message.
+ */
+export const ListLiveTablesRequestSchema: GenMessage<ListLiveTablesRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_scoring, 5);
+
+/**
+ * A public table being played: started (TableCreated seen) and not ended.
+ *
+ * @generated from message trix.v1.PublicTable
+ */
+export type PublicTable = Message<"trix.v1.PublicTable"> & {
+  /**
+   * The table (what SpectateRequest.table_id takes).
+   *
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * The variant.
+   *
+   * @generated from field: trix.v1.Variant variant = 2;
+   */
+  variant: Variant;
+
+  /**
+   * The four seats in seat order (names, bots marked; no client seed).
+   *
+   * @generated from field: repeated trix.v1.Seat seats = 3;
+   */
+  seats: Seat[];
+
+  /**
+   * The deal being played, counted from 1 (deals scored + 1).
+   *
+   * @generated from field: int32 deal_number = 4;
+   */
+  dealNumber: number;
+
+  /**
+   * The deals a whole game has in this variant (docs/rules.md §2).
+   *
+   * @generated from field: int32 deals_total = 5;
+   */
+  dealsTotal: number;
+
+  /**
+   * Running totals per seat.
+   *
+   * @generated from field: trix.v1.SeatScores totals = 6;
+   */
+  totals?: SeatScores | undefined;
+
+  /**
+   * When the table was created.
+   *
+   * @generated from field: google.protobuf.Timestamp started_at = 7;
+   */
+  startedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message trix.v1.PublicTable.
+ * Use `create(PublicTableSchema)` to create a new message.
+ */
+export const PublicTableSchema: GenMessage<PublicTable> = /*@__PURE__*/
+  messageDesc(file_trix_v1_scoring, 6);
+
+/**
+ * Response of ScoringService.ListLiveTables.
+ *
+ * @generated from message trix.v1.ListLiveTablesResponse
+ */
+export type ListLiveTablesResponse = Message<"trix.v1.ListLiveTablesResponse"> & {
+  /**
+   * Tables, the most recently started first.
+   *
+   * @generated from field: repeated trix.v1.PublicTable tables = 1;
+   */
+  tables: PublicTable[];
+
+  /**
+   * Token of the next page; empty on the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message trix.v1.ListLiveTablesResponse.
+ * Use `create(ListLiveTablesResponseSchema)` to create a new message.
+ */
+export const ListLiveTablesResponseSchema: GenMessage<ListLiveTablesResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_scoring, 7);
+
+/**
  * Request of ScoringService.GetGameRecord.
  *
  * @generated from message trix.v1.GetGameRecordRequest
@@ -227,7 +361,7 @@ export type GetGameRecordRequest = Message<"trix.v1.GetGameRecordRequest"> & {
  * Use `create(GetGameRecordRequestSchema)` to create a new message.
  */
 export const GetGameRecordRequestSchema: GenMessage<GetGameRecordRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 5);
+  messageDesc(file_trix_v1_scoring, 8);
 
 /**
  * Response of ScoringService.GetGameRecord.
@@ -248,7 +382,7 @@ export type GetGameRecordResponse = Message<"trix.v1.GetGameRecordResponse"> & {
  * Use `create(GetGameRecordResponseSchema)` to create a new message.
  */
 export const GetGameRecordResponseSchema: GenMessage<GetGameRecordResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 6);
+  messageDesc(file_trix_v1_scoring, 9);
 
 /**
  * Request of ScoringService.GetLeaderboard.
@@ -290,7 +424,7 @@ export type GetLeaderboardRequest = Message<"trix.v1.GetLeaderboardRequest"> & {
  * Use `create(GetLeaderboardRequestSchema)` to create a new message.
  */
 export const GetLeaderboardRequestSchema: GenMessage<GetLeaderboardRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 7);
+  messageDesc(file_trix_v1_scoring, 10);
 
 /**
  * One leaderboard row.
@@ -332,7 +466,7 @@ export type LeaderboardEntry = Message<"trix.v1.LeaderboardEntry"> & {
  * Use `create(LeaderboardEntrySchema)` to create a new message.
  */
 export const LeaderboardEntrySchema: GenMessage<LeaderboardEntry> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 8);
+  messageDesc(file_trix_v1_scoring, 11);
 
 /**
  * Response of ScoringService.GetLeaderboard.
@@ -360,7 +494,7 @@ export type GetLeaderboardResponse = Message<"trix.v1.GetLeaderboardResponse"> &
  * Use `create(GetLeaderboardResponseSchema)` to create a new message.
  */
 export const GetLeaderboardResponseSchema: GenMessage<GetLeaderboardResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 9);
+  messageDesc(file_trix_v1_scoring, 12);
 
 /**
  * Request of ScoringService.GetPlayerStats.
@@ -388,7 +522,7 @@ export type GetPlayerStatsRequest = Message<"trix.v1.GetPlayerStatsRequest"> & {
  * Use `create(GetPlayerStatsRequestSchema)` to create a new message.
  */
 export const GetPlayerStatsRequestSchema: GenMessage<GetPlayerStatsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 10);
+  messageDesc(file_trix_v1_scoring, 13);
 
 /**
  * Response of ScoringService.GetPlayerStats.
@@ -437,7 +571,7 @@ export type GetPlayerStatsResponse = Message<"trix.v1.GetPlayerStatsResponse"> &
  * Use `create(GetPlayerStatsResponseSchema)` to create a new message.
  */
 export const GetPlayerStatsResponseSchema: GenMessage<GetPlayerStatsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 11);
+  messageDesc(file_trix_v1_scoring, 14);
 
 /**
  * Request of ScoringService.GetBalance.
@@ -458,7 +592,7 @@ export type GetBalanceRequest = Message<"trix.v1.GetBalanceRequest"> & {
  * Use `create(GetBalanceRequestSchema)` to create a new message.
  */
 export const GetBalanceRequestSchema: GenMessage<GetBalanceRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 12);
+  messageDesc(file_trix_v1_scoring, 15);
 
 /**
  * Response of ScoringService.GetBalance.
@@ -486,7 +620,7 @@ export type GetBalanceResponse = Message<"trix.v1.GetBalanceResponse"> & {
  * Use `create(GetBalanceResponseSchema)` to create a new message.
  */
 export const GetBalanceResponseSchema: GenMessage<GetBalanceResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 13);
+  messageDesc(file_trix_v1_scoring, 16);
 
 /**
  * Request of ScoringService.ListLedger.
@@ -521,7 +655,7 @@ export type ListLedgerRequest = Message<"trix.v1.ListLedgerRequest"> & {
  * Use `create(ListLedgerRequestSchema)` to create a new message.
  */
 export const ListLedgerRequestSchema: GenMessage<ListLedgerRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 14);
+  messageDesc(file_trix_v1_scoring, 17);
 
 /**
  * One double-entry posting.
@@ -584,7 +718,7 @@ export type Posting = Message<"trix.v1.Posting"> & {
  * Use `create(PostingSchema)` to create a new message.
  */
 export const PostingSchema: GenMessage<Posting> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 15);
+  messageDesc(file_trix_v1_scoring, 18);
 
 /**
  * Response of ScoringService.ListLedger.
@@ -612,7 +746,7 @@ export type ListLedgerResponse = Message<"trix.v1.ListLedgerResponse"> & {
  * Use `create(ListLedgerResponseSchema)` to create a new message.
  */
 export const ListLedgerResponseSchema: GenMessage<ListLedgerResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 16);
+  messageDesc(file_trix_v1_scoring, 19);
 
 /**
  * Request of ScoringService.Grant.
@@ -647,7 +781,7 @@ export type GrantRequest = Message<"trix.v1.GrantRequest"> & {
  * Use `create(GrantRequestSchema)` to create a new message.
  */
 export const GrantRequestSchema: GenMessage<GrantRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 17);
+  messageDesc(file_trix_v1_scoring, 20);
 
 /**
  * Response of ScoringService.Grant.
@@ -668,7 +802,7 @@ export type GrantResponse = Message<"trix.v1.GrantResponse"> & {
  * Use `create(GrantResponseSchema)` to create a new message.
  */
 export const GrantResponseSchema: GenMessage<GrantResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 18);
+  messageDesc(file_trix_v1_scoring, 21);
 
 /**
  * Request of ScoringService.HoldStake.
@@ -703,7 +837,7 @@ export type HoldStakeRequest = Message<"trix.v1.HoldStakeRequest"> & {
  * Use `create(HoldStakeRequestSchema)` to create a new message.
  */
 export const HoldStakeRequestSchema: GenMessage<HoldStakeRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 19);
+  messageDesc(file_trix_v1_scoring, 22);
 
 /**
  * Response of ScoringService.HoldStake.
@@ -724,7 +858,7 @@ export type HoldStakeResponse = Message<"trix.v1.HoldStakeResponse"> & {
  * Use `create(HoldStakeResponseSchema)` to create a new message.
  */
 export const HoldStakeResponseSchema: GenMessage<HoldStakeResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 20);
+  messageDesc(file_trix_v1_scoring, 23);
 
 /**
  * Request of ScoringService.ReleaseStake.
@@ -752,7 +886,7 @@ export type ReleaseStakeRequest = Message<"trix.v1.ReleaseStakeRequest"> & {
  * Use `create(ReleaseStakeRequestSchema)` to create a new message.
  */
 export const ReleaseStakeRequestSchema: GenMessage<ReleaseStakeRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 21);
+  messageDesc(file_trix_v1_scoring, 24);
 
 /**
  * Response of ScoringService.ReleaseStake.
@@ -773,7 +907,7 @@ export type ReleaseStakeResponse = Message<"trix.v1.ReleaseStakeResponse"> & {
  * Use `create(ReleaseStakeResponseSchema)` to create a new message.
  */
 export const ReleaseStakeResponseSchema: GenMessage<ReleaseStakeResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 22);
+  messageDesc(file_trix_v1_scoring, 25);
 
 /**
  * Request of ScoringService.GetWalletTotals.
@@ -788,7 +922,7 @@ export type GetWalletTotalsRequest = Message<"trix.v1.GetWalletTotalsRequest"> &
  * Use `create(GetWalletTotalsRequestSchema)` to create a new message.
  */
 export const GetWalletTotalsRequestSchema: GenMessage<GetWalletTotalsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 23);
+  messageDesc(file_trix_v1_scoring, 26);
 
 /**
  * Response of ScoringService.GetWalletTotals: every coin by where it is (docs/rules.md §13).
@@ -858,7 +992,7 @@ export type GetWalletTotalsResponse = Message<"trix.v1.GetWalletTotalsResponse">
  * Use `create(GetWalletTotalsResponseSchema)` to create a new message.
  */
 export const GetWalletTotalsResponseSchema: GenMessage<GetWalletTotalsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_scoring, 24);
+  messageDesc(file_trix_v1_scoring, 27);
 
 /**
  * Scores, history, ratings and coins.
@@ -885,6 +1019,16 @@ export const ScoringService: GenService<{
     methodKind: "unary";
     input: typeof ListHistoryRequestSchema;
     output: typeof ListHistoryResponseSchema;
+  },
+  /**
+   * Public tables being played now, to watch (the lobby), paged; private tables never.
+   *
+   * @generated from rpc trix.v1.ScoringService.ListLiveTables
+   */
+  listLiveTables: {
+    methodKind: "unary";
+    input: typeof ListLiveTablesRequestSchema;
+    output: typeof ListLiveTablesResponseSchema;
   },
   /**
    * The full record of a game (docs/rules.md §12).
