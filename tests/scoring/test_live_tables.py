@@ -158,3 +158,21 @@ async def test_live_tables_survive_a_restart_from_the_journal(
         assert [t.table_id for t in (await _listed(again)).tables] == ["lobby-kept"]
     finally:
         await again.stop()
+
+
+async def test_leaderboard_rows_carry_the_players_names(scoring: InProcessScoring, publisher: EventPublisher) -> None:
+    """A rated game (four people): each leaderboard row names its player as he sat at the table."""
+    record = json.loads((GOLDEN_DIR / "game_0008.json").read_text())
+    players = [str(p) for p in record["players"]]
+    assert not any(p.startswith("bot-") for p in players)
+    await _start(publisher, "lobby-rated", record)
+    await _finish(publisher, "lobby-rated", record)
+
+    async def ended() -> bool:
+        return "lobby-rated" in scoring.service.state.records
+
+    await eventually(ended, what="the rated game ended")
+    board = await scoring.stub.GetLeaderboard(
+        scoring_pb2.GetLeaderboardRequest(variant=common_pb2.Variant.Value(f"VARIANT_{record['variant']}"))
+    )
+    assert {e.player_id: e.display_name for e in board.entries} == dict(zip(players, _names(players), strict=True))

@@ -171,7 +171,13 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
         rows, token = self.service.leaderboard(variant, request.page_size, request.page_token, request.around_player_id)
         return scoring_pb2.GetLeaderboardResponse(
             entries=[
-                scoring_pb2.LeaderboardEntry(rank=rank, player_id=player, rating=rating, games=games)
+                scoring_pb2.LeaderboardEntry(
+                    rank=rank,
+                    player_id=player,
+                    rating=rating,
+                    games=games,
+                    display_name=self.service.state.names.get(player, ""),
+                )
                 for rank, player, rating, games in rows
             ],
             next_page_token=token,

@@ -213,6 +213,8 @@ class ScoringState:
         """Postings per player, oldest first."""
         self.posting_ids: set[str] = set()
         self.tables: dict[str, TableView] = {}
+        self.names: dict[str, str] = {}
+        """Each human player's name at the last table he sat at (the leaderboard's names)."""
         self.live: dict[str, None] = {}
         """Public tables created and not ended, in creation order (the lobby's list; a
         private table is never in it)."""
@@ -290,6 +292,9 @@ class ScoringState:
             names = [str(n) for n in event.get("names", [])][:4]
             view.names = names + [""] * (4 - len(names))
             view.created_ms = int(entry.get("time_ms", 0))
+            for player, name, bot in zip(view.players, view.names, view.bots, strict=False):
+                if player and name and not bot:
+                    self.names[player] = name
             if not view.private and not view.ended and not view.disputed:
                 self.live[table_id] = None
             for ticket in entry.get("staked_tickets", []):
@@ -378,6 +383,7 @@ class ScoringState:
             "ledger": {k: [p.to_json() for p in v] for k, v in sorted(self.ledger.items())},
             "tables": {k: repr(v) for k, v in sorted(self.tables.items())},
             "live": list(self.live),
+            "names": dict(sorted(self.names.items())),
             "history": {k: [repr(g) for g in v] for k, v in sorted(self.history.items())},
             "records": dict(sorted(self.records.items())),
             "ratings": {

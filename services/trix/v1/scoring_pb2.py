@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from trix.v1 import common_pb2 as trix_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15trix/v1/scoring.proto\x12\x07trix.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14trix/v1/common.proto\"\'\n\x13GetStandingsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"\x98\x01\n\x14GetStandingsResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\"\n\x05\x64\x65\x61ls\x18\x02 \x03(\x0b\x32\x13.trix.v1.SeatScores\x12#\n\x06totals\x18\x03 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12\x13\n\x0bteam_totals\x18\x04 \x03(\x05\x12\x10\n\x08sequence\x18\x05 \x01(\x04\"N\n\x12ListHistoryRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xd0\x01\n\x0bGameSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\r\n\x05place\x18\x04 \x01(\x05\x12#\n\x06totals\x18\x05 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12,\n\x08\x65nded_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1c\n\x05seats\x18\x07 \x03(\x0b\x32\r.trix.v1.Seat\"S\n\x13ListHistoryResponse\x12#\n\x05games\x18\x01 \x03(\x0b\x32\x14.trix.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"a\n\x15ListLiveTablesRequest\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xdf\x01\n\x0bPublicTable\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\x12\x1c\n\x05seats\x18\x03 \x03(\x0b\x32\r.trix.v1.Seat\x12\x13\n\x0b\x64\x65\x61l_number\x18\x04 \x01(\x05\x12\x13\n\x0b\x64\x65\x61ls_total\x18\x05 \x01(\x05\x12#\n\x06totals\x18\x06 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12.\n\nstarted_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"W\n\x16ListLiveTablesResponse\x12$\n\x06tables\x18\x01 \x03(\x0b\x32\x14.trix.v1.PublicTable\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"(\n\x14GetGameRecordRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\",\n\x15GetGameRecordResponse\x12\x13\n\x0brecord_json\x18\x01 \x01(\t\"{\n\x15GetLeaderboardRequest\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\x18\n\x10\x61round_player_id\x18\x04 \x01(\t\"R\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\r\n\x05games\x18\x04 \x01(\x05\"]\n\x16GetLeaderboardResponse\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.trix.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"M\n\x15GetPlayerStatsRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\"\xe7\x02\n\x16GetPlayerStatsResponse\x12\r\n\x05games\x18\x01 \x01(\x05\x12\x0c\n\x04wins\x18\x02 \x01(\x05\x12\x16\n\x0e\x61verage_points\x18\x03 \x01(\x01\x12P\n\x11\x63ontract_averages\x18\x04 \x03(\x0b\x32\x35.trix.v1.GetPlayerStatsResponse.ContractAveragesEntry\x12S\n\x13\x64oubled_card_losses\x18\x05 \x03(\x0b\x32\x36.trix.v1.GetPlayerStatsResponse.DoubledCardLossesEntry\x1a\x37\n\x15\x43ontractAveragesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x38\n\x16\x44oubledCardLossesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"&\n\x11GetBalanceRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"5\n\x12GetBalanceResponse\x12\x11\n\tavailable\x18\x01 \x01(\x03\x12\x0c\n\x04held\x18\x02 \x01(\x03\"M\n\x11ListLedgerRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xa8\x01\n\x07Posting\x12\x12\n\nposting_id\x18\x01 \x01(\t\x12\x15\n\rdebit_account\x18\x02 \x01(\t\x12\x16\n\x0e\x63redit_account\x18\x03 \x01(\t\x12\x0e\n\x06\x61mount\x18\x04 \x01(\x03\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x10\n\x08table_id\x18\x06 \x01(\t\x12(\n\x04time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"Q\n\x12ListLedgerResponse\x12\"\n\x08postings\x18\x01 \x03(\x0b\x32\x10.trix.v1.Posting\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"C\n\x0cGrantRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0e\n\x06\x61mount\x18\x02 \x01(\x03\x12\x10\n\x08grant_id\x18\x03 \x01(\t\"=\n\rGrantResponse\x12,\n\x07\x62\x61lance\x18\x01 \x01(\x0b\x32\x1b.trix.v1.GetBalanceResponse\"H\n\x10HoldStakeRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tticket_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61mount\x18\x03 \x01(\x03\"A\n\x11HoldStakeResponse\x12,\n\x07\x62\x61lance\x18\x01 \x01(\x0b\x32\x1b.trix.v1.GetBalanceResponse\";\n\x13ReleaseStakeRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tticket_id\x18\x02 \x01(\t\"D\n\x14ReleaseStakeResponse\x12,\n\x07\x62\x61lance\x18\x01 \x01(\x0b\x32\x1b.trix.v1.GetBalanceResponse\"\x18\n\x16GetWalletTotalsRequest\"\xaf\x01\n\x17GetWalletTotalsResponse\x12\x0f\n\x07granted\x18\x01 \x01(\x03\x12\x11\n\tavailable\x18\x02 \x01(\x03\x12\x0c\n\x04held\x18\x03 \x01(\x03\x12\x0c\n\x04pots\x18\x04 \x01(\x03\x12\r\n\x05house\x18\x05 \x01(\x03\x12\x13\n\x0bsettlements\x18\x06 \x01(\x03\x12\x16\n\x0erunning_tables\x18\x07 \x01(\x03\x12\x18\n\x10journal_sequence\x18\x08 \x01(\x04\x32\x9d\x07\n\x0eScoringService\x12K\n\x0cGetStandings\x12\x1c.trix.v1.GetStandingsRequest\x1a\x1d.trix.v1.GetStandingsResponse\x12H\n\x0bListHistory\x12\x1b.trix.v1.ListHistoryRequest\x1a\x1c.trix.v1.ListHistoryResponse\x12Q\n\x0eListLiveTables\x12\x1e.trix.v1.ListLiveTablesRequest\x1a\x1f.trix.v1.ListLiveTablesResponse\x12N\n\rGetGameRecord\x12\x1d.trix.v1.GetGameRecordRequest\x1a\x1e.trix.v1.GetGameRecordResponse\x12Q\n\x0eGetLeaderboard\x12\x1e.trix.v1.GetLeaderboardRequest\x1a\x1f.trix.v1.GetLeaderboardResponse\x12Q\n\x0eGetPlayerStats\x12\x1e.trix.v1.GetPlayerStatsRequest\x1a\x1f.trix.v1.GetPlayerStatsResponse\x12\x45\n\nGetBalance\x12\x1a.trix.v1.GetBalanceRequest\x1a\x1b.trix.v1.GetBalanceResponse\x12\x45\n\nListLedger\x12\x1a.trix.v1.ListLedgerRequest\x1a\x1b.trix.v1.ListLedgerResponse\x12\x36\n\x05Grant\x12\x15.trix.v1.GrantRequest\x1a\x16.trix.v1.GrantResponse\x12\x42\n\tHoldStake\x12\x19.trix.v1.HoldStakeRequest\x1a\x1a.trix.v1.HoldStakeResponse\x12K\n\x0cReleaseStake\x12\x1c.trix.v1.ReleaseStakeRequest\x1a\x1d.trix.v1.ReleaseStakeResponse\x12T\n\x0fGetWalletTotals\x12\x1f.trix.v1.GetWalletTotalsRequest\x1a .trix.v1.GetWalletTotalsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15trix/v1/scoring.proto\x12\x07trix.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14trix/v1/common.proto\"\'\n\x13GetStandingsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"\x98\x01\n\x14GetStandingsResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\"\n\x05\x64\x65\x61ls\x18\x02 \x03(\x0b\x32\x13.trix.v1.SeatScores\x12#\n\x06totals\x18\x03 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12\x13\n\x0bteam_totals\x18\x04 \x03(\x05\x12\x10\n\x08sequence\x18\x05 \x01(\x04\"N\n\x12ListHistoryRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xd0\x01\n\x0bGameSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\r\n\x05place\x18\x04 \x01(\x05\x12#\n\x06totals\x18\x05 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12,\n\x08\x65nded_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1c\n\x05seats\x18\x07 \x03(\x0b\x32\r.trix.v1.Seat\"S\n\x13ListHistoryResponse\x12#\n\x05games\x18\x01 \x03(\x0b\x32\x14.trix.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"a\n\x15ListLiveTablesRequest\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xdf\x01\n\x0bPublicTable\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\x12\x1c\n\x05seats\x18\x03 \x03(\x0b\x32\r.trix.v1.Seat\x12\x13\n\x0b\x64\x65\x61l_number\x18\x04 \x01(\x05\x12\x13\n\x0b\x64\x65\x61ls_total\x18\x05 \x01(\x05\x12#\n\x06totals\x18\x06 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12.\n\nstarted_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"W\n\x16ListLiveTablesResponse\x12$\n\x06tables\x18\x01 \x03(\x0b\x32\x14.trix.v1.PublicTable\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"(\n\x14GetGameRecordRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\",\n\x15GetGameRecordResponse\x12\x13\n\x0brecord_json\x18\x01 \x01(\t\"{\n\x15GetLeaderboardRequest\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\x18\n\x10\x61round_player_id\x18\x04 \x01(\t\"h\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\r\n\x05games\x18\x04 \x01(\x05\x12\x14\n\x0c\x64isplay_name\x18\x05 \x01(\t\"]\n\x16GetLeaderboardResponse\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.trix.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"M\n\x15GetPlayerStatsRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\"\xe7\x02\n\x16GetPlayerStatsResponse\x12\r\n\x05games\x18\x01 \x01(\x05\x12\x0c\n\x04wins\x18\x02 \x01(\x05\x12\x16\n\x0e\x61verage_points\x18\x03 \x01(\x01\x12P\n\x11\x63ontract_averages\x18\x04 \x03(\x0b\x32\x35.trix.v1.GetPlayerStatsResponse.ContractAveragesEntry\x12S\n\x13\x64oubled_card_losses\x18\x05 \x03(\x0b\x32\x36.trix.v1.GetPlayerStatsResponse.DoubledCardLossesEntry\x1a\x37\n\x15\x43ontractAveragesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x38\n\x16\x44oubledCardLossesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"&\n\x11GetBalanceRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"5\n\x12GetBalanceResponse\x12\x11\n\tavailable\x18\x01 \x01(\x03\x12\x0c\n\x04held\x18\x02 \x01(\x03\"M\n\x11ListLedgerRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xa8\x01\n\x07Posting\x12\x12\n\nposting_id\x18\x01 \x01(\t\x12\x15\n\rdebit_account\x18\x02 \x01(\t\x12\x16\n\x0e\x63redit_account\x18\x03 \x01(\t\x12\x0e\n\x06\x61mount\x18\x04 \x01(\x03\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x10\n\x08table_id\x18\x06 \x01(\t\x12(\n\x04time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"Q\n\x12ListLedgerResponse\x12\"\n\x08postings\x18\x01 \x03(\x0b\x32\x10.trix.v1.Posting\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"C\n\x0cGrantRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0e\n\x06\x61mount\x18\x02 \x01(\x03\x12\x10\n\x08grant_id\x18\x03 \x01(\t\"=\n\rGrantResponse\x12,\n\x07\x62\x61lance\x18\x01 \x01(\x0b\x32\x1b.trix.v1.GetBalanceResponse\"H\n\x10HoldStakeRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tticket_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61mount\x18\x03 \x01(\x03\"A\n\x11HoldStakeResponse\x12,\n\x07\x62\x61lance\x18\x01 \x01(\x0b\x32\x1b.trix.v1.GetBalanceResponse\";\n\x13ReleaseStakeRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tticket_id\x18\x02 \x01(\t\"D\n\x14ReleaseStakeResponse\x12,\n\x07\x62\x61lance\x18\x01 \x01(\x0b\x32\x1b.trix.v1.GetBalanceResponse\"\x18\n\x16GetWalletTotalsRequest\"\xaf\x01\n\x17GetWalletTotalsResponse\x12\x0f\n\x07granted\x18\x01 \x01(\x03\x12\x11\n\tavailable\x18\x02 \x01(\x03\x12\x0c\n\x04held\x18\x03 \x01(\x03\x12\x0c\n\x04pots\x18\x04 \x01(\x03\x12\r\n\x05house\x18\x05 \x01(\x03\x12\x13\n\x0bsettlements\x18\x06 \x01(\x03\x12\x16\n\x0erunning_tables\x18\x07 \x01(\x03\x12\x18\n\x10journal_sequence\x18\x08 \x01(\x04\x32\x9d\x07\n\x0eScoringService\x12K\n\x0cGetStandings\x12\x1c.trix.v1.GetStandingsRequest\x1a\x1d.trix.v1.GetStandingsResponse\x12H\n\x0bListHistory\x12\x1b.trix.v1.ListHistoryRequest\x1a\x1c.trix.v1.ListHistoryResponse\x12Q\n\x0eListLiveTables\x12\x1e.trix.v1.ListLiveTablesRequest\x1a\x1f.trix.v1.ListLiveTablesResponse\x12N\n\rGetGameRecord\x12\x1d.trix.v1.GetGameRecordRequest\x1a\x1e.trix.v1.GetGameRecordResponse\x12Q\n\x0eGetLeaderboard\x12\x1e.trix.v1.GetLeaderboardRequest\x1a\x1f.trix.v1.GetLeaderboardResponse\x12Q\n\x0eGetPlayerStats\x12\x1e.trix.v1.GetPlayerStatsRequest\x1a\x1f.trix.v1.GetPlayerStatsResponse\x12\x45\n\nGetBalance\x12\x1a.trix.v1.GetBalanceRequest\x1a\x1b.trix.v1.GetBalanceResponse\x12\x45\n\nListLedger\x12\x1a.trix.v1.ListLedgerRequest\x1a\x1b.trix.v1.ListLedgerResponse\x12\x36\n\x05Grant\x12\x15.trix.v1.GrantRequest\x1a\x16.trix.v1.GrantResponse\x12\x42\n\tHoldStake\x12\x19.trix.v1.HoldStakeRequest\x1a\x1a.trix.v1.HoldStakeResponse\x12K\n\x0cReleaseStake\x12\x1c.trix.v1.ReleaseStakeRequest\x1a\x1d.trix.v1.ReleaseStakeResponse\x12T\n\x0fGetWalletTotals\x12\x1f.trix.v1.GetWalletTotalsRequest\x1a .trix.v1.GetWalletTotalsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -60,43 +60,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETLEADERBOARDREQUEST']._serialized_start=1163
   _globals['_GETLEADERBOARDREQUEST']._serialized_end=1286
   _globals['_LEADERBOARDENTRY']._serialized_start=1288
-  _globals['_LEADERBOARDENTRY']._serialized_end=1370
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=1372
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=1465
-  _globals['_GETPLAYERSTATSREQUEST']._serialized_start=1467
-  _globals['_GETPLAYERSTATSREQUEST']._serialized_end=1544
-  _globals['_GETPLAYERSTATSRESPONSE']._serialized_start=1547
-  _globals['_GETPLAYERSTATSRESPONSE']._serialized_end=1906
-  _globals['_GETPLAYERSTATSRESPONSE_CONTRACTAVERAGESENTRY']._serialized_start=1793
-  _globals['_GETPLAYERSTATSRESPONSE_CONTRACTAVERAGESENTRY']._serialized_end=1848
-  _globals['_GETPLAYERSTATSRESPONSE_DOUBLEDCARDLOSSESENTRY']._serialized_start=1850
-  _globals['_GETPLAYERSTATSRESPONSE_DOUBLEDCARDLOSSESENTRY']._serialized_end=1906
-  _globals['_GETBALANCEREQUEST']._serialized_start=1908
-  _globals['_GETBALANCEREQUEST']._serialized_end=1946
-  _globals['_GETBALANCERESPONSE']._serialized_start=1948
-  _globals['_GETBALANCERESPONSE']._serialized_end=2001
-  _globals['_LISTLEDGERREQUEST']._serialized_start=2003
-  _globals['_LISTLEDGERREQUEST']._serialized_end=2080
-  _globals['_POSTING']._serialized_start=2083
-  _globals['_POSTING']._serialized_end=2251
-  _globals['_LISTLEDGERRESPONSE']._serialized_start=2253
-  _globals['_LISTLEDGERRESPONSE']._serialized_end=2334
-  _globals['_GRANTREQUEST']._serialized_start=2336
-  _globals['_GRANTREQUEST']._serialized_end=2403
-  _globals['_GRANTRESPONSE']._serialized_start=2405
-  _globals['_GRANTRESPONSE']._serialized_end=2466
-  _globals['_HOLDSTAKEREQUEST']._serialized_start=2468
-  _globals['_HOLDSTAKEREQUEST']._serialized_end=2540
-  _globals['_HOLDSTAKERESPONSE']._serialized_start=2542
-  _globals['_HOLDSTAKERESPONSE']._serialized_end=2607
-  _globals['_RELEASESTAKEREQUEST']._serialized_start=2609
-  _globals['_RELEASESTAKEREQUEST']._serialized_end=2668
-  _globals['_RELEASESTAKERESPONSE']._serialized_start=2670
-  _globals['_RELEASESTAKERESPONSE']._serialized_end=2738
-  _globals['_GETWALLETTOTALSREQUEST']._serialized_start=2740
-  _globals['_GETWALLETTOTALSREQUEST']._serialized_end=2764
-  _globals['_GETWALLETTOTALSRESPONSE']._serialized_start=2767
-  _globals['_GETWALLETTOTALSRESPONSE']._serialized_end=2942
-  _globals['_SCORINGSERVICE']._serialized_start=2945
-  _globals['_SCORINGSERVICE']._serialized_end=3870
+  _globals['_LEADERBOARDENTRY']._serialized_end=1392
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=1394
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=1487
+  _globals['_GETPLAYERSTATSREQUEST']._serialized_start=1489
+  _globals['_GETPLAYERSTATSREQUEST']._serialized_end=1566
+  _globals['_GETPLAYERSTATSRESPONSE']._serialized_start=1569
+  _globals['_GETPLAYERSTATSRESPONSE']._serialized_end=1928
+  _globals['_GETPLAYERSTATSRESPONSE_CONTRACTAVERAGESENTRY']._serialized_start=1815
+  _globals['_GETPLAYERSTATSRESPONSE_CONTRACTAVERAGESENTRY']._serialized_end=1870
+  _globals['_GETPLAYERSTATSRESPONSE_DOUBLEDCARDLOSSESENTRY']._serialized_start=1872
+  _globals['_GETPLAYERSTATSRESPONSE_DOUBLEDCARDLOSSESENTRY']._serialized_end=1928
+  _globals['_GETBALANCEREQUEST']._serialized_start=1930
+  _globals['_GETBALANCEREQUEST']._serialized_end=1968
+  _globals['_GETBALANCERESPONSE']._serialized_start=1970
+  _globals['_GETBALANCERESPONSE']._serialized_end=2023
+  _globals['_LISTLEDGERREQUEST']._serialized_start=2025
+  _globals['_LISTLEDGERREQUEST']._serialized_end=2102
+  _globals['_POSTING']._serialized_start=2105
+  _globals['_POSTING']._serialized_end=2273
+  _globals['_LISTLEDGERRESPONSE']._serialized_start=2275
+  _globals['_LISTLEDGERRESPONSE']._serialized_end=2356
+  _globals['_GRANTREQUEST']._serialized_start=2358
+  _globals['_GRANTREQUEST']._serialized_end=2425
+  _globals['_GRANTRESPONSE']._serialized_start=2427
+  _globals['_GRANTRESPONSE']._serialized_end=2488
+  _globals['_HOLDSTAKEREQUEST']._serialized_start=2490
+  _globals['_HOLDSTAKEREQUEST']._serialized_end=2562
+  _globals['_HOLDSTAKERESPONSE']._serialized_start=2564
+  _globals['_HOLDSTAKERESPONSE']._serialized_end=2629
+  _globals['_RELEASESTAKEREQUEST']._serialized_start=2631
+  _globals['_RELEASESTAKEREQUEST']._serialized_end=2690
+  _globals['_RELEASESTAKERESPONSE']._serialized_start=2692
+  _globals['_RELEASESTAKERESPONSE']._serialized_end=2760
+  _globals['_GETWALLETTOTALSREQUEST']._serialized_start=2762
+  _globals['_GETWALLETTOTALSREQUEST']._serialized_end=2786
+  _globals['_GETWALLETTOTALSRESPONSE']._serialized_start=2789
+  _globals['_GETWALLETTOTALSRESPONSE']._serialized_end=2964
+  _globals['_SCORINGSERVICE']._serialized_start=2967
+  _globals['_SCORINGSERVICE']._serialized_end=3892
 # @@protoc_insertion_point(module_scope)

@@ -398,6 +398,7 @@ class LeaderboardEntry(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1-based rank."""
     player_id: _builtins.str
@@ -406,6 +407,8 @@ class LeaderboardEntry(_message.Message):
     """The rating."""
     games: _builtins.int
     """Rated games played."""
+    display_name: _builtins.str
+    """The name the player last sat at a table with (empty if none is known)."""
     def __init__(
         self,
         *,
@@ -413,10 +416,11 @@ class LeaderboardEntry(_message.Message):
         player_id: _builtins.str = ...,
         rating: _builtins.float = ...,
         games: _builtins.int = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "player_id", b"player_id", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "games", b"games", "player_id", b"player_id", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
