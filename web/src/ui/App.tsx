@@ -17,6 +17,7 @@ import { TableView } from "./Table";
 import { VerifyPage } from "./Verify";
 import { HistoryPage, ReplayPage } from "./History";
 import { PrivateLobby } from "./PrivateLobby";
+import { LobbyBoard } from "./Lobby";
 import type { Action } from "../gen/trix/v1/gateway_pb";
 
 /** The page's strings in its language (`lang`, for numbers: ./fmt). */
@@ -345,7 +346,7 @@ export function App() {
       <main>
         <Boundary t={t} redraw={`${hash}|${game?.tableId ?? ""}|${String(game?.sequence ?? "")}|${lang}`}>
         {verify ? (
-          <VerifyPage t={t} gw={auth ? gw : null} initial={game?.recordJson ?? ""} />
+          <VerifyPage t={t} gw={auth ? gw : null} initial={game?.recordJson ?? ""} table={decodeURIComponent(hash.slice("#/verify/".length))} key={hash} />
         ) : auth && replay ? (
           <ReplayPage t={t} gw={gw} tableId={replay} key={replay} me={auth.playerId} names={knownNames()} />
         ) : auth && history ? (
@@ -404,7 +405,10 @@ export function App() {
             </section>
           )
         ) : (
-          <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id, invitation) => follow(emptyState(id, -1), false, true, invitation)} />
+          <>
+            <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id, invitation) => follow(emptyState(id, -1), false, true, invitation)} />
+            <LobbyBoard t={t} gw={gw} me={auth.playerId} names={knownNames()} watch={(id) => follow(emptyState(id, -1), false, true)} />
+          </>
         )}
         </Boundary>
       </main>

@@ -1,17 +1,16 @@
-// The player's finished games, the leaderboard of a variant, and the replay viewer that
+// The player's finished games, the leaderboard of a variant (./Lobby), and the replay viewer that
 // steps through a finished game's record (docs/rules.md §12) deal by deal, trick by trick. The
 // hands come from the record, or (when it omits them) from the revealed seeds (§11).
 import { useEffect, useState } from "preact/hooks";
 import { ConnectError } from "@connectrpc/connect";
-import { Contract, Variant } from "../gen/trix/v1/common_pb";
-import type { GameSummary, LeaderboardEntry } from "../gen/trix/v1/scoring_pb";
+import { Contract } from "../gen/trix/v1/common_pb";
 import type { Gateway } from "../client/api";
 import { cardId } from "../client/cards";
 import { dealFromSeeds, hexToBytes } from "../client/fairness";
 import type { T } from "./App";
 import { CardFace } from "./Table";
-import { CONTRACT_KEYS, VARIANT_KEYS } from "./i18n";
-import type { Key } from "./i18n";
+import { CONTRACT_KEYS } from "./i18n";
+import { GameLines, Leaderboard } from "./Lobby";
 import { Name, Num, tx } from "./fmt";
 
 /** The names a page shows for the player ids of records and the leaderboard: a bot seat's
@@ -25,75 +24,11 @@ function playerName(t: T, me: string, names: Record<string, string>, id: string,
 }
 
 export function HistoryPage({ t, gw, me, names }: { t: T; gw: Gateway; me: string; names: Record<string, string> }) {
-  const [games, setGames] = useState<GameSummary[] | null>(null);
-  const [variant, setVariant] = useState<Variant>(Variant.TRIX);
-  const [board, setBoard] = useState<LeaderboardEntry[]>([]);
-  const [error, setError] = useState("");
-  useEffect(() => {
-    gw.query({ query: { case: "history", value: { pageSize: 20 } } })
-      .then((r) => setGames(r.result.case === "history" ? r.result.value.games : []))
-      .catch((e: unknown) => setError(ConnectError.from(e).rawMessage));
-  }, []);
-  useEffect(() => {
-    gw.query({ query: { case: "leaderboard", value: { variant, pageSize: 10 } } })
-      .then((r) => setBoard(r.result.case === "leaderboard" ? r.result.value.entries : []))
-      .catch((e: unknown) => setError(ConnectError.from(e).rawMessage));
-  }, [variant]);
   return (
     <section class="card-box history">
       <h1>{t("history")}</h1>
-      {error && <p role="alert">{t("error", { message: error })}</p>}
-      {games && !games.length && <p>{t("noGames")}</p>}
-      <ul class="games">
-        {(games ?? []).map((g) => (
-          <li key={g.tableId} data-table={g.tableId}>
-            {t(VARIANT_KEYS[g.variant] as Key)} · {tx(t, "place", { n: g.place })} · <Num lang={t.lang} n={g.totals?.values[g.seat] ?? 0} />{" "}
-            <a class="button" href={`#/replay/${encodeURIComponent(g.tableId)}`}>
-              {t("replay")}
-            </a>
-          </li>
-        ))}
-      </ul>
-      <h2>{t("leaderboard")}</h2>
-      <p class="note">{t("leaderboardNote")}</p>
-      <label>
-        {t("variant")}{" "}
-        <select value={String(variant)} onChange={(e) => setVariant(Number(e.currentTarget.value) as Variant)}>
-          {[Variant.TRIX, Variant.TRIX_PARTNERSHIP, Variant.COMPLEX, Variant.COMPLEX_PARTNERSHIP].map((v) => (
-            <option key={v} value={String(v)}>
-              {t(VARIANT_KEYS[v] as Key)}
-            </option>
-          ))}
-        </select>
-      </label>
-      <table class="scores board">
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">{t("player")}</th>
-            <th scope="col">{t("rating")}</th>
-            <th scope="col">{t("games")}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {board.map((e) => (
-            <tr key={e.playerId}>
-              <td>
-                <Num lang={t.lang} n={e.rank} />
-              </td>
-              <td>
-                <Name>{names[e.playerId] ?? (e.playerId === me ? t("you") : e.playerId)}</Name>
-              </td>
-              <td>
-                <Num lang={t.lang} n={Math.round(e.rating)} />
-              </td>
-              <td>
-                <Num lang={t.lang} n={e.games} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <GameLines t={t} gw={gw} pageSize={20} />
+      <Leaderboard t={t} gw={gw} me={me} names={names} />
     </section>
   );
 }

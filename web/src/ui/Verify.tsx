@@ -104,9 +104,11 @@ function checkLines(t: T, c: Check): ComponentChildren[][] {
   }
 }
 
-export function VerifyPage({ t, gw, initial }: { t: T; gw: Gateway | null; initial: string }) {
+/** `table`: a finished game's id (the lobby's "Verify" link, #/verify/<id>): its record is
+ * fetched and checked at once. */
+export function VerifyPage({ t, gw, initial, table = "" }: { t: T; gw: Gateway | null; initial: string; table?: string }) {
   const [text, setText] = useState(initial);
-  const [tableId, setTableId] = useState("");
+  const [tableId, setTableId] = useState(table);
   const [result, setResult] = useState<VerifyResult | null>(null);
   const [error, setError] = useState("");
   const check = async (record: string) => {
@@ -116,6 +118,9 @@ export function VerifyPage({ t, gw, initial }: { t: T; gw: Gateway | null; initi
   useEffect(() => {
     if (initial) void check(initial);
   }, [initial]);
+  useEffect(() => {
+    if (table && !initial) void load();
+  }, [table, gw !== null]);
 
   const load = async () => {
     if (!gw || !tableId.trim()) return;
