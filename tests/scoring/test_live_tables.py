@@ -50,6 +50,20 @@ async def _finish(pub: EventPublisher, table: str, record: dict[str, object]) ->
     await pub.game_ended(table, json.dumps(record), list(record["totals"]), list(record["ranking"]))  # type: ignore[call-overload]
 
 
+async def _start_public_and_private(
+    scoring: InProcessScoring, pub: EventPublisher, record: dict[str, object], public: str, private: str
+) -> None:
+    """A public and a private table of the same players started, each with its first deal scored."""
+    await _start(pub, public, record)
+    await _start(pub, private, record, private=True)
+
+    async def both_started() -> bool:
+        tables = scoring.service.state.tables
+        return all(t in tables and tables[t].deals for t in (public, private))
+
+    await eventually(both_started, what="both tables started")
+
+
 async def _listed(scoring: InProcessScoring, **request: object) -> scoring_pb2.ListLiveTablesResponse:
     return await scoring.stub.ListLiveTables(scoring_pb2.ListLiveTablesRequest(**request))  # type: ignore[arg-type]
 
@@ -59,14 +73,7 @@ async def test_running_public_table_is_listed_private_never_finished_gone(
 ) -> None:
     record = json.loads((GOLDEN_DIR / SINGLES).read_text())
     players = [str(p) for p in record["players"]]
-    await _start(publisher, "lobby-public", record)
-    await _start(publisher, "lobby-private", record, private=True)
-
-    async def both_started() -> bool:
-        tables = scoring.service.state.tables
-        return all(t in tables and tables[t].deals for t in ("lobby-public", "lobby-private"))
-
-    await eventually(both_started, what="both tables started")
+    await _start_public_and_private(scoring, publisher, record, "lobby-public", "lobby-private")
     listed = await _listed(scoring)
     assert [t.table_id for t in listed.tables] == ["lobby-public"]
     table = listed.tables[0]
@@ -142,14 +149,7 @@ async def test_live_tables_survive_a_restart_from_the_journal(
     first = InProcessScoring(nats_server.url)
     await first.start()
     try:
-        await _start(publisher, "lobby-kept", record)
-        await _start(publisher, "lobby-hidden", record, private=True)
-
-        async def started() -> bool:
-            tables = first.service.state.tables
-            return all(t in tables and tables[t].deals for t in ("lobby-kept", "lobby-hidden"))
-
-        await eventually(started, what="tables started")
+        await _start_public_and_private(first, publisher, record, "lobby-kept", "lobby-hidden")
     finally:
         await first.stop()
     again = InProcessScoring(nats_server.url)

@@ -8,9 +8,11 @@ A public game of the same players stays visible to everyone."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
+from collections.abc import AsyncIterator
 
 import grpc
 from security_support import REFUSED, Backend, connected, report
@@ -35,12 +37,22 @@ async def _refused(client: GatewayClient, **query: object) -> str:
     return "ALLOWED"
 
 
+@contextlib.asynccontextmanager
+async def player_and_outsider(backend: Backend, prefix: str) -> AsyncIterator[tuple[GatewayClient, GatewayClient]]:
+    """Two new guests signed in through the edge: a player of the tables and an outsider."""
+    player, outsider = GatewayClient(backend.edge), GatewayClient(backend.edge)
+    try:
+        await player.sign_in(f"{prefix}-player-{secrets.token_hex(8)}", "seat0")
+        await outsider.sign_in(f"{prefix}-outsider-{secrets.token_hex(8)}", "nosy")
+        yield player, outsider
+    finally:
+        await player.close()
+        await outsider.close()
+
+
 async def test_a_private_games_history_record_and_standings_are_its_players_only(up_platform: Backend) -> None:
     run = str(int(time.time() * 1000))
-    player, outsider = GatewayClient(up_platform.edge), GatewayClient(up_platform.edge)
-    try:
-        await player.sign_in(f"private-player-{secrets.token_hex(8)}", "seat0")
-        await outsider.sign_in(f"private-outsider-{secrets.token_hex(8)}", "nosy")
+    async with player_and_outsider(up_platform, "private") as (player, outsider):
         players = [player.player_id, f"pa{run}", f"pb{run}", f"pc{run}"]
         record = played_record()
         record["players"] = players
@@ -88,6 +100,3 @@ async def test_a_private_games_history_record_and_standings_are_its_players_only
         ]
         assert all(line.endswith(REFUSED) for line in lines), "\n".join(lines)
         await _query(outsider, game_record=scoring_pb2.GetGameRecordRequest(table_id=public))  # a public one is
-    finally:
-        await player.close()
-        await outsider.close()

@@ -7,11 +7,10 @@ NATS user, as the table publishes them."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 
 from security_support import REFUSED, Backend, connected, report
-from test_private_games import _query
+from test_private_games import _query, player_and_outsider
 from test_scoring_settlement import _created, _event
 
 from trix.client import GatewayClient
@@ -26,10 +25,7 @@ async def _live(client: GatewayClient) -> set[str]:
 
 async def test_a_running_private_table_is_never_listed_in_the_lobby(up_platform: Backend) -> None:
     run = str(int(time.time() * 1000))
-    player, outsider = GatewayClient(up_platform.edge), GatewayClient(up_platform.edge)
-    try:
-        await player.sign_in(f"lobby-player-{secrets.token_hex(8)}", "seat0")
-        await outsider.sign_in(f"lobby-outsider-{secrets.token_hex(8)}", "nosy")
+    async with player_and_outsider(up_platform, "lobby") as (player, outsider):
         players = [player.player_id, f"la{run}", f"lb{run}", f"lc{run}"]
         private, public = f"lobbypriv{run}", f"lobbypub{run}"
         async with connected(up_platform, "table") as table:
@@ -53,6 +49,3 @@ async def test_a_running_private_table_is_never_listed_in_the_lobby(up_platform:
         ]
         assert all(line.endswith(REFUSED) for line in lines), "\n".join(lines)
         assert public in await _live(player)
-    finally:
-        await player.close()
-        await outsider.close()
