@@ -1,5 +1,6 @@
 """The lobby in a real browser (issue 39): the public tables being played are listed with their
-players (bots marked) and watched with one tap; "Stop watching" returns to the lobby; a finished
+players (bots marked) and watched with one tap; "Stop watching" returns to the lobby; the
+player's own open game, seen from another device, comes first and takes him back to his seat; a finished
 game of the player's is listed with its date and its opponents, and its Verify link checks its
 record; the leaderboard says, in the
 page's language, that games with computer players do not count. Chromium against the platform as
@@ -65,6 +66,23 @@ def test_the_lobby_lists_a_running_public_table_opens_it_to_watch_and_leaving_re
     watcher.wait_for_selector(".lobby")
     watcher.wait_for_selector(f"[data-live-table='{table_id}']")
     assert watcher.locator(".table").count() == 0
+
+    # The same player on another device: his open game comes first in the lobby, and one tap
+    # takes him back to his seat (not to watch it).
+    other_device = pages.open("player-device-2", locale="en-US", viewport=PHONE)
+    other_device.goto(web_platform.url)
+    other_device.evaluate(
+        "([device, name]) => { localStorage.setItem('trix.device', device); localStorage.setItem('trix.name', name); }",
+        [player.evaluate("() => localStorage.getItem('trix.device')"), "Reem"],
+    )
+    other_device.reload()
+    other_device.wait_for_selector(".lobby")
+    _until(lambda: _listed(other_device, table_id), LISTED_S)
+    assert other_device.locator(".live-tables li").first.get_attribute("data-live-table") == table_id
+    other_device.click(f"[data-resume='{table_id}']")
+    other_device.wait_for_selector(f".table [data-table='{table_id}']")
+    assert other_device.locator("[data-action=stop-watching]").count() == 0  # his seat, not a spectator's view
+    other_device.context.close()
 
     # The player leaves (a bot takes his seat); once the game has ended his lobby lists it
     # among his games with its date and his opponents, and it is no longer being played.

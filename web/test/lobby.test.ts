@@ -7,9 +7,9 @@ import { SeatSchema, Variant } from "../src/gen/trix/v1/common_pb";
 import { GameSummarySchema, PublicTableSchema } from "../src/gen/trix/v1/scoring_pb";
 import { formatDate, gameLine, liveRows, seatNames } from "../src/client/lobby";
 
-const seats = (names: string[], bots: boolean[]) =>
+const seats = (names: string[], bots: boolean[], ids = "p") =>
   // Listed out of order: the lobby puts them in seat order.
-  [3, 1, 2, 0].map((i) => create(SeatSchema, { index: i, playerId: `p${i}`, displayName: names[i] ?? "", bot: bots[i] ?? false }));
+  [3, 1, 2, 0].map((i) => create(SeatSchema, { index: i, playerId: `${ids}${i}`, displayName: names[i] ?? "", bot: bots[i] ?? false }));
 
 describe("the tables being played", () => {
   it("show each seat by name in seat order, bots marked, and the deal being played", () => {
@@ -27,6 +27,7 @@ describe("the tables being played", () => {
       deal: 3,
       deals: 8,
       bots: 2,
+      mySeat: -1,
       seats: [
         { seat: 0, name: "Ali", bot: false },
         { seat: 1, name: "Bot 2", bot: true },
@@ -34,6 +35,18 @@ describe("the tables being played", () => {
         { seat: 3, name: "Bot 4", bot: true },
       ],
     });
+  });
+  it("put the player's own open game first, with his seat there (he goes back to it, not watch it)", () => {
+    const other = create(PublicTableSchema, { tableId: "other", seats: seats(["A", "B", "C", "D"], [false, false, false, false], "q") });
+    const mine = create(PublicTableSchema, { tableId: "mine", seats: seats(["A", "B", "Me", "D"], [false, true, false, true]) });
+    const rows = liveRows([other, mine], "p2");
+    expect(rows.map((r) => [r.tableId, r.mySeat])).toEqual([
+      ["mine", 2],
+      ["other", -1],
+    ]);
+    // A bot playing the seat of that id is not the player; without an id nothing is his.
+    expect(liveRows([mine], "p1")[0]?.mySeat).toBe(-1);
+    expect(liveRows([other, mine]).map((r) => r.mySeat)).toEqual([-1, -1]);
   });
   it("never show a deal past the game's last one (its end not seen yet)", () => {
     const table = create(PublicTableSchema, { tableId: "t2", variant: Variant.TRIX, dealNumber: 21, dealsTotal: 20 });

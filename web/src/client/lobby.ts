@@ -20,13 +20,16 @@ export function seatNames(seats: readonly Seat[]): SeatName[] {
     .map((s) => ({ seat: s.index, name: s.displayName.trim() || null, bot: s.bot }));
 }
 
-/** A table being played, as a row of the lobby. */
-export type LiveRow = { tableId: string; variant: number; deal: number; deals: number; seats: SeatName[]; bots: number };
+/** A table being played, as a row of the lobby; `mySeat`: the player's own seat there (his
+ * open game: he goes back to it rather than watch it), -1 when he has none. */
+export type LiveRow = { tableId: string; variant: number; deal: number; deals: number; seats: SeatName[]; bots: number; mySeat: number };
 
-export function liveRows(tables: readonly PublicTable[]): LiveRow[] {
-  return tables.map((t) => {
+/** The rows, the player's own open games first (then the most recently started first). */
+export function liveRows(tables: readonly PublicTable[], me = ""): LiveRow[] {
+  const rows = tables.map((t) => {
     const seats = seatNames(t.seats);
     const deals = t.dealsTotal;
+    const mine = me ? t.seats.find((s) => s.playerId === me && !s.bot) : undefined;
     return {
       tableId: t.tableId,
       variant: t.variant,
@@ -35,8 +38,10 @@ export function liveRows(tables: readonly PublicTable[]): LiveRow[] {
       deals,
       seats,
       bots: seats.filter((s) => s.bot).length,
+      mySeat: mine ? mine.index : -1,
     };
   });
+  return [...rows.filter((r) => r.mySeat >= 0), ...rows.filter((r) => r.mySeat < 0)];
 }
 
 /** A finished game of the player's, as a line: when it ended, the other three seats, the result. */

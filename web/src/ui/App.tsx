@@ -407,7 +407,7 @@ export function App() {
         ) : (
           <>
             <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id, invitation) => follow(emptyState(id, -1), false, true, invitation)} />
-            <LobbyBoard t={t} gw={gw} me={auth.playerId} names={knownNames()} watch={(id) => follow(emptyState(id, -1), false, true)} />
+            <LobbyBoard t={t} gw={gw} me={auth.playerId} names={knownNames()} watch={(id) => follow(emptyState(id, -1), false, true)} resume={(id, seat) => follow(emptyState(id, seat), true)} />
           </>
         )}
         </Boundary>

@@ -1,5 +1,5 @@
 // The lobby (issue 39), below the start screen: the public tables being played, each watched
-// with one tap (leaving returns here); the player's last finished games with their date,
+// with one tap (leaving returns here), the player's own open game first, to go back to; the player's last finished games with their date,
 // opponents, result, replay and Verify; the leaderboard, saying why games with computer players
 // are not on it. The lines of games and the leaderboard are the History page's too.
 import { useEffect, useState } from "preact/hooks";
@@ -43,10 +43,12 @@ function SeatList({ t, seats }: { t: T; seats: SeatName[] }) {
 
 const plainNames = (t: T, seats: SeatName[]) => seats.map((s) => s.name ?? t("seat", { n: s.seat + 1 })).join(", ");
 
-export function LobbyBoard({ t, gw, me, names, watch }: { t: T; gw: Gateway; me: string; names: Record<string, string>; watch: (tableId: string) => void }) {
+type Open = { watch: (tableId: string) => void; resume: (tableId: string, seat: number) => void };
+
+export function LobbyBoard({ t, gw, me, names, watch, resume }: { t: T; gw: Gateway; me: string; names: Record<string, string> } & Open) {
   return (
     <div class="lobby-board">
-      <LiveTables t={t} gw={gw} watch={watch} />
+      <LiveTables t={t} gw={gw} me={me} watch={watch} resume={resume} />
       <section class="card-box recent" aria-labelledby="recent-h">
         <h2 id="recent-h">{t("recentGames")}</h2>
         <GameLines t={t} gw={gw} pageSize={RECENT_SHOWN} />
@@ -57,7 +59,7 @@ export function LobbyBoard({ t, gw, me, names, watch }: { t: T; gw: Gateway; me:
   );
 }
 
-function LiveTables({ t, gw, watch }: { t: T; gw: Gateway; watch: (tableId: string) => void }) {
+function LiveTables({ t, gw, me, watch, resume }: { t: T; gw: Gateway; me: string } & Open) {
   const [rows, setRows] = useState<LiveRow[] | null>(null);
   const [error, setError] = useState("");
   const load = () =>
@@ -65,7 +67,7 @@ function LiveTables({ t, gw, watch }: { t: T; gw: Gateway; watch: (tableId: stri
       .query({ query: { case: "liveTables", value: { pageSize: LIVE_SHOWN } } })
       .then((r) => {
         setError("");
-        setRows(liveRows(r.result.case === "liveTables" ? r.result.value.tables : []));
+        setRows(liveRows(r.result.case === "liveTables" ? r.result.value.tables : [], me));
       })
       .catch((e: unknown) => setError(ConnectError.from(e).rawMessage));
   useEffect(() => {
@@ -90,9 +92,15 @@ function LiveTables({ t, gw, watch }: { t: T; gw: Gateway; watch: (tableId: stri
               <strong>{t(VARIANT_KEYS[r.variant] as Key)}</strong> · {r.deals ? tx(t, "deal", { n: r.deal, total: r.deals }) : null}
             </span>
             <SeatList t={t} seats={r.seats} />
-            <button type="button" data-watch={r.tableId} aria-label={t("watchTableOf", { names: plainNames(t, r.seats) })} onClick={() => watch(r.tableId)}>
-              {t("watchGo")}
-            </button>
+            {r.mySeat >= 0 ? (
+              <button type="button" class="primary" data-resume={r.tableId} onClick={() => resume(r.tableId, r.mySeat)}>
+                {t("backToTable")}
+              </button>
+            ) : (
+              <button type="button" data-watch={r.tableId} aria-label={t("watchTableOf", { names: plainNames(t, r.seats) })} onClick={() => watch(r.tableId)}>
+                {t("watchGo")}
+              </button>
+            )}
           </li>
         ))}
       </ul>
