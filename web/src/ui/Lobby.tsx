@@ -50,9 +50,9 @@ export function LobbyBoard({ t, gw, me, names, watch, resume }: { t: T; gw: Gate
     <div class="lobby-board">
       <LiveTables t={t} gw={gw} me={me} watch={watch} resume={resume} />
       <section class="card-box recent" aria-labelledby="recent-h">
-        <h2 id="recent-h">{t("recentGames")}</h2>
+        <h2 id="recent-h">{t("lobbyRecentGames")}</h2>
         <GameLines t={t} gw={gw} pageSize={RECENT_SHOWN} />
-        <a href="#/history">{t("allGames")}</a>
+        <a href="#/history">{t("lobbyAllGames")}</a>
       </section>
       <Leaderboard t={t} gw={gw} me={me} names={names} />
     </div>
@@ -78,13 +78,13 @@ function LiveTables({ t, gw, me, watch, resume }: { t: T; gw: Gateway; me: strin
   return (
     <section class="card-box live" aria-labelledby="live-h" aria-busy={rows === null}>
       <div class="row">
-        <h2 id="live-h">{t("liveTables")}</h2>
+        <h2 id="live-h">{t("lobbyLiveTables")}</h2>
         <button type="button" class="small" data-action="refresh-live" onClick={() => void load()}>
-          {t("refresh")}
+          {t("lobbyRefresh")}
         </button>
       </div>
       {error && <p role="alert">{t("error", { message: error })}</p>}
-      {rows && !rows.length && <p class="note">{t("noLiveTables")}</p>}
+      {rows && !rows.length && <p class="note">{t("lobbyNoLiveTables")}</p>}
       <ul class="live-tables">
         {(rows ?? []).map((r) => (
           <li key={r.tableId} data-live-table={r.tableId}>
@@ -94,10 +94,10 @@ function LiveTables({ t, gw, me, watch, resume }: { t: T; gw: Gateway; me: strin
             <SeatList t={t} seats={r.seats} />
             {r.mySeat >= 0 ? (
               <button type="button" class="primary" data-resume={r.tableId} onClick={() => resume(r.tableId, r.mySeat)}>
-                {t("backToTable")}
+                {t("lobbyBackToTable")}
               </button>
             ) : (
-              <button type="button" data-watch={r.tableId} aria-label={t("watchTableOf", { names: plainNames(t, r.seats) })} onClick={() => watch(r.tableId)}>
+              <button type="button" data-watch={r.tableId} aria-label={t("lobbyWatchTableOf", { names: plainNames(t, r.seats) })} onClick={() => watch(r.tableId)}>
                 {t("watchGo")}
               </button>
             )}
@@ -134,11 +134,11 @@ export function GameLines({ t, gw, pageSize }: { t: T; gw: Gateway; pageSize: nu
                 </time>
               )}{" "}
               · {t(VARIANT_KEYS[g.variant] as Key)}
-              {g.partner && <> · {tx(t, "withPartner", { name: <SeatLabel t={t} s={g.partner} /> })}</>}
+              {g.partner && <> · {tx(t, "lobbyWithPartner", { name: <SeatLabel t={t} s={g.partner} /> })}</>}
               {g.opponents.length > 0 && (
                 <span data-opponents="1">
                   {" "}
-                  · {tx(t, "against", { names: <SeatList t={t} seats={g.opponents} /> })}
+                  · {tx(t, "lobbyAgainst", { names: <SeatList t={t} seats={g.opponents} /> })}
                 </span>
               )}{" "}
               · {tx(t, "place", { n: g.place })} · <Num lang={t.lang} n={g.points} />{" "}
