@@ -1,7 +1,8 @@
 """The `trix` console script: one dispatcher, each subcommand lives in its own module.
 
 Subcommand modules are imported lazily so `trix replay` never pays for grpc/nats.
-Each module exposes `add_<name>_arguments(parser)` and `run_<name>(args) -> int`.
+Each module exposes `add_<name>_arguments(parser)` and `run_<name>(args) -> int` (a `-` in
+the name is `_` in the functions': `verify-competition` -> `run_verify_competition`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import sys
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("trix.records_cli", "check a game record (docs/rules.md §12) and print it completed"),
     "verify": ("trix.records_cli", "verify a record's fair shuffle (docs/rules.md §11)"),
+    "verify-competition": (
+        "trix.competitions.verify_cli",
+        "verify a competition file: its digest and every table's record (issue 43)",
+    ),
     "selfplay": ("trix.selfplay", "play whole games with the built-in bots"),
     "bench": ("trix.bench", "benchmarks: `trix bench engine`, `trix bench bot`"),
     "up": ("trix.up", "start NATS and every service on loopback"),
@@ -33,8 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         if name != chosen:
             continue  # import only the module of the command being run
         module = importlib.import_module(module_name)
-        getattr(module, f"add_{name}_arguments")(p)
-        p.set_defaults(_run=getattr(module, f"run_{name}"))
+        function = name.replace("-", "_")
+        getattr(module, f"add_{function}_arguments")(p)
+        p.set_defaults(_run=getattr(module, f"run_{function}"))
     args = parser.parse_args(argv)
     result: int = args._run(args)
     return result

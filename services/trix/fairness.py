@@ -76,13 +76,20 @@ def _random_words(server_seed: bytes, client_seed: str, n: int) -> Iterator[int]
 
 def shuffled_deck(server_seed: bytes, client_seed: str, n: int) -> list[int]:
     """§11 Shuffle: Fisher-Yates from position 51 down to 1 with rejection sampling."""
+    return shuffled(server_seed, client_seed, n, NUM_CARDS)  # "start from cards 0..51 in id order"
+
+
+def shuffled(server_seed: bytes, client_seed: str, n: int, count: int) -> list[int]:
+    """0..count-1 shuffled exactly as §11 shuffles the 52 cards (the same words, the same
+    Fisher-Yates with rejection sampling): the deck when count is 52, and any other list
+    drawn from a committed seed (a competition's seating) the same checkable way."""
     if not isinstance(server_seed, bytes):
         raise TypeError("server_seed must be bytes")
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError("deal number n must be a non-negative int")
-    deck = list(range(NUM_CARDS))  # "start from cards 0..51 in id order"
+    deck = list(range(count))
     words = _random_words(server_seed, client_seed, n)
-    for i in range(NUM_CARDS - 1, 0, -1):
+    for i in range(count - 1, 0, -1):
         bound = i + 1
         limit = 2**32 - (2**32 % bound)
         r = next(words)

@@ -11,8 +11,12 @@ import argparse
 import importlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from trix.fairness import commitment, deal_from_seeds
+from trix.rules import RECORD_OPTION_DEFAULTS
 
 
 def load_engine() -> Any:
@@ -68,6 +72,48 @@ def run_games(variant_name: str, games: int, seed: int) -> Summary:
                 summary.wins[s] += 1
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def play_record(
+    variant_name: str,
+    players: Sequence[str],
+    server_seed: bytes,
+    client_seed: str = "|||",
+    options: dict[str, Any] | None = None,
+    leaver: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """One whole game of four BOT seats dealt by docs/rules.md §11 from the seeds, as its §12
+    record with the seed revealed (so `trix verify` checks it). `leaver` = (deal, seat): that seat
+    leaves for good once that deal is dealt, as from a paid table (§10: the game stops there).
+    `options` are the §12 rule options by name (the defaults when omitted)."""
+    engine = load_engine()
+    chosen = {**RECORD_OPTION_DEFAULTS, **(options or {})}
+    game = engine.Game(
+        engine.Variant[variant_name],
+        engine.Options(
+            bool(chosen["doubling"]),
+            engine.Reveal[str(chosen["doubling_reveal"])],
+            engine.SelfTake[str(chosen["doubling_self_take"])],
+            engine.TeamTiebreak[str(chosen["team_tiebreak"])],
+            bool(chosen["partnership_trix_early_end"]),
+        ),
+    )
+    while game.phase != engine.Phase.GAME_OVER:
+        if game.phase == engine.Phase.AWAITING_DEAL:
+            game.provide_deal(deal_from_seeds(server_seed, client_seed, game.deal_index))
+            if leaver is not None and leaver[0] == game.deal_index:
+                game.leave(leaver[1])
+            continue
+        seat = game.to_act()[0]
+        game.apply(seat, game.bot_action(seat))
+    record: dict[str, Any] = game.record()
+    record["players"] = list(players)
+    record["fairness"] = {
+        "commitment": commitment(server_seed),
+        "server_seed": server_seed.hex(),
+        "client_seed": client_seed,
+    }
+    return record
 
 
 def add_selfplay_arguments(parser: argparse.ArgumentParser) -> None:
