@@ -59,7 +59,9 @@ def test_the_default_options_of_the_tests_are_valid() -> None:
         ({"rounds": 1, "capacity": 4, "prize": FixedPrize((4, 3, 2, 1, 1))}, "prize", "5 paid places but at most 4"),
     ],
 )
-def test_each_bad_option_is_refused_with_a_message_naming_it(changes: dict[str, object], option: str, says: str) -> None:
+def test_each_bad_option_is_refused_with_a_message_naming_it(
+    changes: dict[str, object], option: str, says: str
+) -> None:
     error = refused(**changes)
     assert error.option == option
     assert says in error.message

@@ -41,7 +41,10 @@ def test_under_75_percent_full_at_the_start_the_competition_is_cancelled() -> No
 def test_without_bot_fill_a_table_that_cannot_be_full_cancels() -> None:
     assert "bot fill is off" in start(options(bot_fill=False), humans(15)).cancelled
     assert not start(options(bot_fill=False), humans(16)).cancelled
-    assert "do not fill tables of four" in start(options(format="points", capacity=20, bot_fill=False), humans(18)).cancelled
+    assert (
+        "do not fill tables of four"
+        in start(options(format="points", capacity=20, bot_fill=False), humans(18)).cancelled
+    )
     assert len(start(options(format="points", capacity=20, bot_fill=False), humans(16)).entrants) == 16
 
 
