@@ -79,13 +79,20 @@ def play(opts: CompetitionOptions, n: int, rate: float, seed: int) -> Competitio
     return run
 
 
+Played = tuple[CompetitionOptions, int, CompetitionRun | None]
+
+
+@st.composite
+def played(draw: st.DrawFn) -> Played:
+    """A competition drawn and played to its end (None: cancelled at the start)."""
+    opts, n, rate, seed, _ = draw(competitions())
+    return opts, n, play(opts, n, rate, seed)
+
+
 @SETTINGS
-@given(competitions())
-def test_any_competition_yields_one_final_ranking_of_every_unit(
-    case: tuple[CompetitionOptions, int, float, int, list[int]],
-) -> None:
-    opts, n, rate, seed, _ = case
-    run = play(opts, n, rate, seed)
+@given(played())
+def test_any_competition_yields_one_final_ranking_of_every_unit(case: Played) -> None:
+    opts, n, run = case
     if run is None:
         assert n < opts.capacity
         return
@@ -99,12 +106,9 @@ def test_any_competition_yields_one_final_ranking_of_every_unit(
 
 
 @SETTINGS
-@given(competitions())
-def test_nobody_is_seated_twice_in_a_round_and_every_round_opens_once_in_order(
-    case: tuple[CompetitionOptions, int, float, int, list[int]],
-) -> None:
-    opts, n, rate, seed, _ = case
-    run = play(opts, n, rate, seed)
+@given(played())
+def test_nobody_is_seated_twice_in_a_round_and_every_round_opens_once_in_order(case: Played) -> None:
+    opts, _, run = case
     if run is None:
         return
     assert [t.round for tables in run.rounds for t in tables[:1]] == list(range(1, opts.rounds + 1))
@@ -117,12 +121,9 @@ def test_nobody_is_seated_twice_in_a_round_and_every_round_opens_once_in_order(
 
 
 @SETTINGS
-@given(competitions())
-def test_knockout_tables_hold_only_winners_and_points_rounds_seat_everyone_still_in(
-    case: tuple[CompetitionOptions, int, float, int, list[int]],
-) -> None:
-    opts, n, rate, seed, _ = case
-    run = play(opts, n, rate, seed)
+@given(played())
+def test_knockout_tables_hold_only_winners_and_points_rounds_seat_everyone_still_in(case: Played) -> None:
+    opts, _, run = case
     if run is None:
         return
     left = set()

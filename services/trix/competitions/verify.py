@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trix.competitions.digest import FORMAT, competition_digest, record_hash, tables_of
-from trix.competitions.model import Entrant, Outcome
+from trix.competitions.model import Entrant, Outcome, Unit
 from trix.competitions.money import LedgerEntry, check_conserved, plan
 from trix.competitions.options import CompetitionError, options_from_dict, validate_options
 from trix.competitions.run import CompetitionRun
@@ -69,7 +69,10 @@ def verify_competition(document: Any, game_cls: GameFactory, options_cls: Callab
     check(
         "seating seed", "" if committed else "SHA-256 of the seed is not the commitment", "SHA-256(seed) = commitment"
     )
-    humans = [Entrant(str(h["player"]), float(h.get("rating", 0.0))) for h in doc["humans"]]
+    try:
+        humans = [Entrant(str(h["player"]), float(h.get("rating", 0.0))) for h in doc["humans"]]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CompetitionError("competition file: an entrant is not {player, rating}", "humans") from exc
     began = start(options, humans)
     cancelled = bool(began.cancelled)
     check(
@@ -77,7 +80,7 @@ def verify_competition(document: Any, game_cls: GameFactory, options_cls: Callab
         "" if cancelled == doc.get("cancelled") else f"the file says cancelled={doc.get('cancelled')}",
         began.cancelled or f"{len(humans)} entrants, {len(began.entrants) - len(humans)} bots",
     )
-    ranking = None
+    ranking: list[Unit] | None = None
     records: dict[str, Any] = doc["records"]
     if not cancelled:
         run = CompetitionRun(doc["competition_id"], options, seed, began.entrants)
