@@ -67,19 +67,21 @@ def play_competition(
     seed: bytes = SEED,
     *,
     left_before_start: Sequence[str] = (),
+    refused: Sequence[str] = (),
     leavers: Mapping[str, int] | None = None,
     competition_id: str = "c1",
 ) -> dict[str, Any]:
     """The competition file of a competition whose every table is a real game of bots.
 
-    `entrants` all paid; those in `left_before_start` left before the start; a player in
-    `leavers` leaves his first table for good once deal `leavers[player]` is dealt."""
-    gone = set(left_before_start)
+    `entrants` all paid; those in `left_before_start` left before the start, those in `refused`
+    were refused by the organiser; a player in `leavers` leaves his first table for good once
+    deal `leavers[player]` is dealt."""
+    gone = set(left_before_start) | set(refused)
     at_start = [e for e in entrants if e.player not in gone]
     paid = [e.player for e in entrants]
     began = start(opts, at_start)
     if began.cancelled:
-        return build_document(competition_id, opts, seed, at_start, paid, list(left_before_start), None, {})
+        return build_document(competition_id, opts, seed, at_start, paid, list(left_before_start), None, {}, refused)
     run = CompetitionRun(competition_id, opts, seed, began.entrants)
     records: dict[str, Any] = {}
     tables = list(run.rounds[0])
@@ -95,4 +97,4 @@ def play_competition(
             records[table_id] = record
             opened += run.record(seating.round, seating.index, Outcome.from_record(record))
         tables = opened
-    return build_document(competition_id, opts, seed, at_start, paid, list(left_before_start), run, records)
+    return build_document(competition_id, opts, seed, at_start, paid, list(left_before_start), run, records, refused)

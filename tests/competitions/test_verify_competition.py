@@ -23,10 +23,12 @@ from trix.competitions.verify import verify_competition
 
 @pytest.fixture(scope="module")
 def knockout_file() -> dict[str, Any]:
-    """A paid 16-entrant knockout of 14 humans (two bots fill), one left before the start, one
-    left his first-round table in its third deal."""
-    entrants = humans(15)
-    return play_competition(options(), entrants, left_before_start=["p014"], leavers={"p003": 2})
+    """A paid 16-entrant knockout of 14 humans (two bots fill): one left before the start, one
+    was refused by the organiser, one left his first-round table in its third deal."""
+    entrants = humans(16)
+    return play_competition(
+        options(admission="approval"), entrants, left_before_start=["p014"], refused=["p015"], leavers={"p003": 2}
+    )
 
 
 def trix(path: Path) -> subprocess.CompletedProcess[str]:
@@ -66,7 +68,7 @@ def test_a_knockout_played_by_the_engine_verifies(knockout_file: dict[str, Any],
         assert any(line.startswith(f"{check}: ok") for line in lines), check
     assert "14 entrants, 2 bots" in result.stdout
     assert "5 tables" in result.stdout
-    assert "fees 1500 = prizes" in result.stdout and "refunds 50" in result.stdout
+    assert "fees 1600 = prizes" in result.stdout and "refunds 150" in result.stdout  # half of one, all of one
 
 
 def test_the_file_holds_the_leaver_last_and_no_prize_for_a_bot(knockout_file: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ take time and randomness from their callers and are deterministic, so the same c
 competition live and re-runs it from its published file to check it:
 
 - `options`: what an organiser may set, each option validated with a message a client can show;
+- `registration`: who is in before the start (approval, leaving with half the fee back);
 - `model`: entrants, units (a player, or a team of two in partnership), a table's seating and
   its outcome, the order of a finished table;
 - `seating`: the seating seed's commitment, the roster at the start (the 75 % rule, bot fill),

@@ -2,13 +2,13 @@
 
 Owns: the file a finished (or cancelled) competition publishes, `trix-competition/1`, one
 JSON object: its options, the humans at the start (with the ratings rating seating used),
-who paid and who left before the start, the seating seed with its commitment, whether it was
-cancelled, every table of every round (its players by seat and the SHA-256 of its §12 record),
-the final ranking (units best first), the ledger entries, each table's record, and `digest`:
-the SHA-256 in lower-case hex of the canonical JSON (keys sorted, no spaces, UTF-8) of every
-one of those fields but the records themselves, which it covers by their hashes. Also the
-canonical form and a record's hash. Pure: building the file needs the competition's run and
-its tables' records, given by the caller.
+who paid, who left before the start, who was refused (or never accepted), the seating seed
+with its commitment, whether it was cancelled, every table of every round (its players by
+seat and the SHA-256 of its §12 record), the final ranking (units best first), the ledger
+entries, each table's record, and `digest`: the SHA-256 in lower-case hex of the canonical
+JSON (keys sorted, no spaces, UTF-8) of every one of those fields but the records themselves,
+which it covers by their hashes. Also the canonical form and a record's hash. Pure: building
+the file needs the competition's run and its tables' records, given by the caller.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ DIGESTED = (
     "humans",
     "paid",
     "left_before_start",
+    "refused",
     "seating",
     "cancelled",
     "tables",
@@ -84,10 +85,11 @@ def build_document(
     left_before_start: Sequence[str],
     run: CompetitionRun | None,
     records: Mapping[str, Any],
+    refused: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The published file of a competition that finished (`run`) or was cancelled (`run` None)."""
     ranking: list[Unit] | None = None if run is None else run.ranking()
-    ledger = plan(competition_id, options, paid, left_before_start, ranking)
+    ledger = plan(competition_id, options, paid, left_before_start, ranking, refused)
     document: dict[str, Any] = {
         "format": FORMAT,
         "competition_id": competition_id,
@@ -95,6 +97,7 @@ def build_document(
         "humans": [{"player": e.player, "rating": e.rating} for e in humans],
         "paid": list(paid),
         "left_before_start": list(left_before_start),
+        "refused": list(refused),
         "seating": {"commitment": seating_commitment(seed), "seed": seed.hex()},
         "cancelled": run is None,
         "tables": [] if run is None else tables_of(run, records),

@@ -6,7 +6,8 @@ conserves coins: fees held = prizes + refunds + the house's share. The rules:
 
 - every accepted entrant's fee is held once (`hold`);
 - leaving before the start gives half the fee back, rounded down (the other half stays in the
-  pool); leaving after the start gives nothing back;
+  pool); leaving after the start gives nothing back; an entrant the organiser refused, or
+  still waiting for approval at the start, gets the full fee back;
 - a cancelled competition (under 75 % full at its start, or not full without bot fill) gives
   every entrant still in it the full fee back, and pays no prize;
 - prizes go to the paid places of the final ranking, skipping every unit without a human: a
@@ -58,18 +59,22 @@ def plan(
     paid: Sequence[str],
     left_before_start: Sequence[str],
     ranking: Sequence[Unit] | None,
+    refused: Sequence[str] = (),
 ) -> list[LedgerEntry]:
     """Every ledger entry of a competition: `paid` held the fee (registration order),
-    `left_before_start` left before the start, `ranking` is the final ranking (None: cancelled)."""
+    `left_before_start` left before the start, `refused` were refused or never accepted,
+    `ranking` is the final ranking (None: cancelled)."""
     fee = options.entry_fee
-    if len(set(paid)) != len(paid) or not set(left_before_start) <= set(paid):
-        raise CompetitionError("every entrant pays once; a leaver must have paid", "entrants")
+    if len(set(paid)) != len(paid) or not set(left_before_start) | set(refused) <= set(paid):
+        raise CompetitionError("every entrant pays once; a leaver or a refused entrant must have paid", "entrants")
+    if set(left_before_start) & set(refused):
+        raise CompetitionError("an entrant both left and was refused", "entrants")
     if any(is_bot(p) for p in paid):
         raise CompetitionError("a bot pays no fee", "entrants")
-    gone = set(left_before_start)
+    gone, turned_away = set(left_before_start), set(refused)
     entries = [LedgerEntry(entry_key(competition_id, HOLD, p), HOLD, p, fee) for p in paid if fee]
     for player in paid:
-        back = fee // 2 if player in gone else fee if ranking is None else 0
+        back = fee // 2 if player in gone else fee if ranking is None or player in turned_away else 0
         if back:
             entries.append(LedgerEntry(entry_key(competition_id, REFUND, player), REFUND, player, back))
     pool = sum(e.coins for e in entries if e.kind == HOLD) - sum(e.coins for e in entries if e.kind == REFUND)

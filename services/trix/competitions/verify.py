@@ -34,7 +34,7 @@ def read_document(document: Any) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CompetitionError(f"not a competition file (format must be {FORMAT!r})", "format")
     kinds: dict[str, type] = {"competition_id": str, "seating": dict, "records": dict}
-    kinds.update(dict.fromkeys(("humans", "paid", "left_before_start", "tables", "ledger"), list))
+    kinds.update(dict.fromkeys(("humans", "paid", "left_before_start", "refused", "tables", "ledger"), list))
     for name, kind in kinds.items():
         if not isinstance(document.get(name), kind):
             raise CompetitionError(f"competition file: {name} missing or of the wrong type", name)
@@ -90,7 +90,10 @@ def verify_competition(document: Any, game_cls: GameFactory, options_cls: Callab
         check("bracket", "a cancelled competition has tables or a ranking", "")
     try:
         expected = [
-            e.as_dict() for e in plan(doc["competition_id"], options, doc["paid"], doc["left_before_start"], ranking)
+            e.as_dict()
+            for e in plan(
+                doc["competition_id"], options, doc["paid"], doc["left_before_start"], ranking, doc["refused"]
+            )
         ]
         listed = [LedgerEntry(str(e["key"]), str(e["kind"]), str(e["player"]), int(e["coins"])) for e in doc["ledger"]]
         check_conserved(listed)
