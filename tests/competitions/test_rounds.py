@@ -139,16 +139,32 @@ def test_points_per_table_place_and_a_leaver_scores_nothing_and_is_out() -> None
     assert "h" not in seated and sum(p.startswith("bot-") for p in seated) == 1
 
 
-def test_points_later_rounds_avoid_repeat_tablemates_where_the_field_allows() -> None:
-    opts = options(format="points", capacity=16, rounds=3)
-    run = CompetitionRun("p", opts, SEED, start(opts, humans(16)).entrants)
-    rng = random.Random(5)
-    for round_ in (1, 2, 3):
-        for table in run.rounds[round_ - 1]:
-            run.record(round_, table.index, synthetic_outcome(table, rng, None, partnership=False))
-    pairs = [frozenset((a, b)) for tables in run.rounds[:2] for t in tables for a in t.units for b in t.units if a < b]
-    assert len(pairs) == len(set(pairs)), "16 entrants in tables of four: round 2 need repeat nobody"
-    assert len(run.ranking()) == 16
+@pytest.mark.parametrize(
+    ("capacity", "rounds", "variant"), [(16, 3, "TRIX"), (64, 4, "TRIX"), (16, 4, "TRIX_PARTNERSHIP")]
+)
+def test_points_later_rounds_avoid_repeat_tablemates_where_the_field_allows(
+    capacity: int, rounds: int, variant: str
+) -> None:
+    opts = options(format="points", capacity=capacity, rounds=rounds, variant=variant)
+    for seed in range(5):
+        run = CompetitionRun("p", opts, seed.to_bytes(32, "big"), start(opts, humans(capacity)).entrants)
+        rng = random.Random(seed)
+        for round_ in range(1, rounds + 1):
+            for table in run.rounds[round_ - 1]:
+                run.record(round_, table.index, synthetic_outcome(table, rng, None, opts.partnership))
+        pairs = [frozenset((a, b)) for tables in run.rounds for t in tables for a in t.units for b in t.units if a < b]
+        assert len(pairs) == len(set(pairs)), f"seed {seed}: two units met twice where a round without it exists"
+        assert len(run.ranking()) == capacity // opts.unit_size
+
+
+def test_where_every_round_must_repeat_a_meeting_the_greedy_pass_seats_it_anyway() -> None:
+    opts = options(format="points", capacity=8, rounds=2)  # two tables of four: round 2 must repeat
+    run = CompetitionRun("p", opts, SEED, start(opts, humans(8)).entrants)
+    for table in run.rounds[0]:
+        run.record(1, table.index, Outcome((1, 2, 3, 4), (9, 5, 0, -9)))
+    assert len(run.rounds) == 2 and sorted(p for t in run.rounds[1] for p in t.players) == sorted(
+        p for t in run.rounds[0] for p in t.players
+    )
 
 
 def test_knockout_next_round_is_empty_after_the_final() -> None:

@@ -7,9 +7,10 @@ tables. Standings: points, then table wins (place 1), then the sum of the unit's
 totals, then the seating draw (earlier first); a unit that left is out: it plays no more and
 is ranked after every unit that did not leave. Later rounds are seated by standing, Swiss-like
 for four-seat tables: the best unseated unit opens a table and takes the next units by
-standing that it and the units already there have not met; when no such unit is left the
-table takes the ones that met it fewest times (so two units meet twice only where the greedy
-pass cannot avoid it). The seats of units that are out are taken by bots (a table needs four),
+standing that it and the units already there have not met, searching (depth first, within
+SEARCH_BUDGET placements) for a round in which no two units meet again; where none is found,
+a greedy pass seats each table with the next units it has not met, then those that met it
+fewest times. The seats of units that are out are taken by bots (a table needs four),
 new bot units ranked after everyone. Pure.
 """
 
@@ -80,8 +81,53 @@ def next_round(
             draw_index.setdefault(player, len(draw_index))
         active.append(bot)
     met = _met(rounds)
-    tables: list[Seating] = []
-    remaining = list(active)
+    grouped = _without_repeats(active, per_table, met) or _fewest_repeats(active, per_table, met)
+    return [Seating(done + 1, i, tuple(table)) for i, table in enumerate(grouped)]
+
+
+class _OutOfBudget(Exception):
+    """The search for tables without a repeat tried SEARCH_BUDGET placements."""
+
+
+SEARCH_BUDGET = 20_000
+"""Placements the search for a round without a repeat meeting may try before the greedy pass."""
+
+
+def _without_repeats(units: Sequence[Unit], per_table: int, met: Mapping[frozenset[Unit], int]) -> list[list[Unit]]:
+    """Tables in which no two units have met, the best unseated unit opening each table and
+    taking the next units by standing first (a depth-first search); [] when there is none
+    within SEARCH_BUDGET placements."""
+    tried = 0
+
+    def fill(remaining: list[Unit]) -> list[list[Unit]] | None:
+        return [] if not remaining else place([remaining[0]], remaining[1:])
+
+    def place(table: list[Unit], rest: list[Unit]) -> list[list[Unit]] | None:
+        nonlocal tried
+        tried += 1
+        if tried > SEARCH_BUDGET:
+            raise _OutOfBudget
+        if len(table) == per_table:
+            tail = fill(rest)
+            return None if tail is None else [table, *tail]
+        for i, unit in enumerate(rest):
+            if all(frozenset((unit, other)) not in met for other in table):
+                found = place([*table, unit], rest[:i] + rest[i + 1 :])
+                if found is not None:
+                    return found
+        return None
+
+    try:
+        return fill(list(units)) or []
+    except _OutOfBudget:
+        return []
+
+
+def _fewest_repeats(units: Sequence[Unit], per_table: int, met: Mapping[frozenset[Unit], int]) -> list[list[Unit]]:
+    """The greedy pass: each table opened by the best unseated unit, which takes the next units
+    by standing it and its table have not met, then those that met them fewest times."""
+    tables: list[list[Unit]] = []
+    remaining = list(units)
     while remaining:
         table = [remaining.pop(0)]
         for unit in list(remaining):
@@ -94,7 +140,7 @@ def next_round(
             fewest = min(remaining, key=lambda u: sum(met.get(frozenset((u, o)), 0) for o in table))
             table.append(fewest)
             remaining.remove(fewest)
-        tables.append(Seating(done + 1, len(tables), tuple(table)))
+        tables.append(table)
     return tables
 
 
