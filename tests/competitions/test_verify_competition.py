@@ -178,3 +178,35 @@ def test_a_file_that_is_not_a_competition_file_is_exit_2_with_one_line(
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and says in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("changes", "entrants", "leavers"),
+    [
+        ({"variant": "TRIX", "rounds": 3, "capacity": 64, "seating": "rating"}, 60, {"p001": 0, "p010": 4, "p033": 9}),
+        ({"format": "points", "rounds": 3, "capacity": 16, "speed": "fast"}, 16, {"p005": 1}),
+        (
+            {
+                "variant": "COMPLEX_PARTNERSHIP",
+                "rounds": 4,
+                "capacity": 32,
+                "doubling_reveal": "SIMULTANEOUS",
+                "doubling_self_take": "LEADER",
+            },
+            30,
+            {"p002": 3},
+        ),
+    ],
+)
+def test_larger_competitions_of_every_kind_verify(
+    changes: dict[str, Any], entrants: int, leavers: dict[str, int]
+) -> None:
+    opts = options(**changes)
+    document = play_competition(opts, humans(entrants), leavers=leavers)
+    lines = report(document)
+    assert lines[-1] == "verified: all good", lines
+    records = document["records"].values()
+    assert all(r["options"]["doubling_self_take"] == opts.doubling_self_take for r in records)
+    assert sum("left" in r for r in records) == len(leavers)
+    prized = [e["player"] for e in document["ledger"] if e["kind"] == "prize"]
+    assert prized and not [p for p in prized if p.startswith("bot-")]
