@@ -78,7 +78,7 @@ def verify_competition(document: Any, game_cls: GameFactory, options_cls: Callab
     check(
         "start",
         "" if cancelled == doc.get("cancelled") else f"the file says cancelled={doc.get('cancelled')}",
-        began.cancelled or f"{len(humans)} entrants, {len(began.entrants) - len(humans)} bots",
+        began.cancelled or f"{len(humans)} entrants, {_count(len(began.entrants) - len(humans), 'bot')}",
     )
     ranking: list[Unit] | None = None
     records: dict[str, Any] = doc["records"]
@@ -166,6 +166,10 @@ def _check_records(
             failed.append(f"record {table_id}")
     if not any(f.startswith("record ") for f in failed):
         lines.append(f"every record: ok, {len(records)} records verified (trix verify's checks)")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _paid(entries: list[LedgerEntry]) -> str:
