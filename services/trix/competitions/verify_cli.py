@@ -15,7 +15,7 @@ from pathlib import Path
 
 from trix.competitions.options import CompetitionError
 from trix.competitions.verify import verify_competition
-from trix.records_cli import EXIT_BAD_RECORD, EXIT_DIFFERENCES, EXIT_OK, _fail, _load_engine
+from trix.records_cli import EXIT_DIFFERENCES, EXIT_OK, _fail, _load_engine
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """A 256-entrant knockout's 85 records are a few MB; anything far larger is refused unread."""
@@ -48,6 +48,3 @@ def run_verify_competition(args: argparse.Namespace) -> int:
     for line in report.lines:
         print(line)
     return EXIT_OK if report.ok else EXIT_DIFFERENCES
-
-
-__all__ = ["EXIT_BAD_RECORD", "add_verify_competition_arguments", "run_verify_competition"]
