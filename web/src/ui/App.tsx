@@ -18,6 +18,7 @@ import { VerifyPage } from "./Verify";
 import { HistoryPage, ReplayPage } from "./History";
 import { PrivateLobby } from "./PrivateLobby";
 import { LobbyBoard } from "./Lobby";
+import { play, setMuted as setSoundMuted } from "./sound";
 import type { Action } from "../gen/trix/v1/gateway_pb";
 
 /** The page's strings in its language (`lang`, for numbers: ./fmt). */
@@ -272,11 +273,12 @@ export function App() {
     setError("");
   };
 
-  // Your turn: the tab's title changes and (unless muted) a short tone plays.
+  // Your turn: the tab's title changes and (unless muted) a short tone plays (./sound).
   const mine = game ? myTurn(game) : false;
+  setSoundMuted(muted);
   useEffect(() => {
     document.title = mine ? `● ${t("yourTurn")} · ${t("title")}` : `${t("title")} · Trix`;
-    if (mine && !muted) beep();
+    if (mine && !muted) play("turn");
   }, [mine, game?.turn?.turnSeq, lang]);
 
   // The seed turn before the first deal (docs/rules.md §11): the browser gives a random seed.
@@ -549,20 +551,3 @@ function Timer({ t, id, label, value, choices, set }: { t: T; id: string; label:
     </label>
   );
 }
-
-let audio: AudioContext | null = null;
-function beep(): void {
-  try {
-    audio ??= new AudioContext();
-    const o = audio.createOscillator();
-    const g = audio.createGain();
-    o.frequency.value = 660;
-    g.gain.value = 0.05;
-    o.connect(g).connect(audio.destination);
-    o.start();
-    o.stop(audio.currentTime + 0.12);
-  } catch {
-    /* no audio: the title still changes */
-  }
-}
-

@@ -7,37 +7,17 @@ import { create } from "@bufbuild/protobuf";
 import { CardSchema, Contract, Decision, Variant } from "../gen/trix/v1/common_pb";
 import { CardListSchema } from "../gen/trix/v1/gateway_pb";
 import type { Action } from "../gen/trix/v1/gateway_pb";
-import { cardText, rankOf, suitOf } from "../client/cards";
 import { doublable, isPartnership, myTurn, secondsLeft } from "../client/state";
 import type { GameState } from "../client/state";
 import type { T } from "./App";
 import { CONTRACT_KEYS } from "./i18n";
 import type { Key, Lang } from "./i18n";
 import { Name, Num, tx } from "./fmt";
+import { CardFace, cardName } from "./Card";
+import { Felt } from "./Felt";
 
-const SUIT_SYMBOL = ["♣", "♦", "♥", "♠"];
-const SUIT_KEY: Key[] = ["suitC", "suitD", "suitH", "suitS"];
-
-export function cardName(t: T, id: number): string {
-  if (!Number.isInteger(id) || id < 0 || id > 51) return "?"; // never a card id: no crash for it
-  const r = rankOf(id);
-  const rank = r > 10 ? t(`rank${r}` as Key) : String(r);
-  return t("cardOf", { rank, suit: t(SUIT_KEY[suitOf(id)] as Key) });
-}
-
-export function CardFace({ t, id, small }: { t: T; id: number; small?: boolean }) {
-  const r = rankOf(id);
-  const face = r === 10 ? "10" : (cardText(id)[0] ?? "");
-  const red = suitOf(id) === 1 || suitOf(id) === 2;
-  return (
-    <span class={`face${red ? " red" : ""}${small ? " small" : ""}`} dir="ltr" aria-label={cardName(t, id)} role="img" data-card={cardText(id)}>
-      <span aria-hidden="true">
-        {face}
-        {SUIT_SYMBOL[suitOf(id)]}
-      </span>
-    </span>
-  );
-}
+// The card faces live in ./Card (SVG, issue 39); History and the score sheet import them here too.
+export { CardFace, cardName } from "./Card";
 
 function useNow(active: boolean): number {
   const [now, setNow] = useState(Date.now());
@@ -97,7 +77,6 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
   const [confirmLeave, setConfirmLeave] = useState(false);
   const [invitation, setInvitation] = useState("");
   const mine = myTurn(g);
-  const me = g.seat < 0 ? 0 : g.seat;
   const name = (s: number) => (s === g.seat ? t("you") : g.seats[s]?.name || t("seat", { n: s + 1 }));
   const contractName = (c: Contract) => (c ? t(CONTRACT_KEYS[c] as Key) : t("none"));
   const decision = g.turn?.decision ?? Decision.UNSPECIFIED;
@@ -109,40 +88,7 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
 
   if (g.finished) return <GameOver t={t} g={g} name={name} newGame={newGame} playAgain={spectator ? undefined : playAgain} />;
 
-  const seatBox = (s: number, where: string) => {
-    const info = g.seats[s];
-    const turn = g.turn?.seats.includes(s);
-    const played = g.trick.find((p) => p.seat === s);
-    const out = g.out.find((o) => o.seat === s);
-    return (
-      <div class={`seat ${where}${turn ? " turn" : ""}`} data-seat={s} key={s}>
-        <div class="who">
-          <span class="name">
-            <Name>{name(s)}</Name>
-          </span>
-          {info?.bot && <span class="tag">{t("bot")}</span>}
-          {info?.left && <span class="tag">{t("leftTable")}</span>}
-          {s === g.owner && <span class="tag">♛</span>}
-        </div>
-        <div class="meta">
-          🂠 <Num lang={t.lang} n={g.handSizes[s] ?? 0} />
-          {g.passes.includes(s) && <span class="tag">{t("passed")}</span>}
-          {out && <span class="tag">{tx(t, "out", { place: out.place })}</span>}
-          {g.doubles
-            .find((d) => d.seat === s)
-            ?.cards.map((c) => (
-              <span class="tag dbl" key={c}>
-                ×2 <CardFace t={t} id={c} small />
-              </span>
-            ))}
-        </div>
-        <div class="played">{played && <CardFace t={t} id={played.card} />}</div>
-      </div>
-    );
-  };
-
   const left = secondsLeft(g, now);
-  const layoutRows = [0, 1, 2, 3].map((suit) => g.layout.filter((c) => suitOf(c) === suit).sort((a, b) => a - b));
   const myNotices = g.notices.filter((n) => n.seat === g.seat || n.kind === "left");
 
   return (
@@ -172,39 +118,7 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
                 : tx(t, "seatLeftNotice", { name: name(n.seat) })}
         </p>
       ))}
-      <div class="felt" dir="ltr">
-        {seatBox((me + 2) % 4, "top")}
-        {seatBox((me + 3) % 4, "left")}
-        <div class="center">
-          {g.contract === Contract.TRIX ? (
-            <div class="layout" aria-label={t("layout")}>
-              {layoutRows.map((row, suit) => (
-                <div class="row" key={suit} data-suit={suit}>
-                  <span class="suit" aria-hidden="true">
-                    {SUIT_SYMBOL[suit]}
-                  </span>
-                  {row.map((c) => (
-                    <CardFace t={t} id={c} small key={c} />
-                  ))}
-                </div>
-              ))}
-            </div>
-          ) : (
-            g.lastTrick && (
-              <div class="last" aria-label={t("lastTrick", { name: name(g.lastTrick.taker) })}>
-                <small>{tx(t, "lastTrick", { name: name(g.lastTrick.taker) })}</small>
-                <div>
-                  {g.lastTrick.cards.map((p) => (
-                    <CardFace t={t} id={p.card} small key={p.card} />
-                  ))}
-                </div>
-              </div>
-            )
-          )}
-        </div>
-        {seatBox((me + 1) % 4, "right")}
-        {seatBox(me, "bottom")}
-      </div>
+      <Felt t={t} g={g} name={name} now={now} />
 
       {mine && decision === Decision.CONTRACT && (
         <div class="prompt" role="group" aria-label={t("chooseContract")}>
@@ -244,7 +158,7 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
         </div>
       )}
       {mine && decision === Decision.CARD && <p class="hint">{t("playCard")}</p>}
-      <div class="hand" dir="ltr" role="group" aria-label={t("hand")}>
+      <div class={`hand${mine ? " mine" : ""}`} dir="ltr" role="group" aria-label={t("hand")} style={{ "--n": String(g.hand.length) }}>
         {g.hand.map((c) => (
           <button
             type="button"
