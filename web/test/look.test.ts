@@ -2,7 +2,7 @@
 // initials and colours, how long a taken trick stays on the felt, the sounds' notes and the
 // card faces' corner labels.
 import { describe, expect, it } from "vitest";
-import { arrange, avatarColour, initials, partnerOf, placeOf } from "../src/ui/seats";
+import { arrange, AVATAR_COLOURS, avatarColour, initials, partnerOf, placeOf } from "../src/ui/seats";
 import { COLLECT_MS, HOLD_MS, holdFor, shown, takenKey } from "../src/ui/trick";
 import { SOUNDS } from "../src/ui/sound";
 import { rankLabel } from "../src/ui/Card";
@@ -37,11 +37,11 @@ describe("avatars", () => {
     expect(initials("")).toBe("?");
     expect(initials("   ")).toBe("?");
   });
-  it("give a name always the same colour, and different names different ones", () => {
+  it("give a name always the same colour, one of the palette's, the three bots three different ones", () => {
     expect(avatarColour("Reem")).toBe(avatarColour("Reem"));
-    const colours = new Set(["Reem", "Khalid", "سارة", "Amal", "Badr", "Host"].map(avatarColour));
-    expect(colours.size).toBe(6);
-    for (const c of colours) expect(c).toMatch(/^hsl\(\d{1,3} 55% 34%\)$/);
+    for (const n of ["Reem", "Khalid", "سارة", "", "Amal"]) expect(AVATAR_COLOURS).toContain(avatarColour(n));
+    expect(new Set(["Bot 1", "Bot 2", "Bot 3"].map(avatarColour)).size).toBe(3);
+    expect(new Set(["Bot 1", "Bot 2", "Bot 3", "Layla Haddad", "Reem", "Khalid", "Amal", "Badr", "Host", "سارة"].map(avatarColour)).size).toBeGreaterThan(5);
   });
 });
 

@@ -32,13 +32,19 @@ export function initials(name: string): string {
   return s || "?";
 }
 
+/** Avatar colours far apart from each other, each dark enough for white initials (WCAG AA). */
+export const AVATAR_COLOURS = ["#b91c1c", "#c2410c", "#a16207", "#15803d", "#0f766e", "#0369a1", "#1d4ed8", "#6d28d9", "#a21caf", "#be185d", "#4d7c0f", "#475569"];
+
 /** The avatar's colour from the name: the same name is always the same colour, on every
- * device (FNV-1a over its UTF-16 units to a hue); dark enough for white initials (WCAG AA). */
+ * device (FNV-1a over its UTF-16 units, mixed, picks one of AVATAR_COLOURS). */
 export function avatarColour(name: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < name.length; i++) {
     h ^= name.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return `hsl(${h % 360} 55% 34%)`;
+  // A final mix: names a letter apart ("Bot 1", "Bot 3") land far apart.
+  h = Math.imul(h ^ (h >>> 16), 0x45d9f3b) >>> 0;
+  h = (h ^ (h >>> 16)) >>> 0;
+  return AVATAR_COLOURS[h % AVATAR_COLOURS.length] ?? "#475569";
 }
