@@ -3,7 +3,7 @@
 // card faces' corner labels.
 import { describe, expect, it } from "vitest";
 import { arrange, AVATAR_COLOURS, avatarColour, initials, partnerOf, placeOf } from "../src/ui/seats";
-import { COLLECT_MS, HOLD_MS, holdFor, shown, takenKey } from "../src/ui/trick";
+import { CATCH_UP_MS, COLLECT_MS, HOLD_MS, holdFor, shown, takenKey } from "../src/ui/trick";
 import { SOUNDS } from "../src/ui/sound";
 import { rankLabel } from "../src/ui/Card";
 
@@ -51,7 +51,7 @@ describe("a taken trick on the felt", () => {
 
   it("is held whole for HOLD_MS, then swept to its taker for COLLECT_MS, then the next trick shows", () => {
     const key = takenKey("t1", last);
-    const hold = holdFor(takenKey("t1", null), key, last, 10_000, null);
+    const hold = holdFor(takenKey("t1", null), key, last, 10_000, null, 0);
     expect(hold).toEqual({ cards: trick, taker: 2, since: 10_000 });
     const next = [{ seat: 2, card: 40 }];
     expect(shown(next, hold, 10_000)).toEqual({ cards: trick, phase: "hold", taker: 2, next: 10_000 + HOLD_MS });
@@ -62,23 +62,28 @@ describe("a taken trick on the felt", () => {
   });
   it("is not held on the first view of a table (a reload, a spectator joining) nor again when a snapshot repeats it", () => {
     const key = takenKey("t1", last);
-    expect(holdFor(null, key, last, 5, null)).toBeNull();
+    expect(holdFor(null, key, last, 5_000, null, 0)).toBeNull();
     const reordered = { cards: [...trick].reverse(), taker: 2 };
     expect(takenKey("t1", reordered)).toBe(key);
     const hold = { ...last, since: 1 };
-    expect(holdFor(key, takenKey("t1", reordered), reordered, 5, hold)).toBe(hold);
+    expect(holdFor(key, takenKey("t1", reordered), reordered, 5_000, hold, 0)).toBe(hold);
   });
   it("is not held when the deal starts (no last trick) nor for another table's last trick", () => {
     const hold = { ...last, since: 1 };
-    expect(holdFor(takenKey("t1", last), takenKey("t1", null), null, 5, hold)).toBe(hold);
-    expect(holdFor(takenKey("t1", null), takenKey("t2", last), last, 5, hold)).toBeNull();
+    expect(holdFor(takenKey("t1", last), takenKey("t1", null), null, 5_000, hold, 0)).toBe(hold);
+    expect(holdFor(takenKey("t1", null), takenKey("t2", last), last, 5_000, hold, 0)).toBeNull();
+  });
+  it("is not held while a table's first events catch up (a spectator's stream replays the game from its start)", () => {
+    const key = takenKey("t1", last);
+    expect(holdFor(takenKey("t1", null), key, last, 1_000 + CATCH_UP_MS - 1, null, 1_000)).toBeNull();
+    expect(holdFor(takenKey("t1", null), key, last, 1_000 + CATCH_UP_MS, null, 1_000)).toEqual({ ...last, since: 1_000 + CATCH_UP_MS });
   });
   it("gives way to the next taken trick at once", () => {
-    const first = holdFor(takenKey("t1", null), takenKey("t1", last), last, 0, null);
+    const first = holdFor(takenKey("t1", null), takenKey("t1", last), last, 5_000, null, 0);
     const other = { cards: trick.map((p) => ({ ...p, card: p.card + 1 })), taker: 0 };
-    const second = holdFor(takenKey("t1", last), takenKey("t1", other), other, 300, first);
-    expect(second).toEqual({ ...other, since: 300 });
-    expect(shown([], second, 300).cards).toEqual(other.cards);
+    const second = holdFor(takenKey("t1", last), takenKey("t1", other), other, 5_300, first, 0);
+    expect(second).toEqual({ ...other, since: 5_300 });
+    expect(shown([], second, 5_300).cards).toEqual(other.cards);
   });
   it("without a hold shows the current trick as it is", () => {
     expect(shown(trick.slice(0, 2), null, 0)).toEqual({ cards: trick.slice(0, 2), phase: "play", taker: -1, next: 0 });

@@ -15,7 +15,7 @@ import { Seat } from "./Seat";
 import { arrange, partnerOf, placeOf } from "./seats";
 import type { Place } from "./seats";
 import { play } from "./sound";
-import { holdFor, shown, takenKey } from "./trick";
+import { holdFor, shown, tableOf, takenKey } from "./trick";
 import type { Hold, Shown } from "./trick";
 
 /** How long the last trick shows when asked for (ms), unless asked to hide sooner. */
@@ -27,10 +27,12 @@ function useTrickShow(g: GameState): Shown {
   const key = takenKey(g.tableId, g.lastTrick);
   const prevKey = useRef<string | null>(null);
   const hold = useRef<Hold | null>(null);
+  const since = useRef(0);
   const [, redraw] = useState(0);
   const now = Date.now();
   if (prevKey.current !== key) {
-    hold.current = holdFor(prevKey.current, key, g.lastTrick, now, hold.current);
+    if (prevKey.current === null || tableOf(prevKey.current) !== tableOf(key)) since.current = now;
+    hold.current = holdFor(prevKey.current, key, g.lastTrick, now, hold.current, since.current);
     prevKey.current = key;
   }
   const s = shown(g.trick, hold.current, now);

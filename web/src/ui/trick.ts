@@ -7,6 +7,9 @@ import type { Played } from "../client/state";
 
 export const HOLD_MS = 1000;
 export const COLLECT_MS = 400;
+/** A table's first moments on the screen are a catch-up (a spectator's stream replays the game
+ * from its start, a resume replays what it missed): no trick is held then. */
+export const CATCH_UP_MS = 1500;
 
 export type Taken = { cards: Played[]; taker: number };
 /** A taken trick held on the felt from `since` (ms). */
@@ -27,14 +30,16 @@ export function takenKey(tableId: string, last: Taken | null): string {
   return `${tableId}|${last.taker}:${last.cards.map((p) => p.card).sort((a, b) => a - b).join(",")}`;
 }
 
-const tableOf = (key: string): string => key.slice(0, key.lastIndexOf("|"));
+export const tableOf = (key: string): string => key.slice(0, key.lastIndexOf("|"));
 
 /** The hold that starts when the last trick changes from `prevKey` to `key` at `now`: a trick
- * taken while this table was on the screen. None on the first view of a table (a reload, a
- * spectator joining: that trick was taken before) or when there is no last trick. */
-export function holdFor(prevKey: string | null, key: string, last: Taken | null, now: number, current: Hold | null): Hold | null {
+ * taken while this table was on the screen (since `shownSince`, past its catch-up). None on the
+ * first view of a table (a reload, a spectator joining: that trick was taken before), while
+ * its events catch up, or when there is no last trick. */
+export function holdFor(prevKey: string | null, key: string, last: Taken | null, now: number, current: Hold | null, shownSince: number): Hold | null {
   if (prevKey === null || key === prevKey || !last || key.endsWith("|")) return current;
   if (tableOf(key) !== tableOf(prevKey)) return null; // another table: its first view
+  if (now - shownSince < CATCH_UP_MS) return null;
   return { cards: last.cards, taker: last.taker, since: now };
 }
 
