@@ -3,7 +3,8 @@ trick by clicking and one card by the keyboard, then: every card an SVG face nam
 four seats each with a name and an avatar (bots badged), the partner opposite, the countdown
 at the seat whose turn it is, the trick's fourth card still on the felt half a second and more
 after it was played (the table takes the trick ~60 ms later), the cards in front of the seats
-that played them, and the last trick shown again by its button. Screenshots of the table at
+that played them, the last trick shown again by its button, and no animation for a player who
+asks for reduced motion. Screenshots of the table at
 phone (390x844) and desktop (1280x800) size, in Arabic and English, are kept in the test's
 tmp dir as the other browser tests' are."""
 
@@ -161,6 +162,14 @@ def test_svg_cards_four_seats_partner_opposite_the_fourth_card_held_and_the_last
     _shoot(page, tmp_path, "look-en-phone-last-trick")
     last.click()
     _until(lambda: page.locator(".trick[data-phase='last']").count() == 0, 10.0)
+
+    # A player who asks for less motion gets no pulse on the seat to play and no card flight.
+    pulse = "() => getComputedStyle(document.querySelector('.seat.turn .avatar')).animationName"
+    _until(lambda: page.locator(".seat.turn .avatar").count() > 0, 30.0)
+    assert page.evaluate(pulse) == "seat-pulse"
+    page.emulate_media(reduced_motion="reduce")
+    assert page.evaluate(pulse) == "none"
+    page.emulate_media(reduced_motion="no-preference")
 
     # The same table in Arabic and at desktop size: screenshots for the record.
     page.click("header button[aria-label]")
