@@ -354,7 +354,7 @@ class GatewayService:
         check_id(code, "code")
         return await self._mm().get_private(player_id, code)
 
-    def watch_ticket(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.Ticket]:
+    def watch_ticket(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.WatchTicketResponse]:
         return self._mm().watch(player_id, check_id(ticket_id, "ticket id"))
 
     # -- queries ----------------------------------------------------------------------------

@@ -325,9 +325,13 @@ class Session:
         delay = 0.1
         while not self.closed:
             try:
-                async for ticket in self.gateway.watch_ticket(self.player_id, ticket_id):
+                async for reply in self.gateway.watch_ticket(self.player_id, ticket_id):
                     if self.closed:
                         return
+                    if reply.HasField("queue"):
+                        self.push(gateway_pb2.SessionResponse(queue=reply.queue, request_id=request_id))
+                        continue
+                    ticket = reply.ticket
                     if ticket.state != sent:
                         sent = ticket.state
                         self.push(gateway_pb2.SessionResponse(ticket=ticket, request_id=request_id))

@@ -112,12 +112,12 @@ class GrpcMatchmaking:
             raise domain_error(err, "matchmaking") from None
         return reply.ticket
 
-    async def watch(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.Ticket]:
-        req = matchmaking_pb2.WatchTicketRequest(player_id=player_id, ticket_id=ticket_id)
+    async def watch(self, player_id: str, ticket_id: str) -> AsyncIterator[matchmaking_pb2.WatchTicketResponse]:
+        req = matchmaking_pb2.WatchTicketRequest(player_id=player_id, ticket_id=ticket_id, queue_status=True)
         call = self.stub.WatchTicket(req, timeout=WATCH_DEADLINE_S, metadata=self._md(player_id))
         try:
             async for reply in call:
-                yield reply.ticket
+                yield reply
         except grpc.aio.AioRpcError as err:
             raise domain_error(err, "matchmaking") from None
         finally:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import nats.js.errors
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -34,6 +34,9 @@ STALE_READ_S = 0.005
 the write that woke it is readable (`KeyWatchHub.watch`); after that the 1 s re-read covers it."""
 TICKET_PREFIX = "tk"
 """Tickets are `tk.<partition>.<id>` (`records.ticket_key`); WatchTicket reads them."""
+QUEUE_STATUS_RECHECK_S = 5.0
+"""A queue's count (`queue_status`, what a waiting player is shown) is re-read this often
+without a write heard: a lost wake-up delays that line a little, never a match."""
 
 
 async def kv_get(kv: KeyValue, key: str) -> Versioned | None:
@@ -65,27 +68,35 @@ class KeyWatchHub:
     RECHECK_S = 1.0
 
     def __init__(
-        self, nats: NatsConnection, bucket: str, prefix: str, read: Callable[[str], Awaitable[Versioned | None]]
+        self,
+        nats: NatsConnection,
+        bucket: str,
+        prefix: str | tuple[str, ...],
+        read: Callable[[str], Awaitable[Versioned | None]],
+        recheck_s: Mapping[str, float] | None = None,
     ) -> None:
         self.nats = nats
         self.read = read
         """The key's value now (`KvStore.get`: None when absent or deleted)."""
         self.subject_prefix = f"$KV.{bucket}."
-        self.key_prefix = f"{prefix}."
+        self.key_prefixes = tuple(f"{p}." for p in ((prefix,) if isinstance(prefix, str) else prefix))
+        self.recheck_s = {f"{p}.": s for p, s in (recheck_s or {}).items()}
+        """A prefix's own re-read period instead of `RECHECK_S` (a queue's count: informational)."""
         self._readers: dict[str, set[asyncio.Event]] = {}
-        self._sub: Subscription | None = None
+        self._subs: list[Subscription] = []
 
     def covers(self, key: str) -> bool:
-        return key.startswith(self.key_prefix)
+        return key.startswith(self.key_prefixes)
 
     async def start(self) -> None:
-        subject = f"{self.subject_prefix}{self.key_prefix}>"
-        self._sub = await self.nats.client.subscribe(subject, cb=self._on_write)
+        for prefix in self.key_prefixes:
+            subject = f"{self.subject_prefix}{prefix}>"
+            self._subs.append(await self.nats.client.subscribe(subject, cb=self._on_write))
 
     async def stop(self) -> None:
-        if self._sub is not None:
+        for sub in self._subs:
             with contextlib.suppress(Exception):
-                await self._sub.unsubscribe()
+                await sub.unsubscribe()
 
     async def _on_write(self, msg: Msg) -> None:
         for event in self._readers.get(msg.subject[len(self.subject_prefix) :], ()):
@@ -94,6 +105,7 @@ class KeyWatchHub:
     async def watch(self, key: str) -> AsyncIterator[Versioned | None]:
         """The key's value now and after each change (None once it is deleted)."""
         wake = asyncio.Event()
+        recheck = next((s for p, s in self.recheck_s.items() if key.startswith(p)), self.RECHECK_S)
         self._readers.setdefault(key, set()).add(wake)
         try:
             last = 0
@@ -120,7 +132,7 @@ class KeyWatchHub:
                     continue
                 stale = 0
                 try:
-                    await asyncio.wait_for(wake.wait(), self.RECHECK_S)
+                    await asyncio.wait_for(wake.wait(), recheck)
                     woken = True
                 except TimeoutError:
                     woken = False

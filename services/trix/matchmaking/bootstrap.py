@@ -11,6 +11,7 @@ from functools import partial
 from typing import Protocol
 
 from trix.matchmaking.adapters import (
+    QUEUE_STATUS_RECHECK_S,
     SEATS_BUCKET,
     TICKET_PREFIX,
     TICKETS_BUCKET,
@@ -23,6 +24,7 @@ from trix.matchmaking.adapters import (
 from trix.matchmaking.config import MatchmakingConfig
 from trix.matchmaking.entrypoints import PartitionOwner
 from trix.matchmaking.ports import MatchPublisher, SeatIndex, Store
+from trix.matchmaking.queue_status import STATUS_PREFIX
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wallet import ScoringRatings, ScoringWallet
 from trix.natsio.connection import NatsConnection
@@ -57,7 +59,13 @@ async def start(nats: NatsConnection, config: MatchmakingConfig, new_service: Ne
     is the service)."""
     js = nats.jetstream
     tickets = await js.key_value(TICKETS_BUCKET)
-    hub = KeyWatchHub(nats, TICKETS_BUCKET, TICKET_PREFIX, partial(kv_get, tickets))
+    hub = KeyWatchHub(
+        nats,
+        TICKETS_BUCKET,
+        (TICKET_PREFIX, STATUS_PREFIX),
+        partial(kv_get, tickets),
+        recheck_s={STATUS_PREFIX: QUEUE_STATUS_RECHECK_S},
+    )
     await hub.start()
     store = KvStore(tickets, js, hub=hub)
     seats = KvSeatIndex(await js.key_value(SEATS_BUCKET))

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from trix.errors import InvalidArgument
 from trix.matchmaking.lobbies import private_team
+from trix.matchmaking.queue_status import QueueView
 from trix.matchmaking.records import OPEN, Ticket, public_state
 from trix.matchmaking.service import MatchmakingService
 from trix.matchmaking.wishes import OPTIONS, Wish, resolve_wish
@@ -71,6 +73,21 @@ def ticket_to_proto(ticket: Ticket) -> matchmaking_pb2.Ticket:
     )
 
 
+def _timestamp(seconds: float) -> Timestamp:
+    ts = Timestamp()
+    ts.FromNanoseconds(int(seconds * 1e9))
+    return ts
+
+
+def queue_status_to_proto(view: QueueView) -> matchmaking_pb2.QueueStatus:
+    status = matchmaking_pb2.QueueStatus(
+        ticket_id=view.ticket_id, players_waiting=view.players, server_time=_timestamp(view.now)
+    )
+    if view.bots_at is not None:
+        status.bots_fill_at.CopyFrom(_timestamp(view.bots_at))
+    return status
+
+
 class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
     """`trix.v1.MatchmakingService` over `MatchmakingService`."""
 
@@ -111,8 +128,11 @@ class MatchmakingApi(matchmaking_pb2_grpc.MatchmakingServiceServicer):
         context: grpc.aio.ServicerContext[matchmaking_pb2.WatchTicketRequest, matchmaking_pb2.WatchTicketResponse],
     ) -> AsyncIterator[matchmaking_pb2.WatchTicketResponse]:
         player = self.identity.player(context, request.player_id)
-        async for ticket in self.service.watch(player, request.ticket_id):
-            yield matchmaking_pb2.WatchTicketResponse(ticket=ticket_to_proto(ticket))
+        async for item in self.service.watch(player, request.ticket_id, queue=request.queue_status):
+            if isinstance(item, QueueView):
+                yield matchmaking_pb2.WatchTicketResponse(queue=queue_status_to_proto(item))
+            else:
+                yield matchmaking_pb2.WatchTicketResponse(ticket=ticket_to_proto(item))
 
     async def CreatePrivateTable(
         self,

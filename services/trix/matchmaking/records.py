@@ -8,6 +8,7 @@ commit point), their keys, ids, partitions and states. Encoding only: no I/O, no
 | `lb.<pp>.<lobby_id>` | a `Lobby`: a private table (`<lobby_id>` = invite code) or a rematch (`r-<table>`) |
 | `mt.<match_id>` | a `MatchRecord`: the four seats; its state is the commit point of a match |
 | `pl.<player_id>` | the player's current ticket id: one live ticket per player |
+| `qs.<hash>` | a queue's count for its waiting players (`queue_status.QueueCount`), informational |
 """
 
 from __future__ import annotations

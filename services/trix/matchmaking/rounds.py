@@ -23,6 +23,7 @@ from trix.matchmaking.lobbies import Lobbies
 from trix.matchmaking.matching import RatingWindow, assign_seats, form_groups
 from trix.matchmaking.partitions import PartitionView
 from trix.matchmaking.ports import Wallet
+from trix.matchmaking.queue_status import QueueCounts
 from trix.matchmaking.records import (
     CLAIMED,
     EXPIRED,
@@ -62,6 +63,8 @@ class Matcher:
     wallet: Wallet
     clock: Callable[[], float]
     rng: Any
+    counts: QueueCounts
+    """The queues' counts a waiting player is shown (issue 39): the round's last chores."""
 
     async def run(self, partition: int) -> int:
         """One round over an owned partition: recover stale claims, expire, widen, match,
@@ -105,6 +108,7 @@ class Matcher:
             elif lobby.state == OPEN and now - lobby.created_at > self.config.lobby_ttl_s:
                 chores.append(functools.partial(self.lobbies.close, key))
         chores.extend(self.retention.chores(partition, now))
+        chores.extend(self.counts.chores(partition, {k: [t for t, _ in e] for k, e in queues.items()}, now))
         commits: list[asyncio.Future[bool]] = []
         for entries in queues.values():
             room = ROUND_COMMITS - len(commits)

@@ -41,6 +41,7 @@ from trix.matchmaking.ports import (
     Store,
     Wallet,
 )
+from trix.matchmaking.queue_status import QueueCounts, QueueView, QueueWatch
 from trix.matchmaking.records import (
     CANCELLED,
     CLAIMED,
@@ -107,6 +108,8 @@ class MatchmakingService:
         self.admission = Admission(store, self.tickets, self.locks, self.wallet, self.clock)
         self.claims = Claims(store, publisher, self.tickets, self.view, self.clock)
         self.lobbies = Lobbies(config, store, self.tickets, self.admission, self.claims, self.clock)
+        self.counts = QueueCounts(store, self.clock)
+        self.queue_watch = QueueWatch(store, self.clock, config.bot_fill_after_s)
         self.matcher = Matcher(
             config,
             self.window,
@@ -119,6 +122,7 @@ class MatchmakingService:
             self.wallet,
             self.clock,
             self.rng,
+            self.counts,
         )
         # Enqueues in flight at once: more wait here, costing the event loop nothing, so a
         # burst cannot queue thousands of store calls ahead of the lease renewals.
@@ -254,9 +258,19 @@ class MatchmakingService:
             raise PermissionDenied("the ticket belongs to another player")
         return got[0]
 
-    async def watch(self, player_id: str, ticket_id: str) -> AsyncIterator[Ticket]:
-        """The ticket now and at each change, until it is matched, cancelled or expired."""
-        await self.ticket(player_id, ticket_id)
+    async def watch(self, player_id: str, ticket_id: str, *, queue: bool = False) -> AsyncIterator[Ticket | QueueView]:
+        """The ticket now and at each change, until it is matched, cancelled or expired; with
+        `queue`, a searching quick-match ticket's queue too (`QueueWatch.merged`, issue 39)."""
+        ticket = await self.ticket(player_id, ticket_id)
+        changes = self._changes(ticket_id)
+        if not queue:
+            async for t in changes:
+                yield t
+            return
+        async for item in self.queue_watch.merged(ticket, changes):
+            yield item
+
+    async def _changes(self, ticket_id: str) -> AsyncIterator[Ticket]:
         last: tuple[str, bool] | None = None
         async for item in self.store.watch(ticket_key(ticket_id)):
             if item is None:
@@ -300,6 +314,7 @@ class MatchmakingService:
 
     def release_partition(self, partition: int) -> None:
         self.view.release(partition)
+        self.counts.release(partition)
 
     async def run_partition(self, partition: int) -> int:
         """One round over an owned partition (`Matcher.run`); the number of matches formed."""

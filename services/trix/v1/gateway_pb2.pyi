@@ -504,6 +504,7 @@ class SessionResponse(_message.Message):
     PRIVATE_STARTED_FIELD_NUMBER: _builtins.int
     EVENT_BATCH_FIELD_NUMBER: _builtins.int
     RESUMED_FIELD_NUMBER: _builtins.int
+    QUEUE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     pong: _builtins.bool
     """Keep-alive reply."""
@@ -557,6 +558,12 @@ class SessionResponse(_message.Message):
     def resumed(self) -> Global___Resumed:
         """A `resume` was taken: the table's events follow (see `SessionRequest.resume`)."""
 
+    @_builtins.property
+    def queue(self) -> _matchmaking_pb2.QueueStatus:
+        """While a quick-match ticket searches: the players found so far and when bots fill in
+        (issue 39), each time it changes; carries the request_id of the ticket's updates.
+        """
+
     def __init__(
         self,
         *,
@@ -571,13 +578,14 @@ class SessionResponse(_message.Message):
         private_started: Global___StartPrivateGameResponse | None = ...,
         event_batch: Global___EventBatch | None = ...,
         resumed: Global___Resumed | None = ...,
+        queue: _matchmaking_pb2.QueueStatus | None = ...,
         request_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "resumed", b"resumed", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "resumed", b"resumed", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "request_id", b"request_id", "resumed", b"resumed", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "request_id", b"request_id", "resumed", b"resumed", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch", "resumed"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch", "resumed", "queue"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

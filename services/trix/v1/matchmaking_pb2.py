@@ -22,56 +22,59 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from trix.v1 import common_pb2 as trix_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19trix/v1/matchmaking.proto\x12\x07trix.v1\x1a\x14trix/v1/common.proto\"\x84\x01\n\x08GameWish\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x02 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x0e\n\x06preset\x18\x03 \x01(\t\x12\x1d\n\x05stake\x18\x04 \x01(\x0b\x32\x0e.trix.v1.Stake\"\x9d\x01\n\x14\x45nqueueTicketRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x1f\n\x04wish\x18\x02 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x12\n\npartner_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x06 \x01(\t\"8\n\x15\x45nqueueTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"\x94\x01\n\x06Ticket\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x1f\n\x04wish\x18\x03 \x01(\x0b\x32\x11.trix.v1.GameWish\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.trix.v1.TicketState\x12\x10\n\x08table_id\x18\x05 \x01(\t\x12\x0c\n\x04seat\x18\x06 \x01(\x05\";\n\x13\x43\x61ncelTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"7\n\x14\x43\x61ncelTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\":\n\x12WatchTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"6\n\x13WatchTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"z\n\x19\x43reatePrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x1f\n\x04wish\x18\x02 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\"K\n\x1a\x43reatePrivateTableResponse\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x1f\n\x06ticket\x18\x02 \x01(\x0b\x32\x0f.trix.v1.Ticket\"e\n\x17JoinPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\";\n\x18JoinPrivateTableResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"L\n\x18StartPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0f\n\x07partner\x18\x03 \x01(\x05\"-\n\x19StartPrivateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\"9\n\x16GetPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\"F\n\x12PrivateTablePlayer\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\x08\x12\x0c\n\x04team\x18\x03 \x01(\x05\"W\n\x17GetPrivateTableResponse\x12,\n\x07players\x18\x01 \x03(\x0b\x32\x1b.trix.v1.PrivateTablePlayer\x12\x0e\n\x06\x63losed\x18\x02 \x01(\x08\"K\n\x0eRematchRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\"2\n\x0fRematchResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket*\xb1\x01\n\x0bTicketState\x12\x1c\n\x18TICKET_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16TICKET_STATE_SEARCHING\x10\x01\x12\x18\n\x14TICKET_STATE_WIDENED\x10\x02\x12\x18\n\x14TICKET_STATE_MATCHED\x10\x03\x12\x1a\n\x16TICKET_STATE_CANCELLED\x10\x04\x12\x18\n\x14TICKET_STATE_EXPIRED\x10\x05\x32\xa5\x05\n\x12MatchmakingService\x12N\n\rEnqueueTicket\x12\x1d.trix.v1.EnqueueTicketRequest\x1a\x1e.trix.v1.EnqueueTicketResponse\x12K\n\x0c\x43\x61ncelTicket\x12\x1c.trix.v1.CancelTicketRequest\x1a\x1d.trix.v1.CancelTicketResponse\x12J\n\x0bWatchTicket\x12\x1b.trix.v1.WatchTicketRequest\x1a\x1c.trix.v1.WatchTicketResponse0\x01\x12]\n\x12\x43reatePrivateTable\x12\".trix.v1.CreatePrivateTableRequest\x1a#.trix.v1.CreatePrivateTableResponse\x12W\n\x10JoinPrivateTable\x12 .trix.v1.JoinPrivateTableRequest\x1a!.trix.v1.JoinPrivateTableResponse\x12Z\n\x11StartPrivateTable\x12!.trix.v1.StartPrivateTableRequest\x1a\".trix.v1.StartPrivateTableResponse\x12T\n\x0fGetPrivateTable\x12\x1f.trix.v1.GetPrivateTableRequest\x1a .trix.v1.GetPrivateTableResponse\x12<\n\x07Rematch\x12\x17.trix.v1.RematchRequest\x1a\x18.trix.v1.RematchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19trix/v1/matchmaking.proto\x12\x07trix.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14trix/v1/common.proto\"\x84\x01\n\x08GameWish\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x02 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x0e\n\x06preset\x18\x03 \x01(\t\x12\x1d\n\x05stake\x18\x04 \x01(\x0b\x32\x0e.trix.v1.Stake\"\x9d\x01\n\x14\x45nqueueTicketRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x1f\n\x04wish\x18\x02 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x12\n\npartner_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x06 \x01(\t\"8\n\x15\x45nqueueTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"\x94\x01\n\x06Ticket\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x1f\n\x04wish\x18\x03 \x01(\x0b\x32\x11.trix.v1.GameWish\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.trix.v1.TicketState\x12\x10\n\x08table_id\x18\x05 \x01(\t\x12\x0c\n\x04seat\x18\x06 \x01(\x05\";\n\x13\x43\x61ncelTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"7\n\x14\x43\x61ncelTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"P\n\x12WatchTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x14\n\x0cqueue_status\x18\x03 \x01(\x08\"[\n\x13WatchTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\x12#\n\x05queue\x18\x02 \x01(\x0b\x32\x14.trix.v1.QueueStatus\"\x9c\x01\n\x0bQueueStatus\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x17\n\x0fplayers_waiting\x18\x02 \x01(\x05\x12\x30\n\x0c\x62ots_fill_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bserver_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"z\n\x19\x43reatePrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x1f\n\x04wish\x18\x02 \x01(\x0b\x32\x11.trix.v1.GameWish\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\"K\n\x1a\x43reatePrivateTableResponse\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x1f\n\x06ticket\x18\x02 \x01(\x0b\x32\x0f.trix.v1.Ticket\"e\n\x17JoinPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\";\n\x18JoinPrivateTableResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket\"L\n\x18StartPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0f\n\x07partner\x18\x03 \x01(\x05\"-\n\x19StartPrivateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\"9\n\x16GetPrivateTableRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\"F\n\x12PrivateTablePlayer\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\x08\x12\x0c\n\x04team\x18\x03 \x01(\x05\"W\n\x17GetPrivateTableResponse\x12,\n\x07players\x18\x01 \x03(\x0b\x32\x1b.trix.v1.PrivateTablePlayer\x12\x0e\n\x06\x63losed\x18\x02 \x01(\x08\"K\n\x0eRematchRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\"2\n\x0fRematchResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.trix.v1.Ticket*\xb1\x01\n\x0bTicketState\x12\x1c\n\x18TICKET_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16TICKET_STATE_SEARCHING\x10\x01\x12\x18\n\x14TICKET_STATE_WIDENED\x10\x02\x12\x18\n\x14TICKET_STATE_MATCHED\x10\x03\x12\x1a\n\x16TICKET_STATE_CANCELLED\x10\x04\x12\x18\n\x14TICKET_STATE_EXPIRED\x10\x05\x32\xa5\x05\n\x12MatchmakingService\x12N\n\rEnqueueTicket\x12\x1d.trix.v1.EnqueueTicketRequest\x1a\x1e.trix.v1.EnqueueTicketResponse\x12K\n\x0c\x43\x61ncelTicket\x12\x1c.trix.v1.CancelTicketRequest\x1a\x1d.trix.v1.CancelTicketResponse\x12J\n\x0bWatchTicket\x12\x1b.trix.v1.WatchTicketRequest\x1a\x1c.trix.v1.WatchTicketResponse0\x01\x12]\n\x12\x43reatePrivateTable\x12\".trix.v1.CreatePrivateTableRequest\x1a#.trix.v1.CreatePrivateTableResponse\x12W\n\x10JoinPrivateTable\x12 .trix.v1.JoinPrivateTableRequest\x1a!.trix.v1.JoinPrivateTableResponse\x12Z\n\x11StartPrivateTable\x12!.trix.v1.StartPrivateTableRequest\x1a\".trix.v1.StartPrivateTableResponse\x12T\n\x0fGetPrivateTable\x12\x1f.trix.v1.GetPrivateTableRequest\x1a .trix.v1.GetPrivateTableResponse\x12<\n\x07Rematch\x12\x17.trix.v1.RematchRequest\x1a\x18.trix.v1.RematchResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'trix.v1.matchmaking_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TICKETSTATE']._serialized_start=1638
-  _globals['_TICKETSTATE']._serialized_end=1815
-  _globals['_GAMEWISH']._serialized_start=61
-  _globals['_GAMEWISH']._serialized_end=193
-  _globals['_ENQUEUETICKETREQUEST']._serialized_start=196
-  _globals['_ENQUEUETICKETREQUEST']._serialized_end=353
-  _globals['_ENQUEUETICKETRESPONSE']._serialized_start=355
-  _globals['_ENQUEUETICKETRESPONSE']._serialized_end=411
-  _globals['_TICKET']._serialized_start=414
-  _globals['_TICKET']._serialized_end=562
-  _globals['_CANCELTICKETREQUEST']._serialized_start=564
-  _globals['_CANCELTICKETREQUEST']._serialized_end=623
-  _globals['_CANCELTICKETRESPONSE']._serialized_start=625
-  _globals['_CANCELTICKETRESPONSE']._serialized_end=680
-  _globals['_WATCHTICKETREQUEST']._serialized_start=682
-  _globals['_WATCHTICKETREQUEST']._serialized_end=740
-  _globals['_WATCHTICKETRESPONSE']._serialized_start=742
-  _globals['_WATCHTICKETRESPONSE']._serialized_end=796
-  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_start=798
-  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_end=920
-  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_start=922
-  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_end=997
-  _globals['_JOINPRIVATETABLEREQUEST']._serialized_start=999
-  _globals['_JOINPRIVATETABLEREQUEST']._serialized_end=1100
-  _globals['_JOINPRIVATETABLERESPONSE']._serialized_start=1102
-  _globals['_JOINPRIVATETABLERESPONSE']._serialized_end=1161
-  _globals['_STARTPRIVATETABLEREQUEST']._serialized_start=1163
-  _globals['_STARTPRIVATETABLEREQUEST']._serialized_end=1239
-  _globals['_STARTPRIVATETABLERESPONSE']._serialized_start=1241
-  _globals['_STARTPRIVATETABLERESPONSE']._serialized_end=1286
-  _globals['_GETPRIVATETABLEREQUEST']._serialized_start=1288
-  _globals['_GETPRIVATETABLEREQUEST']._serialized_end=1345
-  _globals['_PRIVATETABLEPLAYER']._serialized_start=1347
-  _globals['_PRIVATETABLEPLAYER']._serialized_end=1417
-  _globals['_GETPRIVATETABLERESPONSE']._serialized_start=1419
-  _globals['_GETPRIVATETABLERESPONSE']._serialized_end=1506
-  _globals['_REMATCHREQUEST']._serialized_start=1508
-  _globals['_REMATCHREQUEST']._serialized_end=1583
-  _globals['_REMATCHRESPONSE']._serialized_start=1585
-  _globals['_REMATCHRESPONSE']._serialized_end=1635
-  _globals['_MATCHMAKINGSERVICE']._serialized_start=1818
-  _globals['_MATCHMAKINGSERVICE']._serialized_end=2495
+  _globals['_TICKETSTATE']._serialized_start=1889
+  _globals['_TICKETSTATE']._serialized_end=2066
+  _globals['_GAMEWISH']._serialized_start=94
+  _globals['_GAMEWISH']._serialized_end=226
+  _globals['_ENQUEUETICKETREQUEST']._serialized_start=229
+  _globals['_ENQUEUETICKETREQUEST']._serialized_end=386
+  _globals['_ENQUEUETICKETRESPONSE']._serialized_start=388
+  _globals['_ENQUEUETICKETRESPONSE']._serialized_end=444
+  _globals['_TICKET']._serialized_start=447
+  _globals['_TICKET']._serialized_end=595
+  _globals['_CANCELTICKETREQUEST']._serialized_start=597
+  _globals['_CANCELTICKETREQUEST']._serialized_end=656
+  _globals['_CANCELTICKETRESPONSE']._serialized_start=658
+  _globals['_CANCELTICKETRESPONSE']._serialized_end=713
+  _globals['_WATCHTICKETREQUEST']._serialized_start=715
+  _globals['_WATCHTICKETREQUEST']._serialized_end=795
+  _globals['_WATCHTICKETRESPONSE']._serialized_start=797
+  _globals['_WATCHTICKETRESPONSE']._serialized_end=888
+  _globals['_QUEUESTATUS']._serialized_start=891
+  _globals['_QUEUESTATUS']._serialized_end=1047
+  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_start=1049
+  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_end=1171
+  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_start=1173
+  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_end=1248
+  _globals['_JOINPRIVATETABLEREQUEST']._serialized_start=1250
+  _globals['_JOINPRIVATETABLEREQUEST']._serialized_end=1351
+  _globals['_JOINPRIVATETABLERESPONSE']._serialized_start=1353
+  _globals['_JOINPRIVATETABLERESPONSE']._serialized_end=1412
+  _globals['_STARTPRIVATETABLEREQUEST']._serialized_start=1414
+  _globals['_STARTPRIVATETABLEREQUEST']._serialized_end=1490
+  _globals['_STARTPRIVATETABLERESPONSE']._serialized_start=1492
+  _globals['_STARTPRIVATETABLERESPONSE']._serialized_end=1537
+  _globals['_GETPRIVATETABLEREQUEST']._serialized_start=1539
+  _globals['_GETPRIVATETABLEREQUEST']._serialized_end=1596
+  _globals['_PRIVATETABLEPLAYER']._serialized_start=1598
+  _globals['_PRIVATETABLEPLAYER']._serialized_end=1668
+  _globals['_GETPRIVATETABLERESPONSE']._serialized_start=1670
+  _globals['_GETPRIVATETABLERESPONSE']._serialized_end=1757
+  _globals['_REMATCHREQUEST']._serialized_start=1759
+  _globals['_REMATCHREQUEST']._serialized_end=1834
+  _globals['_REMATCHRESPONSE']._serialized_start=1836
+  _globals['_REMATCHRESPONSE']._serialized_end=1886
+  _globals['_MATCHMAKINGSERVICE']._serialized_start=2069
+  _globals['_MATCHMAKINGSERVICE']._serialized_end=2746
 # @@protoc_insertion_point(module_scope)

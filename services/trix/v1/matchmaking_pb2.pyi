@@ -6,6 +6,7 @@ The matchmaking service API (issue 6): tickets, queues, private tables, rematch.
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from trix.v1 import common_pb2 as _common_pb2
@@ -268,19 +269,23 @@ class WatchTicketRequest(_message.Message):
 
     TICKET_ID_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
+    QUEUE_STATUS_FIELD_NUMBER: _builtins.int
     ticket_id: _builtins.str
     """The ticket."""
     player_id: _builtins.str
     """The owner of the ticket."""
+    queue_status: _builtins.bool
+    """Also send `WatchTicketResponse.queue` while a quick-match ticket searches (issue 39)."""
     def __init__(
         self,
         *,
         ticket_id: _builtins.str = ...,
         player_id: _builtins.str = ...,
+        queue_status: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "ticket_id", b"ticket_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "queue_status", b"queue_status", "ticket_id", b"ticket_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -288,27 +293,81 @@ Global___WatchTicketRequest: _TypeAlias = WatchTicketRequest  # noqa: Y015
 
 @_typing.final
 class WatchTicketResponse(_message.Message):
-    """One state change of a watched ticket."""
+    """One state change of a watched ticket, or (when asked for) how its queue looks now."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TICKET_FIELD_NUMBER: _builtins.int
+    QUEUE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def ticket(self) -> Global___Ticket:
-        """The ticket in its new state."""
+        """The ticket in its new state; unset on a message that carries `queue` only."""
+
+    @_builtins.property
+    def queue(self) -> Global___QueueStatus:
+        """How the ticket's queue looks now (only with `WatchTicketRequest.queue_status`)."""
 
     def __init__(
         self,
         *,
         ticket: Global___Ticket | None = ...,
+        queue: Global___QueueStatus | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["ticket", b"ticket"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["queue", b"queue", "ticket", b"ticket"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ticket", b"ticket"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["queue", b"queue", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchTicketResponse: _TypeAlias = WatchTicketResponse  # noqa: Y015
+
+@_typing.final
+class QueueStatus(_message.Message):
+    """How a searching quick-match ticket's queue looks (issue 39): what a waiting player is told
+    instead of nothing. Sent when it changes, the first one once the ticket has waited half a
+    second (a table filled at once costs no message), none once the ticket is matched.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TICKET_ID_FIELD_NUMBER: _builtins.int
+    PLAYERS_WAITING_FIELD_NUMBER: _builtins.int
+    BOTS_FILL_AT_FIELD_NUMBER: _builtins.int
+    SERVER_TIME_FIELD_NUMBER: _builtins.int
+    ticket_id: _builtins.str
+    """The ticket."""
+    players_waiting: _builtins.int
+    """Players searching in the ticket's queue (same variant, options and stake), the ticket's
+    player included: at least 1, the table starts when 4 are found.
+    """
+    @_builtins.property
+    def bots_fill_at(self) -> _timestamp_pb2.Timestamp:
+        """When bots take the empty seats of the table this ticket would sit at (free tables,
+        TRIX_MATCHMAKING_BOT_FILL_S after the oldest ticket of the queue came); unset for a paid
+        table, which waits for four players.
+        """
+
+    @_builtins.property
+    def server_time(self) -> _timestamp_pb2.Timestamp:
+        """When the status was made (server clock): a client counts down
+        `bots_fill_at - server_time` from the moment it receives it, whatever its own clock says.
+        """
+
+    def __init__(
+        self,
+        *,
+        ticket_id: _builtins.str = ...,
+        players_waiting: _builtins.int = ...,
+        bots_fill_at: _timestamp_pb2.Timestamp | None = ...,
+        server_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bots_fill_at", b"bots_fill_at", "server_time", b"server_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots_fill_at", b"bots_fill_at", "players_waiting", b"players_waiting", "server_time", b"server_time", "ticket_id", b"ticket_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QueueStatus: _TypeAlias = QueueStatus  # noqa: Y015
 
 @_typing.final
 class CreatePrivateTableRequest(_message.Message):

@@ -6,6 +6,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Stake, TableOptions, Variant } from "./common_pb";
 import { file_trix_v1_common } from "./common_pb";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/matchmaking.proto.
  */
 export const file_trix_v1_matchmaking: GenFile = /*@__PURE__*/
-  fileDesc("Chl0cml4L3YxL21hdGNobWFraW5nLnByb3RvEgd0cml4LnYxIoQBCghHYW1lV2lzaBIhCgd2YXJpYW50GAEgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAiABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIOCgZwcmVzZXQYAyABKAkSHQoFc3Rha2UYBCABKAsyDi50cml4LnYxLlN0YWtlIp0BChRFbnF1ZXVlVGlja2V0UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSHwoEd2lzaBgCIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEgoKcGFydG5lcl9pZBgDIAEoCRITCgtjbGllbnRfc2VlZBgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhQKDGRpc3BsYXlfbmFtZRgGIAEoCSI4ChVFbnF1ZXVlVGlja2V0UmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQilAEKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEh8KBHdpc2gYAyABKAsyES50cml4LnYxLkdhbWVXaXNoEiMKBXN0YXRlGAQgASgOMhQudHJpeC52MS5UaWNrZXRTdGF0ZRIQCgh0YWJsZV9pZBgFIAEoCRIMCgRzZWF0GAYgASgFIjsKE0NhbmNlbFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCSI3ChRDYW5jZWxUaWNrZXRSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCI6ChJXYXRjaFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCSI2ChNXYXRjaFRpY2tldFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0InoKGUNyZWF0ZVByaXZhdGVUYWJsZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEh8KBHdpc2gYAiABKAsyES50cml4LnYxLkdhbWVXaXNoEhMKC2NsaWVudF9zZWVkGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCSJLChpDcmVhdGVQcml2YXRlVGFibGVSZXNwb25zZRIMCgRjb2RlGAEgASgJEh8KBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0ImUKF0pvaW5Qcml2YXRlVGFibGVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIMCgRjb2RlGAIgASgJEhMKC2NsaWVudF9zZWVkGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCSI7ChhKb2luUHJpdmF0ZVRhYmxlUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiTAoYU3RhcnRQcml2YXRlVGFibGVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIMCgRjb2RlGAIgASgJEg8KB3BhcnRuZXIYAyABKAUiLQoZU3RhcnRQcml2YXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCSI5ChZHZXRQcml2YXRlVGFibGVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIkYKElByaXZhdGVUYWJsZVBsYXllchIUCgxkaXNwbGF5X25hbWUYASABKAkSDAoEaG9zdBgCIAEoCBIMCgR0ZWFtGAMgASgFIlcKF0dldFByaXZhdGVUYWJsZVJlc3BvbnNlEiwKB3BsYXllcnMYASADKAsyGy50cml4LnYxLlByaXZhdGVUYWJsZVBsYXllchIOCgZjbG9zZWQYAiABKAgiSwoOUmVtYXRjaFJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCSIyCg9SZW1hdGNoUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQqsQEKC1RpY2tldFN0YXRlEhwKGFRJQ0tFVF9TVEFURV9VTlNQRUNJRklFRBAAEhoKFlRJQ0tFVF9TVEFURV9TRUFSQ0hJTkcQARIYChRUSUNLRVRfU1RBVEVfV0lERU5FRBACEhgKFFRJQ0tFVF9TVEFURV9NQVRDSEVEEAMSGgoWVElDS0VUX1NUQVRFX0NBTkNFTExFRBAEEhgKFFRJQ0tFVF9TVEFURV9FWFBJUkVEEAUypQUKEk1hdGNobWFraW5nU2VydmljZRJOCg1FbnF1ZXVlVGlja2V0Eh0udHJpeC52MS5FbnF1ZXVlVGlja2V0UmVxdWVzdBoeLnRyaXgudjEuRW5xdWV1ZVRpY2tldFJlc3BvbnNlEksKDENhbmNlbFRpY2tldBIcLnRyaXgudjEuQ2FuY2VsVGlja2V0UmVxdWVzdBodLnRyaXgudjEuQ2FuY2VsVGlja2V0UmVzcG9uc2USSgoLV2F0Y2hUaWNrZXQSGy50cml4LnYxLldhdGNoVGlja2V0UmVxdWVzdBocLnRyaXgudjEuV2F0Y2hUaWNrZXRSZXNwb25zZTABEl0KEkNyZWF0ZVByaXZhdGVUYWJsZRIiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZVRhYmxlUmVxdWVzdBojLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZVRhYmxlUmVzcG9uc2USVwoQSm9pblByaXZhdGVUYWJsZRIgLnRyaXgudjEuSm9pblByaXZhdGVUYWJsZVJlcXVlc3QaIS50cml4LnYxLkpvaW5Qcml2YXRlVGFibGVSZXNwb25zZRJaChFTdGFydFByaXZhdGVUYWJsZRIhLnRyaXgudjEuU3RhcnRQcml2YXRlVGFibGVSZXF1ZXN0GiIudHJpeC52MS5TdGFydFByaXZhdGVUYWJsZVJlc3BvbnNlElQKD0dldFByaXZhdGVUYWJsZRIfLnRyaXgudjEuR2V0UHJpdmF0ZVRhYmxlUmVxdWVzdBogLnRyaXgudjEuR2V0UHJpdmF0ZVRhYmxlUmVzcG9uc2USPAoHUmVtYXRjaBIXLnRyaXgudjEuUmVtYXRjaFJlcXVlc3QaGC50cml4LnYxLlJlbWF0Y2hSZXNwb25zZWIGcHJvdG8z", [file_trix_v1_common]);
+  fileDesc("Chl0cml4L3YxL21hdGNobWFraW5nLnByb3RvEgd0cml4LnYxIoQBCghHYW1lV2lzaBIhCgd2YXJpYW50GAEgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAiABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIOCgZwcmVzZXQYAyABKAkSHQoFc3Rha2UYBCABKAsyDi50cml4LnYxLlN0YWtlIp0BChRFbnF1ZXVlVGlja2V0UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSHwoEd2lzaBgCIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEgoKcGFydG5lcl9pZBgDIAEoCRITCgtjbGllbnRfc2VlZBgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhQKDGRpc3BsYXlfbmFtZRgGIAEoCSI4ChVFbnF1ZXVlVGlja2V0UmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQilAEKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEh8KBHdpc2gYAyABKAsyES50cml4LnYxLkdhbWVXaXNoEiMKBXN0YXRlGAQgASgOMhQudHJpeC52MS5UaWNrZXRTdGF0ZRIQCgh0YWJsZV9pZBgFIAEoCRIMCgRzZWF0GAYgASgFIjsKE0NhbmNlbFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCSI3ChRDYW5jZWxUaWNrZXRSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCJQChJXYXRjaFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIUCgxxdWV1ZV9zdGF0dXMYAyABKAgiWwoTV2F0Y2hUaWNrZXRSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldBIjCgVxdWV1ZRgCIAEoCzIULnRyaXgudjEuUXVldWVTdGF0dXMinAEKC1F1ZXVlU3RhdHVzEhEKCXRpY2tldF9pZBgBIAEoCRIXCg9wbGF5ZXJzX3dhaXRpbmcYAiABKAUSMAoMYm90c19maWxsX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtzZXJ2ZXJfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiegoZQ3JlYXRlUHJpdmF0ZVRhYmxlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSHwoEd2lzaBgCIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEwoLY2xpZW50X3NlZWQYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJIksKGkNyZWF0ZVByaXZhdGVUYWJsZVJlc3BvbnNlEgwKBGNvZGUYASABKAkSHwoGdGlja2V0GAIgASgLMg8udHJpeC52MS5UaWNrZXQiZQoXSm9pblByaXZhdGVUYWJsZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEgwKBGNvZGUYAiABKAkSEwoLY2xpZW50X3NlZWQYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJIjsKGEpvaW5Qcml2YXRlVGFibGVSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCJMChhTdGFydFByaXZhdGVUYWJsZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEgwKBGNvZGUYAiABKAkSDwoHcGFydG5lchgDIAEoBSItChlTdGFydFByaXZhdGVUYWJsZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJIjkKFkdldFByaXZhdGVUYWJsZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEgwKBGNvZGUYAiABKAkiRgoSUHJpdmF0ZVRhYmxlUGxheWVyEhQKDGRpc3BsYXlfbmFtZRgBIAEoCRIMCgRob3N0GAIgASgIEgwKBHRlYW0YAyABKAUiVwoXR2V0UHJpdmF0ZVRhYmxlUmVzcG9uc2USLAoHcGxheWVycxgBIAMoCzIbLnRyaXgudjEuUHJpdmF0ZVRhYmxlUGxheWVyEg4KBmNsb3NlZBgCIAEoCCJLCg5SZW1hdGNoUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEAoIdGFibGVfaWQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJIjIKD1JlbWF0Y2hSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCqxAQoLVGlja2V0U3RhdGUSHAoYVElDS0VUX1NUQVRFX1VOU1BFQ0lGSUVEEAASGgoWVElDS0VUX1NUQVRFX1NFQVJDSElORxABEhgKFFRJQ0tFVF9TVEFURV9XSURFTkVEEAISGAoUVElDS0VUX1NUQVRFX01BVENIRUQQAxIaChZUSUNLRVRfU1RBVEVfQ0FOQ0VMTEVEEAQSGAoUVElDS0VUX1NUQVRFX0VYUElSRUQQBTKlBQoSTWF0Y2htYWtpbmdTZXJ2aWNlEk4KDUVucXVldWVUaWNrZXQSHS50cml4LnYxLkVucXVldWVUaWNrZXRSZXF1ZXN0Gh4udHJpeC52MS5FbnF1ZXVlVGlja2V0UmVzcG9uc2USSwoMQ2FuY2VsVGlja2V0EhwudHJpeC52MS5DYW5jZWxUaWNrZXRSZXF1ZXN0Gh0udHJpeC52MS5DYW5jZWxUaWNrZXRSZXNwb25zZRJKCgtXYXRjaFRpY2tldBIbLnRyaXgudjEuV2F0Y2hUaWNrZXRSZXF1ZXN0GhwudHJpeC52MS5XYXRjaFRpY2tldFJlc3BvbnNlMAESXQoSQ3JlYXRlUHJpdmF0ZVRhYmxlEiIudHJpeC52MS5DcmVhdGVQcml2YXRlVGFibGVSZXF1ZXN0GiMudHJpeC52MS5DcmVhdGVQcml2YXRlVGFibGVSZXNwb25zZRJXChBKb2luUHJpdmF0ZVRhYmxlEiAudHJpeC52MS5Kb2luUHJpdmF0ZVRhYmxlUmVxdWVzdBohLnRyaXgudjEuSm9pblByaXZhdGVUYWJsZVJlc3BvbnNlEloKEVN0YXJ0UHJpdmF0ZVRhYmxlEiEudHJpeC52MS5TdGFydFByaXZhdGVUYWJsZVJlcXVlc3QaIi50cml4LnYxLlN0YXJ0UHJpdmF0ZVRhYmxlUmVzcG9uc2USVAoPR2V0UHJpdmF0ZVRhYmxlEh8udHJpeC52MS5HZXRQcml2YXRlVGFibGVSZXF1ZXN0GiAudHJpeC52MS5HZXRQcml2YXRlVGFibGVSZXNwb25zZRI8CgdSZW1hdGNoEhcudHJpeC52MS5SZW1hdGNoUmVxdWVzdBoYLnRyaXgudjEuUmVtYXRjaFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_trix_v1_common]);
 
 /**
  * What a player asks to play.
@@ -261,6 +263,13 @@ export type WatchTicketRequest = Message<"trix.v1.WatchTicketRequest"> & {
    * @generated from field: string player_id = 2;
    */
   playerId: string;
+
+  /**
+   * Also send `WatchTicketResponse.queue` while a quick-match ticket searches (issue 39).
+   *
+   * @generated from field: bool queue_status = 3;
+   */
+  queueStatus: boolean;
 };
 
 /**
@@ -271,17 +280,24 @@ export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PUR
   messageDesc(file_trix_v1_matchmaking, 6);
 
 /**
- * One state change of a watched ticket.
+ * One state change of a watched ticket, or (when asked for) how its queue looks now.
  *
  * @generated from message trix.v1.WatchTicketResponse
  */
 export type WatchTicketResponse = Message<"trix.v1.WatchTicketResponse"> & {
   /**
-   * The ticket in its new state.
+   * The ticket in its new state; unset on a message that carries `queue` only.
    *
    * @generated from field: trix.v1.Ticket ticket = 1;
    */
   ticket?: Ticket | undefined;
+
+  /**
+   * How the ticket's queue looks now (only with `WatchTicketRequest.queue_status`).
+   *
+   * @generated from field: trix.v1.QueueStatus queue = 2;
+   */
+  queue?: QueueStatus | undefined;
 };
 
 /**
@@ -290,6 +306,54 @@ export type WatchTicketResponse = Message<"trix.v1.WatchTicketResponse"> & {
  */
 export const WatchTicketResponseSchema: GenMessage<WatchTicketResponse> = /*@__PURE__*/
   messageDesc(file_trix_v1_matchmaking, 7);
+
+/**
+ * How a searching quick-match ticket's queue looks (issue 39): what a waiting player is told
+ * instead of nothing. Sent when it changes, the first one once the ticket has waited half a
+ * second (a table filled at once costs no message), none once the ticket is matched.
+ *
+ * @generated from message trix.v1.QueueStatus
+ */
+export type QueueStatus = Message<"trix.v1.QueueStatus"> & {
+  /**
+   * The ticket.
+   *
+   * @generated from field: string ticket_id = 1;
+   */
+  ticketId: string;
+
+  /**
+   * Players searching in the ticket's queue (same variant, options and stake), the ticket's
+   * player included: at least 1, the table starts when 4 are found.
+   *
+   * @generated from field: int32 players_waiting = 2;
+   */
+  playersWaiting: number;
+
+  /**
+   * When bots take the empty seats of the table this ticket would sit at (free tables,
+   * TRIX_MATCHMAKING_BOT_FILL_S after the oldest ticket of the queue came); unset for a paid
+   * table, which waits for four players.
+   *
+   * @generated from field: google.protobuf.Timestamp bots_fill_at = 3;
+   */
+  botsFillAt?: Timestamp | undefined;
+
+  /**
+   * When the status was made (server clock): a client counts down
+   * `bots_fill_at - server_time` from the moment it receives it, whatever its own clock says.
+   *
+   * @generated from field: google.protobuf.Timestamp server_time = 4;
+   */
+  serverTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message trix.v1.QueueStatus.
+ * Use `create(QueueStatusSchema)` to create a new message.
+ */
+export const QueueStatusSchema: GenMessage<QueueStatus> = /*@__PURE__*/
+  messageDesc(file_trix_v1_matchmaking, 8);
 
 /**
  * Request of MatchmakingService.CreatePrivateTable.
@@ -331,7 +395,7 @@ export type CreatePrivateTableRequest = Message<"trix.v1.CreatePrivateTableReque
  * Use `create(CreatePrivateTableRequestSchema)` to create a new message.
  */
 export const CreatePrivateTableRequestSchema: GenMessage<CreatePrivateTableRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 8);
+  messageDesc(file_trix_v1_matchmaking, 9);
 
 /**
  * Response of MatchmakingService.CreatePrivateTable.
@@ -359,7 +423,7 @@ export type CreatePrivateTableResponse = Message<"trix.v1.CreatePrivateTableResp
  * Use `create(CreatePrivateTableResponseSchema)` to create a new message.
  */
 export const CreatePrivateTableResponseSchema: GenMessage<CreatePrivateTableResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 9);
+  messageDesc(file_trix_v1_matchmaking, 10);
 
 /**
  * Request of MatchmakingService.JoinPrivateTable.
@@ -401,7 +465,7 @@ export type JoinPrivateTableRequest = Message<"trix.v1.JoinPrivateTableRequest">
  * Use `create(JoinPrivateTableRequestSchema)` to create a new message.
  */
 export const JoinPrivateTableRequestSchema: GenMessage<JoinPrivateTableRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 10);
+  messageDesc(file_trix_v1_matchmaking, 11);
 
 /**
  * Response of MatchmakingService.JoinPrivateTable.
@@ -422,7 +486,7 @@ export type JoinPrivateTableResponse = Message<"trix.v1.JoinPrivateTableResponse
  * Use `create(JoinPrivateTableResponseSchema)` to create a new message.
  */
 export const JoinPrivateTableResponseSchema: GenMessage<JoinPrivateTableResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 11);
+  messageDesc(file_trix_v1_matchmaking, 12);
 
 /**
  * Request of MatchmakingService.StartPrivateTable.
@@ -458,7 +522,7 @@ export type StartPrivateTableRequest = Message<"trix.v1.StartPrivateTableRequest
  * Use `create(StartPrivateTableRequestSchema)` to create a new message.
  */
 export const StartPrivateTableRequestSchema: GenMessage<StartPrivateTableRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 12);
+  messageDesc(file_trix_v1_matchmaking, 13);
 
 /**
  * Response of MatchmakingService.StartPrivateTable.
@@ -479,7 +543,7 @@ export type StartPrivateTableResponse = Message<"trix.v1.StartPrivateTableRespon
  * Use `create(StartPrivateTableResponseSchema)` to create a new message.
  */
 export const StartPrivateTableResponseSchema: GenMessage<StartPrivateTableResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 13);
+  messageDesc(file_trix_v1_matchmaking, 14);
 
 /**
  * Request of MatchmakingService.GetPrivateTable.
@@ -507,7 +571,7 @@ export type GetPrivateTableRequest = Message<"trix.v1.GetPrivateTableRequest"> &
  * Use `create(GetPrivateTableRequestSchema)` to create a new message.
  */
 export const GetPrivateTableRequestSchema: GenMessage<GetPrivateTableRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 14);
+  messageDesc(file_trix_v1_matchmaking, 15);
 
 /**
  * A player at a private table before it starts.
@@ -543,7 +607,7 @@ export type PrivateTablePlayer = Message<"trix.v1.PrivateTablePlayer"> & {
  * Use `create(PrivateTablePlayerSchema)` to create a new message.
  */
 export const PrivateTablePlayerSchema: GenMessage<PrivateTablePlayer> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 15);
+  messageDesc(file_trix_v1_matchmaking, 16);
 
 /**
  * Response of MatchmakingService.GetPrivateTable.
@@ -571,7 +635,7 @@ export type GetPrivateTableResponse = Message<"trix.v1.GetPrivateTableResponse">
  * Use `create(GetPrivateTableResponseSchema)` to create a new message.
  */
 export const GetPrivateTableResponseSchema: GenMessage<GetPrivateTableResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 16);
+  messageDesc(file_trix_v1_matchmaking, 17);
 
 /**
  * Request of MatchmakingService.Rematch.
@@ -606,7 +670,7 @@ export type RematchRequest = Message<"trix.v1.RematchRequest"> & {
  * Use `create(RematchRequestSchema)` to create a new message.
  */
 export const RematchRequestSchema: GenMessage<RematchRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 17);
+  messageDesc(file_trix_v1_matchmaking, 18);
 
 /**
  * Response of MatchmakingService.Rematch.
@@ -627,7 +691,7 @@ export type RematchResponse = Message<"trix.v1.RematchResponse"> & {
  * Use `create(RematchResponseSchema)` to create a new message.
  */
 export const RematchResponseSchema: GenMessage<RematchResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_matchmaking, 18);
+  messageDesc(file_trix_v1_matchmaking, 19);
 
 /**
  * The state of a ticket.
