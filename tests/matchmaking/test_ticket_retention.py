@@ -22,6 +22,7 @@ from mm_support import config, identity, service_of, serving_replica
 from support.clock import ManualClock
 from support.nats import NatsServer
 from trix.matchmaking.adapters import TICKETS_BUCKET, KvStore
+from trix.matchmaking.queue_status import queue_status_key
 from trix.matchmaking.service import MatchmakingService
 from trix.runtime.server import Runtime
 from trix.v1 import common_pb2
@@ -109,6 +110,14 @@ def tk(ticket: mm.Ticket) -> str:
     return f"tk.{ticket.ticket_id[:2]}.{ticket.ticket_id}"
 
 
+async def count_key(env: Env, ticket: mm.Ticket) -> str:
+    """The key of the count of the queue a searching ticket waits in (issue 39: its player is
+    shown it), which lives as long as someone waits there."""
+    got = await env.service.tickets.get_ticket(ticket.ticket_id)
+    assert got is not None
+    return queue_status_key(got[0].wish.queue_key())
+
+
 async def test_finished_tickets_locks_matches_and_lobbies_are_purged_after_retention(env: Env) -> None:
     api = env.api
     players = [f"m{i}" for i in range(4)]
@@ -130,7 +139,7 @@ async def test_finished_tickets_locks_matches_and_lobbies_are_purged_after_reten
 
     env.clock.advance(30.0)
     live = await enqueue(api, "waiting")  # searching: must survive every purge below
-    live_keys = {tk(live), "pl.waiting"}
+    live_keys = {tk(live), "pl.waiting", await count_key(env, live)}
     matched_keys = {tk(t) for t in matched} | {f"pl.{p}" for p in players} | {match_key}
 
     env.clock.advance(RETENTION_S - 29.0)  # the cancelled tickets' retention is over, not the matched
@@ -157,8 +166,9 @@ async def test_a_lock_taken_by_a_newer_ticket_survives_the_old_tickets_purge(env
     env.clock.advance(30.0)
     new = await enqueue(api, "c1")  # the player's lock now names the new ticket
     env.clock.advance(RETENTION_S)  # the old ticket's retention is over, the new one searches on
-    keys, _ = await wait_for_keys(env, {tk(new), "pl.c1"})
-    assert keys == {tk(new), "pl.c1"}
+    expect = {tk(new), "pl.c1", await count_key(env, new)}
+    keys, _ = await wait_for_keys(env, expect)
+    assert keys == expect
     with pytest.raises(grpc.aio.AioRpcError) as err:  # the lock still holds the new ticket
         await enqueue(api, "c1")
     assert err.value.code() == grpc.StatusCode.ALREADY_EXISTS

@@ -7,7 +7,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { SessionResponse } from "../gen/trix/v1/gateway_pb";
 import type { Event } from "../gen/trix/v1/events_pb";
-import type { Ticket } from "../gen/trix/v1/matchmaking_pb";
+import type { QueueStatus, Ticket } from "../gen/trix/v1/matchmaking_pb";
 import type { SeatView } from "../gen/trix/v1/table_pb";
 import { applyEvent, applySnapshot, emptyState, isGap } from "./state";
 import type { GameState } from "./state";
@@ -23,6 +23,8 @@ export interface EventSource {
 export type FollowHooks = {
   state: (s: GameState) => void;
   ticket?: (t: Ticket) => void;
+  /** While a quick-match ticket searches: its queue's status (players found, bots' time). */
+  queue?: (q: QueueStatus) => void;
   error?: (code: string, message: string) => void;
   /** A refusal not believed yet (see REFUSALS_BELIEVED): the follower tries again. */
   refused?: (code: string, message: string, times: number) => void;
@@ -102,7 +104,8 @@ export class Follower {
       const t = k.value;
       if (t.tableId && !this.state.tableId) this.set({ ...this.state, tableId: t.tableId, seat: t.seat });
       this.hooks.ticket?.(t);
-    } else if (k.case === "error") this.hooks.error?.(k.value.code, k.value.message);
+    } else if (k.case === "queue") this.hooks.queue?.(k.value);
+    else if (k.case === "error") this.hooks.error?.(k.value.code, k.value.message);
     return this.state.finished;
   }
 

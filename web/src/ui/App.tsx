@@ -19,6 +19,9 @@ import { HistoryPage, ReplayPage } from "./History";
 import { PrivateLobby } from "./PrivateLobby";
 import { LobbyBoard } from "./Lobby";
 import { play, setMuted as setSoundMuted } from "./sound";
+import { QuickMatch } from "./QuickMatch";
+import { queueView } from "../client/queue";
+import type { QueueView } from "../client/queue";
 import type { Action } from "../gen/trix/v1/gateway_pb";
 
 /** The page's strings in its language (`lang`, for numbers: ./fmt). */
@@ -103,6 +106,7 @@ export function App() {
   const [error, setError] = useState("");
   const [game, setGame] = useState<GameState | null>(null);
   const [ticket, setTicket] = useState<Ticket | null>(null);
+  const [queue, setQueue] = useState<QueueView | null>(null);
   const [reconnecting, setReconnecting] = useState(false);
   const [muted, setMuted] = useState(store.get("muted") === "1");
   const follower = useRef<Follower | null>(null);
@@ -135,6 +139,7 @@ export function App() {
           if (s.finished) store.set("table", null);
         },
         ticket: (tk) => setTicket(tk),
+        queue: (q) => setQueue(queueView(q, performance.now())),
         error: (code, message) => {
           setError(t("error", { message: message || code }));
           if (code === "PermissionDenied" || code === "NotFound") {
@@ -270,6 +275,7 @@ export function App() {
     store.set("table", null);
     setGame(null);
     setTicket(null);
+    setQueue(null);
     setError("");
   };
 
@@ -384,8 +390,14 @@ export function App() {
               spectator={spectating}
               invite={() => gw.inviteSpectator({ tableId: game.tableId }).then((r) => r.invitation)} />
           ) : (
-            <section class="card-box" aria-live="polite">
-              <p>{t("searching")}</p>
+            <QuickMatch
+              t={t}
+              queue={privateCode ? null : queue}
+              cancel={() => {
+                if (ticket) void gw.cancelMatch({ ticketId: ticket.ticketId }).catch(() => {});
+                leaveLobby();
+              }}
+            >
               {privateCode && (
                 <p>
                   {t("shareCode", { code: "" })}
@@ -395,16 +407,7 @@ export function App() {
                 </p>
               )}
               {privateCode && <PrivateLobby t={t} gw={gw} code={privateCode} fail={fail} />}
-              <button
-                type="button"
-                onClick={() => {
-                  if (ticket) void gw.cancelMatch({ ticketId: ticket.ticketId }).catch(() => {});
-                  leaveLobby();
-                }}
-              >
-                {t("cancel")}
-              </button>
-            </section>
+            </QuickMatch>
           )
         ) : (
           <>
