@@ -9,7 +9,7 @@ ZIG ?= $(PY) -m ziglang
 WEB_WASM := web/build/trix_engine.wasm
 WASM_CFLAGS := -target wasm32-wasi -mexec-model=reactor -std=c11 -Wall -Wextra -Werror -Iengine/include -O2 -s
 WEB_STAMP := web/node_modules/.trix-npm-ci
-WEB_SOURCES := $(shell find web/src web/index.html web/vite.config.ts web/tsconfig.json -type f 2>/dev/null)
+WEB_SOURCES := $(shell find web/src web/public web/scripts web/index.html web/vite.config.ts web/tsconfig.json -type f 2>/dev/null)
 WEB_DIST := web/dist/index.html
 
 .PHONY: web web-install web-proto web-proto-check web-build web-wasm test-web

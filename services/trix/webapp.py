@@ -89,7 +89,11 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8", "no-store", head)
             return
         kind = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
-        if kind.startswith("text/") or kind in ("application/javascript", "application/json"):
+        if kind.startswith("text/") or kind in (
+            "application/javascript",
+            "application/json",
+            "application/manifest+json",
+        ):
             kind += "; charset=utf-8"
         immutable = found.parent.name == "assets"
         cache = "public, max-age=31536000, immutable" if immutable else "no-cache"
@@ -117,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     mimetypes.add_type("application/javascript", ".js")
     mimetypes.add_type("text/css", ".css")
+    # The installable app's files (issue 39), whatever the host's mime.types says: the web app
+    # manifest, the icons and the bundled Arabic font.
+    mimetypes.add_type("application/manifest+json", ".webmanifest")
+    mimetypes.add_type("image/svg+xml", ".svg")
+    mimetypes.add_type("image/png", ".png")
+    mimetypes.add_type("font/woff2", ".woff2")
     server = serve((args.root or default_root()).resolve(), args.host, args.port)
 
     def stop(_signum: int, _frame: FrameType | None) -> None:

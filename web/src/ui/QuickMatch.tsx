@@ -8,6 +8,7 @@ import { secondsLeft } from "../client/queue";
 import type { QueueView } from "../client/queue";
 import type { T } from "./App";
 import { tx } from "./fmt";
+import "./QuickMatch.css";
 
 type Props = { t: T; queue: QueueView | null; cancel: () => void; children?: ComponentChildren };
 
