@@ -3,7 +3,7 @@
 // the protocol and the state live in ../client.
 import { Component } from "preact";
 import type { ComponentChildren } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DoublingReveal, Variant } from "../gen/trix/v1/common_pb";
 import type { Ticket } from "../gen/trix/v1/matchmaking_pb";
@@ -112,7 +112,9 @@ export function App() {
   const follower = useRef<Follower | null>(null);
   const stopRefresh = useRef<(() => void) | null>(null);
 
-  useEffect(() => {
+  // Before the first paint (a layout effect): the page's language picks its font (fonts.css),
+  // and the English page must never fetch the Arabic one for the HTML's default lang="ar".
+  useLayoutEffect(() => {
     document.documentElement.lang = lang;
     document.documentElement.dir = lang === "ar" ? "rtl" : "ltr";
     store.set("lang", lang);
