@@ -73,9 +73,8 @@ class QueueView:
 class QueueCounts:
     """The partition owner's writes of its queues' counts (chores of `rounds.Matcher.run`)."""
 
-    def __init__(self, store: Store, clock: Callable[[], float]) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.clock = clock
         self.written: dict[int, dict[str, tuple[int, float, float, int]]] = {}
         """Per owned partition: queue key -> (players, oldest, written at, revision) last written."""
 

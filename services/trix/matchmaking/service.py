@@ -108,7 +108,7 @@ class MatchmakingService:
         self.admission = Admission(store, self.tickets, self.locks, self.wallet, self.clock)
         self.claims = Claims(store, publisher, self.tickets, self.view, self.clock)
         self.lobbies = Lobbies(config, store, self.tickets, self.admission, self.claims, self.clock)
-        self.counts = QueueCounts(store, self.clock)
+        self.counts = QueueCounts(store)
         self.queue_watch = QueueWatch(store, self.clock, config.bot_fill_after_s)
         self.matcher = Matcher(
             config,
