@@ -368,7 +368,8 @@ class Supervisor(StartStop):
         self.edge_child.start()
 
     def edge_ready(self, timeout_s: float) -> bool:
-        """True once the edge answers its /healthz."""
+        """True once the edge answers its /healthz and the web app's server behind it listens
+        (before that the edge answers the page with 503)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and not self.stop_requested:
             child = self.edge_child
@@ -379,9 +380,17 @@ class Supervisor(StartStop):
                 self._edge_socket() as s,
             ):
                 s.sendall(b"GET /healthz HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n")
-                if s.recv(64).split(b" ")[1:2] == [b"200"]:
+                if s.recv(64).split(b" ")[1:2] == [b"200"] and self._web_listens():
                     return True
             time.sleep(0.1)
+        return False
+
+    def _web_listens(self) -> bool:
+        web = self.web_child
+        if web is None or not web.http_port:
+            return True
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", web.http_port), timeout=0.5):
+            return True
         return False
 
     def _edge_socket(self) -> socket.socket:
