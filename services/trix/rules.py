@@ -181,9 +181,17 @@ def is_player_id(text: object) -> bool:
 
 # ---- display names (shown to the other players of a table) ----------------------------------
 
-INVISIBLE_LETTERS: Final = frozenset("\u3164\u115f\u1160\uffa0")
-"""Hangul fillers: letters (category Lo, so not caught as control or format characters) that
-draw nothing; a name of them looks empty or impersonates another."""
+INVISIBLE_LETTERS: Final = frozenset("\u3164\u115f\u1160\uffa0\u2800")
+"""Hangul fillers and the blank Braille pattern: letters or symbols (categories Lo, So, so not
+caught as control or format characters) that draw nothing; a name of them looks empty or
+impersonates another."""
+MAX_DISPLAY_NAME: Final = 32
+"""Characters of a display name, at most."""
+MAX_DISPLAY_NAME_BYTES: Final = 64
+"""UTF-8 bytes of a display name, at most (what other players' screens and the records hold)."""
+HIDDEN_CATEGORIES: Final = ("Cc", "Cf", "Cs", "Co", "Cn")
+"""Control, format (bidi embeddings, overrides and isolates, zero-width spaces and joiners,
+word joiners U+2060..), surrogate, private-use and unassigned characters: never in a display name."""
 MAX_MARKS_PER_CHARACTER: Final = 3
 """Combining marks (Mn, Me) one character of a display name may carry after NFC: enough for
 every script's accents and vowel signs, not for a stack that paints over the lines around."""
@@ -214,3 +222,20 @@ def strip_display_name(name: str) -> str:
         if marks <= MAX_MARKS_PER_CHARACTER:
             kept.append(ch)
     return "".join(kept)
+
+
+def clean_display_name(raw: str) -> str:
+    """A display name others may be shown: NFC, without control or format characters (NUL,
+    ANSI escapes, right-to-left overrides, zero-width characters: HIDDEN_CATEGORIES),
+    invisible letters or a stack of combining marks (`strip_display_name`), whitespace runs
+    as one space, at most MAX_DISPLAY_NAME characters and MAX_DISPLAY_NAME_BYTES UTF-8 bytes
+    (never a cut character). The gateway cleans sign-in names with it; matchmaking refuses
+    what it would change (`display_name_problem` and the same limits)."""
+    text = strip_display_name(raw)  # no invisible letters, marks capped per character
+    text = "".join(
+        " " if ch.isspace() else ch for ch in text if ch.isspace() or unicodedata.category(ch) not in HIDDEN_CATEGORIES
+    )
+    name = " ".join(text.split())[:MAX_DISPLAY_NAME]
+    while len(name.encode()) > MAX_DISPLAY_NAME_BYTES:
+        name = name[:-1]
+    return name.rstrip()

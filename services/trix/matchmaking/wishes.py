@@ -13,6 +13,9 @@ from typing import Any
 from trix.errors import InvalidArgument
 from trix.fairness import FairnessError, validate_client_seed
 from trix.rules import (
+    HIDDEN_CATEGORIES,
+    MAX_DISPLAY_NAME,
+    MAX_DISPLAY_NAME_BYTES,
     PARTNERSHIP_VARIANT_NAMES,
     PLAYER_ID_RULE,
     TABLE_OPTIONS,
@@ -115,11 +118,6 @@ def check_player_id(player_id: str, what: str = "player id") -> str:
     return player_id
 
 
-MAX_DISPLAY_NAME = 32
-MAX_DISPLAY_NAME_BYTES = 64
-_HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn")
-
-
 def check_display_name(name: str) -> str:
     """A seat's name as the gateway cleans a sign-in name (shown to the others at the
     table): refused, not cleaned again, when it has a control or format character (an ANSI
@@ -129,7 +127,7 @@ def check_display_name(name: str) -> str:
         raise InvalidArgument(
             f"display name must be at most {MAX_DISPLAY_NAME} characters and {MAX_DISPLAY_NAME_BYTES} bytes"
         )
-    if any(unicodedata.category(ch) in _HIDDEN for ch in name) or name != name.strip():
+    if any(unicodedata.category(ch) in HIDDEN_CATEGORIES for ch in name) or name != name.strip():
         raise InvalidArgument("display name must have no control or format characters and no edge spaces")
     if problem := display_name_problem(name):
         raise InvalidArgument(problem)

@@ -1,0 +1,247 @@
+"""The word filter of table talk and display names (issue 44): Arabic, Arabizi and English.
+
+Owns reading the word list (`words.txt` beside this module: data, with its source at its
+top, extended by adding a line there, as its header says) and the verdict on a line:
+`WordFilter.check` -> `Verdict`, clean or filtered naming the rule (the entry) that matched.
+
+How a line is read: `trix.social.normalise.normalise` first (look-alikes, Arabic variants,
+invisible characters); then the line is cut into words at spaces, and inside a word every
+separator (a dot, a dash, an asterisk) is ignored (`f.u.c.k`, `ش-ر-م-و-ط-ه`); a run of
+single letters between spaces is one word (`f u c k`). Each word is then read three ways,
+each against the entries of its language: its Arabic letters (`ar` entries, an Arabic word
+also without a leading ال, وال or يا), its Latin letters with digits read as letters (`en`
+entries: `sh1t`) and its Arabizi consonant skeleton (`az` entries, `arabizi_skeleton`). An
+entry's repeated letter matches that letter repeated more (`fuuuck`, `شررموطه`), never less.
+
+Pure and deterministic: no I/O but reading the list once, no clock. What is shown to the
+readers of a line that passes is the line as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Final, Literal
+
+from trix.social.normalise import collapse_repeats, normalise
+
+Kind = Literal["ar", "az", "en"]
+Mode = Literal["word", "part"]
+KINDS: Final = ("ar", "az", "en")
+MODES: Final = ("word", "part")
+
+LEET: Final = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
+"""Digits and symbols written for Latin letters (English view only; Arabizi reads digits as letters of its own)."""
+ARABIZI_DIGRAPHS: Final = (("kh", "5"), ("sh", "$"), ("ch", "$"), ("gh", "8"), ("th", "t"), ("dh", "d"))
+"""Two Latin letters for one Arabic letter, as one symbol (5 is also how Arabizi writes خ)."""
+ARABIZI_LETTERS: Final = str.maketrans({"q": "2", "c": "k", "h": "7"})
+"""ق written as q or as 2 (the hamza most dialects say it as), c as k, h as 7 (ح and ه alike)."""
+VOWELS: Final = frozenset("aeiou")
+ARABIC_PREFIXES: Final = ("وال", "ال", "يا")
+"""Written joined to the word they precede: an `ar` word entry matches after them too."""
+_WORD_CHARACTERS: Final = frozenset("@$!")
+"""Symbols that may stand for a letter inside a word (English view); other punctuation is a separator."""
+
+
+def _is_arabic(ch: str) -> bool:
+    return "\u0621" <= ch <= "\u064a" or "\u0671" <= ch <= "\u06d3"
+
+
+def _is_latin(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch in _WORD_CHARACTERS)
+
+
+def arabizi_skeleton(word: str) -> str:
+    """The consonants of a Latin word read as Arabizi: repeats collapsed, the digraphs of
+    ARABIZI_DIGRAPHS as one symbol, ARABIZI_LETTERS folded, vowels dropped, digits kept."""
+    text = collapse_repeats(word)
+    for pair, symbol in ARABIZI_DIGRAPHS:
+        text = text.replace(pair, symbol)
+    text = text.translate(ARABIZI_LETTERS)
+    return collapse_repeats("".join(ch for ch in text if ch not in VOWELS))
+
+
+def leet_letters(word: str) -> str:
+    """A Latin word with its digits and symbols read as the letters they stand for."""
+    return "".join(ch for ch in word.translate(LEET) if ch.isalpha())
+
+
+def runs_pattern(text: str) -> str:
+    """A regular expression matching `text` with any letter repeated at least as often as in it."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        j = i
+        while j < len(text) and text[j] == text[i]:
+            j += 1
+        out.append(re.escape(text[i]) + ("+" if j - i == 1 else f"{{{j - i},}}"))
+        i = j
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the word list."""
+
+    kind: Kind
+    mode: Mode
+    words: str
+    """As written in the list (normalised when loaded)."""
+    line: int
+
+    @property
+    def rule(self) -> str:
+        """How a verdict names it: `words.txt:<line> <kind> <words>`."""
+        return f"words.txt:{self.line} {self.kind} {self.words}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The filter's answer about one line: clean, or filtered by `rule`, on `matched` (the
+    normalised words that matched, for an operator; never shown to other players)."""
+
+    filtered: bool
+    rule: str = ""
+    matched: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return not self.filtered
+
+
+CLEAN: Final = Verdict(False)
+
+
+class WordListError(ValueError):
+    """A line of the word list that is not `KIND MODE WORDS`."""
+
+
+def parse_word_list(text: str) -> tuple[Entry, ...]:
+    """The entries of a word list (`words.txt`'s format); WordListError naming a bad line."""
+    entries: list[Entry] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(None, 2)
+        if len(parts) != 3 or parts[0] not in KINDS or parts[1] not in MODES:
+            raise WordListError(
+                f"words.txt:{number}: expected 'KIND MODE WORDS' (KIND one of {KINDS}, MODE one of {MODES})"
+            )
+        kind, mode, words = parts
+        words = " ".join(normalise(words).split())
+        if mode == "part" and " " in words:
+            raise WordListError(f"words.txt:{number}: a 'part' entry is one word")
+        entries.append(Entry(kind, mode, words, number))  # type: ignore[arg-type]
+    return tuple(entries)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    entry: Entry
+    size: int
+    """Words in a row it spans."""
+    pattern: re.Pattern[str] | None
+    skeleton: str
+
+
+def _compile(entry: Entry) -> _Compiled:
+    size = entry.words.count(" ") + 1
+    if entry.kind == "az":
+        return _Compiled(entry, size, None, " ".join(arabizi_skeleton(w) for w in entry.words.split()))
+    text = entry.words if entry.kind == "ar" else " ".join(leet_letters(w) for w in entry.words.split())
+    return _Compiled(entry, size, re.compile(runs_pattern(text)), "")
+
+
+def _pieces(text: str) -> list[str]:
+    """The words of a normalised line: cut at spaces, separators inside a word dropped, a run
+    of single letters (`f u c k`) as one word."""
+    words = ["".join(ch for ch in chunk if ch.isalnum() or ch in _WORD_CHARACTERS) for chunk in text.split()]
+    words = [w for w in words if w]
+    out: list[str] = []
+    run: list[str] = []
+    for word in [*words, ""]:
+        if len(word) == 1 and word.isalpha():
+            run.append(word)
+            continue
+        if len(run) > 1:
+            out.append("".join(run))
+        elif run:
+            out.extend(run)
+        run = []
+        if word:
+            out.append(word)
+    return out
+
+
+def _views(words: Sequence[str]) -> dict[Kind, list[str]]:
+    """Each word read as Arabic, as English and as Arabizi (an empty reading where the word has none)."""
+    arabic = ["".join(ch for ch in w if _is_arabic(ch)) for w in words]
+    latin = ["".join(ch for ch in w if _is_latin(ch)) for w in words]
+    return {
+        "ar": arabic,
+        "en": [leet_letters(w) for w in latin],
+        "az": [arabizi_skeleton(w) if any(c.isalpha() for c in w) else "" for w in latin],
+    }
+
+
+def _windows(view: list[str], size: int) -> Iterator[str]:
+    """Every `size` non-empty readings in a row, joined by one space."""
+    present = [w for w in view if w]
+    for i in range(len(present) - size + 1):
+        yield " ".join(present[i : i + size])
+
+
+def _arabic_forms(word: str) -> Iterator[str]:
+    yield word
+    for prefix in ARABIC_PREFIXES:
+        if word.startswith(prefix) and len(word) > len(prefix) + 1:
+            yield word[len(prefix) :]
+
+
+class WordFilter:
+    """The filter over one word list (`default_filter()`: the repository's `words.txt`)."""
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = tuple(entries)
+        self._compiled = tuple(_compile(e) for e in self.entries)
+
+    def check(self, line: str) -> Verdict:
+        """Whether `line` (a chat line or a display name) passes; the first entry that
+        matches, in the list's order, names the rule."""
+        views = _views(_pieces(normalise(line)))
+        for c in self._compiled:
+            found = self._match(c, views[c.entry.kind])
+            if found:
+                return Verdict(True, c.entry.rule, found)
+        return CLEAN
+
+    @staticmethod
+    def _match(c: _Compiled, view: list[str]) -> str:
+        for text in _windows(view, c.size):
+            if c.pattern is None:
+                if text == c.skeleton:
+                    return text
+            elif c.entry.mode == "part":
+                if c.pattern.search(text):
+                    return text
+            elif c.entry.kind == "ar" and c.size == 1:
+                if any(c.pattern.fullmatch(form) for form in _arabic_forms(text)):
+                    return text
+            elif c.pattern.fullmatch(text):
+                return text
+        return ""
+
+
+def read_word_list() -> str:
+    """The text of the repository's word list, `words.txt` of this package."""
+    return resources.files("trix.social").joinpath("words.txt").read_text("utf-8")
+
+
+@cache
+def default_filter() -> WordFilter:
+    """The filter over the repository's word list, built once."""
+    return WordFilter(parse_word_list(read_word_list()))
