@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trix.social.moderation import (
+    CHANNEL_BUCKET,
     FILTER_STRIKES,
     MAX_LINE_CHARACTERS,
     MIN_INTERVAL_S,
@@ -29,9 +30,11 @@ class Clock:
         return self.now
 
 
-def moderation(**kwargs: Bucket) -> tuple[ChatModeration, Clock]:
+def moderation(
+    player_bucket: Bucket = PLAYER_BUCKET, channel_bucket: Bucket = CHANNEL_BUCKET
+) -> tuple[ChatModeration, Clock]:
     clock = Clock()
-    return ChatModeration(clock, **kwargs), clock
+    return ChatModeration(clock, player_bucket=player_bucket, channel_bucket=channel_bucket), clock
 
 
 def test_a_burst_passes_then_the_player_cools_down_and_the_others_still_talk() -> None:

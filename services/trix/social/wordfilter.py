@@ -207,11 +207,12 @@ class WordFilter:
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = tuple(entries)
-        self._compiled = tuple(_compile(e) for e in self.entries)
+        # Entries of more words first (`كس امك` names the rule rather than `كس`), then in the list's order.
+        self._compiled = tuple(sorted((_compile(e) for e in self.entries), key=lambda c: -c.size))
 
     def check(self, line: str) -> Verdict:
         """Whether `line` (a chat line or a display name) passes; the first entry that
-        matches, in the list's order, names the rule."""
+        matches names the rule (entries of more words first, then in the list's order)."""
         views = _views(_pieces(normalise(line)))
         for c in self._compiled:
             found = self._match(c, views[c.entry.kind])
