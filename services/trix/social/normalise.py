@@ -12,7 +12,9 @@ is `trix.social.wordfilter`. What is shown to players is always the line as writ
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from functools import cache
 from typing import Final
 
 ARABIC_MARKS: Final = frozenset(
@@ -129,9 +131,11 @@ NFKC, so an accented Latin letter decomposed by the fold below matches its base 
 INVISIBLE_LETTERS: Final = frozenset("\u3164\u115f\u1160\uffa0\u2800")
 """Letters that draw nothing (Hangul fillers, the blank Braille pattern): dropped."""
 
+_REPEATS: Final = re.compile(r"(.)\1+", re.DOTALL)
 _TABLE: Final = str.maketrans({**ARABIC_FOLDS, **DIGITS, **HOMOGLYPHS})
 
 
+@cache
 def _kept(ch: str) -> bool:
     return (
         ch not in ARABIC_MARKS and ch not in INVISIBLE_LETTERS and unicodedata.category(ch) not in _DROPPED_CATEGORIES
@@ -154,11 +158,7 @@ def normalise(text: str) -> str:
 
 def collapse_repeats(text: str) -> str:
     """Each run of one character as that character once: `fuuuck` -> `fuck`, `حلووو` -> `حلو`."""
-    out: list[str] = []
-    for ch in text:
-        if not out or out[-1] != ch:
-            out.append(ch)
-    return "".join(out)
+    return _REPEATS.sub(r"\1", text)
 
 
 def skeleton(text: str) -> str:

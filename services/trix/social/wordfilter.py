@@ -146,6 +146,8 @@ class _Compiled:
     """Words in a row it spans."""
     pattern: re.Pattern[str] | None
     skeleton: str
+    pattern_text: str = ""
+    """What `pattern` was made from (its repeats as written)."""
 
 
 def _compile(entry: Entry) -> _Compiled:
@@ -153,7 +155,7 @@ def _compile(entry: Entry) -> _Compiled:
     if entry.kind == "az":
         return _Compiled(entry, size, None, " ".join(arabizi_skeleton(w) for w in entry.words.split()))
     text = entry.words if entry.kind == "ar" else " ".join(leet_letters(w) for w in entry.words.split())
-    return _Compiled(entry, size, re.compile(runs_pattern(text)), "")
+    return _Compiled(entry, size, re.compile(runs_pattern(text)), "", text)
 
 
 def _pieces(text: str) -> list[str]:
@@ -188,13 +190,6 @@ def _views(words: Sequence[str]) -> dict[Kind, list[str]]:
     }
 
 
-def _windows(view: list[str], size: int) -> Iterator[str]:
-    """Every `size` non-empty readings in a row, joined by one space."""
-    present = [w for w in view if w]
-    for i in range(len(present) - size + 1):
-        yield " ".join(present[i : i + size])
-
-
 def _arabic_forms(word: str) -> Iterator[str]:
     yield word
     for prefix in ARABIC_PREFIXES:
@@ -203,38 +198,66 @@ def _arabic_forms(word: str) -> Iterator[str]:
 
 
 class WordFilter:
-    """The filter over one word list (`default_filter()`: the repository's `words.txt`)."""
+    """The filter over one word list (`default_filter()`: the repository's `words.txt`).
+
+    Whole-word entries are looked up by their repeats-collapsed form (then checked against
+    their pattern), `az` entries by their skeleton, so a line costs a few dictionary
+    lookups per word whatever the list's length; `part` entries are tried on every word."""
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = tuple(entries)
-        # Entries of more words first (`كس امك` names the rule rather than `كس`), then in the list's order.
-        self._compiled = tuple(sorted((_compile(e) for e in self.entries), key=lambda c: -c.size))
+        compiled = [_compile(e) for e in self.entries]
+        self._sizes = sorted({c.size for c in compiled}, reverse=True)
+        self._first: dict[tuple[Kind, int], set[str]] = {}
+        """The first word's key of the whole-word entries of each kind and size: a window
+        starting with another word is not looked at."""
+        self._parts = [c for c in compiled if c.entry.mode == "part"]
+        self._words: dict[tuple[Kind, str], list[_Compiled]] = {}
+        for c in compiled:
+            if c.entry.mode == "word":
+                key = c.skeleton if c.pattern is None else collapse_repeats(c.pattern_text)
+                self._words.setdefault((c.entry.kind, key), []).append(c)
+                self._first.setdefault((c.entry.kind, c.size), set()).add(key.split(" ")[0])
 
     def check(self, line: str) -> Verdict:
-        """Whether `line` (a chat line or a display name) passes; the first entry that
-        matches names the rule (entries of more words first, then in the list's order)."""
+        """Whether `line` (a chat line or a display name) passes. Of the entries that match,
+        the one of most words names the rule (`كس امك` rather than `كس`), then the first in
+        the list."""
         views = _views(_pieces(normalise(line)))
-        for c in self._compiled:
-            found = self._match(c, views[c.entry.kind])
-            if found:
-                return Verdict(True, c.entry.rule, found)
-        return CLEAN
+        found: list[tuple[_Compiled, str]] = []
+        for kind in KINDS:
+            view = [w for w in views[kind] if w]
+            keys = view if kind == "az" else [collapse_repeats(w) for w in view]
+            # A word may also be looked up without a joined article or vocative (`ar` only).
+            also = [{collapse_repeats(f) for f in list(_arabic_forms(w))[1:]} for w in view] if kind == "ar" else []
+            for size in self._sizes:
+                first = self._first.get((kind, size), set())
+                for i in range(len(view) - size + 1):
+                    if keys[i] not in first and not (size == 1 and also and not first.isdisjoint(also[i])):
+                        continue
+                    text = " ".join(view[i : i + size])
+                    found.extend((c, text) for c in self._word_matches(kind, text, " ".join(keys[i : i + size])))
+            for c in self._parts:
+                if c.entry.kind == kind and c.pattern is not None:
+                    found.extend((c, w) for w in view if c.pattern.search(w))
+        if not found:
+            return CLEAN
+        best, text = min(found, key=lambda m: (-m[0].size, m[0].entry.line))
+        return Verdict(True, best.entry.rule, text)
 
-    @staticmethod
-    def _match(c: _Compiled, view: list[str]) -> str:
-        for text in _windows(view, c.size):
-            if c.pattern is None:
-                if text == c.skeleton:
-                    return text
-            elif c.entry.mode == "part":
-                if c.pattern.search(text):
-                    return text
-            elif c.entry.kind == "ar" and c.size == 1:
-                if any(c.pattern.fullmatch(form) for form in _arabic_forms(text)):
-                    return text
-            elif c.pattern.fullmatch(text):
-                return text
-        return ""
+    def _word_matches(self, kind: Kind, text: str, key: str) -> list[_Compiled]:
+        """The whole-word entries of `kind` matching `text` (`key`: its collapsed form)."""
+        if kind == "az":
+            return self._words.get((kind, text), [])
+        found = [c for c in self._words.get((kind, key), []) if c.pattern is not None and c.pattern.fullmatch(text)]
+        if kind == "ar" and " " not in text:  # the word after a joined article or vocative
+            for form in list(_arabic_forms(text))[1:]:
+                found.extend(
+                    c
+                    for c in self._words.get((kind, collapse_repeats(form)), [])
+                    if c.pattern is not None and c.pattern.fullmatch(form)
+                )
+        return found
 
 
 def read_word_list() -> str:
