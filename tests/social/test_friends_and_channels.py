@@ -6,6 +6,8 @@ under the default option (docs/rules.md §15), quick phrases always, bots never.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trix.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
 from trix.social import friends
@@ -162,3 +164,40 @@ def test_a_competition_chat_is_open_only_when_its_organiser_turned_it_on() -> No
     assert not may_read(off, Role.SEATED)
     on = ChannelState(ChannelKind.COMPETITION)
     assert may_write(on, Role.SEATED, LineKind.FREE_TEXT) and not may_write(on, Role.OUTSIDER, LineKind.FREE_TEXT)
+
+
+OPERATIONS = {
+    "request": friends.request,
+    "accept": friends.accept,
+    "decline": friends.decline,
+    "remove": friends.remove,
+    "block": friends.block,
+    "unblock": friends.unblock,
+}
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.sampled_from(["amal", "badr"]), st.sampled_from(sorted(OPERATIONS))), max_size=40))
+def test_over_any_run_a_block_is_never_told_and_never_coexists_with_a_friendship(
+    run: list[tuple[str, str]],
+) -> None:
+    """Whatever the two players do: no notice ever reaches a player who blocked the other or
+    comes from a player he blocked; only the blocker's own view says BLOCKED; friends never
+    block each other; refused steps leave the pair unchanged (they raise before any change)."""
+    pair = pair_of("amal", "badr")
+    for actor, name in run:
+        other = pair.other(actor)
+        blocked_before = pair.blocked_by
+        try:
+            step = OPERATIONS[name](pair, actor)
+        except (AlreadyExists, NotFound, PermissionDenied):
+            continue
+        if blocked_before:
+            assert step.notices == (), (actor, name, pair)
+        for notice in step.notices:
+            assert notice.to == other and notice.about == actor
+        pair = step.pair
+        for player in ("amal", "badr"):
+            assert (view_of(pair, player) is View.BLOCKED) == (player in pair.blocked_by)
+        assert not (pair.friends and pair.blocked_by)
+        assert not (pair.friends and pair.requested_by)

@@ -31,6 +31,12 @@ def test_a_display_name_loses_bidi_control_format_and_invisible_characters(raw: 
     assert judge_display_name(raw).name == shown
 
 
+def test_the_gateway_and_the_social_core_clean_names_with_the_one_copy_in_trix_rules() -> None:
+    from trix.gateway import validation
+
+    assert validation.clean_display_name is clean_display_name
+
+
 def test_stacked_combining_marks_are_limited() -> None:
     name = judge_display_name("q" + "\u0301" * 20 + "a").name  # no precomposed q with acute
     assert name == "q" + "\u0301" * MAX_MARKS_PER_CHARACTER + "a"
