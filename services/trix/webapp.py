@@ -3,7 +3,11 @@
 Owns one small loopback HTTP server for the built app (web/dist), so the app and the
 gRPC-Web API share one origin. Paths never leave the root; an unknown path without an
 extension gets index.html; hashed assets are cached for a year, index.html never; an unbuilt
-app answers 503 naming the build command. `python -m trix.webapp --root DIR --port P`.
+app answers 503 naming the build command. A file the build pre-compressed (FILE.br, FILE.gz:
+web/scripts/compress.mjs, brotli 11 and gzip 9) is sent in that form, with Content-Encoding,
+to a client whose Accept-Encoding takes it (brotli first), else as it is; either way with
+`Vary: Accept-Encoding`; those forms are never served as files of their own. The edge's
+compressor passes an encoded response through untouched. `python -m trix.webapp --root DIR --port P`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,44 @@ HEADERS = {
         "img-src 'self' data:; connect-src 'self'; media-src 'self' data:; base-uri 'none'; frame-ancestors 'none'"
     ),
 }
+
+
+ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
+"""The pre-compressed forms a file may have beside it, in the order they are preferred."""
+
+
+def accepted(header: str | None) -> set[str]:
+    """The content codings an Accept-Encoding header takes (q=0 refuses one; `*` takes all)."""
+    taken: set[str] = set()
+    refused: set[str] = set()
+    for item in (header or "").split(","):
+        name, _, params = item.strip().partition(";")
+        coding = name.strip().lower()
+        if not coding:
+            continue
+        q = 1.0
+        for param in params.split(";"):
+            key, _, value = param.strip().partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        (taken if q > 0 else refused).add(coding)
+    if "*" in taken:
+        taken |= {coding for coding, _ in ENCODINGS} - refused
+    return taken
+
+
+def encoded(found: Path, accept_encoding: str | None) -> tuple[Path, str | None, bool]:
+    """The form of `found` to send: (its file, its Content-Encoding or None, whether any form exists)."""
+    forms = [(coding, found.with_name(found.name + ext)) for coding, ext in ENCODINGS]
+    forms = [(coding, path) for coding, path in forms if path.is_file()]
+    taken = accepted(accept_encoding)
+    for coding, path in forms:
+        if coding in taken:
+            return path, coding, True
+    return found, None, bool(forms)
 
 
 def default_root() -> Path:
@@ -69,9 +111,22 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass  # no access log: the edge keeps its own
 
-    def _send(self, status: int, body: bytes, content_type: str, cache: str, head: bool) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str,
+        cache: str,
+        head: bool,
+        coding: str | None = None,
+        varies: bool = False,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        if coding is not None:
+            self.send_header("Content-Encoding", coding)
+        if varies:
+            self.send_header("Vary", "Accept-Encoding")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", cache)
         for key, value in HEADERS.items():
@@ -85,7 +140,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.SERVICE_UNAVAILABLE, NOT_BUILT, "text/html; charset=utf-8", "no-store", head)
             return
         found = resolve(self.root, self.path)
-        if found is None:
+        if found is None or found.name.endswith(tuple(ext for _, ext in ENCODINGS)):
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8", "no-store", head)
             return
         kind = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
@@ -97,7 +152,8 @@ class Handler(BaseHTTPRequestHandler):
             kind += "; charset=utf-8"
         immutable = found.parent.name == "assets"
         cache = "public, max-age=31536000, immutable" if immutable else "no-cache"
-        self._send(HTTPStatus.OK, found.read_bytes(), kind, cache, head)
+        body, coding, varies = encoded(found, self.headers.get("Accept-Encoding"))
+        self._send(HTTPStatus.OK, body.read_bytes(), kind, cache, head, coding, varies)
 
     def do_GET(self) -> None:
         self._serve(head=False)

@@ -9,7 +9,11 @@ const dist = new URL("../dist/", import.meta.url).pathname;
 // The first load is index.html and what it names (script, stylesheet); the Verify page's code
 // and its rules engine (.wasm, issue 39) are fetched only when a record is checked.
 const html = readFileSync(join(dist, "index.html"), "utf-8");
-const assets = readdirSync(join(dist, "assets")).map((f) => join("assets", f));
+// Each file's pre-compressed forms (FILE.br, FILE.gz: scripts/compress.mjs) are not files of
+// their own.
+const assets = readdirSync(join(dist, "assets"))
+  .filter((f) => !f.endsWith(".br") && !f.endsWith(".gz"))
+  .map((f) => join("assets", f));
 const first = assets.filter((f) => html.includes(`/${f}`));
 // The bundled Arabic font (issue 39) is fetched by the Arabic page only (its unicode-range).
 const fonts = assets.filter((f) => f.endsWith(".woff2"));
