@@ -3,7 +3,8 @@ text file's brotli 11 and gzip 9 forms beside it (web/scripts/compress.mjs); tri
 the form the client's Accept-Encoding takes, with Content-Encoding and `Vary: Accept-Encoding`,
 the file as it is to a client that takes none, and never a form as a file of its own; the
 edge's compressor passes those bytes through untouched (not compressed again at its lower
-quality)."""
+quality). The Arabic font, subset at build time, keeps every letter the interface shows and
+the tables that shape Arabic."""
 
 from __future__ import annotations
 
@@ -113,3 +114,23 @@ def test_the_edge_passes_the_builds_brotli_form_through_untouched(web_platform: 
         assert status == 200 and headers["content-encoding"] == coding, headers
         assert body == built.with_name(built.name + ext).read_bytes(), f"{script} ({coding}) was changed on the way"
         assert "accept-encoding" in headers["vary"].lower()
+
+
+def test_the_arabic_font_subset_keeps_every_letter_the_interface_shows_and_its_shaping() -> None:
+    """The bundled face, subset at build time to the Arabic block (mk/web.mk), still maps every
+    Arabic character of the interface's text and keeps the layout tables that shape Arabic:
+    the joined forms (GSUB init/medi/fina, the lam-alef ligature) and the marks' places (GPOS)."""
+    from fontTools.ttLib import TTFont  # type: ignore[import-untyped]
+
+    fonts = list((WEB_DIST / "assets").glob("noto-sans-arabic-*.woff2"))
+    assert len(fonts) == 1, fonts
+    font = TTFont(fonts[0])
+    cmap = font.getBestCmap()
+    sources = Path(__file__).resolve().parents[2] / "web" / "src"
+    shown = {ch for f in sources.rglob("*.ts*") for ch in f.read_text(encoding="utf-8") if "\u0600" <= ch <= "\u06ff"}
+    assert len(shown) > 30 and not {hex(ord(ch)) for ch in shown if ord(ch) not in cmap}
+    assert all(ord(ch) in cmap for ch in "٠١٢٣٤٥٦٧٨٩،؟")  # Arabic digits and punctuation
+    gsub = {r.FeatureTag for r in font["GSUB"].table.FeatureList.FeatureRecord}
+    gpos = {r.FeatureTag for r in font["GPOS"].table.FeatureList.FeatureRecord}
+    assert {"init", "medi", "fina", "rlig"} <= gsub and {"mark", "mkmk"} <= gpos, (gsub, gpos)
+    assert not [c for c in cmap if 0xFB50 <= c <= 0xFEFF]  # the presentation forms are left out
