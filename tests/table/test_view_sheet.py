@@ -1,5 +1,5 @@
 """A SeatView carries the score sheet (issue 39, "A reload loses the score sheet"): every scored
-deal's row (kingdom, owner, contract, points), the kingdom's owner, the last trick with its
+deal's row (kingdom, owner, contract, points, doubled cards), the kingdom's owner, the last trick with its
 leader and taker, and in TRIX the seats that passed and the seats out: at every point of whole
 games in all four variants, exactly what a client folding the table's events since the start
 knows (the events are the truth a seat that never reloaded saw). Pure: the real `Table` and the
@@ -28,7 +28,8 @@ class Folded:
     def __init__(self) -> None:
         self.owner = -1
         self.kingdom = 0
-        self.deals: list[tuple[int, int, int, int, list[int]]] = []
+        self.deals: list[tuple[int, int, int, int, list[int], list[tuple[int, list[int]]]]] = []
+        self.doubles: dict[int, list[int]] = {}
         self.last_trick: tuple[int, int, int, list[int]] | None = None
         self.passes: list[int] = []
         self.out: list[tuple[int, int, int]] = []
@@ -42,6 +43,11 @@ class Folded:
             if body == "deal_started":
                 self.owner, self.kingdom = ev.owner, ev.kingdom
                 self.last_trick, self.passes, self.out = None, [], []
+                self.doubles = {}
+            elif body == "double_answered":
+                self.doubles[ev.answer.seat] = [c.id for c in ev.answer.cards]
+            elif body == "doubles_revealed":
+                self.doubles = {a.seat: [c.id for c in a.cards] for a in ev.answers}
             elif body == "trick_taken":
                 self.last_trick = (ev.trick_index, ev.leader, ev.taker, [c.id for c in ev.cards])
             elif body == "seat_passed":
@@ -51,7 +57,10 @@ class Folded:
             elif body == "seat_out":
                 self.out.append((ev.seat, ev.place, ev.points))
             elif body == "deal_scored":
-                self.deals.append((ev.deal_index, self.kingdom, self.owner, ev.contract, list(ev.points.values)))
+                doubled = [(s, cards) for s, cards in sorted(self.doubles.items()) if cards]
+                self.deals.append(
+                    (ev.deal_index, self.kingdom, self.owner, ev.contract, list(ev.points.values), doubled)
+                )
                 self.last_trick, self.passes, self.out = None, [], []
 
 
@@ -59,7 +68,17 @@ def sheet_of(view: table_pb2.SeatView) -> tuple[Any, ...]:
     last = view.last_trick if view.HasField("last_trick") else None
     return (
         view.owner,
-        [(d.deal_index, d.kingdom, d.owner, d.contract, list(d.points.values)) for d in view.deals],
+        [
+            (
+                d.deal_index,
+                d.kingdom,
+                d.owner,
+                d.contract,
+                list(d.points.values),
+                [(a.seat, [c.id for c in a.cards]) for a in d.doubles],
+            )
+            for d in view.deals
+        ],
         None if last is None else (last.trick_index, last.leader, last.taker, [c.id for c in last.cards]),
         list(view.passes),
         [(o.seat, o.place, o.points) for o in view.out],
@@ -107,6 +126,8 @@ def test_a_view_carries_the_score_sheet_the_events_built_at_every_point_of_a_gam
     assert [sum(d.points.values[s] for d in view.deals) for s in range(4)] == list(view.totals.values)
     assert sorted({d.owner for d in view.deals}) == [0, 1, 2, 3]  # §3: each seat owns one kingdom
     assert seen_tricks > 0 and seen_passes > 0 and seen_out > 0
+    # The doubled cards of each scored deal (docs/rules.md §7), as the events showed them.
+    assert any(d.doubles for d in view.deals)
 
 
 def test_a_view_before_the_first_deal_has_no_owner_and_an_empty_sheet() -> None:

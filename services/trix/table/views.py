@@ -30,7 +30,7 @@ def _sheet(table: Table, game: engine.Game, view: dict[str, Any], out: table_pb2
     more per action for them. The same as what the deal's events told a seat that saw them."""
     per_kingdom = len(variant_contracts(table.variant))  # §2, §3: a kingdom plays each contract once
     history = game._history()
-    for d, (owner, contract, _answers, _plays, scores, _hands) in enumerate(history):
+    for d, (owner, contract, answers, _plays, scores, _hands) in enumerate(history):
         if scores is not None:
             out.deals.append(
                 table_pb2.ScoredDeal(
@@ -39,6 +39,12 @@ def _sheet(table: Table, game: engine.Game, view: dict[str, Any], out: table_pb2
                     owner=owner,
                     contract=contract_pb(contract),
                     points=common_pb2.SeatScores(values=scores),
+                    # §7: a doubled card is public once doubled; "no double" answers are left out.
+                    doubles=[
+                        common_pb2.DoubleAnswer(seat=s, cards=[card_pb(c) for c in engine.mask_cards(m)])
+                        for s, m in sorted(answers)
+                        if m
+                    ],
                 )
             )
     if view["phase"] != engine.Phase.PLAY or not history or history[-1][4] is not None:

@@ -392,6 +392,7 @@ class ScoredDeal(_message.Message):
     OWNER_FIELD_NUMBER: _builtins.int
     CONTRACT_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
+    DOUBLES_FIELD_NUMBER: _builtins.int
     deal_index: _builtins.int
     """0-based deal index."""
     kingdom: _builtins.int
@@ -404,6 +405,13 @@ class ScoredDeal(_message.Message):
     def points(self) -> _common_pb2.SeatScores:
         """Points of this deal per seat (doubling included)."""
 
+    @_builtins.property
+    def doubles(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.DoubleAnswer]:
+        """The seats that doubled a card in this deal and the cards each doubled (docs/rules.md §7:
+        a doubled card is public); seats that doubled nothing are left out. Empty where doubling
+        does not apply.
+        """
+
     def __init__(
         self,
         *,
@@ -412,10 +420,11 @@ class ScoredDeal(_message.Message):
         owner: _builtins.int = ...,
         contract: _common_pb2.Contract.ValueType = ...,
         points: _common_pb2.SeatScores | None = ...,
+        doubles: _abc.Iterable[_common_pb2.DoubleAnswer] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["points", b"points"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["contract", b"contract", "deal_index", b"deal_index", "kingdom", b"kingdom", "owner", b"owner", "points", b"points"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contract", b"contract", "deal_index", b"deal_index", "doubles", b"doubles", "kingdom", b"kingdom", "owner", b"owner", "points", b"points"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
