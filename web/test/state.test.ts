@@ -80,7 +80,7 @@ describe("the state reducer", () => {
     expect(s.trick).toEqual([]);
     expect(s.lastTrick).toEqual({ cards: [0, 1, 2, 3].map((c) => ({ seat: c, card: c })), taker: 3 });
     expect(s.totals).toEqual([0, 0, 0, -75]);
-    expect(s.deals).toEqual([{ dealIndex: 0, kingdom: 0, owner: 0, contract: Contract.KING, points: [0, 0, 0, -75] }]);
+    expect(s.deals).toEqual([{ dealIndex: 0, kingdom: 0, owner: 0, contract: Contract.KING, points: [0, 0, 0, -75], doubles: [] }]);
     expect(s.seats[1]?.name).toBe("P1");
     expect(s.notices).toEqual([{ kind: "auto-card", seat: 3, card: 3 }]);
   });
@@ -153,8 +153,8 @@ describe("a reload (issue 39: the score sheet survives a snapshot)", () => {
   it("keeps every deal's row, the kingdom's owner and the last trick, from an empty state (a fresh page)", () => {
     const s = applySnapshot(emptyState(T, 0), reloadView(), 0);
     expect(s.deals).toEqual([
-      { dealIndex: 0, kingdom: 0, owner: 2, contract: Contract.TRICKS, points: [-30, -30, -30, -105] },
-      { dealIndex: 1, kingdom: 0, owner: 2, contract: Contract.KING, points: [0, 0, 0, -75] },
+      { dealIndex: 0, kingdom: 0, owner: 2, contract: Contract.TRICKS, points: [-30, -30, -30, -105], doubles: [] },
+      { dealIndex: 1, kingdom: 0, owner: 2, contract: Contract.KING, points: [0, 0, 0, -75], doubles: [] },
     ]);
     expect(s.owner).toBe(2);
     expect(s.kingdom).toBe(0);
@@ -204,7 +204,7 @@ describe("a reload (issue 39: the score sheet survives a snapshot)", () => {
     // A second reload later in the game takes the server's rows again: still one row per deal.
     const again = reloadView();
     again.sequence = BigInt(seq + 10);
-    again.deals = s.deals.map((d) => create(ScoredDealSchema, { ...d, points: { values: d.points } }));
+    again.deals = s.deals.map((d) => create(ScoredDealSchema, { ...d, points: { values: d.points }, doubles: d.doubles.map((x) => ({ seat: x.seat, cards: x.cards.map(card) })) }));
     again.totals = create(SeatScoresSchema, { values: s.totals });
     const reloaded = applySnapshot(s, again, 0);
     expect(reloaded.deals).toEqual(s.deals);

@@ -22,8 +22,11 @@ export type Turn = {
   legalCards: number[];
   legalContracts: Contract[];
 };
-/** One row of the score sheet: a scored deal, its kingdom and owner (docs/rules.md §3). */
-export type DealRow = { dealIndex: number; kingdom: number; owner: number; contract: Contract; points: number[] };
+/** A seat's doubled cards in a deal (docs/rules.md §7: public once doubled). */
+export type Doubled = { seat: number; cards: number[] };
+/** One row of the score sheet: a scored deal, its kingdom and owner (docs/rules.md §3), and
+ * the cards doubled in it, by seat (seats that doubled nothing are left out). */
+export type DealRow = { dealIndex: number; kingdom: number; owner: number; contract: Contract; points: number[]; doubles: Doubled[] };
 export type Notice = { kind: "auto-card" | "auto-contract" | "auto-double" | "left"; seat: number; card?: number; contract?: Contract };
 
 export type GameState = {
@@ -48,7 +51,7 @@ export type GameState = {
   lastTrick: { cards: Played[]; taker: number } | null;
   /** TRIX (§6): cards on the table. */
   layout: number[];
-  doubles: { seat: number; cards: number[] }[];
+  doubles: Doubled[];
   passes: number[];
   out: { seat: number; place: number; points: number }[];
   totals: number[];
@@ -134,6 +137,11 @@ function withRow(deals: DealRow[], row: DealRow): DealRow[] {
   return [...deals.filter((d) => d.dealIndex !== row.dealIndex), row].sort((a, b) => a.dealIndex - b.dealIndex);
 }
 
+/** The answers that doubled a card, in seat order: the sheet's marks of a scored deal. */
+function doubledOnly(answers: Doubled[]): Doubled[] {
+  return answers.filter((a) => a.cards.length).sort((a, b) => a.seat - b.seat);
+}
+
 function turnOf(t: TurnStarted): Turn {
   return {
     seats: [...t.seats],
@@ -184,7 +192,14 @@ export function applySnapshot(prev: GameState, view: SeatView, receivedAtMs: num
     layout: ids(view.layout),
     doubles: view.doubles.map((d) => ({ seat: d.seat, cards: ids(d.cards) })),
     totals: view.totals ? [...view.totals.values] : [0, 0, 0, 0],
-    deals: view.deals.map((d) => ({ dealIndex: d.dealIndex, kingdom: d.kingdom, owner: d.owner, contract: d.contract, points: [...(d.points?.values ?? [])] })),
+    deals: view.deals.map((d) => ({
+      dealIndex: d.dealIndex,
+      kingdom: d.kingdom,
+      owner: d.owner,
+      contract: d.contract,
+      points: [...(d.points?.values ?? [])],
+      doubles: doubledOnly(d.doubles.map((a) => ({ seat: a.seat, cards: ids(a.cards) }))),
+    })),
     turn,
     clockOffsetMs: view.serverTime ? ms(view.serverTime) - receivedAtMs : 0,
     finished: view.finished,
@@ -271,7 +286,14 @@ export function applyEvent(prev: GameState, ev: Event, receivedAtMs: number = Da
       s.out = [...s.out, { seat: b.value.seat, place: b.value.place, points: b.value.points }];
       break;
     case "dealScored":
-      s.deals = withRow(s.deals, { dealIndex: b.value.dealIndex, kingdom: s.kingdom, owner: s.owner, contract: b.value.contract, points: [...(b.value.points?.values ?? [])] });
+      s.deals = withRow(s.deals, {
+        dealIndex: b.value.dealIndex,
+        kingdom: s.kingdom,
+        owner: s.owner,
+        contract: b.value.contract,
+        points: [...(b.value.points?.values ?? [])],
+        doubles: doubledOnly(s.doubles),
+      });
       if (b.value.totals) s.totals = [...b.value.totals.values];
       s.turn = null;
       break;

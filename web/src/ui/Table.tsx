@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { CardSchema, Contract, Decision, Variant } from "../gen/trix/v1/common_pb";
 import { CardListSchema } from "../gen/trix/v1/gateway_pb";
 import type { Action } from "../gen/trix/v1/gateway_pb";
-import { doublable, isPartnership, myTurn, secondsLeft } from "../client/state";
+import { doublable, myTurn, secondsLeft } from "../client/state";
 import type { GameState } from "../client/state";
 import type { T } from "./App";
 import { CONTRACT_KEYS } from "./i18n";
@@ -15,6 +15,7 @@ import type { Key, Lang } from "./i18n";
 import { Name, Num, tx } from "./fmt";
 import { CardFace, cardName } from "./Card";
 import { Felt } from "./Felt";
+import { GameOver, ScoreSheet } from "./ScoreSheet";
 
 // The card faces live in ./Card (SVG, issue 39); History and the score sheet import them here too.
 export { CardFace, cardName } from "./Card";
@@ -81,12 +82,12 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
   const contractName = (c: Contract) => (c ? t(CONTRACT_KEYS[c] as Key) : t("none"));
   const decision = g.turn?.decision ?? Decision.UNSPECIFIED;
   const legal = new Set(mine && decision === Decision.CARD ? (g.turn?.legalCards ?? []) : []);
-  const partnership = isPartnership(g.variant);
   // docs/rules.md §2: 20 deals in TRIX and TRIX_PARTNERSHIP, 8 in the COMPLEX variants.
   const totalDeals = g.variant === Variant.TRIX || g.variant === Variant.TRIX_PARTNERSHIP ? 20 : 8;
   useEffect(() => setMarked([]), [g.turn?.turnSeq]);
 
-  if (g.finished) return <GameOver t={t} g={g} name={name} newGame={newGame} playAgain={spectator ? undefined : playAgain} />;
+  if (g.finished)
+    return <GameOver t={t} g={g} name={name} contractName={contractName} cardName={(c) => cardName(t, c)} newGame={newGame} playAgain={spectator ? undefined : playAgain} />;
 
   const left = secondsLeft(g, now);
   const myNotices = g.notices.filter((n) => n.seat === g.seat || n.kind === "left");
@@ -173,7 +174,7 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
         ))}
       </div>
 
-      <Scores t={t} g={g} name={name} partnership={partnership} contractName={contractName} />
+      <ScoreSheet t={t} g={g} name={name} contractName={contractName} cardName={(c) => cardName(t, c)} />
 
       {!spectator && invite && !g.finished && (
         <div class="invite">
@@ -213,112 +214,6 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
           </div>
         )}
       </div>}
-    </section>
-  );
-}
-
-function Scores({ t, g, name, partnership, contractName }: { t: T; g: GameState; name: (s: number) => string; partnership: boolean; contractName: (c: Contract) => string }) {
-  return (
-    <table class="scores">
-      <caption>{t("scores")}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{t("contract")}</th>
-          {[0, 1, 2, 3].map((s) => (
-            <th scope="col" key={s}>
-              <Name>{name(s)}</Name>
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {g.deals.map((d) => (
-          <tr key={d.dealIndex}>
-            <td>{contractName(d.contract)}</td>
-            {d.points.map((p, s) => (
-              <td key={s}>
-                <Num lang={t.lang} n={p} />
-              </td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-      <tfoot>
-        <tr>
-          <th scope="row">{t("total")}</th>
-          {g.totals.map((p, s) => (
-            <td key={s} data-total={s}>
-              <Num lang={t.lang} n={p} />
-            </td>
-          ))}
-        </tr>
-        {partnership && (
-          <tr>
-            <th scope="row">{t("total")}</th>
-            <td colSpan={4} data-teams="1">
-              {tx(t, "team", { a: name(0), b: name(2) })}: <Num lang={t.lang} n={(g.totals[0] ?? 0) + (g.totals[2] ?? 0)} /> · {tx(t, "team", { a: name(1), b: name(3) })}:{" "}
-              <Num lang={t.lang} n={(g.totals[1] ?? 0) + (g.totals[3] ?? 0)} />
-            </td>
-          </tr>
-        )}
-      </tfoot>
-    </table>
-  );
-}
-
-function GameOver({ t, g, name, newGame, playAgain }: { t: T; g: GameState; name: (s: number) => string; newGame: () => void; playAgain?: (() => void) | undefined }) {
-  const order = [0, 1, 2, 3].sort((a, b) => (g.ranking[a] ?? 9) - (g.ranking[b] ?? 9) || (g.totals[b] ?? 0) - (g.totals[a] ?? 0));
-  // Games with a bot seat are unrated (services/trix/scoring): the page says so.
-  const withBots = g.seats.some((s) => s?.bot);
-  return (
-    <section class="card-box gameover" data-finished="1">
-      <h1>{t("gameOver")}</h1>
-      <table class="scores ranking-sheet">
-        <thead>
-          <tr>
-            <th scope="col">{t("placeCol")}</th>
-            <th scope="col">{t("player")}</th>
-            <th scope="col">{t("points")}</th>
-          </tr>
-        </thead>
-        <tbody class="ranking">
-          {order.map((s) => (
-            <tr key={s} data-seat={s} data-place={g.ranking[s] ?? 0} class={s === g.seat ? "me" : undefined}>
-              <td>{g.ranking[s] ? <Num lang={t.lang} n={g.ranking[s] ?? 0} /> : "?"}</td>
-              <th scope="row">
-                <Name>{name(s)}</Name>
-                {g.seats[s]?.bot && <span class="tag">{t("bot")}</span>}
-              </th>
-              <td>
-                <Num lang={t.lang} n={g.totals[s] ?? 0} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {withBots && (
-        <p class="note" data-unrated="1">
-          {t("unratedBots")}
-        </p>
-      )}
-      {playAgain && (
-        <button type="button" class="primary" data-action="play-again" onClick={playAgain}>
-          {t("playAgain")}
-        </button>
-      )}{" "}
-      {g.recordJson && (
-        <a class="button" href="#/verify">
-          {t("verifyThis")}
-        </a>
-      )}{" "}
-      {g.recordJson && (
-        <a class="button" href={`#/replay/${encodeURIComponent(g.tableId)}`}>
-          {t("replay")}
-        </a>
-      )}{" "}
-      <button type="button" onClick={newGame}>
-        {t("newGame")}
-      </button>
     </section>
   );
 }
