@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 import test_browser
 from playwright.sync_api import Page
-from test_browser import DESKTOP, GAME_DEADLINE_S, PHONE, Pages, _clicked, _sign_in, _step, _until
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from test_browser import CLICK_MS, DESKTOP, GAME_DEADLINE_S, PHONE, Pages, _clicked, _sign_in, _step, _until
 
 from conftest import WebPlatform
 
@@ -57,7 +58,7 @@ _SHEET = """() => {
     })),
     total: nums(table.querySelector('tfoot tr.grand')),
     teamTotal: [...table.querySelectorAll('tfoot td[data-team-total]')].map((td) => td.textContent),
-    cells: [...table.querySelectorAll('td')].map((td) => ({
+    cells: [...table.querySelectorAll('tbody td, tfoot td')].map((td) => ({
       text: td.textContent,
       nums: td.querySelectorAll('bdi.num[dir=ltr]').length,
       isolate: td.querySelector('bdi.num') ? getComputedStyle(td.querySelector('bdi.num')).unicodeBidi : null,
@@ -138,7 +139,10 @@ def _play_doubling(page: Page, until: float, done: Any, doubled: list[tuple[int,
         if double.count() and page.locator(".prompt .cardbtn").count():
             deal = page.locator(f".scores {DEALS}").count()  # the deals scored before this one
             first = page.locator(".prompt .cardbtn").first
-            card = first.locator("[data-card]").get_attribute("data-card")
+            try:
+                card = first.locator("[data-card]").get_attribute("data-card", timeout=CLICK_MS)
+            except PlaywrightTimeout:  # the question went away meanwhile (the timer answered it)
+                continue
             if _clicked(first) and _clicked(double):
                 doubled.append((deal, str(card)))
             continue

@@ -321,8 +321,15 @@ class GatewayService:
         if request.partner_id:
             check_id(request.partner_id, "partner id")
         ticket = await self._mm().enqueue(player_id, request, clean_display_name(display_name))
-        self.player(player_id).ticket_id = ticket.ticket_id
+        self._queued(player_id, ticket)
         return ticket
+
+    def _queued(self, player_id: str, ticket: matchmaking_pb2.Ticket) -> None:
+        """A new ticket: the player's current table is the ticket's (none until it is matched),
+        no longer the finished game he played before, which a resume without a table id would
+        otherwise follow again ("play again" showed the old game over, issue 39)."""
+        player = self.player(player_id)
+        player.ticket_id, player.table_id = ticket.ticket_id, ticket.table_id
 
     async def cancel_match(self, player_id: str, ticket_id: str) -> matchmaking_pb2.Ticket:
         ticket_id = ticket_id or self.player(player_id).ticket_id
@@ -334,7 +341,7 @@ class GatewayService:
     ) -> gateway_pb2.CreatePrivateGameResponse:
         check_client_seed(request.client_seed)
         reply = await self._mm().create_private(player_id, request, clean_display_name(display_name))
-        self.player(player_id).ticket_id = reply.ticket.ticket_id
+        self._queued(player_id, reply.ticket)
         return reply
 
     async def join_private(
@@ -343,7 +350,7 @@ class GatewayService:
         check_client_seed(request.client_seed)
         check_id(request.code, "code")
         ticket = await self._mm().join_private(player_id, request, clean_display_name(display_name))
-        self.player(player_id).ticket_id = ticket.ticket_id
+        self._queued(player_id, ticket)
         return ticket
 
     async def start_private(self, player_id: str, code: str, partner: int = 0) -> str:

@@ -176,18 +176,18 @@ export function SheetTable({ t, g, name, contractName, cardName }: Names & { g: 
 export function ScoreSheet(props: Names & { g: GameState }) {
   const [open, setOpen] = useState(remembered);
   return (
-    <details
-      class="sheet-panel"
-      open={open}
-      onToggle={(e) => {
-        const now = (e.currentTarget as HTMLDetailsElement).open;
-        if (now !== open) {
-          setOpen(now);
-          remember(now);
-        }
-      }}
-    >
-      <summary data-action="sheet">{props.t("sheet")}</summary>
+    <details class="sheet-panel" open={open}>
+      <summary
+        data-action="sheet"
+        onClick={(e) => {
+          // Opened and closed here, the choice stored at once (a reload right after keeps it).
+          e.preventDefault();
+          setOpen(!open);
+          remember(!open);
+        }}
+      >
+        {props.t("sheet")}
+      </summary>
       <SheetTable {...props} />
     </details>
   );
