@@ -67,7 +67,8 @@ _SHEET = """() => {
 }"""
 
 _FITS = """() => {
-  const box = document.querySelector('.sheet-scroll').getBoundingClientRect();
+  const scroller = document.querySelector('.sheet-scroll');
+  const box = scroller.getBoundingClientRect();
   const td = document.querySelector('.scores.sheet td, .scores.sheet th');
   return {
     pageWidth: document.documentElement.scrollWidth,
@@ -75,6 +76,8 @@ _FITS = """() => {
     boxLeft: box.left,
     boxRight: box.right,
     fontPx: parseFloat(getComputedStyle(td).fontSize),
+    gridWidth: scroller.scrollWidth,
+    boxWidth: scroller.clientWidth,
   };
 }"""
 
@@ -204,6 +207,7 @@ def test_the_score_sheet_in_arabic_on_a_phone_kingdoms_owners_running_totals_rel
     fits: dict[str, Any] = page.evaluate(_FITS)
     assert fits["pageWidth"] <= fits["viewport"], fits
     assert fits["boxLeft"] >= 0 and fits["boxRight"] <= fits["viewport"] + 0.5 and fits["fontPx"] >= 12, fits
+    assert fits["gridWidth"] <= fits["boxWidth"] + 1, fits  # four seats' columns fit a phone, unscrolled
     page.locator(".sheet-panel").screenshot(path=str(tmp_path / "sheet-ar-phone.png"))
 
     # The panel closes, and stays closed across a reload; the same sheet when opened again.
@@ -241,6 +245,8 @@ def test_the_score_sheet_in_arabic_on_a_phone_kingdoms_owners_running_totals_rel
         assert r["shown"] == str(r["place"]) == str(by_rules[int(r["seat"])]) and r["points"] == totals[int(r["seat"])]
     mine = next(r for r in ranking if r["seat"] == str(me))
     assert page.locator(".result").inner_text() == ("فزت!" if mine["place"] == 1 else f"مركزك: {mine['place']}")
+    fits = page.evaluate(_FITS)  # the final sheet too, with every deal's doubled cards
+    assert fits["pageWidth"] <= fits["viewport"] and fits["gridWidth"] <= fits["boxWidth"] + 1, fits
     page.screenshot(path=str(tmp_path / "final-sheet-ar-phone.png"), full_page=True)
 
     # Play again: a new table of the same variant, its sheet empty.
