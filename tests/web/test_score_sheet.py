@@ -14,6 +14,8 @@ from __future__ import annotations
 import itertools
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ import pytest
 import test_browser
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from test_browser import CLICK_MS, DESKTOP, GAME_DEADLINE_S, PHONE, Pages, _clicked, _sign_in, _step, _until
+from test_browser import CLICK_MS, DESKTOP, GAME_DEADLINE_S, PHONE, Pages, _clicked, _play_until, _sign_in, _until
 
 from conftest import WebPlatform
 
@@ -133,28 +135,67 @@ def _deals(sheet: dict[str, Any]) -> list[dict[str, Any]]:
     return [d for k in sheet["kingdoms"] for d in k["deals"]]
 
 
-def _play_doubling(page: Page, until: float, done: Any, doubled: list[tuple[int, str]]) -> None:
-    """Click through the game until `done()`: the first contract, the first legal card, and at
-    every doubling question the first doublable card doubled (remembered with its deal)."""
-    while not done():
-        assert time.monotonic() < until, "timed out"
-        double = page.locator("[data-action=double]")
-        if double.count() and page.locator(".prompt .cardbtn").count():
-            deal = page.locator(f".scores {DEALS}").count()  # the deals scored before this one
-            first = page.locator(".prompt .cardbtn").first
-            try:
-                card = first.locator("[data-card]").get_attribute("data-card", timeout=CLICK_MS)
-            except PlaywrightTimeout:  # the question went away meanwhile (the timer answered it)
-                continue
-            if _clicked(first) and _clicked(double):
-                doubled.append((deal, str(card)))
-            continue
-        try:
-            step = _step(page)
-        except Exception:  # noqa: BLE001 - the button went away between the look and the click
-            step = ""
-        if not step:
-            page.wait_for_timeout(50)
+def _double_if_asked(page: Page, doubled: list[tuple[int, str]]) -> None:
+    """At a doubling question, double the first doublable card (remembered with its deal)."""
+    double = page.locator("[data-action=double]")
+    if not (double.count() and page.locator(".prompt .cardbtn").count()):
+        return
+    deal = page.locator(f".scores {DEALS}").count()  # the deals scored before this one
+    first = page.locator(".prompt .cardbtn").first
+    try:
+        card = first.locator("[data-card]").get_attribute("data-card", timeout=CLICK_MS)
+    except PlaywrightTimeout:  # the question went away meanwhile (the timer answered it)
+        return
+    if _clicked(first) and _clicked(double):
+        doubled.append((deal, str(card)))
+
+
+@dataclass
+class Player:
+    """A guest at a table against bots, who doubles whenever he can (the cards remembered)."""
+
+    pages: Pages
+    page: Page
+    until: float = field(default_factory=lambda: time.monotonic() + GAME_DEADLINE_S)
+    doubled: list[tuple[int, str]] = field(default_factory=list)
+    """(deal index, card) of every card this player doubled."""
+
+    def play(self, done: Callable[[], bool]) -> None:
+        """Click through the game until `done()`: the first contract, the first legal card, and
+        at every doubling question the first doublable card doubled."""
+
+        def doubled_then_done() -> bool:
+            _double_if_asked(self.page, self.doubled)
+            return done()
+
+        _play_until(self.pages, self.page, doubled_then_done, self.until, "the game did not get there in time")
+
+    def sheet_after(self, deals: int, *, partnership: bool) -> dict[str, Any]:
+        """The sheet once `deals` deals are scored, checked as a paper sheet (COMPLEX: 2 a kingdom)."""
+        self.play(lambda: self.page.locator(f".scores {DEALS}").count() >= deals)
+        sheet = _sheet(self.page)
+        _check_sheet(sheet, per_kingdom=2, partnership=partnership)
+        return sheet
+
+    def final_sheet(self, *, partnership: bool) -> dict[str, Any]:
+        """The final sheet at the end of the game: four kingdoms of two deals."""
+        self.play(lambda: self.page.locator("[data-finished]").count() > 0)
+        self.page.wait_for_selector("[data-finished] .scores.sheet")
+        final = _sheet(self.page)
+        _check_sheet(final, per_kingdom=2, partnership=partnership)
+        assert [len(k["deals"]) for k in final["kingdoms"]] == [2, 2, 2, 2]
+        assert sorted(k["owner"] for k in final["kingdoms"]) == [0, 1, 2, 3]
+        assert [len(k["running"]) for k in final["kingdoms"]] == [1, 1, 1, 1]
+        return final
+
+
+def _start(pages: Pages, url: str, *, locale: str, viewport: dict[str, int], name: str, variant: str) -> Player:
+    """A guest at a new table of `variant` (bots in the other seats)."""
+    page = pages.open("player", locale=locale, viewport=viewport)
+    _sign_in(page, url, name)
+    page.click(f"[data-variant={variant}]")
+    page.wait_for_selector(".table")
+    return Player(pages, page)
 
 
 def _ranking(page: Page) -> list[dict[str, Any]]:
@@ -178,17 +219,10 @@ def _places_by_rules(points: list[int]) -> list[int]:
 def test_the_score_sheet_in_arabic_on_a_phone_kingdoms_owners_running_totals_reload_and_the_final_sheet(
     web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
-    page = pages.open("player", locale="ar", viewport=PHONE)
-    _sign_in(page, web_platform.url, "ليلى")
-    page.click("[data-variant=COMPLEX]")
-    page.wait_for_selector(".table")
-    until = time.monotonic() + GAME_DEADLINE_S
-    doubled: list[tuple[int, str]] = []
-
+    player = _start(pages, web_platform.url, locale="ar", viewport=PHONE, name="ليلى", variant="COMPLEX")
+    page = player.page
     # One kingdom finished (COMPLEX and TRIX, docs/rules.md §2) and the next begun.
-    _play_doubling(page, until, lambda: page.locator(f".scores {DEALS}").count() >= 3, doubled)
-    sheet = _sheet(page)
-    _check_sheet(sheet, per_kingdom=2, partnership=False)
+    sheet = player.sheet_after(3, partnership=False)
     first = sheet["kingdoms"][0]
     assert len(first["deals"]) == 2 and len(first["running"]) == 1
     assert {d["contract"] for d in first["deals"]} == {"COMPLEX", "TRIX"}
@@ -200,7 +234,7 @@ def test_the_score_sheet_in_arabic_on_a_phone_kingdoms_owners_running_totals_rel
     crowned = [s.get_attribute("data-seat") for s in page.locator(".seat").all() if "♛" in s.inner_text()]
     assert crowned == [str(current["owner"])]
     me = int(sheet["me"])
-    for deal, card in doubled:  # every card we doubled is marked on its deal's row, by our seat
+    for deal, card in player.doubled:  # every card we doubled is marked on its deal's row, by our seat
         if deal < len(_deals(sheet)):
             assert [me, card] in _deals(sheet)[deal]["doubled"], (deal, card, _deals(sheet)[deal])
     # It fits the phone: the page does not widen; the grid scrolls inside its own box, readable.
@@ -227,14 +261,8 @@ def test_the_score_sheet_in_arabic_on_a_phone_kingdoms_owners_running_totals_rel
         assert _deals(_sheet(page))[: len(_deals(before))] == _deals(before)
 
     # To the end: the final sheet (4 kingdoms of 2 deals), the ranking by the rules' places.
-    _play_doubling(page, until, lambda: page.locator("[data-finished]").count() > 0, doubled)
-    page.wait_for_selector("[data-finished] .scores.sheet")
-    final = _sheet(page)
-    _check_sheet(final, per_kingdom=2, partnership=False)
-    assert [len(k["deals"]) for k in final["kingdoms"]] == [2, 2, 2, 2]
-    assert sorted(k["owner"] for k in final["kingdoms"]) == [0, 1, 2, 3]
-    assert [len(k["running"]) for k in final["kingdoms"]] == [1, 1, 1, 1]
-    for deal, card in doubled:
+    final = player.final_sheet(partnership=False)
+    for deal, card in player.doubled:
         assert [me, card] in _deals(final)[deal]["doubled"], (deal, card, _deals(final)[deal])
     ranking = _ranking(page)
     assert len(ranking) == 4
@@ -260,30 +288,21 @@ def test_the_score_sheet_in_arabic_on_a_phone_kingdoms_owners_running_totals_rel
 def test_the_score_sheet_in_english_at_desktop_size_partnership_team_totals_and_the_teams_ranking(
     web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
-    page = pages.open("player", locale="en-US", viewport=DESKTOP)
-    _sign_in(page, web_platform.url, "Omar")
-    page.click("[data-variant=COMPLEX_PARTNERSHIP]")
-    page.wait_for_selector(".table")
-    until = time.monotonic() + GAME_DEADLINE_S
-    doubled: list[tuple[int, str]] = []
-    _play_doubling(page, until, lambda: page.locator(f".scores {DEALS}").count() >= 2, doubled)
-    sheet = _sheet(page)
-    _check_sheet(sheet, per_kingdom=2, partnership=True)
+    url = web_platform.url
+    player = _start(pages, url, locale="en-US", viewport=DESKTOP, name="Omar", variant="COMPLEX_PARTNERSHIP")
+    page = player.page
+    sheet = player.sheet_after(2, partnership=True)
     me = int(sheet["me"])
     assert sheet["kingdoms"][0]["head"].startswith("♛ Kingdom 1: ")
     assert any(t.startswith("Team You + ") or t.endswith(" + You") for t in sheet["teams"]), sheet["teams"]
     assert page.locator(".scores tfoot tr").count() == 2  # the seats' totals, the teams' totals
 
-    _play_doubling(page, until, lambda: page.locator("[data-finished]").count() > 0, doubled)
-    page.wait_for_selector("[data-finished] .scores.sheet")
-    final = _sheet(page)
-    _check_sheet(final, per_kingdom=2, partnership=True)
-    assert [len(k["deals"]) for k in final["kingdoms"]] == [2, 2, 2, 2]
+    final = player.final_sheet(partnership=True)
     assert [len(k["teamRunning"]) for k in final["kingdoms"]] == [1, 1, 1, 1]
     # We doubled whenever we could (a doublable card in 3 of 4 COMPLEX hands on average): each
     # of those cards is on its deal's row, marked as ours.
-    assert doubled, "we never held a card to double in four COMPLEX deals"
-    for deal, card in doubled:
+    assert player.doubled, "we never held a card to double in four COMPLEX deals"
+    for deal, card in player.doubled:
         assert [me, card] in _deals(final)[deal]["doubled"], (deal, card, _deals(final)[deal])
     label = next(d["label"] for d in _deals(final) if d["doubled"])
     assert "×2" in label
