@@ -50,7 +50,7 @@ function DoubledMark({ t, name, cardName, seat, card }: Names & { seat: number; 
     <span class="dbl" data-doubled={cardText(card)} data-by={seat}>
       <span class="sr-only">{tx(t, "doubledBy", { card: cardName(card), name: <Name key="n">{name(seat)}</Name> })}</span>
       <span aria-hidden="true">
-        ×2{" "}
+        <bdi dir="ltr">×2</bdi>{" "}
         <bdi dir="ltr" class={red ? "red" : undefined}>
           {cardText(card)[0]}
           {SUIT_SYMBOL[suitOf(card)]}
