@@ -39,6 +39,8 @@ class Scaling:
     """Copies `trix up` starts unless told otherwise (`--replicas NAME=N`)."""
     autoscale_on: Literal["cpu", "lag"] = "cpu"
     """What the deployed autoscaler follows: CPU (an HPA) or its durable consumers' lag (KEDA)."""
+    max_replicas: int = 0
+    """At most this many copies (0: no limit): 1 for a service with one writer and no leases yet."""
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,25 @@ GATEWAY = ServiceDeclaration(
     scaling=Scaling(autoscale_on="cpu"),
 )
 
-SERVICES: tuple[ServiceDeclaration, ...] = (TABLE, TIMERS, SCORING, MATCHMAKING, GATEWAY)
+COMPETITIONS = ServiceDeclaration(
+    name="competitions",
+    description="Runs competitions: registration, rounds of tables, the bracket, the digest (docs/adr/0026).",
+    grants=Grants(
+        # Its own events (fenced appends); each round's tables as matchmaking's word, MatchFormed,
+        # which the table service turns into its create command (ADR 0020).
+        publish=(subjects.all_competition_events(), subjects.match_formed()),
+        # Its events read back at start; each table's GameEnded read by last-message get.
+        read=(names.COMPETITIONS_STREAM, names.TABLE_RESULTS_STREAM),
+    ),
+    keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+    streams=(names.COMPETITIONS_STREAM,),
+    callers=("gateway",),
+    # One replica: it alone appends (every append fenced by the competition subject's expected
+    # last sequence); owners by lease over several replicas are the next step (docs/adr/0026).
+    scaling=Scaling(replicas=1, autoscale_on="cpu", max_replicas=1),
+)
+
+SERVICES: tuple[ServiceDeclaration, ...] = (TABLE, TIMERS, SCORING, MATCHMAKING, COMPETITIONS, GATEWAY)
 """Every service, in start order: the table first, the gateway (which calls the others) last."""
 
 

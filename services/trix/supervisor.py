@@ -96,6 +96,11 @@ class Supervisor(StartStop):
         self.declarations = tuple(declarations)
         """The services it runs, in start order (`trix.declarations`)."""
         self.replicas = {d.name: (replicas or {}).get(d.name, d.scaling.replicas) for d in self.declarations}
+        for d in self.declarations:
+            if d.scaling.max_replicas and self.replicas[d.name] > d.scaling.max_replicas:
+                raise ValueError(
+                    f"{d.name} runs at most {d.scaling.max_replicas} replica(s), not {self.replicas[d.name]}"
+                )
         self.ports = dict(ports or {})
         self.nats_port = nats_port or free_port()
         self.nats_cluster = nats_cluster

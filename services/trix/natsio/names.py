@@ -27,6 +27,9 @@ SCORING_JOURNAL_STREAM = "SCORING_JOURNAL"
 """The scoring journal: game results and wallet postings, kept forever."""
 SCORING_ARCHIVED_STREAM = "SCORING_ARCHIVED"
 """RecordArchived: scoring stored a finished game's record."""
+COMPETITIONS_STREAM = "COMPETITIONS"
+"""Every competition's events, one subject per competition (docs/adr/0026): the competitions
+service's truth, appended by the competition's one owner with the expected last subject sequence."""
 
 # -- KV buckets -------------------------------------------------------------------------
 

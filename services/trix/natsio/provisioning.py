@@ -123,6 +123,12 @@ STREAMS: tuple[StreamSpec, ...] = (
         "that table's log, snapshot and seed (issue 4, ADR 0003).",
         max_age_s=7 * DAY_S,
     ),
+    StreamSpec(
+        names.COMPETITIONS_STREAM,
+        (subjects.all_competition_events(),),
+        "Every competition's events, one subject per competition, kept forever: the competitions "
+        "service rebuilds each competition from them (issue 43, docs/adr/0026).",
+    ),
 )
 
 KV_BUCKETS: tuple[KvSpec, ...] = (

@@ -148,6 +148,15 @@ def all_timers() -> str:
     return f"{ROOT}.timers.>"
 
 
+def competition_events(competition_id: str) -> str:
+    """One competition's stored events (COMPETITIONS, docs/adr/0026)."""
+    return f"{ROOT}.competitions.evt.{token(competition_id, 'competition id')}"
+
+
+def all_competition_events() -> str:
+    return f"{ROOT}.competitions.evt.*"
+
+
 # -- scoring ------------------------------------------------------------------------
 
 

@@ -1,0 +1,104 @@
+"""The competitions service's NATS adapters (`trix.competitions.ports`).
+
+- `StreamEventLog`: the COMPETITIONS stream, one subject per competition; each append carries
+  `Nats-Expected-Last-Subject-Sequence` (the fence: no two writers after the same event) and a
+  message id (a retried append is stored once);
+- `MatchTables`: a table made as matchmaking makes one, MatchFormed on `trix.match.formed`
+  with the table id as its message id (the table service's create is idempotent by table id),
+  and a table's GameEnded, the last message of its durable results (TABLE_RESULTS);
+- `FolderDigests`: each competition's file written to a folder, atomically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import nats.js.errors
+from nats.js.errors import APIError
+
+from trix.competitions.ports import Fenced
+from trix.natsio import names, subjects
+from trix.natsio.connection import NatsConnection
+from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
+from trix.v1 import competitions_pb2, events_pb2
+
+WRONG_LAST_SEQUENCE = 10071
+WRONG_LAST_SEQUENCE_IN_PROCESS = 10164
+
+
+class StreamEventLog:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def append(self, event: competitions_pb2.CompetitionEvent, expected_last: int) -> int:
+        cid = event.competition_id
+        try:
+            ack = await publish_once(
+                self.nats.jetstream,
+                subjects.competition_events(cid),
+                event.SerializeToString(),
+                msg_id=f"{cid}.{event.sequence}",
+                headers={EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(expected_last)},
+            )
+        except APIError as err:
+            if err.err_code in (WRONG_LAST_SEQUENCE, WRONG_LAST_SEQUENCE_IN_PROCESS):
+                raise Fenced(f"competition {cid}: another writer appended first") from None
+            raise
+        if ack.duplicate:
+            raise Fenced(f"competition {cid}: event {event.sequence} was stored before")
+        return int(ack.seq)
+
+    async def read_all(self) -> AsyncIterator[tuple[int, competitions_pb2.CompetitionEvent]]:
+        js = self.nats.jetstream
+        seq = 1
+        while True:
+            try:
+                msg = await js.get_msg(
+                    names.COMPETITIONS_STREAM, seq=seq, subject=subjects.all_competition_events(), next=True
+                )
+            except nats.js.errors.NotFoundError:
+                return
+            stored = int(msg.seq or 0)
+            yield stored, competitions_pb2.CompetitionEvent.FromString(msg.data or b"")
+            seq = stored + 1
+
+
+class MatchTables:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def create(self, formed: events_pb2.Event) -> None:
+        await publish_once(
+            self.nats.jetstream,
+            subjects.match_formed(),
+            formed.SerializeToString(),
+            msg_id=formed.match_formed.table_id,
+        )
+
+    async def game_ended(self, table_id: str) -> events_pb2.GameEnded | None:
+        try:
+            msg = await self.nats.jetstream.get_last_msg(names.TABLE_RESULTS_STREAM, subjects.table_results(table_id))
+        except nats.js.errors.NotFoundError:
+            return None
+        event = events_pb2.Event.FromString(msg.data or b"")
+        return event.game_ended if event.HasField("game_ended") else None
+
+
+class FolderDigests:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    async def publish(self, competition_id: str, document: dict[str, Any]) -> None:
+        await asyncio.to_thread(self._write, competition_id, json.dumps(document, indent=1, sort_keys=True))
+
+    def _write(self, competition_id: str, text: str) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        target = self.folder / f"{competition_id}.json"
+        partial = target.with_suffix(".json.part")
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, target)

@@ -1,0 +1,49 @@
+"""Configuration of the competitions service, read once from the environment.
+
+Owns `CompetitionsConfig`: the shared runtime settings (`trix.runtime.config.RuntimeConfig`)
+plus its own. A bad value raises `ConfigError` naming the variable; the process exits with 2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trix.runtime.config import ConfigError, RuntimeConfig, env_float
+from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
+
+SERVICE = "competitions"
+DIGEST_DIR_ENV = "TRIX_COMPETITIONS_DIGEST_DIR"
+
+
+@dataclass(frozen=True)
+class CompetitionsConfig:
+    """Everything the competitions service reads from the environment."""
+
+    runtime: RuntimeConfig
+    keys: Keys = field(repr=False, default_factory=lambda: Keys())
+    """TRIX_PLAYER_TOKEN_KEY (players' tokens, passed on by the gateway) and TRIX_SERVICE_TOKEN_KEY
+    (operators' tools: system competitions). Both required."""
+    digest_dir: Path = Path("competitions")
+    """TRIX_COMPETITIONS_DIGEST_DIR: where each finished or cancelled competition's file
+    (`trix-competition/1`, `<competition>.json`) is published. Default `./competitions`."""
+    tick_s: float = 0.2
+    """TRIX_COMPETITIONS_TICK_S: how often the owner looks at start times and its running tables."""
+    review_s: float = 600.0
+    """TRIX_COMPETITIONS_REVIEW_S: the review period after the final (issue 43: 10 minutes)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> CompetitionsConfig:
+        e = os.environ if env is None else env
+        digest_dir = e.get(DIGEST_DIR_ENV, "competitions").strip()
+        if not digest_dir:
+            raise ConfigError(f"{DIGEST_DIR_ENV}: a folder, not empty")
+        return cls(
+            runtime=RuntimeConfig.from_env(SERVICE, e),
+            keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
+            digest_dir=Path(digest_dir),
+            tick_s=env_float(e, "TRIX_COMPETITIONS_TICK_S", 0.2, minimum=0.01),
+            review_s=env_float(e, "TRIX_COMPETITIONS_REVIEW_S", 600.0, minimum=0.0),
+        )

@@ -1,0 +1,101 @@
+"""The gRPC adapter of the competitions service: `trix.v1.CompetitionsService` <->
+`CompetitionsService`. Owns proto translation and who the caller is: a player by his own
+token (passed on by the gateway), never by a request field; an operator's tool (service role,
+`admin`) creates system competitions."""
+
+from __future__ import annotations
+
+import grpc
+
+from trix.competitions.service import SYSTEM_ORGANISER, CompetitionsService
+from trix.errors import NotBuilt, PermissionDenied
+from trix.natsio.subjects import token
+from trix.runtime.identity import Identity
+from trix.runtime.server import ServiceBinding
+from trix.v1 import competitions_pb2 as pb
+from trix.v1 import competitions_pb2_grpc
+
+SERVICE_NAME = "trix.v1.CompetitionsService"
+ISSUE = 43
+Context = grpc.aio.ServicerContext
+
+
+class CompetitionsApi(competitions_pb2_grpc.CompetitionsServiceServicer):
+    def __init__(self, service: CompetitionsService) -> None:
+        self.service = service
+        self.identity = Identity(service.config.keys, services=("admin",))
+
+    def _player(self, context: Context[object, object]) -> str:
+        caller = self.identity.caller(context)
+        if caller.is_service:
+            raise PermissionDenied("a player's own token is needed")
+        return caller.name
+
+    def _caller(self, context: Context[object, object]) -> str:
+        caller = self.identity.caller(context)
+        return SYSTEM_ORGANISER if caller.is_service else caller.name
+
+    async def CreateCompetition(
+        self, request: pb.CreateCompetitionRequest, context: Context[object, object]
+    ) -> pb.CreateCompetitionResponse:
+        competition = await self.service.create(self._caller(context), request.options, request.request_id)
+        return pb.CreateCompetitionResponse(competition=competition)
+
+    async def RegisterEntrant(
+        self, request: pb.RegisterEntrantRequest, context: Context[object, object]
+    ) -> pb.RegisterEntrantResponse:
+        player = self._player(context)
+        cid = token(request.competition_id, "competition id")
+        entrant = await self.service.register(player, cid, request.code, request.display_name)
+        return pb.RegisterEntrantResponse(entrant=entrant)
+
+    async def LeaveCompetition(
+        self, request: pb.LeaveCompetitionRequest, context: Context[object, object]
+    ) -> pb.LeaveCompetitionResponse:
+        refund = await self.service.leave(self._player(context), token(request.competition_id, "competition id"))
+        return pb.LeaveCompetitionResponse(refund=refund)
+
+    async def ApproveEntrant(
+        self, request: pb.ApproveEntrantRequest, context: Context[object, object]
+    ) -> pb.ApproveEntrantResponse:
+        cid = token(request.competition_id, "competition id")
+        entrant = await self.service.approve(self._caller(context), cid, request.player_id, request.accept)
+        return pb.ApproveEntrantResponse(entrant=entrant)
+
+    async def GetCompetition(
+        self, request: pb.GetCompetitionRequest, context: Context[object, object]
+    ) -> pb.GetCompetitionResponse:
+        caller = self._caller(context)
+        return pb.GetCompetitionResponse(
+            competition=self.service.get(token(request.competition_id, "competition id"), caller)
+        )
+
+    async def GetBracket(
+        self, request: pb.GetBracketRequest, context: Context[object, object]
+    ) -> pb.GetBracketResponse:
+        self._caller(context)
+        return self.service.bracket(token(request.competition_id, "competition id"))
+
+    async def GetCompetitionStandings(
+        self, request: pb.GetCompetitionStandingsRequest, context: Context[object, object]
+    ) -> pb.GetCompetitionStandingsResponse:
+        raise NotBuilt("points standings", ISSUE)
+
+    async def FileComplaint(
+        self, request: pb.FileComplaintRequest, context: Context[object, object]
+    ) -> pb.FileComplaintResponse:
+        raise NotBuilt("complaints", ISSUE)
+
+    async def AnswerComplaint(
+        self, request: pb.AnswerComplaintRequest, context: Context[object, object]
+    ) -> pb.AnswerComplaintResponse:
+        raise NotBuilt("complaints", ISSUE)
+
+
+def binding(service: CompetitionsService) -> ServiceBinding:
+    api = CompetitionsApi(service)
+
+    def register(server: grpc.aio.Server) -> None:
+        competitions_pb2_grpc.add_CompetitionsServiceServicer_to_server(api, server)
+
+    return ServiceBinding(SERVICE_NAME, register)

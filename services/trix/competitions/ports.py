@@ -1,0 +1,46 @@
+"""What the competitions service needs from the world (its adapters: `trix.competitions.adapters`).
+
+- `EventLog`: every competition's stored events; an append names the stream sequence of the
+  competition's last event it knows (JetStream's expected last subject sequence), so two writers
+  can never both append after the same event (`Fenced`);
+- `Tables`: a round's table created through the platform's one path (MatchFormed) and a table's
+  GameEnded read back from its durable results;
+- `Digests`: where a finished or cancelled competition's file is published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from trix.errors import Unavailable
+from trix.v1 import competitions_pb2, events_pb2
+
+
+class Fenced(Unavailable):
+    """Another writer appended to the competition first: the state this one holds is stale."""
+
+
+class EventLog(Protocol):
+    async def append(self, event: competitions_pb2.CompetitionEvent, expected_last: int) -> int:
+        """Stores `event` on its competition's subject after `expected_last` (0: the first);
+        returns its stream sequence. Raises `Fenced` if another event came after `expected_last`."""
+        ...
+
+    def read_all(self) -> AsyncIterator[tuple[int, competitions_pb2.CompetitionEvent]]:
+        """Every stored event in stream order, with its stream sequence."""
+        ...
+
+
+class Tables(Protocol):
+    async def create(self, formed: events_pb2.Event) -> None:
+        """Has the table of `formed` created (idempotent by its table id)."""
+        ...
+
+    async def game_ended(self, table_id: str) -> events_pb2.GameEnded | None:
+        """The table's GameEnded once stored, else None."""
+        ...
+
+
+class Digests(Protocol):
+    async def publish(self, competition_id: str, document: dict[str, Any]) -> None: ...

@@ -1,0 +1,323 @@
+"""The competitions service (issue 43, docs/adr/0026): the owner of every competition.
+
+Owns the commands (create, register, leave, approve, the reads) and `tick`, which moves each
+competition on by the clock and its tables: at the start time the roster is decided (cancelled
+under 75 % full; bots fill the empty seats), the first round is seated from the committed seed
+and its tables are created; each table's GameEnded is recorded, the next round seated and
+created as soon as a round's last table ends; after the final the competition file is published
+(`trix-competition/1`) and the review period runs; then the payouts are settled. Every change is
+first a stored event (appended with the competition's expected last sequence, `ports.Fenced`
+otherwise) and only then applied, by the same fold a restarted process rebuilds with (`state`).
+
+This slice: free competitions (entry fee 0). A paid competition's ledger plan is kept in its
+events and file, but the holds, refunds and prizes at scoring's ledger are the next step, as
+are several replicas owning competitions by lease (the declaration runs one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from trix.competitions.config import CompetitionsConfig
+from trix.competitions.digest import build_document, canonical
+from trix.competitions.model import BOT_PREFIX
+from trix.competitions.money import plan
+from trix.competitions.options import CompetitionError, validate_options
+from trix.competitions.ports import Digests, EventLog, Fenced, Tables
+from trix.competitions.protos import competition_table, match_formed, options_from_proto
+from trix.competitions.seating import first_round, seating_commitment, start
+from trix.competitions.state import Competition
+from trix.errors import IllegalMove, InvalidArgument, NotFound, PermissionDenied
+from trix.v1 import competitions_pb2 as pb
+
+log = structlog.get_logger("trix.competitions")
+
+SYSTEM_ORGANISER = "system"
+"""The organiser of the competitions an operator's tool (or the schedule) creates."""
+
+
+class FailedPrecondition(IllegalMove):
+    """Not possible in the competition's state (FAILED_PRECONDITION)."""
+
+
+def _invalid(err: CompetitionError) -> InvalidArgument:
+    return InvalidArgument(f"{err.option}: {err}" if err.option and err.option not in str(err) else str(err))
+
+
+class CompetitionsService:
+    def __init__(
+        self,
+        config: CompetitionsConfig,
+        events: EventLog,
+        tables: Tables,
+        digests: Digests,
+        *,
+        clock_ms: Callable[[], int],
+        new_seed: Callable[[], bytes] = lambda: secrets.token_bytes(32),
+    ) -> None:
+        self.config = config
+        self.events = events
+        self.tables = tables
+        self.digests = digests
+        self.clock_ms = clock_ms
+        self.new_seed = new_seed
+        self.competitions: dict[str, Competition] = {}
+        self.lock = asyncio.Lock()
+        """One writer in this process: every append and apply holds it."""
+
+    # -- recovery -----------------------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Every competition rebuilt from its stored events, in order."""
+        self.competitions.clear()
+        async for seq, event in self.events.read_all():
+            self._fold(event, seq)
+        log.info("competitions recovered", competitions=len(self.competitions))
+
+    def _fold(self, event: pb.CompetitionEvent, seq: int) -> None:
+        if event.HasField("created"):
+            self.competitions[event.competition_id] = Competition.from_created(event, seq)
+        else:
+            self.competitions[event.competition_id].apply(event, seq)
+
+    async def _append(self, comp: Competition | None, event: pb.CompetitionEvent) -> Competition:
+        """Stores the event after the competition's last one, then applies it (the fence: an
+        append after another writer's is refused and the competitions are rebuilt)."""
+        event.sequence = 1 if comp is None else comp.events + 1
+        event.time_ms = self.clock_ms()
+        try:
+            seq = await self.events.append(event, 0 if comp is None else comp.last_seq)
+        except Fenced:
+            await self.recover()
+            raise
+        self._fold(event, seq)
+        return self.competitions[event.competition_id]
+
+    def _get(self, competition_id: str) -> Competition:
+        comp = self.competitions.get(competition_id)
+        if comp is None:
+            raise NotFound("no such competition")
+        return comp
+
+    # -- commands -----------------------------------------------------------------------------
+
+    async def create(self, organiser: str, options: pb.CompetitionOptions, request_id: str) -> pb.Competition:
+        try:
+            core = validate_options(options_from_proto(options), self.clock_ms())
+        except CompetitionError as err:
+            raise _invalid(err) from None
+        if core.entry_fee:
+            raise FailedPrecondition("paid competitions are not open yet: entry fee 0 only")
+        key = hashlib.sha256(f"{organiser}|{request_id or secrets.token_hex(16)}".encode()).hexdigest()
+        competition_id = f"c{key[:15]}"
+        async with self.lock:
+            if competition_id in self.competitions:
+                return self.competitions[competition_id].view(self.clock_ms(), True)
+            seed = self.new_seed()
+            created = pb.Competition(
+                competition_id=competition_id,
+                organiser_id=organiser,
+                options=options,
+                seating_commitment=seating_commitment(seed),
+                seating_seed=seed.hex(),  # kept in the service's own stream; shown from round 1
+                code=secrets.token_hex(4) if core.visibility == "private" else "",
+            )
+            event = pb.CompetitionEvent(
+                competition_id=competition_id, created=pb.CompetitionCreated(competition=created)
+            )
+            comp = await self._append(None, event)
+            return comp.view(self.clock_ms(), True)
+
+    async def register(self, player: str, competition_id: str, code: str, display_name: str) -> pb.Entrant:
+        async with self.lock:
+            comp = self._get(competition_id)
+            if comp.created.code and code != comp.created.code:
+                raise PermissionDenied("this private competition needs its code")
+            if player.startswith(BOT_PREFIX):
+                raise InvalidArgument(f"a player id may not start with {BOT_PREFIX!r}")
+            trial = type(comp.registration)(comp.options, dict(comp.registration.states), {})
+            try:
+                state = trial.register(player, 0.0, self.clock_ms())
+            except CompetitionError as err:
+                raise _invalid(err) from None
+            entrant = pb.Entrant(
+                player_id=player,
+                display_name=display_name[:64],
+                state=pb.ENTRANT_STATE_PENDING if state == "pending" else pb.ENTRANT_STATE_ACCEPTED,
+            )
+            hold_key = f"competition.{competition_id}.hold.{player}"
+            event = pb.CompetitionEvent(
+                competition_id=competition_id, registered=pb.EntrantRegistered(entrant=entrant, hold_key=hold_key)
+            )
+            comp = await self._append(comp, event)
+            return comp.entrant(player)
+
+    async def leave(self, player: str, competition_id: str) -> int:
+        async with self.lock:
+            comp = self._get(competition_id)
+            if comp.started:
+                raise FailedPrecondition("the competition has started: leaving now is leaving your table")
+            trial = type(comp.registration)(comp.options, dict(comp.registration.states), {})
+            try:
+                refund = trial.leave(player, self.clock_ms())
+            except CompetitionError as err:
+                raise _invalid(err) from None
+            event = pb.CompetitionEvent(
+                competition_id=competition_id, left=pb.EntrantLeft(player_id=player, before_start=True)
+            )
+            await self._append(comp, event)
+            return refund
+
+    async def approve(self, caller: str, competition_id: str, player: str, accept: bool) -> pb.Entrant:
+        async with self.lock:
+            comp = self._get(competition_id)
+            if caller != comp.created.organiser_id:
+                raise PermissionDenied("only the organiser decides on entrants")
+            trial = type(comp.registration)(comp.options, dict(comp.registration.states), {})
+            try:
+                trial.approve(player, accept)
+            except CompetitionError as err:
+                raise _invalid(err) from None
+            event = pb.CompetitionEvent(
+                competition_id=competition_id, approved=pb.EntrantApproved(player_id=player, accept=accept)
+            )
+            comp = await self._append(comp, event)
+            return comp.entrant(player)
+
+    def get(self, competition_id: str, caller: str) -> pb.Competition:
+        comp = self._get(competition_id)
+        return comp.view(self.clock_ms(), caller == comp.created.organiser_id)
+
+    def bracket(self, competition_id: str) -> pb.GetBracketResponse:
+        comp = self._get(competition_id)
+        out = pb.GetBracketResponse(tables=comp.tables())
+        if comp.finished is not None:
+            out.ranking.extend(comp.finished.ranking)
+        return out
+
+    # -- the clock and the tables -------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """Moves every unfinished competition on (`tick_s` apart; a failed one is tried again)."""
+        async with self.lock:
+            for comp in list(self.competitions.values()):
+                if comp.settled or comp.cancelled:
+                    continue
+                try:
+                    await self._advance(comp.competition_id)
+                except Fenced:
+                    return
+                except Exception as exc:  # noqa: BLE001 - one competition never stops the others
+                    log.warning("competition not advanced", competition=comp.competition_id, error=repr(exc))
+
+    async def _advance(self, competition_id: str) -> None:
+        comp = self.competitions[competition_id]
+        now = self.clock_ms()
+        if not comp.started:
+            if now >= comp.options.starts_at_ms:
+                await self._start(comp)
+            return
+        if comp.run is not None and comp.finished is None:
+            await self._follow(comp)
+            return
+        if comp.finished is not None and now >= comp.finished.review_ends_at_ms:
+            entries = self._ledger(comp)
+            event = pb.CompetitionEvent(
+                competition_id=competition_id, payouts_settled=pb.PayoutsSettled(entries=entries)
+            )
+            await self._append(comp, event)
+
+    async def _start(self, comp: Competition) -> None:
+        roster = start(comp.options, comp.registration.at_start())
+        cid = comp.competition_id
+        if roster.cancelled:
+            comp = await self._append(
+                comp,
+                pb.CompetitionEvent(competition_id=cid, cancelled=pb.CompetitionCancelled(reason=roster.cancelled)),
+            )
+            await self.digests.publish(cid, self._document(comp, {}))
+            log.info("competition cancelled", competition=cid, reason=roster.cancelled)
+            return
+        tables = [competition_table(cid, s) for s in first_round(comp.options, comp.seed, roster.entrants)]
+        started = pb.RoundStarted(round=1, tables=tables, seating_seed=comp.seed.hex())
+        comp = await self._append(comp, pb.CompetitionEvent(competition_id=cid, round_started=started))
+        await self._create_round(comp)
+
+    async def _create_round(self, comp: Competition) -> None:
+        assert comp.run is not None
+        for seating in comp.run.rounds[-1]:
+            if seating.table_id(comp.competition_id) not in comp.ended:
+                await self.tables.create(match_formed(comp.competition_id, comp.options, seating, comp.names))
+
+    async def _follow(self, comp: Competition) -> None:
+        assert comp.run is not None
+        cid = comp.competition_id
+        for table in comp.tables():
+            if table.ended or table.round != comp.run.current_round:
+                continue
+            ended = await self.tables.game_ended(table.table_id)
+            if ended is None:
+                continue
+            table.ended = True
+            table.places.extend(ended.ranking)
+            table.record_sha256 = hashlib.sha256(canonical(json.loads(ended.record_json))).hexdigest()
+            body = pb.CompetitionTableEnded(table=table, totals=list(ended.totals.values), left_seat=ended.left_seat)
+            before = comp.run.current_round
+            comp = await self._append(comp, pb.CompetitionEvent(competition_id=cid, table_ended=body))
+            assert comp.run is not None
+            if comp.run.current_round != before:
+                started = pb.RoundStarted(
+                    round=comp.run.current_round,
+                    tables=[competition_table(cid, s) for s in comp.run.rounds[-1]],
+                )
+                comp = await self._append(comp, pb.CompetitionEvent(competition_id=cid, round_started=started))
+                await self._create_round(comp)
+        if comp.run is not None and comp.run.finished:
+            await self._finish(comp)
+
+    async def _finish(self, comp: Competition) -> None:
+        assert comp.run is not None
+        records: dict[str, Any] = {}
+        for table in comp.tables():
+            ended = await self.tables.game_ended(table.table_id)
+            if ended is None:
+                raise FailedPrecondition(f"the record of {table.table_id} is not stored")
+            records[table.table_id] = json.loads(ended.record_json)
+        document = self._document(comp, records)
+        await self.digests.publish(comp.competition_id, document)
+        finished = pb.CompetitionFinished(
+            ranking=["+".join(unit) for unit in comp.run.ranking()],
+            digest=document["digest"],
+            review_ends_at_ms=self.clock_ms() + round(self.config.review_s * 1000),
+        )
+        await self._append(comp, pb.CompetitionEvent(competition_id=comp.competition_id, finished=finished))
+        log.info("competition finished", competition=comp.competition_id, digest=document["digest"])
+
+    def _document(self, comp: Competition, records: dict[str, Any]) -> dict[str, Any]:
+        reg = comp.registration
+        return build_document(
+            comp.competition_id,
+            comp.options,
+            comp.seed,
+            reg.at_start(),
+            reg.paid(),
+            reg.left_before_start(),
+            None if comp.cancelled else comp.run,
+            records,
+            reg.refunded_in_full(),
+        )
+
+    def _ledger(self, comp: Competition) -> list[pb.CompetitionLedgerEntry]:
+        reg = comp.registration
+        ranking = comp.run.ranking() if comp.run is not None else None
+        entries = plan(
+            comp.competition_id, comp.options, reg.paid(), reg.left_before_start(), ranking, reg.refunded_in_full()
+        )
+        return [pb.CompetitionLedgerEntry(key=e.key, kind=e.kind, player_id=e.player, coins=e.coins) for e in entries]
