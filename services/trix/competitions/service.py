@@ -113,8 +113,8 @@ class CompetitionsService:
             core = validate_options(options_from_proto(options), self.clock_ms())
         except CompetitionError as err:
             raise _invalid(err) from None
-        if core.entry_fee:
-            raise FailedPrecondition("paid competitions are not open yet: entry fee 0 only")
+        if core.entry_fee or getattr(core.prize, "coins", ()):
+            raise FailedPrecondition("competitions with coins are not open yet: entry fee 0 and no prize only")
         key = hashlib.sha256(f"{organiser}|{request_id or secrets.token_hex(16)}".encode()).hexdigest()
         competition_id = f"c{key[:15]}"
         async with self.lock:

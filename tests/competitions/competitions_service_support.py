@@ -1,0 +1,130 @@
+"""Helpers of the competitions service tests: the real table service and the competitions
+service in the test's event loop (real nats-server with one user per service, real gRPC on
+127.0.0.1, the C engine), the competitions service on a clock the test moves."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from support.nats import AuthNats
+from trix.competitions.__main__ import build as build_competitions
+from trix.competitions.config import DIGEST_DIR_ENV, CompetitionsConfig
+from trix.competitions.ports import Digests, EventLog, Tables
+from trix.competitions.service import CompetitionsService
+from trix.runtime.identity import (
+    IDENTITY_METADATA,
+    PLAYER_KEY_ENV,
+    ROLE_PLAYER,
+    ROLE_SERVICE,
+    SERVICE_KEY_ENV,
+    Keys,
+    sign,
+)
+from trix.runtime.server import Runtime
+from trix.table.__main__ import build as build_table
+from trix.table.config import TableConfig
+from trix.v1 import common_pb2
+from trix.v1 import competitions_pb2 as pb
+from trix.v1 import competitions_pb2_grpc
+
+KEYS = Keys(player=b"competitions-tests-player-key-0123456789", service=b"competitions-tests-service-key-012345678")
+SEED = bytes(range(32))
+
+
+def env(nats_url: str, **extra: str) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
+    out.update(
+        {
+            "TRIX_NATS_URL": nats_url,
+            PLAYER_KEY_ENV: KEYS.player.decode(),
+            SERVICE_KEY_ENV: KEYS.service.decode(),
+            "TRIX_GRPC_PORT": "0",
+            "TRIX_METRICS_PORT": "-1",
+            "TRIX_LOG_LEVEL": "warning",
+            "TRIX_SHUTDOWN_GRACE_S": "0.5",
+            "TRIX_DRAIN_DELAY_S": "0",
+            **extra,
+        }
+    )
+    return out
+
+
+class Clock:
+    """Milliseconds since the epoch that move only when the test says."""
+
+    def __init__(self) -> None:
+        self.ms = time.time_ns() // 1_000_000
+
+    def __call__(self) -> int:
+        return self.ms
+
+
+class Platform:
+    """The table service and the competitions service (restartable) on one nats-server."""
+
+    def __init__(self, nats: AuthNats, digest_dir: Path) -> None:
+        self.nats = nats
+        self.clock = Clock()
+        self.digest_dir = digest_dir
+        self.table: Runtime | None = None
+        self.competitions: Runtime | None = None
+        self.channel: grpc.aio.Channel | None = None
+        self.stub: Any = None
+
+    def _new_service(self, config: CompetitionsConfig, events: EventLog, tables: Tables, digests: Digests) -> Any:
+        return CompetitionsService(config, events, tables, digests, clock_ms=self.clock, new_seed=lambda: SEED)
+
+    async def start(self) -> None:
+        self.table = build_table(TableConfig.from_env(env(self.nats.url("table"))))
+        await self.table.start()
+        await self.start_competitions()
+
+    async def start_competitions(self) -> None:
+        config = CompetitionsConfig.from_env(
+            env(self.nats.url("competitions"), **{DIGEST_DIR_ENV: str(self.digest_dir), "TRIX_COMPETITIONS_TICK_S": "0.05"})
+        )
+        self.competitions = build_competitions(config, self._new_service)
+        await self.competitions.start()
+        self.channel = grpc.aio.insecure_channel(self.competitions.address)
+        self.stub = competitions_pb2_grpc.CompetitionsServiceStub(self.channel)
+
+    async def stop_competitions(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+            self.channel = None
+        if self.competitions is not None:
+            await self.competitions.stop()
+            self.competitions = None
+
+    async def stop(self) -> None:
+        await self.stop_competitions()
+        if self.table is not None:
+            await self.table.stop()
+            self.table = None
+
+
+def admin() -> tuple[tuple[str, str]]:
+    return ((IDENTITY_METADATA, sign(KEYS.service, ROLE_SERVICE, "admin", time.time())),)
+
+
+def player(name: str) -> tuple[tuple[str, str]]:
+    return ((IDENTITY_METADATA, sign(KEYS.player, ROLE_PLAYER, name, time.time())),)
+
+
+def free_knockout(now_ms: int, capacity: int = 16, rounds: int = 2) -> pb.CompetitionOptions:
+    """A free knockout of COMPLEX (8 deals a game) with bot fill, starting a minute on."""
+    return pb.CompetitionOptions(
+        variant=common_pb2.VARIANT_COMPLEX,
+        format=pb.COMPETITION_FORMAT_KNOCKOUT,
+        rounds=rounds,
+        capacity=capacity,
+        starts_at_ms=now_ms + 60_000,
+        registration_closes_at_ms=now_ms + 30_000,
+        bot_fill=True,
+        speed=pb.COMPETITION_SPEED_FAST,
+    )

@@ -1,0 +1,155 @@
+"""The competitions service (issue 43, docs/adr/0026) as a process of the platform: a real
+nats-server with one user per service, the real table service and C engine, real gRPC. A free
+16-entrant knockout is created, registered, started at its start time (the test's clock),
+seated by its committed seed, its tables made by MatchFormed and played (seats played by the
+bot), its rounds followed to the final, and its file published and checked by
+`trix verify-competition`; a restarted service rebuilds from its stored events and finishes;
+an underfilled competition is cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+from competitions_service_support import Platform, admin, free_knockout, player
+
+from support.nats import AuthNats
+from trix.competitions.seating import seating_commitment
+from trix.v1 import competitions_pb2 as pb
+
+DEADLINE_S = 120.0
+
+
+@pytest.fixture
+async def platform(auth_nats: AuthNats, tmp_path: Path) -> AsyncIterator[Platform]:
+    p = Platform(auth_nats, tmp_path / "digests")
+    await p.start()
+    try:
+        yield p
+    finally:
+        await p.stop()
+
+
+async def _create_and_register(p: Platform, humans: int) -> str:
+    response = await p.stub.CreateCompetition(
+        pb.CreateCompetitionRequest(options=free_knockout(p.clock()), request_id="weekly-1"), metadata=admin()
+    )
+    competition = response.competition
+    assert competition.state == pb.COMPETITION_STATE_REGISTRATION
+    assert competition.seating_seed == "" and len(competition.seating_commitment) == 64
+    for i in range(humans):
+        name = f"p{i:02d}"
+        await p.stub.RegisterEntrant(
+            pb.RegisterEntrantRequest(competition_id=competition.competition_id, display_name=name),
+            metadata=player(name),
+        )
+    return str(competition.competition_id)
+
+
+async def _state(p: Platform, cid: str) -> pb.Competition:
+    response = await p.stub.GetCompetition(pb.GetCompetitionRequest(competition_id=cid), metadata=admin())
+    return response.competition
+
+
+async def _until(p: Platform, cid: str, states: set[int]) -> pb.Competition:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEADLINE_S
+    while True:
+        competition = await _state(p, cid)
+        if competition.state in states:
+            return competition
+        assert loop.time() < deadline, f"competition still in state {competition.state}"
+        await asyncio.sleep(0.1)
+
+
+def _verify(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trix.cli", "verify-competition", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _check_file(p: Platform, competition: pb.Competition) -> dict[str, object]:
+    path = p.digest_dir / f"{competition.competition_id}.json"
+    document = json.loads(path.read_text())
+    assert document["digest"] == competition.digest
+    checked = _verify(path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    return dict(document)
+
+
+async def test_a_free_16_entrant_knockout_is_played_to_the_end_and_its_file_verifies(platform: Platform) -> None:
+    cid = await _create_and_register(platform, humans=12)
+    platform.clock.ms += 60_000  # the start time
+    competition = await _until(platform, cid, {pb.COMPETITION_STATE_REVIEW})
+    assert seating_commitment(bytes.fromhex(competition.seating_seed)) == competition.seating_commitment
+    bracket = await platform.stub.GetBracket(pb.GetBracketRequest(competition_id=cid), metadata=admin())
+    assert [t.round for t in bracket.tables] == [1, 1, 1, 1, 2]
+    assert all(t.ended and len(t.record_sha256) == 64 for t in bracket.tables)
+    finalists = set(bracket.tables[-1].players)
+    assert set(bracket.ranking) == finalists  # the final's ranking is the competition's
+    assert all(len(finalists & set(t.players)) == 1 for t in bracket.tables[:4])  # one goes on per table
+    seated = [p for t in bracket.tables[:4] for p in t.players]
+    assert len(set(seated)) == 16 and sum(p.startswith("bot-") for p in seated) == 4
+    document = _check_file(platform, competition)
+    assert document["cancelled"] is False and len(document["records"]) == 5  # type: ignore[arg-type]
+    platform.clock.ms += 600_000  # the review period ends
+    finished = await _until(platform, cid, {pb.COMPETITION_STATE_FINISHED})
+    assert finished.digest == competition.digest
+
+
+async def test_a_restarted_competitions_process_rebuilds_from_its_events_and_finishes(platform: Platform) -> None:
+    cid = await _create_and_register(platform, humans=13)
+    before = await _state(platform, cid)
+    await platform.stop_competitions()
+    await platform.start_competitions()
+    rebuilt = await _state(platform, cid)
+    assert rebuilt == before  # registration rebuilt from the stored events
+    platform.clock.ms += 60_000
+    await _until(platform, cid, {pb.COMPETITION_STATE_RUNNING, pb.COMPETITION_STATE_REVIEW})
+    await platform.stop_competitions()  # mid-competition: the first round seated and being played
+    await platform.start_competitions()
+    competition = await _until(platform, cid, {pb.COMPETITION_STATE_REVIEW})
+    bracket = await platform.stub.GetBracket(pb.GetBracketRequest(competition_id=cid), metadata=admin())
+    assert [t.round for t in bracket.tables] == [1, 1, 1, 1, 2]  # no round started twice
+    _check_file(platform, competition)
+
+
+async def test_an_underfilled_competition_is_cancelled_and_its_file_says_so(platform: Platform) -> None:
+    cid = await _create_and_register(platform, humans=11)  # 75 % of 16 is 12
+    platform.clock.ms += 60_000
+    competition = await _until(platform, cid, {pb.COMPETITION_STATE_CANCELLED})
+    document = _check_file(platform, competition)
+    assert document["cancelled"] is True and document["tables"] == []
+
+
+async def test_bad_requests_get_the_right_status(platform: Platform) -> None:
+    options = free_knockout(platform.clock())
+    options.rounds = 7
+    with pytest.raises(grpc.aio.AioRpcError) as bad:
+        await platform.stub.CreateCompetition(pb.CreateCompetitionRequest(options=options), metadata=admin())
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "round" in (bad.value.details() or "")
+    options = free_knockout(platform.clock())
+    options.entry_fee = 100
+    with pytest.raises(grpc.aio.AioRpcError) as paid:
+        await platform.stub.CreateCompetition(pb.CreateCompetitionRequest(options=options), metadata=admin())
+    assert paid.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    cid = await _create_and_register(platform, humans=1)
+    with pytest.raises(grpc.aio.AioRpcError) as twice:
+        await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player("p00"))
+    assert twice.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.aio.AioRpcError) as anonymous:
+        await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid))
+    assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.aio.AioRpcError) as unknown:
+        await platform.stub.GetCompetition(pb.GetCompetitionRequest(competition_id="nope"), metadata=admin())
+    assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
