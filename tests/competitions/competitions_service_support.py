@@ -80,9 +80,17 @@ class Platform:
         return CompetitionsService(config, events, tables, digests, clock_ms=self.clock, new_seed=lambda: SEED)
 
     async def start(self) -> None:
+        await self.start_table()
+        await self.start_competitions()
+
+    async def start_table(self) -> None:
         self.table = build_table(TableConfig.from_env(env(self.nats.url("table"))))
         await self.table.start()
-        await self.start_competitions()
+
+    async def stop_table(self) -> None:
+        if self.table is not None:
+            await self.table.stop()
+            self.table = None
 
     async def start_competitions(self) -> None:
         config = CompetitionsConfig.from_env(
@@ -103,9 +111,7 @@ class Platform:
 
     async def stop(self) -> None:
         await self.stop_competitions()
-        if self.table is not None:
-            await self.table.stop()
-            self.table = None
+        await self.stop_table()
 
 
 def admin() -> tuple[tuple[str, str]]:

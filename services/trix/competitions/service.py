@@ -193,7 +193,10 @@ class CompetitionsService:
 
     def get(self, competition_id: str, caller: str) -> pb.Competition:
         comp = self._get(competition_id)
-        return comp.view(self.clock_ms(), caller == comp.created.organiser_id)
+        view = comp.view(self.clock_ms(), caller == comp.created.organiser_id)
+        if comp.cancelled:  # its file is made again from the events, the same bytes
+            view.digest, view.seating_seed = self._document(comp, {})["digest"], comp.seed.hex()
+        return view
 
     def bracket(self, competition_id: str) -> pb.GetBracketResponse:
         comp = self._get(competition_id)
