@@ -94,7 +94,10 @@ class Platform:
 
     async def start_competitions(self) -> None:
         config = CompetitionsConfig.from_env(
-            env(self.nats.url("competitions"), **{DIGEST_DIR_ENV: str(self.digest_dir), "TRIX_COMPETITIONS_TICK_S": "0.05"})
+            env(
+                self.nats.url("competitions"),
+                **{DIGEST_DIR_ENV: str(self.digest_dir), "TRIX_COMPETITIONS_TICK_S": "0.05"},
+            )
         )
         self.competitions = build_competitions(config, self._new_service)
         await self.competitions.start()

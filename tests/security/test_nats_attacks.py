@@ -235,11 +235,16 @@ async def test_only_the_table_publishes_table_events(backend: Backend) -> None:
     _refused_all(lines)
 
 
-async def test_only_matchmaking_announces_matches(backend: Backend) -> None:
+MATCH_ANNOUNCERS = ("matchmaking", "competitions")
+"""Who makes tables by MatchFormed: matchmaking, and the competitions service for its rounds
+(docs/adr/0026): nobody else."""
+
+
+async def test_only_matchmaking_and_competitions_announce_matches(backend: Backend) -> None:
     forged = events_pb2.Event(table_id="forged-match").SerializeToString()
     before = await _stored_count(backend, "table", "MATCHES")
     lines = []
-    for user in (u for u in permissions.USERS if u != "matchmaking"):
+    for user in (u for u in permissions.USERS if u not in MATCH_ANNOUNCERS):
         async with connected(backend, user) as conn:
             js = conn.nc.jetstream(timeout=20)
             outcome = await attempt(conn, js.publish(subjects.match_formed(), forged), subjects.match_formed())
@@ -285,4 +290,56 @@ async def test_the_provisioner_declares_streams_but_reads_no_message(backend: Ba
             lines.append(report(backend, "provisioner opens a consumer on it", "provisioner", outcome))
         finally:
             await js.delete_stream(name)
+    _refused_all(lines)
+
+
+async def test_only_the_competitions_service_writes_competition_events(backend: Backend) -> None:
+    """A competition's stored events are its truth (docs/adr/0026): its owner appends them,
+    nobody else; the competitions service itself may (the refusals are not vacuous)."""
+    subject = subjects.competition_events("forged-competition")
+    async with connected(backend, "competitions") as owner:
+        await owner.nc.jetstream(timeout=20).publish(subject, b"by its owner")
+    before = await _stored_count(backend, "competitions", names.COMPETITIONS_STREAM)
+    lines = []
+    for user in (u for u in permissions.USERS if u != "competitions"):
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            outcome = await attempt(conn, js.publish(subject, b"forged"), subject)
+        lines.append(report(backend, "forge a competition event", user, outcome))
+    assert await _stored_count(backend, "competitions", names.COMPETITIONS_STREAM) == before
+    _refused_all(lines)
+
+
+async def test_the_competitions_user_commands_no_table_and_moves_no_coins(backend: Backend) -> None:
+    """The competitions service makes tables only by MatchFormed and reads only their stored
+    results: it may not command a table, speak for a player's presence, write the scoring
+    journal, index a player's table, read a table's private log or a table's every-seat feed."""
+    lines = []
+    async with connected(backend, "competitions") as conn:
+        js = conn.nc.jetstream(timeout=20)
+        attacks = (
+            ("command a table", subjects.table_command(TABLE), conn.nc.publish(subjects.table_command(TABLE), b"x")),
+            ("forge presence", subjects.presence("p1"), js.publish(subjects.presence("p1"), b"x")),
+            ("write the scoring journal", subjects.scoring_journal(), js.publish(subjects.scoring_journal(), b"x")),
+            (
+                "index a player's table",
+                f"$KV.{names.PLAYER_TABLES_BUCKET}.p1",
+                js.publish(f"$KV.{names.PLAYER_TABLES_BUCKET}.p1", b"x"),
+            ),
+            (
+                "read a table's private log",
+                f"$JS.API.STREAM.MSG.GET.{PRIVATE_LOG}",
+                js.get_msg(PRIVATE_LOG, subject=subjects.table_log(TABLE)),
+            ),
+        )
+        for attack, subject, op in attacks:
+            lines.append(report(backend, attack, "competitions", await attempt(conn, op, subject)))
+    lines.append(
+        report(
+            backend,
+            "subscribe to a table's feed (every seat's hand)",
+            "competitions",
+            await _subscribe_outcome(backend, "competitions", subjects.table_feed(TABLE)),
+        )
+    )
     _refused_all(lines)
