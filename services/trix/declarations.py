@@ -205,7 +205,7 @@ COMPETITIONS = ServiceDeclaration(
     ),
     keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
     streams=(names.COMPETITIONS_STREAM,),
-    callers=("gateway",),
+    # Operators' tools call it; the gateway becomes its caller with its RPCs (the next slice).
     # One replica: it alone appends (every append fenced by the competition subject's expected
     # last sequence); owners by lease over several replicas are the next step (docs/adr/0026).
     scaling=Scaling(replicas=1, autoscale_on="cpu", max_replicas=1),

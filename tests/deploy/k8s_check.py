@@ -71,6 +71,8 @@ NAMESPACE = "trix"
 
 HPA_SERVICES = tuple(s.name for s in declarations.SERVICES if s.scaling.autoscale_on == "cpu")
 KEDA_SERVICES = tuple(s.name for s in declarations.SERVICES if s.scaling.autoscale_on == "lag")
+MAX_REPLICAS = {s.name: s.scaling.max_replicas for s in declarations.SERVICES}
+"""A service declared with `max_replicas` (one writer, no leases yet) is never scaled past it."""
 EXPOSED = "envoy"
 SHUTDOWN_SLACK_S = 5
 """Seconds of terminationGracePeriodSeconds beyond the services' worst-case shutdown."""
@@ -425,6 +427,11 @@ def check_disruption_and_scaling(objs: list[Obj]) -> list[str]:
             out.append(f"Deployment/{name}: must scale with a KEDA ScaledObject on JetStream lag, not an HPA")
         if (name in HPA_SERVICES or name == EXPOSED) and not h:
             out.append(f"Deployment/{name}: must scale with an HPA on CPU")
+        cap = MAX_REPLICAS.get(name, 0)
+        for auto in (*h, *k):
+            most = auto["spec"].get("maxReplicas", auto["spec"].get("maxReplicaCount", 0))
+            if cap and most > cap:
+                out.append(f"Deployment/{name}: scales to {most} replicas, its declaration allows {cap}")
         for hpa in h:
             metrics = hpa["spec"].get("metrics", [])
             if not any(m.get("type") == "Resource" and m["resource"]["name"] == "cpu" for m in metrics):

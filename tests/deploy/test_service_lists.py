@@ -29,7 +29,7 @@ def test_every_declared_service_is_in_every_list_of_the_services() -> None:
 def test_each_list_holds_exactly_the_services_and_the_nats_users() -> None:
     """The readers read the real lists (a reader finding nothing would pass nothing)."""
     services, users = set(sl.declared()), set(permissions.USERS)
-    assert services == {"table", "timers", "scoring", "matchmaking", "gateway"}
+    assert services == {"table", "timers", "scoring", "matchmaking", "competitions", "gateway"}
     found = {(listed.path.name, listed.what): listed.names() for listed in sl.LISTS}
     assert len(found) == len(sl.LISTS)
     by_file = {path: names for (path, _), names in found.items()}
