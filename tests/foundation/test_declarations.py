@@ -99,7 +99,7 @@ def test_a_declared_service_is_in_the_generated_nats_config() -> None:
 def test_a_declared_service_gets_its_token_keys_and_trix_up_runs_it(tmp_path: Path) -> None:
     assert keys_of(WITH_CHAT)["chat"] == (PLAYER_KEY_ENV,)
     assert parse_assignments("chat=3", "--replicas", minimum=1, services=WITH_CHAT) == {"chat": 3}
-    with pytest.raises(ValueError, match="NAME one of table, timers, scoring, matchmaking, gateway:"):
+    with pytest.raises(ValueError, match="NAME one of table, timers, scoring, matchmaking, competitions, gateway:"):
         parse_assignments("chat=3", "--replicas", minimum=1)
     sup = inspected_supervisor(tmp_path, declarations=WITH_CHAT)
     sup.prepare()
@@ -198,3 +198,11 @@ def test_the_scoring_consumer_is_the_durable_its_user_is_granted_and_no_other() 
     assert ScoringConfig.from_env({**keys, "TRIX_SCORING_CONSUMER": consumer}).consumer == consumer
     with pytest.raises(ConfigError, match="TRIX_SCORING_CONSUMER: must be 'scoring'"):
         ScoringConfig.from_env({**keys, "TRIX_SCORING_CONSUMER": "scoring-2"})
+
+
+def test_a_service_declared_with_one_writer_is_never_run_twice(tmp_path: Path) -> None:
+    """The competitions service has one writer and no leases yet (docs/adr/0026): its
+    declaration caps it at one replica, and `trix up` refuses to run it twice."""
+    assert declaration("competitions").scaling.max_replicas == 1
+    with pytest.raises(ValueError, match="competitions runs at most 1 replica"):
+        inspected_supervisor(tmp_path, replicas={"competitions": 2})

@@ -145,6 +145,7 @@ def test_every_service_bad_own_variable(name: str) -> None:
         "matchmaking": "TRIX_MATCHMAKING_BOT_FILL_S",
         "table": "TRIX_TABLE_SNAPSHOT_EVERY",
         "timers": "TRIX_TIMERS_TICK_S",
+        "competitions": "TRIX_COMPETITIONS_TICK_S",
         "scoring": "TRIX_METRICS_PORT",
     }[name]
     result = subprocess.run(
