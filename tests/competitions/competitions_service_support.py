@@ -28,9 +28,8 @@ from trix.runtime.identity import (
 from trix.runtime.server import Runtime
 from trix.table.__main__ import build as build_table
 from trix.table.config import TableConfig
-from trix.v1 import common_pb2
+from trix.v1 import common_pb2, competitions_pb2_grpc
 from trix.v1 import competitions_pb2 as pb
-from trix.v1 import competitions_pb2_grpc
 
 KEYS = Keys(player=b"competitions-tests-player-key-0123456789", service=b"competitions-tests-service-key-012345678")
 SEED = bytes(range(32))

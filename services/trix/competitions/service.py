@@ -29,7 +29,7 @@ from trix.competitions.config import CompetitionsConfig
 from trix.competitions.digest import build_document, canonical
 from trix.competitions.model import BOT_PREFIX
 from trix.competitions.money import plan
-from trix.competitions.options import CompetitionError, validate_options
+from trix.competitions.options import CompetitionError, FixedPrize, validate_options
 from trix.competitions.ports import Digests, EventLog, Fenced, Tables
 from trix.competitions.protos import competition_table, match_formed, options_from_proto
 from trix.competitions.seating import first_round, seating_commitment, start
@@ -113,7 +113,7 @@ class CompetitionsService:
             core = validate_options(options_from_proto(options), self.clock_ms())
         except CompetitionError as err:
             raise _invalid(err) from None
-        if core.entry_fee or getattr(core.prize, "coins", ()):
+        if core.entry_fee or (isinstance(core.prize, FixedPrize) and core.prize.coins):
             raise FailedPrecondition("competitions with coins are not open yet: entry fee 0 and no prize only")
         key = hashlib.sha256(f"{organiser}|{request_id or secrets.token_hex(16)}".encode()).hexdigest()
         competition_id = f"c{key[:15]}"
