@@ -20,7 +20,10 @@ import pytest
 from competitions_service_support import Platform, admin, free_knockout, player
 
 from support.nats import AuthNats
+from trix.competitions.adapters import StreamEventLog
+from trix.competitions.ports import Fenced
 from trix.competitions.seating import seating_commitment
+from trix.natsio.connection import NatsConnection
 from trix.v1 import competitions_pb2 as pb
 
 DEADLINE_S = 120.0
@@ -156,3 +159,29 @@ async def test_bad_requests_get_the_right_status(platform: Platform) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as unknown:
         await platform.stub.GetCompetition(pb.GetCompetitionRequest(competition_id="nope"), metadata=admin())
     assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_a_second_writer_is_fenced_by_the_competitions_expected_last_sequence(platform: Platform) -> None:
+    """Never two writers: an append after an event the writer has not seen is refused, and the
+    service that held the stale state rebuilds from the stream and goes on."""
+    cid = await _create_and_register(platform, humans=1)
+    other = NatsConnection(platform.nats.url("competitions"), "second-writer", streams=[], buckets=[])
+    await other.connect()
+    try:
+        log = StreamEventLog(other)
+        stale = pb.CompetitionEvent(competition_id=cid, sequence=2, left=pb.EntrantLeft(player_id="p00"))
+        with pytest.raises(Fenced):
+            await log.append(stale, expected_last=0)  # it has not seen the creation
+        events = [e async for _, e in log.read_all() if e.competition_id == cid]
+        assert [e.WhichOneof("body") for e in events] == ["created", "registered"]
+        seq = [s async for s, e in log.read_all() if e.competition_id == cid][-1]
+        sneaked = pb.CompetitionEvent(competition_id=cid, sequence=3, left=pb.EntrantLeft(player_id="p00"))
+        await log.append(sneaked, expected_last=seq)  # a writer that has seen everything may
+    finally:
+        await other.drain()
+    with pytest.raises(grpc.aio.AioRpcError) as fenced:  # the service's own state is now stale
+        await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player("p01"))
+    assert fenced.value.code() == grpc.StatusCode.UNAVAILABLE
+    await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player("p01"))
+    entrants = {e.player_id: e.state for e in (await _state(platform, cid)).entrants}
+    assert entrants == {"p00": pb.ENTRANT_STATE_LEFT_BEFORE_START, "p01": pb.ENTRANT_STATE_ACCEPTED}
