@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import random
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from trix.competitions.digest import build_document
@@ -20,6 +23,17 @@ from trix.selfplay import play_record
 
 NOW_MS = 1_700_000_000_000
 SEED = bytes(range(32))
+
+
+def trix_verify_competition(path: Path) -> subprocess.CompletedProcess[str]:
+    """`trix verify-competition FILE`, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "trix.cli", "verify-competition", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def options(**changes: Any) -> CompetitionOptions:

@@ -4,7 +4,6 @@ service in the test's event loop (real nats-server with one user per service, re
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -12,17 +11,15 @@ from typing import Any
 import grpc
 
 from support.nats import AuthNats
+from support.table import KEYS, table_env
 from trix.competitions.__main__ import build as build_competitions
 from trix.competitions.config import DIGEST_DIR_ENV, CompetitionsConfig
 from trix.competitions.ports import Digests, EventLog, Tables
 from trix.competitions.service import CompetitionsService
 from trix.runtime.identity import (
     IDENTITY_METADATA,
-    PLAYER_KEY_ENV,
     ROLE_PLAYER,
     ROLE_SERVICE,
-    SERVICE_KEY_ENV,
-    Keys,
     sign,
 )
 from trix.runtime.server import Runtime
@@ -31,26 +28,12 @@ from trix.table.config import TableConfig
 from trix.v1 import common_pb2, competitions_pb2_grpc
 from trix.v1 import competitions_pb2 as pb
 
-KEYS = Keys(player=b"competitions-tests-player-key-0123456789", service=b"competitions-tests-service-key-012345678")
 SEED = bytes(range(32))
 
 
 def env(nats_url: str, **extra: str) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
-    out.update(
-        {
-            "TRIX_NATS_URL": nats_url,
-            PLAYER_KEY_ENV: KEYS.player.decode(),
-            SERVICE_KEY_ENV: KEYS.service.decode(),
-            "TRIX_GRPC_PORT": "0",
-            "TRIX_METRICS_PORT": "-1",
-            "TRIX_LOG_LEVEL": "warning",
-            "TRIX_SHUTDOWN_GRACE_S": "0.5",
-            "TRIX_DRAIN_DELAY_S": "0",
-            **extra,
-        }
-    )
-    return out
+    """A service's environment on the test's NATS user, its gRPC on a port the OS picks."""
+    return table_env(nats_url, TRIX_GRPC_PORT="0", TRIX_SHUTDOWN_GRACE_S="0.5", **extra)
 
 
 class Clock:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
 import pytest
+from competition_support import trix_verify_competition
 from competitions_service_support import Platform, admin, free_knockout, player
 
 from support.nats import AuthNats
@@ -71,21 +70,11 @@ async def _until(p: Platform, cid: str, states: set[int]) -> pb.Competition:
         await asyncio.sleep(0.1)
 
 
-def _verify(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "trix.cli", "verify-competition", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
 def _check_file(p: Platform, competition: pb.Competition) -> dict[str, object]:
     path = p.digest_dir / f"{competition.competition_id}.json"
     document = json.loads(path.read_text())
     assert document["digest"] == competition.digest
-    checked = _verify(path)
+    checked = trix_verify_competition(path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     return dict(document)
 

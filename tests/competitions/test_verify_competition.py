@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from competition_support import humans, options, play_competition
+from competition_support import trix_verify_competition as trix
 
 import trix.engine as engine
 from trix.competitions.digest import competition_digest, record_hash
@@ -28,16 +27,6 @@ def knockout_file() -> dict[str, Any]:
     entrants = humans(16)
     return play_competition(
         options(admission="approval"), entrants, left_before_start=["p014"], refused=["p015"], leavers={"p003": 2}
-    )
-
-
-def trix(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "trix.cli", "verify-competition", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
     )
 
 
