@@ -272,6 +272,7 @@ class Supervisor(StartStop):
                     TRIX_NATS_URL=self.nats_url(service),  # its own NATS user (ADR 0014)
                     TRIX_SHUTDOWN_GRACE_S=str(max(0.5, self.grace_s - 1.0)),
                     TRIX_LOG_LEVEL=self.log_level,
+                    TRIX_DATA_DIR=str(self.state_dir / "data" / service),  # files a service keeps (its own)
                 )
                 child.env.update({var: keys[var] for var in declared.keys})
                 if service == "scoring" and os.environ.get(SCORING_ADMIN_ENV):

@@ -28,7 +28,9 @@ class CompetitionsConfig:
     (operators' tools: system competitions). Both required."""
     digest_dir: Path = Path("competitions")
     """TRIX_COMPETITIONS_DIGEST_DIR: where each finished or cancelled competition's file
-    (`trix-competition/1`, `<competition>.json`) is published. Default `./competitions`."""
+    (`trix-competition/1`, `<competition>.json`) is published. Default `competitions` in
+    TRIX_DATA_DIR (`trix up`: the service's folder under its state folder), else in the
+    working directory."""
     tick_s: float = 0.2
     """TRIX_COMPETITIONS_TICK_S: how often the owner looks at start times and its running tables."""
     review_s: float = 600.0
@@ -37,7 +39,7 @@ class CompetitionsConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> CompetitionsConfig:
         e = os.environ if env is None else env
-        digest_dir = e.get(DIGEST_DIR_ENV, "competitions").strip()
+        digest_dir = e.get(DIGEST_DIR_ENV, str(Path(e.get("TRIX_DATA_DIR", ".")) / "competitions")).strip()
         if not digest_dir:
             raise ConfigError(f"{DIGEST_DIR_ENV}: a folder, not empty")
         return cls(
