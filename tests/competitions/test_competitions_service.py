@@ -174,3 +174,32 @@ async def test_a_second_writer_is_fenced_by_the_competitions_expected_last_seque
     await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player("p01"))
     entrants = {e.player_id: e.state for e in (await _state(platform, cid)).entrants}
     assert entrants == {"p00": pb.ENTRANT_STATE_LEFT_BEFORE_START, "p01": pb.ENTRANT_STATE_ACCEPTED}
+
+
+async def test_a_player_organises_approves_entrants_and_an_entrant_leaves_before_the_start(platform: Platform) -> None:
+    options = free_knockout(platform.clock())
+    options.admission = pb.ADMISSION_APPROVAL
+    created = await platform.stub.CreateCompetition(
+        pb.CreateCompetitionRequest(options=options, request_id="mine"), metadata=player("org")
+    )
+    cid = created.competition.competition_id
+    assert created.competition.organiser_id == "org"
+    again = await platform.stub.CreateCompetition(  # a repeat of the request: the same competition
+        pb.CreateCompetitionRequest(options=options, request_id="mine"), metadata=player("org")
+    )
+    assert again.competition.competition_id == cid
+    waiting = await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player("p1"))
+    assert waiting.entrant.state == pb.ENTRANT_STATE_PENDING
+    approve = pb.ApproveEntrantRequest(competition_id=cid, player_id="p1", accept=True)
+    with pytest.raises(grpc.aio.AioRpcError) as not_organiser:
+        await platform.stub.ApproveEntrant(approve, metadata=player("p2"))
+    assert not_organiser.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    approved = await platform.stub.ApproveEntrant(approve, metadata=player("org"))
+    assert approved.entrant.state == pb.ENTRANT_STATE_ACCEPTED
+    left = await platform.stub.LeaveCompetition(pb.LeaveCompetitionRequest(competition_id=cid), metadata=player("p1"))
+    assert left.refund == 0  # free: half of nothing
+    entrants = {e.player_id: e.state for e in (await _state(platform, cid)).entrants}
+    assert entrants == {"p1": pb.ENTRANT_STATE_LEFT_BEFORE_START}
+    with pytest.raises(grpc.aio.AioRpcError) as gone:
+        await platform.stub.LeaveCompetition(pb.LeaveCompetitionRequest(competition_id=cid), metadata=player("p1"))
+    assert gone.value.code() == grpc.StatusCode.INVALID_ARGUMENT
