@@ -71,6 +71,10 @@ class CompetitionsService:
         self.competitions: dict[str, Competition] = {}
         self.lock = asyncio.Lock()
         """One writer in this process: every append and apply holds it."""
+        self.published: set[tuple[str, int]] = set()
+        """(competition, round) whose tables this process has asked for: after a restart the
+        current round's are asked for again (a crash may have come between the round's event and
+        its MatchFormed), each only while its table has no GameEnded (idempotent by table id)."""
 
     # -- recovery -----------------------------------------------------------------------------
 
@@ -256,12 +260,16 @@ class CompetitionsService:
     async def _create_round(self, comp: Competition) -> None:
         assert comp.run is not None
         for seating in comp.run.rounds[-1]:
-            if seating.table_id(comp.competition_id) not in comp.ended:
+            table_id = seating.table_id(comp.competition_id)
+            if table_id not in comp.ended and await self.tables.game_ended(table_id) is None:
                 await self.tables.create(match_formed(comp.competition_id, comp.options, seating, comp.names))
+        self.published.add((comp.competition_id, comp.run.current_round))
 
     async def _follow(self, comp: Competition) -> None:
         assert comp.run is not None
         cid = comp.competition_id
+        if (cid, comp.run.current_round) not in self.published:
+            await self._create_round(comp)
         for table in comp.tables():
             if table.ended or table.round != comp.run.current_round:
                 continue
