@@ -92,6 +92,8 @@ async def test_a_free_16_entrant_knockout_is_played_to_the_end_and_its_file_veri
     assert all(len(finalists & set(t.players)) == 1 for t in bracket.tables[:4])  # one goes on per table
     seated = [p for t in bracket.tables[:4] for p in t.players]
     assert len(set(seated)) == 16 and sum(p.startswith("bot-") for p in seated) == 4
+    out = {e.player_id for e in competition.entrants if e.state == pb.ENTRANT_STATE_OUT}
+    assert out == {p for p in seated if not p.startswith("bot-")} - finalists  # knocked out in round 1
     document = _check_file(platform, competition)
     assert document["cancelled"] is False and len(document["records"]) == 5  # type: ignore[arg-type]
     platform.clock.ms += 600_000  # the review period ends

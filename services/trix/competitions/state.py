@@ -137,10 +137,9 @@ class Competition:
 
     def entrant(self, player: str) -> pb.Entrant:
         state = _ENTRANT_STATES[self.registration.states[player]]
-        if self.roster is not None and state == pb.ENTRANT_STATE_ACCEPTED and self.run is not None:
-            ranking = self.run.ranking() if self.run.finished else None
-            if ranking is not None and ranking[0] and player not in ranking[0]:
-                state = pb.ENTRANT_STATE_OUT
+        seated = self.run is None or any(player in seating.players for seating in self.run.rounds[-1])
+        if state == pb.ENTRANT_STATE_ACCEPTED and not seated:
+            state = pb.ENTRANT_STATE_OUT  # knocked out: not seated in the latest round
         rating = self.registration.ratings.get(player, 0.0)
         return pb.Entrant(player_id=player, display_name=self.names.get(player, ""), state=state, rating=rating)
 
