@@ -205,3 +205,18 @@ async def test_a_player_organises_approves_entrants_and_an_entrant_leaves_before
     with pytest.raises(grpc.aio.AioRpcError) as gone:
         await platform.stub.LeaveCompetition(pb.LeaveCompetitionRequest(competition_id=cid), metadata=player("p1"))
     assert gone.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_free_points_competition_plays_every_round_and_its_file_verifies(platform: Platform) -> None:
+    options = free_knockout(platform.clock(), capacity=8, rounds=2)
+    options.format = pb.COMPETITION_FORMAT_POINTS
+    created = await platform.stub.CreateCompetition(pb.CreateCompetitionRequest(options=options), metadata=admin())
+    cid = created.competition.competition_id
+    for i in range(6):
+        await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player(f"q{i}"))
+    platform.clock.ms += 60_000
+    competition = await _until(platform, cid, {pb.COMPETITION_STATE_REVIEW})
+    bracket = await platform.stub.GetBracket(pb.GetBracketRequest(competition_id=cid), metadata=admin())
+    assert [t.round for t in bracket.tables] == [1, 1, 2, 2]  # everyone plays every round
+    assert len(bracket.ranking) == 8
+    _check_file(platform, competition)
