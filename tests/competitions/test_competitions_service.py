@@ -219,4 +219,9 @@ async def test_a_free_points_competition_plays_every_round_and_its_file_verifies
     bracket = await platform.stub.GetBracket(pb.GetBracketRequest(competition_id=cid), metadata=admin())
     assert [t.round for t in bracket.tables] == [1, 1, 2, 2]  # everyone plays every round
     assert len(bracket.ranking) == 8
+    standings = await platform.stub.GetCompetitionStandings(
+        pb.GetCompetitionStandingsRequest(competition_id=cid), metadata=admin()
+    )
+    assert ["+".join(row.players) for row in standings.rows] == list(bracket.ranking)  # the standings decide
+    assert sum(row.wins for row in standings.rows) >= 4 and len(standings.tables) == 4
     _check_file(platform, competition)

@@ -79,7 +79,8 @@ class CompetitionsApi(competitions_pb2_grpc.CompetitionsServiceServicer):
     async def GetCompetitionStandings(
         self, request: pb.GetCompetitionStandingsRequest, context: Context[object, object]
     ) -> pb.GetCompetitionStandingsResponse:
-        raise NotBuilt("points standings", ISSUE)
+        self._caller(context)
+        return self.service.standings(token(request.competition_id, "competition id"))
 
     async def FileComplaint(
         self, request: pb.FileComplaintRequest, context: Context[object, object]

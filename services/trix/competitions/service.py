@@ -25,6 +25,7 @@ from typing import Any
 
 import structlog
 
+from trix.competitions import points
 from trix.competitions.config import CompetitionsConfig
 from trix.competitions.digest import build_document, canonical
 from trix.competitions.model import BOT_PREFIX
@@ -207,6 +208,17 @@ class CompetitionsService:
         out = pb.GetBracketResponse(tables=comp.tables())
         if comp.finished is not None:
             out.ranking.extend(comp.finished.ranking)
+        return out
+
+    def standings(self, competition_id: str) -> pb.GetCompetitionStandingsResponse:
+        comp = self._get(competition_id)
+        if comp.options.format != "points":
+            raise FailedPrecondition("a knockout has a bracket, not standings (GetBracket)")
+        out = pb.GetCompetitionStandingsResponse(tables=comp.tables())
+        if comp.run is not None:
+            run = comp.run
+            for row in points.standings(comp.options, run.rounds, run.outcomes, run.draw_index):
+                out.rows.add(players=row.unit, points=row.points, wins=row.wins, score=row.score, out=row.out)
         return out
 
     # -- the clock and the tables -------------------------------------------------------------
