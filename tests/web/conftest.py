@@ -9,6 +9,7 @@ proves the client refreshes its token."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,12 @@ TLS = os.environ.get("TRIX_WEB_TLS", "") == "1"
 the HTTP client trusting its CA (issue 41); plain HTTP on loopback by default."""
 
 WEB_DIST = Path(__file__).resolve().parents[2] / "web" / "dist"
+ARTIFACTS = (
+    Path(os.environ.get("TRIX_TEST_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts") / "web"
+)
+"""Where every browser test's screenshots are kept after the run (issue 39: phone and desktop,
+both languages, for review by eye): `test-artifacts/web/<test>/` (git-ignored), or under
+$TRIX_TEST_ARTIFACTS."""
 STREAM_IDLE_S = 4.0
 TOKEN_TTL_S = 12
 """Public tokens live 12 s here (900 s in production): every browser test runs on tokens that
@@ -64,3 +71,18 @@ def pytest_runtest_makereport(
     report = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+@pytest.fixture(autouse=True)
+def keep_screenshots(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[None]:
+    """After each browser test, its screenshots (the PNGs it wrote to its tmp dir) are copied
+    to ARTIFACTS/<test name>/, which outlives pytest's rotation of tmp dirs."""
+    yield
+    shots = sorted(tmp_path.rglob("*.png"))
+    if not shots:
+        return
+    kept = ARTIFACTS / request.node.name
+    shutil.rmtree(kept, ignore_errors=True)
+    kept.mkdir(parents=True)
+    for shot in shots:
+        shutil.copy2(shot, kept / shot.name)
