@@ -107,11 +107,12 @@ TABLE = ServiceDeclaration(
         read=(*_TABLE_STREAMS, *map(kv_stream, _TABLE_BUCKETS)),
         write_buckets=_TABLE_BUCKETS,
         purge=(names.TABLE_LOG_STREAM, names.TABLE_SNAPSHOTS_STREAM, kv_stream(names.TABLE_SECRETS_BUCKET)),
-        # Its own results (it publishes them; reads of them), its lease watches.
+        # Its own results (it publishes them; reads of them), its lease and seed watches.
         ephemeral=(
             names.TABLE_RESULTS_STREAM,
             kv_stream(names.TABLE_LEASES_BUCKET),
             kv_stream(names.TABLE_REPLICAS_BUCKET),
+            kv_stream(names.TABLE_SECRETS_BUCKET),  # its seeds' watch (`JetStreamStore.watch_seeds`)
         ),
         durable=(
             (names.MATCHES_STREAM, names.TABLE_MATCH_CONSUMER),

@@ -89,6 +89,9 @@ partition healed, was rebuilt in 3.8 s, its games waiting)."""
 READ_DEADLINE_S = 10.0
 """A read NATS does not answer is asked again for this long (an election, twice if the first
 fails), then its error is raised (the command answers UNAVAILABLE, the rebuild is tried again)."""
+SEEDS_KEPT = 100_000
+"""Seeds a replica keeps in memory (`JetStreamStore.seeds`, ~10 MB): the oldest learnt go first
+(most likely finished tables); a rebuild reads a seed it no longer holds from the bucket."""
 _T = TypeVar("_T")
 
 
@@ -103,6 +106,47 @@ class JetStreamStore:
         self.tails: dict[str, tuple[int, int]] = {}
         """Table -> (log sequence, writer epoch) of the last entry this replica appended or read."""
         self._reads = JetStreams(nats)
+        self.seeds: dict[str, bytes] = {}
+        """Table -> its seed as stored (`watch_seeds`, or stored or read here). A seed is
+        stored once (`keep_secret`, compare-and-set) and never changed, so a known one is the
+        table's: a rebuild reads the bucket only for a seed this replica has not seen."""
+
+    async def watch_seeds(self) -> asyncio.Task[None]:
+        """Learn every table's seed as the bucket stores it (`seeds`); returns once the stored
+        ones are in. A rebuild of shards taken over from a replica cut off then reads only the
+        table's snapshot and log: a NATS node healed from a partition deposes the leaders of
+        the groups it followed (its RAFT term grew while it campaigned alone; nats-server has
+        no pre-vote) and the bucket had no leader for another election, ~5 s, while the move
+        path's streams answered (issue 42: games waited 3.7-5.5 s). A seed missed (a watcher
+        lost with its NATS node) is read from the bucket as before."""
+        kv = await self._reads.key_value(SECRETS_BUCKET)
+        watcher = await kv.watchall()
+        ready = asyncio.get_running_loop().create_future()
+
+        async def run() -> None:
+            try:
+                async for entry in watcher:
+                    if entry is None:
+                        if not ready.done():
+                            ready.set_result(None)
+                    elif entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
+                        self.seeds.pop(entry.key, None)
+                    else:
+                        self._know(entry.key, entry.value)
+            finally:
+                with suppress(Exception):  # its consumer goes (or expires, NATS away)
+                    await asyncio.wait_for(watcher.stop(), 2.0)  # type: ignore[no-untyped-call]
+
+        task = asyncio.ensure_future(run())
+        await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        return task
+
+    def _know(self, token: str, seed: bytes) -> None:
+        """Remember a table's seed; past `SEEDS_KEPT`, the oldest learnt goes (a finished
+        table's seed is purged by a stream purge, which no watcher sees)."""
+        self.seeds[token] = seed
+        if len(self.seeds) > SEEDS_KEPT:
+            self.seeds.pop(next(iter(self.seeds)))
 
     async def _read(self, call: Callable[[JetStreamContext], Awaitable[_T]], attempt_s: float = READ_ATTEMPT_S) -> _T:
         """`call` on a JetStream context whose requests wait `attempt_s`, asked again while NATS
@@ -198,6 +242,7 @@ class JetStreamStore:
         for _ in range(40):
             try:
                 await kv.create(subjects.token(table_id), seed)
+                self._know(subjects.token(table_id), seed)
                 return seed
             except KeyWrongLastSequenceError:
                 stored = await self.get_secret(table_id)  # the leader's answer
@@ -207,15 +252,21 @@ class JetStreamStore:
         raise Unavailable("the table's seed is being stored; retry")
 
     async def get_secret(self, table_id: str) -> bytes | None:
-        """From the bucket's leader (not a direct get: a follower behind may not have a new
-        table's seed yet, and the table would be skipped by a rebuild)."""
-        key = f"$KV.{SECRETS_BUCKET}.{subjects.token(table_id)}"
+        """The seed this replica knows (`seeds`), else from the bucket's leader (not a direct
+        get: a follower behind may not have a new table's seed yet, and the table would be
+        skipped by a rebuild)."""
+        token = subjects.token(table_id)
+        known = self.seeds.get(token)
+        if known is not None:
+            return known
+        key = f"$KV.{SECRETS_BUCKET}.{token}"
         try:
             msg = await self._read(lambda js: js.get_last_msg(names.kv_stream(SECRETS_BUCKET), key))
         except NotFoundError:
             return None
-        if (msg.headers or {}).get("KV-Operation") in (KV_DEL, KV_PURGE):
+        if (msg.headers or {}).get("KV-Operation") in (KV_DEL, KV_PURGE) or not msg.data:
             return None
+        self._know(token, msg.data)
         return msg.data
 
     async def put_snapshot(self, table_id: str, data: bytes) -> None:
@@ -251,6 +302,7 @@ class JetStreamStore:
         # finished table (nothing to republish), and the redelivered signal purges the rest.
         js = self.nats.jetstream
         self.tails.pop(table_id, None)
+        self.seeds.pop(subjects.token(table_id), None)
         await js.purge_stream(LOG_STREAM, subject=subjects.table_log(table_id))
         await js.purge_stream(SNAPSHOT_STREAM, subject=subjects.table_snapshot(table_id))
         await js.purge_stream(

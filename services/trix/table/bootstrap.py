@@ -14,6 +14,7 @@ from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.publish import JetStreams
+from trix.runtime.tasks import cancel_and_wait
 from trix.table.adapters import (
     HEARTBEAT_ATTEMPT_S,
     LEASES_BUCKET,
@@ -51,6 +52,7 @@ class TableReplica:
         manager: LeaseManager,
         watchers: LeaseWatchers,
         consumers: list[PullConsumer],
+        seeds: asyncio.Task[None] | None = None,
     ) -> None:
         self.router = router
         self.service = router.service
@@ -58,6 +60,8 @@ class TableReplica:
         self.watchers = watchers
         self.consumers = consumers
         """MatchFormed and RecordArchived: stopped first (the batch in hand finishes)."""
+        self.seeds = seeds
+        """The watch of the tables' seeds (`JetStreamStore.watch_seeds`)."""
 
     async def handover(self, timeout_s: float = 10.0) -> None:
         """Graceful shutdown (SIGTERM): every shard to another replica, then stop."""
@@ -84,6 +88,8 @@ class TableReplica:
         await self.stop_consumers()
         await self.manager.stop()
         await self.watchers.stop()
+        if self.seeds is not None:
+            await cancel_and_wait([self.seeds])
 
 
 def replica_id(instance: str) -> str:
@@ -103,8 +109,11 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
     leases = KvLeaseStore(leases_kv, replicas_kv, await buckets.key_value(REPLICAS_BUCKET, HEARTBEAT_ATTEMPT_S))
     me = replica_id(config.runtime.instance)
 
+    stores: list[JetStreamStore] = []
+
     def table_service(router: ShardRouter) -> TableService:
         store = JetStreamStore(nats, router.writer)
+        stores.append(store)
         return new_service(
             config, store, NatsSink(nats), may_write=router.owns_table, on_stale_writer=router.stale_writer
         )
@@ -112,6 +121,7 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
     router = ShardRouter(nats, table_service, lambda host: LeaseManager(me, leases, host))
     service, manager = router.service, router.manager
     watchers = LeaseWatchers(replicas_kv, leases_kv, manager)
+    seeds = await stores[0].watch_seeds()  # before any shard is won: its rebuild reads no seed
     await watchers.start()
     await manager.start()
     log.info("table replica started", replica=manager.me, shards=len(manager.held), tables=len(service.tables))
@@ -154,4 +164,4 @@ async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable
         stream=ARCHIVE_STREAM,
         config=ConsumerConfig(durable_name=ARCHIVE_CONSUMER, ack_policy=AckPolicy.EXPLICIT),
     )
-    return TableReplica(router, manager, watchers, [matches, archived])
+    return TableReplica(router, manager, watchers, [matches, archived], seeds)
