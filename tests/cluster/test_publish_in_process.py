@@ -20,6 +20,7 @@ import os
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -38,7 +39,9 @@ async def _quiet(_exc: Exception) -> None:
 
 
 @contextlib.asynccontextmanager
-async def three_nodes(state_dir: Path) -> AsyncIterator[Supervisor]:
+async def three_nodes(state_dir: Path, **placement: Any) -> AsyncIterator[Supervisor]:
+    """The 3 nodes of `trix up --nats-cluster 3`; `placement`: `nats_hosts` and `nats_launcher`
+    (each node in a network namespace, `test_read_after_heal`)."""
     sup = Supervisor(
         state_dir=state_dir,
         fresh=True,
@@ -49,6 +52,7 @@ async def three_nodes(state_dir: Path) -> AsyncIterator[Supervisor]:
         ready_timeout_s=30.0,
         log_level="warning",
         nats_cluster=3,
+        **placement,
     )
     sup.prepare()
     try:

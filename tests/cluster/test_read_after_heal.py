@@ -29,11 +29,10 @@ from pathlib import Path
 import pytest
 from nats.aio.client import Client
 from netns import Hosts
-from test_publish_in_process import connect, provisioned_leader
+from test_publish_in_process import connect, provisioned_leader, three_nodes
 
 from trix.natsio import names, permissions, serverconf, subjects
 from trix.natsio.connection import NatsConnection
-from trix.supervisor import Supervisor
 from trix.table.adapters import SECRETS_BUCKET, JetStreamStore
 
 pytestmark = [
@@ -72,69 +71,55 @@ async def test_a_table_seed_is_read_while_the_seeds_bucket_elects_after_a_heal(t
     def inside(node: serverconf.LocalNode, argv: list[str]) -> list[str]:
         return hosts.argv(node.index - 1, argv)
 
-    sup = Supervisor(
-        state_dir=tmp_path / "state",
-        fresh=True,
-        replicas={},
-        ports={},
-        nats_port=0,
-        grace_s=5.0,
-        ready_timeout_s=30.0,
-        log_level="warning",
-        nats_cluster=3,
-        nats_hosts=hosts.ips[:3],
-        nats_launcher=inside,
-    )
     conns: list[Client] = []
     stores: list[NatsConnection] = []
     watch: asyncio.Task[None] | None = None
     try:
-        sup.prepare()
-        assert sup.start_nats(timeout_s=30.0), "the 3 nodes did not listen"
-        conns.append(await connect(sup, permissions.PROVISIONER))
-        await provisioned_leader(conns[0])
-        leads = None
-        while leads is None:
-            leads = await leader_of(conns[0], SECRETS_STREAM)
-        cut = (leads + 1) % 3  # a follower of the bucket
-        stays = leads
-        urls = sup.nats_url("table").split(",")
-        for name in ("table-creates", "table-takes-over"):
-            stores.append(NatsConnection([urls[stays]], name))
-            await stores[-1].connect(give_up_after_s=30)
-        creates = JetStreamStore(stores[0], writer=lambda _t: "table-a/1")
-        takes_over = JetStreamStore(stores[1], writer=lambda _t: "table-b/2")
-        watch = await takes_over.watch_seeds()
-        seed = b"s" * 32
-        assert await creates.keep_secret("readheal1", seed) == seed
-        plain = await connect(sup, "table", node=stays)
-        conns.append(plain)
-        key = f"$KV.{SECRETS_BUCKET}.{subjects.token('readheal1')}"
+        async with three_nodes(tmp_path / "state", nats_hosts=hosts.ips[:3], nats_launcher=inside) as sup:
+            try:
+                conns.append(await connect(sup, permissions.PROVISIONER))
+                await provisioned_leader(conns[0])
+                leads = None
+                while leads is None:
+                    leads = await leader_of(conns[0], SECRETS_STREAM)
+                cut = (leads + 1) % 3  # a follower of the bucket
+                urls = sup.nats_url("table").split(",")
+                for name in ("table-creates", "table-takes-over"):
+                    stores.append(NatsConnection([urls[leads]], name))
+                    await stores[-1].connect(give_up_after_s=30)
+                creates = JetStreamStore(stores[0], writer=lambda _t: "table-a/1")
+                takes_over = JetStreamStore(stores[1], writer=lambda _t: "table-b/2")
+                watch = await takes_over.watch_seeds()
+                seed = b"s" * 32
+                assert await creates.keep_secret("readheal1", seed) == seed
+                plain = await connect(sup, "table", node=leads)
+                conns.append(plain)
+                key = f"$KV.{SECRETS_BUCKET}.{subjects.token('readheal1')}"
 
-        hosts.cut(cut)
-        await asyncio.sleep(CUT_S)
-        hosts.heal(cut)
-        healed = time.monotonic()
-        while await leader_answers(plain, key):
-            assert time.monotonic() - healed < 15, "the healed node deposed no leader of the bucket (nats changed?)"
-            await asyncio.sleep(0.05)
+                hosts.cut(cut)
+                await asyncio.sleep(CUT_S)
+                hosts.heal(cut)
+                healed = time.monotonic()
+                while await leader_answers(plain, key):
+                    assert time.monotonic() - healed < 15, "the healed node deposed no leader of the bucket"
+                    await asyncio.sleep(0.05)
 
-        sent = time.monotonic()
-        got = await asyncio.wait_for(takes_over.get_secret("readheal1"), 30)
-        took = time.monotonic() - sent
-        still = not await leader_answers(plain, key)
+                sent = time.monotonic()
+                got = await asyncio.wait_for(takes_over.get_secret("readheal1"), 30)
+                took = time.monotonic() - sent
+                still = not await leader_answers(plain, key)
 
-        assert got == seed
-        assert took < ANSWERED_WITHIN_S, f"answered after {took:.2f}s ({sent - healed:.2f}s after the heal)"
-        assert still, "the bucket had its leader again during the read: the read proved nothing, run again"
+                assert got == seed
+                assert took < ANSWERED_WITHIN_S, f"answered after {took:.2f}s ({sent - healed:.2f}s after the heal)"
+                assert still, "the bucket had its leader again during the read: the read proved nothing, run again"
+            finally:
+                if watch is not None:
+                    watch.cancel()
+                    await asyncio.gather(watch, return_exceptions=True)
+                for conn in stores:
+                    await conn.drain()
+                for c in conns:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(c.close(), 5)
     finally:
-        if watch is not None:
-            watch.cancel()
-            await asyncio.gather(watch, return_exceptions=True)
-        for conn in stores:
-            await conn.drain()
-        for c in conns:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(c.close(), 5)
-        sup.stop()
         hosts.close()

@@ -32,6 +32,7 @@ from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from trix.errors import Unavailable, from_kind
 from trix.natsio import names, seatstream, subjects
 from trix.natsio.connection import NatsConnection
+from trix.natsio.kvwatch import watch_bucket
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, JetStreams, ask_until, publish_once
 from trix.runtime.identity import TOKEN_HEADER
 from trix.table.codec import INTERNAL_KIND
@@ -119,27 +120,14 @@ class JetStreamStore:
         no pre-vote) and the bucket had no leader for another election, ~5 s, while the move
         path's streams answered (issue 42: games waited 3.7-5.5 s). A seed missed (a watcher
         lost with its NATS node) is read from the bucket as before."""
-        kv = await self._reads.key_value(SECRETS_BUCKET)
-        watcher = await kv.watchall()
-        ready = asyncio.get_running_loop().create_future()
 
-        async def run() -> None:
-            try:
-                async for entry in watcher:
-                    if entry is None:
-                        if not ready.done():
-                            ready.set_result(None)
-                    elif entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
-                        self.seeds.pop(entry.key, None)
-                    else:
-                        self._know(entry.key, entry.value)
-            finally:
-                with suppress(Exception):  # its consumer goes (or expires, NATS away)
-                    await asyncio.wait_for(watcher.stop(), 2.0)  # type: ignore[no-untyped-call]
+        def on_entry(entry: KeyValue.Entry) -> None:
+            if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
+                self.seeds.pop(entry.key, None)
+            else:
+                self._know(entry.key, entry.value)
 
-        task = asyncio.ensure_future(run())
-        await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
-        return task
+        return await watch_bucket(await self._reads.key_value(SECRETS_BUCKET), on_entry)
 
     def _know(self, token: str, seed: bytes) -> None:
         """Remember a table's seed; past `SEEDS_KEPT`, the oldest learnt goes (a finished

@@ -30,6 +30,7 @@ from trix.errors import InvalidArgument, Unavailable
 from trix.natsio import names, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
+from trix.natsio.kvwatch import watch_bucket
 from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
 from trix.runtime.tasks import cancel_and_wait, start_kept
 from trix.table.codec import INTERNAL_KIND, handle_command
@@ -56,29 +57,16 @@ ARCHIVE_RETRY_S = 0.5
 
 async def watch_leases(kv: KeyValue, manager: LeaseManager, *, members: bool) -> asyncio.Task[None]:
     """Feed every lease (or heartbeat) change to the manager; returns once the current values are in."""
-    watcher = await kv.watchall()
-    ready = asyncio.get_running_loop().create_future()
 
-    async def run() -> None:
-        try:
-            async for entry in watcher:
-                if entry is None:
-                    if not ready.done():
-                        ready.set_result(None)
-                    continue
-                alive = entry.operation not in (KV_DEL, KV_PURGE)
-                if members:
-                    manager.on_member(entry.key, alive)
-                elif entry.key.isdigit():
-                    owner = (entry.value or b"").decode() if alive else None
-                    manager.on_lease(int(entry.key), owner, int(entry.revision or 0))
-        finally:
-            with contextlib.suppress(Exception):  # its consumer goes (or expires, NATS away)
-                await asyncio.wait_for(watcher.stop(), 2.0)  # type: ignore[no-untyped-call]
+    def on_entry(entry: KeyValue.Entry) -> None:
+        alive = entry.operation not in (KV_DEL, KV_PURGE)
+        if members:
+            manager.on_member(entry.key, alive)
+        elif entry.key.isdigit():
+            owner = (entry.value or b"").decode() if alive else None
+            manager.on_lease(int(entry.key), owner, int(entry.revision or 0))
 
-    task = asyncio.ensure_future(run())
-    await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
-    return task
+    return await watch_bucket(kv, on_entry)
 
 
 class LeaseWatchers:
