@@ -13,11 +13,14 @@ base-images: ## Debian base images for deploy/Dockerfile without a registry (deb
 image: ## build deploy/Dockerfile with podman on the local bases (`make base-images` first; ~2 min); prints size, digest and user
 	IMAGE=$(IMAGE) $(PODMAN_IMAGES) image
 
-.PHONY: up-containers down-containers
+.PHONY: up-containers down-containers test-containers
 
 up-containers: $(STAMP_DEV) ## the platform as podman pods from deploy/k8s/overlays/dev (trix.kubeplay): 3 NATS, provisioning, services, Envoy and web; prints the edge URL
 	$(PY) deploy/k8s/overlays/dev/generate_secrets.py
-	$(PY) -m trix.containers up
+	$(PY) -m trix.containers up $(CONTAINERS_ARGS)
 
 down-containers: $(STAMP_DEV) ## remove exactly what `make up-containers` made (its .state/containers/made.json)
 	$(PY) -m trix.containers down
+
+test-containers: $(STAMP_DEV) ## image, up-containers, trix demo, a 200-table load test with a NATS pod and a table pod killed, every accepted move in the log, down-containers leaving nothing (root, ~15 min; outside CI); last line: one JSON summary
+	@PYTHONPATH=services $(PY) tests/containers/containers_run.py $(TEST_CONTAINERS_ARGS)

@@ -93,6 +93,12 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-actions", type=int, default=3000, help="actions per bot at most")
     parser.add_argument("--max-p99-ms", type=float, default=0.0, help="budget: exit 1 above this window p99")
     parser.add_argument("--max-errors", type=int, default=-1, help="budget: exit 1 above this many errors")
+    parser.add_argument(
+        "--keep-accepted",
+        action="store_true",
+        help="write accepted.json to the results: every accepted action's id by table (a fault run checks each "
+        "is in its table's log)",
+    )
     parser.add_argument("--no-finish", action="store_true", help="stop after the window (no verification)")
     parser.add_argument("--echo-seconds", type=float, default=5.0, help="duration of the echo baseline (0 = skip)")
     parser.add_argument(

@@ -78,6 +78,9 @@ class WorkerConfig:
     """docs/rules.md §9 timers asked for in the wish (0: the table defaults)."""
     ca_file: str = ""
     """TLS to the gateway verified against this CA (`--tls`, `--ca`); empty: plain text."""
+    keep_accepted: bool = False
+    """Report every accepted action's (table id, action id) (`--keep-accepted`: a fault run
+    checks each is in its table's log)."""
 
 
 @dataclass
@@ -96,6 +99,8 @@ class Stats:
     """Event-loop lag samples (ms late of each LAG_PROBE_S sleep)."""
     error_samples: list[str] = field(default_factory=list)
     """The first few errors' code and client message (what went wrong, not only how often)."""
+    accepted: list[tuple[str, str]] = field(default_factory=list)
+    """(table id, action id) of each accepted action, with `WorkerConfig.keep_accepted` only."""
 
     def take(self) -> dict[str, Any]:
         out = {
@@ -109,8 +114,10 @@ class Stats:
             "games": self.games,
             "lag_ms": self.lag_ms,
             "error_samples": self.error_samples,
+            "accepted": self.accepted,
         }
         self.actions, self.latencies_ms, self.view_ms, self.lag_ms, self.error_samples = 0, [], [], [], []
+        self.accepted = []
         self.errors, self.retried, self.reconnects, self.new_tables, self.games = Counter(), Counter(), 0, [], []
         return out
 
@@ -360,6 +367,8 @@ class SwarmBot:
         if sent is not None:
             self.swarm.stats.latencies_ms.append((time.perf_counter() - sent) * 1000)
             self.swarm.stats.actions += 1
+            if self.swarm.cfg.keep_accepted:
+                self.swarm.stats.accepted.append((self.state.table_id, accepted.action_id))
         st = self.state
         st.sequence = max(st.sequence, accepted.sequence)
         if not self.inflight and st.my_turn() and st.turn is not None and st.turn.turn_seq != self.acted:

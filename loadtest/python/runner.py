@@ -89,6 +89,8 @@ class Run:
         self.games: dict[str, dict[str, Any]] = {}
         self.errors: Counter[str] = Counter()
         self.error_samples: list[str] = []
+        self.accepted: dict[str, list[str]] = {}
+        """Action ids accepted, by table (`--keep-accepted`)."""
         self.window_errors: Counter[str] = Counter()
         self.retried: Counter[str] = Counter()
         self.window_lat: list[float] = []
@@ -203,6 +205,8 @@ class Run:
             if len(self.error_samples) < ERROR_SAMPLES:
                 self.error_samples.append(sample)
         self.retried.update(data["retried"])
+        for table_id, action_id in data.get("accepted", ()):
+            self.accepted.setdefault(table_id, []).append(action_id)
         self.view_lat += data["view_ms"]
         self.all_actions += data["actions"]
         self.reconnects += data["reconnects"]
@@ -312,6 +316,7 @@ class Run:
                 seed=args.seed,
                 ramp_concurrency=0 if gate <= 0 else max(1, gate // workers),
                 ca_file=self.ca_file or "",
+                keep_accepted=args.keep_accepted,
             )
             procs.append(start_worker(self.ctx, cfg, out, fast))
         self.sampler = Sampler(self.pids)
@@ -464,6 +469,9 @@ class Run:
         }
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "timeline.json").write_text(json.dumps(rows))
+        if args.keep_accepted:
+            (self.out / "accepted.json").write_text(json.dumps(self.accepted))
+            summary["accepted_kept"] = sum(len(ids) for ids in self.accepted.values())
         try:
             title = f"trix loadtest {sc.name}: {args.tables} tables, {args.duration:.0f}s window"
             write_chart(rows, self.out / "chart.png", title)

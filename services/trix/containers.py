@@ -1,7 +1,7 @@
 """`make up-containers` / `make down-containers` (issue 41): the platform as podman pods from
 the rendered manifests of deploy/k8s, through the translation of trix.kubeplay.
 
-    python -m trix.containers up [--overlay dev] [--state DIR] [--edge-port 8443]
+    python -m trix.containers up [--overlay dev] [--state DIR] [--edge-port 8443] [--env WORKLOAD:NAME=VALUE ...]
     python -m trix.containers down [--state DIR]
 
 `up` records in `<state>/made.json` every network, secret, volume and pod it creates, before
@@ -13,6 +13,7 @@ the images of `make image` and `make base-images`.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -58,6 +59,39 @@ def render(overlay: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(out.stdout) if d]
 
 
+def parse_env(items: list[str]) -> dict[str, dict[str, str]]:
+    """`--env WORKLOAD:NAME=VALUE` (repeatable) as {workload: {NAME: VALUE}}."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        workload, colon, assignment = item.partition(":")
+        name, equals, value = assignment.partition("=")
+        if not (colon and equals and workload and name):
+            raise ValueError(f"not WORKLOAD:NAME=VALUE: {item!r}")
+        out.setdefault(workload, {})[name] = value
+    return out
+
+
+def with_env(objs: list[dict[str, Any]], overrides: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """The rendered objects with extra env on the container named after each workload (a run's
+    settings, e.g. a test's TRIX_TABLE_PURGE_FINISHED=false): set over an entry of the same
+    name, added otherwise. A workload or container not in the manifests is an error."""
+    out = copy.deepcopy(objs)  # the caller's objects stay as rendered
+    for workload, env in overrides.items():
+        owner = next(
+            (o for o in out if o["kind"] in ("Deployment", "StatefulSet", "Job") and o["metadata"]["name"] == workload),
+            None,
+        )
+        if owner is None:
+            raise ValueError(f"--env: no workload {workload} in the manifests")
+        containers = owner["spec"]["template"]["spec"]["containers"]
+        container = next((c for c in containers if c["name"] == workload), None)
+        if container is None:
+            raise ValueError(f"--env: {workload} has no container named {workload}")
+        entries = [e for e in container.get("env", []) if e["name"] not in env]
+        container["env"] = entries + [{"name": k, "value": v} for k, v in env.items()]
+    return out
+
+
 class Made:
     """`<state>/made.json`: what this run created, written before each creation."""
 
@@ -97,9 +131,9 @@ def _record_new(made: Made, before: dict[str, set[str]]) -> None:
             made.add(kind, name)
 
 
-def up(overlay: str, state: Path, edge_port: int) -> str:
+def up(overlay: str, state: Path, edge_port: int, env: dict[str, dict[str, str]] | None = None) -> str:
     state.mkdir(parents=True, exist_ok=True)
-    plan = kubeplay.translate(render(overlay), image_map=LOCAL_IMAGES, edge_port=edge_port)
+    plan = kubeplay.translate(with_env(render(overlay), env or {}), image_map=LOCAL_IMAGES, edge_port=edge_port)
     (state / "report.json").write_text(json.dumps([d.__dict__ for d in plan.report], indent=1))
     made = Made(state / "made.json")
     before = {k: listing(k) for k in RESOURCES}
@@ -149,13 +183,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overlay", default="dev")
     parser.add_argument("--state", type=Path, default=REPO / ".state" / "containers")
     parser.add_argument("--edge-port", type=int, default=8443)
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="WORKLOAD:NAME=VALUE",
+        help="extra env of a workload's container for this run (repeatable; up only)",
+    )
     args = parser.parse_args(argv)
+    try:
+        env = parse_env(args.env)
+    except ValueError as err:
+        parser.error(str(err))
     os.environ.setdefault("CONTAINERS_CONF", str(REPO / "deploy" / "podman" / "containers.conf"))
     if shutil.which("podman") is None:
         print("podman not found: apt-get install podman runc", file=sys.stderr)
         return 2
     if args.command == "up":
-        url = up(args.overlay, args.state, args.edge_port)
+        url = up(args.overlay, args.state, args.edge_port, env)
         ca = REPO / "deploy" / "k8s" / "overlays" / args.overlay / "secrets" / "ca.crt"
         print(f"edge {url} (CA {ca}; `make down-containers` removes it all)")
     else:

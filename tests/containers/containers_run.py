@@ -1,0 +1,399 @@
+"""`make test-containers` (issue 41): the container run proven end to end, as an operator tries
+the platform before a cluster. Outside CI (podman, root, ~15 min); docs/deploy.md has a run.
+
+1. `make image` (deploy/Dockerfile with podman, on the bases of `make base-images`).
+2. `make up-containers`: the dev overlay of deploy/k8s as podman pods, TLS from the edge to
+   NATS; the run's settings (`RUN_ENV`) as `--env` (CONTAINERS_ARGS).
+3. `trix demo --server <edge> --ca <CA>`: a whole game through the TLS edge.
+4. `trix loadtest steady --tables 200 --server <edge> --ca <CA> --keep-accepted
+   --max-errors 0`; during its measured window the NATS pod leading TABLE_LOG and then the
+   table pod are killed (`podman kill` of their container). podman 4.3 does not restart a
+   container a `podman kill` stopped (its restart policy skips stops it was asked for: tried
+   here, `restartPolicy: Always`, exit 137, restart count 0), so the harness starts it again
+   after `RESTART_AFTER_S`, as the kubelet restarts a crashed container; each fault says
+   who restarted it (`restarted_by`).
+5. Every acknowledged move survived: tests/containers/log_check.py, run in the table container
+   (NATS is not published on the host), finds every action id the bots saw accepted in its
+   table's TABLE_LOG exactly once, one writer at a time (the fault runs' checks), and the load
+   test replayed and verified every game (`games_verified`) with scoring's standings equal.
+6. `make down-containers`, then podman's containers, pods, networks, volumes and secrets are
+   listed again: nothing the run made is left, nothing that was there before is gone.
+
+Prints, last, one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+LOG_CHECK = Path(__file__).with_name("log_check.py")
+KINDS = ("container", "pod", "network", "volume", "secret")
+LISTINGS: dict[str, list[str]] = {
+    "container": ["ps", "-a", "--format", "{{.Names}}"],
+    "pod": ["pod", "ls", "--format", "{{.Name}}"],
+    "network": ["network", "ls", "--format", "{{.Name}}"],
+    "volume": ["volume", "ls", "--format", "{{.Name}}"],
+    "secret": ["secret", "ls", "--format", "{{.Name}}"],
+}
+RUN_ENV = (
+    # Finished tables keep their logs, so the check finds every accepted action (the fault runs'
+    # setting, tests/cluster/fault_nats.py).
+    "table:TRIX_TABLE_PURGE_FINISHED=false",
+    # The load test's own platform's settings (trix.loadtest.runner.start_platform): bots at full
+    # speed in the finish are far above a phone's 20 messages/s; tables fill with the swarm's players.
+    "gateway:TRIX_GATEWAY_RATE_PER_S=1000",
+    "gateway:TRIX_GATEWAY_RATE_BURST=2000",
+    "matchmaking:TRIX_MATCHMAKING_BOT_FILL_S=20",
+)
+TABLE_CONTAINER = "table-0-table"
+"""kube play names a container `<pod>-<container>`."""
+RESTART_AFTER_S = 3.0
+"""A killed container podman has not started again after this long is started by the harness."""
+NATS_KILL_AT_S = 10.0
+TABLE_KILL_AT_S = 35.0
+"""Seconds into the load test's measured window."""
+EDGE = re.compile(r"^edge (https?://\S+) \(CA (\S+);")
+
+
+def inventory(podman: Callable[[list[str]], str]) -> dict[str, set[str]]:
+    """Every container, pod, network, volume and secret podman has, by kind."""
+    return {kind: {n for n in podman(LISTINGS[kind]).splitlines() if n.strip()} for kind in KINDS}
+
+
+def leftovers(before: dict[str, set[str]], after: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
+    """What the run left behind (in `after`, not in `before`) and what it removed that it had
+    not made (in `before`, not in `after`), by kind; empty lists when clean."""
+    return {
+        "left": {k: sorted(after.get(k, set()) - before.get(k, set())) for k in KINDS},
+        "removed_others": {k: sorted(before.get(k, set()) - after.get(k, set())) for k in KINDS},
+    }
+
+
+def clean(diff: dict[str, dict[str, list[str]]]) -> bool:
+    return not any(names for side in diff.values() for names in side.values())
+
+
+def edge_of(output: str) -> tuple[str, str]:
+    """(host:port, CA file) from `python -m trix.containers up`'s last line."""
+    for line in reversed(output.splitlines()):
+        m = EDGE.match(line.strip())
+        if m:
+            url, ca = m.groups()
+            return url.split("://", 1)[1].rstrip("/"), ca
+    raise ValueError("no `edge URL (CA file; ...)` line in the output of up")
+
+
+def last_json(output: str) -> dict[str, Any]:
+    """The last line of `output` that is a JSON object."""
+    for line in reversed(output.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    raise ValueError("no JSON line in the output")
+
+
+@dataclass
+class Fault:
+    pod: str
+    container: str
+    at_s: float
+    """Seconds into the measured window."""
+    restarted_by: str = ""
+    down_s: float = 0.0
+    """From the kill until the container ran again."""
+
+
+@dataclass
+class Harness:
+    state: Path
+    tables: int = 200
+    duration: float = 60.0
+    say: Callable[[str], None] = print
+    steps: dict[str, float] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+
+    def podman(self, args: list[str], *, stdin: str | None = None, check: bool = True) -> str:
+        out = subprocess.run(["podman", *args], input=stdin, capture_output=True, text=True, timeout=900)
+        if check and out.returncode != 0:
+            raise RuntimeError(f"podman {' '.join(args[:3])}: {out.stderr.strip()[-400:]}")
+        return out.stdout
+
+    def step(self, name: str, cmd: list[str], *, timeout: float = 1800) -> str:
+        """Run one step, its output shown as it comes and returned; timed into `steps`."""
+        self.say(f"== {name}: {' '.join(cmd)}")
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines: list[str] = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            self.say(f"   {line.rstrip()}")
+        code = proc.wait(timeout=timeout)
+        self.steps[f"{name}_s"] = round(time.monotonic() - started, 1)
+        if code != 0:
+            raise StepFailed(name, code, "".join(lines))
+        return "".join(lines)
+
+    # -- faults
+
+    def running(self, container: str) -> tuple[bool, str]:
+        out = self.podman(["inspect", container, "--format", "{{.State.Status}} {{.RestartCount}}"], check=False)
+        status, _, restarts = out.strip().partition(" ")
+        return status == "running", restarts
+
+    def kill(self, pod: str, container: str, window_start: float) -> None:
+        fault = Fault(pod, container, round(time.monotonic() - window_start, 1))
+        self.faults.append(fault)
+        _, restarts_before = self.running(container)
+        killed = time.monotonic()
+        self.podman(["kill", container])
+        self.say(f"== fault: podman kill {container} ({fault.at_s} s into the window)")
+        time.sleep(1.0)
+        while time.monotonic() - killed < RESTART_AFTER_S:
+            up, restarts = self.running(container)
+            if up and restarts != restarts_before:
+                fault.restarted_by = "podman"
+                break
+            time.sleep(0.2)
+        if not fault.restarted_by:
+            self.podman(["start", container])
+            fault.restarted_by = "harness (podman start)"
+        while not self.running(container)[0] and time.monotonic() - killed < 120:
+            time.sleep(0.2)
+        fault.down_s = round(time.monotonic() - killed, 1)
+        self.say(f"== fault: {container} running again after {fault.down_s} s, restarted by {fault.restarted_by}")
+
+    def in_table(self, mode: str, stdin: str = "") -> dict[str, Any]:
+        """tests/containers/log_check.py in the table container, as its NATS user."""
+        out = self.podman(
+            ["exec", "-i", TABLE_CONTAINER, "python", "-c", LOG_CHECK.read_text(), mode], stdin=stdin or "{}"
+        )
+        return last_json(out)
+
+    def loadtest(self, edge: str, ca: str) -> dict[str, Any]:
+        """The load test, with the two kills in its measured window."""
+        out_dir = self.state / "loadtest"
+        shutil.rmtree(out_dir, ignore_errors=True)
+        cmd = [
+            str(Path(sys.executable).with_name("trix")),
+            "loadtest",
+            "steady",
+            "--tables",
+            str(self.tables),
+            "--duration",
+            str(self.duration),
+            "--server",
+            edge,
+            "--ca",
+            ca,
+            "--keep-accepted",
+            "--max-errors",
+            "0",
+            "--echo-seconds",
+            "0",
+            "--floor-seconds",
+            "0",
+            "--out",
+            str(out_dir),
+        ]
+        self.say(f"== loadtest: {' '.join(cmd)}")
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        lines: list[str] = []
+        killer: threading.Thread | None = None
+        failures: list[str] = []
+
+        def faults(window_start: float) -> None:
+            try:
+                nats_pod = str(self.in_table("leader").get("TABLE_LOG") or "nats-0")
+                time.sleep(max(0.0, window_start + NATS_KILL_AT_S - time.monotonic()))
+                self.kill(nats_pod, f"{nats_pod}-nats", window_start)
+                time.sleep(max(0.0, window_start + TABLE_KILL_AT_S - time.monotonic()))
+                self.kill("table-0", TABLE_CONTAINER, window_start)
+            except Exception as err:  # noqa: BLE001 - reported in the summary, the run goes on
+                failures.append(f"{type(err).__name__}: {err}")
+
+        for line in proc.stdout:
+            lines.append(line)
+            self.say(f"   {line.rstrip()}")
+            if killer is None and "window starts" in line:
+                killer = threading.Thread(target=faults, args=(time.monotonic(),), daemon=True)
+                killer.start()
+        code = proc.wait()
+        if killer is not None:
+            killer.join(300)
+        self.steps["loadtest_s"] = round(time.monotonic() - started, 1)
+        summary = last_json("".join(lines))
+        summary["exit_code"] = code
+        if killer is None:
+            failures.append("the load test's window never started: nothing was killed")
+        summary["fault_failures"] = failures
+        return summary
+
+
+class StepFailed(RuntimeError):
+    def __init__(self, name: str, code: int, output: str) -> None:
+        super().__init__(f"{name} exited {code}: {output.strip()[-600:]}")
+        self.name = name
+
+
+LOADTEST_KEYS = (
+    "tables",
+    "errors",
+    "errors_by_code",
+    "error_samples",
+    "retried_by_code",
+    "reconnects",
+    "games_finished",
+    "games_verified",
+    "failures",
+    "actions_per_s",
+    "p50_ms",
+    "p99_ms",
+    "max_ms",
+    "finish_s",
+    "breaches",
+    "ok",
+    "exit_code",
+    "accepted_kept",
+    "fault_failures",
+)
+
+
+def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
+    h = Harness(args.state, tables=args.tables, duration=args.duration, say=say)
+    args.state.mkdir(parents=True, exist_ok=True)
+    py = sys.executable
+    t0 = time.monotonic()
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    before = inventory(h.podman)
+    result: dict[str, Any] = {"load_avg_start": load_start}
+    try:
+        if not args.skip_image:
+            out = h.step("image", ["make", "image"])
+            result["image"] = next((ln.strip() for ln in reversed(out.splitlines()) if ln.startswith("image ")), "")
+        edge, ca = edge_of(h.step("up", ["make", "up-containers", f"CONTAINERS_ARGS={up_args()}"]))
+        result["edge"] = edge
+        trix = str(Path(py).with_name("trix"))
+        result["ready_s"] = wait_ready(edge, ca)
+        h.step("demo", [trix, "demo", "--server", edge, "--ca", ca])
+        result["demo"] = "ok"
+        lt = h.loadtest(edge, ca)
+        result["loadtest"] = {k: lt.get(k) for k in LOADTEST_KEYS}
+        result["faults"] = [f.__dict__ for f in h.faults]
+        accepted = (args.state / "loadtest" / "accepted.json").read_text()
+        started = time.monotonic()
+        result["log_check"] = h.in_table("check", accepted)
+        h.steps["log_check_s"] = round(time.monotonic() - started, 1)
+    except Exception as err:  # noqa: BLE001 - reported in the JSON; the platform still goes down
+        result["error"] = f"{type(err).__name__}: {str(err)[-800:]}"
+    finally:
+        try:
+            h.step("down", ["make", "down-containers"])
+        except Exception as err:  # noqa: BLE001
+            result.setdefault("error", f"down: {err}")
+        diff = leftovers(before, inventory(h.podman))
+        result["nothing_left"] = clean(diff)
+        if not result["nothing_left"]:
+            result["leftovers"] = diff
+    result["steps_s"] = h.steps
+    result["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["seconds"] = round(time.monotonic() - t0, 1)
+    result["ok"] = verdict_ok(result)
+    return result
+
+
+def up_args() -> str:
+    """`make up-containers CONTAINERS_ARGS=...` for the run's settings (`RUN_ENV`)."""
+    return " ".join(f"--env {item}" for item in RUN_ENV)
+
+
+def verdict_ok(result: dict[str, Any]) -> bool:
+    """Every step passed: the demo, the load test with 0 errors and every game verified, both
+    faults made, no acknowledged move lost or applied twice, nothing left behind."""
+    lt = result.get("loadtest") or {}
+    logs = result.get("log_check") or {}
+    return bool(
+        "error" not in result
+        and result.get("demo") == "ok"
+        and lt.get("errors") == 0
+        and lt.get("tables")
+        and lt.get("games_verified") == lt.get("tables")
+        and not lt.get("fault_failures")
+        and len(result.get("faults") or []) == 2
+        and logs.get("accepted", 0) > 0
+        and logs.get("tables_checked") == lt.get("tables")
+        and logs.get("lost") == 0
+        and logs.get("applied_twice") == 0
+        and logs.get("two_writers") == 0
+        and result.get("nothing_left")
+    )
+
+
+def wait_ready(edge: str, ca: str, timeout_s: float = 180.0) -> float:
+    """Seconds until a sign-in through the edge is answered (podman runs no readiness probe)."""
+    import asyncio
+
+    from trix.client import GatewayClient
+
+    async def once() -> None:
+        client = GatewayClient(edge, ca_file=ca)
+        try:
+            await client.sign_in(f"containers-ready-{time.time_ns()}", "ready")
+        finally:
+            await client.channel.close()
+
+    started = time.monotonic()
+    while True:
+        try:
+            asyncio.run(once())
+            return round(time.monotonic() - started, 1)
+        except Exception:
+            if time.monotonic() - started > timeout_s:
+                raise
+            time.sleep(2.0)
+
+
+def _interrupted(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=200)
+    parser.add_argument("--duration", type=float, default=60.0, help="the load test's measured window (s)")
+    parser.add_argument("--state", type=Path, default=REPO / ".state" / "test-containers")
+    parser.add_argument("--skip-image", action="store_true", help="use the image as built (no `make image`)")
+    args = parser.parse_args()
+    os.environ.setdefault("CONTAINERS_CONF", str(REPO / "deploy" / "podman" / "containers.conf"))
+    if shutil.which("podman") is None:
+        print("podman not found: apt-get install podman runc", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _interrupted)  # a cancelled run still takes the platform down
+    result = run(args, lambda m: print(m, flush=True))
+    print(json.dumps(result), flush=True)
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
