@@ -56,6 +56,10 @@ RUN_ENV = (
     # The load test's own platform's settings (trix.loadtest.runner.start_platform): bots at full
     # speed in the finish are far above a phone's 20 messages/s; tables fill with the swarm's players.
     "gateway:TRIX_GATEWAY_RATE_PER_S=1000",
+    # Every player comes through Envoy, one address: the per-address bounds of sign-ins and new
+    # accounts would refuse the 800 (trix.embedded's settings for its 127.0.0.1).
+    "gateway:TRIX_GATEWAY_SIGNIN_BURST=1000000",
+    "gateway:TRIX_GATEWAY_NEW_ACCOUNTS_BURST=1000000",
     "gateway:TRIX_GATEWAY_RATE_BURST=2000",
     "matchmaking:TRIX_MATCHMAKING_BOT_FILL_S=20",
 )

@@ -1,0 +1,52 @@
+"""`python -m trix.containers up --env WORKLOAD:NAME=VALUE` (issue 41): a run's settings (the
+container test's TRIX_TABLE_PURGE_FINISHED=false) reach the named workload's container through
+the translation, the rendered manifests stay as they were, and a name not in the manifests is
+refused. No podman needed."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import k8s_check as kc
+import pytest
+
+from trix import containers, kubeplay
+
+
+def env_of(plan: kubeplay.Plan, pod: str, container: str) -> dict[str, Any]:
+    spec = plan.pod_named(pod).pod["spec"]
+    entries = next(c for c in spec["containers"] if c["name"] == container).get("env", [])
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in entries}
+
+
+def test_env_given_for_a_workload_reaches_its_pods_and_only_them() -> None:
+    rendered = kc.render("dev")
+    kept = copy.deepcopy(rendered)
+    env = containers.parse_env(["table:TRIX_TABLE_PURGE_FINISHED=false", "gateway:TRIX_GATEWAY_RATE_PER_S=1000"])
+    plan = kubeplay.translate(containers.with_env(rendered, env), image_map=containers.LOCAL_IMAGES)
+    assert env_of(plan, "table-0", "table")["TRIX_TABLE_PURGE_FINISHED"] == "false"
+    assert env_of(plan, "gateway-0", "gateway")["TRIX_GATEWAY_RATE_PER_S"] == "1000"
+    assert "TRIX_TABLE_PURGE_FINISHED" not in env_of(plan, "gateway-0", "gateway")
+    assert rendered == kept  # the caller's objects are not changed
+
+
+def test_env_given_replaces_an_entry_of_the_same_name() -> None:
+    rendered = kc.render("dev")
+    table = next(o for o in rendered if o["kind"] == "Deployment" and o["metadata"]["name"] == "table")
+    first = table["spec"]["template"]["spec"]["containers"][0]["env"][0]["name"]
+    out = containers.with_env(rendered, {"table": {first: "x"}})
+    table = next(o for o in out if o["kind"] == "Deployment" and o["metadata"]["name"] == "table")
+    entries = [e for e in table["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == first]
+    assert entries == [{"name": first, "value": "x"}]
+
+
+@pytest.mark.parametrize("item", ["table", "table:NAME", ":NAME=1", "table:=1"])
+def test_env_that_is_not_workload_name_value_is_refused(item: str) -> None:
+    with pytest.raises(ValueError, match="WORKLOAD:NAME=VALUE"):
+        containers.parse_env([item])
+
+
+def test_env_for_a_workload_not_in_the_manifests_is_refused() -> None:
+    with pytest.raises(ValueError, match="no workload tabel"):
+        containers.with_env(kc.render("dev"), {"tabel": {"A": "1"}})
