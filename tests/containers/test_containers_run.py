@@ -4,12 +4,22 @@ overall verdict (issue 41). The run itself is outside CI (podman, root, ~15 min)
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import containers_run as cr
+import nats
 import pytest
-from log_check import verdict
+from log_check import WRITER_HEADER, verdict
+
+from support.nats import AuthNats
+from trix.natsio import permissions, subjects
 
 
 def inv(**kinds: set[str]) -> dict[str, set[str]]:
@@ -111,3 +121,37 @@ def test_the_run_passes_only_when_every_step_did(breach: Any) -> None:
     result = passing()
     breach(result)
     assert not cr.verdict_ok(result)
+
+
+async def write_logs(url: str) -> None:
+    """Two tables' logs as the table service writes them: t1 a, b; t2 c, then c again."""
+    nc = await nats.connect(url, inbox_prefix=permissions.inbox_prefix("table").encode())
+    try:
+        js = nc.jetstream()
+        for table_id, action_id, writer in (("t1", "a", "r0/1"), ("t1", "b", "r0/1"), ("t2", "c", "r0/1")):
+            await js.publish(
+                subjects.table_log(table_id), json.dumps({"id": action_id}).encode(), headers={WRITER_HEADER: writer}
+            )
+        await js.publish(subjects.table_log("t2"), json.dumps({"id": "c"}).encode(), headers={WRITER_HEADER: "r1/2"})
+    finally:
+        await nc.close()
+
+
+def test_the_log_check_reads_each_tables_log_as_the_table_user(auth_nats: AuthNats) -> None:
+    """log_check.py as the harness runs it (`python -c <source> check`, accepted ids on stdin),
+    against a real nats-server with the services' users and streams: an accepted action in the
+    log is found, a missing one is lost, one written twice is counted."""
+    asyncio.run(write_logs(auth_nats.url("table")))
+    env = {**os.environ, "TRIX_NATS_URL": auth_nats.url("table"), "TRIX_TLS_CA_FILE": ""}
+    source = (Path(__file__).parent / "log_check.py").read_text()
+    out = subprocess.run(
+        [sys.executable, "-c", source, "check"],
+        input=json.dumps({"t1": ["a", "b"], "t2": ["c", "d"]}),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    got = cr.last_json(out.stdout)
+    assert (got["accepted"], got["lost"], got["applied_twice"], got["two_writers"]) == (4, 1, 1, 0)
