@@ -1,7 +1,8 @@
 """`make up-containers` / `make down-containers` (issue 41): the platform as podman pods from
 the rendered manifests of deploy/k8s, through the translation of trix.kubeplay.
 
-    python -m trix.containers up [--overlay dev] [--state DIR] [--edge-port 8443] [--env WORKLOAD:NAME=VALUE ...]
+    python -m trix.containers up [--overlay dev] [--state DIR] [--edge-port 8443]
+                                 [--env WORKLOAD:NAME=VALUE ...] [--replicas DEPLOYMENT=N ...]
     python -m trix.containers down [--state DIR]
 
 `up` records in `<state>/made.json` every network, secret, volume and pod it creates, before
@@ -92,6 +93,29 @@ def with_env(objs: list[dict[str, Any]], overrides: dict[str, dict[str, str]]) -
     return out
 
 
+def parse_replicas(items: list[str]) -> dict[str, int]:
+    """`--replicas DEPLOYMENT=N` (repeatable, N >= 1) as {deployment: N}."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, equals, count = item.partition("=")
+        if not (name and equals and count.isdigit() and int(count) >= 1):
+            raise ValueError(f"not DEPLOYMENT=N (N >= 1): {item!r}")
+        out[name] = int(count)
+    return out
+
+
+def with_replicas(objs: list[dict[str, Any]], replicas: dict[str, int]) -> list[dict[str, Any]]:
+    """The rendered objects with `spec.replicas` of each named Deployment set (a run's size,
+    over the autoscaler's minimum the translation plays otherwise); an unknown name is an error."""
+    out = copy.deepcopy(objs)
+    for name, count in replicas.items():
+        dep = next((o for o in out if o["kind"] == "Deployment" and o["metadata"]["name"] == name), None)
+        if dep is None:
+            raise ValueError(f"--replicas: no Deployment {name} in the manifests")
+        dep["spec"]["replicas"] = count
+    return out
+
+
 class Made:
     """`<state>/made.json`: what this run created, written before each creation."""
 
@@ -131,9 +155,16 @@ def _record_new(made: Made, before: dict[str, set[str]]) -> None:
             made.add(kind, name)
 
 
-def up(overlay: str, state: Path, edge_port: int, env: dict[str, dict[str, str]] | None = None) -> str:
+def up(
+    overlay: str,
+    state: Path,
+    edge_port: int,
+    env: dict[str, dict[str, str]] | None = None,
+    replicas: dict[str, int] | None = None,
+) -> str:
     state.mkdir(parents=True, exist_ok=True)
-    plan = kubeplay.translate(with_env(render(overlay), env or {}), image_map=LOCAL_IMAGES, edge_port=edge_port)
+    objs = with_replicas(with_env(render(overlay), env or {}), replicas or {})
+    plan = kubeplay.translate(objs, image_map=LOCAL_IMAGES, edge_port=edge_port)
     (state / "report.json").write_text(json.dumps([d.__dict__ for d in plan.report], indent=1))
     made = Made(state / "made.json")
     before = {k: listing(k) for k in RESOURCES}
@@ -190,9 +221,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="WORKLOAD:NAME=VALUE",
         help="extra env of a workload's container for this run (repeatable; up only)",
     )
+    parser.add_argument(
+        "--replicas",
+        action="append",
+        default=[],
+        metavar="DEPLOYMENT=N",
+        help="pods of a Deployment for this run, over the manifests' (repeatable; up only)",
+    )
     args = parser.parse_args(argv)
     try:
         env = parse_env(args.env)
+        replicas = parse_replicas(args.replicas)
     except ValueError as err:
         parser.error(str(err))
     os.environ.setdefault("CONTAINERS_CONF", str(REPO / "deploy" / "podman" / "containers.conf"))
@@ -200,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         print("podman not found: apt-get install podman runc", file=sys.stderr)
         return 2
     if args.command == "up":
-        url = up(args.overlay, args.state, args.edge_port, env)
+        url = up(args.overlay, args.state, args.edge_port, env, replicas)
         ca = REPO / "deploy" / "k8s" / "overlays" / args.overlay / "secrets" / "ca.crt"
         print(f"edge {url} (CA {ca}; `make down-containers` removes it all)")
     else:

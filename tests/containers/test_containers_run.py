@@ -66,8 +66,9 @@ def test_last_json_is_the_last_json_object_line() -> None:
 
 def test_the_run_settings_go_to_the_workloads_as_env_arguments() -> None:
     args = cr.up_args().split()
-    assert args[0::2] == ["--env"] * len(cr.RUN_ENV)
+    assert args[0::2] == ["--env"] * len(cr.RUN_ENV) + ["--replicas"] * len(cr.RUN_REPLICAS)
     assert "table:TRIX_TABLE_PURGE_FINISHED=false" in args[1::2]
+    assert "table=2" in args[1::2]
 
 
 def test_verdict_counts_lost_applied_twice_and_two_writers() -> None:
@@ -91,6 +92,7 @@ def test_one_epoch_written_by_two_replicas_is_two_writers() -> None:
 
 def passing() -> dict[str, Any]:
     return {
+        "finish": True,
         "demo": "ok",
         "loadtest": {"errors": 0, "tables": 200, "games_verified": 200, "fault_failures": []},
         "faults": [{"pod": "nats-1"}, {"pod": "table-0"}],
@@ -155,3 +157,12 @@ def test_the_log_check_reads_each_tables_log_as_the_table_user(auth_nats: AuthNa
     )
     got = cr.last_json(out.stdout)
     assert (got["accepted"], got["lost"], got["applied_twice"], got["two_writers"]) == (4, 1, 1, 0)
+
+
+def test_without_finish_the_games_are_not_asked_to_be_verified() -> None:
+    result = passing()
+    result.update(finish=False)
+    result["loadtest"].update(games_verified=0)
+    assert cr.verdict_ok(result)
+    result["log_check"].update(lost=1)
+    assert not cr.verdict_ok(result)

@@ -50,3 +50,24 @@ def test_env_that_is_not_workload_name_value_is_refused(item: str) -> None:
 def test_env_for_a_workload_not_in_the_manifests_is_refused() -> None:
     with pytest.raises(ValueError, match="no workload tabel"):
         containers.with_env(kc.render("dev"), {"tabel": {"A": "1"}})
+
+
+def test_replicas_given_for_a_deployment_play_that_many_pods() -> None:
+    rendered = kc.render("dev")
+    objs = containers.with_replicas(rendered, containers.parse_replicas(["table=2"]))
+    plan = kubeplay.translate(objs, image_map=containers.LOCAL_IMAGES)
+    assert sorted(p.name for p in plan.pods if p.workload == "table") == ["table-0", "table-1"]
+    assert sorted(p.name for p in plan.pods if p.workload == "gateway") == ["gateway-0"]  # the dev overlay's one
+    line = next(d for d in plan.report if d.kind == "Deployment" and d.name == "table")
+    assert "spec.replicas" in line.detail
+
+
+@pytest.mark.parametrize("item", ["table", "table=0", "table=x", "=2"])
+def test_replicas_that_are_not_deployment_count_are_refused(item: str) -> None:
+    with pytest.raises(ValueError, match="DEPLOYMENT=N"):
+        containers.parse_replicas([item])
+
+
+def test_replicas_for_a_deployment_not_in_the_manifests_are_refused() -> None:
+    with pytest.raises(ValueError, match="no Deployment nats"):
+        containers.with_replicas(kc.render("dev"), {"nats": 3})  # a StatefulSet, not a Deployment
