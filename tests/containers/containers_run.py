@@ -143,6 +143,8 @@ class Harness:
     say: Callable[[str], None] = print
     steps: dict[str, float] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
+    leaders: dict[str, Any] = field(default_factory=dict)
+    """The NATS pods leading TABLE_LOG and the leases when the window started."""
 
     def podman(self, args: list[str], *, stdin: str | None = None, check: bool = True) -> str:
         out = subprocess.run(["podman", *args], input=stdin, capture_output=True, text=True, timeout=900)
@@ -195,6 +197,14 @@ class Harness:
         fault.down_s = round(time.monotonic() - killed, 1)
         self.say(f"== fault: {container} running again after {fault.down_s} s, restarted by {fault.restarted_by}")
 
+    def save_logs(self) -> None:
+        """Every container's log into `<state>/logs/` (what to read when a check fails)."""
+        folder = self.state / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in sorted(inventory(lambda a: self.podman(a, check=False))["container"]):
+            out = subprocess.run(["podman", "logs", name], capture_output=True, text=True, timeout=120)
+            (folder / f"{name}.log").write_text(out.stdout + out.stderr)
+
     def in_table(self, mode: str, stdin: str = "") -> dict[str, Any]:
         """tests/containers/log_check.py in the table container, as its NATS user."""
         out = self.podman(
@@ -239,7 +249,8 @@ class Harness:
 
         def faults(window_start: float) -> None:
             try:
-                nats_pod = str(self.in_table("leader").get("TABLE_LOG") or "nats-0")
+                self.leaders = self.in_table("leader")
+                nats_pod = str(self.leaders.get("TABLE_LOG") or "nats-0")
                 time.sleep(max(0.0, window_start + NATS_KILL_AT_S - time.monotonic()))
                 self.kill(nats_pod, f"{nats_pod}-nats", window_start)
                 time.sleep(max(0.0, window_start + TABLE_KILL_AT_S - time.monotonic()))
@@ -315,6 +326,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
         lt = h.loadtest(edge, ca)
         result["loadtest"] = {k: lt.get(k) for k in LOADTEST_KEYS}
         result["faults"] = [f.__dict__ for f in h.faults]
+        result["nats_leaders_at_window"] = h.leaders
         accepted = (args.state / "loadtest" / "accepted.json").read_text()
         started = time.monotonic()
         result["log_check"] = h.in_table("check", accepted)
@@ -323,13 +335,22 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
         result["error"] = f"{type(err).__name__}: {str(err)[-800:]}"
     finally:
         try:
-            h.step("down", ["make", "down-containers"])
-        except Exception as err:  # noqa: BLE001
-            result.setdefault("error", f"down: {err}")
-        diff = leftovers(before, inventory(h.podman))
-        result["nothing_left"] = clean(diff)
-        if not result["nothing_left"]:
-            result["leftovers"] = diff
+            shutil.rmtree(args.state / "logs", ignore_errors=True)
+            h.save_logs()
+        except Exception as err:  # noqa: BLE001 - the logs are a help, not a step
+            say(f"logs not saved: {err}")
+        if args.keep_up:
+            say("== --keep-up: the platform stays up; `make down-containers` removes it")
+            result["kept_up"] = True
+        else:
+            try:
+                h.step("down", ["make", "down-containers"])
+            except Exception as err:  # noqa: BLE001
+                result.setdefault("error", f"down: {err}")
+            diff = leftovers(before, inventory(h.podman))
+            result["nothing_left"] = clean(diff)
+            if not result["nothing_left"]:
+                result["leftovers"] = diff
     result["steps_s"] = h.steps
     result["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     result["seconds"] = round(time.monotonic() - t0, 1)
@@ -400,6 +421,7 @@ def main() -> int:
     parser.add_argument(
         "--finish", action="store_true", help="play every game to its end, replayed and verified (20+ min more)"
     )
+    parser.add_argument("--keep-up", action="store_true", help="diagnosis: leave the platform up at the end (never ok)")
     parser.add_argument("--skip-image", action="store_true", help="use the image as built (no `make image`)")
     args = parser.parse_args()
     os.environ.setdefault("CONTAINERS_CONF", str(REPO / "deploy" / "podman" / "containers.conf"))

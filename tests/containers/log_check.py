@@ -7,8 +7,8 @@ NATS is not published on the host (only the edge is): the check runs where the s
 with the table's own credentials, CA and URLs (TRIX_NATS_URL, TRIX_TLS_CA_FILE). Self-contained:
 only the image's `trix` package and nats-py.
 
-- `leader`: prints {"TABLE_LOG": <server name of its leader>} (the NATS pod to kill: server
-  names are the pod names, deploy/k8s/base/nats/nats.conf).
+- `leader`: prints {"TABLE_LOG": <server name of its leader>, "KV_table_leases": ...} (the
+  NATS pod to kill: server names are the pod names, deploy/k8s/base/nats/nats.conf).
 - `check`: stdin is the load test's accepted.json ({table id: [accepted action ids]}); prints
   `verdict`: every accepted action is in its table's TABLE_LOG exactly once, one writer at a
   time (the fault runs' lost / applied-twice / two-writers checks, tests/cluster).
@@ -46,15 +46,26 @@ def verdict(accepted: dict[str, list[str]], logs: dict[str, list[tuple[str, str]
             per_epoch.setdefault(epoch, set()).add(name)
         if epochs != sorted(epochs) or any(len(names) > 1 for names in per_epoch.values()):
             two_writers += 1
-            problems.append(f"{table_id}: two writers in the log")
+            problems.append(f"{table_id}: two writers in the log, in turn: {writer_runs(entries)}")
     return {
         "tables_checked": len(accepted),
         "accepted": sum(len(set(ids)) for ids in accepted.values()),
         "lost": lost,
         "applied_twice": twice,
         "two_writers": two_writers,
-        "log_problems": problems[:5],
+        "log_problems": problems[:8],
     }
+
+
+def writer_runs(entries: list[tuple[str, str]]) -> list[str]:
+    """The log's writers in turn, `<writer> x<entries>` (what a two-writer problem looked like)."""
+    runs: list[list[Any]] = []
+    for _, writer in entries:
+        if runs and runs[-1][0] == writer:
+            runs[-1][1] += 1
+        else:
+            runs.append([writer, 1])
+    return [f"{w or '-'} x{n}" for w, n in runs]
 
 
 async def _connect() -> Any:
@@ -94,8 +105,11 @@ async def _main(mode: str) -> dict[str, Any]:
     try:
         js = nc.jetstream(timeout=10.0)
         if mode == "leader":
-            info = await js.stream_info(TABLE_LOG)
-            return {TABLE_LOG: info.cluster.leader if info.cluster is not None else None}
+            leaders: dict[str, Any] = {}
+            for stream in (TABLE_LOG, "KV_table_leases"):
+                info = await js.stream_info(stream)
+                leaders[stream] = info.cluster.leader if info.cluster is not None else None
+            return leaders
         accepted: dict[str, list[str]] = json.load(sys.stdin)
         logs = {table_id: await read_log(js, table_id) for table_id in sorted(accepted)}
         return verdict(accepted, logs)
