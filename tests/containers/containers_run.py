@@ -9,9 +9,9 @@ the platform before a cluster. Outside CI (podman, root, ~15 min); docs/deploy.m
    --max-errors 0 --no-finish`; during its measured window the NATS pod leading TABLE_LOG and then the
    table pod are killed (`podman kill` of their container). podman 4.3 does not restart a
    container a `podman kill` stopped (its restart policy skips stops it was asked for: tried
-   here, `restartPolicy: Always`, exit 137, restart count 0), so the harness starts it again
-   after `RESTART_AFTER_S`, as the kubelet restarts a crashed container; each fault says
-   who restarted it (`restarted_by`).
+   here, `restartPolicy: Always`, exit 137, restart count 0), so the harness starts its pod
+   again after `RESTART_AFTER_S` (`podman pod start`), as the kubelet restarts a crashed
+   container; each fault says who restarted it (`restarted_by`).
 5. Every acknowledged move survived: tests/containers/log_check.py, run in the table container
    (NATS is not published on the host), finds every action id the bots saw accepted in its
    table's TABLE_LOG exactly once, one writer at a time (the fault runs' checks). The 200 games
@@ -190,10 +190,8 @@ class Harness:
                 break
             time.sleep(0.2)
         if not fault.restarted_by:
-            self.podman(["start", container])
-            fault.restarted_by = "harness (podman start)"
-        while not self.running(container)[0] and time.monotonic() - killed < 120:
-            time.sleep(0.2)
+            self.start_again(pod, container, killed)
+            fault.restarted_by = "harness (podman pod start)"
         fault.down_s = round(time.monotonic() - killed, 1)
         self.say(f"== fault: {container} running again after {fault.down_s} s, restarted by {fault.restarted_by}")
 
@@ -204,6 +202,22 @@ class Harness:
         for name in sorted(inventory(lambda a: self.podman(a, check=False))["container"]):
             out = subprocess.run(["podman", "logs", name], capture_output=True, text=True, timeout=120)
             (folder / f"{name}.log").write_text(out.stdout + out.stderr)
+
+    def start_again(self, pod: str, container: str, killed: float) -> None:
+        """`podman pod start` until the container runs (2 min at most). Its pod's infra container
+        stops when the pod's only container died (kube play's pods exit when their last
+        container does) and a start while it is stopping fails ("unable to restart a container
+        in a paused or unknown state", seen here): asked again a second later."""
+        last = ""
+        while time.monotonic() - killed < 120:
+            out = subprocess.run(["podman", "pod", "start", pod], capture_output=True, text=True, timeout=120)
+            last = out.stderr.strip()[-300:]
+            for _ in range(10):
+                if self.running(container)[0]:
+                    return
+                time.sleep(0.2)
+            time.sleep(1.0)
+        raise RuntimeError(f"{container} not running again 2 min after the kill: {last}")
 
     def in_table(self, mode: str, stdin: str = "") -> dict[str, Any]:
         """tests/containers/log_check.py in the table container, as its NATS user."""
