@@ -243,6 +243,10 @@ class Harness:
             "--ca",
             ca,
             "--keep-accepted",
+            # Seating 800 players through one Envoy and gateway took ~35 s with a load average
+            # of 12, over 60 s (the default for 200 tables) with one of 35 on the shared box.
+            "--ramp-timeout",
+            "180",
             "--max-errors",
             "0",
             *([] if self.finish else ["--no-finish"]),
