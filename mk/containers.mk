@@ -22,5 +22,5 @@ up-containers: $(STAMP_DEV) ## the platform as podman pods from deploy/k8s/overl
 down-containers: $(STAMP_DEV) ## remove exactly what `make up-containers` made (its .state/containers/made.json)
 	$(PY) -m trix.containers down
 
-test-containers: $(STAMP_DEV) ## image, up-containers, trix demo, a 200-table load test with a NATS pod and a table pod killed, every accepted move in the log, down-containers leaving nothing (root, ~15 min; outside CI); last line: one JSON summary
+test-containers: $(STAMP_DEV) ## image, up-containers, trix demo, a 200-table load test with a NATS pod and a table pod killed, every accepted move in the log, down-containers leaving nothing (root, ~7 min; outside CI); last line: one JSON summary
 	@PYTHONPATH=services $(PY) tests/containers/containers_run.py $(TEST_CONTAINERS_ARGS)

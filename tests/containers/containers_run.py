@@ -1,5 +1,5 @@
 """`make test-containers` (issue 41): the container run proven end to end, as an operator tries
-the platform before a cluster. Outside CI (podman, root, ~15 min); docs/deploy.md has a run.
+the platform before a cluster. Outside CI (podman, root, ~7 min); docs/deploy.md has the runs.
 
 1. `make image` (deploy/Dockerfile with podman, on the bases of `make base-images`).
 2. `make up-containers`: the dev overlay of deploy/k8s as podman pods, TLS from the edge to

@@ -1,6 +1,6 @@
 """The pieces of `make test-containers` (containers_run.py, log_check.py) that need no podman:
 the leftover comparison, the parsing of each step's output, the log verdict and the run's
-overall verdict (issue 41). The run itself is outside CI (podman, root, ~15 min)."""
+overall verdict (issue 41). The run itself is outside CI (podman, root, ~7 min)."""
 
 from __future__ import annotations
 
