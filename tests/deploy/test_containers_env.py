@@ -6,6 +6,7 @@ refused. No podman needed."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import k8s_check as kc
@@ -41,10 +42,18 @@ def test_env_given_replaces_an_entry_of_the_same_name() -> None:
     assert entries == [{"name": first, "value": "x"}]
 
 
-@pytest.mark.parametrize("item", ["table", "table:NAME", ":NAME=1", "table:=1"])
-def test_env_that_is_not_workload_name_value_is_refused(item: str) -> None:
-    with pytest.raises(ValueError, match="WORKLOAD:NAME=VALUE"):
-        containers.parse_env([item])
+@pytest.mark.parametrize(
+    ("parse", "item", "message"),
+    [
+        *((containers.parse_env, i, "WORKLOAD:NAME=VALUE") for i in ["table", "table:NAME", ":NAME=1", "table:=1"]),
+        *((containers.parse_replicas, i, "DEPLOYMENT=N") for i in ["table", "table=0", "table=x", "=2"]),
+    ],
+)
+def test_a_run_setting_not_in_its_form_is_refused(
+    parse: Callable[[list[str]], object], item: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse([item])
 
 
 def test_env_for_a_workload_not_in_the_manifests_is_refused() -> None:
@@ -60,12 +69,6 @@ def test_replicas_given_for_a_deployment_play_that_many_pods() -> None:
     assert sorted(p.name for p in plan.pods if p.workload == "gateway") == ["gateway-0"]  # the dev overlay's one
     line = next(d for d in plan.report if d.kind == "Deployment" and d.name == "table")
     assert "spec.replicas" in line.detail
-
-
-@pytest.mark.parametrize("item", ["table", "table=0", "table=x", "=2"])
-def test_replicas_that_are_not_deployment_count_are_refused(item: str) -> None:
-    with pytest.raises(ValueError, match="DEPLOYMENT=N"):
-        containers.parse_replicas([item])
 
 
 def test_replicas_for_a_deployment_not_in_the_manifests_are_refused() -> None:
