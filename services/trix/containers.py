@@ -73,9 +73,10 @@ def parse_env(items: list[str]) -> dict[str, dict[str, str]]:
 
 
 def with_env(objs: list[dict[str, Any]], overrides: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
-    """The rendered objects with extra env on the container named after each workload (a run's
-    settings, e.g. a test's TRIX_TABLE_PURGE_FINISHED=false): set over an entry of the same
-    name, added otherwise. A workload or container not in the manifests is an error."""
+    """The rendered objects with extra env on each workload's container (its only one, else the
+    one named after it) for a run's settings, e.g. a test's TRIX_TABLE_PURGE_FINISHED=false:
+    set over an entry of the same name (and over envFrom), added otherwise. A workload not in
+    the manifests, or one of several containers none named after it, is an error."""
     out = copy.deepcopy(objs)  # the caller's objects stay as rendered
     for workload, env in overrides.items():
         owner = next(
@@ -85,9 +86,10 @@ def with_env(objs: list[dict[str, Any]], overrides: dict[str, dict[str, str]]) -
         if owner is None:
             raise ValueError(f"--env: no workload {workload} in the manifests")
         containers = owner["spec"]["template"]["spec"]["containers"]
-        container = next((c for c in containers if c["name"] == workload), None)
+        only = containers[0] if len(containers) == 1 else None
+        container = next((c for c in containers if c["name"] == workload), only)
         if container is None:
-            raise ValueError(f"--env: {workload} has no container named {workload}")
+            raise ValueError(f"--env: {workload} has several containers, none named {workload}")
         entries = [e for e in container.get("env", []) if e["name"] not in env]
         container["env"] = entries + [{"name": k, "value": v} for k, v in env.items()]
     return out

@@ -109,6 +109,7 @@ async def _main(mode: str) -> dict[str, Any]:
             for stream in (TABLE_LOG, "KV_table_leases"):
                 info = await js.stream_info(stream)
                 leaders[stream] = info.cluster.leader if info.cluster is not None else None
+                leaders[f"{stream}_replicas"] = info.config.num_replicas
             return leaders
         accepted: dict[str, list[str]] = json.load(sys.stdin)
         logs = {table_id: await read_log(js, table_id) for table_id in sorted(accepted)}
