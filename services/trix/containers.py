@@ -201,6 +201,13 @@ def down(state: Path) -> None:
     made = Made(state / "made.json")
     for name in reversed(made.items["pod"]):
         podman("pod", "rm", "--force", "--time", "10", name, check=False)
+    for _ in range(3):  # a removal can fail on a loaded box (seen: nats-0 left once): again
+        pods = [p for p in reversed(made.items["pod"]) if p in listing("pod")]
+        if not pods:
+            break
+        time.sleep(2.0)
+        for name in pods:
+            podman("pod", "rm", "--force", "--time", "10", name, check=False)
     for kind in ("volume", "secret", "network"):
         for name in reversed(made.items[kind]):
             podman(kind, "rm", name, check=False)

@@ -53,11 +53,6 @@ LISTINGS: dict[str, list[str]] = {
     "secret": ["secret", "ls", "--format", "{{.Name}}"],
 }
 RUN_ENV = (
-    # Streams and buckets with 3 replicas, the prod overlay's: a NATS pod killed then loses no
-    # stream. With the dev overlay's 1, the killed node's lease buckets (memory streams) come
-    # back empty with their revisions from 1, the writer epochs of the table leases repeat,
-    # and two table replicas wrote one table's log under one epoch (docs/deploy.md).
-    "nats-provision:TRIX_NATS_STREAM_REPLICAS=3",
     # Finished tables keep their logs, so the check finds every accepted action (the fault runs'
     # setting, tests/cluster/fault_nats.py).
     "table:TRIX_TABLE_PURGE_FINISHED=false",

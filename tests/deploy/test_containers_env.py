@@ -33,8 +33,7 @@ def test_env_given_for_a_workload_reaches_its_pods_and_only_them() -> None:
 
 
 def test_env_given_for_a_job_reaches_its_only_container() -> None:
-    """The provisioning Job's one container is `provision`: the run's stream replicas reach it,
-    over the ConfigMap's value it also takes (envFrom)."""
+    """The provisioning Job's one container is `provision`: the run's setting reaches it."""
     env = containers.parse_env(["nats-provision:TRIX_NATS_STREAM_REPLICAS=3"])
     plan = kubeplay.translate(containers.with_env(kc.render("dev"), env), image_map=containers.LOCAL_IMAGES)
     assert env_of(plan, "nats-provision", "provision")["TRIX_NATS_STREAM_REPLICAS"] == "3"
