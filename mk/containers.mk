@@ -10,7 +10,9 @@ IMAGE ?= ghcr.io/trix-platform/trix:0.1.0-dev
 base-images: ## Debian base images for deploy/Dockerfile without a registry (debootstrap + podman import, Node from PyPI; root, ~2 min)
 	$(PODMAN_IMAGES) base-images
 
-image: ## build deploy/Dockerfile with podman on the local bases (`make base-images` first; ~2 min); prints size, digest and user
+# The web stage copies web/ with web/build: the engine as WebAssembly and the Arabic font subset
+# are made here first (zig and fonttools are dev tools, not in the Node image).
+image: web/build/trix_engine.wasm web/build/noto-sans-arabic-400.woff2 ## build deploy/Dockerfile with podman on the local bases (`make base-images` first; ~2 min); prints size, digest and user
 	IMAGE=$(IMAGE) $(PODMAN_IMAGES) image
 
 .PHONY: up-containers down-containers test-containers

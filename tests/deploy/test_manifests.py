@@ -214,6 +214,15 @@ def test_the_dev_overlay_commits_no_secret_it_generates_them_at_deploy_time() ->
         again = (Path(tmp) / "trix-secrets.env").read_text()
         generator.write(Path(tmp), force=True)
         assert (Path(tmp) / "trix-secrets.env").read_text() != again
+        # A file kept from before a service was declared gets the new key, the others unchanged.
+        users = Path(tmp) / "nats-users.env"
+        before = dict(line.split("=", 1) for line in users.read_text().splitlines())
+        dropped = next(iter(before))
+        users.write_text("".join(f"{k}={v}\n" for k, v in before.items() if k != dropped))
+        assert generator.write(Path(tmp)) == [users]
+        after = dict(line.split("=", 1) for line in users.read_text().splitlines())
+        assert after.keys() == before.keys() and after[dropped] != before[dropped]
+        assert {k: v for k, v in after.items() if k != dropped} == {k: v for k, v in before.items() if k != dropped}
     referenced = {
         (ref["name"].rsplit("-", 1)[0], ref["key"])
         for obj in kc.render("dev")

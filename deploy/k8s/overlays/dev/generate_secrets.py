@@ -82,12 +82,17 @@ def write(directory: Path = HERE, *, force: bool = False) -> list[Path]:
     written = write_tls(directory, force=force)
     for name, keys in FILES.items():
         path = directory / name
-        if path.exists() and not force:
+        kept = "" if force or not path.exists() else path.read_text()
+        have = {line.split("=", 1)[0] for line in kept.splitlines() if "=" in line}
+        missing = [key for key in keys if key not in have]
+        if not missing:
             continue
+        # A file kept from before a key was declared (a new service's NATS user) gets the
+        # missing keys added; the existing ones are not rotated.
         # URL-safe: the NATS passwords are embedded in TRIX_NATS_URL. A leading letter: nats.conf
         # takes them as `$NATS_PASSWORD_<USER>`, and nats-server parses a value that begins with
         # a digit or `-` as a number or date ("All ISO8601 dates must be in full Zulu form").
-        text = "".join(f"{key}=k{secrets.token_urlsafe(36)}\n" for key in keys)
+        text = kept + "".join(f"{key}=k{secrets.token_urlsafe(36)}\n" for key in missing)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(text)
