@@ -14,14 +14,25 @@ service, so `trix.natsio` and `trix.runtime` may import it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from trix.natsio import names, subjects
 from trix.natsio.grants import Grants
 from trix.natsio.names import kv_stream, kv_subjects
-from trix.runtime.identity import GATEWAY_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import (
+    ADMIN,
+    GATEWAY_KEY_ENV,
+    PLAYER_KEY_ENV,
+    SERVICE_KEY_ENV,
+    Keys,
+    load_key,
+    load_signing_key,
+    load_trusted,
+    public_key_env,
+    public_key_of,
+)
 
 EDGE = "edge"
 """The public edge (Envoy) as a caller: it alone reaches the service that declares it."""
@@ -53,13 +64,17 @@ class ServiceDeclaration:
     grants: Grants
     """What it does on NATS: its user's whitelist is made of exactly this."""
     keys: tuple[str, ...]
-    """The internal token keys it holds (`trix.runtime.identity`), nothing more."""
+    """The internal token keys it holds (`trix.runtime.identity`), nothing more: SERVICE_KEY_ENV
+    is its own signing key (each service its own), held only by a service that signs."""
     streams: tuple[str, ...] = ()
     """The streams it owns (writes; their configs: `trix.natsio.provisioning`)."""
     buckets: tuple[str, ...] = ()
     """The KV buckets it owns."""
     callers: tuple[str, ...] = ()
     """Who may call its gRPC API besides admin clients: services by name, or `EDGE`."""
+    token_callers: tuple[str, ...] = ()
+    """Whose service tokens it accepts besides its gRPC callers': services that reach it over
+    NATS (the timers' table commands), itself, or `ADMIN` (the operators' tools)."""
     scaling: Scaling = field(default_factory=Scaling)
     module: str = ""
     """What `trix up` runs: `python -m <module>` (default `trix.<name>`)."""
@@ -121,6 +136,8 @@ TABLE = ServiceDeclaration(
     ),
     keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
     streams=_TABLE_STREAMS,
+    # Its own CreateTable on a MatchFormed, the timers' AutoAct/Leave/reclaims, the operators.
+    token_callers=("table", "timers", ADMIN),
     buckets=_TABLE_BUCKETS,
     scaling=Scaling(autoscale_on="cpu"),
 )
@@ -140,6 +157,7 @@ TIMERS = ServiceDeclaration(
     ),
     keys=(SERVICE_KEY_ENV,),
     streams=(names.TIMERS_STREAM,),
+    token_callers=(ADMIN,),  # a player's presence (GetPresence)
     buckets=_TIMERS_BUCKETS,
     scaling=Scaling(autoscale_on="lag"),
 )
@@ -153,7 +171,7 @@ SCORING = ServiceDeclaration(
         ephemeral=(names.SCORING_JOURNAL_STREAM,),
         durable=((names.TABLE_RESULTS_STREAM, names.SCORING_CONSUMER),),
     ),
-    keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+    keys=(PLAYER_KEY_ENV,),  # it signs nothing: matchmaking's public key verifies its stake calls
     streams=(names.SCORING_JOURNAL_STREAM, names.SCORING_ARCHIVED_STREAM),
     callers=("gateway", "matchmaking"),
     scaling=Scaling(autoscale_on="lag"),
@@ -240,10 +258,45 @@ def callers_of(name: str, services: Sequence[ServiceDeclaration] = SERVICES) -> 
     return tuple(s for s in services if s.name in callers)
 
 
+def signers(services: Sequence[ServiceDeclaration] = SERVICES) -> tuple[str, ...]:
+    """Who signs service tokens, each with its own private key: the services holding a signing
+    key (SERVICE_KEY_ENV), then the operators' tools (`ADMIN`)."""
+    return (*(s.name for s in services if SERVICE_KEY_ENV in s.keys), ADMIN)
+
+
 def service_token_callers(name: str, services: Sequence[ServiceDeclaration] = SERVICES) -> tuple[str, ...]:
-    """The callers of service `name` it accepts service-role tokens from (`runtime.identity.Identity`):
-    the services it declares as callers that hold the service-role key (never the gateway)."""
-    return tuple(s.name for s in callers_of(name, services) if SERVICE_KEY_ENV in s.keys)
+    """The signers whose service tokens service `name` accepts, the public keys it is given
+    (`TRIX_<NAME>_PUBLIC_KEY`): its gRPC callers that sign (never the gateway), then its
+    `token_callers`."""
+    declared = declaration(name, services)
+    signing = signers(services)
+    accepted = [s.name for s in callers_of(name, services) if s.name in signing]
+    unknown = [c for c in declared.token_callers if c not in signing]
+    if unknown:
+        raise ValueError(f"service {name}: token callers {unknown} sign nothing; signers: {', '.join(signing)}")
+    return tuple(dict.fromkeys((*accepted, *declared.token_callers)))
+
+
+def signing_env(
+    name: str, private_keys: Mapping[str, str], services: Sequence[ServiceDeclaration] = SERVICES
+) -> dict[str, str]:
+    """What service `name` is given of the signers' private keys (by signer, hex): its own if it
+    signs (SERVICE_KEY_ENV), and the public key of each signer it accepts, nothing else."""
+    env = {SERVICE_KEY_ENV: private_keys[name]} if SERVICE_KEY_ENV in declaration(name, services).keys else {}
+    env.update({public_key_env(s): public_key_of(private_keys[s]) for s in service_token_callers(name, services)})
+    return env
+
+
+def load_keys(env: Mapping[str, str], name: str, services: Sequence[ServiceDeclaration] = SERVICES) -> Keys:
+    """The token keys service `name` holds, from its environment as its declaration says: the
+    player-role key, its own signing key and its accepted signers' public keys; ConfigError
+    naming a missing or bad one."""
+    declared = declaration(name, services)
+    return Keys(
+        player=load_key(env, PLAYER_KEY_ENV) if PLAYER_KEY_ENV in declared.keys else b"",
+        signing=load_signing_key(env) if SERVICE_KEY_ENV in declared.keys else None,
+        trusted=load_trusted(env, service_token_callers(name, services)),
+    )
 
 
 def fronted_by_edge(services: Sequence[ServiceDeclaration] = SERVICES) -> ServiceDeclaration:
@@ -256,3 +309,5 @@ def fronted_by_edge(services: Sequence[ServiceDeclaration] = SERVICES) -> Servic
 
 KEYS_OF = keys_of()
 """`keys_of()` of the platform's services."""
+PUBLIC_KEYS_OF = {s.name: service_token_callers(s.name) for s in SERVICES}
+"""The signers whose public keys each service is given (`service_token_callers`)."""

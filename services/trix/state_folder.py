@@ -1,5 +1,5 @@
-"""What `trix up` keeps in its state folder besides the data: the NATS users' passwords and
-the gateways' secrets (generated once, in files only their owner may read), the NATS nodes'
+"""What `trix up` keeps in its state folder besides the data: the NATS users' passwords, the
+gateways' secrets and the signers' private keys (generated once, in files only their owner may read), the NATS nodes'
 config files and the URLs to them.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from trix.gateway.config import EDGE_SECRET_ENV
 from trix.natsio import permissions
-from trix.runtime.identity import GATEWAY_KEY_ENV
+from trix.runtime.identity import GATEWAY_KEY_ENV, new_signing_key
 
 NATS_USERS_FILE = "nats-users.json"
 """The state folder's NATS passwords, one per user of `trix.natsio.permissions.USERS` (mode 0600)."""
@@ -56,6 +56,23 @@ def gateway_secrets(state_dir: Path) -> dict[str, str]:
     if stored != known or path.stat().st_mode & 0o077:
         write_private(path, json.dumps(stored, indent=2) + "\n")
     return {var: os.environ.get(var, "") or value for var, value in stored.items()}
+
+
+SIGNING_KEYS_FILE = "signing-keys.json"
+"""The state folder's Ed25519 private keys, one per signer of service tokens (each service
+that signs, and the operators' tools: `trix.declarations.signers`; mode 0600, ADR 0026)."""
+
+
+def signing_keys(state_dir: Path, signers: Sequence[str]) -> dict[str, str]:
+    """Each signer's private key (64 hex digits), generated once per state folder and kept."""
+    path = state_dir / SIGNING_KEYS_FILE
+    known: dict[str, str] = {}
+    if path.exists():
+        known = {k: str(v) for k, v in json.loads(path.read_text()).items() if v}
+    stored = {**known, **{s: known.get(s) or new_signing_key() for s in signers}}
+    if stored != known or path.stat().st_mode & 0o077:
+        write_private(path, json.dumps(stored, indent=2) + "\n")
+    return {s: stored[s] for s in signers}
 
 
 def nats_conf_paths(state_dir: Path) -> list[Path]:

@@ -29,14 +29,26 @@ from types import FrameType
 
 import trix
 from trix import tls as tlsfiles
-from trix.declarations import EDGE, SERVICES, ServiceDeclaration, fronted_by_edge
+from trix.declarations import EDGE, SERVICES, ServiceDeclaration, fronted_by_edge, signers, signing_env
 from trix.gateway.config import EDGE_SECRET_ENV
 from trix.natsio import permissions, serverconf
 from trix.processes import Child, free_port, nats_server_binary, port_taken, stop_children
-from trix.runtime.identity import GATEWAY_KEY_ENV, GATEWAY_PREVIOUS_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import (
+    GATEWAY_KEY_ENV,
+    GATEWAY_PREVIOUS_KEY_ENV,
+    PLAYER_KEY_ENV,
+    SERVICE_KEY_ENV,
+)
 from trix.scoring.config import SCORING_ADMIN_ENV
 from trix.startstop import StartStop
-from trix.state_folder import NATS_USERS_FILE, gateway_secrets, nats_conf_paths, nats_passwords, write_private
+from trix.state_folder import (
+    NATS_USERS_FILE,
+    gateway_secrets,
+    nats_conf_paths,
+    nats_passwords,
+    signing_keys,
+    write_private,
+)
 
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 15.0
@@ -144,6 +156,9 @@ class Supervisor(StartStop):
         """The local CA and certificate in the state folder's tls/, once prepared with `tls`."""
         self.gateway_secrets: dict[str, str] = {}
         """The gateways' public-token key and the edge's secret (`gateway_secrets`)."""
+        self.signing_keys: dict[str, str] = {}
+        """Each signer's private key (`trix.declarations.signers`, the operators' too), from the
+        state folder (`signing_keys`): a service gets its own, and its accepted signers' public ones."""
 
     # -- the state folder and what each process is given ---------------------------------
 
@@ -158,6 +173,7 @@ class Supervisor(StartStop):
             stale.unlink()
         self.passwords = nats_passwords(self.state_dir, permissions.users(self.declarations))
         self.gateway_secrets = gateway_secrets(self.state_dir)
+        self.signing_keys = signing_keys(self.state_dir, signers(self.declarations))
         if self.tls:
             self.pki = tlsfiles.local_pki(self.state_dir / "tls")
 
@@ -241,10 +257,10 @@ class Supervisor(StartStop):
     def service_children(self) -> list[Child]:
         """Every replica of every service, each with its own NATS user and only its keys."""
         base_env = self.base_env()
-        # The internal token keys (trix.runtime.identity), one per role, unless given; each
-        # service gets only the ones it needs (the gateway never the service-role key).
+        # The player-role key unless given, to the services that hold it; a service that signs
+        # gets its own private key only, and the public keys of the signers it accepts (ADR 0026).
         # The gateway replicas share one public-token key (ADR 0018) and the edge's secret.
-        keys = {var: os.environ.get(var, "") or secrets.token_hex(32) for var in (PLAYER_KEY_ENV, SERVICE_KEY_ENV)}
+        keys = {PLAYER_KEY_ENV: os.environ.get(PLAYER_KEY_ENV, "") or secrets.token_hex(32)}
         keys[GATEWAY_KEY_ENV] = self.gateway_secrets[GATEWAY_KEY_ENV]
         children: list[Child] = []
         first_port: dict[str, int] = {}
@@ -274,7 +290,8 @@ class Supervisor(StartStop):
                     TRIX_LOG_LEVEL=self.log_level,
                     TRIX_DATA_DIR=str(self.state_dir / "data" / service),  # files a service keeps (its own)
                 )
-                child.env.update({var: keys[var] for var in declared.keys})
+                child.env.update({var: keys[var] for var in declared.keys if var != SERVICE_KEY_ENV})
+                child.env.update(signing_env(service, self.signing_keys, self.declarations))
                 if service == "scoring" and os.environ.get(SCORING_ADMIN_ENV):
                     child.env[SCORING_ADMIN_ENV] = os.environ[SCORING_ADMIN_ENV]  # scoring's only, as in deploy/k8s
                 if EDGE in declared.callers:  # the edge's secret, for the service behind it

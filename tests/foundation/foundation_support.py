@@ -10,10 +10,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from support.keys import SuiteKeys
 from support.processes import stop_process
 from trix.natsio.connection import NatsConnection
 from trix.processes import free_port
-from trix.runtime.identity import GATEWAY_KEY_ENV, PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import GATEWAY_KEY_ENV, PLAYER_KEY_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES_DIR = REPO / "services"
@@ -30,13 +31,18 @@ async def connected(url: str, name: str, **options: Any) -> AsyncIterator[NatsCo
         await conn.drain()
 
 
-def service_env(**overrides: str) -> dict[str, str]:
-    """Environment for a service subprocess: the repo's `trix` importable, our overrides on top."""
+KEYS = SuiteKeys("foundation-tests")
+
+
+def service_env(service: str = "", **overrides: str) -> dict[str, str]:
+    """Environment for a service subprocess: the repo's `trix` importable, our overrides on top;
+    with `service`, the signing and public keys that service is given (ADR 0026)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVICES_DIR), env.get("PYTHONPATH", "")]))
     env["PYTHONUNBUFFERED"] = "1"
     # The internal token keys every service needs (trix.runtime.identity; without them it exits 2).
-    env.update({PLAYER_KEY_ENV: "f" * 32 + "-player", SERVICE_KEY_ENV: "f" * 32 + "-service"})
+    env[PLAYER_KEY_ENV] = "f" * 32 + "-player"
+    env.update(KEYS.env(service) if service else {})
     env[GATEWAY_KEY_ENV] = "f" * 32 + "-gateway"  # the gateway's public-token key (ADR 0018)
     env.update(overrides)
     return env
@@ -50,7 +56,9 @@ class ServiceProcess:
         self.grpc_port = free_port()
         self.metrics_port = free_port()
         self.stderr_path = workdir / f"{name}.stderr"
-        self.env = service_env(TRIX_GRPC_PORT=str(self.grpc_port), TRIX_METRICS_PORT=str(self.metrics_port), **env)
+        self.env = service_env(
+            name, TRIX_GRPC_PORT=str(self.grpc_port), TRIX_METRICS_PORT=str(self.metrics_port), **env
+        )
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:

@@ -18,6 +18,7 @@ import nats.errors
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
 
+from support.keys import SuiteKeys
 from support.nats import AuthNats
 from support.up import inspected_supervisor
 from trix.declarations import (
@@ -30,12 +31,13 @@ from trix.declarations import (
     keys_of,
     names_of,
     service_token_callers,
+    signers,
 )
 from trix.natsio import names, permissions, serverconf
 from trix.natsio.grants import Grants
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS
 from trix.runtime.config import ConfigError
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import ADMIN, PLAYER_KEY_ENV, SERVICE_KEY_ENV
 from trix.scoring.config import ScoringConfig
 from trix.up import parse_assignments
 
@@ -177,11 +179,18 @@ def test_each_declared_service_is_a_runnable_package_its_callers_declared() -> N
         assert set(service.callers) <= {*names_of(), EDGE}, service.name
     assert fronted_by_edge().name == "gateway"
     assert declaration("scoring").callers == ("gateway", "matchmaking")
-    # Service-role tokens: only from a calling service that holds the service-role key.
+    # Service-role tokens: only from a calling service that signs (its own key), or a declared
+    # token caller (the timers' commands to the table, the operators'): ADR 0026.
     assert service_token_callers("scoring") == ("matchmaking",)
-    assert service_token_callers("matchmaking") == service_token_callers("table") == ()
+    assert service_token_callers("matchmaking") == service_token_callers("gateway") == ()
+    assert service_token_callers("table") == ("table", "timers", ADMIN)
+    assert service_token_callers("timers") == (ADMIN,)
+    assert signers() == ("table", "timers", "matchmaking", ADMIN)  # never scoring nor the gateway
     timed = (*SERVICES, ServiceDeclaration("chat", "", Grants(), keys=(), callers=("gateway", "timers")))
     assert service_token_callers("chat", timed) == ("timers",)
+    unsigned = (*SERVICES, ServiceDeclaration("chat", "", Grants(), keys=(), token_callers=("scoring",)))
+    with pytest.raises(ValueError, match=r"token callers \['scoring'\] sign nothing"):
+        service_token_callers("chat", unsigned)
 
 
 def test_a_declaration_refuses_a_name_that_cannot_be_a_user_and_an_unknown_key() -> None:
@@ -192,7 +201,7 @@ def test_a_declaration_refuses_a_name_that_cannot_be_a_user_and_an_unknown_key()
 
 
 def test_the_scoring_consumer_is_the_durable_its_user_is_granted_and_no_other() -> None:
-    keys = {PLAYER_KEY_ENV: "p" * 32, SERVICE_KEY_ENV: "s" * 32}
+    keys = SuiteKeys("declarations-tests").env("scoring")
     consumer = ScoringConfig.from_env(keys).consumer
     assert (names.TABLE_RESULTS_STREAM, consumer) in declaration("scoring").grants.durable
     assert ScoringConfig.from_env({**keys, "TRIX_SCORING_CONSUMER": consumer}).consumer == consumer

@@ -129,7 +129,7 @@ def test_logs_are_json_with_context_and_metrics_name_rpcs(service_process: type[
 def test_bad_config_stops_the_service_naming_the_variable(variable: str, value: str, message: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "trix.timers"],
-        env=service_env(**{variable: value}),
+        env=service_env("timers", **{variable: value}),
         capture_output=True,
         text=True,
         timeout=60,
@@ -150,7 +150,7 @@ def test_every_service_bad_own_variable(name: str) -> None:
     }[name]
     result = subprocess.run(
         [sys.executable, "-m", f"trix.{name}"],
-        env=service_env(**{own: "x1"}),
+        env=service_env(name, **{own: "x1"}),
         capture_output=True,
         text=True,
         timeout=60,

@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import nats
 
+from support.keys import SuiteKeys
 from support.ports import wait_port
 from support.processes import kill_process, stop_process
 from support.scoring import InProcessScoring
@@ -25,12 +26,12 @@ from trix.matchmaking.service import MatchmakingService
 from trix.natsio import subjects
 from trix.processes import free_port
 from trix.runtime.config import RuntimeConfig
-from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, Keys, sign
+from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER
 from trix.runtime.server import Runtime
 from trix.v1 import events_pb2, matchmaking_pb2_grpc, scoring_pb2
 
 REPO = Path(__file__).resolve().parents[2]
-KEYS = Keys(player=b"mm-tests-player-token-key-0123456789abc", service=b"mm-tests-service-token-key-0123456789ab")
+KEYS = SuiteKeys("mm-tests")
 
 
 def config(nats_url: str, **overrides: Any) -> MatchmakingConfig:
@@ -38,7 +39,7 @@ def config(nats_url: str, **overrides: Any) -> MatchmakingConfig:
         "matchmaking",
         {"TRIX_NATS_URL": nats_url, "TRIX_METRICS_PORT": "-1", "TRIX_SHUTDOWN_GRACE_S": "1", "TRIX_DRAIN_DELAY_S": "0"},
     )
-    base: dict[str, Any] = {"runtime": runtime, "keys": KEYS, "partitions": 4, "tick_s": 0.02}
+    base: dict[str, Any] = {"runtime": runtime, "keys": KEYS.keys("matchmaking"), "partitions": 4, "tick_s": 0.02}
     base.update(overrides)
     return MatchmakingConfig(**base)
 
@@ -56,7 +57,7 @@ def service_of(runtime: Runtime) -> MatchmakingService:
 
 
 def identity(player: str) -> tuple[tuple[str, str], ...]:
-    return ((IDENTITY_METADATA, sign(KEYS.player, ROLE_PLAYER, player, time.time(), 3600)),)
+    return ((IDENTITY_METADATA, KEYS.token(ROLE_PLAYER, player)),)
 
 
 def stub(address: str) -> tuple[grpc.aio.Channel, matchmaking_pb2_grpc.MatchmakingServiceStub]:
@@ -116,9 +117,8 @@ class ReplicaProcess:
             TRIX_GRPC_PORT=str(self.port),
             TRIX_METRICS_PORT="-1",
             TRIX_NATS_URL=nats_url,
-            TRIX_PLAYER_TOKEN_KEY=KEYS.player.decode(),
-            TRIX_SERVICE_TOKEN_KEY=KEYS.service.decode(),
             TRIX_LOG_LEVEL="warning",
+            **KEYS.env("matchmaking"),
         )
         self.env.update(env)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -150,8 +150,7 @@ def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
     return shared_env(
         nats_url,
         admin_token=SCORING_ADMIN_TOKEN,
-        player_key=KEYS.player.decode(),
-        service_key=KEYS.service.decode(),
+        keys=KEYS,
         **extra,
     )
 

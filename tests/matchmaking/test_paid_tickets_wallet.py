@@ -48,7 +48,7 @@ async def env(nats_server: NatsServer) -> AsyncIterator[Env]:
     await scoring.start()
     clock = ManualClock()
     cfg = config(nats_server.url, bot_fill_after_s=20.0, ticket_ttl_s=300.0, scoring_target=scoring.address)
-    wallet = ScoringWallet(scoring.address, cfg.keys.service, timeout_s=10.0)
+    wallet = ScoringWallet(scoring.address, cfg.keys.signer("matchmaking"), timeout_s=10.0)
     new_service = partial(MatchmakingService, clock=clock, rng=random.Random(11), wallet=wallet)
     runtime, channel, api = await serving_replica(cfg, new_service)
     service = service_of(runtime)

@@ -268,7 +268,7 @@ class Driver:
 
     async def create(self, table_id: str, variant: int) -> None:
         request = create_request(table_id, variant, [PLAYER, "", "", ""], bots=(1, 2, 3))
-        await self._call(table_id, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))
+        await self._call(table_id, table_pb2.TableCommand(create_table=request), token("service", "table"))
         self.stats.tables.append(table_id)
 
     async def look(self, table_id: str) -> table_pb2.SeatView:

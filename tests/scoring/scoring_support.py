@@ -14,6 +14,7 @@ import nats
 from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client
 
+from support.keys import SuiteKeys
 from support.processes import kill_process, stop_process
 from support.scoring import InProcessScoring as SharedScoring
 from support.scoring import scoring_env as shared_env
@@ -29,22 +30,23 @@ from trix.v1 import common_pb2, events_pb2
 REPO = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "test-admin-token"
 ADMIN = (("x-trix-admin-token", ADMIN_TOKEN),)
-PLAYER_KEY = "scoring-tests-player-token-key-0123456789"
-"""TRIX_PLAYER_TOKEN_KEY of the scoring under test: a player's own stake call carries a token signed with it."""
-SERVICE_KEY = "scoring-tests-service-token-key-012345678"
-"""TRIX_SERVICE_TOKEN_KEY: matchmaking's stake calls carry a service token signed with it."""
+KEYS = SuiteKeys("scoring-tests")
+"""The scoring tests' keys: a player's own stake call carries a token under the player-role key,
+matchmaking's a service token signed with matchmaking's own key (scoring holds its public key)."""
 
 
 def identity(
-    player_id: str, key: str = PLAYER_KEY, ttl_s: int = 60, role: str = ROLE_PLAYER
+    player_id: str, key: bytes = KEYS.player, ttl_s: int = 60, role: str = ROLE_PLAYER
 ) -> tuple[tuple[str, str], ...]:
-    """The metadata of a stake call: the player's internal identity token (or, with role
-    `service` and the service key, matchmaking's)."""
-    return ((IDENTITY_METADATA, sign(key.encode(), role, player_id, time.time(), ttl_s)),)
+    """The metadata of a stake call: the player's internal identity token under `key` (or, with
+    role `service`, the token of the service `player_id` signed with its own key)."""
+    if role == ROLE_PLAYER:
+        return ((IDENTITY_METADATA, sign(key, role, player_id, time.time(), ttl_s)),)
+    return ((IDENTITY_METADATA, KEYS.token(role, player_id, ttl_s)),)
 
 
 def scoring_env(nats_url: str, **extra: str) -> dict[str, str]:
-    return shared_env(nats_url, admin_token=ADMIN_TOKEN, player_key=PLAYER_KEY, service_key=SERVICE_KEY, **extra)
+    return shared_env(nats_url, admin_token=ADMIN_TOKEN, keys=KEYS, **extra)
 
 
 class InProcessScoring(SharedScoring):

@@ -11,13 +11,13 @@ from typing import Any
 
 import grpc
 import pytest
-from scoring_support import ADMIN, SERVICE_KEY, EventPublisher, InProcessScoring, identity, scoring_env
+from scoring_support import ADMIN, EventPublisher, InProcessScoring, identity, scoring_env
 
 from support.nats import NatsServer
 from support.waiting import eventually
 from trix import engine, fairness
 from trix.runtime.config import ConfigError
-from trix.runtime.identity import PLAYER_KEY_ENV, PLAYER_METADATA, SERVICE_KEY_ENV
+from trix.runtime.identity import PLAYER_KEY_ENV, PLAYER_METADATA, public_key_env
 from trix.scoring.config import ScoringConfig
 from trix.v1 import common_pb2, scoring_pb2
 
@@ -103,7 +103,7 @@ async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InPr
     hold = scoring_pb2.HoldStakeRequest(player_id="p1", ticket_id="t1", amount=60)
     refused = [
         (None, grpc.StatusCode.UNAUTHENTICATED),  # no token
-        (identity("p1", key="another-key-0123456789abcdef0123456789"), grpc.StatusCode.UNAUTHENTICATED),  # forged
+        (identity("p1", key=b"another-key-0123456789abcdef0123456789"), grpc.StatusCode.UNAUTHENTICATED),  # forged
         # a service token signed with the player key (what a compromised gateway could make)
         (identity("matchmaking", role="service"), grpc.StatusCode.UNAUTHENTICATED),
         (identity("p1", ttl_s=-120), grpc.StatusCode.UNAUTHENTICATED),  # expired
@@ -135,10 +135,10 @@ async def test_matchmakings_service_token_holds_on_the_players_own_request_and_r
     await grant(scoring, "p3", 50)
     hold = scoring_pb2.HoldStakeRequest(player_id="p3", ticket_id="t3", amount=20)
     own = ((PLAYER_METADATA, identity("p3")[0][1]),)
-    with pytest.raises(grpc.aio.AioRpcError) as err:
-        await scoring.stub.HoldStake(hold, metadata=identity("timers", key=SERVICE_KEY, role="service") + own)
-    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
-    matchmaking = identity("matchmaking", key=SERVICE_KEY, role="service")
+    with pytest.raises(grpc.aio.AioRpcError) as err:  # scoring holds no public key of the timers (ADR 0026)
+        await scoring.stub.HoldStake(hold, metadata=identity("timers", role="service") + own)
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    matchmaking = identity("matchmaking", role="service")
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await scoring.stub.HoldStake(hold, metadata=matchmaking)
     assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
@@ -149,12 +149,12 @@ async def test_matchmakings_service_token_holds_on_the_players_own_request_and_r
     await scoring.stub.HoldStake(hold, metadata=matchmaking + own)
     assert await balance(scoring, "p3") == (30, 20)
     release = scoring_pb2.ReleaseStakeRequest(player_id="p3", ticket_id="t3")
-    await scoring.stub.ReleaseStake(release, metadata=identity("matchmaking", key=SERVICE_KEY, role="service"))
+    await scoring.stub.ReleaseStake(release, metadata=identity("matchmaking", role="service"))
     assert await balance(scoring, "p3") == (50, 0)
 
 
 def test_a_scoring_without_a_token_key_does_not_start() -> None:
-    for missing in (PLAYER_KEY_ENV, SERVICE_KEY_ENV):
+    for missing in (PLAYER_KEY_ENV, public_key_env("matchmaking")):
         env = scoring_env("none")
         del env[missing]
         with pytest.raises(ConfigError, match=missing):
@@ -284,7 +284,7 @@ async def test_a_wallet_is_read_only_by_its_player_matchmaking_or_an_admin(scori
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await call
             assert err.value.code() == code, metadata
-    for metadata in (identity("p4"), identity("matchmaking", key=SERVICE_KEY, role="service"), ADMIN):
+    for metadata in (identity("p4"), identity("matchmaking", role="service"), ADMIN):
         assert (await scoring.stub.GetBalance(read, metadata=metadata)).available == 10
         assert len((await scoring.stub.ListLedger(ledger, metadata=metadata)).postings) == 1
 

@@ -7,21 +7,12 @@ scoring under test (in this process or as a subprocess).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 
 import grpc
 
-from trix.runtime.identity import (
-    IDENTITY_METADATA,
-    PLAYER_KEY_ENV,
-    PLAYER_METADATA,
-    ROLE_PLAYER,
-    ROLE_SERVICE,
-    SERVICE_KEY_ENV,
-    Keys,
-    sign,
-)
+from support.keys import SuiteKeys
+from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, ROLE_PLAYER, ROLE_SERVICE
 from trix.runtime.server import Runtime
 from trix.scoring import entrypoints
 from trix.scoring.__main__ import build
@@ -30,15 +21,14 @@ from trix.scoring.service import ScoringService
 from trix.v1 import scoring_pb2, scoring_pb2_grpc
 
 
-def scoring_env(nats_url: str, *, admin_token: str, player_key: str, service_key: str, **extra: str) -> dict[str, str]:
+def scoring_env(nats_url: str, *, admin_token: str, keys: SuiteKeys, **extra: str) -> dict[str, str]:
     """A scoring's environment: no metrics port, short shutdown, warnings only, and the keys the
     callers of the test sign with (a stake call carries a token signed with one of them)."""
     env = {
         "TRIX_NATS_URL": nats_url,
         "TRIX_METRICS_PORT": "-1",
         "TRIX_SCORING_ADMIN_TOKEN": admin_token,
-        PLAYER_KEY_ENV: player_key,
-        SERVICE_KEY_ENV: service_key,
+        **keys.env("scoring"),
         "TRIX_SHUTDOWN_GRACE_S": "1",
         "TRIX_DRAIN_DELAY_S": "0",
         "TRIX_LOG_LEVEL": "warning",
@@ -110,16 +100,15 @@ async def balances(
 
 
 async def hold_stakes(
-    stub: scoring_pb2_grpc.ScoringServiceStub, keys: Keys, players: Sequence[str], stake: int, prefix: str
+    stub: scoring_pb2_grpc.ScoringServiceStub, keys: SuiteKeys, players: Sequence[str], stake: int, prefix: str
 ) -> list[str]:
     """Each player's stake held for a ticket of theirs as matchmaking holds it (its service
     token, with the player's own token of the call it serves, issue 42); the ticket ids."""
     tickets = [f"{prefix}-{p}" for p in players]
     for player, ticket in zip(players, tickets, strict=True):
-        now = time.time()
         metadata = (
-            (IDENTITY_METADATA, sign(keys.service, ROLE_SERVICE, "matchmaking", now, 60)),
-            (PLAYER_METADATA, sign(keys.player, ROLE_PLAYER, player, now, 60)),
+            (IDENTITY_METADATA, keys.token(ROLE_SERVICE, "matchmaking", 60)),
+            (PLAYER_METADATA, keys.token(ROLE_PLAYER, player, 60)),
         )
         hold = scoring_pb2.HoldStakeRequest(player_id=player, ticket_id=ticket, amount=stake)
         await stub.HoldStake(hold, metadata=metadata)

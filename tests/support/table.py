@@ -19,30 +19,31 @@ import nats
 import nats.js.errors
 from nats.aio.client import Client
 
+from support.keys import SuiteKeys
 from support.processes import kill_process, stop_process
 from trix import rules
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.seatstream import has_seat_copies
 from trix.processes import free_port
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
+from trix.runtime.identity import TOKEN_HEADER
 from trix.table.adapters import WRITER_HEADER
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 REPO = Path(__file__).resolve().parents[2]
-KEYS = Keys(player=b"table-tests-player-token-key-0123456789", service=b"table-tests-service-token-key-012345678")
+KEYS = SuiteKeys("table-tests")
 DOUBLING = {common_pb2.Contract.Value(f"CONTRACT_{name}"): set(cards) for name, cards in rules.DOUBLING_CARDS.items()}
 """docs/rules.md §7, by proto contract value."""
 
 
-def table_env(nats_url: str, **extra: str) -> dict[str, str]:
+def table_env(nats_url: str, service: str = "table", **extra: str) -> dict[str, str]:
+    """The environment of the table (or `service`) under test, with its own token keys."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "services"), env.get("PYTHONPATH", "")]))
     env.update(
         {
             "TRIX_NATS_URL": nats_url,
-            PLAYER_KEY_ENV: KEYS.player.decode(),
-            SERVICE_KEY_ENV: KEYS.service.decode(),
+            **KEYS.env(service),
             "TRIX_GRPC_PORT": str(free_port()),
             "TRIX_METRICS_PORT": "-1",
             "TRIX_LOG_LEVEL": "warning",
@@ -74,7 +75,8 @@ class TableProcess:
 
 
 def token(role: str, name: str) -> str:
-    return sign(KEYS.of(role), role, name, time.time(), ttl_s=3600)
+    """A player's token, or the service `name`'s own (signed with its own key, ADR 0026)."""
+    return KEYS.token(role, name)
 
 
 class CommandError(Exception):
@@ -245,7 +247,7 @@ async def read_events(nc: Client, table_id: str, seat: int, after: int = 0) -> l
     while True:
         read = table_pb2.ReadEventsRequest(table_id=table_id, seat=seat, after_sequence=after)
         data = table_pb2.TableCommand(read_events=read).SerializeToString()
-        headers = {TOKEN_HEADER: sign(KEYS.service, "service", "admin", time.time(), ttl_s=600)}
+        headers = {TOKEN_HEADER: KEYS.token("service", "admin", ttl_s=600)}
         msg = await _retrying(
             lambda data=data, headers=headers: nc.request(  # type: ignore[misc]
                 subjects.table_command(table_id), data, timeout=20, headers=headers

@@ -60,7 +60,7 @@ async def stored(table_url: str) -> int:
 async def drive(client: GatewayClient, service: TableService, tid: str, actions: int) -> list[float]:
     """AutoActs on a fresh table, one at a time; the latency of each."""
     req = create_request(tid, common_pb2.VARIANT_COMPLEX, PLAYERS)
-    await client.request(tid, table_pb2.TableCommand(create_table=req), token("service", "matchmaking"))
+    await client.request(tid, table_pb2.TableCommand(create_table=req), token("service", "table"))
     timers = token("service", "timers")
     out: list[float] = []
     for _ in range(actions):
@@ -90,7 +90,7 @@ async def bench(workdir: Path, games: int, rounds: int, tables: int, actions: in
         for g in range(games):
             tid = f"bench{g}"
             req = create_request(tid, common_pb2.VARIANT_COMPLEX, PLAYERS)
-            await client.request(tid, table_pb2.TableCommand(create_table=req), token("service", "matchmaking"))
+            await client.request(tid, table_pb2.TableCommand(create_table=req), token("service", "table"))
             played += await play_until(client, tid, PLAYERS, random.Random(g))
         elapsed = time.perf_counter() - started
         lat = client.latencies

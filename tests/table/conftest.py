@@ -94,7 +94,7 @@ class InProcessScoring(SharedScoring):
     the tests that need a game's record archived or a stake settled."""
 
     def __init__(self, nats_url: str) -> None:
-        super().__init__(table_env(nats_url, TRIX_GRPC_PORT="0", TRIX_SCORING_ADMIN_TOKEN=SCORING_ADMIN))
+        super().__init__(table_env(nats_url, "scoring", TRIX_GRPC_PORT="0", TRIX_SCORING_ADMIN_TOKEN=SCORING_ADMIN))
 
 
 @pytest.fixture

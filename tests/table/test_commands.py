@@ -56,10 +56,10 @@ async def test_refused_commands_leave_state_unchanged(
 ) -> None:
     t = "cmds"
     created = await stub.CreateTable(
-        create_request(t, common_pb2.VARIANT_TRIX, PLAYERS), metadata=md(token("service", "matchmaking"))
+        create_request(t, common_pb2.VARIANT_TRIX, PLAYERS), metadata=md(token("service", "table"))
     )
     again = await stub.CreateTable(
-        create_request(t, common_pb2.VARIANT_TRIX, PLAYERS), metadata=md(token("service", "matchmaking"))
+        create_request(t, common_pb2.VARIANT_TRIX, PLAYERS), metadata=md(token("service", "table"))
     )
     assert again.commitment == created.commitment  # idempotent on the table id
     public = await view(stub, t, -1)

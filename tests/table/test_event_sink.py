@@ -172,7 +172,7 @@ async def test_a_players_action_names_itself_on_its_feed_batch_and_nothing_else_
     await gateway.nc.flush()
     players = ("ann", "ben", "cat", "dan")
     create = create_request(t, common_pb2.VARIANT_TRIX, players)
-    await gateway.request(t, table_pb2.TableCommand(create_table=create), token("service", "matchmaking"))
+    await gateway.request(t, table_pb2.TableCommand(create_table=create), token("service", "table"))
     acked: list[Acked] = []
     await play_until(gateway, t, players, random.Random(16), max_actions=30, acked=acked)
     deadline = asyncio.get_running_loop().time() + 20

@@ -82,9 +82,7 @@ async def test_full_game_without_leaks(
     await gateway.nc.subscribe(subjects.all_table_feeds(), cb=collect)
     options = common_pb2.TableOptions(doubling_reveal=reveal)
     request = create_request(table_id, variant, PLAYERS, options=options, bots=bots, await_seeds=await_seeds)
-    reply = await gateway.request(
-        table_id, table_pb2.TableCommand(create_table=request), token("service", "matchmaking")
-    )
+    reply = await gateway.request(table_id, table_pb2.TableCommand(create_table=request), token("service", "table"))
     assert len(reply.create_table.commitment) == 64
     sent = await play_until(gateway, table_id, PLAYERS, random.Random(variant))
     assert sent > 50

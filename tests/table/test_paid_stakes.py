@@ -39,7 +39,7 @@ async def test_a_paid_table_from_a_match_moves_the_held_ticket_stakes_into_its_p
     t = "paid-from-match"
     request = create_request(t, common_pb2.VARIANT_TRIX, PLAYERS, stake=STAKE)
     request.ticket_ids.extend(tickets)  # as the table's MatchFormed consumer copies them
-    await gateway.request(t, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))
+    await gateway.request(t, table_pb2.TableCommand(create_table=request), token("service", "table"))
 
     deadline = time.monotonic() + 30
     while (have := await balances(stub)) != [(GRANT - STAKE, 0)] * 4:

@@ -34,7 +34,7 @@ PLAYERS = ("ann", "ben", "cat", "dan")
 
 async def _create(client: GatewayClient, table_id: str, variant: int, **kw: object) -> None:
     request = create_request(table_id, variant, PLAYERS, **kw)  # type: ignore[arg-type]
-    await client.request(table_id, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))
+    await client.request(table_id, table_pb2.TableCommand(create_table=request), token("service", "table"))
 
 
 async def test_gateway_refused_on_log_snapshot_and_secret_subjects(

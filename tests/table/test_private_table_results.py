@@ -29,7 +29,7 @@ async def test_a_private_tables_standings_are_read_by_its_players_only(
     t = "private-results"
     request = create_request(t, common_pb2.VARIANT_TRIX, PLAYERS)
     request.private_table = True
-    await gateway.request(t, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))
+    await gateway.request(t, table_pb2.TableCommand(create_table=request), token("service", "table"))
     ask = scoring_pb2.GetStandingsRequest(table_id=t)
     deadline = time.monotonic() + 30
     while True:  # scoring has applied the TableCreated

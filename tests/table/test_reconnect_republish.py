@@ -30,7 +30,7 @@ async def test_the_last_batch_of_a_live_table_is_published_again_after_a_reconne
     await gateway.nc.subscribe(subjects.table_feed(t), cb=on_batch)
     await gateway.nc.flush()
     request = create_request(t, common_pb2.VARIANT_TRIX, PLAYERS)
-    await gateway.request(t, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))
+    await gateway.request(t, table_pb2.TableCommand(create_table=request), token("service", "table"))
     await eventually(lambda: batches, 20, "the creation's batch")
     last = batches[-1]
     assert last, "the creation published events"

@@ -25,7 +25,7 @@ CARD, CONTRACT, DOUBLE = common_pb2.DECISION_CARD, common_pb2.DECISION_CONTRACT,
 
 async def _create(client: GatewayClient, table_id: str, variant: int, **kw: Any) -> None:
     request = create_request(table_id, variant, PLAYERS, **kw)
-    await client.request(table_id, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))
+    await client.request(table_id, table_pb2.TableCommand(create_table=request), token("service", "table"))
 
 
 def _without_moves(turn: events_pb2.TurnStarted) -> events_pb2.TurnStarted:

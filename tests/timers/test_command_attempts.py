@@ -12,6 +12,7 @@ import asyncio
 
 from nats.aio.msg import Msg
 
+from support.keys import SuiteKeys
 from support.nats import AuthNats
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
@@ -55,7 +56,7 @@ async def test_an_autoact_unanswered_by_an_owner_cut_off_reaches_the_new_owner_w
             await table.client.flush()
 
         takeover = asyncio.ensure_future(serve())
-        commands = NatsTableCommands(timers, b"k" * 32, timeout_s=3.0)
+        commands = NatsTableCommands(timers, SuiteKeys("timers-tests").keys("timers").signer("timers"), timeout_s=3.0)
         t0 = loop.time()
         outcome = await commands.auto_act(TABLE, 2, 7)
         waited = loop.time() - t0

@@ -21,14 +21,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support.clock import ManualClock
+from support.keys import SuiteKeys
 from trix.timers.config import TimersConfig
 from trix.timers.ports import CasConflict, Outcome
 from trix.timers.service import TimersService
 from trix.v1 import common_pb2, events_pb2
 
+TIMERS_KEYS = SuiteKeys("timers-tests").env("timers")
+
 TABLE = "prop-table"
 PLAYERS = ("p0", "p1", "p2", "p3")
-CONFIG = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
+CONFIG = TimersConfig.from_env({"TRIX_NATS_URL": "none", **TIMERS_KEYS})
 
 
 class MemoryStore:

@@ -12,12 +12,15 @@ from typing import Any
 import pytest
 
 from support.clock import ManualClock
+from support.keys import SuiteKeys
 from trix.runtime.config import ConfigError
 from trix.timers.config import TimersConfig
 from trix.timers.document import SeatDoc, Slot, TableDoc, TurnDoc, copy_doc, durable_key, durable_part, table_key
 from trix.timers.ports import CasConflict
 from trix.timers.service import TimersService
 from trix.v1 import common_pb2, events_pb2
+
+TIMERS_KEYS = SuiteKeys("timers-tests").env("timers")
 
 
 def _full_doc() -> TableDoc:
@@ -154,7 +157,7 @@ async def test_a_turn_writes_nothing_a_seat_change_writes_against_the_known_revi
     """Issue 16: deadlines live in memory, so a turn is no KV write; what docs/rules.md §10 needs
     after a restart (seats, presence, timeouts in a row) is written when it changes, against
     the known revision, and read again after a conflict (another replica wrote)."""
-    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
+    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", **TIMERS_KEYS})
     store = CountingStore()
     service = TimersService(config, store, NoTable(), clock=ManualClock(), replica_id="r1")
     created = events_pb2.Event(table_id="t1", sequence=1)
@@ -231,7 +234,7 @@ async def test_a_finished_table_leaves_memory_and_a_late_event_for_it_changes_no
     its document in memory (one that ran for weeks held every table it ever timed); the stored
     document says it is finished, and an event that comes late for it (a redelivery) is read
     against that: no write, no deadline, nothing held again."""
-    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
+    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", **TIMERS_KEYS})
     store = CountingStore()
     service = TimersService(config, store, NoTable(), clock=ManualClock(), replica_id="r1")
     for table_id in ("t1", "t2"):
@@ -259,7 +262,7 @@ async def test_a_finished_table_leaves_memory_and_a_late_event_for_it_changes_no
 async def test_only_the_write_that_finishes_a_table_gives_its_document_a_ttl() -> None:
     """A finished table's document expires a day after (TRIX_TIMERS_FINISHED_DOC_TTL_S): the
     bucket does not keep a document per game for ever; while the game runs, none expires."""
-    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32})
+    config = TimersConfig.from_env({"TRIX_NATS_URL": "none", **TIMERS_KEYS})
     assert config.finished_doc_ttl_s == 24 * 3600
     store = CountingStore()
     service = TimersService(config, store, NoTable(), clock=ManualClock(), replica_id="r1")
@@ -281,7 +284,7 @@ async def test_only_the_write_that_finishes_a_table_gives_its_document_a_ttl() -
 
 
 def test_the_finished_document_ttl_is_zero_or_whole_seconds() -> None:
-    env = {"TRIX_NATS_URL": "none", "TRIX_SERVICE_TOKEN_KEY": "k" * 32}
+    env = {"TRIX_NATS_URL": "none", **TIMERS_KEYS}
     assert TimersConfig.from_env({**env, "TRIX_TIMERS_FINISHED_DOC_TTL_S": "0"}).finished_doc_ttl_s == 0
     assert TimersConfig.from_env({**env, "TRIX_TIMERS_FINISHED_DOC_TTL_S": "60"}).finished_doc_ttl_s == 60
     for bad in ("0.5", "2.5", "-1", "inf"):

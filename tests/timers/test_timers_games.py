@@ -11,12 +11,11 @@ from datetime import UTC
 
 import grpc
 import pytest
-from timers_support import Client_, InProcessTable, InProcessTimers, fast_options, token
+from timers_support import KEYS, Client_, InProcessTable, InProcessTimers, fast_options, token
 
 from support.nats import AuthNats
 from support.waiting import eventually
-from trix.runtime.identity import IDENTITY_METADATA, Keys, verify
-from trix.timers.adapters import sign_service_token
+from trix.runtime.identity import IDENTITY_METADATA, verify
 from trix.timers.clock import SystemClock
 from trix.v1 import common_pb2, events_pb2, timers_pb2, timers_pb2_grpc
 from trix.v1.events_pb2 import LEAVE_REASON_GRACE_EXPIRED, LEAVE_REASON_TIMEOUTS
@@ -181,7 +180,6 @@ async def test_too_many_timeouts_in_a_row_is_a_leave(
     assert 2 <= len(before) <= 3 and all(automatic(e) for e in before)
 
 
-def test_the_table_accepts_the_timers_token() -> None:
-    key = b"0123456789abcdef0123456789abcdef"
-    caller = verify(Keys(service=key), sign_service_token(key, "timers", 1_000.0), 1_000.0)
+def test_the_table_accepts_the_timers_own_token() -> None:
+    caller = verify(KEYS.keys("table"), KEYS.keys("timers").signer("timers").token(1_000.0), 1_000.0)
     assert caller.is_service and caller.name == "timers"

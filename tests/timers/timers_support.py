@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -16,10 +15,11 @@ import nats
 from nats.aio.client import Client
 
 from support.clock import ManualClock
+from support.keys import SuiteKeys
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
 from trix.natsio.publish import publish_once
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, TOKEN_HEADER, Keys, sign
+from trix.runtime.identity import TOKEN_HEADER
 from trix.runtime.server import Runtime
 from trix.table.__main__ import build as build_table
 from trix.table.config import TableConfig
@@ -32,17 +32,18 @@ from trix.timers.ports import DocStore, TableCommands
 from trix.timers.service import TimersService
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
-KEYS = Keys(player=b"timers-tests-player-token-key-0123456789", service=b"timers-tests-service-token-key-012345678")
+KEYS = SuiteKeys("timers-tests")
+"""One set for the table and the timers under test (each given its own: `SuiteKeys.env`)."""
 AnyClock = ManualClock | SystemClock
 
 
-def service_env(nats_url: str, **extra: str) -> dict[str, str]:
+def service_env(service: str, nats_url: str, **extra: str) -> dict[str, str]:
+    """The environment of `service` (the table or the timers) under test, its own keys."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
     env.update(
         {
             "TRIX_NATS_URL": nats_url,
-            PLAYER_KEY_ENV: KEYS.player.decode(),
-            SERVICE_KEY_ENV: KEYS.service.decode(),
+            **KEYS.env(service),
             "TRIX_GRPC_PORT": "0",
             "TRIX_METRICS_PORT": "-1",
             "TRIX_LOG_LEVEL": "warning",
@@ -58,7 +59,7 @@ class InProcessTable:
     """The table service in the test's event loop, on the test's clock."""
 
     def __init__(self, nats_url: str, clock: AnyClock, seed: int = 7) -> None:
-        self.config = TableConfig.from_env(service_env(nats_url))
+        self.config = TableConfig.from_env(service_env("table", nats_url))
         self.clock = clock
         self.rng = random.Random(seed)
         self.runtime: Any = None
@@ -88,7 +89,7 @@ class InProcessTimers:
         commands: Callable[[TableCommands], TableCommands] | None = None,
         **env: str,
     ) -> None:
-        self.config = TimersConfig.from_env(service_env(nats_url, TRIX_INSTANCE=name, **env))
+        self.config = TimersConfig.from_env(service_env("timers", nats_url, TRIX_INSTANCE=name, **env))
         self.clock = clock
         self.name = name
         self.commands = commands
@@ -128,7 +129,7 @@ class InProcessTimers:
 
 
 def token(role: str, name: str) -> str:
-    return sign(KEYS.of(role), role, name, time.time(), ttl_s=3600)
+    return KEYS.token(role, name)
 
 
 ADMIN = "admin"
@@ -190,7 +191,7 @@ class Client_:
         )
         if stake:
             request.stake.coins = stake
-        await self.request(table_id, table_pb2.TableCommand(create_table=request), token("service", "matchmaking"))
+        await self.request(table_id, table_pb2.TableCommand(create_table=request), token("service", "table"))
 
     async def view(self, table_id: str, seat: int = -1, player: str = "") -> table_pb2.SeatView:
         tok = token("service", ADMIN) if seat == -1 else token("player", player)

@@ -21,7 +21,7 @@ from trix.matchmaking.adapters import (
     MatchFormedPublisher,
     kv_get,
 )
-from trix.matchmaking.config import MatchmakingConfig
+from trix.matchmaking.config import SERVICE, MatchmakingConfig
 from trix.matchmaking.entrypoints import PartitionOwner
 from trix.matchmaking.ports import MatchPublisher, SeatIndex, Store
 from trix.matchmaking.queue_status import STATUS_PREFIX
@@ -50,7 +50,7 @@ def production_service(config: MatchmakingConfig) -> NewMatchmaking:
         timeout_s=config.rating_timeout_s,
         ca_file=config.runtime.tls_ca_file,
     )
-    wallet = ScoringWallet(config.scoring_target, config.keys.service, ca_file=config.runtime.tls_ca_file)
+    wallet = ScoringWallet(config.scoring_target, config.keys.signer(SERVICE, 60), ca_file=config.runtime.tls_ca_file)
     return partial(MatchmakingService, wallet=wallet, ratings=ratings)
 
 

@@ -11,8 +11,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from trix.declarations import load_keys
 from trix.runtime.config import RuntimeConfig, env_float, env_int, env_str
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
+from trix.runtime.identity import Keys
 
 SERVICE = "matchmaking"
 
@@ -63,8 +64,8 @@ class MatchmakingConfig:
     """TRIX_MATCHMAKING_RATING_TIMEOUT_S: how long an enqueue waits for scoring's rating before it
     uses the default (matching never waits on scoring)."""
     keys: Keys = field(default_factory=Keys, repr=False)
-    """TRIX_PLAYER_TOKEN_KEY (verifies the gateway's player tokens) and TRIX_SERVICE_TOKEN_KEY
-    (signs its stake calls to scoring), both required (trix.runtime.identity)."""
+    """TRIX_PLAYER_TOKEN_KEY (verifies the gateway's player tokens) and TRIX_SERVICE_SIGNING_KEY
+    (its own: signs its stake calls to scoring), both required (trix.declarations.load_keys)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MatchmakingConfig:
@@ -87,5 +88,5 @@ class MatchmakingConfig:
             retention_s=env_float(e, "TRIX_MATCHMAKING_RETENTION_S", 600.0, minimum=0.1),
             matched_retention_s=env_float(e, "TRIX_MATCHMAKING_MATCHED_RETENTION_S", 7200.0, minimum=0.1),
             rating_timeout_s=env_float(e, "TRIX_MATCHMAKING_RATING_TIMEOUT_S", 0.3, minimum=0.01),
-            keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
+            keys=load_keys(e, SERVICE),
         )

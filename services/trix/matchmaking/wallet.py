@@ -25,7 +25,7 @@ import structlog
 
 from trix import tls
 from trix.errors import ResourceExhausted, Unavailable
-from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, PLAYER_TOKEN, ROLE_SERVICE, sign
+from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, PLAYER_TOKEN, ServiceSigner
 from trix.v1 import scoring_pb2, scoring_pb2_grpc
 
 SHORT_BALANCE = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.RESOURCE_EXHAUSTED)
@@ -63,17 +63,20 @@ class ScoringWallet:
 
     configured = True
 
-    def __init__(self, target: str, service_key: bytes = b"", timeout_s: float = 5.0, *, ca_file: str = "") -> None:
+    def __init__(
+        self, target: str, signer: ServiceSigner | None = None, timeout_s: float = 5.0, *, ca_file: str = ""
+    ) -> None:
         self.lazy = LazyStub(target, ca_file)
-        self.service_key = service_key
+        self.signer = signer
+        """Matchmaking's own tokens (its key, its name: `Keys.signer`); None sends none."""
         self.timeout_s = timeout_s
 
     def _metadata(self, player_id: str) -> tuple[tuple[str, str], ...]:
         """A service-role token (`service.matchmaking`): matchmaking holds and releases a
         player's stake for them, also when no call of that player is in flight (retention)."""
-        if not self.service_key:
+        if self.signer is None:
             return ()
-        return ((IDENTITY_METADATA, sign(self.service_key, ROLE_SERVICE, "matchmaking", time.time(), 60)),)
+        return ((IDENTITY_METADATA, self.signer.token()),)
 
     async def hold(self, player_id: str, ticket_id: str, coins: int) -> None:
         """Held on the player's own request: their token of the call being served goes along

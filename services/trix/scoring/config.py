@@ -11,9 +11,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from trix.declarations import load_keys
 from trix.natsio.names import SCORING_CONSUMER
 from trix.runtime.config import ConfigError, RuntimeConfig, env_bool, env_str
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
+from trix.runtime.identity import Keys
 
 SERVICE = "scoring"
 
@@ -56,9 +57,9 @@ class ScoringConfig:
     GameEnded before paying or rating (`trix.scoring.audit`). Only the wallet and
     rating tests, which publish hand-made records, turn it off."""
     keys: Keys = field(default_factory=Keys, repr=False)
-    """TRIX_PLAYER_TOKEN_KEY and TRIX_SERVICE_TOKEN_KEY: a stake call carries a player's token
-    (the gateway's) for that player or matchmaking's service token (`trix.runtime.identity`);
-    both required."""
+    """TRIX_PLAYER_TOKEN_KEY and TRIX_MATCHMAKING_PUBLIC_KEY: a stake call carries a player's
+    token (the gateway's) for that player or matchmaking's service token, signed with
+    matchmaking's own key (`trix.declarations.load_keys`); both required. Scoring signs nothing."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ScoringConfig:
@@ -68,5 +69,5 @@ class ScoringConfig:
             admin_token=_admin_token(env_str(e, SCORING_ADMIN_ENV, "")),
             consumer=_consumer(env_str(e, "TRIX_SCORING_CONSUMER", SCORING_CONSUMER)),
             replay_records=env_bool(e, "TRIX_SCORING_REPLAY_RECORDS", True),
-            keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
+            keys=load_keys(e, SERVICE),
         )

@@ -11,8 +11,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from trix.declarations import load_keys
 from trix.runtime.config import RuntimeConfig, env_bool, env_float, env_int
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
+from trix.runtime.identity import Keys
 
 SERVICE = "table"
 
@@ -26,9 +27,9 @@ class TableConfig:
     snapshot_every: int
     """TRIX_TABLE_SNAPSHOT_EVERY: log entries between two snapshots of a table."""
     keys: Keys = field(repr=False)
-    """TRIX_PLAYER_TOKEN_KEY (players' tokens, signed by the gateway) and TRIX_SERVICE_TOKEN_KEY
-    (services' tokens; the table signs its own CreateTable on a MatchFormed with it), both
-    required (trix.runtime.identity)."""
+    """TRIX_PLAYER_TOKEN_KEY (players' tokens, signed by the gateway), TRIX_SERVICE_SIGNING_KEY
+    (its own: it signs its CreateTable on a MatchFormed) and the public keys of the services
+    whose tokens it accepts (`trix.declarations.service_token_callers`), all required."""
     command_timeout_s: float = 10.0
     """TRIX_TABLE_COMMAND_TIMEOUT_S: how long the gRPC API waits for the owner's reply."""
     purge_finished: bool = True
@@ -42,7 +43,7 @@ class TableConfig:
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
             snapshot_every=env_int(e, "TRIX_TABLE_SNAPSHOT_EVERY", 50, minimum=1),
-            keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
+            keys=load_keys(e, SERVICE),
             command_timeout_s=env_float(e, "TRIX_TABLE_COMMAND_TIMEOUT_S", 10.0, minimum=0.1),
             purge_finished=env_bool(e, "TRIX_TABLE_PURGE_FINISHED", True),
         )

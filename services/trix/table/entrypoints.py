@@ -31,7 +31,7 @@ from trix.natsio import names, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.kvwatch import watch_bucket
-from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
+from trix.runtime.identity import TOKEN_HEADER
 from trix.runtime.tasks import cancel_and_wait, start_kept
 from trix.table.codec import INTERNAL_KIND, handle_command
 from trix.table.leases import LeaseManager
@@ -219,6 +219,8 @@ class MatchCreator:
         self.nats = nats
         self.service = service
         self.deadline_s = deadline_s
+        self.signer = service.config.keys.signer("table", ttl_s=60)
+        """The table's own tokens (its key, its name: SCOPE_CREATE), on the match's word."""
 
     async def on_match(self, event: events_pb2.Event) -> None:
         if not event.HasField("match_formed"):
@@ -238,7 +240,7 @@ class MatchCreator:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.deadline_s
         while True:
-            token = sign(self.service.config.keys.service, ROLE_SERVICE, "matchmaking", time.time(), ttl_s=60)
+            token = self.signer.token()
             try:
                 msg = await self.nats.client.request(
                     subjects.table_command(m.match_id), command, timeout=5.0, headers={TOKEN_HEADER: token}

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from typing import Any
 
 import nats.errors
@@ -28,7 +27,7 @@ from nats.js.kv import KeyValue
 from trix.natsio import names, seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, RETRYABLE, ask_until, publish_once
-from trix.runtime.identity import ROLE_SERVICE, TOKEN_HEADER, sign
+from trix.runtime.identity import TOKEN_HEADER, ServiceSigner
 from trix.runtime.tasks import start_kept
 from trix.timers.ports import CasConflict, Outcome
 from trix.v1 import events_pb2, table_pb2
@@ -36,7 +35,6 @@ from trix.v1 import events_pb2, table_pb2
 log = structlog.get_logger("trix.timers.nats")
 
 DEADLINES_BUCKET = names.TIMER_DEADLINES_BUCKET
-TOKEN_TTL_S = 300
 LIVE_QUIET_S = 0.5
 """Catching up: the table replicas' answers are in once none came for this long (at most LIVE_WAIT_S)."""
 LIVE_WAIT_S = 3.0
@@ -54,11 +52,6 @@ MAX_PAUSE_S = 0.1
 """Longest pause between two attempts (an attempt that timed out has waited already)."""
 UNANSWERED: tuple[type[BaseException], ...] = (*RETRYABLE, nats.errors.ConnectionClosedError)
 REFUSED_KINDS = {"StaleTurn", "IllegalMove", "NotFound", "PermissionDenied", "InvalidArgument", "Unauthenticated"}
-
-
-def sign_service_token(key: bytes, name: str, now_s: float, ttl_s: float = TOKEN_TTL_S) -> str:
-    """The service-role caller token the table checks on AutoAct and Leave (trix.runtime.identity)."""
-    return sign(key, ROLE_SERVICE, name, now_s, ttl_s)
 
 
 class KvDocStore:
@@ -105,14 +98,14 @@ class KvDocStore:
 class NatsTableCommands:
     """`TableCommands` as NATS requests to the table's owner."""
 
-    def __init__(self, nats_conn: NatsConnection, secret: bytes, timeout_s: float) -> None:
+    def __init__(self, nats_conn: NatsConnection, signer: ServiceSigner, timeout_s: float) -> None:
         self.nats = nats_conn
-        self.secret = secret
+        self.signer = signer
         self.timeout_s = timeout_s
         self._audits: set[asyncio.Task[None]] = set()
 
     async def _request(self, table_id: str, command: table_pb2.TableCommand) -> Outcome:
-        headers = {TOKEN_HEADER: sign_service_token(self.secret, "timers", time.time())}
+        headers = {TOKEN_HEADER: self.signer.token()}
         subject, data = subjects.table_command(table_id), command.SerializeToString()
 
         async def attempt(wait_s: float) -> Msg:
@@ -171,9 +164,9 @@ class NatsTableCommands:
 class TableHistory:
     """What the table replicas tell a replica catching up (`entrypoints.TimersNats.catch_up`)."""
 
-    def __init__(self, nats_conn: NatsConnection, secret: bytes, timeout_s: float) -> None:
+    def __init__(self, nats_conn: NatsConnection, signer: ServiceSigner, timeout_s: float) -> None:
         self.nats = nats_conn
-        self.secret = secret
+        self.signer = signer
         self.timeout_s = timeout_s
 
     async def live_tables(self) -> list[table_pb2.LiveTable]:
@@ -209,7 +202,7 @@ class TableHistory:
         (`read_events`); none if the table refuses."""
 
         async def send(command: table_pb2.TableCommand) -> table_pb2.TableCommandReply:
-            headers = {TOKEN_HEADER: sign_service_token(self.secret, "timers", time.time())}
+            headers = {TOKEN_HEADER: self.signer.token()}
             msg = await self.nats.client.request(
                 subjects.table_command(table_id),
                 command.SerializeToString(),

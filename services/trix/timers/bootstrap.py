@@ -25,7 +25,7 @@ async def start(nats_conn: NatsConnection, config: TimersConfig, new_service: Ne
     js = nats_conn.jetstream
     deadlines = await js.key_value(DEADLINES_BUCKET)
     replicas = await js.key_value(REPLICAS_BUCKET)
-    commands = NatsTableCommands(nats_conn, config.service_key, config.command_timeout_s)
+    commands = NatsTableCommands(nats_conn, config.signer, config.command_timeout_s)
     running = TimersNats(nats_conn, new_service(config, KvDocStore(deadlines, js), commands), deadlines, replicas)
     await running.start()
     return running

@@ -11,10 +11,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from trix.declarations import load_keys
 from trix.runtime.config import ConfigError, RuntimeConfig, env_float
-from trix.runtime.identity import SERVICE_KEY_ENV, load_key
+from trix.runtime.identity import Keys, ServiceSigner
 
 SERVICE = "timers"
+TOKEN_TTL_S = 300.0
+"""Lifetime of the timers' service tokens."""
 FINISHED_DOC_TTL_S = 24 * 3600.0
 
 
@@ -37,9 +40,10 @@ class TimersConfig:
     (default 1). It sleeps until the earliest deadline still pending, woken earlier when a new
     due time comes before it; the bound only limits how late a deadline fires after the wall
     clock steps forward."""
-    service_key: bytes = field(repr=False, default=b"")
-    """TRIX_SERVICE_TOKEN_KEY: the service-role key its AutoAct and Leave tokens are signed with
-    (the table verifies them; trix.runtime.identity). Required."""
+    keys: Keys = field(repr=False, default_factory=Keys)
+    """TRIX_SERVICE_SIGNING_KEY: its own key, its AutoAct and Leave tokens are signed with (the
+    table verifies them with its public key), and TRIX_ADMIN_PUBLIC_KEY: the operators' tokens
+    it answers GetPresence to (`trix.declarations.load_keys`). Required."""
     claim_timeout_s: float = 5.0
     """TRIX_TIMERS_CLAIM_TIMEOUT_S: a claimed deadline whose outcome is not recorded within this
     time (the claiming replica died) is claimed again and re-sent; the table applies it once."""
@@ -60,13 +64,19 @@ class TimersConfig:
     a "no messages" answer and a lingering request: 2-3 NATS messages per event at low load).
     Far below any deadline; 0 = fetch again at once."""
 
+    @property
+    def signer(self) -> ServiceSigner:
+        """Its own service tokens, in its name, which the table checks on AutoAct, Leave and
+        reclaims; one signature per half lifetime (TOKEN_TTL_S)."""
+        return self.keys.signer(SERVICE, TOKEN_TTL_S)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TimersConfig:
         e = os.environ if env is None else env
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
             tick_s=env_float(e, "TRIX_TIMERS_TICK_S", 1.0, minimum=0.001),
-            service_key=load_key(e, SERVICE_KEY_ENV),
+            keys=load_keys(e, SERVICE),
             claim_timeout_s=env_float(e, "TRIX_TIMERS_CLAIM_TIMEOUT_S", 5.0, minimum=0.1),
             takeover_s=env_float(e, "TRIX_TIMERS_TAKEOVER_S", 1.0),
             command_timeout_s=env_float(e, "TRIX_TIMERS_COMMAND_TIMEOUT_S", 3.0, minimum=0.1),

@@ -60,7 +60,7 @@ class TimersNats:
         self.events_sub: Subscription | None = None
         self.lanes: dict[str, asyncio.Task[None]] = {}
         """The last batch task of each table: the next one waits for it (a table's batches in order)."""
-        self.history = TableHistory(nats_conn, service.config.service_key, service.config.command_timeout_s)
+        self.history = TableHistory(nats_conn, service.config.signer, service.config.command_timeout_s)
 
     async def start(self) -> None:
         js = self.nats.jetstream

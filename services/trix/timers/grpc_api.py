@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import grpc
 
 from trix.natsio.subjects import token
-from trix.runtime.identity import ROLE_SERVICE, Keys, metadata_token, verify
+from trix.runtime.identity import ROLE_SERVICE, VerifiedTokens, metadata_token
 from trix.runtime.server import ServiceBinding
 from trix.timers.service import TimersService
 from trix.v1 import common_pb2, timers_pb2, timers_pb2_grpc
@@ -29,9 +29,10 @@ class TimersApi(timers_pb2_grpc.TimersServiceServicer):
 
     def __init__(self, service: TimersService) -> None:
         self.service = service
-        self.keys = Keys(service=service.config.service_key)
-        """A player's presence is answered only to a service's token (it was answered
-        to any caller); the timers hold no player key, so players ask through their table."""
+        self.tokens = VerifiedTokens(service.config.keys)
+        """A player's presence is answered only to a token of the signers the timers accept
+        (the operators': `trix.declarations.service_token_callers`), each verified once; the
+        timers hold no player key, so players ask through their table."""
 
     async def ListDeadlines(
         self,
@@ -52,7 +53,7 @@ class TimersApi(timers_pb2_grpc.TimersServiceServicer):
         request: timers_pb2.GetPresenceRequest,
         context: grpc.aio.ServicerContext[timers_pb2.GetPresenceRequest, timers_pb2.GetPresenceResponse],
     ) -> timers_pb2.GetPresenceResponse:
-        verify(self.keys, metadata_token(context), time.time(), roles=(ROLE_SERVICE,))
+        self.tokens.verify(metadata_token(context), time.time(), roles=(ROLE_SERVICE,))
         connected, timeouts, leave_at = await self.service.presence(token(request.player_id, "player id"))
         out = timers_pb2.GetPresenceResponse(connected=connected, timeouts_in_a_row=timeouts)
         if leave_at is not None:
