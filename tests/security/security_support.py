@@ -24,15 +24,16 @@ from typing import Any
 
 import grpc
 import nats
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nats.aio.client import Client
 
 from support.nats import AuthNats
 from support.processes import stop_process
 from trix.natsio import permissions
 from trix.processes import free_port
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV
+from trix.runtime.identity import PLAYER_KEY_ENV, sign_service
 from trix.scoring.config import SCORING_ADMIN_ENV
-from trix.state_folder import nats_url_of
+from trix.state_folder import SIGNING_KEYS_FILE, nats_url_of
 
 REPO = Path(__file__).resolve().parents[2]
 REFUSED = "refused"
@@ -69,10 +70,18 @@ class Backend:
     """`trix up`: the gRPC target of its Envoy edge (in front of the first gateway)."""
     env: dict[str, str] = field(default_factory=dict)
     """`trix up`: the gateway secrets it generated (TRIX_GATEWAY_TOKEN_KEY, TRIX_GATEWAY_EDGE_SECRET),
-    the token keys it was given (TRIX_PLAYER_TOKEN_KEY, TRIX_SERVICE_TOKEN_KEY) and scoring's
-    admin token (TRIX_SCORING_ADMIN_TOKEN)."""
+    the player-role key it was given (TRIX_PLAYER_TOKEN_KEY) and scoring's admin token
+    (TRIX_SCORING_ADMIN_TOKEN)."""
     targets: dict[str, str] = field(default_factory=dict)
     """`trix up`: every service process's gRPC target by name (gateway-1, scoring, ...)."""
+    signing_keys: dict[str, str] = field(default_factory=dict)
+    """`trix up`: each signer's private key it generated in its state folder (ADR 0026), the
+    operators' (admin) too: what the tests sign service tokens with, as that signer."""
+
+    def service_token(self, name: str, ttl_s: float = 60.0, *, key: str = "") -> str:
+        """A service token in `name`, signed with that signer's own key (or `key`, a forgery)."""
+        private = key or self.signing_keys[name]
+        return sign_service(Ed25519PrivateKey.from_private_bytes(bytes.fromhex(private)), name, time.time(), ttl_s)
 
     def url(self, user: str) -> str:
         return self.urls[user]
@@ -103,9 +112,9 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
     # more gateway on this platform (a rotation, short lifetimes) whose tokens the table accepts.
     player_key = secrets.token_hex(32)
     env[PLAYER_KEY_ENV] = player_key
-    # The service-role key and scoring's admin token given too (issue 42): the tests sign as
-    # matchmaking, and grant the coins an attack tries to spend.
-    given_keys = {SERVICE_KEY_ENV: secrets.token_hex(32), SCORING_ADMIN_ENV: secrets.token_hex(16)}
+    # Scoring's admin token given too (issue 42): the tests grant the coins an attack tries to
+    # spend. The service tokens' keys are the state folder's (`Backend.signing_keys`).
+    given_keys = {SCORING_ADMIN_ENV: secrets.token_hex(16)}
     env.update(given_keys)
     state = workdir / "state"
     argv = [sys.executable, "-m", "trix.cli", "up", "--state-dir", str(state), "--fresh", "--grace", "5"]
@@ -150,10 +159,11 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
         given = json.loads(secrets_file.read_text()) if secrets_file.exists() else {}
         given[PLAYER_KEY_ENV] = player_key
         given.update(given_keys)
+        signing_keys = json.loads((state / SIGNING_KEYS_FILE).read_text())
     except BaseException:
         stop()
         raise
-    return Backend("trix up", urls, stop, gateways, edge, given, targets)
+    return Backend("trix up", urls, stop, gateways, edge, given, targets, signing_keys)
 
 
 @contextlib.contextmanager

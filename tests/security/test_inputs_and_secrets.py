@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from security_support import IN_PROCESS, REFUSED, report
 
+from support.keys import SuiteKeys
 from trix.errors import InvalidArgument
 from trix.gateway.validation import MAX_DISPLAY_NAME, MAX_DISPLAY_NAME_BYTES, clean_display_name
 from trix.matchmaking.wishes import check_display_name
@@ -80,4 +81,4 @@ CAPPED = "capped"
 
 
 def _keys() -> dict[str, str]:
-    return {"TRIX_PLAYER_TOKEN_KEY": "p" * 32, "TRIX_SERVICE_TOKEN_KEY": "s" * 32}
+    return SuiteKeys("inputs-tests").env("scoring")

@@ -1,12 +1,14 @@
-"""Issue 18, finding 4: one internal token format with a role and one key per role
-(`trix.runtime.identity`). A compromised gateway holds only the player-role key and its
-NATS user: on a real table service it cannot get a service's powers (read every seat's
-hand, act or leave for a seat, create a table), and every service refuses to start,
-with exit code 2 naming the variable, when a key it needs is missing."""
+"""Issue 18, finding 4: one internal token format with a role, a key per role and, for service
+tokens, per service (`trix.runtime.identity`, ADR 0026). A compromised gateway holds only the
+player-role key and its NATS user: on a real table service it cannot get a service's powers
+(read every seat's hand, act or leave for a seat, create a table), and every service refuses
+to start, with exit code 2 naming the variable, when a key it needs is missing."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import os
 import secrets
 import subprocess
@@ -19,20 +21,21 @@ import nats
 import pytest
 from security_support import IN_PROCESS, REFUSED, Backend, bare_nats, connected, report
 
+from support.keys import SuiteKeys
 from support.processes import stop_process
-from trix.declarations import KEYS_OF
+from trix.declarations import KEYS_OF, PUBLIC_KEYS_OF
 from trix.errors import PermissionDenied, Unauthenticated
 from trix.natsio import subjects
 from trix.processes import free_port
 from trix.runtime.identity import (
     GATEWAY_KEY_ENV,
-    PLAYER_KEY_ENV,
     ROLE_PLAYER,
     ROLE_SERVICE,
-    SERVICE_KEY_ENV,
     TOKEN_HEADER,
+    TOKEN_VERSION,
     Keys,
     VerifiedTokens,
+    public_key_env,
     sign,
     sign_invitation,
     verify,
@@ -41,8 +44,8 @@ from trix.runtime.identity import (
 from trix.v1 import common_pb2, table_pb2
 
 REPO = Path(__file__).resolve().parents[2]
-PLAYER_KEY = secrets.token_hex(32)
-SERVICE_KEY = secrets.token_hex(32)
+KEYS = SuiteKeys("identity-tests")
+PLAYER_KEY = KEYS.player.decode()
 PLAYERS = ("ann", "ben", "cat", "dan")
 
 
@@ -65,12 +68,8 @@ def nats_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
 
 @pytest.fixture
 def table_process(nats_backend: Backend, tmp_path: Path) -> Iterator[None]:
-    """A real `python -m trix.table` on its own NATS user with both keys."""
-    env = _env(
-        TRIX_NATS_URL=nats_backend.url("table"),
-        TRIX_GRPC_PORT=str(free_port()),
-        **{PLAYER_KEY_ENV: PLAYER_KEY, SERVICE_KEY_ENV: SERVICE_KEY},
-    )
+    """A real `python -m trix.table` on its own NATS user with its keys (`SuiteKeys.env`)."""
+    env = _env(TRIX_NATS_URL=nats_backend.url("table"), TRIX_GRPC_PORT=str(free_port()), **KEYS.env("table"))
     with open(tmp_path / "table.log", "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", "trix.table"], env=env, stdout=log, stderr=log)
     try:
@@ -113,14 +112,14 @@ def _view(table_id: str, seat: int) -> table_pb2.TableCommand:
 
 async def test_a_compromised_gateway_cannot_call_as_a_service(nats_backend: Backend, table_process: None) -> None:
     """Everything the gateway holds (its NATS user, the player-role key) forges no service
-    token: a service token signed with the player key is refused on every service power."""
+    token: a service token MACed with the player key is refused on every service power."""
     table_id = "gw-victim"
-    legit = sign(SERVICE_KEY.encode(), ROLE_SERVICE, "matchmaking", time.time())
+    legit = KEYS.token(ROLE_SERVICE, "table")  # the table's own, as on a MatchFormed
     async with connected(nats_backend, "timers") as platform:  # a real service creates the table
         assert await _command(platform.nc, table_id, _create(table_id), legit) == "ok"
-        operator = sign(SERVICE_KEY.encode(), ROLE_SERVICE, "admin", time.time())
+        operator = KEYS.token(ROLE_SERVICE, "admin")
         assert await _command(platform.nc, table_id, _view(table_id, 1), operator) == "ok"  # the operators see a seat
-    forged = {name: sign(PLAYER_KEY.encode(), ROLE_SERVICE, name, time.time()) for name in ("matchmaking", "timers")}
+    forged = {name: _player_key_forgery(name) for name in ("table", "timers")}
     header = table_pb2.ActionHeader(table_id=table_id, seat=1, action_id="forged-leave", last_seen_sequence=0)
     attacks = {
         "read another seat's hand as a service": (_view(table_id, 1), forged["timers"]),
@@ -132,7 +131,7 @@ async def test_a_compromised_gateway_cannot_call_as_a_service(nats_backend: Back
             table_pb2.TableCommand(leave_table=table_pb2.LeaveTableRequest(header=header)),
             forged["timers"],
         ),
-        "create a table": (_create("gw-forged-table"), forged["matchmaking"]),
+        "create a table": (_create("gw-forged-table"), forged["table"]),
     }
     lines = []
     async with connected(nats_backend, "gateway") as gateway:
@@ -154,11 +153,22 @@ async def test_a_compromised_gateway_cannot_call_as_a_service(nats_backend: Back
     assert all(line.endswith(REFUSED) for line in lines), "\n".join(lines)
 
 
+def _player_key_forgery(name: str) -> str:
+    """A service token in `name` MACed with the player-role key (what the gateway could make)."""
+    payload = f"{TOKEN_VERSION}.{ROLE_SERVICE}.{name}.{int(time.time() + 300)}"
+    return f"{payload}.{hmac.new(KEYS.player, payload.encode(), hashlib.sha256).hexdigest()}"
+
+
+NEEDED = {s: (*KEYS_OF[s], *map(public_key_env, PUBLIC_KEYS_OF[s])) for s in KEYS_OF}
+"""Every token key each service needs: its declared ones and its accepted signers' public keys."""
+
+
 @pytest.mark.parametrize(
-    ("service", "missing"), [(s, var) for s, needed in KEYS_OF.items() for var in needed], ids=lambda v: str(v)
+    ("service", "missing"), [(s, var) for s, needed in NEEDED.items() for var in needed], ids=lambda v: str(v)
 )
 def test_every_service_exits_2_naming_a_missing_token_key(service: str, missing: str) -> None:
-    keys = {PLAYER_KEY_ENV: PLAYER_KEY, SERVICE_KEY_ENV: SERVICE_KEY, GATEWAY_KEY_ENV: secrets.token_hex(32)}
+    keys = {**KEYS.env(service), GATEWAY_KEY_ENV: secrets.token_hex(32)}
+    assert missing in keys
     env = _env(TRIX_NATS_URL="none", TRIX_GRPC_PORT="0", **{k: v for k, v in keys.items() if k != missing})
     done = subprocess.run(
         [sys.executable, "-m", f"trix.{service}"], env=env, capture_output=True, text=True, timeout=120, check=False
@@ -183,7 +193,7 @@ def test_an_invitation_and_an_internal_token_never_stand_for_each_other() -> Non
         "a caller token as an invitation": lambda: verify_invitation(key, token, "tbl-1", now),
         "another table": lambda: verify_invitation(key, invitation, "tbl-2", now),
         "expired": lambda: verify_invitation(key, invitation, "tbl-1", now + 61),
-        "another key": lambda: verify_invitation(SERVICE_KEY.encode(), invitation, "tbl-1", now),
+        "another key": lambda: verify_invitation(secrets.token_bytes(32), invitation, "tbl-1", now),
         "another inviter": lambda: verify_invitation(key, invitation.replace(".ann.", ".ben."), "tbl-1", now),
     }
     for attack, check in refusals.items():
@@ -195,7 +205,7 @@ def test_an_invitation_and_an_internal_token_never_stand_for_each_other() -> Non
 def test_a_remembered_token_lets_through_only_those_bytes_under_the_same_roles_until_it_expires() -> None:
     """`VerifiedTokens` (the table's per-command check, issue 16) refuses whatever `verify`
     refuses: it remembers a verified token, never a caller."""
-    keys = Keys(player=secrets.token_bytes(32), service=secrets.token_bytes(32))
+    keys = Keys(player=secrets.token_bytes(32))
     tokens = VerifiedTokens(keys, max_tokens=2)
     now = time.time()
     good = sign(keys.player, ROLE_PLAYER, "ann", now, ttl_s=60)

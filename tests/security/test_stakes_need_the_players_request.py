@@ -14,7 +14,7 @@ from security_support import REFUSED, Backend, connected, report, until_found
 
 from trix.natsio import subjects
 from trix.runtime import identity
-from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, ROLE_PLAYER, ROLE_SERVICE, sign
+from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, ROLE_PLAYER, sign
 from trix.scoring.config import SCORING_ADMIN_ENV
 from trix.v1 import common_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc
 
@@ -68,7 +68,7 @@ async def test_matchmaking_alone_holds_no_stake_only_with_the_players_own_token(
     channel = grpc.aio.insecure_channel(up_platform.targets["scoring"])
     stub = scoring_pb2_grpc.ScoringServiceStub(channel)
     now = time.time()
-    service = sign(up_platform.env[identity.SERVICE_KEY_ENV].encode(), ROLE_SERVICE, "matchmaking", now, 60)
+    service = up_platform.service_token("matchmaking")  # signed with matchmaking's own key
     own = sign(up_platform.env[identity.PLAYER_KEY_ENV].encode(), ROLE_PLAYER, victim, now, 60)
     other = sign(up_platform.env[identity.PLAYER_KEY_ENV].encode(), ROLE_PLAYER, f"someone-{run}", now, 60)
     try:
