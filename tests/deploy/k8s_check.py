@@ -221,6 +221,10 @@ def _config_maps(objs: list[Obj]) -> dict[str, Mapping[str, str]]:
     return {o["metadata"]["name"]: o.get("data", {}) for o in of_kind(objs, "ConfigMap")}
 
 
+PLACEHOLDER_PRIVATE_KEY = "11" * 32
+"""A private key's placeholder (64 hex digits) where a manifest reads one from its Secret."""
+
+
 def container_env(container: Obj, objs: list[Obj]) -> dict[str, str]:
     """The environment the container starts with, as far as it is known without a cluster:
     envFrom ConfigMaps, then literal env values; Secret and field refs get a placeholder."""
@@ -233,6 +237,10 @@ def container_env(container: Obj, objs: list[Obj]) -> dict[str, str]:
     for item in container.get("env", []):
         if "value" in item:
             env[item["name"]] = str(item["value"])
+        elif "secretKeyRef" in item.get("valueFrom", {}) and item["name"] == identity.SERVICE_KEY_ENV:
+            env[item["name"]] = PLACEHOLDER_PRIVATE_KEY  # an Ed25519 key, as a real one must be
+        elif "secretKeyRef" in item.get("valueFrom", {}) and item["name"].endswith("_PUBLIC_KEY"):
+            env[item["name"]] = identity.public_key_of(PLACEHOLDER_PRIVATE_KEY)
         elif "secretKeyRef" in item.get("valueFrom", {}):  # as long as a real key must be
             env[item["name"]] = f"<{item['name']} from its Secret, a placeholder of 32+ bytes>"
         else:
@@ -478,7 +486,7 @@ def check_grace_periods(objs: list[Obj]) -> list[str]:
     return out
 
 
-SECRET_KEY = re.compile(r"(PASSWORD|SECRET|TOKEN_KEY|ADMIN_TOKEN|PRIVATE|CREDENTIAL)", re.IGNORECASE)
+SECRET_KEY = re.compile(r"(PASSWORD|SECRET|TOKEN_KEY|SIGNING_KEY|ADMIN_TOKEN|PRIVATE|CREDENTIAL)", re.IGNORECASE)
 URL_CREDENTIALS = re.compile(r"://[^/\s:@]+:[^/\s@$]+@")
 
 
@@ -532,13 +540,56 @@ def check_nats_users(objs: list[Obj]) -> list[str]:
     return out
 
 
+SIGNING_SECRET = "trix-signing-{}"
+"""The Secret of one service's own private key (key `private-key`; ADR 0026)."""
+PUBLIC_KEYS_SECRET = "trix-public-keys"
+"""The Secret of every signer's public key (key: the signer)."""
+GENERATED_HASH = re.compile(r"-[a-z0-9]{10}$")
+"""The suffix kustomize's secretGenerator adds to a Secret's name (the dev overlay)."""
+
+
+def check_signing_keys(objs: list[Obj]) -> list[str]:
+    """Each service reads its own private key only, if it signs (trix.declarations.KEYS_OF), from
+    its own Secret, and exactly the public keys of the signers it accepts
+    (trix.declarations.PUBLIC_KEYS_OF): no service can sign as another (ADR 0026)."""
+    out: list[str] = []
+    for name, dep in by_name(objs, "Deployment").items():
+        if name == EXPOSED:
+            continue
+        refs = {
+            (
+                i["name"],
+                GENERATED_HASH.sub("", i["valueFrom"]["secretKeyRef"]["name"]),
+                i["valueFrom"]["secretKeyRef"]["key"],
+            )
+            for c in (
+                *dep["spec"]["template"]["spec"].get("initContainers", []),
+                *dep["spec"]["template"]["spec"]["containers"],
+            )
+            for i in c.get("env", [])
+            if "secretKeyRef" in i.get("valueFrom", {})
+        }
+        given = {r for r in refs if r[1].startswith(SIGNING_SECRET.format("")) or r[1] == PUBLIC_KEYS_SECRET}
+        wanted = {
+            (identity.public_key_env(s), PUBLIC_KEYS_SECRET, s) for s in declarations.PUBLIC_KEYS_OF.get(name, ())
+        }
+        if identity.SERVICE_KEY_ENV in declarations.KEYS_OF.get(name, ()):
+            wanted.add((identity.SERVICE_KEY_ENV, SIGNING_SECRET.format(name), "private-key"))
+        if given != wanted:
+            out.append(
+                f"Deployment/{name}: signing and public keys {sorted(given)}, must be exactly {sorted(wanted)}"
+                " (declarations.KEYS_OF, PUBLIC_KEYS_OF)"
+            )
+    return out
+
+
 def check_token_keys(objs: list[Obj]) -> list[str]:
     """Each service gets exactly the internal token keys it needs (trix.declarations.KEYS_OF),
-    each from its own Secret key: the gateway never the service-role key (issue 18)."""
+    each from its own Secret key: the gateway never a service's signing key (issue 18; those:
+    `check_signing_keys`)."""
     out: list[str] = []
     key_of = {
         identity.PLAYER_KEY_ENV: "player-token-key",
-        identity.SERVICE_KEY_ENV: "service-token-key",
         identity.GATEWAY_KEY_ENV: "gateway-token-key",
     }
     for name, dep in by_name(objs, "Deployment").items():
@@ -550,7 +601,7 @@ def check_token_keys(objs: list[Obj]) -> list[str]:
             for i in main.get("env", [])
             if i["name"].endswith("_TOKEN_KEY") and "secretKeyRef" in i.get("valueFrom", {})
         }
-        wanted = {var: key_of[var] for var in declarations.KEYS_OF.get(name, ())}
+        wanted = {var: key_of[var] for var in declarations.KEYS_OF.get(name, ()) if var in key_of}
         if given != wanted:
             out.append(f"Deployment/{name}: token keys {given}, must be exactly {wanted} (declarations.KEYS_OF)")
     return out
@@ -648,6 +699,7 @@ POLICIES: dict[str, Callable[[list[Obj]], list[str]]] = {
     "no secrets in config": check_no_secrets_in_config,
     "NATS user per service": check_nats_users,
     "token keys per service": check_token_keys,
+    "signing keys per service": check_signing_keys,
     "network policies": check_network_policies,
     "gRPC callers as declared": service_lists.check_callers,
     "only Envoy exposed": check_exposure,

@@ -178,10 +178,11 @@ def test_prod_replicates_streams_three_times_and_dev_once() -> None:
 def test_prod_secrets_come_from_the_external_store_dev_from_placeholders() -> None:
     prod = kc.render("prod")
     assert kc.of_kind(prod, "Secret") == []
-    assert set(kc.by_name(prod, "ExternalSecret")) == {"trix-secrets", "trix-nats-users"}
+    signing = {"trix-signing-table", "trix-signing-timers", "trix-signing-matchmaking", "trix-public-keys"}
+    assert set(kc.by_name(prod, "ExternalSecret")) == {"trix-secrets", "trix-nats-users", *signing}
     dev_secrets = {s["metadata"]["name"].rsplit("-", 1)[0] for s in kc.of_kind(kc.render("dev"), "Secret")}
     # The TLS Secrets (issue 41) come from cert-manager in prod (docs/deploy.md), generated in dev.
-    assert dev_secrets == {"trix-secrets", "trix-nats-users", "edge-tls", "trix-internal-tls"}
+    assert dev_secrets == {"trix-secrets", "trix-nats-users", "edge-tls", "trix-internal-tls", *signing}
 
 
 def test_the_dev_overlay_commits_no_secret_it_generates_them_at_deploy_time() -> None:

@@ -3,7 +3,8 @@
 is committed). kustomize's secretGenerator reads them (kustomization.yaml); run this once
 before `kubectl apply -k deploy/k8s/overlays/dev` (`make k8s-dev-secrets`). Files that exist
 are kept, so a second run does not rotate anything; `--force` writes new ones. Files are
-mode 0600. The TLS files (issue 41: a dev CA, the edge's certificate and the internal one)
+mode 0600. The service-token signing keys (Ed25519, ADR 0026) and the TLS files (issue
+41: a dev CA, the edge's certificate and the internal one)
 are made with the platform's `trix.tls` (Python's `cryptography`): run it with the project's
 Python (`make k8s-dev-secrets`).
 """
@@ -17,11 +18,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "secrets"
 FILES: dict[str, tuple[str, ...]] = {
-    # The Secret trix-secrets: internal token keys per role (ADR 0015), the gateway's public
+    # The Secret trix-secrets: the player-role token key (ADR 0015), the gateway's public
     # token key and the edge's secret (ADR 0018), the scoring admin token.
     "trix-secrets.env": (
         "player-token-key",
-        "service-token-key",
         "gateway-token-key",
         "edge-secret",
         "scoring-admin-token",
@@ -76,10 +76,45 @@ def write_tls(directory: Path, *, force: bool = False) -> list[Path]:
     return out
 
 
+SIGNING_PREFIX = "trix-signing-"
+"""The Secret `trix-signing-<service>` (key `private-key`) holds the private key of one service
+that signs service tokens, read by that service alone (ADR 0026)."""
+PUBLIC_KEYS = "trix-public-keys"
+"""The Secret of every signer's public key (key: the signer), each verifier reading the ones its
+declaration accepts (trix.declarations.service_token_callers)."""
+ADMIN_KEY_FILE = "admin-signing-key"
+"""The operators' private key (their tools sign with it): beside the files, in no Secret."""
+
+
+def write_signing_keys(directory: Path, *, force: bool = False) -> list[Path]:
+    """One private key per signer (trix.declarations.signers): each service's in its own Secret's
+    file, the operators' in ADMIN_KEY_FILE, every public key in PUBLIC_KEYS (all anew with
+    `force` or when any is missing, so that they always agree)."""
+    from trix.declarations import signers
+    from trix.runtime.identity import ADMIN, new_signing_key, public_key_of
+
+    private = {s: new_signing_key() for s in signers()}
+    paths = {s: directory / (ADMIN_KEY_FILE if s == ADMIN else f"{SIGNING_PREFIX}{s}.env") for s in private}
+    public_path = directory / f"{PUBLIC_KEYS}.env"
+    if not force and public_path.exists() and all(p.exists() for p in paths.values()):
+        return []
+    for signer, path in paths.items():
+        _write_private(path, private[signer] + "\n" if signer == ADMIN else f"private-key={private[signer]}\n")
+    _write_private(public_path, "".join(f"{s}={public_key_of(k)}\n" for s, k in private.items()))
+    return [*paths.values(), public_path]
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
 def write(directory: Path = HERE, *, force: bool = False) -> list[Path]:
     """Write each missing (or, with `force`, every) file; the paths written."""
     directory.mkdir(parents=True, exist_ok=True)
     written = write_tls(directory, force=force)
+    written += write_signing_keys(directory, force=force)
     for name, keys in FILES.items():
         path = directory / name
         kept = "" if force or not path.exists() else path.read_text()
@@ -92,10 +127,7 @@ def write(directory: Path = HERE, *, force: bool = False) -> list[Path]:
         # URL-safe: the NATS passwords are embedded in TRIX_NATS_URL. A leading letter: nats.conf
         # takes them as `$NATS_PASSWORD_<USER>`, and nats-server parses a value that begins with
         # a digit or `-` as a number or date ("All ISO8601 dates must be in full Zulu form").
-        text = kept + "".join(f"{key}=k{secrets.token_urlsafe(36)}\n" for key in missing)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        _write_private(path, kept + "".join(f"{key}=k{secrets.token_urlsafe(36)}\n" for key in missing))
         written.append(path)
     return written
 
