@@ -11,13 +11,13 @@ from typing import Any
 
 import grpc
 import pytest
-from scoring_support import ADMIN, EventPublisher, InProcessScoring, identity, scoring_env
+from scoring_support import ADMIN, KEYS, EventPublisher, InProcessScoring, identity, scoring_env
 
 from support.nats import NatsServer
 from support.waiting import eventually
 from trix import engine, fairness
 from trix.runtime.config import ConfigError
-from trix.runtime.identity import PLAYER_KEY_ENV, PLAYER_METADATA, public_key_env
+from trix.runtime.identity import IDENTITY_METADATA, PLAYER_KEY_ENV, PLAYER_METADATA, public_key_env
 from trix.scoring.config import ScoringConfig
 from trix.v1 import common_pb2, scoring_pb2
 
@@ -105,7 +105,7 @@ async def test_stake_calls_need_an_identity_token_for_their_player(scoring: InPr
         (None, grpc.StatusCode.UNAUTHENTICATED),  # no token
         (identity("p1", key=b"another-key-0123456789abcdef0123456789"), grpc.StatusCode.UNAUTHENTICATED),  # forged
         # a service token signed with the player key (what a compromised gateway could make)
-        (identity("matchmaking", role="service"), grpc.StatusCode.UNAUTHENTICATED),
+        (((IDENTITY_METADATA, KEYS.player_key_forgery("matchmaking")),), grpc.StatusCode.UNAUTHENTICATED),
         (identity("p1", ttl_s=-120), grpc.StatusCode.UNAUTHENTICATED),  # expired
         (identity("p2"), grpc.StatusCode.PERMISSION_DENIED),  # another player's
     ]

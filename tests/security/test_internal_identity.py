@@ -7,8 +7,6 @@ to start, with exit code 2 naming the variable, when a key it needs is missing."
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import os
 import secrets
 import subprocess
@@ -32,7 +30,6 @@ from trix.runtime.identity import (
     ROLE_PLAYER,
     ROLE_SERVICE,
     TOKEN_HEADER,
-    TOKEN_VERSION,
     Keys,
     VerifiedTokens,
     public_key_env,
@@ -119,7 +116,7 @@ async def test_a_compromised_gateway_cannot_call_as_a_service(nats_backend: Back
         assert await _command(platform.nc, table_id, _create(table_id), legit) == "ok"
         operator = KEYS.token(ROLE_SERVICE, "admin")
         assert await _command(platform.nc, table_id, _view(table_id, 1), operator) == "ok"  # the operators see a seat
-    forged = {name: _player_key_forgery(name) for name in ("table", "timers")}
+    forged = {name: KEYS.player_key_forgery(name) for name in ("table", "timers")}
     header = table_pb2.ActionHeader(table_id=table_id, seat=1, action_id="forged-leave", last_seen_sequence=0)
     attacks = {
         "read another seat's hand as a service": (_view(table_id, 1), forged["timers"]),
@@ -151,12 +148,6 @@ async def test_a_compromised_gateway_cannot_call_as_a_service(nats_backend: Back
             )
         )
     assert all(line.endswith(REFUSED) for line in lines), "\n".join(lines)
-
-
-def _player_key_forgery(name: str) -> str:
-    """A service token in `name` MACed with the player-role key (what the gateway could make)."""
-    payload = f"{TOKEN_VERSION}.{ROLE_SERVICE}.{name}.{int(time.time() + 300)}"
-    return f"{payload}.{hmac.new(KEYS.player, payload.encode(), hashlib.sha256).hexdigest()}"
 
 
 NEEDED = {s: (*KEYS_OF[s], *map(public_key_env, PUBLIC_KEYS_OF[s])) for s in KEYS_OF}

@@ -6,12 +6,21 @@ what its declaration says (`trix.declarations.signing_env`), as `trix up` gives 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import time
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from trix.declarations import declaration, load_keys, signers, signing_env
-from trix.runtime.identity import PLAYER_KEY_ENV, ROLE_PLAYER, Keys, sign, sign_service
+from trix.runtime.identity import (
+    PLAYER_KEY_ENV,
+    ROLE_PLAYER,
+    ROLE_SERVICE,
+    TOKEN_VERSION,
+    Keys,
+    sign,
+    sign_service,
+)
 
 
 class SuiteKeys:
@@ -30,6 +39,12 @@ class SuiteKeys:
         if role == ROLE_PLAYER:
             return sign(self.player, role, name, time.time(), ttl_s)
         return sign_service(self.signing_key(name), name, time.time(), ttl_s)
+
+    def player_key_forgery(self, name: str, ttl_s: float = 300.0) -> str:
+        """A service token in `name` MACed with the player-role key, as player tokens are: what
+        a holder of the player key (the gateway) could make."""
+        payload = f"{TOKEN_VERSION}.{ROLE_SERVICE}.{name}.{int(time.time() + ttl_s)}"
+        return f"{payload}.{hmac.new(self.player, payload.encode(), hashlib.sha256).hexdigest()}"
 
     def env(self, service: str) -> dict[str, str]:
         """The token keys `service` is given: the player-role key if it holds it, its own private
