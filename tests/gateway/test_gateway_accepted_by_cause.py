@@ -68,7 +68,7 @@ async def owner(auth_nats: AuthNats) -> AsyncIterator[tuple[Owner, NatsTables]]:
     )
     try:
         request = create_request(TABLE, common_pb2.VARIANT_TRIX, PLAYERS, seeds=("a", "b", "c", "d"))
-        await service.create_table(Caller("service", "matchmaking"), request)
+        await service.create_table(Caller("service", "table"), request)
         yield table, NatsTables(gateway_conn, KEYS.player, timeout_s=5.0)
     finally:
         await sub.unsubscribe()

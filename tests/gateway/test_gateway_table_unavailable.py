@@ -57,7 +57,7 @@ async def test_a_move_answered_unavailable_during_a_handover_is_applied_once_whe
     sub = await table_conn.client.subscribe(subjects.table_commands_of_shard(subjects.table_shard(TABLE)), cb=answer)
     try:
         request = create_request(TABLE, common_pb2.VARIANT_TRIX, PLAYERS, seeds=("a", "b", "c", "d"))
-        await service.create_table(Caller("service", "matchmaking"), request)
+        await service.create_table(Caller("service", "table"), request)
         tables = NatsTables(gateway_conn, KEYS.player, timeout_s=5.0)
         table = service.tables[TABLE]
         seat = table.to_act()[0]

@@ -29,7 +29,7 @@ from trix.v1 import common_pb2
 
 PLAYERS = ("ann", "ben", "cat", "dan")
 TABLE = "created-twice"
-MATCHMAKING = Caller("service", "matchmaking")
+ON_MATCH = Caller("service", "table")  # its MatchFormed consumer, in its own name
 
 
 class Replica:
@@ -58,7 +58,7 @@ async def test_a_table_created_twice_at_once_keeps_the_seed_its_log_was_made_wit
     try:
         request = create_request(TABLE, common_pb2.VARIANT_TRIX, PLAYERS, seeds=("a", "b", "c", "d"))
         one, two = await asyncio.gather(
-            first.service.create_table(MATCHMAKING, request), again.service.create_table(MATCHMAKING, request)
+            first.service.create_table(ON_MATCH, request), again.service.create_table(ON_MATCH, request)
         )
         assert one.commitment == two.commitment  # one table, one seed
         seed = await rebuilt.store.get_secret(TABLE)

@@ -66,7 +66,7 @@ async def test_a_stale_owner_never_appends_after_a_newer_owner(auth_nats: AuthNa
     new = await Replica(url, "table-new", epoch=9).start()
     try:
         request = create_request(TABLE, common_pb2.VARIANT_TRIX, PLAYERS, seeds=("a", "b", "c", "d"))
-        await old.service.create_table(Caller("service", "matchmaking"), request)
+        await old.service.create_table(Caller("service", "table"), request)
         await old.play("m1")
 
         # The shard changes hands: the new owner rebuilds the table from the log and plays on.
@@ -102,7 +102,7 @@ async def test_a_new_owner_behind_the_log_catches_up_on_the_timers_word(auth_nat
     new = await Replica(url, "table-new", epoch=9).start()
     try:
         request = create_request(TABLE, common_pb2.VARIANT_TRIX, PLAYERS, seeds=("a", "b", "c", "d"))
-        await old.service.create_table(Caller("service", "matchmaking"), request)
+        await old.service.create_table(Caller("service", "table"), request)
         await old.play("m1")
         await new.service.recover()  # the shard changes hands: the new owner rebuilds the table
         await old.play("m2")  # the old owner's append in flight lands after that rebuild

@@ -72,7 +72,7 @@ _NAME = PLAYER_ID  # trix.rules: 1-128 of A-Z a-z 0-9 _ -
 
 
 SCOPE_CREATE = "create"
-"""Create a table (CreateTable: the table's MatchFormed consumer, as matchmaking's word)."""
+"""Create a table (CreateTable: the table's MatchFormed consumer, in its own name, on matchmaking's word)."""
 SCOPE_SEAT = "seat"
 """Act for a seat as the platform decides (AutoAct, a §10 leave, a reclaim: the timers)."""
 SCOPE_PUBLIC = "public"
@@ -83,10 +83,10 @@ SERVICE_SCOPES: dict[str, frozenset[str]] = {
     "table": frozenset({SCOPE_CREATE, SCOPE_PUBLIC, SCOPE_HANDS}),
     "admin": frozenset({SCOPE_CREATE, SCOPE_SEAT, SCOPE_PUBLIC, SCOPE_HANDS}),  # the operators' tools
     "timers": frozenset({SCOPE_SEAT, SCOPE_PUBLIC}),
-    "matchmaking": frozenset({SCOPE_CREATE}),
 }
-"""What a service token may do at the table, by the service it names:
-one RPC family a scope; a name not listed (scoring's) may do none of it. A check is one set
+"""What a service token may do at the table, by the service it names (and whose own key signed
+it: the table accepts the table's, the timers' and the operators' keys only, ADR 0026): one RPC
+family a scope; a name not listed (scoring's, matchmaking's) may do none of it. A check is one set
 lookup on the verified (cached) caller, no crypto per action."""
 NO_SCOPES: frozenset[str] = frozenset()
 
