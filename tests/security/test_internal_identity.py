@@ -25,16 +25,21 @@ from trix.declarations import KEYS_OF, PUBLIC_KEYS_OF
 from trix.errors import PermissionDenied, Unauthenticated
 from trix.natsio import subjects
 from trix.processes import free_port
+from trix.runtime.config import ConfigError
 from trix.runtime.identity import (
+    ADMIN,
     GATEWAY_KEY_ENV,
     ROLE_PLAYER,
     ROLE_SERVICE,
+    SERVICE_KEY_ENV,
     TOKEN_HEADER,
     Keys,
     VerifiedTokens,
+    load_signing_key,
     public_key_env,
     sign,
     sign_invitation,
+    sign_service,
     verify,
     verify_invitation,
 )
@@ -216,3 +221,33 @@ def test_a_remembered_token_lets_through_only_those_bytes_under_the_same_roles_u
         tokens.verify(sign(keys.player, ROLE_PLAYER, name, now, ttl_s=60), now)
     assert len(tokens._known) <= 2
     assert tokens.verify(good, now).name == "ann"  # ...and verified again when they come back
+
+
+def test_a_service_token_verifies_only_under_the_key_of_the_service_it_names() -> None:
+    """ADR 0026: the table holds the public keys of the table, the timers and the operators
+    only; a token in one of their names signed with another's key, or in the name of a service
+    it does not accept, is refused, and `VerifiedTokens` remembers only what verified. A
+    signer re-signs only every half lifetime (the verifiers' cache sees one token meanwhile)."""
+    table = KEYS.keys("table")
+    tokens = VerifiedTokens(table)
+    now = time.time()
+    timers = KEYS.keys("timers").signer("timers", ttl_s=60)
+    genuine = timers.token(now)
+    assert tokens.verify(genuine, now).name == "timers"
+    assert timers.token(now + 29) == genuine and timers.token(now + 30) != genuine
+    refusals = {
+        "the table's name, the timers' key": (sign_service(KEYS.signing_key("timers"), "table", now), "signature"),
+        "the operators' name, matchmaking's key": (
+            sign_service(KEYS.signing_key("matchmaking"), ADMIN, now),
+            "signature",
+        ),
+        "matchmaking's own, not accepted here": (KEYS.token(ROLE_SERVICE, "matchmaking"), "not accepted"),
+        "a signature cut short": (genuine[:-4], "signature"),
+        "another name on the timers' signature": (genuine.replace(".timers.", ".admin."), "signature"),
+    }
+    for attack, (token, message) in refusals.items():
+        with pytest.raises(Unauthenticated, match=message):
+            tokens.verify(token, now)
+        report(IN_PROCESS, f"service token: {attack}", "service", REFUSED)
+    with pytest.raises(ConfigError, match=SERVICE_KEY_ENV):
+        load_signing_key({SERVICE_KEY_ENV: "not-hex" * 8})

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 from trix.errors import PermissionDenied, Unauthenticated
 from trix.rules import PLAYER_ID
@@ -298,16 +299,12 @@ def load_key(env: Mapping[str, str], name: str) -> bytes:
 
 def new_signing_key() -> str:
     """A fresh Ed25519 private key, as TRIX_SERVICE_SIGNING_KEY takes it (64 hex digits)."""
-    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
-
     raw = Ed25519PrivateKey.generate().private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
     return raw.hex()
 
 
 def public_key_of(private_hex: str) -> str:
     """The public key (64 hex digits) of a private key written as `new_signing_key` writes it."""
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(private_hex))
     return key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
 
@@ -316,12 +313,9 @@ def _hex_key(env: Mapping[str, str], name: str) -> bytes:
     raw = env.get(name, "").strip()
     if not raw:
         raise ConfigError(f"{name}: required (an Ed25519 key, {SIGNING_KEY_HEX} hex digits)")
-    try:
-        if len(raw) != SIGNING_KEY_HEX:
-            raise ValueError(raw)
-        return bytes.fromhex(raw)
-    except ValueError:
-        raise ConfigError(f"{name}: an Ed25519 key is {SIGNING_KEY_HEX} hex digits") from None
+    if len(raw) != SIGNING_KEY_HEX or raw.strip("0123456789abcdefABCDEF"):
+        raise ConfigError(f"{name}: an Ed25519 key is {SIGNING_KEY_HEX} hex digits")
+    return bytes.fromhex(raw)
 
 
 def load_signing_key(env: Mapping[str, str], name: str = SERVICE_KEY_ENV) -> Ed25519PrivateKey:
