@@ -163,7 +163,7 @@ class Supervisor(StartStop):
     # -- the state folder and what each process is given ---------------------------------
 
     def prepare(self) -> None:
-        """The state folder: wiped when `fresh`, its NATS passwords and gateway secrets."""
+        """The state folder: wiped when `fresh`, its NATS passwords, gateway secrets and signing keys."""
         if self.fresh and self.state_dir.exists():
             shutil.rmtree(self.state_dir)
             say(f"wiped {self.state_dir}")
