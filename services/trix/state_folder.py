@@ -60,7 +60,7 @@ def gateway_secrets(state_dir: Path) -> dict[str, str]:
 
 SIGNING_KEYS_FILE = "signing-keys.json"
 """The state folder's Ed25519 private keys, one per signer of service tokens (each service
-that signs, and the operators' tools: `trix.declarations.signers`; mode 0600, ADR 0026)."""
+that signs, and the operators' tools: `trix.declarations.signers`; mode 0600, ADR 0028)."""
 
 
 def signing_keys(state_dir: Path, signers: Sequence[str]) -> dict[str, str]:

@@ -258,7 +258,7 @@ class Supervisor(StartStop):
         """Every replica of every service, each with its own NATS user and only its keys."""
         base_env = self.base_env()
         # The player-role key unless given, to the services that hold it; a service that signs
-        # gets its own private key only, and the public keys of the signers it accepts (ADR 0026).
+        # gets its own private key only, and the public keys of the signers it accepts (ADR 0028).
         # The gateway replicas share one public-token key (ADR 0018) and the edge's secret.
         keys = {PLAYER_KEY_ENV: os.environ.get(PLAYER_KEY_ENV, "") or secrets.token_hex(32)}
         keys[GATEWAY_KEY_ENV] = self.gateway_secrets[GATEWAY_KEY_ENV]

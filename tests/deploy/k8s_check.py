@@ -541,7 +541,7 @@ def check_nats_users(objs: list[Obj]) -> list[str]:
 
 
 SIGNING_SECRET = "trix-signing-{}"
-"""The Secret of one service's own private key (key `private-key`; ADR 0026)."""
+"""The Secret of one service's own private key (key `private-key`; ADR 0028)."""
 PUBLIC_KEYS_SECRET = "trix-public-keys"
 """The Secret of every signer's public key (key: the signer)."""
 GENERATED_HASH = re.compile(r"-[a-z0-9]{10}$")
@@ -551,7 +551,7 @@ GENERATED_HASH = re.compile(r"-[a-z0-9]{10}$")
 def check_signing_keys(objs: list[Obj]) -> list[str]:
     """Each service reads its own private key only, if it signs (trix.declarations.KEYS_OF), from
     its own Secret, and exactly the public keys of the signers it accepts
-    (trix.declarations.PUBLIC_KEYS_OF): no service can sign as another (ADR 0026)."""
+    (trix.declarations.PUBLIC_KEYS_OF): no service can sign as another (ADR 0028)."""
     out: list[str] = []
     for name, dep in by_name(objs, "Deployment").items():
         if name == EXPOSED:

@@ -36,7 +36,7 @@ KEYS = SuiteKeys("foundation-tests")
 
 def service_env(service: str = "", **overrides: str) -> dict[str, str]:
     """Environment for a service subprocess: the repo's `trix` importable, our overrides on top;
-    with `service`, the signing and public keys that service is given (ADR 0026)."""
+    with `service`, the signing and public keys that service is given (ADR 0028)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVICES_DIR), env.get("PYTHONPATH", "")]))
     env["PYTHONUNBUFFERED"] = "1"

@@ -180,7 +180,7 @@ def test_each_declared_service_is_a_runnable_package_its_callers_declared() -> N
     assert fronted_by_edge().name == "gateway"
     assert declaration("scoring").callers == ("gateway", "matchmaking")
     # Service-role tokens: only from a calling service that signs (its own key), or a declared
-    # token caller (the timers' commands to the table, the operators'): ADR 0026.
+    # token caller (the timers' commands to the table, the operators'): ADR 0028.
     assert service_token_callers("scoring") == ("matchmaking",)
     assert service_token_callers("matchmaking") == service_token_callers("gateway") == ()
     assert service_token_callers("table") == ("table", "timers", ADMIN)

@@ -135,7 +135,7 @@ async def test_matchmakings_service_token_holds_on_the_players_own_request_and_r
     await grant(scoring, "p3", 50)
     hold = scoring_pb2.HoldStakeRequest(player_id="p3", ticket_id="t3", amount=20)
     own = ((PLAYER_METADATA, identity("p3")[0][1]),)
-    with pytest.raises(grpc.aio.AioRpcError) as err:  # scoring holds no public key of the timers (ADR 0026)
+    with pytest.raises(grpc.aio.AioRpcError) as err:  # scoring holds no public key of the timers (ADR 0028)
         await scoring.stub.HoldStake(hold, metadata=identity("timers", role="service") + own)
     assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
     matchmaking = identity("matchmaking", role="service")

@@ -75,7 +75,7 @@ class Backend:
     targets: dict[str, str] = field(default_factory=dict)
     """`trix up`: every service process's gRPC target by name (gateway-1, scoring, ...)."""
     signing_keys: dict[str, str] = field(default_factory=dict)
-    """`trix up`: each signer's private key it generated in its state folder (ADR 0026), the
+    """`trix up`: each signer's private key it generated in its state folder (ADR 0028), the
     operators' (admin) too: what the tests sign service tokens with, as that signer."""
 
     def service_token(self, name: str, ttl_s: float = 60.0, *, key: str = "") -> str:

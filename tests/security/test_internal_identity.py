@@ -1,5 +1,5 @@
 """Issue 18, finding 4: one internal token format with a role, a key per role and, for service
-tokens, per service (`trix.runtime.identity`, ADR 0026). A compromised gateway holds only the
+tokens, per service (`trix.runtime.identity`, ADR 0028). A compromised gateway holds only the
 player-role key and its NATS user: on a real table service it cannot get a service's powers
 (read every seat's hand, act or leave for a seat, create a table), and every service refuses
 to start, with exit code 2 naming the variable, when a key it needs is missing."""
@@ -224,7 +224,7 @@ def test_a_remembered_token_lets_through_only_those_bytes_under_the_same_roles_u
 
 
 def test_a_service_token_verifies_only_under_the_key_of_the_service_it_names() -> None:
-    """ADR 0026: the table holds the public keys of the table, the timers and the operators
+    """ADR 0028: the table holds the public keys of the table, the timers and the operators
     only; a token in one of their names signed with another's key, or in the name of a service
     it does not accept, is refused, and `VerifiedTokens` remembers only what verified. A
     signer re-signs only every half lifetime (the verifiers' cache sees one token meanwhile)."""

@@ -1,4 +1,4 @@
-"""Issue 42, finding 4 (ADR 0026): a key per service, so no service can sign as another. Each
+"""Issue 42, finding 4 (ADR 0028): a key per service, so no service can sign as another. Each
 service signs its service tokens with its own Ed25519 key and a verifier holds only the public
 keys of the signers its declaration accepts. On `trix up`'s real services over gRPC (its own
 nats-server behind them): a token in the table's or the operators' name, signed with the key

@@ -1,6 +1,6 @@
 """Issue 42, finding 4: a service token may do what its service's scopes allow
 (`trix.runtime.identity.SERVICE_SCOPES`), one scope per RPC family of the table, and only a
-signer the table accepts (ADR 0026) gets that far. On `trix up`'s real table through its gRPC
+signer the table accepts (ADR 0028) gets that far. On `trix up`'s real table through its gRPC
 API: the operators' (admin) and the table's own tokens read a seat's hand; the timers' (accepted,
 no hands scope) are refused (PERMISSION_DENIED); scoring's (it holds no signing key: one of
 its own making) and matchmaking's (its own key, which the table does not accept) read no hand

@@ -60,7 +60,7 @@ def test_trix_up_gives_the_scoring_admin_token_to_scoring_only(tmp_path: Path, m
 
 
 def test_trix_up_gives_each_service_only_its_own_private_key(tmp_path: Path) -> None:
-    """Issue 42, finding 4 (ADR 0026): each signer's private key is generated once per state
+    """Issue 42, finding 4 (ADR 0028): each signer's private key is generated once per state
     folder (mode 0600); a service that signs gets its own and no other (scoring none, the
     operators' to no service), and the public keys of the signers it accepts, exactly."""
     sup = inspected_supervisor(tmp_path)

@@ -1,4 +1,4 @@
-"""Token keys of a test suite (ADR 0026): the player-role key, and each signer's own Ed25519
+"""Token keys of a test suite (ADR 0028): the player-role key, and each signer's own Ed25519
 key (every service that signs, and the operators'), fixed per suite from a seed so that the
 processes it starts and its clients agree; what a service under test is given of them is
 what its declaration says (`trix.declarations.signing_env`), as `trix up` gives it."""

@@ -75,7 +75,7 @@ class TableProcess:
 
 
 def token(role: str, name: str) -> str:
-    """A player's token, or the service `name`'s own (signed with its own key, ADR 0026)."""
+    """A player's token, or the service `name`'s own (signed with its own key, ADR 0028)."""
     return KEYS.token(role, name)
 
 

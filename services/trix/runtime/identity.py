@@ -1,5 +1,5 @@
 """Caller identity between services: one token format with a role (ADR 0015), a key per
-service (ADR 0026).
+service (ADR 0028).
 
 Owns the internal token `v2.<role>.<name>.<expires>.<signature>`, verified with the key of
 the role it claims: `player` tokens (an HMAC under TRIX_PLAYER_TOKEN_KEY, signed by the
@@ -38,7 +38,7 @@ PLAYER_KEY_ENV = "TRIX_PLAYER_TOKEN_KEY"
 """The player-role key: the gateway signs, the table, matchmaking and scoring verify."""
 SERVICE_KEY_ENV = "TRIX_SERVICE_SIGNING_KEY"
 """A service's own private key (Ed25519, 64 hex digits): it signs service tokens in its own
-name, each signing service its own key (the table, the timers, matchmaking; ADR 0026)."""
+name, each signing service its own key (the table, the timers, matchmaking; ADR 0028)."""
 ADMIN = "admin"
 """The operators' tools as a signer of service tokens: their key pair is the operators' (the
 private key never given to a service), its public key given to the services that accept them."""
@@ -86,7 +86,7 @@ SERVICE_SCOPES: dict[str, frozenset[str]] = {
     "timers": frozenset({SCOPE_SEAT, SCOPE_PUBLIC}),
 }
 """What a service token may do at the table, by the service it names (and whose own key signed
-it: the table accepts the table's, the timers' and the operators' keys only, ADR 0026): one RPC
+it: the table accepts the table's, the timers' and the operators' keys only, ADR 0028): one RPC
 family a scope; a name not listed (scoring's, matchmaking's) may do none of it. A check is one set
 lookup on the verified (cached) caller, no crypto per action."""
 NO_SCOPES: frozenset[str] = frozenset()

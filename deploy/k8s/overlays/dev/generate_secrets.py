@@ -3,7 +3,7 @@
 is committed). kustomize's secretGenerator reads them (kustomization.yaml); run this once
 before `kubectl apply -k deploy/k8s/overlays/dev` (`make k8s-dev-secrets`). Files that exist
 are kept, so a second run does not rotate anything; `--force` writes new ones. Files are
-mode 0600. The service-token signing keys (Ed25519, ADR 0026) and the TLS files (issue
+mode 0600. The service-token signing keys (Ed25519, ADR 0028) and the TLS files (issue
 41: a dev CA, the edge's certificate and the internal one)
 are made with the platform's `trix.tls` (Python's `cryptography`): run it with the project's
 Python (`make k8s-dev-secrets`).
@@ -78,7 +78,7 @@ def write_tls(directory: Path, *, force: bool = False) -> list[Path]:
 
 SIGNING_PREFIX = "trix-signing-"
 """The Secret `trix-signing-<service>` (key `private-key`) holds the private key of one service
-that signs service tokens, read by that service alone (ADR 0026)."""
+that signs service tokens, read by that service alone (ADR 0028)."""
 PUBLIC_KEYS = "trix-public-keys"
 """The Secret of every signer's public key (key: the signer), each verifier reading the ones its
 declaration accepts (trix.declarations.service_token_callers)."""
