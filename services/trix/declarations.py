@@ -222,8 +222,9 @@ COMPETITIONS = ServiceDeclaration(
         # Its events read back at start; each table's GameEnded read by last-message get.
         read=(names.COMPETITIONS_STREAM, names.TABLE_RESULTS_STREAM),
     ),
-    keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
+    keys=(PLAYER_KEY_ENV,),  # it signs nothing: the operators' public key verifies their calls
     streams=(names.COMPETITIONS_STREAM,),
+    token_callers=(ADMIN,),  # system competitions (ADR 0028)
     # Operators' tools call it; the gateway becomes its caller with its RPCs (the next slice).
     # One replica: it alone appends (every append fenced by the competition subject's expected
     # last sequence); owners by lease over several replicas are the next step (docs/adr/0026).

@@ -31,9 +31,9 @@ from trix.v1 import competitions_pb2 as pb
 SEED = bytes(range(32))
 
 
-def env(nats_url: str, **extra: str) -> dict[str, str]:
-    """A service's environment on the test's NATS user, its gRPC on a port the OS picks."""
-    return table_env(nats_url, TRIX_GRPC_PORT="0", TRIX_SHUTDOWN_GRACE_S="0.5", **extra)
+def env(nats_url: str, service: str = "table", **extra: str) -> dict[str, str]:
+    """A service's environment on the test's NATS user, its own keys, its gRPC on a port the OS picks."""
+    return table_env(nats_url, service, TRIX_GRPC_PORT="0", TRIX_SHUTDOWN_GRACE_S="0.5", **extra)
 
 
 class Clock:
@@ -78,6 +78,7 @@ class Platform:
         config = CompetitionsConfig.from_env(
             env(
                 self.nats.url("competitions"),
+                "competitions",
                 **{DIGEST_DIR_ENV: str(self.digest_dir), "TRIX_COMPETITIONS_TICK_S": "0.05"},
             )
         )
@@ -100,7 +101,7 @@ class Platform:
 
 
 def admin() -> tuple[tuple[str, str]]:
-    return ((IDENTITY_METADATA, sign(KEYS.service, ROLE_SERVICE, "admin", time.time())),)
+    return ((IDENTITY_METADATA, KEYS.token(ROLE_SERVICE, "admin")),)
 
 
 def player(name: str) -> tuple[tuple[str, str]]:

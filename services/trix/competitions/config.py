@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trix.declarations import load_keys
 from trix.runtime.config import ConfigError, RuntimeConfig, env_float
-from trix.runtime.identity import PLAYER_KEY_ENV, SERVICE_KEY_ENV, Keys, load_key
+from trix.runtime.identity import Keys
 
 SERVICE = "competitions"
 DIGEST_DIR_ENV = "TRIX_COMPETITIONS_DIGEST_DIR"
@@ -24,8 +25,8 @@ class CompetitionsConfig:
 
     runtime: RuntimeConfig
     keys: Keys = field(repr=False, default_factory=lambda: Keys())
-    """TRIX_PLAYER_TOKEN_KEY (players' tokens, passed on by the gateway) and TRIX_SERVICE_TOKEN_KEY
-    (operators' tools: system competitions). Both required."""
+    """TRIX_PLAYER_TOKEN_KEY (players' tokens, passed on by the gateway) and TRIX_ADMIN_PUBLIC_KEY
+    (the operators' tools: system competitions; ADR 0028). Both required."""
     digest_dir: Path = Path("competitions")
     """TRIX_COMPETITIONS_DIGEST_DIR: where each finished or cancelled competition's file
     (`trix-competition/1`, `<competition>.json`) is published. Default `competitions` in
@@ -44,7 +45,7 @@ class CompetitionsConfig:
             raise ConfigError(f"{DIGEST_DIR_ENV}: a folder, not empty")
         return cls(
             runtime=RuntimeConfig.from_env(SERVICE, e),
-            keys=Keys(player=load_key(e, PLAYER_KEY_ENV), service=load_key(e, SERVICE_KEY_ENV)),
+            keys=load_keys(e, SERVICE),
             digest_dir=Path(digest_dir),
             tick_s=env_float(e, "TRIX_COMPETITIONS_TICK_S", 0.2, minimum=0.01),
             review_s=env_float(e, "TRIX_COMPETITIONS_REVIEW_S", 600.0, minimum=0.0),

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import grpc
 
+from trix.competitions.config import SERVICE
 from trix.competitions.service import SYSTEM_ORGANISER, CompetitionsService
+from trix.declarations import service_token_callers
 from trix.errors import NotBuilt, PermissionDenied
 from trix.natsio.subjects import token
 from trix.runtime.identity import Identity
@@ -23,7 +25,7 @@ Context = grpc.aio.ServicerContext
 class CompetitionsApi(competitions_pb2_grpc.CompetitionsServiceServicer):
     def __init__(self, service: CompetitionsService) -> None:
         self.service = service
-        self.identity = Identity(service.config.keys, services=("admin",))
+        self.identity = Identity(service.config.keys, services=service_token_callers(SERVICE))
 
     def _player(self, context: Context[object, object]) -> str:
         caller = self.identity.caller(context)
