@@ -231,6 +231,7 @@ class _Translator:
             if cm is None:
                 raise TranslationError(f"{workload}: ConfigMap {ref['name']} is not rendered")
             known.update({k: str(v) for k, v in cm.get("data", {}).items()})
+        known_from_maps = dict(known)
         derived: dict[str, str] = {}
         env_out: list[Obj] = []
         for entry in container.get("env", []):
@@ -270,7 +271,13 @@ class _Translator:
             self.secrets[secret_name] = secret_object(secret_name, self.namespace, derived)
             for name in derived:
                 env_out.append({"name": name, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": name}}})
-        if "env" in container:
+        if container.pop("envFrom", None) is not None:
+            # podman 4.3 applies envFrom after env (podman issue 27287), so a ConfigMap's key
+            # would win over the container's own entry of that name, the reverse of Kubernetes:
+            # the ConfigMap's keys become entries, before (and under) the container's own.
+            named = {e["name"] for e in env_out}
+            env_out = [{"name": k, "value": v} for k, v in known_from_maps.items() if k not in named] + env_out
+        if "env" in container or env_out:
             container["env"] = env_out
         plain = {k: v for k, v in known.items() if k not in sensitive}
         for key in ("command", "args"):
@@ -329,9 +336,9 @@ class _Translator:
             for key in _PROBES:
                 container.pop(key, None)
             container.pop("ports", None)
-            self._container_env(workload, pod_name, container)
             for source in container.get("envFrom", []):
                 used_maps.append(self._config_map(workload, source["configMapRef"]["name"]))
+            self._container_env(workload, pod_name, container)
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",

@@ -81,3 +81,27 @@ def test_replicas_given_for_a_deployment_play_that_many_pods() -> None:
 def test_replicas_for_a_deployment_not_in_the_manifests_are_refused() -> None:
     with pytest.raises(ValueError, match="no Deployment nats"):
         containers.with_replicas(kc.render("dev"), {"nats": 3})  # a StatefulSet, not a Deployment
+
+
+def test_a_containers_own_env_wins_over_its_config_map_in_the_played_pod() -> None:
+    """Kubernetes gives `env` precedence over `envFrom`; podman 4.3 applies envFrom last (podman
+    issue 27287: the run's R3 given to the provisioning Job over trix-config's R1 never reached
+    the streams). The translation writes the ConfigMap's keys as entries under the container's own."""
+    rendered = kc.render("dev")
+    config = next(
+        o["data"] for o in rendered if o["kind"] == "ConfigMap" and o["metadata"]["name"].startswith("trix-config")
+    )
+    env = containers.parse_env(["nats-provision:TRIX_NATS_STREAM_REPLICAS=5", "table:TRIX_LOG_LEVEL=debug"])
+    plan = kubeplay.translate(containers.with_env(rendered, env), image_map=containers.LOCAL_IMAGES)
+    for pod, container, name, value in (
+        ("nats-provision", "provision", "TRIX_NATS_STREAM_REPLICAS", "5"),
+        ("table-0", "table", "TRIX_LOG_LEVEL", "debug"),
+    ):
+        spec = next(c for c in plan.pod_named(pod).pod["spec"]["containers"] if c["name"] == container)
+        assert "envFrom" not in spec
+        names = [e["name"] for e in spec["env"]]
+        assert names.count(name) == 1
+        assert env_of(plan, pod, container)[name] == value
+        assert {k: env_of(plan, pod, container)[k] for k in config if k != name} == {
+            k: v for k, v in config.items() if k != name
+        }

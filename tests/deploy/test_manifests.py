@@ -169,8 +169,8 @@ def test_dockerfile_passes_hadolint() -> None:
     assert result.ok, result.detail
 
 
-def test_prod_replicates_streams_three_times_and_dev_once() -> None:
-    for overlay, replicas in (("prod", 3), ("dev", 1)):
+def test_prod_and_dev_replicate_streams_three_times_on_their_three_nats_nodes() -> None:
+    for overlay, replicas in (("prod", 3), ("dev", 3)):
         env = kc.container_env(main_container(kc.render(overlay), "table"), kc.render(overlay))
         assert RuntimeConfig.from_env("table", env).nats_stream_replicas == replicas
 
