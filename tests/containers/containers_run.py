@@ -6,8 +6,8 @@ the platform before a cluster. Outside CI (podman, root, ~7 min); docs/deploy.md
    NATS; the run's settings (`RUN_ENV`, `RUN_REPLICAS`) as CONTAINERS_ARGS.
 3. `trix demo --server <edge> --ca <CA>`: a whole game through the TLS edge.
 4. `trix loadtest steady --tables 200 --server <edge> --ca <CA> --keep-accepted
-   --max-errors 0 --no-finish`; during its measured window the NATS pod leading TABLE_LOG and then the
-   table pod are killed (`podman kill` of their container). podman 4.3 does not restart a
+   --max-errors 0 --no-finish`; during its measured window a NATS pod (`--kill-nats`: by default
+   the one leading KV_table_leases, see `NATS_TARGETS`) and then the table pod are killed (`podman kill` of their container). podman 4.3 does not restart a
    container a `podman kill` stopped (its restart policy skips stops it was asked for: tried
    here, `restartPolicy: Always`, exit 137, restart count 0), so the harness starts its pod
    again after `RESTART_AFTER_S` (`podman pod start`), as the kubelet restarts a crashed
@@ -78,6 +78,12 @@ RESTART_AFTER_S = 3.0
 NATS_KILL_AT_S = 10.0
 TABLE_KILL_AT_S = 35.0
 """Seconds into the load test's measured window."""
+NATS_TARGETS = {"lease-leader": "KV_table_leases", "log-leader": "TABLE_LOG"}
+"""`--kill-nats`: the NATS pod killed is the leader of this stream when the window starts. The
+default, `lease-leader`, is the most harmful: the table leases' bucket is a memory stream, and
+with one copy its node's restart emptied it and two table replicas wrote one log under the same
+epoch (docs/deploy.md); when it leads on TABLE_LOG's node too, both leaders go at once.
+`log-leader` is the earlier runs' choice (appends stall until TABLE_LOG elects a new leader)."""
 EDGE = re.compile(r"^edge (https?://\S+) \(CA (\S+);")
 
 
@@ -97,6 +103,11 @@ def leftovers(before: dict[str, set[str]], after: dict[str, set[str]]) -> dict[s
 
 def clean(diff: dict[str, dict[str, list[str]]]) -> bool:
     return not any(names for side in diff.values() for names in side.values())
+
+
+def nats_target(leaders: dict[str, Any], kill_nats: str) -> str:
+    """The NATS pod to kill: the leader of `NATS_TARGETS[kill_nats]` (nats-0 when none is known)."""
+    return str(leaders.get(NATS_TARGETS[kill_nats]) or "nats-0")
 
 
 def edge_of(output: str) -> tuple[str, str]:
@@ -140,6 +151,7 @@ class Harness:
     tables: int = 200
     duration: float = 60.0
     finish: bool = False
+    kill_nats: str = "lease-leader"
     say: Callable[[str], None] = print
     steps: dict[str, float] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
@@ -268,7 +280,7 @@ class Harness:
         def faults(window_start: float) -> None:
             try:
                 self.leaders = self.in_table("leader")
-                nats_pod = str(self.leaders.get("TABLE_LOG") or "nats-0")
+                nats_pod = nats_target(self.leaders, self.kill_nats)
                 time.sleep(max(0.0, window_start + NATS_KILL_AT_S - time.monotonic()))
                 self.kill(nats_pod, f"{nats_pod}-nats", window_start)
                 time.sleep(max(0.0, window_start + TABLE_KILL_AT_S - time.monotonic()))
@@ -324,13 +336,15 @@ LOADTEST_KEYS = (
 
 
 def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
-    h = Harness(args.state, tables=args.tables, duration=args.duration, finish=args.finish, say=say)
+    h = Harness(
+        args.state, tables=args.tables, duration=args.duration, finish=args.finish, kill_nats=args.kill_nats, say=say
+    )
     args.state.mkdir(parents=True, exist_ok=True)
     py = sys.executable
     t0 = time.monotonic()
     load_start = [round(x, 2) for x in os.getloadavg()]
     before = inventory(h.podman)
-    result: dict[str, Any] = {"load_avg_start": load_start, "finish": args.finish}
+    result: dict[str, Any] = {"load_avg_start": load_start, "finish": args.finish, "kill_nats": args.kill_nats}
     try:
         if not args.skip_image:
             out = h.step("image", ["make", "image"])
@@ -438,6 +452,12 @@ def main() -> int:
     parser.add_argument("--state", type=Path, default=REPO / ".state" / "test-containers")
     parser.add_argument(
         "--finish", action="store_true", help="play every game to its end, replayed and verified (20+ min more)"
+    )
+    parser.add_argument(
+        "--kill-nats",
+        choices=sorted(NATS_TARGETS),
+        default="lease-leader",
+        help="the NATS pod killed: the leader of KV_table_leases (default) or of TABLE_LOG",
     )
     parser.add_argument("--keep-up", action="store_true", help="diagnosis: leave the platform up at the end (never ok)")
     parser.add_argument("--skip-image", action="store_true", help="use the image as built (no `make image`)")

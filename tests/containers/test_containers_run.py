@@ -57,6 +57,13 @@ def test_edge_and_ca_come_from_the_line_up_prints() -> None:
         cr.edge_of("played nats-0\n")
 
 
+def test_the_nats_pod_killed_leads_the_lease_bucket_unless_asked_for_the_logs_leader() -> None:
+    leaders = {"TABLE_LOG": "nats-2", "TABLE_LOG_replicas": 3, "KV_table_leases": "nats-1"}
+    assert cr.nats_target(leaders, "lease-leader") == "nats-1"
+    assert cr.nats_target(leaders, "log-leader") == "nats-2"
+    assert cr.nats_target({"TABLE_LOG": None}, "log-leader") == "nats-0"  # no leader known
+
+
 def test_last_json_is_the_last_json_object_line() -> None:
     out = 'loadtest: {"not": json\n{"a": 1}\nmore text\n{"errors": 0}\nbye\n'
     assert cr.last_json(out) == {"errors": 0}
