@@ -7,9 +7,10 @@ the platform before a cluster. Outside CI (podman, root, ~7 min); docs/deploy.md
 3. `trix demo --server <edge> --ca <CA>`: a whole game through the TLS edge.
 4. `trix loadtest steady --tables 200 --server <edge> --ca <CA> --keep-accepted
    --max-errors 0 --no-finish`; during its measured window a NATS pod (`--kill-nats`: by default
-   the one leading KV_table_leases, see `NATS_TARGETS`) and then the table pod are killed (`podman kill` of their container). podman 4.3 does not restart a
-   container a `podman kill` stopped (its restart policy skips stops it was asked for: tried
-   here, `restartPolicy: Always`, exit 137, restart count 0), so the harness starts its pod
+   the one leading KV_table_leases, see `NATS_TARGETS`) and then the table pod are killed
+   (`podman kill` of their container). podman 4.3 does not restart a container a `podman kill`
+   stopped (its restart policy skips stops it was asked for: tried here, `restartPolicy:
+   Always`, exit 137, restart count 0), so the harness starts its pod
    again after `RESTART_AFTER_S` (`podman pod start`), as the kubelet restarts a crashed
    container; each fault says who restarted it (`restarted_by`).
 5. Every acknowledged move survived: tests/containers/log_check.py, run in the table container
