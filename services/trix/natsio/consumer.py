@@ -78,6 +78,11 @@ class PullConsumer:
         self._binding: tuple[JetStreamContext, str, str, ConsumerConfig] | None = None
         self._last_applied = 0
         """The stream sequence of the last batch applied (where a recreated consumer resumes)."""
+        self._delivered: int | None = None
+        """The consumer sequence of the last message fetched (0: a consumer this loop created,
+        none fetched yet; None: not known, e.g. a durable bound to as it was)."""
+        self.rewound = 0
+        """Times a delivery was found lost in transit and the consumer rewound past it."""
 
     async def start(self, js: JetStreamContext, subject: str, *, stream: str, config: ConsumerConfig) -> None:
         """Create (or bind to) the consumer `config` names and start consuming it."""
@@ -111,6 +116,7 @@ class PullConsumer:
             return sub
         with contextlib.suppress(Exception):
             await sub.unsubscribe()
+        self._delivered = 0
         self.recreated += 1
         log.warning("consumer was deleted: created again", consumer=self.name, resume_after=self._last_applied)
         return new
@@ -152,12 +158,63 @@ class PullConsumer:
                 if not self.stopping:
                     held[0] = await self._heal(sub)
                 continue
+            if self._skips_a_delivery(msgs):
+                held[0] = await self._rewind(sub)
+                continue
             if self.gate is not None:
                 await self.gate.wait()  # a hold that began during the fetch holds what it brought
             if not await self._handle(msgs):
                 return
             if len(msgs) < self.batch and self.linger_s > 0 and not self.stopping:
                 await asyncio.sleep(self.linger_s)  # let the next messages gather: one fetch for several
+
+    def _skips_a_delivery(self, msgs: list[Msg]) -> bool:
+        """True when this batch's consumer sequences jump past one this loop never received:
+        a delivery lost in transit (a NATS node killed, a reconnect, a consumer leader change
+        with a fetch's messages on the wire). With ack "last" (AckPolicy.ALL) the batch's ack
+        would ack the lost message too: it would never come again, a game never settled."""
+        if self.ack != "last" or not msgs:
+            return False
+        try:
+            sequences = [int(msg.metadata.sequence.consumer) for msg in msgs]
+        except Exception:  # noqa: BLE001 - a message without JetStream metadata: nothing to check
+            return False
+        expected = None if self._delivered is None else self._delivered + 1
+        for sequence in sequences:
+            if expected is not None and sequence > expected:
+                return True
+            expected = sequence + 1
+        self._delivered = sequences[-1]
+        return False
+
+    async def _rewind(self, sub: JetStreamContext.PullSubscription) -> JetStreamContext.PullSubscription:
+        """A new consumer from the message after the last one applied (one `BY_START_SEQUENCE`
+        durable: delivered again in stream order; applying is idempotent). What this batch
+        brought is not applied nor acked. NATS not answering: `sub`, checked again next fetch."""
+        if self._binding is None:
+            return sub
+        js, subject, stream, config = self._binding
+        durable = config.durable_name
+        if not durable or config.deliver_policy != DeliverPolicy.BY_START_SEQUENCE:
+            return sub
+        log.warning(
+            "a delivery was lost in transit: consumer rewound", consumer=self.name, resume_after=self._last_applied
+        )
+        if self._last_applied:
+            config = dataclasses.replace(config, opt_start_seq=max(config.opt_start_seq or 1, self._last_applied + 1))
+        try:
+            with contextlib.suppress(NotFoundError):
+                await js.delete_consumer(stream, durable)
+            new = await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
+        except Exception as exc:  # noqa: BLE001 - NATS restarting: the gap is seen again next fetch
+            log.warning("consumer not rewound yet", consumer=self.name, error=repr(exc))
+            await asyncio.sleep(FETCH_ERROR_PAUSE_S)
+            return sub
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+        self._delivered = 0
+        self.rewound += 1
+        return new
 
     async def _handle(self, msgs: list[Msg]) -> bool:
         """Apply a batch; False when the consumer gave up on it (stopping, connection closed)."""
