@@ -3,6 +3,7 @@ subprocess, and a publisher of table events in the events.proto envelope."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from trix.natsio.provisioning import provision
 from trix.processes import free_port
 from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, sign
 from trix.scoring.config import ScoringConfig
+from trix.scoring.entrypoints import EventConsumer
 from trix.scoring.service import ScoringService
 from trix.v1 import common_pb2, events_pb2
 
@@ -33,6 +35,24 @@ ADMIN = (("x-trix-admin-token", ADMIN_TOKEN),)
 KEYS = SuiteKeys("scoring-tests")
 """The scoring tests' keys: a player's own stake call carries a token under the player-role key,
 matchmaking's a service token signed with matchmaking's own key (scoring holds its public key)."""
+PLAYERS = ["hal", "ida", "jon", "kim"]
+
+
+async def until_applied(scoring: InProcessScoring, table_id: str, timeout_s: float = 30.0) -> None:
+    """Wait until scoring has applied an event of `table_id` (fails after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while table_id not in scoring.service.state.tables:
+        assert time.monotonic() < deadline, f"{table_id} not applied in {timeout_s:.0f}s"
+        await asyncio.sleep(0.05)
+
+
+async def consuming(scoring: InProcessScoring, publisher: EventPublisher, table_id: str) -> EventConsumer:
+    """Scoring's consumer once it applied a first table (`table_id`) published now."""
+    await publisher.table_created(table_id, PLAYERS)
+    await until_applied(scoring, table_id)
+    consumer = scoring.consumer
+    assert consumer is not None and consumer.pull is not None
+    return consumer
 
 
 def identity(

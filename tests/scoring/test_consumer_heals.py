@@ -5,37 +5,23 @@ in-process with its real consumer."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-
-from scoring_support import EventPublisher, InProcessScoring
+from scoring_support import PLAYERS, EventPublisher, InProcessScoring, consuming, until_applied
 
 from trix.natsio import names
-
-PLAYERS = ["hal", "ida", "jon", "kim"]
-
-
-async def _until_applied(scoring: InProcessScoring, table_id: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while table_id not in scoring.service.state.tables:
-        assert time.monotonic() < deadline, f"{table_id} not applied in {timeout_s:.0f}s"
-        await asyncio.sleep(0.05)
 
 
 async def test_scoring_creates_its_deleted_consumer_again_and_goes_on_without_a_restart(
     scoring: InProcessScoring, publisher: EventPublisher
 ) -> None:
-    await publisher.table_created("heal-before", PLAYERS)
-    await _until_applied(scoring, "heal-before")
-    consumer = scoring.consumer
-    assert consumer is not None and consumer.pull is not None
+    consumer = await consuming(scoring, publisher, "heal-before")
+    assert consumer.pull is not None
     await publisher.js.delete_consumer(names.TABLE_RESULTS_STREAM, consumer.durable)
     await publisher.table_created("heal-after", PLAYERS)
-    await _until_applied(scoring, "heal-after")
+    await until_applied(scoring, "heal-after")
     assert consumer.pull.recreated == 1
     applied = scoring.service.events_applied
     await publisher.table_created("heal-later", PLAYERS)
-    await _until_applied(scoring, "heal-later")
+    await until_applied(scoring, "heal-later")
     assert scoring.service.events_applied == applied + 1  # resumed after the last applied: nothing twice
     info = await publisher.js.consumer_info(names.TABLE_RESULTS_STREAM, consumer.durable)
     assert info.config.durable_name == consumer.durable

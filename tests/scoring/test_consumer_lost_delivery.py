@@ -8,29 +8,17 @@ delivery is a fetch on scoring's own durable by a connection that drops what it 
 from __future__ import annotations
 
 import asyncio
-import time
 
-from scoring_support import EventPublisher, InProcessScoring
+from scoring_support import PLAYERS, EventPublisher, InProcessScoring, consuming, until_applied
 
 from trix.natsio import names, subjects
-
-PLAYERS = ["hal", "ida", "jon", "kim"]
-
-
-async def _until_applied(scoring: InProcessScoring, table_id: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while table_id not in scoring.service.state.tables:
-        assert time.monotonic() < deadline, f"{table_id} not applied in {timeout_s:.0f}s"
-        await asyncio.sleep(0.05)
 
 
 async def test_scoring_applies_a_result_whose_delivery_was_lost_before_a_later_batch_acks(
     scoring: InProcessScoring, publisher: EventPublisher
 ) -> None:
-    await publisher.table_created("lost-before", PLAYERS)
-    await _until_applied(scoring, "lost-before")
-    consumer = scoring.consumer
-    assert consumer is not None and consumer.pull is not None
+    consumer = await consuming(scoring, publisher, "lost-before")
+    assert consumer.pull is not None
     hold = asyncio.Event()
     consumer.pull.gate = hold  # cleared: scoring's loop waits before its next fetch
     await asyncio.sleep(1.5)  # the fetch in flight (1 s) ends empty
@@ -43,10 +31,10 @@ async def test_scoring_applies_a_result_whose_delivery_was_lost_before_a_later_b
     await ghost.unsubscribe()  # delivered, never acked: lost on the wire
     await publisher.table_created("lost-after", PLAYERS)
     hold.set()
-    await _until_applied(scoring, "lost-after")
-    await _until_applied(scoring, "lost-in-transit", timeout_s=10.0)  # well before the 30 s ack wait
+    await until_applied(scoring, "lost-after")
+    await until_applied(scoring, "lost-in-transit", timeout_s=10.0)  # well before the 30 s ack wait
     assert consumer.pull.rewound == 1
     applied = scoring.service.events_applied
     await publisher.table_created("lost-later", PLAYERS)
-    await _until_applied(scoring, "lost-later")
+    await until_applied(scoring, "lost-later")
     assert scoring.service.events_applied == applied + 1  # each result applied once
