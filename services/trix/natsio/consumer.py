@@ -38,6 +38,10 @@ STOP_WAIT_S = 3.0
 """How long a stopping consumer may take to finish the batch in hand."""
 FETCH_ERROR_PAUSE_S = 0.5
 """After a failed fetch (NATS restarting): the next one waits this long."""
+REWIND_MIN_INTERVAL_S = 5.0
+"""Two rewinds of a consumer at least this far apart: a durable that another process fetches
+from too (its deliveries are gaps here) is not deleted under it in a loop (ADR 0004: one
+scoring process consumes at a time)."""
 RETRY_FIRST_S = 0.1
 RETRY_MAX_S = 2.0
 """A message that failed to apply is applied again after 0.1 s, doubling up to 2 s."""
@@ -83,6 +87,7 @@ class PullConsumer:
         none fetched yet; None: not known, e.g. a durable bound to as it was)."""
         self.rewound = 0
         """Times a delivery was found lost in transit and the consumer rewound past it."""
+        self._rewound_at = -REWIND_MIN_INTERVAL_S
 
     async def start(self, js: JetStreamContext, subject: str, *, stream: str, config: ConsumerConfig) -> None:
         """Create (or bind to) the consumer `config` names and start consuming it."""
@@ -107,10 +112,8 @@ class PullConsumer:
             pass
         except Exception:  # noqa: BLE001 - NATS restarting: asked again after the next failed fetch
             return sub
-        if config.deliver_policy == DeliverPolicy.BY_START_SEQUENCE and self._last_applied:
-            config = dataclasses.replace(config, opt_start_seq=max(config.opt_start_seq or 1, self._last_applied + 1))
         try:
-            new = await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
+            new = await js.pull_subscribe(subject, durable=durable, stream=stream, config=self._resuming(config))
         except Exception as exc:  # noqa: BLE001 - tried again after the next failed fetch
             log.warning("consumer gone, not created again yet", consumer=self.name, error=repr(exc))
             return sub
@@ -120,6 +123,12 @@ class PullConsumer:
         self.recreated += 1
         log.warning("consumer was deleted: created again", consumer=self.name, resume_after=self._last_applied)
         return new
+
+    def _resuming(self, config: ConsumerConfig) -> ConsumerConfig:
+        """`config`, a `BY_START_SEQUENCE` one starting after the last message applied."""
+        if config.deliver_policy == DeliverPolicy.BY_START_SEQUENCE and self._last_applied:
+            return dataclasses.replace(config, opt_start_seq=max(config.opt_start_seq or 1, self._last_applied + 1))
+        return config
 
     async def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
         """Finish (and ack) the batch in hand, stop fetching and unsubscribe, before the
@@ -200,12 +209,15 @@ class PullConsumer:
         log.warning(
             "a delivery was lost in transit: consumer rewound", consumer=self.name, resume_after=self._last_applied
         )
-        if self._last_applied:
-            config = dataclasses.replace(config, opt_start_seq=max(config.opt_start_seq or 1, self._last_applied + 1))
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(max(0.0, self._rewound_at + REWIND_MIN_INTERVAL_S - loop.time()))
+        self._rewound_at = loop.time()
+        if self.stopping:
+            return sub
         try:
             with contextlib.suppress(NotFoundError):
                 await js.delete_consumer(stream, durable)
-            new = await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
+            new = await js.pull_subscribe(subject, durable=durable, stream=stream, config=self._resuming(config))
         except Exception as exc:  # noqa: BLE001 - NATS restarting: the gap is seen again next fetch
             log.warning("consumer not rewound yet", consumer=self.name, error=repr(exc))
             await asyncio.sleep(FETCH_ERROR_PAUSE_S)
