@@ -174,7 +174,10 @@ SCORING = ServiceDeclaration(
     keys=(PLAYER_KEY_ENV,),  # it signs nothing: matchmaking's public key verifies its stake calls
     streams=(names.SCORING_JOURNAL_STREAM, names.SCORING_ARCHIVED_STREAM),
     callers=("gateway", "matchmaking"),
-    scaling=Scaling(autoscale_on="lag"),
+    # One consumer at a time (docs/adr/0004): its durable acks cumulatively and a gap in the
+    # consumer sequence rewinds it (trix.natsio.consumer), so a second replica on the same
+    # durable would ack the other's unapplied deliveries and rewind it every few seconds.
+    scaling=Scaling(autoscale_on="lag", max_replicas=1),
 )
 
 MATCHMAKING = ServiceDeclaration(
