@@ -35,7 +35,7 @@ from trix.loadtest.arguments import (
     scenario_of,
     worker_targets,
 )
-from trix.loadtest.bots import ERROR_SAMPLES, WorkerConfig, new_run_id, worker_main
+from trix.loadtest.bots import new_run_id, worker_main
 from trix.loadtest.echo import echo_baseline
 from trix.loadtest.floor import (
     CONNECTIONS_SEAT,
@@ -47,6 +47,7 @@ from trix.loadtest.report import Second, combined_floor, percentile, window_cpu,
 from trix.loadtest.sampling import DRAIN_S, Sampler, host_cpu_ticks, last_ticks, steal_share
 from trix.loadtest.scenarios import Scenario
 from trix.loadtest.verification import verify_games
+from trix.loadtest.worker import ERROR_SAMPLES, WorkerConfig
 
 __all__ = ["add_loadtest_arguments", "run_loadtest"]
 """The command's two entry points (`trix.cli`); the arguments live in `trix.loadtest.arguments`."""

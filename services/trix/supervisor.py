@@ -29,17 +29,15 @@ from types import FrameType
 
 import trix
 from trix import tls as tlsfiles
-from trix.declarations import EDGE, SERVICES, ServiceDeclaration, fronted_by_edge, signers, signing_env
+from trix.child_secrets import INHERITED_NOT, secrets_of
+from trix.declarations import SERVICES, ServiceDeclaration, fronted_by_edge, signers
 from trix.gateway.config import EDGE_SECRET_ENV
 from trix.natsio import permissions, serverconf
 from trix.processes import Child, free_port, nats_server_binary, port_taken, stop_children
 from trix.runtime.identity import (
     GATEWAY_KEY_ENV,
-    GATEWAY_PREVIOUS_KEY_ENV,
     PLAYER_KEY_ENV,
-    SERVICE_KEY_ENV,
 )
-from trix.scoring.config import SCORING_ADMIN_ENV
 from trix.startstop import StartStop
 from trix.state_folder import (
     NATS_USERS_FILE,
@@ -225,17 +223,7 @@ class Supervisor(StartStop):
     def base_env(self) -> dict[str, str]:
         """What every service and the provisioner inherit (no secret: each is given its own)."""
         package_root = str(Path(trix.__file__).resolve().parent.parent)
-        # Given to each child as it needs.
-        private = (
-            "TRIX_NATS_URL",
-            PLAYER_KEY_ENV,
-            SERVICE_KEY_ENV,
-            GATEWAY_KEY_ENV,
-            GATEWAY_PREVIOUS_KEY_ENV,
-            EDGE_SECRET_ENV,
-            SCORING_ADMIN_ENV,
-        )
-        base_env = {k: v for k, v in os.environ.items() if k not in private}
+        base_env = {k: v for k, v in os.environ.items() if k not in INHERITED_NOT}
         base_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, base_env.get("PYTHONPATH", "")]))
         base_env["PYTHONUNBUFFERED"] = "1"
         base_env["TRIX_NATS_STREAM_REPLICAS"] = str(self.nats_cluster)  # R3 on a 3-node cluster
@@ -290,14 +278,16 @@ class Supervisor(StartStop):
                     TRIX_LOG_LEVEL=self.log_level,
                     TRIX_DATA_DIR=str(self.state_dir / "data" / service),  # files a service keeps (its own)
                 )
-                child.env.update({var: keys[var] for var in declared.keys if var != SERVICE_KEY_ENV})
-                child.env.update(signing_env(service, self.signing_keys, self.declarations))
-                if service == "scoring" and os.environ.get(SCORING_ADMIN_ENV):
-                    child.env[SCORING_ADMIN_ENV] = os.environ[SCORING_ADMIN_ENV]  # scoring's only, as in deploy/k8s
-                if EDGE in declared.callers:  # the edge's secret, for the service behind it
-                    child.env[EDGE_SECRET_ENV] = self.edge_secret
-                if GATEWAY_KEY_ENV in declared.keys and os.environ.get(GATEWAY_PREVIOUS_KEY_ENV):
-                    child.env[GATEWAY_PREVIOUS_KEY_ENV] = os.environ[GATEWAY_PREVIOUS_KEY_ENV]
+                child.env.update(
+                    secrets_of(
+                        declared,
+                        keys=keys,
+                        signing_keys=self.signing_keys,
+                        declarations=self.declarations,
+                        edge_secret=self.edge_secret,
+                        environ=os.environ,
+                    )
+                )
                 children.append(child)
         for child in children:  # where each caller reaches the services it calls (their first replica)
             for callee in self.declarations:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from trix.loadtest.arguments import add_loadtest_arguments
-from trix.loadtest.bots import Stats, WorkerConfig
+from trix.loadtest.worker import Stats, WorkerConfig
 
 
 def _parse(*argv: str) -> argparse.Namespace:

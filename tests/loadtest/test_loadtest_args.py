@@ -15,11 +15,11 @@ import pytest
 
 from trix.gateway.config import GRPC_CORE_EXPERIMENTS, GRPC_EXPERIMENTS_ENV
 from trix.loadtest.arguments import add_loadtest_arguments, scenario_of, worker_targets
-from trix.loadtest.bots import WorkerConfig
 from trix.loadtest.floor import spawned_on_core_poller
 from trix.loadtest.runner import start_worker
 from trix.loadtest.sampling import last_ticks
 from trix.loadtest.scenarios import SCENARIOS
+from trix.loadtest.worker import WorkerConfig
 from trix.processes import free_port
 
 

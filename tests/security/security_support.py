@@ -102,6 +102,13 @@ def bare_nats(workdir: Path) -> Backend:
     return Backend("nats-server", {u: server.url(u) for u in server.passwords}, server.stop)
 
 
+ACCOUNTS_BURST = 20
+"""TRIX_GATEWAY_NEW_ACCOUNTS_BURST of the suite's `trix up` (the default): new guest accounts
+one address may create at once."""
+ACCOUNTS_PER_HOUR = 1800
+"""TRIX_GATEWAY_NEW_ACCOUNTS_PER_HOUR of the suite's `trix up` (60 by default): its refill."""
+
+
 def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
     """`trix up` (its NATS, provisioner and real services, two gateway replicas and the Envoy
     edge in front of the first), until its `ready` line."""
@@ -116,6 +123,10 @@ def trix_up(workdir: Path, ready_timeout_s: float = 240.0) -> Backend:
     # spend. The service tokens' keys are the state folder's (`Backend.signing_keys`).
     given_keys = {SCORING_ADMIN_ENV: secrets.token_hex(16)}
     env.update(given_keys)
+    # The new-account budget refills every 2 s here (one an hour per address by default, whose
+    # burst of 20 the whole suite's guests from 127.0.0.1 would outgrow); its burst is kept.
+    env["TRIX_GATEWAY_NEW_ACCOUNTS_BURST"] = str(ACCOUNTS_BURST)
+    env["TRIX_GATEWAY_NEW_ACCOUNTS_PER_HOUR"] = str(ACCOUNTS_PER_HOUR)
     state = workdir / "state"
     argv = [sys.executable, "-m", "trix.cli", "up", "--state-dir", str(state), "--fresh", "--grace", "5"]
     argv += ["--edge", "--replicas", "gateway=2"]

@@ -19,7 +19,7 @@ import secrets
 import time
 from typing import Any
 
-from security_support import REFUSED, Backend, report
+from security_support import ACCOUNTS_BURST, ACCOUNTS_PER_HOUR, REFUSED, Backend, report
 
 PREFIX = "/trix.v1.GatewayService/"
 TIMEOUT_S = 30.0
@@ -27,9 +27,7 @@ SIGNIN_BURST = 30
 """TRIX_GATEWAY_SIGNIN_BURST (trix up's default): sign-ins one address may make at once."""
 SIGNIN_REFILL_PER_S = 30 / 60
 """TRIX_GATEWAY_SIGNINS_PER_MIN / 60."""
-ACCOUNTS_BURST = 20
-"""TRIX_GATEWAY_NEW_ACCOUNTS_BURST: new guest accounts one address may create at once."""
-ACCOUNTS_REFILL_PER_S = 60 / 3600
+ACCOUNTS_REFILL_PER_S = ACCOUNTS_PER_HOUR / 3600
 """TRIX_GATEWAY_NEW_ACCOUNTS_PER_HOUR / 3600."""
 TOO_MANY = 429
 """RESOURCE_EXHAUSTED as HTTP (the transcoder's convert_grpc_status)."""
