@@ -203,7 +203,9 @@ GATEWAY = ServiceDeclaration(
     description="The players' one API: accounts, sessions, each seat's own event stream, presence.",
     grants=Grants(
         publish=(subjects.all_table_commands(), subjects.all_presence()),
-        subscribe=(subjects.all_table_feeds(),),  # every table's events, each seat's own copies too
+        # Every table's events, each seat's own copies too; the social service's events for
+        # its sessions (chat lines, friends' notices; docs/adr/0027), never the chat streams.
+        subscribe=(subjects.all_table_feeds(), subjects.all_social_events()),
         read=(kv_stream(names.GATEWAY_ACCOUNTS_BUCKET),),
         write_buckets=(names.GATEWAY_ACCOUNTS_BUCKET,),
     ),
@@ -234,7 +236,52 @@ COMPETITIONS = ServiceDeclaration(
     scaling=Scaling(replicas=1, autoscale_on="cpu", max_replicas=1),
 )
 
-SERVICES: tuple[ServiceDeclaration, ...] = (TABLE, TIMERS, SCORING, MATCHMAKING, COMPETITIONS, GATEWAY)
+_SOCIAL_STREAMS = (
+    names.SOCIAL_TABLE_CHAT_STREAM,
+    names.SOCIAL_DIRECT_STREAM,
+    names.SOCIAL_COMPETITION_CHAT_STREAM,
+    names.SOCIAL_REPORTS_STREAM,
+)
+_SOCIAL_BUCKETS = (names.SOCIAL_FRIENDS_BUCKET, names.SOCIAL_PRESENCE_BUCKET)
+
+SOCIAL = ServiceDeclaration(
+    name="social",
+    description="Chat, friends, presence for friends, invitations and moderation (docs/adr/0027).",
+    grants=Grants(
+        # Its chat streams and reports; each line again as a core event for the gateways.
+        publish=(
+            subjects.all_table_chats(),
+            subjects.all_direct_chats(),
+            subjects.all_competition_chats(),
+            subjects.social_reports(),
+            subjects.all_social_events(),
+        ),
+        # Table facts (seats, bots, a deal in progress, partner_chat) from the public copies
+        # only, what a spectator sees (docs/rules.md §14): never a feed, never a hand.
+        subscribe=(subjects.all_public_events(),),
+        # History and reports by message get; a table's TableCreated and a competition's
+        # members and chat switch by last-message get or a read of its subject.
+        read=(
+            *_SOCIAL_STREAMS,
+            *map(kv_stream, _SOCIAL_BUCKETS),
+            names.TABLE_RESULTS_STREAM,
+            names.COMPETITIONS_STREAM,
+        ),
+        write_buckets=_SOCIAL_BUCKETS,
+        ephemeral=tuple(map(kv_stream, _SOCIAL_BUCKETS)),  # loaded at start (keys, watch)
+        durable=((names.PRESENCE_STREAM, names.SOCIAL_PRESENCE_CONSUMER),),
+    ),
+    keys=(PLAYER_KEY_ENV,),  # it signs nothing: players' tokens passed on by the gateway
+    streams=_SOCIAL_STREAMS,
+    buckets=_SOCIAL_BUCKETS,
+    callers=("gateway",),
+    token_callers=(ADMIN,),  # ListReports: the operators' tools
+    # One replica: its flood limits and timeouts are in memory, and it alone writes the
+    # friendships (no compare-and-set race); sharing them is the step before more (ADR 0027).
+    scaling=Scaling(replicas=1, autoscale_on="cpu", max_replicas=1),
+)
+
+SERVICES: tuple[ServiceDeclaration, ...] = (TABLE, TIMERS, SCORING, MATCHMAKING, COMPETITIONS, SOCIAL, GATEWAY)
 """Every service, in start order: the table first, the gateway (which calls the others) last."""
 
 

@@ -30,6 +30,14 @@ SCORING_ARCHIVED_STREAM = "SCORING_ARCHIVED"
 COMPETITIONS_STREAM = "COMPETITIONS"
 """Every competition's events, one subject per competition (docs/adr/0026): the competitions
 service's truth, appended by the competition's one owner with the expected last subject sequence."""
+SOCIAL_TABLE_CHAT_STREAM = "SOCIAL_TABLE_CHAT"
+"""Each table's two chat channels (players', spectators'), the last 100 lines of each (docs/adr/0027)."""
+SOCIAL_DIRECT_STREAM = "SOCIAL_DIRECT"
+"""Direct messages, one subject per pair of friends, the last 100 lines of each."""
+SOCIAL_COMPETITION_CHAT_STREAM = "SOCIAL_COMPETITION_CHAT"
+"""Each competition's chat, the last 100 lines of each."""
+SOCIAL_REPORTS_STREAM = "SOCIAL_REPORTS"
+"""Reported chat lines with their context, for the operators (ListReports)."""
 
 # -- KV buckets -------------------------------------------------------------------------
 
@@ -55,6 +63,10 @@ MATCH_LEASES_BUCKET = "match_leases"
 """Matchmaking replicas' heartbeats and queue-partition leases."""
 GATEWAY_ACCOUNTS_BUCKET = "gateway_accounts"
 """Guest accounts of the gateway."""
+SOCIAL_FRIENDS_BUCKET = "social_friends"
+"""Friendships (`pair.<a>.<b>`, one key per pair of players) and mutes (`mute.<muter>.<muted>`)."""
+SOCIAL_PRESENCE_BUCKET = "social_presence"
+"""Player -> his connected sessions, from the gateway's PRESENCE stream (friends see the status)."""
 
 # -- durable consumers (each on one stream) ----------------------------------------------
 
@@ -66,6 +78,8 @@ TIMERS_PRESENCE_CONSUMER = "timers-presence"
 """The timers replicas' shared consumer of PRESENCE."""
 SCORING_CONSUMER = "scoring"
 """The scoring replicas' shared consumer of TABLE_RESULTS (TRIX_SCORING_CONSUMER may only repeat it)."""
+SOCIAL_PRESENCE_CONSUMER = "social-presence"
+"""The social service's consumer of PRESENCE (its friends' online status)."""
 
 
 def kv_stream(bucket: str) -> str:

@@ -27,6 +27,9 @@ takeover, 2.1-2.3 s with 2 s, 1.5 s with this. The owner's validity (`trix.table
 is shorter with it and renewals come every quarter TTL, so an owner's loop may still lag
 0.825 s (0.93 s before) before its leases lapse."""
 
+CHAT_LINES_KEPT = 100
+"""Lines of one chat channel kept (issue 44: the last 100 of a table or direct conversation)."""
+
 
 @dataclass(frozen=True)
 class StreamSpec:
@@ -129,6 +132,35 @@ STREAMS: tuple[StreamSpec, ...] = (
         "Every competition's events, one subject per competition, kept forever: the competitions "
         "service rebuilds each competition from them (issue 43, docs/adr/0026).",
     ),
+    # Chat (docs/adr/0027): the last CHAT_LINES_KEPT lines of each channel, dropped with age.
+    StreamSpec(
+        names.SOCIAL_TABLE_CHAT_STREAM,
+        (subjects.all_table_chats(),),
+        "Each table's players' and spectators' chat, the last 100 lines of each, kept 2 days: with "
+        "the table's record through a competition's review period, then dropped (docs/adr/0027).",
+        max_age_s=2 * DAY_S,
+        max_msgs_per_subject=CHAT_LINES_KEPT,
+    ),
+    StreamSpec(
+        names.SOCIAL_DIRECT_STREAM,
+        (subjects.all_direct_chats(),),
+        "Direct messages between friends, the last 100 lines of each pair, kept 30 days.",
+        max_age_s=30 * DAY_S,
+        max_msgs_per_subject=CHAT_LINES_KEPT,
+    ),
+    StreamSpec(
+        names.SOCIAL_COMPETITION_CHAT_STREAM,
+        (subjects.all_competition_chats(),),
+        "Each competition's chat, the last 100 lines, kept 7 days (past its review period).",
+        max_age_s=7 * DAY_S,
+        max_msgs_per_subject=CHAT_LINES_KEPT,
+    ),
+    StreamSpec(
+        names.SOCIAL_REPORTS_STREAM,
+        (subjects.social_reports(),),
+        "Reported chat lines with their context, for the operators (ListReports), kept 90 days.",
+        max_age_s=90 * DAY_S,
+    ),
 )
 
 KV_BUCKETS: tuple[KvSpec, ...] = (
@@ -165,6 +197,14 @@ KV_BUCKETS: tuple[KvSpec, ...] = (
     ),
     KvSpec(
         names.GATEWAY_ACCOUNTS_BUCKET, "Guest accounts of the gateway: SHA-256 of a device secret -> player (issue 9)."
+    ),
+    KvSpec(
+        names.SOCIAL_FRIENDS_BUCKET,
+        "Friendships, one key per pair of players (pair.<a>.<b>), and mutes (mute.<muter>.<muted>) (issue 44).",
+    ),
+    KvSpec(
+        names.SOCIAL_PRESENCE_BUCKET,
+        "Player -> connected sessions and table, from PRESENCE and the public table events (issue 44).",
     ),
 )
 

@@ -157,6 +157,58 @@ def all_competition_events() -> str:
     return f"{ROOT}.competitions.evt.*"
 
 
+# -- social (docs/adr/0027): stored chat, and its core NATS events for the gateways ----------
+
+
+def table_chat(table_id: str, spectators: bool) -> str:
+    """A table's players' or spectators' chat channel (SOCIAL_TABLE_CHAT)."""
+    return f"{ROOT}.social.chat.table.{token(table_id, 'table id')}.{'spectators' if spectators else 'players'}"
+
+
+def all_table_chats() -> str:
+    return f"{ROOT}.social.chat.table.>"
+
+
+def direct_chat(one: str, other: str) -> str:
+    """Two friends' conversation (SOCIAL_DIRECT), one subject per pair (ids sorted)."""
+    a, b = sorted((token(one, "player id"), token(other, "player id")))
+    return f"{ROOT}.social.chat.direct.{a}.{b}"
+
+
+def all_direct_chats() -> str:
+    return f"{ROOT}.social.chat.direct.>"
+
+
+def competition_chat(competition_id: str) -> str:
+    """A competition's chat (SOCIAL_COMPETITION_CHAT)."""
+    return f"{ROOT}.social.chat.competition.{token(competition_id, 'competition id')}"
+
+
+def all_competition_chats() -> str:
+    return f"{ROOT}.social.chat.competition.*"
+
+
+def social_reports() -> str:
+    """Reported lines (SOCIAL_REPORTS)."""
+    return f"{ROOT}.social.reports"
+
+
+def social_channel_events(table_or_competition: str, channel: str) -> str:
+    """Core NATS: a table channel's (`players`, `spectators`) or a competition's (`competition`)
+    lines as `SocialEvent`s, for the gateways' sessions that read it."""
+    return f"{ROOT}.social.evt.{channel}.{token(table_or_competition, 'channel id')}"
+
+
+def social_player_events(player_id: str) -> str:
+    """Core NATS: one player's own social events (direct messages, friend notices, presence
+    of friends, invitations, his timeout), for the gateway holding his sessions."""
+    return f"{ROOT}.social.evt.player.{token(player_id, 'player id')}"
+
+
+def all_social_events() -> str:
+    return f"{ROOT}.social.evt.>"
+
+
 # -- scoring ------------------------------------------------------------------------
 
 

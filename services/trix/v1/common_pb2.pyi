@@ -193,6 +193,32 @@ DECISION_CARD: Decision.ValueType  # 3
 """Playing a card (default 12 s; timeout = a legal card is played)."""
 Global___Decision: _TypeAlias = Decision  # noqa: Y015
 
+class _PartnerChat:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PartnerChatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PartnerChat.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PARTNER_CHAT_UNSPECIFIED: _PartnerChat.ValueType  # 0
+    """Not set: PHRASES_DURING_DEALS."""
+    PARTNER_CHAT_PHRASES_DURING_DEALS: _PartnerChat.ValueType  # 1
+    """Quick phrases only while a deal is played, free text between deals (the default)."""
+    PARTNER_CHAT_FREE_TEXT: _PartnerChat.ValueType  # 2
+    """Free text at any time (a table of friends who trust each other)."""
+
+class PartnerChat(_PartnerChat, metaclass=_PartnerChatEnumTypeWrapper):
+    """docs/rules.md §15 `partner_chat`: what the players' chat takes during a deal of a
+    partnership game.
+    """
+
+PARTNER_CHAT_UNSPECIFIED: PartnerChat.ValueType  # 0
+"""Not set: PHRASES_DURING_DEALS."""
+PARTNER_CHAT_PHRASES_DURING_DEALS: PartnerChat.ValueType  # 1
+"""Quick phrases only while a deal is played, free text between deals (the default)."""
+PARTNER_CHAT_FREE_TEXT: PartnerChat.ValueType  # 2
+"""Free text at any time (a table of friends who trust each other)."""
+Global___PartnerChat: _TypeAlias = PartnerChat  # noqa: Y015
+
 @_typing.final
 class Card(_message.Message):
     """A playing card (docs/rules.md §1)."""
@@ -282,6 +308,7 @@ class TableOptions(_message.Message):
     CONTRACT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     DOUBLE_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     CARD_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    PARTNER_CHAT_FIELD_NUMBER: _builtins.int
     doubling: _builtins.bool
     """docs/rules.md §7 `doubling`; unset = true (seeds 000, 001, 002)."""
     doubling_reveal: Global___DoublingReveal.ValueType
@@ -312,6 +339,10 @@ class TableOptions(_message.Message):
     """docs/rules.md §9 doubling timer in milliseconds; when set it overrides double_timeout_s."""
     card_timeout_ms: _builtins.int
     """docs/rules.md §9 card timer in milliseconds; when set it overrides card_timeout_s."""
+    partner_chat: Global___PartnerChat.ValueType
+    """docs/rules.md §15 table talk between partners; unspecified = PHRASES_DURING_DEALS.
+    Partnership only.
+    """
     def __init__(
         self,
         *,
@@ -329,10 +360,11 @@ class TableOptions(_message.Message):
         contract_timeout_ms: _builtins.int | None = ...,
         double_timeout_ms: _builtins.int | None = ...,
         card_timeout_ms: _builtins.int | None = ...,
+        partner_chat: Global___PartnerChat.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_card_timeout_ms", b"_card_timeout_ms", "_card_timeout_s", b"_card_timeout_s", "_contract_timeout_ms", b"_contract_timeout_ms", "_contract_timeout_s", b"_contract_timeout_s", "_double_timeout_ms", b"_double_timeout_ms", "_double_timeout_s", b"_double_timeout_s", "_doubling", b"_doubling", "_leave_grace_s", b"_leave_grace_s", "_max_timeouts_in_a_row", b"_max_timeouts_in_a_row", "_partnership_trix_early_end", b"_partnership_trix_early_end", "_rake_percent", b"_rake_percent", "card_timeout_ms", b"card_timeout_ms", "card_timeout_s", b"card_timeout_s", "contract_timeout_ms", b"contract_timeout_ms", "contract_timeout_s", b"contract_timeout_s", "double_timeout_ms", b"double_timeout_ms", "double_timeout_s", b"double_timeout_s", "doubling", b"doubling", "leave_grace_s", b"leave_grace_s", "max_timeouts_in_a_row", b"max_timeouts_in_a_row", "partnership_trix_early_end", b"partnership_trix_early_end", "rake_percent", b"rake_percent"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_timeout_ms", b"_card_timeout_ms", "_card_timeout_s", b"_card_timeout_s", "_contract_timeout_ms", b"_contract_timeout_ms", "_contract_timeout_s", b"_contract_timeout_s", "_double_timeout_ms", b"_double_timeout_ms", "_double_timeout_s", b"_double_timeout_s", "_doubling", b"_doubling", "_leave_grace_s", b"_leave_grace_s", "_max_timeouts_in_a_row", b"_max_timeouts_in_a_row", "_partnership_trix_early_end", b"_partnership_trix_early_end", "_rake_percent", b"_rake_percent", "card_timeout_ms", b"card_timeout_ms", "card_timeout_s", b"card_timeout_s", "contract_timeout_ms", b"contract_timeout_ms", "contract_timeout_s", b"contract_timeout_s", "double_timeout_ms", b"double_timeout_ms", "double_timeout_s", b"double_timeout_s", "doubling", b"doubling", "doubling_reveal", b"doubling_reveal", "doubling_self_take", b"doubling_self_take", "leave_grace_s", b"leave_grace_s", "max_timeouts_in_a_row", b"max_timeouts_in_a_row", "partnership_trix_early_end", b"partnership_trix_early_end", "rake_percent", b"rake_percent", "team_tiebreak", b"team_tiebreak"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_timeout_ms", b"_card_timeout_ms", "_card_timeout_s", b"_card_timeout_s", "_contract_timeout_ms", b"_contract_timeout_ms", "_contract_timeout_s", b"_contract_timeout_s", "_double_timeout_ms", b"_double_timeout_ms", "_double_timeout_s", b"_double_timeout_s", "_doubling", b"_doubling", "_leave_grace_s", b"_leave_grace_s", "_max_timeouts_in_a_row", b"_max_timeouts_in_a_row", "_partnership_trix_early_end", b"_partnership_trix_early_end", "_rake_percent", b"_rake_percent", "card_timeout_ms", b"card_timeout_ms", "card_timeout_s", b"card_timeout_s", "contract_timeout_ms", b"contract_timeout_ms", "contract_timeout_s", b"contract_timeout_s", "double_timeout_ms", b"double_timeout_ms", "double_timeout_s", b"double_timeout_s", "doubling", b"doubling", "doubling_reveal", b"doubling_reveal", "doubling_self_take", b"doubling_self_take", "leave_grace_s", b"leave_grace_s", "max_timeouts_in_a_row", b"max_timeouts_in_a_row", "partner_chat", b"partner_chat", "partnership_trix_early_end", b"partnership_trix_early_end", "rake_percent", b"rake_percent", "team_tiebreak", b"team_tiebreak"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__card_timeout_ms: _TypeAlias = _typing.Literal["card_timeout_ms"]  # noqa: Y015
     _WhichOneofArgType__card_timeout_ms: _TypeAlias = _typing.Literal["_card_timeout_ms", b"_card_timeout_ms"]  # noqa: Y015

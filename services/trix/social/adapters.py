@@ -1,0 +1,240 @@
+"""The social service's NATS adapters (`trix.social.ports`).
+
+- `StreamChatLog`: a channel's lines on its stream (SOCIAL_TABLE_CHAT, SOCIAL_DIRECT,
+  SOCIAL_COMPETITION_CHAT), one subject per channel, the stream keeping the last 100 of each;
+  read back by message get of the channel's subject;
+- `StreamReports`: SOCIAL_REPORTS, read in stream order;
+- `KvRelations`, `KvPresence`: the social_friends and social_presence buckets;
+- `CoreOutbox`: a `SocialEvent` as a core NATS message on the social service's own subjects
+  (`trix.social.evt.…`), the readers not to be shown it in HIDDEN_FROM_HEADER (the gateway
+  drops it for them and never forwards the header);
+- `ResultsTableFacts`: a table's TableCreated (the first message of its TABLE_RESULTS subject)
+  and whether its last one is GameEnded;
+- `StreamCompetitions`: a competition's organiser, entrants and chat switch from its events.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Collection
+
+import nats.js.errors
+from nats.js.api import RawStreamMsg
+from nats.js.kv import KeyValue
+
+from trix.natsio import names, subjects
+from trix.natsio.connection import NatsConnection
+from trix.natsio.publish import publish_once
+from trix.social.friends import Pair
+from trix.social.ports import Competition, StoredChannel
+from trix.v1 import competitions_pb2, events_pb2, social_pb2
+
+HIDDEN_FROM_HEADER = "Trix-Hidden-From"
+"""Comma-separated players a channel's event must not be shown to (blocks, mutes)."""
+PAIR_PREFIX = "pair."
+MUTE_PREFIX = "mute."
+
+
+async def _subject_messages(conn: NatsConnection, stream: str, subject: str) -> AsyncIterator[RawStreamMsg]:
+    """Every stored message of `subject` in `stream`, oldest first."""
+    seq = 1
+    while True:
+        try:
+            msg = await conn.jetstream.get_msg(stream, seq=seq, subject=subject, next=True)
+        except nats.js.errors.NotFoundError:
+            return
+        yield msg
+        seq = int(msg.seq or 0) + 1
+
+
+class StreamChatLog:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def append(self, channel: StoredChannel, line: social_pb2.ChatLine, msg_id: str) -> int:
+        ack = await publish_once(self.nats.jetstream, channel.subject, line.SerializeToString(), msg_id=msg_id)
+        return int(ack.seq)
+
+    async def lines(self, channel: StoredChannel) -> list[social_pb2.ChatLine]:
+        out = []
+        async for msg in _subject_messages(self.nats, channel.stream, channel.subject):
+            line = social_pb2.ChatLine.FromString(msg.data or b"")
+            line.line_id = int(msg.seq or 0)
+            out.append(line)
+        return out
+
+
+class StreamReports:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def add(self, report: social_pb2.ChatReport) -> None:
+        await publish_once(
+            self.nats.jetstream, subjects.social_reports(), report.SerializeToString(), msg_id=report.report_id
+        )
+
+    async def page(self, after: int, limit: int) -> tuple[list[tuple[int, social_pb2.ChatReport]], bool]:
+        out: list[tuple[int, social_pb2.ChatReport]] = []
+        seq = after + 1
+        while True:
+            try:
+                msg = await self.nats.jetstream.get_msg(
+                    names.SOCIAL_REPORTS_STREAM, seq=seq, subject=subjects.social_reports(), next=True
+                )
+            except nats.js.errors.NotFoundError:
+                return out, False
+            if len(out) == limit:
+                return out, True
+            seq = int(msg.seq or 0)
+            out.append((seq, social_pb2.ChatReport.FromString(msg.data or b"")))
+            seq += 1
+
+
+async def _keys(kv: KeyValue) -> list[str]:
+    try:
+        return list(await kv.keys())
+    except nats.js.errors.NoKeysError:
+        return []
+
+
+class KvRelations:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+        self._kv: KeyValue | None = None
+
+    async def kv(self) -> KeyValue:
+        if self._kv is None:
+            self._kv = await self.nats.jetstream.key_value(names.SOCIAL_FRIENDS_BUCKET)
+        return self._kv
+
+    async def load(self) -> tuple[dict[tuple[str, str], tuple[Pair, int]], set[tuple[str, str]]]:
+        kv = await self.kv()
+        pairs: dict[tuple[str, str], tuple[Pair, int]] = {}
+        mutes: set[tuple[str, str]] = set()
+        for key in await _keys(kv):
+            try:
+                entry = await kv.get(key)
+            except nats.js.errors.KeyNotFoundError:
+                continue
+            if key.startswith(PAIR_PREFIX):
+                doc = json.loads(entry.value or b"{}")
+                pair = Pair(
+                    doc["a"],
+                    doc["b"],
+                    doc.get("requested_by", ""),
+                    doc.get("friends", False),
+                    frozenset(doc["blocked_by"]),
+                )
+                pairs[(pair.a, pair.b)] = (pair, int(entry.revision or 0))
+            elif key.startswith(MUTE_PREFIX):
+                muter, muted = key[len(MUTE_PREFIX) :].split(".", 1)
+                mutes.add((muter, muted))
+        return pairs, mutes
+
+    async def put_pair(self, pair: Pair, revision: int) -> int:
+        kv = await self.kv()
+        doc = {
+            "a": pair.a,
+            "b": pair.b,
+            "requested_by": pair.requested_by,
+            "friends": pair.friends,
+            "blocked_by": sorted(pair.blocked_by),
+        }
+        value = json.dumps(doc, sort_keys=True).encode()
+        key = f"{PAIR_PREFIX}{pair.a}.{pair.b}"
+        if revision == 0:
+            return int(await kv.create(key, value))
+        return int(await kv.update(key, value, last=revision))
+
+    async def set_mute(self, muter: str, muted: str, on: bool) -> None:
+        kv = await self.kv()
+        key = f"{MUTE_PREFIX}{muter}.{muted}"
+        if on:
+            await kv.put(key, b"1")
+        else:
+            await kv.delete(key)
+
+
+class KvPresence:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+        self._kv: KeyValue | None = None
+
+    async def kv(self) -> KeyValue:
+        if self._kv is None:
+            self._kv = await self.nats.jetstream.key_value(names.SOCIAL_PRESENCE_BUCKET)
+        return self._kv
+
+    async def load(self) -> dict[str, tuple[frozenset[str], str]]:
+        kv = await self.kv()
+        out: dict[str, tuple[frozenset[str], str]] = {}
+        for key in await _keys(kv):
+            try:
+                doc = json.loads((await kv.get(key)).value or b"{}")
+            except nats.js.errors.KeyNotFoundError:
+                continue
+            out[key] = (frozenset(doc.get("sessions", ())), str(doc.get("table", "")))
+        return out
+
+    async def put(self, player: str, sessions: Collection[str], table: str) -> None:
+        kv = await self.kv()
+        if sessions:
+            await kv.put(player, json.dumps({"sessions": sorted(sessions), "table": table}).encode())
+        else:
+            await kv.delete(player)
+
+
+class CoreOutbox:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def to_channel(
+        self, channel: str, channel_id: str, event: social_pb2.SocialEvent, hidden_from: Collection[str]
+    ) -> None:
+        headers = {HIDDEN_FROM_HEADER: ",".join(sorted(hidden_from))} if hidden_from else None
+        await self.nats.client.publish(
+            subjects.social_channel_events(channel_id, channel), event.SerializeToString(), headers=headers
+        )
+
+    async def to_player(self, player: str, event: social_pb2.SocialEvent) -> None:
+        await self.nats.client.publish(subjects.social_player_events(player), event.SerializeToString())
+
+
+class ResultsTableFacts:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def created(self, table_id: str) -> tuple[events_pb2.Event | None, bool]:
+        js, subject = self.nats.jetstream, subjects.table_results(table_id)
+        try:
+            first = await js.get_msg(names.TABLE_RESULTS_STREAM, seq=1, subject=subject, next=True)
+            last = await js.get_last_msg(names.TABLE_RESULTS_STREAM, subject)
+        except nats.js.errors.NotFoundError:
+            return None, False
+        created = events_pb2.Event.FromString(first.data or b"")
+        if not created.HasField("table_created"):
+            return None, False
+        ended = events_pb2.Event.FromString(last.data or b"").HasField("game_ended")
+        return created, ended
+
+
+class StreamCompetitions:
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def get(self, competition_id: str) -> Competition | None:
+        organiser, chat, members = "", False, set()
+        subject = subjects.competition_events(competition_id)
+        async for msg in _subject_messages(self.nats, names.COMPETITIONS_STREAM, subject):
+            event = competitions_pb2.CompetitionEvent.FromString(msg.data or b"")
+            body = event.WhichOneof("body")
+            if body == "created":
+                organiser = event.created.competition.organiser_id
+                chat = event.created.competition.options.chat
+            elif body == "registered":
+                members.add(event.registered.entrant.player_id)
+            elif body == "approved" and not event.approved.accept:
+                members.discard(event.approved.player_id)
+        if not organiser and not members:
+            return None
+        return Competition(organiser, frozenset(members), chat)

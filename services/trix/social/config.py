@@ -1,0 +1,40 @@
+"""Configuration of the social service, read once from the environment.
+
+Owns `SocialConfig`: the shared runtime settings (`trix.runtime.config.RuntimeConfig`) plus
+its own. A bad value raises `ConfigError` naming the variable; the process exits with 2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from trix.declarations import load_keys
+from trix.runtime.config import RuntimeConfig, env_str
+from trix.runtime.identity import Keys
+
+SERVICE = "social"
+LINK_BASE_ENV = "TRIX_SOCIAL_LINK_BASE"
+
+
+@dataclass(frozen=True)
+class SocialConfig:
+    """Everything the social service reads from the environment."""
+
+    runtime: RuntimeConfig
+    keys: Keys = field(repr=False, default_factory=lambda: Keys())
+    """TRIX_PLAYER_TOKEN_KEY (players' tokens, passed on by the gateway) and
+    TRIX_ADMIN_PUBLIC_KEY (the operators' tools: ListReports; ADR 0028). Both required."""
+    link_base: str = ""
+    """TRIX_SOCIAL_LINK_BASE: where an invitation's link points (the web client's origin,
+    e.g. `https://trix.example`); empty: a link relative to the client's own origin."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SocialConfig:
+        e = os.environ if env is None else env
+        return cls(
+            runtime=RuntimeConfig.from_env(SERVICE, e),
+            keys=load_keys(e, SERVICE),
+            link_base=env_str(e, LINK_BASE_ENV, "").strip(),
+        )
