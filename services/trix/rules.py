@@ -152,6 +152,7 @@ TABLE_OPTIONS: Final[dict[str, OptionSpec]] = {
     "leave_grace_s": OptionSpec(DEFAULT_LEAVE_GRACE_S, 0, 3600),  # §10
     "max_timeouts_in_a_row": OptionSpec(DEFAULT_MAX_TIMEOUTS_IN_A_ROW, 1, 100),  # §10
     "rake_percent": OptionSpec(0, 0, 100),  # §13
+    "partner_chat": OptionSpec(1, 1, 2, partnership_only=True),  # §15 PHRASES_DURING_DEALS
 }
 """Every field of `trix.v1.TableOptions` (common.proto) a player may set, resolved to an int."""
 

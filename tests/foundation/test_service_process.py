@@ -146,6 +146,7 @@ def test_every_service_bad_own_variable(name: str) -> None:
         "table": "TRIX_TABLE_SNAPSHOT_EVERY",
         "timers": "TRIX_TIMERS_TICK_S",
         "competitions": "TRIX_COMPETITIONS_TICK_S",
+        "social": "TRIX_METRICS_PORT",
         "scoring": "TRIX_METRICS_PORT",
     }[name]
     result = subprocess.run(

@@ -25,7 +25,7 @@ from trix.v1 import common_pb2, matchmaking_pb2, matchmaking_pb2_grpc
 
 SERVICE_NAME = "trix.v1.MatchmakingService"
 
-_ENUM_OPTIONS = ("doubling_reveal", "doubling_self_take", "team_tiebreak")
+_ENUM_OPTIONS = ("doubling_reveal", "doubling_self_take", "team_tiebreak", "partner_chat")
 
 
 def wish_from_proto(wish: matchmaking_pb2.GameWish) -> tuple[Wish, str]:

@@ -36,7 +36,7 @@ def check_create(request: table_pb2.CreateTableRequest) -> None:
         except fairness.FairnessError as err:
             raise InvalidArgument(str(err)) from None
     o = request.options
-    for name in ("doubling_reveal", "doubling_self_take", "team_tiebreak"):
+    for name in ("doubling_reveal", "doubling_self_take", "team_tiebreak", "partner_chat"):
         if not 0 <= getattr(o, name) <= 2:
             raise InvalidArgument(f"options.{name}: unknown value")
 
