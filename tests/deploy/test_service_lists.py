@@ -29,7 +29,7 @@ def test_every_declared_service_is_in_every_list_of_the_services() -> None:
 def test_each_list_holds_exactly_the_services_and_the_nats_users() -> None:
     """The readers read the real lists (a reader finding nothing would pass nothing)."""
     services, users = set(sl.declared()), set(permissions.USERS)
-    assert services == {"table", "timers", "scoring", "matchmaking", "competitions", "gateway"}
+    assert services == {"table", "timers", "scoring", "matchmaking", "competitions", "social", "gateway"}
     found = {(listed.path.name, listed.what): listed.names() for listed in sl.LISTS}
     assert len(found) == len(sl.LISTS)
     by_file = {path: names for (path, _), names in found.items()}
@@ -172,8 +172,8 @@ def test_a_network_policy_not_matching_the_declared_callers_is_caught() -> None:
     assert sl.check_callers(objs) == [
         "NetworkPolicy/scoring: admits gRPC from ['gateway'], declares the callers ['gateway', 'matchmaking'] "
         "(trix.declarations)",
-        "NetworkPolicy/gateway: lets gRPC out to ['matchmaking'], the services declaring it a caller are "
-        "['matchmaking', 'scoring'] (trix.declarations)",
+        "NetworkPolicy/gateway: lets gRPC out to ['matchmaking', 'social'], the services declaring it a caller "
+        "are ['matchmaking', 'scoring', 'social'] (trix.declarations)",
     ]
 
 

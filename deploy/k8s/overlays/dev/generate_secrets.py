@@ -28,7 +28,7 @@ FILES: dict[str, tuple[str, ...]] = {
     ),
     # The Secret trix-nats-users: one password per NATS user (trix.natsio.permissions.USERS);
     # `make k8s-check` fails if a service of trix.declarations.SERVICES is missing here.
-    "nats-users.env": ("gateway", "matchmaking", "table", "timers", "scoring", "competitions", "provisioner"),
+    "nats-users.env": ("gateway", "matchmaking", "table", "timers", "scoring", "competitions", "social", "provisioner"),
 }
 
 
