@@ -343,3 +343,97 @@ async def test_the_competitions_user_commands_no_table_and_moves_no_coins(backen
         )
     )
     _refused_all(lines)
+
+
+CHAT_SUBJECTS = (
+    subjects.table_chat(TABLE, spectators=False),
+    subjects.direct_chat("p1", "p2"),
+    subjects.competition_chat("forged-competition"),
+    subjects.social_reports(),
+)
+"""One subject of each chat stream and of the reports (docs/adr/0027)."""
+
+
+async def test_only_the_social_service_writes_chat(backend: Backend) -> None:
+    """Chat lines and reports are the social service's: no other service writes a line into
+    a table's, a pair's or a competition's chat, nor forges a report; the social service may."""
+    streams = (
+        names.SOCIAL_TABLE_CHAT_STREAM,
+        names.SOCIAL_DIRECT_STREAM,
+        names.SOCIAL_COMPETITION_CHAT_STREAM,
+        names.SOCIAL_REPORTS_STREAM,
+    )
+    async with connected(backend, "social") as owner:
+        for subject in CHAT_SUBJECTS:
+            await owner.nc.jetstream(timeout=20).publish(subject, b"by its owner")
+    before = [await _stored_count(backend, "social", s) for s in streams]
+    lines = []
+    for user in (u for u in permissions.USERS if u != "social"):
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            for subject in CHAT_SUBJECTS:
+                outcome = await attempt(conn, js.publish(subject, b"forged"), subject)
+                lines.append(report(backend, f"write chat ({subject})", user, outcome))
+    assert [await _stored_count(backend, "social", s) for s in streams] == before
+    _refused_all(lines)
+
+
+async def test_no_other_service_forges_the_social_services_events(backend: Backend) -> None:
+    """The gateways forward `trix.social.evt.>` to players' sessions: only the social service
+    publishes there (a forged line or friend notice would reach a player)."""
+    subject = subjects.social_player_events("p1")
+    lines = []
+    for user in (u for u in permissions.USERS if u != "social"):
+        async with connected(backend, user) as conn:
+            outcome = await attempt(conn, conn.nc.publish(subject, b"forged"), subject)
+        lines.append(report(backend, "forge a social event", user, outcome))
+    _refused_all(lines)
+
+
+async def test_the_social_user_reads_no_hand_and_commands_no_table(backend: Backend) -> None:
+    """The social service knows the tables from their public copies only (docs/rules.md §14):
+    it may not subscribe to a table's feed (every seat's hand), read TABLE_LOG or a table's seed,
+    publish a table command, speak for a player's presence or write the scoring journal."""
+    await _seed(backend)
+    lines = []
+    async with connected(backend, "social") as conn:
+        js = conn.nc.jetstream(timeout=20)
+        attacks = (
+            ("command a table", subjects.table_command(TABLE), conn.nc.publish(subjects.table_command(TABLE), b"x")),
+            ("forge presence", subjects.presence("p1"), js.publish(subjects.presence("p1"), b"x")),
+            ("write the scoring journal", subjects.scoring_journal(), js.publish(subjects.scoring_journal(), b"x")),
+            (
+                "read a table's private log",
+                f"$JS.API.STREAM.MSG.GET.{PRIVATE_LOG}",
+                js.get_msg(PRIVATE_LOG, subject=subjects.table_log(TABLE)),
+            ),
+            (
+                "read a table's seed",
+                f"$JS.API.STREAM.MSG.GET.{SECRETS_STREAM}",
+                js.get_msg(SECRETS_STREAM, subject=f"$KV.{names.TABLE_SECRETS_BUCKET}.{TABLE}"),
+            ),
+        )
+        for attack, subject, op in attacks:
+            lines.append(report(backend, attack, "social", await attempt(conn, op, subject)))
+    for attack, subject in (
+        ("subscribe to a table's feed (every seat's hand)", subjects.table_feed(TABLE)),
+        ("subscribe to every table's feed", subjects.all_table_feeds()),
+        ("subscribe to table commands", subjects.all_table_commands()),
+    ):
+        lines.append(report(backend, attack, "social", await _subscribe_outcome(backend, "social", subject)))
+    _refused_all(lines)
+
+
+async def test_only_the_social_service_reads_the_chat_streams(backend: Backend) -> None:
+    """Stored chat is read by the social service alone (its history and reports RPCs): the
+    gateway and the others get lines only as the social service sends them."""
+    async with connected(backend, "social") as owner:
+        await owner.nc.jetstream(timeout=20).publish(CHAT_SUBJECTS[1], b"a private line")
+    lines = []
+    for user in (u for u in permissions.SERVICE_USERS if u != "social"):
+        async with connected(backend, user) as conn:
+            js = conn.nc.jetstream(timeout=20)
+            op = js.get_msg(names.SOCIAL_DIRECT_STREAM, subject=CHAT_SUBJECTS[1], next=True, seq=1)
+            outcome = await attempt(conn, op, f"$JS.API.STREAM.MSG.GET.{names.SOCIAL_DIRECT_STREAM}")
+        lines.append(report(backend, "read a direct conversation", user, outcome))
+    _refused_all(lines)
