@@ -101,7 +101,9 @@ def test_a_declared_service_is_in_the_generated_nats_config() -> None:
 def test_a_declared_service_gets_its_token_keys_and_trix_up_runs_it(tmp_path: Path) -> None:
     assert keys_of(WITH_CHAT)["chat"] == (PLAYER_KEY_ENV,)
     assert parse_assignments("chat=3", "--replicas", minimum=1, services=WITH_CHAT) == {"chat": 3}
-    with pytest.raises(ValueError, match="NAME one of table, timers, scoring, matchmaking, competitions, social, gateway:"):
+    with pytest.raises(
+        ValueError, match="NAME one of table, timers, scoring, matchmaking, competitions, social, gateway:"
+    ):
         parse_assignments("chat=3", "--replicas", minimum=1)
     sup = inspected_supervisor(tmp_path, declarations=WITH_CHAT)
     sup.prepare()
