@@ -8,13 +8,14 @@ and afterwards that the attack changed nothing."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
 import nats
 import pytest
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig, StreamSource
 from nats.js.errors import NotFoundError
-from security_support import HELD, REFUSED, Backend, attempt, connected, report
+from security_support import HELD, REFUSED, Backend, Conn, attempt, connected, report
 
 from trix.natsio import names, permissions, subjects
 from trix.v1 import events_pb2
@@ -310,6 +311,22 @@ async def test_only_the_competitions_service_writes_competition_events(backend: 
     _refused_all(lines)
 
 
+def _table_and_coins_attacks(conn: Conn) -> list[tuple[str, str, Awaitable[object]]]:
+    """What a service that is not the table, the gateway or scoring tries: command a table,
+    speak for a player's presence, write the scoring journal, read a table's private log."""
+    js = conn.nc.jetstream(timeout=20)
+    return [
+        ("command a table", subjects.table_command(TABLE), conn.nc.publish(subjects.table_command(TABLE), b"x")),
+        ("forge presence", subjects.presence("p1"), js.publish(subjects.presence("p1"), b"x")),
+        ("write the scoring journal", subjects.scoring_journal(), js.publish(subjects.scoring_journal(), b"x")),
+        (
+            "read a table's private log",
+            f"$JS.API.STREAM.MSG.GET.{PRIVATE_LOG}",
+            js.get_msg(PRIVATE_LOG, subject=subjects.table_log(TABLE)),
+        ),
+    ]
+
+
 async def test_the_competitions_user_commands_no_table_and_moves_no_coins(backend: Backend) -> None:
     """The competitions service makes tables only by MatchFormed and reads only their stored
     results: it may not command a table, speak for a player's presence, write the scoring
@@ -318,18 +335,11 @@ async def test_the_competitions_user_commands_no_table_and_moves_no_coins(backen
     async with connected(backend, "competitions") as conn:
         js = conn.nc.jetstream(timeout=20)
         attacks = (
-            ("command a table", subjects.table_command(TABLE), conn.nc.publish(subjects.table_command(TABLE), b"x")),
-            ("forge presence", subjects.presence("p1"), js.publish(subjects.presence("p1"), b"x")),
-            ("write the scoring journal", subjects.scoring_journal(), js.publish(subjects.scoring_journal(), b"x")),
+            *_table_and_coins_attacks(conn),
             (
                 "index a player's table",
                 f"$KV.{names.PLAYER_TABLES_BUCKET}.p1",
                 js.publish(f"$KV.{names.PLAYER_TABLES_BUCKET}.p1", b"x"),
-            ),
-            (
-                "read a table's private log",
-                f"$JS.API.STREAM.MSG.GET.{PRIVATE_LOG}",
-                js.get_msg(PRIVATE_LOG, subject=subjects.table_log(TABLE)),
             ),
         )
         for attack, subject, op in attacks:
@@ -399,14 +409,7 @@ async def test_the_social_user_reads_no_hand_and_commands_no_table(backend: Back
     async with connected(backend, "social") as conn:
         js = conn.nc.jetstream(timeout=20)
         attacks = (
-            ("command a table", subjects.table_command(TABLE), conn.nc.publish(subjects.table_command(TABLE), b"x")),
-            ("forge presence", subjects.presence("p1"), js.publish(subjects.presence("p1"), b"x")),
-            ("write the scoring journal", subjects.scoring_journal(), js.publish(subjects.scoring_journal(), b"x")),
-            (
-                "read a table's private log",
-                f"$JS.API.STREAM.MSG.GET.{PRIVATE_LOG}",
-                js.get_msg(PRIVATE_LOG, subject=subjects.table_log(TABLE)),
-            ),
+            *_table_and_coins_attacks(conn),
             (
                 "read a table's seed",
                 f"$JS.API.STREAM.MSG.GET.{SECRETS_STREAM}",

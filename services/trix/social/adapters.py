@@ -97,15 +97,23 @@ async def _keys(kv: KeyValue) -> list[str]:
         return []
 
 
-class KvRelations:
+class _Bucket:
+    """One KV bucket, bound on first use."""
+
+    bucket = ""
+
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
         self._kv: KeyValue | None = None
 
     async def kv(self) -> KeyValue:
         if self._kv is None:
-            self._kv = await self.nats.jetstream.key_value(names.SOCIAL_FRIENDS_BUCKET)
+            self._kv = await self.nats.jetstream.key_value(self.bucket)
         return self._kv
+
+
+class KvRelations(_Bucket):
+    bucket = names.SOCIAL_FRIENDS_BUCKET
 
     async def load(self) -> tuple[dict[tuple[str, str], tuple[Pair, int]], set[tuple[str, str]]]:
         kv = await self.kv()
@@ -155,15 +163,8 @@ class KvRelations:
             await kv.delete(key)
 
 
-class KvPresence:
-    def __init__(self, nats: NatsConnection) -> None:
-        self.nats = nats
-        self._kv: KeyValue | None = None
-
-    async def kv(self) -> KeyValue:
-        if self._kv is None:
-            self._kv = await self.nats.jetstream.key_value(names.SOCIAL_PRESENCE_BUCKET)
-        return self._kv
+class KvPresence(_Bucket):
+    bucket = names.SOCIAL_PRESENCE_BUCKET
 
     async def load(self) -> dict[str, tuple[frozenset[str], str]]:
         kv = await self.kv()

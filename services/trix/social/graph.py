@@ -135,7 +135,7 @@ class SocialGraph:
             entries.append(((_LIST_ORDER[view], online, other), entry))
         entries.sort(key=lambda e: e[0])
         size = page_size if page_size > 0 else 100
-        start = _offset(page_token)
+        start = token_number(page_token)
         page = [e for _, e in entries[start : start + size]]
         more = start + size < len(entries)
         return page, str(start + size) if more else ""
@@ -228,7 +228,8 @@ class SocialGraph:
         await self.outbox.to_player(to, pb.SocialEvent(friend_presence_changed=changed))
 
 
-def _offset(page_token: str) -> int:
+def token_number(page_token: str) -> int:
+    """A page token as this service writes them (a number; empty: 0), else InvalidArgument."""
     if not page_token:
         return 0
     if not page_token.isdigit():

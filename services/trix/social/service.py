@@ -29,7 +29,7 @@ from trix.natsio.subjects import token
 from trix.social import channels, phrases
 from trix.social.channels import ChannelKind, ChannelState, LineKind, Role
 from trix.social.friends import View
-from trix.social.graph import SocialGraph
+from trix.social.graph import SocialGraph, token_number
 from trix.social.moderation import MAX_LINE_CHARACTERS, ChatModeration, Outcome
 from trix.social.ports import ChatLog, Competitions, Outbox, Reports, StoredChannel, TableFacts
 from trix.social.tables import Table, TableBook
@@ -251,7 +251,7 @@ class SocialService:
     ) -> tuple[list[pb.ChatLine], str]:
         if page_size < 0 or page_size > CHAT_LINES_KEPT:
             raise InvalidArgument(f"page_size: 0..{CHAT_LINES_KEPT}")
-        before = _line_token(page_token)
+        before = token_number(page_token)
         _, lines = await self._readable(player, channel)
         shown = [
             line
@@ -286,13 +286,5 @@ class SocialService:
         if page_size < 0:
             raise InvalidArgument("page_size: 0 or more")
         size = page_size or DEFAULT_PAGE
-        found, more = await self.report_log.page(_line_token(page_token), size)
+        found, more = await self.report_log.page(token_number(page_token), size)
         return [r for _, r in found], str(found[-1][0]) if more and found else ""
-
-
-def _line_token(page_token: str) -> int:
-    if not page_token:
-        return 0
-    if not page_token.isdigit():
-        raise InvalidArgument("page_token: as returned by the previous page")
-    return int(page_token)
