@@ -24,10 +24,9 @@ from support.nats import AuthNats
 from support.table import KEYS, GatewayClient, create_request, table_env, token
 from trix.natsio import subjects
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
-from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, ROLE_SERVICE
+from trix.runtime.identity import DISPLAY_NAME_METADATA, IDENTITY_METADATA, ROLE_PLAYER, ROLE_SERVICE
 from trix.runtime.server import Runtime
 from trix.social.__main__ import build as build_social
-from trix.social.adapters import HIDDEN_FROM_HEADER
 from trix.social.config import SocialConfig
 from trix.social.service import SocialService
 from trix.table.__main__ import build as build_table
@@ -58,7 +57,7 @@ class Inbox:
     got: list[tuple[str, pb.SocialEvent, set[str]]] = field(default_factory=list)
 
     async def on(self, msg: Msg) -> None:
-        hidden = set(filter(None, (msg.headers or {}).get(HIDDEN_FROM_HEADER, "").split(",")))
+        hidden = set(filter(None, (msg.headers or {}).get(subjects.SOCIAL_HIDDEN_FROM_HEADER, "").split(",")))
         self.got.append((msg.subject, pb.SocialEvent.FromString(msg.data), hidden))
 
     def lines(self, subject: str, reader: str = "") -> list[pb.ChatLine]:
@@ -147,9 +146,11 @@ async def platform(auth_nats: AuthNats, tmp_path: Path) -> AsyncIterator[Platfor
 
 async def test_friends_see_each_other_online_and_invite_and_write_directly(platform: Platform) -> None:
     p, stub = platform, platform.stub
-    asked = await stub.RequestFriend(pb.RequestFriendRequest(player_id="p2"), metadata=as_player("p1"))
+    named = (*as_player("p1"), (DISPLAY_NAME_METADATA, "ليلى\u202e".encode()))  # a bidi override is cleaned off
+    asked = await stub.RequestFriend(pb.RequestFriendRequest(player_id="p2"), metadata=named)
     assert asked.state == pb.FRIEND_STATE_REQUESTED
     await until(lambda: p.inbox.of("p2", "friend_request_received"), "p2 told of the request")
+    assert p.inbox.of("p2", "friend_request_received")[0].friend_request_received.display_name == "ليلى"
     answered = await stub.AnswerFriendRequest(
         pb.AnswerFriendRequestRequest(player_id="p1", accept=True), metadata=as_player("p2")
     )

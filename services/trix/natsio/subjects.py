@@ -193,6 +193,11 @@ def social_reports() -> str:
     return f"{ROOT}.social.reports"
 
 
+SOCIAL_HIDDEN_FROM_HEADER = "Trix-Hidden-From"
+"""On a channel's social event: the comma-separated players it must not be shown to (a block
+either way, a mute); the gateway drops the event for them and never forwards the header."""
+
+
 def social_channel_events(table_or_competition: str, channel: str) -> str:
     """Core NATS: a table channel's (`players`, `spectators`) or a competition's (`competition`)
     lines as `SocialEvent`s, for the gateways' sessions that read it."""

@@ -60,6 +60,10 @@ IDENTITY_METADATA = "x-trix-identity"
 PLAYER_METADATA = "x-trix-player"
 """gRPC metadata key of the player's own token that a service's call on their behalf carries
 (matchmaking's HoldStake): scoring holds coins only on the player's own signed-in request."""
+DISPLAY_NAME_METADATA = "x-trix-display-name-bin"
+"""gRPC metadata key of the calling player's display name as the gateway knows it (UTF-8 bytes:
+a binary key, names are not ASCII), on its calls to the social service, which cleans and
+filters it before anyone is shown it."""
 PLAYER_TOKEN: contextvars.ContextVar[str] = contextvars.ContextVar("trix_player_token", default="")
 """The verified player token of the gRPC call being served (`Identity.caller`), so a call this
 one makes on that player's behalf can carry it (PLAYER_METADATA); per call (its own task)."""

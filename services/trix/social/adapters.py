@@ -6,8 +6,8 @@
 - `StreamReports`: SOCIAL_REPORTS, read in stream order;
 - `KvRelations`, `KvPresence`: the social_friends and social_presence buckets;
 - `CoreOutbox`: a `SocialEvent` as a core NATS message on the social service's own subjects
-  (`trix.social.evt.…`), the readers not to be shown it in HIDDEN_FROM_HEADER (the gateway
-  drops it for them and never forwards the header);
+  (`trix.social.evt.…`), the readers not to be shown it in SOCIAL_HIDDEN_FROM_HEADER
+  (`trix.natsio.subjects`);
 - `ResultsTableFacts`: a table's TableCreated (the first message of its TABLE_RESULTS subject)
   and whether its last one is GameEnded;
 - `StreamCompetitions`: a competition's organiser, entrants and chat switch from its events.
@@ -29,8 +29,6 @@ from trix.social.friends import Pair
 from trix.social.ports import Competition, StoredChannel
 from trix.v1 import competitions_pb2, events_pb2, social_pb2
 
-HIDDEN_FROM_HEADER = "Trix-Hidden-From"
-"""Comma-separated players a channel's event must not be shown to (blocks, mutes)."""
 PAIR_PREFIX = "pair."
 MUTE_PREFIX = "mute."
 
@@ -192,7 +190,7 @@ class CoreOutbox:
     async def to_channel(
         self, channel: str, channel_id: str, event: social_pb2.SocialEvent, hidden_from: Collection[str]
     ) -> None:
-        headers = {HIDDEN_FROM_HEADER: ",".join(sorted(hidden_from))} if hidden_from else None
+        headers = {subjects.SOCIAL_HIDDEN_FROM_HEADER: ",".join(sorted(hidden_from))} if hidden_from else None
         await self.nats.client.publish(
             subjects.social_channel_events(channel_id, channel), event.SerializeToString(), headers=headers
         )

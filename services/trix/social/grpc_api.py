@@ -2,8 +2,9 @@
 
 Owns proto translation and who the caller is: a player by his own token (passed on by the
 gateway), never by a request field; an operator's tool (service role, `admin`) for
-ListReports only. The gateway may name the player's display name in DISPLAY_NAME_METADATA; it
-is cleaned and judged by the word filter (`trix.social.names`) before anyone is shown it.
+ListReports only. The gateway may name the player's display name in `DISPLAY_NAME_METADATA`
+(`trix.runtime.identity`); it is cleaned and judged by the word filter (`trix.social.names`)
+before anyone is shown it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import grpc
 from trix.declarations import service_token_callers
 from trix.errors import InvalidArgument, PermissionDenied
 from trix.natsio.subjects import token
-from trix.runtime.identity import ADMIN, Identity, Keys
+from trix.runtime.identity import ADMIN, DISPLAY_NAME_METADATA, Identity, Keys
 from trix.runtime.server import ServiceBinding
 from trix.social import friends
 from trix.social.config import SERVICE
@@ -24,8 +25,6 @@ from trix.v1 import social_pb2 as pb
 from trix.v1 import social_pb2_grpc
 
 SERVICE_NAME = "trix.v1.SocialService"
-DISPLAY_NAME_METADATA = "x-trix-display-name"
-"""The calling player's display name as the gateway knows it (optional)."""
 Context = grpc.aio.ServicerContext
 
 
@@ -40,8 +39,8 @@ class SocialApi(social_pb2_grpc.SocialServiceServicer):
         if caller.is_service:
             raise PermissionDenied("a player's own token is needed")
         for key, value in context.invocation_metadata() or ():
-            if key == DISPLAY_NAME_METADATA and isinstance(value, str):
-                judged = judge_display_name(value)
+            if key == DISPLAY_NAME_METADATA and isinstance(value, bytes):
+                judged = judge_display_name(value.decode("utf-8", "replace"))
                 if judged.acceptable:
                     self.graph.names[caller.name] = judged.name
         return caller.name
