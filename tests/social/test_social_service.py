@@ -23,7 +23,7 @@ from nats.aio.msg import Msg
 from support.nats import AuthNats
 from support.table import KEYS, GatewayClient, create_request, table_env, token
 from trix.natsio import subjects
-from trix.natsio.permissions import GATEWAY_INBOX_PREFIX
+from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, inbox_prefix
 from trix.runtime.identity import DISPLAY_NAME_METADATA, IDENTITY_METADATA, ROLE_PLAYER, ROLE_SERVICE
 from trix.runtime.server import Runtime
 from trix.social.__main__ import build as build_social
@@ -31,7 +31,7 @@ from trix.social.config import SocialConfig
 from trix.social.service import SocialService
 from trix.table.__main__ import build as build_table
 from trix.table.config import TableConfig
-from trix.v1 import common_pb2, events_pb2, social_pb2_grpc, table_pb2
+from trix.v1 import common_pb2, competitions_pb2, events_pb2, social_pb2_grpc, table_pb2
 from trix.v1 import social_pb2 as pb
 
 DEADLINE_S = 20.0
@@ -310,3 +310,41 @@ async def test_partner_free_text_during_a_deal_is_refused_by_default(platform: P
     )
     assert phrase.delivered
     assert (await p.say("p1", "duo-2", "good luck partner")).delivered
+
+
+async def _competition(p: Platform, competition_id: str, chat: bool, entrants: tuple[str, ...]) -> None:
+    """A competition's events as the competitions service appends them (its own NATS user)."""
+    nc = await nats.connect(p.nats.url("competitions"), inbox_prefix=inbox_prefix("competitions").encode())
+    try:
+        js = nc.jetstream()
+        options = competitions_pb2.CompetitionOptions(chat=chat)
+        created = competitions_pb2.CompetitionCreated(
+            competition=competitions_pb2.Competition(competition_id=competition_id, organiser_id="org", options=options)
+        )
+        events = [competitions_pb2.CompetitionEvent(competition_id=competition_id, sequence=1, created=created)]
+        for i, player in enumerate(entrants, start=2):
+            entrant = competitions_pb2.Entrant(player_id=player)
+            registered = competitions_pb2.EntrantRegistered(entrant=entrant)
+            events.append(
+                competitions_pb2.CompetitionEvent(competition_id=competition_id, sequence=i, registered=registered)
+            )
+        for event in events:
+            await js.publish(subjects.competition_events(competition_id), event.SerializeToString())
+    finally:
+        await nc.close()
+
+
+async def test_a_competitions_chat_is_its_members_when_its_organiser_turned_it_on(platform: Platform) -> None:
+    p = platform
+    await _competition(p, "cup-1", True, ("p1", "p2"))
+    await _competition(p, "cup-2", False, ("p1",))
+    cup = pb.ChatChannel(kind=pb.CHAT_CHANNEL_KIND_COMPETITION, id="cup-1")
+    assert (
+        await p.stub.SendChat(pb.SendChatRequest(channel=cup, text="good luck all"), metadata=as_player("p1"))
+    ).delivered
+    await until(lambda: p.inbox.lines(subjects.social_channel_events("cup-1", "competition")), "the line delivered")
+    for player, competition in (("p9", "cup-1"), ("p1", "cup-2")):
+        channel = pb.ChatChannel(kind=pb.CHAT_CHANNEL_KIND_COMPETITION, id=competition)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await p.stub.SendChat(pb.SendChatRequest(channel=channel, text="hello"), metadata=as_player(player))
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED

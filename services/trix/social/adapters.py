@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Collection
 
 import nats.js.errors
@@ -29,6 +30,9 @@ from trix.social.friends import Pair
 from trix.social.ports import Competition, StoredChannel
 from trix.v1 import competitions_pb2, events_pb2, social_pb2
 
+COMPETITION_FRESH_S = 5.0
+"""How long a competition's members and chat switch are taken as read (a registration shows
+in its chat within this)."""
 PAIR_PREFIX = "pair."
 MUTE_PREFIX = "mute."
 
@@ -218,10 +222,24 @@ class ResultsTableFacts:
 
 
 class StreamCompetitions:
+    """Each competition read from its events, kept COMPETITION_FRESH_S (a line each, not a read each)."""
+
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
+        self.read: dict[str, tuple[float, Competition | None]] = {}
 
     async def get(self, competition_id: str) -> Competition | None:
+        now = time.monotonic()
+        kept = self.read.get(competition_id)
+        if kept is not None and now - kept[0] < COMPETITION_FRESH_S:
+            return kept[1]
+        found = await self._read(competition_id)
+        if len(self.read) > 10_000:
+            self.read.clear()
+        self.read[competition_id] = (now, found)
+        return found
+
+    async def _read(self, competition_id: str) -> Competition | None:
         organiser, chat, members = "", False, set()
         subject = subjects.competition_events(competition_id)
         async for msg in _subject_messages(self.nats, names.COMPETITIONS_STREAM, subject):

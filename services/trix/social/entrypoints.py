@@ -28,6 +28,8 @@ from trix.v1 import events_pb2
 
 log = structlog.get_logger("trix.social")
 
+FORGET_EVERY_S = 60.0
+"""How often the flood limits of writers who went quiet are dropped (`ChatModeration.forget_idle`)."""
 TABLE_FACTS = frozenset(
     {"table_created", "deal_started", "deal_scored", "game_ended", "seat_left", "seat_control_changed"}
 )
@@ -41,11 +43,11 @@ class Feeds:
         self.presence: PullConsumer | None = None
         self.events_sub: Subscription | None = None
         self.queue: asyncio.Queue[events_pb2.Event] = asyncio.Queue()
-        self.task: asyncio.Task[None] | None = None
+        self.tasks: list[asyncio.Task[None]] = []
         self.events_seen = 0
 
     async def start(self) -> None:
-        self.task = asyncio.ensure_future(self._apply_table_events())
+        self.tasks = [asyncio.ensure_future(self._apply_table_events()), asyncio.ensure_future(self._forget())]
         self.events_sub = await subscribe_direct(self.nats.client, subjects.all_public_events(), self._on_batch)
         self.presence = PullConsumer(
             names.SOCIAL_PRESENCE_CONSUMER,
@@ -84,6 +86,11 @@ class Feeds:
                 log.warning("table event not applied", error=repr(exc), table=event.table_id)
             self.events_seen += 1
 
+    async def _forget(self) -> None:
+        while True:
+            await asyncio.sleep(FORGET_EVERY_S)
+            self.service.moderation.forget_idle()
+
     async def _on_presence(self, msg: Msg) -> None:
         event = events_pb2.Event.FromString(msg.data)
         body = event.WhichOneof("body")
@@ -103,6 +110,5 @@ class Feeds:
         if self.presence is not None:
             await self.presence.stop()
             self.presence = None
-        if self.task is not None:
-            await cancel_and_wait([self.task], 3.0)
-            self.task = None
+        await cancel_and_wait(self.tasks, 3.0)
+        self.tasks = []
