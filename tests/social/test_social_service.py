@@ -168,6 +168,10 @@ async def test_friends_see_each_other_online_and_invite_and_write_directly(platf
     assert [(f.player_id, f.state, f.presence) for f in listed.friends] == [
         ("p2", pb.FRIEND_STATE_FRIENDS, pb.PRESENCE_STATUS_IN_LOBBY)
     ]
+    await p.create_table("game-1", common_pb2.VARIANT_COMPLEX)  # p2 sits at it
+    await until(lambda: pb.PRESENCE_STATUS_IN_GAME in online(), "p2 in a game for p1")
+    listed = await stub.ListFriends(pb.ListFriendsRequest(), metadata=as_player("p1"))
+    assert [(f.presence, f.table_id) for f in listed.friends] == [(pb.PRESENCE_STATUS_IN_GAME, "game-1")]
     # A stranger is never shown p2's presence.
     await stub.RequestFriend(pb.RequestFriendRequest(player_id="p2"), metadata=as_player("p9"))
     strangers = await stub.ListFriends(pb.ListFriendsRequest(), metadata=as_player("p9"))
@@ -256,6 +260,21 @@ async def test_a_blocked_players_lines_are_hidden_from_the_blocker_both_ways(pla
     assert asked.state == pb.FRIEND_STATE_REQUESTED
     await asyncio.sleep(0.2)
     assert not p.inbox.of("p3", "friend_request_received")
+    # A block ends a friendship: no direct line, no invitation either way, nothing delivered.
+    await stub.RequestFriend(pb.RequestFriendRequest(player_id="p4"), metadata=as_player("p2"))
+    await stub.AnswerFriendRequest(pb.AnswerFriendRequestRequest(player_id="p2", accept=True), metadata=as_player("p4"))
+    await stub.SetBlocked(pb.SetBlockedRequest(player_id="p4", blocked=True), metadata=as_player("p2"))
+    direct = pb.ChatChannel(kind=pb.CHAT_CHANNEL_KIND_DIRECT, id="p2")
+    invite = pb.SendInviteRequest(player_id="p2", kind=pb.INVITE_KIND_WATCH_TABLE, target="chat-3")
+    for call in (
+        stub.SendChat(pb.SendChatRequest(channel=direct, text="hey"), metadata=as_player("p4")),
+        stub.SendInvite(invite, metadata=as_player("p4")),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as blocked:
+            await call
+        assert blocked.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    await asyncio.sleep(0.2)
+    assert not p.inbox.lines(subjects.social_player_events("p2")) and not p.inbox.of("p2", "invite_received")
     # A reported line is kept with its context for an operator alone.
     reported = history.lines[1]
     await stub.ReportLine(
