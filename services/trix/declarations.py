@@ -173,7 +173,8 @@ SCORING = ServiceDeclaration(
     ),
     keys=(PLAYER_KEY_ENV,),  # it signs nothing: matchmaking's public key verifies its stake calls
     streams=(names.SCORING_JOURNAL_STREAM, names.SCORING_ARCHIVED_STREAM),
-    callers=("gateway", "matchmaking"),
+    # The competitions service posts to its competitions' escrows (docs/adr/0030).
+    callers=("gateway", "matchmaking", "competitions"),
     # One consumer at a time (docs/adr/0004): its durable acks cumulatively and a gap in the
     # consumer sequence rewinds it (trix.natsio.consumer), so a second replica on the same
     # durable would ack the other's unapplied deliveries and rewind it every few seconds.
@@ -227,7 +228,9 @@ COMPETITIONS = ServiceDeclaration(
         # Its events read back at start; each table's GameEnded read by last-message get.
         read=(names.COMPETITIONS_STREAM, names.TABLE_RESULTS_STREAM),
     ),
-    keys=(PLAYER_KEY_ENV,),  # it signs nothing: the operators' public key verifies their calls
+    # Its own key signs its escrow calls to scoring (docs/adr/0030); the operators' public key
+    # verifies their calls.
+    keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
     streams=(names.COMPETITIONS_STREAM,),
     token_callers=(ADMIN,),  # system competitions (ADR 0028)
     # Operators' tools call it; the gateway becomes its caller with its RPCs (the next slice).

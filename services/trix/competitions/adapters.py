@@ -6,7 +6,8 @@
 - `MatchTables`: a table made as matchmaking makes one, MatchFormed on `trix.match.formed`
   with the table id as its message id (the table service's create is idempotent by table id),
   and a table's GameEnded, the last message of its durable results (TABLE_RESULTS);
-- `FolderDigests`: each competition's file written to a folder, atomically.
+- `FolderDigests`: each competition's file written to a folder, atomically;
+- `ScoringLedger`: scoring's ledger over its escrow RPCs (docs/adr/0030).
 """
 
 from __future__ import annotations
@@ -18,15 +19,26 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import nats.js.errors
 from nats.js.errors import APIError
 
+from trix import tls
+from trix.competitions.money import HOLD, HOUSE, PRIZE, REFUND, LedgerEntry
 from trix.competitions.ports import Fenced
+from trix.errors import IllegalMove, Unavailable
 from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
-from trix.v1 import competitions_pb2, events_pb2
+from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, PLAYER_TOKEN, ServiceSigner
+from trix.v1 import competitions_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc
 
+_KINDS = {
+    HOLD: scoring_pb2.COMPETITION_ENTRY_KIND_FEE,
+    REFUND: scoring_pb2.COMPETITION_ENTRY_KIND_REFUND,
+    PRIZE: scoring_pb2.COMPETITION_ENTRY_KIND_PRIZE,
+    HOUSE: scoring_pb2.COMPETITION_ENTRY_KIND_HOUSE,
+}
 WRONG_LAST_SEQUENCE = 10071
 WRONG_LAST_SEQUENCE_IN_PROCESS = 10164
 
@@ -102,3 +114,56 @@ class FolderDigests:
         partial = target.with_suffix(".json.part")
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, target)
+
+
+class ScoringLedger:
+    """`ports.Ledger` over scoring's escrow RPCs (docs/adr/0030), in the competitions service's
+    own name (its signing key); an entry fee also carries the token of the player whose request
+    is being served, as scoring takes a fee only on the player's own request."""
+
+    def __init__(self, target: str, signer: ServiceSigner, timeout_s: float = 3.0, *, ca_file: str = "") -> None:
+        self.target, self.ca_file = target, ca_file
+        self.signer = signer
+        self.timeout_s = timeout_s
+        self.channel: grpc.aio.Channel | None = None
+
+    def _stub(self) -> scoring_pb2_grpc.ScoringServiceAsyncStub:
+        """Opened on first use, in the serving event loop (a channel is bound to its loop)."""
+        if self.channel is None:
+            self.channel = tls.aio_channel(self.target, self.ca_file)
+        return scoring_pb2_grpc.ScoringServiceStub(self.channel)
+
+    async def post(self, competition_id: str, entry: LedgerEntry) -> None:
+        metadata: tuple[tuple[str, str], ...] = ((IDENTITY_METADATA, self.signer.token()),)
+        if entry.kind == HOLD:
+            metadata += ((PLAYER_METADATA, PLAYER_TOKEN.get()),)
+        request = scoring_pb2.PostCompetitionEntryRequest(
+            competition_id=competition_id,
+            entry=scoring_pb2.CompetitionEntry(
+                key=entry.key, kind=_KINDS[entry.kind], player_id=entry.player, coins=entry.coins
+            ),
+        )
+        try:
+            await self._stub().PostCompetitionEntry(request, timeout=self.timeout_s, metadata=metadata)
+        except grpc.aio.AioRpcError as err:
+            if err.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                raise IllegalMove(err.details() or "the ledger refused the entry") from None
+            raise Unavailable("the ledger is unavailable; retry") from None
+
+    async def fees(self, competition_id: str) -> list[LedgerEntry]:
+        request = scoring_pb2.GetCompetitionAccountRequest(competition_id=competition_id)
+        metadata = ((IDENTITY_METADATA, self.signer.token()),)
+        try:
+            account = await self._stub().GetCompetitionAccount(request, timeout=self.timeout_s, metadata=metadata)
+        except grpc.aio.AioRpcError:
+            raise Unavailable("the ledger is unavailable; retry") from None
+        return [
+            LedgerEntry(e.key, HOLD, e.player_id, e.coins)
+            for e in account.entries
+            if e.kind == scoring_pb2.COMPETITION_ENTRY_KIND_FEE
+        ]
+
+    async def close(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+            self.channel = None

@@ -25,8 +25,9 @@ class CompetitionsConfig:
 
     runtime: RuntimeConfig
     keys: Keys = field(repr=False, default_factory=lambda: Keys())
-    """TRIX_PLAYER_TOKEN_KEY (players' tokens, passed on by the gateway) and TRIX_ADMIN_PUBLIC_KEY
-    (the operators' tools: system competitions; ADR 0028). Both required."""
+    """TRIX_PLAYER_TOKEN_KEY (players' tokens, passed on by the gateway), TRIX_ADMIN_PUBLIC_KEY
+    (the operators' tools: system competitions; ADR 0028) and TRIX_SERVICE_SIGNING_KEY (its own,
+    for its calls to scoring's ledger, docs/adr/0030). All required."""
     digest_dir: Path = Path("competitions")
     """TRIX_COMPETITIONS_DIGEST_DIR: where each finished or cancelled competition's file
     (`trix-competition/1`, `<competition>.json`) is published. Default `competitions` in
@@ -36,6 +37,9 @@ class CompetitionsConfig:
     """TRIX_COMPETITIONS_TICK_S: how often the owner looks at start times and its running tables."""
     review_s: float = 600.0
     """TRIX_COMPETITIONS_REVIEW_S: the review period after the final (issue 43: 10 minutes)."""
+    scoring_target: str = ""
+    """TRIX_SCORING_TARGET: scoring's gRPC address (host:port), whose ledger holds the entry fees
+    and pays refunds and prizes (docs/adr/0030); empty: competitions with coins are refused."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> CompetitionsConfig:
@@ -49,4 +53,5 @@ class CompetitionsConfig:
             digest_dir=Path(digest_dir),
             tick_s=env_float(e, "TRIX_COMPETITIONS_TICK_S", 0.2, minimum=0.01),
             review_s=env_float(e, "TRIX_COMPETITIONS_REVIEW_S", 600.0, minimum=0.0),
+            scoring_target=e.get("TRIX_SCORING_TARGET", "").strip(),
         )

@@ -5,16 +5,21 @@
   can never both append after the same event (`Fenced`);
 - `Tables`: a round's table created through the platform's one path (MatchFormed) and a table's
   GameEnded read back from its durable results;
-- `Digests`: where a finished or cancelled competition's file is published.
+- `Digests`: where a finished or cancelled competition's file is published;
+- `Ledger`: scoring's ledger, where a competition's coins move (docs/adr/0030): an entry posted
+  idempotently on its key, a competition's escrow account read back.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trix.errors import Unavailable
 from trix.v1 import competitions_pb2, events_pb2
+
+if TYPE_CHECKING:
+    from trix.competitions.money import LedgerEntry
 
 
 class Fenced(Unavailable):
@@ -44,3 +49,15 @@ class Tables(Protocol):
 
 class Digests(Protocol):
     async def publish(self, competition_id: str, document: dict[str, Any]) -> None: ...
+
+
+class Ledger(Protocol):
+    async def post(self, competition_id: str, entry: LedgerEntry) -> None:
+        """Posts the entry (a hold goes on the player's own request being served); a key posted
+        before is a no-op. IllegalMove if scoring refuses it (a short balance), Unavailable if
+        scoring cannot be reached (try again: the key dedupes)."""
+        ...
+
+    async def fees(self, competition_id: str) -> list[LedgerEntry]:
+        """Every entry fee scoring holds for the competition (as `hold` entries)."""
+        ...

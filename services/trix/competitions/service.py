@@ -9,9 +9,10 @@ created as soon as a round's last table ends; after the final the competition fi
 first a stored event (appended with the competition's expected last sequence, `ports.Fenced`
 otherwise) and only then applied, by the same fold a restarted process rebuilds with (`state`).
 
-This slice: free competitions (entry fee 0). A paid competition's ledger plan is kept in its
-events and file, but the holds, refunds and prizes at scoring's ledger are the next step, as
-are several replicas owning competitions by lease (the declaration runs one).
+A paid competition's coins move at scoring's ledger through `payments` (docs/adr/0030): the
+fee held before the registration is stored, every refund, prize and the house's share posted
+after its event with its own key and re-driven by `tick` until confirmed. Several replicas
+owning competitions by lease are the next step (the declaration runs one).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from trix.competitions.config import CompetitionsConfig
 from trix.competitions.digest import build_document, canonical
 from trix.competitions.model import BOT_PREFIX
 from trix.competitions.money import plan
-from trix.competitions.options import CompetitionError, FixedPrize, validate_options
+from trix.competitions.options import CompetitionError, validate_options
+from trix.competitions.payments import Payments
 from trix.competitions.ports import Digests, EventLog, Fenced, Tables
 from trix.competitions.protos import competition_table, match_formed, options_from_proto
 from trix.competitions.seating import first_round, seating_commitment, start
@@ -72,6 +74,8 @@ class CompetitionsService:
         self.competitions: dict[str, Competition] = {}
         self.lock = asyncio.Lock()
         """One writer in this process: every append and apply holds it."""
+        self.payments = Payments()
+        """Its hand at scoring's ledger (`bootstrap` gives it one)."""
         self.published: set[tuple[str, int]] = set()
         """(competition, round) whose tables this process has asked for: after a restart the
         current round's are asked for again (a crash may have come between the round's event and
@@ -118,8 +122,7 @@ class CompetitionsService:
             core = validate_options(options_from_proto(options), self.clock_ms())
         except CompetitionError as err:
             raise _invalid(err) from None
-        if core.entry_fee or (isinstance(core.prize, FixedPrize) and core.prize.coins):
-            raise FailedPrecondition("competitions with coins are not open yet: entry fee 0 and no prize only")
+        self.payments.check_open(core)
         key = hashlib.sha256(f"{organiser}|{request_id or secrets.token_hex(16)}".encode()).hexdigest()
         competition_id = f"c{key[:15]}"
         async with self.lock:
@@ -157,6 +160,7 @@ class CompetitionsService:
                 display_name=display_name[:64],
                 state=pb.ENTRANT_STATE_PENDING if state == "pending" else pb.ENTRANT_STATE_ACCEPTED,
             )
+            await self.payments.hold_fee(comp, player)
             hold_key = f"competition.{competition_id}.hold.{player}"
             event = pb.CompetitionEvent(
                 competition_id=competition_id, registered=pb.EntrantRegistered(entrant=entrant, hold_key=hold_key)
@@ -177,7 +181,7 @@ class CompetitionsService:
             event = pb.CompetitionEvent(
                 competition_id=competition_id, left=pb.EntrantLeft(player_id=player, before_start=True)
             )
-            await self._append(comp, event)
+            await self.payments.drive(self, await self._append(comp, event))
             return refund
 
     async def approve(self, caller: str, competition_id: str, player: str, accept: bool) -> pb.Entrant:
@@ -193,7 +197,7 @@ class CompetitionsService:
             event = pb.CompetitionEvent(
                 competition_id=competition_id, approved=pb.EntrantApproved(player_id=player, accept=accept)
             )
-            comp = await self._append(comp, event)
+            comp = await self.payments.drive(self, await self._append(comp, event))
             return comp.entrant(player)
 
     def get(self, competition_id: str, caller: str) -> pb.Competition:
@@ -227,10 +231,10 @@ class CompetitionsService:
         """Moves every unfinished competition on (`tick_s` apart; a failed one is tried again)."""
         async with self.lock:
             for comp in list(self.competitions.values()):
-                if comp.settled or comp.cancelled:
-                    continue
                 try:
-                    await self._advance(comp.competition_id)
+                    if not (comp.settled or comp.cancelled):
+                        await self._advance(comp.competition_id)
+                    await self.payments.drive(self, self.competitions[comp.competition_id])
                 except Fenced:
                     return
                 except Exception as exc:  # noqa: BLE001 - one competition never stops the others
@@ -254,6 +258,7 @@ class CompetitionsService:
             await self._append(comp, event)
 
     async def _start(self, comp: Competition) -> None:
+        comp = await self.payments.reconcile(self, comp)
         roster = start(comp.options, comp.registration.at_start())
         cid = comp.competition_id
         if roster.cancelled:

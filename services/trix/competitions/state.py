@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from trix.competitions.model import Outcome
 from trix.competitions.options import CompetitionError, CompetitionOptions
+from trix.competitions.payments import MoneyState
 from trix.competitions.protos import competition_table, options_from_proto
 from trix.competitions.registration import ACCEPTED, LEFT, PENDING, REFUSED, Registration
 from trix.competitions.run import CompetitionRun
@@ -44,6 +45,8 @@ class Competition:
     ended: dict[str, pb.CompetitionTableEnded] = field(default_factory=dict)
     finished: pb.CompetitionFinished | None = None
     settled: bool = False
+    money: MoneyState = field(default_factory=MoneyState)
+    """Its coins at the ledger (docs/adr/0030)."""
 
     @property
     def competition_id(self) -> str:
@@ -85,6 +88,7 @@ class Competition:
             self.finished = event.finished
         elif body == "payouts_settled":
             self.settled = True
+        self.money.apply(event)
         self.events, self.last_seq = event.sequence, seq
 
     def _round_started(self, started: pb.RoundStarted) -> None:

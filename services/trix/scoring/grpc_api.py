@@ -19,16 +19,34 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from trix.declarations import service_token_callers
-from trix.errors import InvalidArgument
+from trix.errors import InvalidArgument, PermissionDenied
 from trix.rules import DEALS_PER_GAME
 from trix.runtime.identity import Identity, metadata_token
 from trix.runtime.server import ServiceBinding
+from trix.scoring import escrow
 from trix.scoring.service import ScoringService
-from trix.scoring.state import ALL_VIEWERS, Posting, SeatName
+from trix.scoring.state import ALL_VIEWERS, EscrowEntry, Posting, SeatName
 from trix.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 
 SERVICE_NAME = "trix.v1.ScoringService"
 ADMIN_TOKEN_HEADER = "x-trix-admin-token"
+STAKES, ESCROW = "stakes", "escrow"
+SCOPES = {"matchmaking": STAKES, "competitions": ESCROW}
+"""What each calling service's token may do here: matchmaking holds and releases stakes and reads
+wallets for players; the competitions service posts to its competitions' escrows (docs/adr/0030).
+Neither may do the other's, nor Grant (the admin credential's)."""
+_KINDS = {
+    scoring_pb2.COMPETITION_ENTRY_KIND_FEE: escrow.FEE,
+    scoring_pb2.COMPETITION_ENTRY_KIND_REFUND: escrow.REFUND,
+    scoring_pb2.COMPETITION_ENTRY_KIND_PRIZE: escrow.PRIZE,
+    scoring_pb2.COMPETITION_ENTRY_KIND_HOUSE: escrow.HOUSE_SHARE,
+}
+_KIND_VALUES = {name: value for value, name in _KINDS.items()}
+
+
+def _callers(scope: str) -> tuple[str, ...]:
+    return tuple(s for s in service_token_callers("scoring") if SCOPES.get(s) == scope)
+
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -70,6 +88,12 @@ def _balance(pair: tuple[int, int]) -> scoring_pb2.GetBalanceResponse:
     return scoring_pb2.GetBalanceResponse(available=pair[0], held=pair[1])
 
 
+def _escrow_entry(e: EscrowEntry) -> scoring_pb2.CompetitionEntry:
+    return scoring_pb2.CompetitionEntry(
+        key=e.key, kind=_KIND_VALUES[e.kind], player_id=e.player_id, coins=e.coins, time=_timestamp(e.time_ms)
+    )
+
+
 def _posting(p: Posting) -> scoring_pb2.Posting:
     return scoring_pb2.Posting(
         posting_id=p.posting_id,
@@ -87,8 +111,10 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
 
     def __init__(self, service: ScoringService) -> None:
         self.service = service
-        self.identity = Identity(service.config.keys, services=service_token_callers("scoring"))
+        self.identity = Identity(service.config.keys, services=_callers(STAKES))
         """Stake calls: a player's own token, or matchmaking's service token acting for one."""
+        self.escrow_identity = Identity(service.config.keys, services=_callers(ESCROW))
+        """Competition escrows: the competitions service's token (a fee with the player's too)."""
 
     def _viewer(self, context: Context) -> str:
         """Who reads standings, a record or a history: everyone's with the admin credential
@@ -234,6 +260,42 @@ class ScoringApi(scoring_pb2_grpc.ScoringServiceServicer):
         self.identity.player(context, request.player_id)
         pair = await self.service.release_stake(request.player_id, request.ticket_id)
         return scoring_pb2.ReleaseStakeResponse(balance=_balance(pair))
+
+    def _escrow_service(self, context: Context) -> None:
+        if not self.escrow_identity.caller(context).is_service:
+            raise PermissionDenied("only the competitions service posts competition entries")
+
+    async def PostCompetitionEntry(
+        self, request: scoring_pb2.PostCompetitionEntryRequest, context: Context
+    ) -> scoring_pb2.PostCompetitionEntryResponse:
+        self._escrow_service(context)
+        e = request.entry
+        kind = _KINDS.get(e.kind)
+        if kind is None:
+            raise InvalidArgument("entry.kind is required")
+        if kind == escrow.FEE:  # a fee is taken only on the player's own signed-in request
+            self.escrow_identity.requested_by(context, e.player_id)
+        entry = EscrowEntry(request.competition_id, e.key, kind, e.player_id, e.coins)
+        posted, duplicate = await self.service.post_competition_entry(entry)
+        return scoring_pb2.PostCompetitionEntryResponse(entry=_escrow_entry(posted), duplicate=duplicate)
+
+    async def GetCompetitionAccount(
+        self, request: scoring_pb2.GetCompetitionAccountRequest, context: Context
+    ) -> scoring_pb2.GetCompetitionAccountResponse:
+        credential = _admin_credential(context)
+        if credential is not None:
+            self.service._check_admin(credential)
+        else:
+            self._escrow_service(context)
+        entries, totals = self.service.competition_account(request.competition_id)
+        return scoring_pb2.GetCompetitionAccountResponse(
+            entries=[_escrow_entry(e) for e in entries],
+            fees=totals[escrow.FEE],
+            refunds=totals[escrow.REFUND],
+            prizes=totals[escrow.PRIZE],
+            house=totals[escrow.HOUSE_SHARE],
+            escrow=totals["escrow"],
+        )
 
     async def GetWalletTotals(
         self, request: scoring_pb2.GetWalletTotalsRequest, context: Context

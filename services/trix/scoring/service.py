@@ -15,6 +15,7 @@ import hmac
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from itertools import islice
 from typing import Any
 
@@ -22,6 +23,7 @@ import structlog
 
 from trix.errors import AlreadyExists, IllegalMove, InvalidArgument, NotFound, PermissionDenied, Unauthenticated
 from trix.errors import Unavailable as UnavailableError
+from trix.scoring import escrow
 from trix.scoring.audit import dispute
 from trix.scoring.config import ScoringConfig
 from trix.scoring.ports import Journal, JournalConflict, JournalDuplicate
@@ -29,6 +31,7 @@ from trix.scoring.state import (
     HOUSE,
     MINT,
     VARIANTS,
+    EscrowEntry,
     GameSummary,
     PlayerStats,
     Posting,
@@ -307,10 +310,25 @@ class ScoringService:
         await self._commit(decide)
         return self.balance(player_id)
 
+    async def post_competition_entry(self, entry: EscrowEntry) -> tuple[EscrowEntry, bool]:
+        """One entry of a competition's escrow (docs/adr/0030, `escrow.decide`): the entry as
+        posted and whether its key was posted before."""
+        _check_id(entry.competition_id, "competition_id")
+        _check_id(entry.player_id, "player_id")
+        _check_id(entry.key, "key")
+        escrow.check(entry)
+        stamped = replace(entry, time_ms=self.clock())
+        applied = await self._commit(lambda state: escrow.decide(state, stamped))
+        return self.state.escrow_entries[entry.key], applied is None
+
+    def competition_account(self, competition_id: str) -> tuple[list[EscrowEntry], dict[str, int]]:
+        _check_id(competition_id, "competition_id")
+        return list(self.state.escrows.get(competition_id, ())), escrow.account(self.state, competition_id)
+
     def wallet_totals(self, credential: str | None) -> dict[str, int]:
         """The docs/rules.md §13 conservation sum, by kind of account (admin only)."""
         self._check_admin(credential)
-        totals = {"granted": 0, "available": 0, "held": 0, "pots": 0, "house": 0}
+        totals = {"granted": 0, "available": 0, "held": 0, "pots": 0, "house": 0, "escrow": 0}
         for account, amount in self.state.balances.items():
             if account == MINT:
                 totals["granted"] = -amount
@@ -322,6 +340,8 @@ class ScoringService:
                 totals["held"] += amount
             elif account.startswith("pot:"):
                 totals["pots"] += amount
+            elif account.startswith("escrow:"):
+                totals["escrow"] += amount
         totals["settlements"] = len(self.state.settled)
         totals["running_tables"] = len(self.state.running_pots)
         totals["journal_sequence"] = self.state.sequence

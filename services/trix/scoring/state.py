@@ -46,6 +46,32 @@ def pot_account(table_id: str) -> str:
     return f"pot:{table_id}"
 
 
+def escrow_account(competition_id: str) -> str:
+    """A competition's entry fees until refunded or paid out (docs/adr/0030)."""
+    return f"escrow:{competition_id}"
+
+
+@dataclass(frozen=True)
+class EscrowEntry:
+    """One entry of a competition's escrow (docs/adr/0030): a fee in; a refund, a prize or the
+    house's share out. `kind` is fee, refund, prize or house."""
+
+    competition_id: str
+    key: str
+    kind: str
+    player_id: str
+    coins: int
+    time_ms: int = 0
+
+    def same(self, other: EscrowEntry) -> bool:
+        return (self.competition_id, self.kind, self.player_id, self.coins) == (
+            other.competition_id,
+            other.kind,
+            other.player_id,
+            other.coins,
+        )
+
+
 @dataclass(frozen=True)
 class Posting:
     """One double-entry movement: `amount` coins from `debit` to `credit`."""
@@ -224,6 +250,10 @@ class ScoringState:
         self.stats: dict[tuple[str, str], PlayerStats] = {}
         self.anomalies: list[str] = []
         """Entries that could not be applied as written (never expected; kept for audits)."""
+        self.escrow_entries: dict[str, EscrowEntry] = {}
+        """Every competition escrow entry by its key (docs/adr/0030)."""
+        self.escrows: dict[str, list[EscrowEntry]] = {}
+        """Each competition's escrow entries, in the order posted."""
 
     # -- queries used by decisions --------------------------------------------------
 
@@ -259,6 +289,17 @@ class ScoringState:
                 hold.state = "released"
         elif kind == "event":
             self._apply_event(entry)
+        elif kind == "escrow":
+            e = EscrowEntry(
+                str(entry["competition"]),
+                str(entry["key"]),
+                str(entry["entry_kind"]),
+                str(entry["player"]),
+                int(entry["amount"]),
+                int(entry["time_ms"]),
+            )
+            self.escrow_entries[e.key] = e
+            self.escrows.setdefault(e.competition_id, []).append(e)
 
     def _post(self, posting: Posting) -> None:
         if posting.posting_id in self.posting_ids:
@@ -391,6 +432,7 @@ class ScoringState:
             },
             "stats": {f"{p}/{v}": repr(s) for (p, v), s in sorted(self.stats.items())},
             "anomalies": list(self.anomalies),
+            "escrows": {k: [repr(e) for e in v] for k, v in sorted(self.escrows.items())},
         }
 
 

@@ -1109,6 +1109,7 @@ class CompetitionEvent(_message.Message):
     COMPLAINT_FILED_FIELD_NUMBER: _builtins.int
     COMPLAINT_ANSWERED_FIELD_NUMBER: _builtins.int
     PAYOUTS_SETTLED_FIELD_NUMBER: _builtins.int
+    LEDGER_POSTED_FIELD_NUMBER: _builtins.int
     competition_id: _builtins.str
     """The competition."""
     sequence: _builtins.int
@@ -1159,6 +1160,12 @@ class CompetitionEvent(_message.Message):
     def payouts_settled(self) -> Global___PayoutsSettled:
         """Prizes, refunds and the house's share paid after the review period."""
 
+    @_builtins.property
+    def ledger_posted(self) -> Global___LedgerPosted:
+        """Ledger entries posted at scoring (their keys), or fees found there without a
+        registration, to be refunded (docs/adr/0030).
+        """
+
     def __init__(
         self,
         *,
@@ -1176,12 +1183,13 @@ class CompetitionEvent(_message.Message):
         complaint_filed: Global___ComplaintFiled | None = ...,
         complaint_answered: Global___ComplaintAnswered | None = ...,
         payouts_settled: Global___PayoutsSettled | None = ...,
+        ledger_posted: Global___LedgerPosted | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["approved", b"approved", "body", b"body", "cancelled", b"cancelled", "complaint_answered", b"complaint_answered", "complaint_filed", b"complaint_filed", "created", b"created", "finished", b"finished", "left", b"left", "payouts_settled", b"payouts_settled", "registered", b"registered", "round_started", b"round_started", "table_ended", b"table_ended"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approved", b"approved", "body", b"body", "cancelled", b"cancelled", "complaint_answered", b"complaint_answered", "complaint_filed", b"complaint_filed", "created", b"created", "finished", b"finished", "ledger_posted", b"ledger_posted", "left", b"left", "payouts_settled", b"payouts_settled", "registered", b"registered", "round_started", b"round_started", "table_ended", b"table_ended"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approved", b"approved", "body", b"body", "cancelled", b"cancelled", "competition_id", b"competition_id", "complaint_answered", b"complaint_answered", "complaint_filed", b"complaint_filed", "created", b"created", "finished", b"finished", "left", b"left", "payouts_settled", b"payouts_settled", "registered", b"registered", "round_started", b"round_started", "sequence", b"sequence", "table_ended", b"table_ended", "time_ms", b"time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approved", b"approved", "body", b"body", "cancelled", b"cancelled", "competition_id", b"competition_id", "complaint_answered", b"complaint_answered", "complaint_filed", b"complaint_filed", "created", b"created", "finished", b"finished", "ledger_posted", b"ledger_posted", "left", b"left", "payouts_settled", b"payouts_settled", "registered", b"registered", "round_started", b"round_started", "sequence", b"sequence", "table_ended", b"table_ended", "time_ms", b"time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["created", "registered", "approved", "left", "cancelled", "round_started", "table_ended", "finished", "complaint_filed", "complaint_answered", "payouts_settled"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["created", "registered", "approved", "left", "cancelled", "round_started", "table_ended", "finished", "complaint_filed", "complaint_answered", "payouts_settled", "ledger_posted"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
@@ -1458,6 +1466,38 @@ class ComplaintAnswered(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ComplaintAnswered: _TypeAlias = ComplaintAnswered  # noqa: Y015
+
+@_typing.final
+class LedgerPosted(_message.Message):
+    """What the owner did at scoring's ledger since the competition's last such event (docs/adr/0030)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEYS_FIELD_NUMBER: _builtins.int
+    UNREGISTERED_FEES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def keys(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The keys of the entries scoring confirmed (posted now, or before: the key deduped)."""
+
+    @_builtins.property
+    def unregistered_fees(self) -> _containers.RepeatedCompositeFieldContainer[Global___CompetitionLedgerEntry]:
+        """Fees scoring holds for players the competition never registered (the owner died between
+        the hold and the registration): each refunded in full.
+        """
+
+    def __init__(
+        self,
+        *,
+        keys: _abc.Iterable[_builtins.str] | None = ...,
+        unregistered_fees: _abc.Iterable[Global___CompetitionLedgerEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["keys", b"keys", "unregistered_fees", b"unregistered_fees"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LedgerPosted: _TypeAlias = LedgerPosted  # noqa: Y015
 
 @_typing.final
 class CompetitionLedgerEntry(_message.Message):

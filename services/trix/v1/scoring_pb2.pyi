@@ -10,6 +10,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from trix.v1 import common_pb2 as _common_pb2
 import builtins as _builtins
 import sys
@@ -21,6 +22,38 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _CompetitionEntryKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CompetitionEntryKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CompetitionEntryKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COMPETITION_ENTRY_KIND_UNSPECIFIED: _CompetitionEntryKind.ValueType  # 0
+    """Not set: refused."""
+    COMPETITION_ENTRY_KIND_FEE: _CompetitionEntryKind.ValueType  # 1
+    """An entry fee: from the player's available coins into the competition's escrow."""
+    COMPETITION_ENTRY_KIND_REFUND: _CompetitionEntryKind.ValueType  # 2
+    """A refund: from the escrow back to a player who paid a fee."""
+    COMPETITION_ENTRY_KIND_PRIZE: _CompetitionEntryKind.ValueType  # 3
+    """A prize: from the escrow to a player who paid a fee (never a bot: a bot pays none)."""
+    COMPETITION_ENTRY_KIND_HOUSE: _CompetitionEntryKind.ValueType  # 4
+    """The house's share: from the escrow to the house account."""
+
+class CompetitionEntryKind(_CompetitionEntryKind, metaclass=_CompetitionEntryKindEnumTypeWrapper):
+    """What a competition's escrow entry moves (docs/adr/0030)."""
+
+COMPETITION_ENTRY_KIND_UNSPECIFIED: CompetitionEntryKind.ValueType  # 0
+"""Not set: refused."""
+COMPETITION_ENTRY_KIND_FEE: CompetitionEntryKind.ValueType  # 1
+"""An entry fee: from the player's available coins into the competition's escrow."""
+COMPETITION_ENTRY_KIND_REFUND: CompetitionEntryKind.ValueType  # 2
+"""A refund: from the escrow back to a player who paid a fee."""
+COMPETITION_ENTRY_KIND_PRIZE: CompetitionEntryKind.ValueType  # 3
+"""A prize: from the escrow to a player who paid a fee (never a bot: a bot pays none)."""
+COMPETITION_ENTRY_KIND_HOUSE: CompetitionEntryKind.ValueType  # 4
+"""The house's share: from the escrow to the house account."""
+Global___CompetitionEntryKind: _TypeAlias = CompetitionEntryKind  # noqa: Y015
 
 @_typing.final
 class GetStandingsRequest(_message.Message):
@@ -905,6 +938,7 @@ class GetWalletTotalsResponse(_message.Message):
     SETTLEMENTS_FIELD_NUMBER: _builtins.int
     RUNNING_TABLES_FIELD_NUMBER: _builtins.int
     JOURNAL_SEQUENCE_FIELD_NUMBER: _builtins.int
+    ESCROW_FIELD_NUMBER: _builtins.int
     granted: _builtins.int
     """All coins ever granted."""
     available: _builtins.int
@@ -921,6 +955,8 @@ class GetWalletTotalsResponse(_message.Message):
     """Paid tables funded and not settled yet."""
     journal_sequence: _builtins.int
     """The last sequence of the scoring journal applied."""
+    escrow: _builtins.int
+    """Sum of the competitions' escrows: entry fees not yet refunded or paid out (docs/adr/0030)."""
     def __init__(
         self,
         *,
@@ -932,11 +968,174 @@ class GetWalletTotalsResponse(_message.Message):
         settlements: _builtins.int = ...,
         running_tables: _builtins.int = ...,
         journal_sequence: _builtins.int = ...,
+        escrow: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["available", b"available", "granted", b"granted", "held", b"held", "house", b"house", "journal_sequence", b"journal_sequence", "pots", b"pots", "running_tables", b"running_tables", "settlements", b"settlements"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["available", b"available", "escrow", b"escrow", "granted", b"granted", "held", b"held", "house", b"house", "journal_sequence", b"journal_sequence", "pots", b"pots", "running_tables", b"running_tables", "settlements", b"settlements"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetWalletTotalsResponse: _TypeAlias = GetWalletTotalsResponse  # noqa: Y015
+
+@_typing.final
+class CompetitionEntry(_message.Message):
+    """One entry of a competition's escrow."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    COINS_FIELD_NUMBER: _builtins.int
+    TIME_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """Its idempotency key: `competition.<competition id>.<kind>.<player>`."""
+    kind: Global___CompetitionEntryKind.ValueType
+    """What it moves."""
+    player_id: _builtins.str
+    """The player (`house` for the house's share)."""
+    coins: _builtins.int
+    """Coins moved (> 0)."""
+    @_builtins.property
+    def time(self) -> _timestamp_pb2.Timestamp:
+        """When it was posted."""
+
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        kind: Global___CompetitionEntryKind.ValueType = ...,
+        player_id: _builtins.str = ...,
+        coins: _builtins.int = ...,
+        time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["time", b"time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "key", b"key", "kind", b"kind", "player_id", b"player_id", "time", b"time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionEntry: _TypeAlias = CompetitionEntry  # noqa: Y015
+
+@_typing.final
+class PostCompetitionEntryRequest(_message.Message):
+    """Request of ScoringService.PostCompetitionEntry."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition whose escrow it moves."""
+    @_builtins.property
+    def entry(self) -> Global___CompetitionEntry:
+        """The entry; its key starts with `competition.<competition_id>.`."""
+
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+        entry: Global___CompetitionEntry | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id", "entry", b"entry"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostCompetitionEntryRequest: _TypeAlias = PostCompetitionEntryRequest  # noqa: Y015
+
+@_typing.final
+class PostCompetitionEntryResponse(_message.Message):
+    """Response of ScoringService.PostCompetitionEntry."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRY_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    duplicate: _builtins.bool
+    """True if its key was posted before (nothing moved this time)."""
+    @_builtins.property
+    def entry(self) -> Global___CompetitionEntry:
+        """The entry as posted (the first time)."""
+
+    def __init__(
+        self,
+        *,
+        entry: Global___CompetitionEntry | None = ...,
+        duplicate: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "entry", b"entry"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostCompetitionEntryResponse: _TypeAlias = PostCompetitionEntryResponse  # noqa: Y015
+
+@_typing.final
+class GetCompetitionAccountRequest(_message.Message):
+    """Request of ScoringService.GetCompetitionAccount."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetCompetitionAccountRequest: _TypeAlias = GetCompetitionAccountRequest  # noqa: Y015
+
+@_typing.final
+class GetCompetitionAccountResponse(_message.Message):
+    """Response of ScoringService.GetCompetitionAccount."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    FEES_FIELD_NUMBER: _builtins.int
+    REFUNDS_FIELD_NUMBER: _builtins.int
+    PRIZES_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
+    ESCROW_FIELD_NUMBER: _builtins.int
+    fees: _builtins.int
+    """Entry fees taken in."""
+    refunds: _builtins.int
+    """Refunds paid out."""
+    prizes: _builtins.int
+    """Prizes paid out."""
+    house: _builtins.int
+    """The house's share paid out."""
+    escrow: _builtins.int
+    """Coins still in the escrow: fees - refunds - prizes - house."""
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___CompetitionEntry]:
+        """Every entry, in the order posted."""
+
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[Global___CompetitionEntry] | None = ...,
+        fees: _builtins.int = ...,
+        refunds: _builtins.int = ...,
+        prizes: _builtins.int = ...,
+        house: _builtins.int = ...,
+        escrow: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "escrow", b"escrow", "fees", b"fees", "house", b"house", "prizes", b"prizes", "refunds", b"refunds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetCompetitionAccountResponse: _TypeAlias = GetCompetitionAccountResponse  # noqa: Y015

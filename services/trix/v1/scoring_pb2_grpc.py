@@ -95,6 +95,16 @@ class ScoringServiceStub:
                 request_serializer=trix_dot_v1_dot_scoring__pb2.GetWalletTotalsRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_scoring__pb2.GetWalletTotalsResponse.FromString,
                 _registered_method=True)
+        self.PostCompetitionEntry = channel.unary_unary(
+                '/trix.v1.ScoringService/PostCompetitionEntry',
+                request_serializer=trix_dot_v1_dot_scoring__pb2.PostCompetitionEntryRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_scoring__pb2.PostCompetitionEntryResponse.FromString,
+                _registered_method=True)
+        self.GetCompetitionAccount = channel.unary_unary(
+                '/trix.v1.ScoringService/GetCompetitionAccount',
+                request_serializer=trix_dot_v1_dot_scoring__pb2.GetCompetitionAccountRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_scoring__pb2.GetCompetitionAccountResponse.FromString,
+                _registered_method=True)
 
 
 class ScoringServiceServicer:
@@ -185,6 +195,23 @@ class ScoringServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PostCompetitionEntry(self, request, context):
+        """Posts one entry of a competition's escrow (docs/adr/0030): an entry fee into it (the
+        competitions service on the player's own request), a refund, a prize or the house's share
+        out of it (the competitions service); idempotent on its key.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCompetitionAccount(self, request, context):
+        """A competition's escrow: its entries and totals, fees = refunds + prizes + house + escrow
+        (the competitions service, or the admin credential).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScoringServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -247,6 +274,16 @@ def add_ScoringServiceServicer_to_server(servicer, server):
                     servicer.GetWalletTotals,
                     request_deserializer=trix_dot_v1_dot_scoring__pb2.GetWalletTotalsRequest.FromString,
                     response_serializer=trix_dot_v1_dot_scoring__pb2.GetWalletTotalsResponse.SerializeToString,
+            ),
+            'PostCompetitionEntry': grpc.unary_unary_rpc_method_handler(
+                    servicer.PostCompetitionEntry,
+                    request_deserializer=trix_dot_v1_dot_scoring__pb2.PostCompetitionEntryRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_scoring__pb2.PostCompetitionEntryResponse.SerializeToString,
+            ),
+            'GetCompetitionAccount': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCompetitionAccount,
+                    request_deserializer=trix_dot_v1_dot_scoring__pb2.GetCompetitionAccountRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_scoring__pb2.GetCompetitionAccountResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -574,6 +611,60 @@ class ScoringService:
             '/trix.v1.ScoringService/GetWalletTotals',
             trix_dot_v1_dot_scoring__pb2.GetWalletTotalsRequest.SerializeToString,
             trix_dot_v1_dot_scoring__pb2.GetWalletTotalsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PostCompetitionEntry(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.ScoringService/PostCompetitionEntry',
+            trix_dot_v1_dot_scoring__pb2.PostCompetitionEntryRequest.SerializeToString,
+            trix_dot_v1_dot_scoring__pb2.PostCompetitionEntryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCompetitionAccount(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.ScoringService/GetCompetitionAccount',
+            trix_dot_v1_dot_scoring__pb2.GetCompetitionAccountRequest.SerializeToString,
+            trix_dot_v1_dot_scoring__pb2.GetCompetitionAccountResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -59,6 +59,15 @@ class ScoringServiceStub:
     """Releases a held stake."""
     GetWalletTotals: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetWalletTotalsRequest, _scoring_pb2.GetWalletTotalsResponse]
     """Wallet totals for audits (admin credential required): the docs/rules.md §13 conservation sum."""
+    PostCompetitionEntry: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.PostCompetitionEntryRequest, _scoring_pb2.PostCompetitionEntryResponse]
+    """Posts one entry of a competition's escrow (docs/adr/0030): an entry fee into it (the
+    competitions service on the player's own request), a refund, a prize or the house's share
+    out of it (the competitions service); idempotent on its key.
+    """
+    GetCompetitionAccount: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetCompetitionAccountRequest, _scoring_pb2.GetCompetitionAccountResponse]
+    """A competition's escrow: its entries and totals, fees = refunds + prizes + house + escrow
+    (the competitions service, or the admin credential).
+    """
 
 @_typing.type_check_only
 class ScoringServiceAsyncStub(ScoringServiceStub):
@@ -89,6 +98,15 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     """Releases a held stake."""
     GetWalletTotals: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetWalletTotalsRequest, _scoring_pb2.GetWalletTotalsResponse]  # type: ignore[assignment]
     """Wallet totals for audits (admin credential required): the docs/rules.md §13 conservation sum."""
+    PostCompetitionEntry: _aio.UnaryUnaryMultiCallable[_scoring_pb2.PostCompetitionEntryRequest, _scoring_pb2.PostCompetitionEntryResponse]  # type: ignore[assignment]
+    """Posts one entry of a competition's escrow (docs/adr/0030): an entry fee into it (the
+    competitions service on the player's own request), a refund, a prize or the house's share
+    out of it (the competitions service); idempotent on its key.
+    """
+    GetCompetitionAccount: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetCompetitionAccountRequest, _scoring_pb2.GetCompetitionAccountResponse]  # type: ignore[assignment]
+    """A competition's escrow: its entries and totals, fees = refunds + prizes + house + escrow
+    (the competitions service, or the admin credential).
+    """
 
 class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
     """Scores, history, ratings and coins."""
@@ -188,5 +206,26 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.GetWalletTotalsResponse, _abc.Awaitable[_scoring_pb2.GetWalletTotalsResponse]]:
         """Wallet totals for audits (admin credential required): the docs/rules.md §13 conservation sum."""
+
+    @_abc_1.abstractmethod
+    def PostCompetitionEntry(
+        self,
+        request: _scoring_pb2.PostCompetitionEntryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_scoring_pb2.PostCompetitionEntryResponse, _abc.Awaitable[_scoring_pb2.PostCompetitionEntryResponse]]:
+        """Posts one entry of a competition's escrow (docs/adr/0030): an entry fee into it (the
+        competitions service on the player's own request), a refund, a prize or the house's share
+        out of it (the competitions service); idempotent on its key.
+        """
+
+    @_abc_1.abstractmethod
+    def GetCompetitionAccount(
+        self,
+        request: _scoring_pb2.GetCompetitionAccountRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_scoring_pb2.GetCompetitionAccountResponse, _abc.Awaitable[_scoring_pb2.GetCompetitionAccountResponse]]:
+        """A competition's escrow: its entries and totals, fees = refunds + prizes + house + escrow
+        (the competitions service, or the admin credential).
+        """
 
 def add_ScoringServiceServicer_to_server(servicer: ScoringServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
