@@ -178,7 +178,13 @@ def test_prod_and_dev_replicate_streams_three_times_on_their_three_nats_nodes() 
 def test_prod_secrets_come_from_the_external_store_dev_from_placeholders() -> None:
     prod = kc.render("prod")
     assert kc.of_kind(prod, "Secret") == []
-    signing = {"trix-signing-table", "trix-signing-timers", "trix-signing-matchmaking", "trix-public-keys"}
+    signing = {
+        "trix-signing-table",
+        "trix-signing-timers",
+        "trix-signing-matchmaking",
+        "trix-signing-competitions",
+        "trix-public-keys",
+    }
     assert set(kc.by_name(prod, "ExternalSecret")) == {"trix-secrets", "trix-nats-users", *signing}
     dev_secrets = {s["metadata"]["name"].rsplit("-", 1)[0] for s in kc.of_kind(kc.render("dev"), "Secret")}
     # The TLS Secrets (issue 41) come from cert-manager in prod (docs/deploy.md), generated in dev.

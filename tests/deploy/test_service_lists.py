@@ -170,8 +170,8 @@ def test_a_network_policy_not_matching_the_declared_callers_is_caught() -> None:
         if r.get("to", [{}])[0].get("podSelector", {}).get("matchLabels") != {sl.NAME_LABEL: "scoring"}
     ]
     assert sl.check_callers(objs) == [
-        "NetworkPolicy/scoring: admits gRPC from ['gateway'], declares the callers ['gateway', 'matchmaking'] "
-        "(trix.declarations)",
+        "NetworkPolicy/scoring: admits gRPC from ['competitions', 'gateway'], declares the callers "
+        "['competitions', 'gateway', 'matchmaking'] (trix.declarations)",
         "NetworkPolicy/gateway: lets gRPC out to ['matchmaking', 'social'], the services declaring it a caller "
         "are ['matchmaking', 'scoring', 'social'] (trix.declarations)",
     ]

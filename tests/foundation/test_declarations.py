@@ -180,14 +180,14 @@ def test_each_declared_service_is_a_runnable_package_its_callers_declared() -> N
         assert importlib.util.find_spec(f"{service.module}.__main__") is not None, service.module
         assert set(service.callers) <= {*names_of(), EDGE}, service.name
     assert fronted_by_edge().name == "gateway"
-    assert declaration("scoring").callers == ("gateway", "matchmaking")
+    assert declaration("scoring").callers == ("gateway", "matchmaking", "competitions")
     # Service-role tokens: only from a calling service that signs (its own key), or a declared
     # token caller (the timers' commands to the table, the operators'): ADR 0028.
-    assert service_token_callers("scoring") == ("matchmaking",)
+    assert service_token_callers("scoring") == ("matchmaking", "competitions")  # escrows: ADR 0030
     assert service_token_callers("matchmaking") == service_token_callers("gateway") == ()
     assert service_token_callers("table") == ("table", "timers", ADMIN)
     assert service_token_callers("timers") == (ADMIN,)
-    assert signers() == ("table", "timers", "matchmaking", ADMIN)  # never scoring nor the gateway
+    assert signers() == ("table", "timers", "matchmaking", "competitions", ADMIN)  # never scoring nor the gateway
     timed = (*SERVICES, ServiceDeclaration("chat", "", Grants(), keys=(), callers=("gateway", "timers")))
     assert service_token_callers("chat", timed) == ("timers",)
     unsigned = (*SERVICES, ServiceDeclaration("chat", "", Grants(), keys=(), token_callers=("scoring",)))

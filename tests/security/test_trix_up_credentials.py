@@ -66,7 +66,7 @@ def test_trix_up_gives_each_service_only_its_own_private_key(tmp_path: Path) -> 
     sup = inspected_supervisor(tmp_path)
     sup.prepare()
     private = sup.signing_keys
-    assert set(private) == set(signers()) == {"table", "timers", "matchmaking", "admin"}
+    assert set(private) == set(signers()) == {"table", "timers", "matchmaking", "competitions", "admin"}
     assert len(set(private.values())) == len(private)
     assert stat.S_IMODE((tmp_path / SIGNING_KEYS_FILE).stat().st_mode) == 0o600
     assert signing_keys(tmp_path, signers()) == private  # kept across restarts of `trix up`
