@@ -57,6 +57,8 @@ class Platform:
         self.competitions: Runtime | None = None
         self.channel: grpc.aio.Channel | None = None
         self.stub: Any = None
+        self.competitions_env: dict[str, str] = {}
+        """More of the competitions service's environment (scoring's address: a paid competition)."""
 
     def _new_service(self, config: CompetitionsConfig, events: EventLog, tables: Tables, digests: Digests) -> Any:
         return CompetitionsService(config, events, tables, digests, clock_ms=self.clock, new_seed=lambda: SEED)
@@ -79,7 +81,7 @@ class Platform:
             env(
                 self.nats.url("competitions"),
                 "competitions",
-                **{DIGEST_DIR_ENV: str(self.digest_dir), "TRIX_COMPETITIONS_TICK_S": "0.05"},
+                **{DIGEST_DIR_ENV: str(self.digest_dir), "TRIX_COMPETITIONS_TICK_S": "0.05", **self.competitions_env},
             )
         )
         self.competitions = build_competitions(config, self._new_service)
