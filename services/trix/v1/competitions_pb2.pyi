@@ -245,8 +245,8 @@ class FixedPrize(_message.Message):
     COINS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def coins(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Coins per paid place, best first, each > 0, never increasing; the house pays what the
-        fees do not cover.
+        """Coins per paid place, best first, each > 0, never increasing; paid from the fees, so in
+        all at most the fees of the fewest entrants the competition may start with (docs/adr/0030).
         """
 
     def __init__(

@@ -5,8 +5,8 @@
 // @generated from file trix/v1/scoring.proto (package trix.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Seat, SeatScores, Variant } from "./common_pb";
@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/scoring.proto.
  */
 export const file_trix_v1_scoring: GenFile = /*@__PURE__*/
-  fileDesc("ChV0cml4L3YxL3Njb3JpbmcucHJvdG8SB3RyaXgudjEiJwoTR2V0U3RhbmRpbmdzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSKYAQoUR2V0U3RhbmRpbmdzUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkSIgoFZGVhbHMYAiADKAsyEy50cml4LnYxLlNlYXRTY29yZXMSIwoGdG90YWxzGAMgASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEhMKC3RlYW1fdG90YWxzGAQgAygFEhAKCHNlcXVlbmNlGAUgASgEIk4KEkxpc3RIaXN0b3J5UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAki0AEKC0dhbWVTdW1tYXJ5EhAKCHRhYmxlX2lkGAEgASgJEiEKB3ZhcmlhbnQYAiABKA4yEC50cml4LnYxLlZhcmlhbnQSDAoEc2VhdBgDIAEoBRINCgVwbGFjZRgEIAEoBRIjCgZ0b3RhbHMYBSABKAsyEy50cml4LnYxLlNlYXRTY29yZXMSLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKBXNlYXRzGAcgAygLMg0udHJpeC52MS5TZWF0IlMKE0xpc3RIaXN0b3J5UmVzcG9uc2USIwoFZ2FtZXMYASADKAsyFC50cml4LnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJhChVMaXN0TGl2ZVRhYmxlc1JlcXVlc3QSIQoHdmFyaWFudBgBIAEoDjIQLnRyaXgudjEuVmFyaWFudBIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSLfAQoLUHVibGljVGFibGUSEAoIdGFibGVfaWQYASABKAkSIQoHdmFyaWFudBgCIAEoDjIQLnRyaXgudjEuVmFyaWFudBIcCgVzZWF0cxgDIAMoCzINLnRyaXgudjEuU2VhdBITCgtkZWFsX251bWJlchgEIAEoBRITCgtkZWFsc190b3RhbBgFIAEoBRIjCgZ0b3RhbHMYBiABKAsyEy50cml4LnYxLlNlYXRTY29yZXMSLgoKc3RhcnRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVwoWTGlzdExpdmVUYWJsZXNSZXNwb25zZRIkCgZ0YWJsZXMYASADKAsyFC50cml4LnYxLlB1YmxpY1RhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIoChRHZXRHYW1lUmVjb3JkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSIsChVHZXRHYW1lUmVjb3JkUmVzcG9uc2USEwoLcmVjb3JkX2pzb24YASABKAkiewoVR2V0TGVhZGVyYm9hcmRSZXF1ZXN0EiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSGAoQYXJvdW5kX3BsYXllcl9pZBgEIAEoCSJoChBMZWFkZXJib2FyZEVudHJ5EgwKBHJhbmsYASABKAUSEQoJcGxheWVyX2lkGAIgASgJEg4KBnJhdGluZxgDIAEoARINCgVnYW1lcxgEIAEoBRIUCgxkaXNwbGF5X25hbWUYBSABKAkiXQoWR2V0TGVhZGVyYm9hcmRSZXNwb25zZRIqCgdlbnRyaWVzGAEgAygLMhkudHJpeC52MS5MZWFkZXJib2FyZEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJNChVHZXRQbGF5ZXJTdGF0c1JlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEiEKB3ZhcmlhbnQYAiABKA4yEC50cml4LnYxLlZhcmlhbnQi5wIKFkdldFBsYXllclN0YXRzUmVzcG9uc2USDQoFZ2FtZXMYASABKAUSDAoEd2lucxgCIAEoBRIWCg5hdmVyYWdlX3BvaW50cxgDIAEoARJQChFjb250cmFjdF9hdmVyYWdlcxgEIAMoCzI1LnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXNwb25zZS5Db250cmFjdEF2ZXJhZ2VzRW50cnkSUwoTZG91YmxlZF9jYXJkX2xvc3NlcxgFIAMoCzI2LnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXNwb25zZS5Eb3VibGVkQ2FyZExvc3Nlc0VudHJ5GjcKFUNvbnRyYWN0QXZlcmFnZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBGjgKFkRvdWJsZWRDYXJkTG9zc2VzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASImChFHZXRCYWxhbmNlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiNQoSR2V0QmFsYW5jZVJlc3BvbnNlEhEKCWF2YWlsYWJsZRgBIAEoAxIMCgRoZWxkGAIgASgDIk0KEUxpc3RMZWRnZXJSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSKoAQoHUG9zdGluZxISCgpwb3N0aW5nX2lkGAEgASgJEhUKDWRlYml0X2FjY291bnQYAiABKAkSFgoOY3JlZGl0X2FjY291bnQYAyABKAkSDgoGYW1vdW50GAQgASgDEg4KBnJlYXNvbhgFIAEoCRIQCgh0YWJsZV9pZBgGIAEoCRIoCgR0aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJRChJMaXN0TGVkZ2VyUmVzcG9uc2USIgoIcG9zdGluZ3MYASADKAsyEC50cml4LnYxLlBvc3RpbmcSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkMKDEdyYW50UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGYW1vdW50GAIgASgDEhAKCGdyYW50X2lkGAMgASgJIj0KDUdyYW50UmVzcG9uc2USLAoHYmFsYW5jZRgBIAEoCzIbLnRyaXgudjEuR2V0QmFsYW5jZVJlc3BvbnNlIkgKEEhvbGRTdGFrZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhEKCXRpY2tldF9pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMiQQoRSG9sZFN0YWtlUmVzcG9uc2USLAoHYmFsYW5jZRgBIAEoCzIbLnRyaXgudjEuR2V0QmFsYW5jZVJlc3BvbnNlIjsKE1JlbGVhc2VTdGFrZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhEKCXRpY2tldF9pZBgCIAEoCSJEChRSZWxlYXNlU3Rha2VSZXNwb25zZRIsCgdiYWxhbmNlGAEgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2UiGAoWR2V0V2FsbGV0VG90YWxzUmVxdWVzdCKvAQoXR2V0V2FsbGV0VG90YWxzUmVzcG9uc2USDwoHZ3JhbnRlZBgBIAEoAxIRCglhdmFpbGFibGUYAiABKAMSDAoEaGVsZBgDIAEoAxIMCgRwb3RzGAQgASgDEg0KBWhvdXNlGAUgASgDEhMKC3NldHRsZW1lbnRzGAYgASgDEhYKDnJ1bm5pbmdfdGFibGVzGAcgASgDEhgKEGpvdXJuYWxfc2VxdWVuY2UYCCABKAQynQcKDlNjb3JpbmdTZXJ2aWNlEksKDEdldFN0YW5kaW5ncxIcLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBodLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVzcG9uc2USSAoLTGlzdEhpc3RvcnkSGy50cml4LnYxLkxpc3RIaXN0b3J5UmVxdWVzdBocLnRyaXgudjEuTGlzdEhpc3RvcnlSZXNwb25zZRJRCg5MaXN0TGl2ZVRhYmxlcxIeLnRyaXgudjEuTGlzdExpdmVUYWJsZXNSZXF1ZXN0Gh8udHJpeC52MS5MaXN0TGl2ZVRhYmxlc1Jlc3BvbnNlEk4KDUdldEdhbWVSZWNvcmQSHS50cml4LnYxLkdldEdhbWVSZWNvcmRSZXF1ZXN0Gh4udHJpeC52MS5HZXRHYW1lUmVjb3JkUmVzcG9uc2USUQoOR2V0TGVhZGVyYm9hcmQSHi50cml4LnYxLkdldExlYWRlcmJvYXJkUmVxdWVzdBofLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXNwb25zZRJRCg5HZXRQbGF5ZXJTdGF0cxIeLnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXF1ZXN0Gh8udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlEkUKCkdldEJhbGFuY2USGi50cml4LnYxLkdldEJhbGFuY2VSZXF1ZXN0GhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2USRQoKTGlzdExlZGdlchIaLnRyaXgudjEuTGlzdExlZGdlclJlcXVlc3QaGy50cml4LnYxLkxpc3RMZWRnZXJSZXNwb25zZRI2CgVHcmFudBIVLnRyaXgudjEuR3JhbnRSZXF1ZXN0GhYudHJpeC52MS5HcmFudFJlc3BvbnNlEkIKCUhvbGRTdGFrZRIZLnRyaXgudjEuSG9sZFN0YWtlUmVxdWVzdBoaLnRyaXgudjEuSG9sZFN0YWtlUmVzcG9uc2USSwoMUmVsZWFzZVN0YWtlEhwudHJpeC52MS5SZWxlYXNlU3Rha2VSZXF1ZXN0Gh0udHJpeC52MS5SZWxlYXNlU3Rha2VSZXNwb25zZRJUCg9HZXRXYWxsZXRUb3RhbHMSHy50cml4LnYxLkdldFdhbGxldFRvdGFsc1JlcXVlc3QaIC50cml4LnYxLkdldFdhbGxldFRvdGFsc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_trix_v1_common]);
+  fileDesc("ChV0cml4L3YxL3Njb3JpbmcucHJvdG8SB3RyaXgudjEiJwoTR2V0U3RhbmRpbmdzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSKYAQoUR2V0U3RhbmRpbmdzUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkSIgoFZGVhbHMYAiADKAsyEy50cml4LnYxLlNlYXRTY29yZXMSIwoGdG90YWxzGAMgASgLMhMudHJpeC52MS5TZWF0U2NvcmVzEhMKC3RlYW1fdG90YWxzGAQgAygFEhAKCHNlcXVlbmNlGAUgASgEIk4KEkxpc3RIaXN0b3J5UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAki0AEKC0dhbWVTdW1tYXJ5EhAKCHRhYmxlX2lkGAEgASgJEiEKB3ZhcmlhbnQYAiABKA4yEC50cml4LnYxLlZhcmlhbnQSDAoEc2VhdBgDIAEoBRINCgVwbGFjZRgEIAEoBRIjCgZ0b3RhbHMYBSABKAsyEy50cml4LnYxLlNlYXRTY29yZXMSLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKBXNlYXRzGAcgAygLMg0udHJpeC52MS5TZWF0IlMKE0xpc3RIaXN0b3J5UmVzcG9uc2USIwoFZ2FtZXMYASADKAsyFC50cml4LnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJhChVMaXN0TGl2ZVRhYmxlc1JlcXVlc3QSIQoHdmFyaWFudBgBIAEoDjIQLnRyaXgudjEuVmFyaWFudBIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSLfAQoLUHVibGljVGFibGUSEAoIdGFibGVfaWQYASABKAkSIQoHdmFyaWFudBgCIAEoDjIQLnRyaXgudjEuVmFyaWFudBIcCgVzZWF0cxgDIAMoCzINLnRyaXgudjEuU2VhdBITCgtkZWFsX251bWJlchgEIAEoBRITCgtkZWFsc190b3RhbBgFIAEoBRIjCgZ0b3RhbHMYBiABKAsyEy50cml4LnYxLlNlYXRTY29yZXMSLgoKc3RhcnRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVwoWTGlzdExpdmVUYWJsZXNSZXNwb25zZRIkCgZ0YWJsZXMYASADKAsyFC50cml4LnYxLlB1YmxpY1RhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIoChRHZXRHYW1lUmVjb3JkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSIsChVHZXRHYW1lUmVjb3JkUmVzcG9uc2USEwoLcmVjb3JkX2pzb24YASABKAkiewoVR2V0TGVhZGVyYm9hcmRSZXF1ZXN0EiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSGAoQYXJvdW5kX3BsYXllcl9pZBgEIAEoCSJoChBMZWFkZXJib2FyZEVudHJ5EgwKBHJhbmsYASABKAUSEQoJcGxheWVyX2lkGAIgASgJEg4KBnJhdGluZxgDIAEoARINCgVnYW1lcxgEIAEoBRIUCgxkaXNwbGF5X25hbWUYBSABKAkiXQoWR2V0TGVhZGVyYm9hcmRSZXNwb25zZRIqCgdlbnRyaWVzGAEgAygLMhkudHJpeC52MS5MZWFkZXJib2FyZEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJNChVHZXRQbGF5ZXJTdGF0c1JlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEiEKB3ZhcmlhbnQYAiABKA4yEC50cml4LnYxLlZhcmlhbnQi5wIKFkdldFBsYXllclN0YXRzUmVzcG9uc2USDQoFZ2FtZXMYASABKAUSDAoEd2lucxgCIAEoBRIWCg5hdmVyYWdlX3BvaW50cxgDIAEoARJQChFjb250cmFjdF9hdmVyYWdlcxgEIAMoCzI1LnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXNwb25zZS5Db250cmFjdEF2ZXJhZ2VzRW50cnkSUwoTZG91YmxlZF9jYXJkX2xvc3NlcxgFIAMoCzI2LnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXNwb25zZS5Eb3VibGVkQ2FyZExvc3Nlc0VudHJ5GjcKFUNvbnRyYWN0QXZlcmFnZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBGjgKFkRvdWJsZWRDYXJkTG9zc2VzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASImChFHZXRCYWxhbmNlUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiNQoSR2V0QmFsYW5jZVJlc3BvbnNlEhEKCWF2YWlsYWJsZRgBIAEoAxIMCgRoZWxkGAIgASgDIk0KEUxpc3RMZWRnZXJSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSKoAQoHUG9zdGluZxISCgpwb3N0aW5nX2lkGAEgASgJEhUKDWRlYml0X2FjY291bnQYAiABKAkSFgoOY3JlZGl0X2FjY291bnQYAyABKAkSDgoGYW1vdW50GAQgASgDEg4KBnJlYXNvbhgFIAEoCRIQCgh0YWJsZV9pZBgGIAEoCRIoCgR0aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJRChJMaXN0TGVkZ2VyUmVzcG9uc2USIgoIcG9zdGluZ3MYASADKAsyEC50cml4LnYxLlBvc3RpbmcSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkMKDEdyYW50UmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGYW1vdW50GAIgASgDEhAKCGdyYW50X2lkGAMgASgJIj0KDUdyYW50UmVzcG9uc2USLAoHYmFsYW5jZRgBIAEoCzIbLnRyaXgudjEuR2V0QmFsYW5jZVJlc3BvbnNlIkgKEEhvbGRTdGFrZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhEKCXRpY2tldF9pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMiQQoRSG9sZFN0YWtlUmVzcG9uc2USLAoHYmFsYW5jZRgBIAEoCzIbLnRyaXgudjEuR2V0QmFsYW5jZVJlc3BvbnNlIjsKE1JlbGVhc2VTdGFrZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhEKCXRpY2tldF9pZBgCIAEoCSJEChRSZWxlYXNlU3Rha2VSZXNwb25zZRIsCgdiYWxhbmNlGAEgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2UiGAoWR2V0V2FsbGV0VG90YWxzUmVxdWVzdCK/AQoXR2V0V2FsbGV0VG90YWxzUmVzcG9uc2USDwoHZ3JhbnRlZBgBIAEoAxIRCglhdmFpbGFibGUYAiABKAMSDAoEaGVsZBgDIAEoAxIMCgRwb3RzGAQgASgDEg0KBWhvdXNlGAUgASgDEhMKC3NldHRsZW1lbnRzGAYgASgDEhYKDnJ1bm5pbmdfdGFibGVzGAcgASgDEhgKEGpvdXJuYWxfc2VxdWVuY2UYCCABKAQSDgoGZXNjcm93GAkgASgDIpgBChBDb21wZXRpdGlvbkVudHJ5EgsKA2tleRgBIAEoCRIrCgRraW5kGAIgASgOMh0udHJpeC52MS5Db21wZXRpdGlvbkVudHJ5S2luZBIRCglwbGF5ZXJfaWQYAyABKAkSDQoFY29pbnMYBCABKAMSKAoEdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXwobUG9zdENvbXBldGl0aW9uRW50cnlSZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEigKBWVudHJ5GAIgASgLMhkudHJpeC52MS5Db21wZXRpdGlvbkVudHJ5IlsKHFBvc3RDb21wZXRpdGlvbkVudHJ5UmVzcG9uc2USKAoFZW50cnkYASABKAsyGS50cml4LnYxLkNvbXBldGl0aW9uRW50cnkSEQoJZHVwbGljYXRlGAIgASgIIjYKHEdldENvbXBldGl0aW9uQWNjb3VudFJlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkimQEKHUdldENvbXBldGl0aW9uQWNjb3VudFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS50cml4LnYxLkNvbXBldGl0aW9uRW50cnkSDAoEZmVlcxgCIAEoAxIPCgdyZWZ1bmRzGAMgASgDEg4KBnByaXplcxgEIAEoAxINCgVob3VzZRgFIAEoAxIOCgZlc2Nyb3cYBiABKAMqxQEKFENvbXBldGl0aW9uRW50cnlLaW5kEiYKIkNPTVBFVElUSU9OX0VOVFJZX0tJTkRfVU5TUEVDSUZJRUQQABIeChpDT01QRVRJVElPTl9FTlRSWV9LSU5EX0ZFRRABEiEKHUNPTVBFVElUSU9OX0VOVFJZX0tJTkRfUkVGVU5EEAISIAocQ09NUEVUSVRJT05fRU5UUllfS0lORF9QUklaRRADEiAKHENPTVBFVElUSU9OX0VOVFJZX0tJTkRfSE9VU0UQBDLqCAoOU2NvcmluZ1NlcnZpY2USSwoMR2V0U3RhbmRpbmdzEhwudHJpeC52MS5HZXRTdGFuZGluZ3NSZXF1ZXN0Gh0udHJpeC52MS5HZXRTdGFuZGluZ3NSZXNwb25zZRJICgtMaXN0SGlzdG9yeRIbLnRyaXgudjEuTGlzdEhpc3RvcnlSZXF1ZXN0GhwudHJpeC52MS5MaXN0SGlzdG9yeVJlc3BvbnNlElEKDkxpc3RMaXZlVGFibGVzEh4udHJpeC52MS5MaXN0TGl2ZVRhYmxlc1JlcXVlc3QaHy50cml4LnYxLkxpc3RMaXZlVGFibGVzUmVzcG9uc2USTgoNR2V0R2FtZVJlY29yZBIdLnRyaXgudjEuR2V0R2FtZVJlY29yZFJlcXVlc3QaHi50cml4LnYxLkdldEdhbWVSZWNvcmRSZXNwb25zZRJRCg5HZXRMZWFkZXJib2FyZBIeLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXF1ZXN0Gh8udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlc3BvbnNlElEKDkdldFBsYXllclN0YXRzEh4udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1JlcXVlc3QaHy50cml4LnYxLkdldFBsYXllclN0YXRzUmVzcG9uc2USRQoKR2V0QmFsYW5jZRIaLnRyaXgudjEuR2V0QmFsYW5jZVJlcXVlc3QaGy50cml4LnYxLkdldEJhbGFuY2VSZXNwb25zZRJFCgpMaXN0TGVkZ2VyEhoudHJpeC52MS5MaXN0TGVkZ2VyUmVxdWVzdBobLnRyaXgudjEuTGlzdExlZGdlclJlc3BvbnNlEjYKBUdyYW50EhUudHJpeC52MS5HcmFudFJlcXVlc3QaFi50cml4LnYxLkdyYW50UmVzcG9uc2USQgoJSG9sZFN0YWtlEhkudHJpeC52MS5Ib2xkU3Rha2VSZXF1ZXN0GhoudHJpeC52MS5Ib2xkU3Rha2VSZXNwb25zZRJLCgxSZWxlYXNlU3Rha2USHC50cml4LnYxLlJlbGVhc2VTdGFrZVJlcXVlc3QaHS50cml4LnYxLlJlbGVhc2VTdGFrZVJlc3BvbnNlElQKD0dldFdhbGxldFRvdGFscxIfLnRyaXgudjEuR2V0V2FsbGV0VG90YWxzUmVxdWVzdBogLnRyaXgudjEuR2V0V2FsbGV0VG90YWxzUmVzcG9uc2USYwoUUG9zdENvbXBldGl0aW9uRW50cnkSJC50cml4LnYxLlBvc3RDb21wZXRpdGlvbkVudHJ5UmVxdWVzdBolLnRyaXgudjEuUG9zdENvbXBldGl0aW9uRW50cnlSZXNwb25zZRJmChVHZXRDb21wZXRpdGlvbkFjY291bnQSJS50cml4LnYxLkdldENvbXBldGl0aW9uQWNjb3VudFJlcXVlc3QaJi50cml4LnYxLkdldENvbXBldGl0aW9uQWNjb3VudFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_trix_v1_common]);
 
 /**
  * Request of ScoringService.GetStandings.
@@ -992,6 +992,13 @@ export type GetWalletTotalsResponse = Message<"trix.v1.GetWalletTotalsResponse">
    * @generated from field: uint64 journal_sequence = 8;
    */
   journalSequence: bigint;
+
+  /**
+   * Sum of the competitions' escrows: entry fees not yet refunded or paid out (docs/adr/0030).
+   *
+   * @generated from field: int64 escrow = 9;
+   */
+  escrow: bigint;
 };
 
 /**
@@ -1000,6 +1007,236 @@ export type GetWalletTotalsResponse = Message<"trix.v1.GetWalletTotalsResponse">
  */
 export const GetWalletTotalsResponseSchema: GenMessage<GetWalletTotalsResponse> = /*@__PURE__*/
   messageDesc(file_trix_v1_scoring, 27);
+
+/**
+ * One entry of a competition's escrow.
+ *
+ * @generated from message trix.v1.CompetitionEntry
+ */
+export type CompetitionEntry = Message<"trix.v1.CompetitionEntry"> & {
+  /**
+   * Its idempotency key: `competition.<competition id>.<kind>.<player>`.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * What it moves.
+   *
+   * @generated from field: trix.v1.CompetitionEntryKind kind = 2;
+   */
+  kind: CompetitionEntryKind;
+
+  /**
+   * The player (`house` for the house's share).
+   *
+   * @generated from field: string player_id = 3;
+   */
+  playerId: string;
+
+  /**
+   * Coins moved (> 0).
+   *
+   * @generated from field: int64 coins = 4;
+   */
+  coins: bigint;
+
+  /**
+   * When it was posted.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 5;
+   */
+  time?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message trix.v1.CompetitionEntry.
+ * Use `create(CompetitionEntrySchema)` to create a new message.
+ */
+export const CompetitionEntrySchema: GenMessage<CompetitionEntry> = /*@__PURE__*/
+  messageDesc(file_trix_v1_scoring, 28);
+
+/**
+ * Request of ScoringService.PostCompetitionEntry.
+ *
+ * @generated from message trix.v1.PostCompetitionEntryRequest
+ */
+export type PostCompetitionEntryRequest = Message<"trix.v1.PostCompetitionEntryRequest"> & {
+  /**
+   * The competition whose escrow it moves.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+
+  /**
+   * The entry; its key starts with `competition.<competition_id>.`.
+   *
+   * @generated from field: trix.v1.CompetitionEntry entry = 2;
+   */
+  entry?: CompetitionEntry | undefined;
+};
+
+/**
+ * Describes the message trix.v1.PostCompetitionEntryRequest.
+ * Use `create(PostCompetitionEntryRequestSchema)` to create a new message.
+ */
+export const PostCompetitionEntryRequestSchema: GenMessage<PostCompetitionEntryRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_scoring, 29);
+
+/**
+ * Response of ScoringService.PostCompetitionEntry.
+ *
+ * @generated from message trix.v1.PostCompetitionEntryResponse
+ */
+export type PostCompetitionEntryResponse = Message<"trix.v1.PostCompetitionEntryResponse"> & {
+  /**
+   * The entry as posted (the first time).
+   *
+   * @generated from field: trix.v1.CompetitionEntry entry = 1;
+   */
+  entry?: CompetitionEntry | undefined;
+
+  /**
+   * True if its key was posted before (nothing moved this time).
+   *
+   * @generated from field: bool duplicate = 2;
+   */
+  duplicate: boolean;
+};
+
+/**
+ * Describes the message trix.v1.PostCompetitionEntryResponse.
+ * Use `create(PostCompetitionEntryResponseSchema)` to create a new message.
+ */
+export const PostCompetitionEntryResponseSchema: GenMessage<PostCompetitionEntryResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_scoring, 30);
+
+/**
+ * Request of ScoringService.GetCompetitionAccount.
+ *
+ * @generated from message trix.v1.GetCompetitionAccountRequest
+ */
+export type GetCompetitionAccountRequest = Message<"trix.v1.GetCompetitionAccountRequest"> & {
+  /**
+   * The competition.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+};
+
+/**
+ * Describes the message trix.v1.GetCompetitionAccountRequest.
+ * Use `create(GetCompetitionAccountRequestSchema)` to create a new message.
+ */
+export const GetCompetitionAccountRequestSchema: GenMessage<GetCompetitionAccountRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_scoring, 31);
+
+/**
+ * Response of ScoringService.GetCompetitionAccount.
+ *
+ * @generated from message trix.v1.GetCompetitionAccountResponse
+ */
+export type GetCompetitionAccountResponse = Message<"trix.v1.GetCompetitionAccountResponse"> & {
+  /**
+   * Every entry, in the order posted.
+   *
+   * @generated from field: repeated trix.v1.CompetitionEntry entries = 1;
+   */
+  entries: CompetitionEntry[];
+
+  /**
+   * Entry fees taken in.
+   *
+   * @generated from field: int64 fees = 2;
+   */
+  fees: bigint;
+
+  /**
+   * Refunds paid out.
+   *
+   * @generated from field: int64 refunds = 3;
+   */
+  refunds: bigint;
+
+  /**
+   * Prizes paid out.
+   *
+   * @generated from field: int64 prizes = 4;
+   */
+  prizes: bigint;
+
+  /**
+   * The house's share paid out.
+   *
+   * @generated from field: int64 house = 5;
+   */
+  house: bigint;
+
+  /**
+   * Coins still in the escrow: fees - refunds - prizes - house.
+   *
+   * @generated from field: int64 escrow = 6;
+   */
+  escrow: bigint;
+};
+
+/**
+ * Describes the message trix.v1.GetCompetitionAccountResponse.
+ * Use `create(GetCompetitionAccountResponseSchema)` to create a new message.
+ */
+export const GetCompetitionAccountResponseSchema: GenMessage<GetCompetitionAccountResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_scoring, 32);
+
+/**
+ * What a competition's escrow entry moves (docs/adr/0030).
+ *
+ * @generated from enum trix.v1.CompetitionEntryKind
+ */
+export enum CompetitionEntryKind {
+  /**
+   * Not set: refused.
+   *
+   * @generated from enum value: COMPETITION_ENTRY_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An entry fee: from the player's available coins into the competition's escrow.
+   *
+   * @generated from enum value: COMPETITION_ENTRY_KIND_FEE = 1;
+   */
+  FEE = 1,
+
+  /**
+   * A refund: from the escrow back to a player who paid a fee.
+   *
+   * @generated from enum value: COMPETITION_ENTRY_KIND_REFUND = 2;
+   */
+  REFUND = 2,
+
+  /**
+   * A prize: from the escrow to a player who paid a fee (never a bot: a bot pays none).
+   *
+   * @generated from enum value: COMPETITION_ENTRY_KIND_PRIZE = 3;
+   */
+  PRIZE = 3,
+
+  /**
+   * The house's share: from the escrow to the house account.
+   *
+   * @generated from enum value: COMPETITION_ENTRY_KIND_HOUSE = 4;
+   */
+  HOUSE = 4,
+}
+
+/**
+ * Describes the enum trix.v1.CompetitionEntryKind.
+ */
+export const CompetitionEntryKindSchema: GenEnum<CompetitionEntryKind> = /*@__PURE__*/
+  enumDesc(file_trix_v1_scoring, 0);
 
 /**
  * Scores, history, ratings and coins.
@@ -1126,6 +1363,29 @@ export const ScoringService: GenService<{
     methodKind: "unary";
     input: typeof GetWalletTotalsRequestSchema;
     output: typeof GetWalletTotalsResponseSchema;
+  },
+  /**
+   * Posts one entry of a competition's escrow (docs/adr/0030): an entry fee into it (the
+   * competitions service on the player's own request), a refund, a prize or the house's share
+   * out of it (the competitions service); idempotent on its key.
+   *
+   * @generated from rpc trix.v1.ScoringService.PostCompetitionEntry
+   */
+  postCompetitionEntry: {
+    methodKind: "unary";
+    input: typeof PostCompetitionEntryRequestSchema;
+    output: typeof PostCompetitionEntryResponseSchema;
+  },
+  /**
+   * A competition's escrow: its entries and totals, fees = refunds + prizes + house + escrow
+   * (the competitions service, or the admin credential).
+   *
+   * @generated from rpc trix.v1.ScoringService.GetCompetitionAccount
+   */
+  getCompetitionAccount: {
+    methodKind: "unary";
+    input: typeof GetCompetitionAccountRequestSchema;
+    output: typeof GetCompetitionAccountResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_trix_v1_scoring, 0);
