@@ -48,6 +48,17 @@ class MoneyPlatform(Platform):
         await super().stop()
         await self.scoring.stop()
 
+    async def __aenter__(self) -> MoneyPlatform:
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()  # what did start
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
     @property
     def service(self) -> CompetitionsService:
         assert self.competitions is not None and isinstance(self.competitions.service, CompetitionsService)

@@ -34,12 +34,8 @@ KINDS = {
 
 @pytest.fixture
 async def platform(auth_nats: AuthNats, tmp_path: Path) -> AsyncIterator[MoneyPlatform]:
-    p = MoneyPlatform(auth_nats, tmp_path / "digests")
-    await p.start()
-    try:
+    async with MoneyPlatform(auth_nats, tmp_path / "digests") as p:
         yield p
-    finally:
-        await p.stop()
 
 
 def _posted(account: scoring_pb2.GetCompetitionAccountResponse) -> list[tuple[str, str, str, int]]:

@@ -130,37 +130,20 @@ async def test_only_the_competitions_service_posts_competition_entries(up_platfo
             for attack, (user, md) in callers.items()
         ]
         unfunded = _entry(cid, scoring_pb2.COMPETITION_ENTRY_KIND_PRIZE, accomplice)
-        lines.append(
-            await _refused(
-                up_platform,
-                "pay a prize out of an empty escrow",
-                "competitions",
-                stub.PostCompetitionEntry(unfunded, metadata=(competitions,)),
-                (grpc.StatusCode.FAILED_PRECONDITION,),
-            )
-        )
+
+        async def unfunded_prize(attack: str) -> str:
+            call = stub.PostCompetitionEntry(unfunded, metadata=(competitions,))
+            return await _refused(up_platform, attack, "competitions", call, (grpc.StatusCode.FAILED_PRECONDITION,))
+
+        lines.append(await unfunded_prize("pay a prize out of an empty escrow"))
         assert await _balance(stub, up_platform, victim) == (GRANT, 0), "\n".join(lines)
         await stub.PostCompetitionEntry(fee, metadata=(competitions, own))  # the player's own request
         assert await _balance(stub, up_platform, victim) == (GRANT - FEE, 0)
-        lines.append(
-            await _refused(
-                up_platform,
-                "pay a prize to a player who paid no fee",
-                "competitions",
-                stub.PostCompetitionEntry(unfunded, metadata=(competitions,)),
-                (grpc.StatusCode.FAILED_PRECONDITION,),
-            )
-        )
+        lines.append(await unfunded_prize("pay a prize to a player who paid no fee"))
         account = scoring_pb2.GetCompetitionAccountRequest(competition_id=cid)
-        lines.append(
-            await _refused(
-                up_platform,
-                "read a competition's escrow with a player's token",
-                "player",
-                stub.GetCompetitionAccount(account, metadata=((IDENTITY_METADATA, _player(up_platform, victim)),)),
-                DENIED,
-            )
-        )
+        read = stub.GetCompetitionAccount(account, metadata=((IDENTITY_METADATA, _player(up_platform, victim)),))
+        attack = "read a competition's escrow with a player's token"
+        lines.append(await _refused(up_platform, attack, "player", read, DENIED))
         assert all(line.endswith(REFUSED) for line in lines), "\n".join(lines)
         refund = _entry(cid, scoring_pb2.COMPETITION_ENTRY_KIND_REFUND, victim)
         await stub.PostCompetitionEntry(refund, metadata=(competitions,))

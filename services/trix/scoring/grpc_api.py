@@ -8,7 +8,9 @@ ListLedger; or the admin credential) carries an internal identity token
 matchmaking's service token (service-role key, which the gateway never holds): a player
 id is never taken from a request field alone (docs/architecture.md). A private table's standings,
 record and history rows are read only with a token of one of its players (or the admin
-credential).
+credential). A competition's escrow (PostCompetitionEntry, GetCompetitionAccount; docs/adr/0030)
+is the competitions service's token's only scope (`SCOPES`), a fee posted only with the
+player's own token along.
 """
 
 from __future__ import annotations
