@@ -54,8 +54,12 @@ class MoneyState:
     """Full refunds of fees scoring held for players never registered."""
     payouts: list[LedgerEntry] | None = None
     """The settlement after the review period (`PayoutsSettled`)."""
+    quiet: bool = False
+    """Nothing was pending when last looked at, and no event came since (in memory only: each
+    tick skips such a competition instead of working out its plan again)."""
 
     def apply(self, event: pb.CompetitionEvent) -> None:
+        self.quiet = False
         body = event.WhichOneof("body")
         if body == "ledger_posted":
             self.posted.update(event.ledger_posted.keys)
@@ -124,6 +128,14 @@ class Payments:
         cid = comp.competition_id
         await self.ledger.post(cid, LedgerEntry(entry_key(cid, HOLD, player), HOLD, player, fee))
 
+    async def after(self, service: Appends, comp: Competition) -> None:
+        """`drive` right after a command's event (a leave, a refusal), at best: whatever fails
+        here is logged and driven again by the next tick, and the command stays answered."""
+        try:
+            await self.drive(service, comp)
+        except Exception as exc:  # noqa: BLE001 - the tick re-drives it
+            log.warning("ledger entries left to the next tick", competition=comp.competition_id, error=repr(exc))
+
     async def reconcile(self, service: Appends, comp: Competition) -> Competition:
         """At the start: fees scoring holds for players the competition never registered (an
         owner died between the hold and the registration) stored as due for a full refund."""
@@ -144,8 +156,11 @@ class Payments:
     async def drive(self, service: Appends, comp: Competition) -> Competition:
         """Posts every pending entry, then stores the keys scoring confirmed (module docstring).
         An entry scoring refuses or cannot take now is logged and tried on the next tick."""
+        if comp.money.quiet or self.ledger is None:
+            return comp
         todo = pending(comp)
-        if not todo or self.ledger is None:
+        if not todo:
+            comp.money.quiet = True
             return comp
         done = []
         for entry in todo:

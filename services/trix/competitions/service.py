@@ -181,7 +181,7 @@ class CompetitionsService:
             event = pb.CompetitionEvent(
                 competition_id=competition_id, left=pb.EntrantLeft(player_id=player, before_start=True)
             )
-            await self.payments.drive(self, await self._append(comp, event))
+            await self.payments.after(self, await self._append(comp, event))
             return refund
 
     async def approve(self, caller: str, competition_id: str, player: str, accept: bool) -> pb.Entrant:
@@ -197,8 +197,9 @@ class CompetitionsService:
             event = pb.CompetitionEvent(
                 competition_id=competition_id, approved=pb.EntrantApproved(player_id=player, accept=accept)
             )
-            comp = await self.payments.drive(self, await self._append(comp, event))
-            return comp.entrant(player)
+            comp = await self._append(comp, event)
+            await self.payments.after(self, comp)
+            return self.competitions[competition_id].entrant(player)
 
     def get(self, competition_id: str, caller: str) -> pb.Competition:
         comp = self._get(competition_id)
