@@ -1,25 +1,33 @@
 """Helpers of the paid competitions tests (docs/adr/0030): the competitions test platform
 (`competitions_service_support.Platform`: real nats-server, the real table service and C
 engine, the competitions service) with the real scoring service beside it on a fixed port (a
-restarted scoring is found where it was), the competitions service given its address."""
+restarted scoring is found where it was), the competitions service given its address. Scoring
+runs in the test's event loop, or as its own process (`workdir` given), which can be made to
+die at a point of its journal (`support.scoring_faults`)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import grpc
 from competitions_service_support import Platform, admin, free_knockout, player
 
 from support.nats import AuthNats
+from support.processes import stop_process
 from support.scoring import InProcessScoring, scoring_env
-from support.table import KEYS
+from support.scoring_faults import CRASH_AT_ENV
+from support.table import KEYS, REPO
 from trix.competitions.money import LedgerEntry
 from trix.competitions.ports import Ledger
 from trix.competitions.service import CompetitionsService
 from trix.processes import free_port
 from trix.v1 import competitions_pb2 as pb
-from trix.v1 import scoring_pb2
+from trix.v1 import scoring_pb2, scoring_pb2_grpc
 
 ADMIN_TOKEN = "competition-money-admin-token"
 GRANT = 1000
@@ -30,23 +38,73 @@ ADMIN = (("x-trix-admin-token", ADMIN_TOKEN),)
 channel to it may still be in its reconnection backoff."""
 
 
+class ScoringChild:
+    """`python -m trix.scoring` as its own process; with `crash_at` (`point:kind:n`), the same
+    service that exits abruptly there (`support.scoring_faults`)."""
+
+    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TRIX_")}
+        self.env["PYTHONPATH"] = os.pathsep.join([str(REPO / "services"), str(REPO / "tests")])
+        self.env.update(env)
+        self.workdir = workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, crash_at: str = "") -> None:
+        env = {**self.env, CRASH_AT_ENV: crash_at} if crash_at else self.env
+        module = "support.scoring_faults" if crash_at else "trix.scoring"
+        with open(self.workdir / f"scoring-{'crash' if crash_at else 'run'}.log", "ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdout=log, stderr=log)
+
+    def stop(self) -> None:
+        stop_process(self.proc, grace_s=10)
+        self.proc = None
+
+
 class MoneyPlatform(Platform):
     """The platform with scoring (see the module docstring)."""
 
-    def __init__(self, nats: AuthNats, digest_dir: Path) -> None:
+    def __init__(self, nats: AuthNats, digest_dir: Path, workdir: Path | None = None, crash_at: str = "") -> None:
         super().__init__(nats, digest_dir)
+        self.crash_at = crash_at
+        """Where the first scoring process dies (`support.scoring_faults`; a process only)."""
         port = str(free_port())
         env = scoring_env(nats.url("scoring"), admin_token=ADMIN_TOKEN, keys=KEYS, TRIX_GRPC_PORT=port)
-        self.scoring = InProcessScoring(env)
+        self.scoring: InProcessScoring | ScoringChild = (
+            InProcessScoring(env) if workdir is None else ScoringChild(env, workdir)
+        )
         self.competitions_env = {"TRIX_SCORING_TARGET": f"127.0.0.1:{port}"}
+        self.scoring_channel: grpc.aio.Channel | None = None
+        self.scoring_stub: scoring_pb2_grpc.ScoringServiceStub | None = None
+
+    async def start_scoring(self, crash_at: str = "") -> None:
+        if isinstance(self.scoring, InProcessScoring):
+            await self.scoring.start()
+        else:
+            self.scoring.start(crash_at)
+
+    async def stop_scoring(self) -> None:
+        if isinstance(self.scoring, InProcessScoring):
+            await self.scoring.stop()
+        else:
+            self.scoring.stop()
 
     async def start(self) -> None:
-        await self.scoring.start()
+        self.scoring_channel = grpc.aio.insecure_channel(self.competitions_env["TRIX_SCORING_TARGET"])
+        self.scoring_stub = scoring_pb2_grpc.ScoringServiceStub(self.scoring_channel)
+        await self.start_scoring(self.crash_at)
+        await self.totals()  # up
         await super().start()
 
     async def stop(self) -> None:
         await super().stop()
-        await self.scoring.stop()
+        await self.stop_scoring()
+        if self.scoring_channel is not None:
+            await self.scoring_channel.close()
+
+    @property
+    def ledger(self) -> scoring_pb2_grpc.ScoringServiceStub:
+        assert self.scoring_stub is not None
+        return self.scoring_stub
 
     async def __aenter__(self) -> MoneyPlatform:
         try:
@@ -67,21 +125,21 @@ class MoneyPlatform(Platform):
     async def grant(self, players: Sequence[str], coins: int = GRANT) -> None:
         for p in players:
             grant = scoring_pb2.GrantRequest(player_id=p, amount=coins, grant_id=f"grant-{p}")
-            await self.scoring.stub.Grant(grant, metadata=ADMIN, wait_for_ready=True)
+            await self.ledger.Grant(grant, metadata=ADMIN, wait_for_ready=True, timeout=DEADLINE_S)
 
     async def available(self, p: str) -> int:
-        got = await self.scoring.stub.GetBalance(
-            scoring_pb2.GetBalanceRequest(player_id=p), metadata=ADMIN, wait_for_ready=True
+        got = await self.ledger.GetBalance(
+            scoring_pb2.GetBalanceRequest(player_id=p), metadata=ADMIN, wait_for_ready=True, timeout=DEADLINE_S
         )
         return int(got.available)
 
     async def account(self, cid: str) -> scoring_pb2.GetCompetitionAccountResponse:
         request = scoring_pb2.GetCompetitionAccountRequest(competition_id=cid)
-        return await self.scoring.stub.GetCompetitionAccount(request, metadata=ADMIN, wait_for_ready=True)
+        return await self.ledger.GetCompetitionAccount(request, metadata=ADMIN, wait_for_ready=True, timeout=DEADLINE_S)
 
     async def totals(self) -> scoring_pb2.GetWalletTotalsResponse:
-        return await self.scoring.stub.GetWalletTotals(
-            scoring_pb2.GetWalletTotalsRequest(), metadata=ADMIN, wait_for_ready=True
+        return await self.ledger.GetWalletTotals(
+            scoring_pb2.GetWalletTotalsRequest(), metadata=ADMIN, wait_for_ready=True, timeout=DEADLINE_S
         )
 
     async def create_paid(self, request_id: str, capacity: int = 16, rounds: int = 2) -> str:

@@ -4,8 +4,9 @@ Real nats-server with one user per service, the real table service and C engine,
 scoring and competitions services on gRPC: a paid 16-entrant knockout pays its prizes only
 after the review period, to humans only, coins conserved; a leaver before the start gets half
 the fee back; an underfilled competition refunds everyone in full; a player without the coins
-is refused before anything is held or stored; scoring down when the review period ends and a
-competitions process killed after a post and before storing it pay every entry once."""
+is refused before anything is held or stored; scoring down when the review period ends, a
+competitions process killed after a post and before storing it, and a scoring process dead
+after storing a payout and before answering pay every entry once."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from competition_money_support import FEE, GRANT, DiesAfterPosting, MoneyPlatform
+from competition_money_support import FEE, GRANT, DiesAfterPosting, MoneyPlatform, ScoringChild
 from competitions_service_support import admin, player
 
 from support.nats import AuthNats
+from support.scoring_faults import CRASH_EXIT_CODE
 from trix.v1 import competitions_pb2 as pb
 from trix.v1 import scoring_pb2
 
@@ -141,14 +143,14 @@ async def test_payouts_interrupted_by_a_dead_scoring_and_a_killed_owner_are_paid
     platform: MoneyPlatform,
 ) -> None:
     cid, _ = await _play_to_review(platform, "killed-1")
-    await platform.scoring.stop()  # scoring dies: the payouts decided, no ledger call gets through
+    await platform.stop_scoring()  # scoring dies: the payouts decided, no ledger call gets through
     platform.clock.ms += 600_000
     await platform.until_state(cid, {pb.COMPETITION_STATE_FINISHED})  # PayoutsSettled stored: the intent
     # The owner posts two entries, then dies before storing that scoring took them.
     real = platform.service.payments.ledger
     assert real is not None
     platform.service.payments.ledger = DiesAfterPosting(real, posts=2)
-    await platform.scoring.start()  # rebuilt from its journal, on the same address
+    await platform.start_scoring()  # rebuilt from its journal, on the same address
     deadline = asyncio.get_running_loop().time() + 60
     while len((await platform.account(cid)).entries) < 12 + 2:
         assert asyncio.get_running_loop().time() < deadline, "the owner posted nothing after scoring came back"
@@ -159,6 +161,30 @@ async def test_payouts_interrupted_by_a_dead_scoring_and_a_killed_owner_are_paid
     account = await platform.until_account(cid, escrow=0)
     assert _posted(account) == _planned(platform, cid)
     await _conserved(platform, account)
-    await platform.scoring.stop()  # and a restarted scoring still knows every key: nothing doubles
-    await platform.scoring.start()
+    await platform.stop_scoring()  # and a restarted scoring still knows every key: nothing doubles
+    await platform.start_scoring()
     assert _posted(await platform.account(cid)) == _posted(account)
+
+
+async def test_a_scoring_process_dead_after_storing_a_prize_before_answering_pays_it_once(
+    auth_nats: AuthNats, tmp_path: Path
+) -> None:
+    """Scoring as its own process, dying (an abrupt exit) right after its journal stored the
+    first payout and before it answered: the competitions owner re-drives it against the
+    restarted scoring, whose journal has the key, so it is paid once."""
+    wallet_entries = 2 * len(HUMANS)  # the grants, then the fees
+    first_payout = f"after_append:wallet:{wallet_entries + 1}"
+    async with MoneyPlatform(auth_nats, tmp_path / "digests", workdir=tmp_path, crash_at=first_payout) as p:
+        cid, _ = await _play_to_review(p, "crashed-1")
+        assert isinstance(p.scoring, ScoringChild) and p.scoring.proc is not None
+        p.clock.ms += 600_000
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while p.scoring.proc.poll() is None:  # the owner's first payout reaches it, and it dies
+            assert loop.time() < deadline, "scoring never reached its crash point"
+            await asyncio.sleep(0.05)
+        assert p.scoring.proc.returncode == CRASH_EXIT_CODE
+        await p.start_scoring()  # no crash plan: rebuilt from its journal
+        account = await p.until_account(cid, escrow=0)
+        assert _posted(account) == _planned(p, cid)
+        await _conserved(p, account)
