@@ -259,11 +259,9 @@ SOCIAL = ServiceDeclaration(
             subjects.social_reports(),
             subjects.all_social_events(),
         ),
-        # Table facts (seats, bots, a deal in progress, partner_chat) from the public copies
-        # only, what a spectator sees (docs/rules.md §14): never a feed, never a hand.
-        subscribe=(subjects.all_public_events(),),
-        # History and reports by message get; a table's TableCreated and a competition's
-        # members and chat switch by last-message get or a read of its subject.
+        # No core subscription: the tables' event batches (the move path) never reach it.
+        # History and reports by message get; a table's TableCreated read back (a table it
+        # did not see created) and a competition's members and chat switch by message gets.
         read=(
             *_SOCIAL_STREAMS,
             *map(kv_stream, _SOCIAL_BUCKETS),
@@ -272,7 +270,12 @@ SOCIAL = ServiceDeclaration(
         ),
         write_buckets=_SOCIAL_BUCKETS,
         ephemeral=tuple(map(kv_stream, _SOCIAL_BUCKETS)),  # loaded at start (keys, watch)
-        durable=((names.PRESENCE_STREAM, names.SOCIAL_PRESENCE_CONSUMER),),
+        # Sessions (presence); the tables' stored results, a few a game (seats, bots, a
+        # deal in progress, partner_chat, the end): public events (docs/rules.md §14).
+        durable=(
+            (names.PRESENCE_STREAM, names.SOCIAL_PRESENCE_CONSUMER),
+            (names.TABLE_RESULTS_STREAM, names.SOCIAL_RESULTS_CONSUMER),
+        ),
     ),
     keys=(PLAYER_KEY_ENV,),  # it signs nothing: players' tokens passed on by the gateway
     streams=_SOCIAL_STREAMS,

@@ -401,8 +401,8 @@ async def test_no_other_service_forges_the_social_services_events(backend: Backe
 
 
 async def test_the_social_user_reads_no_hand_and_commands_no_table(backend: Backend) -> None:
-    """The social service knows the tables from their public copies only (docs/rules.md §14):
-    it may not subscribe to a table's feed (every seat's hand), read TABLE_LOG or a table's seed,
+    """The social service knows the tables from their stored results only (public events,
+    docs/rules.md §14): it may not subscribe to a table's feed (every seat's hand), read TABLE_LOG or a table's seed,
     publish a table command, speak for a player's presence or write the scoring journal."""
     await _seed(backend)
     lines = []
@@ -425,6 +425,30 @@ async def test_the_social_user_reads_no_hand_and_commands_no_table(backend: Back
     ):
         lines.append(report(backend, attack, "social", await _subscribe_outcome(backend, "social", subject)))
     _refused_all(lines)
+
+
+async def test_the_social_user_is_refused_the_tables_event_batches(backend: Backend) -> None:
+    """The tables' core event batches are the move path (one each action): the social service
+    reads the few stored results a game instead (its durable on TABLE_RESULTS), so its user
+    may not subscribe to a table's public batches nor to every table's; the timers, which
+    hold that grant, may (the refusal is not vacuous)."""
+    batches = (
+        ("subscribe to a table's public event batches", subjects.public_events(TABLE)),
+        ("subscribe to every table's public event batches", subjects.all_public_events()),
+        ("subscribe to every table event batch", subjects.all_table_events()),
+    )
+    lines = []
+    for attack, subject in batches:
+        lines.append(report(backend, attack, "social", await _subscribe_outcome(backend, "social", subject)))
+    _refused_all(lines)
+    held = await _subscribe_outcome(backend, "timers", subjects.all_public_events())
+    assert report(backend, batches[1][0], "timers", held, "ALLOWED").startswith(HELD)
+    await _ensure_durables(backend)  # on `trix up`: its social process made its own
+    async with connected(backend, "social") as conn:  # what it reads instead
+        info = await conn.nc.jetstream(timeout=20).consumer_info(
+            names.TABLE_RESULTS_STREAM, names.SOCIAL_RESULTS_CONSUMER
+        )
+    assert info.name == names.SOCIAL_RESULTS_CONSUMER
 
 
 async def test_only_the_social_service_reads_the_chat_streams(backend: Backend) -> None:

@@ -1,6 +1,6 @@
 """The social service (issue 44, docs/adr/0027) as a process of the platform: a real
 nats-server with one user per service, the real table service and C engine making the tables
-whose public events the social service reads, real gRPC on 127.0.0.1. The test plays the
+whose stored results the social service reads, real gRPC on 127.0.0.1. The test plays the
 gateway's part on NATS as the gateway's own user: it publishes sessions' PRESENCE and
 subscribes to the social service's events (`trix.social.evt.>`), the grant the gateway holds.
 The social service runs on a clock the test moves (flood limits), nothing else is faked."""
@@ -83,10 +83,21 @@ class Platform:
     gateway_nc: Client
     inbox: Inbox
 
-    async def create_table(self, table_id: str, variant: int, options: common_pb2.TableOptions | None = None) -> None:
-        request = create_request(table_id, variant, PLAYERS, options=options)
+    async def create_table(
+        self,
+        table_id: str,
+        variant: int,
+        options: common_pb2.TableOptions | None = None,
+        players: tuple[str, ...] = PLAYERS,
+        *,
+        seen: bool = True,
+    ) -> None:
+        request = create_request(table_id, variant, players, options=options)
         await self.gateway.request(table_id, table_pb2.TableCommand(create_table=request), token("service", "table"))
-        await until(lambda: table_id in self.social_service().tables.tables, f"{table_id} known to the social service")
+        if seen:
+            await until(
+                lambda: table_id in self.social_service().tables.tables, f"{table_id} known to the social service"
+            )
 
     def social_service(self) -> SocialService:
         assert isinstance(self.social.service, SocialService)
@@ -118,14 +129,21 @@ async def until(check: Callable[[], object], what: str) -> None:
         await asyncio.sleep(0.02)
 
 
+FAST = {"TRIX_GRPC_PORT": "0", "TRIX_SHUTDOWN_GRACE_S": "0.5"}
+
+
+async def _start_social(auth_nats: AuthNats, clock: Clock) -> Runtime:
+    social = build_social(SocialConfig.from_env(table_env(auth_nats.url("social"), "social", **FAST)), clock)
+    await social.start()
+    return social
+
+
 @pytest.fixture
 async def platform(auth_nats: AuthNats, tmp_path: Path) -> AsyncIterator[Platform]:
-    fast = {"TRIX_GRPC_PORT": "0", "TRIX_SHUTDOWN_GRACE_S": "0.5"}
-    table = build_table(TableConfig.from_env(table_env(auth_nats.url("table"), **fast)))
+    table = build_table(TableConfig.from_env(table_env(auth_nats.url("table"), **FAST)))
     await table.start()
     clock = Clock()
-    social = build_social(SocialConfig.from_env(table_env(auth_nats.url("social"), "social", **fast)), clock)
-    await social.start()
+    social = await _start_social(auth_nats, clock)
     gateway_nc = await nats.connect(auth_nats.url("gateway"), inbox_prefix=GATEWAY_INBOX_PREFIX.encode())
     inbox = Inbox()
     await gateway_nc.subscribe(subjects.all_social_events(), cb=inbox.on)
@@ -137,10 +155,10 @@ async def platform(auth_nats: AuthNats, tmp_path: Path) -> AsyncIterator[Platfor
     try:
         yield p
     finally:
-        await channel.close()
+        await p.channel.close()  # a test may have restarted the social service: its current one
         await gateway.nc.close()
         await gateway_nc.close()
-        await social.stop()
+        await p.social.stop()
         await table.stop()
 
 
@@ -329,6 +347,29 @@ async def test_partner_free_text_during_a_deal_is_refused_by_default(platform: P
     )
     assert phrase.delivered
     assert (await p.say("p1", "duo-2", "good luck partner")).delivered
+
+
+async def test_a_restarted_social_service_is_given_the_results_it_missed(platform: Platform) -> None:
+    """Its table facts come from TABLE_RESULTS by its durable consumer: a table created while
+    it was down is known when it is back (its players in a game, §15 applied), and a table it
+    saw before the restart is read back when its chat is used."""
+    p = platform
+    await p.create_table("before-1", common_pb2.VARIANT_COMPLEX)
+    await p.social.stop()
+    await p.channel.close()
+    missed = ("q1", "q2", "q3", "q4")
+    await p.create_table("missed-1", common_pb2.VARIANT_TRIX_PARTNERSHIP, players=missed, seen=False)
+    p.social = await _start_social(p.nats, p.clock)
+    p.channel = grpc.aio.insecure_channel(p.social.address)
+    p.stub = social_pb2_grpc.SocialServiceStub(p.channel)
+    await until(lambda: "missed-1" in p.social_service().tables.tables, "the missed table delivered")
+    assert {q: p.social_service().tables.live_table.get(q) for q in missed} == dict.fromkeys(missed, "missed-1")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await p.say("q1", "missed-1", "partner, lead hearts")
+    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "before-1" not in p.social_service().tables.tables
+    assert (await p.say("p1", "before-1", "still here")).delivered
+    assert p.social_service().tables.live_table["p1"] == "before-1"
 
 
 async def _competition(p: Platform, competition_id: str, chat: bool, entrants: tuple[str, ...]) -> None:

@@ -80,6 +80,8 @@ SCORING_CONSUMER = "scoring"
 """The scoring replicas' shared consumer of TABLE_RESULTS (TRIX_SCORING_CONSUMER may only repeat it)."""
 SOCIAL_PRESENCE_CONSUMER = "social-presence"
 """The social service's consumer of PRESENCE (its friends' online status)."""
+SOCIAL_RESULTS_CONSUMER = "social-results"
+"""The social service's consumer of TABLE_RESULTS (who sits where, the game's end: its table facts)."""
 
 
 def kv_stream(bucket: str) -> str:

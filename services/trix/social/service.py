@@ -3,8 +3,8 @@ reports, and the friends, mutes, presence and invitations of `trix.social.graph`
 
 Owns `SocialService`, the use cases behind `trix.v1.SocialService`, each for a caller the gRPC
 adapter identified (a player by his own token, never a request field):
-- `send_chat`: who may write where (`trix.social.channels`, the table's facts from its public
-  events, docs/rules.md §15), the flood limits, repeats, length and the word filter
+- `send_chat`: who may write where (`trix.social.channels`, the table's facts from its stored
+  results, docs/rules.md §15), the flood limits, repeats, length and the word filter
   (`trix.social.moderation`), a direct message only between friends; a line is stored on its
   channel's stream, then sent as a core event to its readers with who must not see it (a
   block either way, a mute); a client's retry of one line is stored and sent once;
@@ -93,27 +93,46 @@ class SocialService:
     async def recover(self) -> None:
         await self.graph.load()
 
-    # -- table facts (public events) ------------------------------------------------------
+    # -- table facts (TABLE_RESULTS) -----------------------------------------------------
 
-    async def on_table_event(self, event: events_pb2.Event) -> None:
+    async def on_table_result(self, event: events_pb2.Event) -> None:
+        """One stored result of a table (`trix.social.tables`). A table this process did not
+        see created (it started after, or restarted) is read back first, once."""
         body = event.WhichOneof("body")
         if body == "table_created":
-            for seat in event.table_created.seats:
-                if seat.player_id and seat.display_name and not seat.bot:
-                    self.graph.names.setdefault(seat.player_id, seat.display_name)
+            self._learn_names(event)
+        elif event.table_id not in self.tables.tables and body != "game_ended":
+            await self._read_back(event.table_id)
         for player in self.tables.apply(event):
             await self.graph.presence_changed(player)
 
-    async def _table(self, table_id: str) -> Table:
-        table = self.tables.tables.get(table_id)
-        if table is not None:
-            return table
+    def _learn_names(self, created: events_pb2.Event) -> None:
+        for seat in created.table_created.seats:
+            if seat.player_id and seat.display_name and not seat.bot:
+                self.graph.names.setdefault(seat.player_id, seat.display_name)
+
+    async def _read_back(self, table_id: str) -> Table | None:
+        """A table from TABLE_RESULTS (its TableCreated, whether its game ended), its players
+        then shown in a game; None if there is no such table."""
         created, ended = await self.table_facts.created(table_id)
         if created is None:
-            raise NotFound("no such table")
+            return None
         if table_id in self.tables.tables:  # its TableCreated came while we read
             return self.tables.tables[table_id]
-        return self.tables.created(created, ended=ended, unsure_of_deal=True)
+        self._learn_names(created)
+        table = self.tables.created(created, ended=ended)
+        if not ended:
+            for player in table.players:
+                await self.graph.presence_changed(player)
+        return table
+
+    async def _table(self, table_id: str) -> Table:
+        table = self.tables.tables.get(table_id)
+        if table is None:
+            table = await self._read_back(table_id)
+        if table is None:
+            raise NotFound("no such table")
+        return table
 
     # -- channels -------------------------------------------------------------------------
 

@@ -1,9 +1,17 @@
-"""What the social service knows of the tables (issue 44, docs/adr/0027), from their public
-events only: who sits where and which seats are bots, whether a deal is being played, the
-table's `partner_chat` option (docs/rules.md §15), whether it is private, and whether its game
-ended. Never a hand: the events read are the public copies spectators receive (§14).
+"""What the social service knows of the tables (issue 44, docs/adr/0027), from their stored
+results only (TABLE_RESULTS: TableCreated, SeatControlChanged, DealScored, GameEnded; a few
+a game, never one an action): who sits where and which seats are bots, whether a deal is
+being played, the table's `partner_chat` option (docs/rules.md §15), whether it is private,
+and whether its game ended. Never a hand: results are public events (§14).
 
-Owns `TableBook`: `apply` one public event of a table; `role` of a player at a table for the
+A deal is being played from a table's creation to its game's end: the first deal is dealt
+when the table is created (a table awaiting its players' seeds, §11, which only an operator's
+CreateTable asks for, counts as dealt: the safe side of §15), and the next deal is dealt in
+the step that scores one (`trix.table.table.Table._map`): there is no moment between deals.
+A seat leaving a free table gives it to a bot (SeatControlChanged), a paid table ends
+(GameEnded, §10): the results tell every leaving without SeatLeft.
+
+Owns `TableBook`: `apply` one result of a table; `role` of a player at a table for the
 channel rules (`trix.social.channels`); `talk` (what the players' channel rule needs); each
 player's live table (presence: in a game). Pure.
 """
@@ -26,7 +34,7 @@ def partner_chat_of(options: common_pb2.TableOptions) -> PartnerChat:
 
 @dataclass
 class Table:
-    """One table as its public events tell it."""
+    """One table as its results tell it."""
 
     table_id: str
     players: dict[str, bool] = field(default_factory=dict)
@@ -34,9 +42,13 @@ class Table:
     partnership: bool = False
     partner_chat: PartnerChat = DEFAULT_PARTNER_CHAT
     private: bool = False
-    deal_in_progress: bool = False
     ended: bool = False
     sequence: int = 0
+
+    @property
+    def deal_in_progress(self) -> bool:
+        """From its creation to its game's end (the module docstring)."""
+        return not self.ended
 
 
 class TableBook:
@@ -47,10 +59,8 @@ class TableBook:
         self.live_table: dict[str, str] = {}
         """Player -> the table he is seated at while its game is being played."""
 
-    def created(self, event: events_pb2.Event, *, ended: bool = False, unsure_of_deal: bool = False) -> Table:
-        """A table from its TableCreated. `unsure_of_deal`: read back after the fact, so a deal
-        may be in progress; the partnership rule is then applied as if one were (refusing free
-        text is the safe side until the next DealScored says otherwise)."""
+    def created(self, event: events_pb2.Event, *, ended: bool = False) -> Table:
+        """A table from its TableCreated (`ended`: read back after its game's end)."""
         created = event.table_created
         table = Table(
             event.table_id,
@@ -58,7 +68,6 @@ class TableBook:
             partnership=created.variant in PARTNERSHIP_VARIANTS,
             partner_chat=partner_chat_of(created.options),
             private=created.private_table,
-            deal_in_progress=unsure_of_deal and not ended,
             ended=ended,
             sequence=event.sequence,
         )
@@ -69,7 +78,7 @@ class TableBook:
         return table
 
     def apply(self, event: events_pb2.Event) -> tuple[str, ...]:
-        """One public event; returns the players whose live table changed (presence)."""
+        """One result; returns the players whose live table changed (presence)."""
         body = event.WhichOneof("body")
         if body == "table_created":
             if event.table_id in self.tables:
@@ -79,22 +88,21 @@ class TableBook:
         if table is None or event.sequence <= table.sequence:
             return ()
         table.sequence = event.sequence
-        if body == "deal_started":
-            table.deal_in_progress = True
-        elif body == "deal_scored":
-            table.deal_in_progress = False
-        elif body == "seat_control_changed":
+        if body == "seat_control_changed":
             change = event.seat_control_changed
-            if change.player_id:
-                table.players[change.player_id] = change.bot
-        elif body == "seat_left":
-            player = event.seat_left.player_id
-            table.players[player] = True  # a bot plays the seat from now on (§10)
-            if self.live_table.get(player) == table.table_id:
+            player = change.player_id
+            if not player:
+                return ()
+            table.players[player] = change.bot
+            live = self.live_table.get(player) == table.table_id
+            if change.bot and live:  # he left: a bot plays his seat (§10)
                 del self.live_table[player]
                 return (player,)
+            if not change.bot and not live and not table.ended:  # he took his seat back
+                self.live_table[player] = table.table_id
+                return (player,)
         elif body == "game_ended":
-            table.ended, table.deal_in_progress = True, False
+            table.ended = True
             left = tuple(p for p, t in self.live_table.items() if t == table.table_id)
             for player in left:
                 del self.live_table[player]
