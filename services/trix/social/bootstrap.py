@@ -1,5 +1,5 @@
 """The social service's wiring: its NATS adapters, the service on them with its friendships
-and presence loaded, and its feeds started (presence, the tables' public events).
+and presence loaded, and its feeds started (presence, the tables' stored results).
 `__main__.build` runs `start` in the runtime's lifespan; tests pass their own `NewSocial`
 (a clock)."""
 

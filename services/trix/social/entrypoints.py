@@ -31,6 +31,10 @@ log = structlog.get_logger("trix.social")
 FORGET_EVERY_S = 60.0
 """How often the flood limits of writers who went quiet are dropped (`ChatModeration.forget_idle`)."""
 ACK_WAIT_S = 30
+RESULTS_LINGER_S = 0.25
+"""After a fetch of results that did not fill its batch: the next waits this long, so a busy
+platform's results come a few fetches a second, not one fetch each (a table's facts lag by
+at most this; a chat line on a table not known yet reads it back)."""
 
 
 def _by_subject(msg: Msg) -> str:
@@ -54,6 +58,7 @@ class Feeds:
             subjects.all_presence(),
             names.PRESENCE_STREAM,
             DeliverPolicy.ALL,  # a first start learns who is online (a day kept)
+            linger_s=0.0,
         )
         self.results = await self._consume(
             names.SOCIAL_RESULTS_CONSUMER,
@@ -61,12 +66,22 @@ class Feeds:
             subjects.all_table_results(),
             names.TABLE_RESULTS_STREAM,
             DeliverPolicy.NEW,  # a first start learns a running table at its next result, or its chat
+            linger_s=RESULTS_LINGER_S,
         )
 
     async def _consume(
-        self, durable: str, apply: MsgHandler, subject: str, stream: str, deliver: DeliverPolicy
+        self,
+        durable: str,
+        apply: MsgHandler,
+        subject: str,
+        stream: str,
+        deliver: DeliverPolicy,
+        *,
+        linger_s: float,
     ) -> PullConsumer:
-        consumer = PullConsumer(durable, self.nats.client, apply, batch=256, fetch_timeout_s=0.5, lane=_by_subject)
+        consumer = PullConsumer(
+            durable, self.nats.client, apply, batch=256, fetch_timeout_s=0.5, linger_s=linger_s, lane=_by_subject
+        )
         config = ConsumerConfig(
             durable_name=durable, ack_policy=AckPolicy.EXPLICIT, deliver_policy=deliver, ack_wait=ACK_WAIT_S
         )
