@@ -28,6 +28,7 @@ from google.protobuf.message import DecodeError, Message
 from trix.errors import InvalidArgument, ResourceExhausted, Unauthenticated
 from trix.gateway.service import GatewayService
 from trix.gateway.session import Session as PlayerSession
+from trix.gateway.social_api import social_events
 from trix.gateway.tokens import Principal
 from trix.runtime.server import ServiceBinding
 from trix.v1 import gateway_pb2
@@ -275,6 +276,16 @@ class GatewayApi:
         return gateway_pb2.InviteSpectatorResponse(
             invitation=invitation, table_id=table_id, expires_at=timestamp_pb2.Timestamp(seconds=expires)
         )
+
+    async def Social(self, request: Any, context: Context) -> gateway_pb2.SocialResponse:
+        principal, req = self._enter(request, context)
+        return await self.service.social.handle(principal.player_id, req, principal.display_name)
+
+    async def SocialEvents(self, request: Any, context: Context) -> AsyncIterator[Any]:
+        principal, _ = self._enter(request, context)
+        with self._stream_slot(principal.player_id):
+            async for message in social_events(self.service, principal):
+                yield message
 
     async def GetView(self, request: Any, context: Context) -> gateway_pb2.GetViewResponse:
         principal, req = self._enter(request, context)

@@ -43,6 +43,7 @@ from trix.gateway.ports import (
     TokenVerifier,
 )
 from trix.gateway.session import Session
+from trix.gateway.social_api import SocialGateway
 from trix.gateway.tokens import HmacTokens, Principal, hash_device_secret
 from trix.gateway.validation import (
     MAX_DEVICE_SECRET,
@@ -125,6 +126,8 @@ class GatewayService:
         self.live: dict[str, Session] = {}
         self._closing: set[asyncio.Task[None]] = set()
         """Replaced sessions being closed in the background (references keep them alive)."""
+        self.social = SocialGateway(None, None)
+        """Chat and friends (`trix.gateway.social_api`); wired to the social service by `bootstrap`."""
 
     # -- ports ------------------------------------------------------------------------------
 
@@ -432,10 +435,12 @@ class GatewayService:
                 start_kept(self._closing, old.close())
             state = self.player(principal.player_id)
             state.sessions += 1
-            await self._presence(principal.player_id, session.session_id, connected=True)
+            self.social.attach(session)
+            await self.publish_presence(principal.player_id, session.session_id, connected=True)
         return session
 
     async def closed(self, session: Session) -> None:
+        self.social.detach(session)
         if not session.interactive:
             return
         pid = session.principal.player_id
@@ -443,9 +448,9 @@ class GatewayService:
         state.sessions = max(0, state.sessions - 1)
         if self.live.get(pid) is session:
             del self.live[pid]
-            await self._presence(pid, session.session_id, connected=False)
+            await self.publish_presence(pid, session.session_id, connected=False)
 
-    async def _presence(self, player_id: str, session_id: str, *, connected: bool) -> None:
+    async def publish_presence(self, player_id: str, session_id: str, *, connected: bool) -> None:
         event = events_pb2.Event()
         if connected:
             event.player_connected.player_id = player_id

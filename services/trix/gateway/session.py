@@ -302,6 +302,8 @@ class Session:
             out.query.CopyFrom(await gw.query(pid, request.query))
         elif which == "view":
             out.snapshot.CopyFrom(await gw.view(pid, request.view.table_id))
+        elif which == "social":
+            out.social.CopyFrom(await gw.social.handle(pid, request.social, self.principal.display_name))
         else:
             raise InvalidArgument("empty or unknown request")
         self.push(out)
@@ -400,6 +402,7 @@ class Session:
         follow = _Follow(table_id, seat, invitation=invitation)
         follow.task = asyncio.ensure_future(self._follow(follow))
         self.follows[key] = follow
+        self.gateway.social.follow(self, table_id, seat)  # its chat (docs/adr/0031)
 
     async def _follow(self, follow: _Follow) -> None:
         key = (follow.table_id, follow.seat)

@@ -31,6 +31,7 @@ from trix.v1 import common_pb2 as _common_pb2
 from trix.v1 import events_pb2 as _events_pb2
 from trix.v1 import matchmaking_pb2 as _matchmaking_pb2
 from trix.v1 import scoring_pb2 as _scoring_pb2
+from trix.v1 import social_pb2 as _social_pb2
 from trix.v1 import table_pb2 as _table_pb2
 import builtins as _builtins
 import sys
@@ -42,6 +43,287 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+@_typing.final
+class SocialRequest(_message.Message):
+    """Request of GatewayService.Social (and `SessionRequest.social`)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEND_CHAT_FIELD_NUMBER: _builtins.int
+    CHAT_HISTORY_FIELD_NUMBER: _builtins.int
+    REQUEST_FRIEND_FIELD_NUMBER: _builtins.int
+    ANSWER_FRIEND_FIELD_NUMBER: _builtins.int
+    REMOVE_FRIEND_FIELD_NUMBER: _builtins.int
+    SET_BLOCKED_FIELD_NUMBER: _builtins.int
+    LIST_FRIENDS_FIELD_NUMBER: _builtins.int
+    SEND_INVITE_FIELD_NUMBER: _builtins.int
+    SET_MUTED_FIELD_NUMBER: _builtins.int
+    REPORT_LINE_FIELD_NUMBER: _builtins.int
+    OPEN_INVITE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def send_chat(self) -> _social_pb2.SendChatRequest:
+        """Send a line (free text or a quick phrase) to a table's players or spectators, a
+        friend, or a competition.
+        """
+
+    @_builtins.property
+    def chat_history(self) -> _social_pb2.ListChatHistoryRequest:
+        """A channel's last lines, newest first, paged."""
+
+    @_builtins.property
+    def request_friend(self) -> _social_pb2.RequestFriendRequest:
+        """Ask a player to be friends."""
+
+    @_builtins.property
+    def answer_friend(self) -> _social_pb2.AnswerFriendRequestRequest:
+        """Accept or decline a friend request."""
+
+    @_builtins.property
+    def remove_friend(self) -> _social_pb2.RemoveFriendRequest:
+        """End a friendship or withdraw a request."""
+
+    @_builtins.property
+    def set_blocked(self) -> _social_pb2.SetBlockedRequest:
+        """Block or unblock a player (he is never told)."""
+
+    @_builtins.property
+    def list_friends(self) -> _social_pb2.ListFriendsRequest:
+        """The caller's friends with their presence, his requests, the players he blocked."""
+
+    @_builtins.property
+    def send_invite(self) -> _social_pb2.SendInviteRequest:
+        """Invite a friend to a private table, to watch a table, or to a competition."""
+
+    @_builtins.property
+    def set_muted(self) -> _social_pb2.SetMutedRequest:
+        """Mute or unmute a player in the caller's own view."""
+
+    @_builtins.property
+    def report_line(self) -> _social_pb2.ReportLineRequest:
+        """Report a chat line."""
+
+    @_builtins.property
+    def open_invite(self) -> Global___OpenInviteRequest:
+        """Open an invitation by the code its link carries (after signing in)."""
+
+    def __init__(
+        self,
+        *,
+        send_chat: _social_pb2.SendChatRequest | None = ...,
+        chat_history: _social_pb2.ListChatHistoryRequest | None = ...,
+        request_friend: _social_pb2.RequestFriendRequest | None = ...,
+        answer_friend: _social_pb2.AnswerFriendRequestRequest | None = ...,
+        remove_friend: _social_pb2.RemoveFriendRequest | None = ...,
+        set_blocked: _social_pb2.SetBlockedRequest | None = ...,
+        list_friends: _social_pb2.ListFriendsRequest | None = ...,
+        send_invite: _social_pb2.SendInviteRequest | None = ...,
+        set_muted: _social_pb2.SetMutedRequest | None = ...,
+        report_line: _social_pb2.ReportLineRequest | None = ...,
+        open_invite: Global___OpenInviteRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request", b"request", "request_friend", b"request_friend", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request", b"request", "request_friend", b"request_friend", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["send_chat", "chat_history", "request_friend", "answer_friend", "remove_friend", "set_blocked", "list_friends", "send_invite", "set_muted", "report_line", "open_invite"]  # noqa: Y015
+    _WhichOneofArgType_request: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_request) -> _WhichOneofReturnType_request | None: ...
+
+Global___SocialRequest: _TypeAlias = SocialRequest  # noqa: Y015
+
+@_typing.final
+class SocialResponse(_message.Message):
+    """Response of GatewayService.Social (and `SessionResponse.social`): the answer of the kind asked."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEND_CHAT_FIELD_NUMBER: _builtins.int
+    CHAT_HISTORY_FIELD_NUMBER: _builtins.int
+    REQUEST_FRIEND_FIELD_NUMBER: _builtins.int
+    ANSWER_FRIEND_FIELD_NUMBER: _builtins.int
+    REMOVE_FRIEND_FIELD_NUMBER: _builtins.int
+    SET_BLOCKED_FIELD_NUMBER: _builtins.int
+    LIST_FRIENDS_FIELD_NUMBER: _builtins.int
+    SEND_INVITE_FIELD_NUMBER: _builtins.int
+    SET_MUTED_FIELD_NUMBER: _builtins.int
+    REPORT_LINE_FIELD_NUMBER: _builtins.int
+    OPEN_INVITE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def send_chat(self) -> _social_pb2.SendChatResponse:
+        """The line sent (or not delivered)."""
+
+    @_builtins.property
+    def chat_history(self) -> _social_pb2.ListChatHistoryResponse:
+        """History lines."""
+
+    @_builtins.property
+    def request_friend(self) -> _social_pb2.RequestFriendResponse:
+        """The relation after the request."""
+
+    @_builtins.property
+    def answer_friend(self) -> _social_pb2.AnswerFriendRequestResponse:
+        """The relation after the answer."""
+
+    @_builtins.property
+    def remove_friend(self) -> _social_pb2.RemoveFriendResponse:
+        """Done."""
+
+    @_builtins.property
+    def set_blocked(self) -> _social_pb2.SetBlockedResponse:
+        """Done."""
+
+    @_builtins.property
+    def list_friends(self) -> _social_pb2.ListFriendsResponse:
+        """The friends list page."""
+
+    @_builtins.property
+    def send_invite(self) -> _social_pb2.SendInviteResponse:
+        """The invitation's link."""
+
+    @_builtins.property
+    def set_muted(self) -> _social_pb2.SetMutedResponse:
+        """Done."""
+
+    @_builtins.property
+    def report_line(self) -> _social_pb2.ReportLineResponse:
+        """The report's id."""
+
+    @_builtins.property
+    def open_invite(self) -> Global___OpenInviteResponse:
+        """What the invitation is to."""
+
+    def __init__(
+        self,
+        *,
+        send_chat: _social_pb2.SendChatResponse | None = ...,
+        chat_history: _social_pb2.ListChatHistoryResponse | None = ...,
+        request_friend: _social_pb2.RequestFriendResponse | None = ...,
+        answer_friend: _social_pb2.AnswerFriendRequestResponse | None = ...,
+        remove_friend: _social_pb2.RemoveFriendResponse | None = ...,
+        set_blocked: _social_pb2.SetBlockedResponse | None = ...,
+        list_friends: _social_pb2.ListFriendsResponse | None = ...,
+        send_invite: _social_pb2.SendInviteResponse | None = ...,
+        set_muted: _social_pb2.SetMutedResponse | None = ...,
+        report_line: _social_pb2.ReportLineResponse | None = ...,
+        open_invite: Global___OpenInviteResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request_friend", b"request_friend", "result", b"result", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request_friend", b"request_friend", "result", b"result", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["send_chat", "chat_history", "request_friend", "answer_friend", "remove_friend", "set_blocked", "list_friends", "send_invite", "set_muted", "report_line", "open_invite"]  # noqa: Y015
+    _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
+
+Global___SocialResponse: _TypeAlias = SocialResponse  # noqa: Y015
+
+@_typing.final
+class OpenInviteRequest(_message.Message):
+    """Opens an invitation (InviteReceived.link, SendInviteResponse.link): a link
+    `<origin>/invite/<kind>/<target>?from=<player>&expires=<ms>` opens the web client, which
+    signs in a player not signed in yet, then sends what follows `/invite/` as the code.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """The link, or its part after `/invite/`."""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenInviteRequest: _TypeAlias = OpenInviteRequest  # noqa: Y015
+
+@_typing.final
+class OpenInviteResponse(_message.Message):
+    """What an opened invitation is to; the client then joins the private table
+    (JoinPrivateGame), watches the table (Spectate) or opens the competition. INVALID_ARGUMENT:
+    not an invitation, or expired.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    kind: _social_pb2.InviteKind.ValueType
+    """What to."""
+    target: _builtins.str
+    """The private table's code (JoinPrivateGame), the table to watch (Spectate), or the
+    competition.
+    """
+    player_id: _builtins.str
+    """Who invited."""
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp:
+        """When the invitation stops working."""
+
+    def __init__(
+        self,
+        *,
+        kind: _social_pb2.InviteKind.ValueType = ...,
+        target: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "kind", b"kind", "player_id", b"player_id", "target", b"target"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenInviteResponse: _TypeAlias = OpenInviteResponse  # noqa: Y015
+
+@_typing.final
+class SocialEventsRequest(_message.Message):
+    """Request of GatewayService.SocialEvents."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SocialEventsRequest: _TypeAlias = SocialEventsRequest  # noqa: Y015
+
+@_typing.final
+class SocialEventsResponse(_message.Message):
+    """One message of GatewayService.SocialEvents."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def event(self) -> _social_pb2.SocialEvent:
+        """A social event for the caller."""
+
+    def __init__(
+        self,
+        *,
+        event: _social_pb2.SocialEvent | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SocialEventsResponse: _TypeAlias = SocialEventsResponse  # noqa: Y015
 
 @_typing.final
 class SignInRequest(_message.Message):
@@ -359,6 +641,7 @@ class SessionRequest(_message.Message):
     START_PRIVATE_FIELD_NUMBER: _builtins.int
     QUERY_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
+    SOCIAL_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     BATCH_EVENTS_FIELD_NUMBER: _builtins.int
     ping: _builtins.bool
@@ -425,6 +708,10 @@ class SessionRequest(_message.Message):
     def view(self) -> Global___GetViewRequest:
         """Ask for a fresh view of the player's seat."""
 
+    @_builtins.property
+    def social(self) -> Global___SocialRequest:
+        """Chat, friends, invitations (GatewayService.Social); answered by `SessionResponse.social`."""
+
     def __init__(
         self,
         *,
@@ -439,14 +726,15 @@ class SessionRequest(_message.Message):
         start_private: Global___StartPrivateGameRequest | None = ...,
         query: Global___QueryRequest | None = ...,
         view: Global___GetViewRequest | None = ...,
+        social: Global___SocialRequest | None = ...,
         request_id: _builtins.str = ...,
         batch_events: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "resume", b"resume", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "resume", b"resume", "social", b"social", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "batch_events", b"batch_events", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "request_id", b"request_id", "resume", b"resume", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "batch_events", b"batch_events", "cancel_match", b"cancel_match", "create_private", b"create_private", "find_match", b"find_match", "join_private", b"join_private", "kind", b"kind", "ping", b"ping", "query", b"query", "request_id", b"request_id", "resume", b"resume", "social", b"social", "start_private", b"start_private", "view", b"view", "watch", b"watch"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["action", "find_match", "cancel_match", "resume", "ping", "watch", "create_private", "join_private", "start_private", "query", "view"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["action", "find_match", "cancel_match", "resume", "ping", "watch", "create_private", "join_private", "start_private", "query", "view", "social"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -505,6 +793,8 @@ class SessionResponse(_message.Message):
     EVENT_BATCH_FIELD_NUMBER: _builtins.int
     RESUMED_FIELD_NUMBER: _builtins.int
     QUEUE_FIELD_NUMBER: _builtins.int
+    SOCIAL_FIELD_NUMBER: _builtins.int
+    SOCIAL_EVENT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     pong: _builtins.bool
     """Keep-alive reply."""
@@ -564,6 +854,19 @@ class SessionResponse(_message.Message):
         (issue 39), each time it changes; carries the request_id of the ticket's updates.
         """
 
+    @_builtins.property
+    def social(self) -> Global___SocialResponse:
+        """The answer to a `social` request."""
+
+    @_builtins.property
+    def social_event(self) -> _social_pb2.SocialEvent:
+        """A social event for the player (issue 44): a chat line of a channel he reads (his
+        table's players' chat while he follows it, its spectators' chat while he watches it,
+        his direct messages, a competition chat he opened), a friend request or acceptance,
+        a friend's presence, an invitation, his chat timeout. Never in an EventBatch: chat
+        never travels with the table's events.
+        """
+
     def __init__(
         self,
         *,
@@ -579,13 +882,15 @@ class SessionResponse(_message.Message):
         event_batch: Global___EventBatch | None = ...,
         resumed: Global___Resumed | None = ...,
         queue: _matchmaking_pb2.QueueStatus | None = ...,
+        social: Global___SocialResponse | None = ...,
+        social_event: _social_pb2.SocialEvent | None = ...,
         request_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "resumed", b"resumed", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "resumed", b"resumed", "snapshot", b"snapshot", "social", b"social", "social_event", b"social_event", "ticket", b"ticket"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "request_id", b"request_id", "resumed", b"resumed", "snapshot", b"snapshot", "ticket", b"ticket"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "request_id", b"request_id", "resumed", b"resumed", "snapshot", b"snapshot", "social", b"social", "social_event", b"social_event", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch", "resumed", "queue"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch", "resumed", "queue", "social", "social_event"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

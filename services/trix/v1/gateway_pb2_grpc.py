@@ -110,6 +110,16 @@ class GatewayServiceStub:
                 request_serializer=trix_dot_v1_dot_gateway__pb2.InviteSpectatorRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_gateway__pb2.InviteSpectatorResponse.FromString,
                 _registered_method=True)
+        self.Social = channel.unary_unary(
+                '/trix.v1.GatewayService/Social',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.SocialRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.SocialResponse.FromString,
+                _registered_method=True)
+        self.SocialEvents = channel.unary_stream(
+                '/trix.v1.GatewayService/SocialEvents',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.SocialEventsRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.SocialEventsResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -225,6 +235,25 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Social(self, request, context):
+        """Chat, friends, invitations, mutes and reports (issue 44, docs/rules.md §15), forwarded
+        to the social service for the caller (the token's player, never a field), like Query
+        to scoring; an invitation's code is opened here too, once its holder has signed in.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SocialEvents(self, request, context):
+        """The caller's social events (chat lines of the channels he reads, friend requests,
+        friends' presence, invitations) as a server stream, for web and simple clients; a
+        Session stream carries the same as `SessionResponse.social_event`. While it is open
+        the caller counts as online for his friends.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -302,6 +331,16 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.InviteSpectator,
                     request_deserializer=trix_dot_v1_dot_gateway__pb2.InviteSpectatorRequest.FromString,
                     response_serializer=trix_dot_v1_dot_gateway__pb2.InviteSpectatorResponse.SerializeToString,
+            ),
+            'Social': grpc.unary_unary_rpc_method_handler(
+                    servicer.Social,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.SocialRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.SocialResponse.SerializeToString,
+            ),
+            'SocialEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.SocialEvents,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.SocialEventsRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.SocialEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -710,6 +749,60 @@ class GatewayService:
             '/trix.v1.GatewayService/InviteSpectator',
             trix_dot_v1_dot_gateway__pb2.InviteSpectatorRequest.SerializeToString,
             trix_dot_v1_dot_gateway__pb2.InviteSpectatorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Social(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/Social',
+            trix_dot_v1_dot_gateway__pb2.SocialRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.SocialResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SocialEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/trix.v1.GatewayService/SocialEvents',
+            trix_dot_v1_dot_gateway__pb2.SocialEventsRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.SocialEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,

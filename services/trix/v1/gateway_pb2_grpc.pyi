@@ -87,6 +87,17 @@ class GatewayServiceStub:
     table, given to a spectator, who presents it in SpectateRequest.invitation.
     PERMISSION_DENIED when the caller holds no seat there.
     """
+    Social: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.SocialRequest, _gateway_pb2.SocialResponse]
+    """Chat, friends, invitations, mutes and reports (issue 44, docs/rules.md §15), forwarded
+    to the social service for the caller (the token's player, never a field), like Query
+    to scoring; an invitation's code is opened here too, once its holder has signed in.
+    """
+    SocialEvents: _grpc.UnaryStreamMultiCallable[_gateway_pb2.SocialEventsRequest, _gateway_pb2.SocialEventsResponse]
+    """The caller's social events (chat lines of the channels he reads, friend requests,
+    friends' presence, invitations) as a server stream, for web and simple clients; a
+    Session stream carries the same as `SessionResponse.social_event`. While it is open
+    the caller counts as online for his friends.
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -128,6 +139,17 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     only, or with an invitation from one of them): a signed, expiring token bound to that
     table, given to a spectator, who presents it in SpectateRequest.invitation.
     PERMISSION_DENIED when the caller holds no seat there.
+    """
+    Social: _aio.UnaryUnaryMultiCallable[_gateway_pb2.SocialRequest, _gateway_pb2.SocialResponse]  # type: ignore[assignment]
+    """Chat, friends, invitations, mutes and reports (issue 44, docs/rules.md §15), forwarded
+    to the social service for the caller (the token's player, never a field), like Query
+    to scoring; an invitation's code is opened here too, once its holder has signed in.
+    """
+    SocialEvents: _aio.UnaryStreamMultiCallable[_gateway_pb2.SocialEventsRequest, _gateway_pb2.SocialEventsResponse]  # type: ignore[assignment]
+    """The caller's social events (chat lines of the channels he reads, friend requests,
+    friends' presence, invitations) as a server stream, for web and simple clients; a
+    Session stream carries the same as `SessionResponse.social_event`. While it is open
+    the caller counts as online for his friends.
     """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -257,6 +279,29 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         only, or with an invitation from one of them): a signed, expiring token bound to that
         table, given to a spectator, who presents it in SpectateRequest.invitation.
         PERMISSION_DENIED when the caller holds no seat there.
+        """
+
+    @_abc_1.abstractmethod
+    def Social(
+        self,
+        request: _gateway_pb2.SocialRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.SocialResponse, _abc.Awaitable[_gateway_pb2.SocialResponse]]:
+        """Chat, friends, invitations, mutes and reports (issue 44, docs/rules.md §15), forwarded
+        to the social service for the caller (the token's player, never a field), like Query
+        to scoring; an invitation's code is opened here too, once its holder has signed in.
+        """
+
+    @_abc_1.abstractmethod
+    def SocialEvents(
+        self,
+        request: _gateway_pb2.SocialEventsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_gateway_pb2.SocialEventsResponse], _abc.AsyncIterator[_gateway_pb2.SocialEventsResponse]]:
+        """The caller's social events (chat lines of the channels he reads, friend requests,
+        friends' presence, invitations) as a server stream, for web and simple clients; a
+        Session stream carries the same as `SessionResponse.social_event`. While it is open
+        the caller counts as online for his friends.
         """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -33,6 +33,8 @@ import type { GameWish, PrivateTablePlayer, QueueStatus, Ticket } from "./matchm
 import { file_trix_v1_matchmaking } from "./matchmaking_pb";
 import type { GetBalanceRequest, GetBalanceResponse, GetGameRecordRequest, GetGameRecordResponse, GetLeaderboardRequest, GetLeaderboardResponse, GetPlayerStatsRequest, GetPlayerStatsResponse, GetStandingsRequest, GetStandingsResponse, ListHistoryRequest, ListHistoryResponse, ListLedgerRequest, ListLedgerResponse, ListLiveTablesRequest, ListLiveTablesResponse } from "./scoring_pb";
 import { file_trix_v1_scoring } from "./scoring_pb";
+import type { AnswerFriendRequestRequest, AnswerFriendRequestResponse, InviteKind, ListChatHistoryRequest, ListChatHistoryResponse, ListFriendsRequest, ListFriendsResponse, RemoveFriendRequest, RemoveFriendResponse, ReportLineRequest, ReportLineResponse, RequestFriendRequest, RequestFriendResponse, SendChatRequest, SendChatResponse, SendInviteRequest, SendInviteResponse, SetBlockedRequest, SetBlockedResponse, SetMutedRequest, SetMutedResponse, SocialEvent } from "./social_pb";
+import { file_trix_v1_social } from "./social_pb";
 import type { SeatView } from "./table_pb";
 import { file_trix_v1_table } from "./table_pb";
 import type { Message } from "@bufbuild/protobuf";
@@ -41,7 +43,330 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/gateway.proto.
  */
 export const file_trix_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("ChV0cml4L3YxL2dhdGV3YXkucHJvdG8SB3RyaXgudjEiPAoNU2lnbkluUmVxdWVzdBIVCg1kZXZpY2Vfc2VjcmV0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJiCg5TaWduSW5SZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTUmVmcmVzaFRva2VuUmVxdWVzdCJVChRSZWZyZXNoVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqChZJbnZpdGVTcGVjdGF0b3JSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIm8KF0ludml0ZVNwZWN0YXRvclJlc3BvbnNlEhIKCmludml0YXRpb24YASABKAkSEAoIdGFibGVfaWQYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi9wEKBkFjdGlvbhIQCgh0YWJsZV9pZBgBIAEoCRIRCglhY3Rpb25faWQYAiABKAkSGgoSbGFzdF9zZWVuX3NlcXVlbmNlGAMgASgEEiwKD2Nob29zZV9jb250cmFjdBgKIAEoDjIRLnRyaXgudjEuQ29udHJhY3RIABIqCg1hbnN3ZXJfZG91YmxlGAsgASgLMhEudHJpeC52MS5DYXJkTGlzdEgAEiIKCXBsYXlfY2FyZBgMIAEoCzINLnRyaXgudjEuQ2FyZEgAEg8KBWxlYXZlGA0gASgISAASFQoLY2xpZW50X3NlZWQYDiABKAlIAEIGCgRraW5kIigKCENhcmRMaXN0EhwKBWNhcmRzGAEgAygLMg0udHJpeC52MS5DYXJkIm8KC0NsaWVudEVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIRCglhY3Rpb25faWQYAyABKAkSLgoLcmV0cnlfZGVsYXkYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24isgQKDlNlc3Npb25SZXF1ZXN0EiEKBmFjdGlvbhgBIAEoCzIPLnRyaXgudjEuQWN0aW9uSAASLwoKZmluZF9tYXRjaBgCIAEoCzIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdEgAEjMKDGNhbmNlbF9tYXRjaBgDIAEoCzIbLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0SAASKAoGcmVzdW1lGAQgASgLMhYudHJpeC52MS5FdmVudHNSZXF1ZXN0SAASDgoEcGluZxgFIAEoCEgAEikKBXdhdGNoGAYgASgLMhgudHJpeC52MS5TcGVjdGF0ZVJlcXVlc3RIABI7Cg5jcmVhdGVfcHJpdmF0ZRgHIAEoCzIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0SAASNwoMam9pbl9wcml2YXRlGAggASgLMh8udHJpeC52MS5Kb2luUHJpdmF0ZUdhbWVSZXF1ZXN0SAASOQoNc3RhcnRfcHJpdmF0ZRgJIAEoCzIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3RIABImCgVxdWVyeRgKIAEoCzIVLnRyaXgudjEuUXVlcnlSZXF1ZXN0SAASJwoEdmlldxgLIAEoCzIXLnRyaXgudjEuR2V0Vmlld1JlcXVlc3RIABISCgpyZXF1ZXN0X2lkGBQgASgJEhQKDGJhdGNoX2V2ZW50cxgVIAEoCEIGCgRraW5kIl0KCkV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIvCghhY2NlcHRlZBgCIAEoCzIdLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2UinQQKD1Nlc3Npb25SZXNwb25zZRIfCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnRIABIhCgZ0aWNrZXQYAiABKAsyDy50cml4LnYxLlRpY2tldEgAEjEKCGFjY2VwdGVkGAMgASgLMh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZUgAEiUKBWVycm9yGAQgASgLMhQudHJpeC52MS5DbGllbnRFcnJvckgAEiUKCHNuYXBzaG90GAUgASgLMhEudHJpeC52MS5TZWF0Vmlld0gAEg4KBHBvbmcYBiABKAhIABInCgVxdWVyeRgHIAEoCzIWLnRyaXgudjEuUXVlcnlSZXNwb25zZUgAEjoKDHByaXZhdGVfZ2FtZRgIIAEoCzIiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZUgAEjwKD3ByaXZhdGVfc3RhcnRlZBgJIAEoCzIhLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlSAASKgoLZXZlbnRfYmF0Y2gYCiABKAsyEy50cml4LnYxLkV2ZW50QmF0Y2hIABIjCgdyZXN1bWVkGAsgASgLMhAudHJpeC52MS5SZXN1bWVkSAASJQoFcXVldWUYDCABKAsyFC50cml4LnYxLlF1ZXVlU3RhdHVzSAASEgoKcmVxdWVzdF9pZBgUIAEoCUIGCgRraW5kIkEKB1Jlc3VtZWQSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIWCg5hZnRlcl9zZXF1ZW5jZRgDIAEoBCI2ChNTdWJtaXRBY3Rpb25SZXF1ZXN0Eh8KBmFjdGlvbhgBIAEoCzIPLnRyaXgudjEuQWN0aW9uIjsKFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhEKCWFjdGlvbl9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBCI5Cg1FdmVudHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhYKDmFmdGVyX3NlcXVlbmNlGAIgASgEIjsKDkV2ZW50c1Jlc3BvbnNlEikKB21lc3NhZ2UYASABKAsyGC50cml4LnYxLlNlc3Npb25SZXNwb25zZSJcChBGaW5kTWF0Y2hSZXF1ZXN0Eh8KBHdpc2gYASABKAsyES50cml4LnYxLkdhbWVXaXNoEhIKCnBhcnRuZXJfaWQYAiABKAkSEwoLY2xpZW50X3NlZWQYAyABKAkiNAoRRmluZE1hdGNoUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiJwoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhEKCXRpY2tldF9pZBgBIAEoCSI2ChNDYW5jZWxNYXRjaFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0IlAKGENyZWF0ZVByaXZhdGVHYW1lUmVxdWVzdBIfCgR3aXNoGAEgASgLMhEudHJpeC52MS5HYW1lV2lzaBITCgtjbGllbnRfc2VlZBgCIAEoCSJKChlDcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlEgwKBGNvZGUYASABKAkSHwoGdGlja2V0GAIgASgLMg8udHJpeC52MS5UaWNrZXQiOwoWSm9pblByaXZhdGVHYW1lUmVxdWVzdBIMCgRjb2RlGAEgASgJEhMKC2NsaWVudF9zZWVkGAIgASgJIjoKF0pvaW5Qcml2YXRlR2FtZVJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0IjgKF1N0YXJ0UHJpdmF0ZUdhbWVSZXF1ZXN0EgwKBGNvZGUYASABKAkSDwoHcGFydG5lchgCIAEoBSIsChhTdGFydFByaXZhdGVHYW1lUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkiJQoVR2V0UHJpdmF0ZUdhbWVSZXF1ZXN0EgwKBGNvZGUYASABKAkiVgoWR2V0UHJpdmF0ZUdhbWVSZXNwb25zZRIsCgdwbGF5ZXJzGAEgAygLMhsudHJpeC52MS5Qcml2YXRlVGFibGVQbGF5ZXISDgoGY2xvc2VkGAIgASgIIk8KD1NwZWN0YXRlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBBISCgppbnZpdGF0aW9uGAMgASgJIjEKEFNwZWN0YXRlUmVzcG9uc2USHQoFZXZlbnQYASABKAsyDi50cml4LnYxLkV2ZW50IrMDCgxRdWVyeVJlcXVlc3QSMQoJc3RhbmRpbmdzGAEgASgLMhwudHJpeC52MS5HZXRTdGFuZGluZ3NSZXF1ZXN0SAASLgoHaGlzdG9yeRgCIAEoCzIbLnRyaXgudjEuTGlzdEhpc3RvcnlSZXF1ZXN0SAASNAoLZ2FtZV9yZWNvcmQYAyABKAsyHS50cml4LnYxLkdldEdhbWVSZWNvcmRSZXF1ZXN0SAASNQoLbGVhZGVyYm9hcmQYBCABKAsyHi50cml4LnYxLkdldExlYWRlcmJvYXJkUmVxdWVzdEgAEjYKDHBsYXllcl9zdGF0cxgFIAEoCzIeLnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXF1ZXN0SAASLQoHYmFsYW5jZRgGIAEoCzIaLnRyaXgudjEuR2V0QmFsYW5jZVJlcXVlc3RIABIsCgZsZWRnZXIYByABKAsyGi50cml4LnYxLkxpc3RMZWRnZXJSZXF1ZXN0SAASNQoLbGl2ZV90YWJsZXMYCCABKAsyHi50cml4LnYxLkxpc3RMaXZlVGFibGVzUmVxdWVzdEgAQgcKBXF1ZXJ5Ir0DCg1RdWVyeVJlc3BvbnNlEjIKCXN0YW5kaW5ncxgBIAEoCzIdLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVzcG9uc2VIABIvCgdoaXN0b3J5GAIgASgLMhwudHJpeC52MS5MaXN0SGlzdG9yeVJlc3BvbnNlSAASNQoLZ2FtZV9yZWNvcmQYAyABKAsyHi50cml4LnYxLkdldEdhbWVSZWNvcmRSZXNwb25zZUgAEjYKC2xlYWRlcmJvYXJkGAQgASgLMh8udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlc3BvbnNlSAASNwoMcGxheWVyX3N0YXRzGAUgASgLMh8udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1Jlc3BvbnNlSAASLgoHYmFsYW5jZRgGIAEoCzIbLnRyaXgudjEuR2V0QmFsYW5jZVJlc3BvbnNlSAASLQoGbGVkZ2VyGAcgASgLMhsudHJpeC52MS5MaXN0TGVkZ2VyUmVzcG9uc2VIABI2CgtsaXZlX3RhYmxlcxgIIAEoCzIfLnRyaXgudjEuTGlzdExpdmVUYWJsZXNSZXNwb25zZUgAQggKBnJlc3VsdCIiCg5HZXRWaWV3UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSIyCg9HZXRWaWV3UmVzcG9uc2USHwoEdmlldxgBIAEoCzIRLnRyaXgudjEuU2VhdFZpZXcy3wgKDkdhdGV3YXlTZXJ2aWNlEjkKBlNpZ25JbhIWLnRyaXgudjEuU2lnbkluUmVxdWVzdBoXLnRyaXgudjEuU2lnbkluUmVzcG9uc2USQAoHU2Vzc2lvbhIXLnRyaXgudjEuU2Vzc2lvblJlcXVlc3QaGC50cml4LnYxLlNlc3Npb25SZXNwb25zZSgBMAESSwoMU3VibWl0QWN0aW9uEhwudHJpeC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRI7CgZFdmVudHMSFi50cml4LnYxLkV2ZW50c1JlcXVlc3QaFy50cml4LnYxLkV2ZW50c1Jlc3BvbnNlMAESQgoJRmluZE1hdGNoEhkudHJpeC52MS5GaW5kTWF0Y2hSZXF1ZXN0GhoudHJpeC52MS5GaW5kTWF0Y2hSZXNwb25zZRJICgtDYW5jZWxNYXRjaBIbLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0GhwudHJpeC52MS5DYW5jZWxNYXRjaFJlc3BvbnNlEloKEUNyZWF0ZVByaXZhdGVHYW1lEiEudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlcXVlc3QaIi50cml4LnYxLkNyZWF0ZVByaXZhdGVHYW1lUmVzcG9uc2USVAoPSm9pblByaXZhdGVHYW1lEh8udHJpeC52MS5Kb2luUHJpdmF0ZUdhbWVSZXF1ZXN0GiAudHJpeC52MS5Kb2luUHJpdmF0ZUdhbWVSZXNwb25zZRJXChBTdGFydFByaXZhdGVHYW1lEiAudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVxdWVzdBohLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlElEKDkdldFByaXZhdGVHYW1lEh4udHJpeC52MS5HZXRQcml2YXRlR2FtZVJlcXVlc3QaHy50cml4LnYxLkdldFByaXZhdGVHYW1lUmVzcG9uc2USQQoIU3BlY3RhdGUSGC50cml4LnYxLlNwZWN0YXRlUmVxdWVzdBoZLnRyaXgudjEuU3BlY3RhdGVSZXNwb25zZTABEjYKBVF1ZXJ5EhUudHJpeC52MS5RdWVyeVJlcXVlc3QaFi50cml4LnYxLlF1ZXJ5UmVzcG9uc2USPAoHR2V0VmlldxIXLnRyaXgudjEuR2V0Vmlld1JlcXVlc3QaGC50cml4LnYxLkdldFZpZXdSZXNwb25zZRJLCgxSZWZyZXNoVG9rZW4SHC50cml4LnYxLlJlZnJlc2hUb2tlblJlcXVlc3QaHS50cml4LnYxLlJlZnJlc2hUb2tlblJlc3BvbnNlElQKD0ludml0ZVNwZWN0YXRvchIfLnRyaXgudjEuSW52aXRlU3BlY3RhdG9yUmVxdWVzdBogLnRyaXgudjEuSW52aXRlU3BlY3RhdG9yUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events, file_trix_v1_matchmaking, file_trix_v1_scoring, file_trix_v1_table]);
+  fileDesc("ChV0cml4L3YxL2dhdGV3YXkucHJvdG8SB3RyaXgudjEi4AQKDVNvY2lhbFJlcXVlc3QSLQoJc2VuZF9jaGF0GAEgASgLMhgudHJpeC52MS5TZW5kQ2hhdFJlcXVlc3RIABI3CgxjaGF0X2hpc3RvcnkYAiABKAsyHy50cml4LnYxLkxpc3RDaGF0SGlzdG9yeVJlcXVlc3RIABI3Cg5yZXF1ZXN0X2ZyaWVuZBgDIAEoCzIdLnRyaXgudjEuUmVxdWVzdEZyaWVuZFJlcXVlc3RIABI8Cg1hbnN3ZXJfZnJpZW5kGAQgASgLMiMudHJpeC52MS5BbnN3ZXJGcmllbmRSZXF1ZXN0UmVxdWVzdEgAEjUKDXJlbW92ZV9mcmllbmQYBSABKAsyHC50cml4LnYxLlJlbW92ZUZyaWVuZFJlcXVlc3RIABIxCgtzZXRfYmxvY2tlZBgGIAEoCzIaLnRyaXgudjEuU2V0QmxvY2tlZFJlcXVlc3RIABIzCgxsaXN0X2ZyaWVuZHMYByABKAsyGy50cml4LnYxLkxpc3RGcmllbmRzUmVxdWVzdEgAEjEKC3NlbmRfaW52aXRlGAggASgLMhoudHJpeC52MS5TZW5kSW52aXRlUmVxdWVzdEgAEi0KCXNldF9tdXRlZBgJIAEoCzIYLnRyaXgudjEuU2V0TXV0ZWRSZXF1ZXN0SAASMQoLcmVwb3J0X2xpbmUYCiABKAsyGi50cml4LnYxLlJlcG9ydExpbmVSZXF1ZXN0SAASMQoLb3Blbl9pbnZpdGUYCyABKAsyGi50cml4LnYxLk9wZW5JbnZpdGVSZXF1ZXN0SABCCQoHcmVxdWVzdCLrBAoOU29jaWFsUmVzcG9uc2USLgoJc2VuZF9jaGF0GAEgASgLMhkudHJpeC52MS5TZW5kQ2hhdFJlc3BvbnNlSAASOAoMY2hhdF9oaXN0b3J5GAIgASgLMiAudHJpeC52MS5MaXN0Q2hhdEhpc3RvcnlSZXNwb25zZUgAEjgKDnJlcXVlc3RfZnJpZW5kGAMgASgLMh4udHJpeC52MS5SZXF1ZXN0RnJpZW5kUmVzcG9uc2VIABI9Cg1hbnN3ZXJfZnJpZW5kGAQgASgLMiQudHJpeC52MS5BbnN3ZXJGcmllbmRSZXF1ZXN0UmVzcG9uc2VIABI2Cg1yZW1vdmVfZnJpZW5kGAUgASgLMh0udHJpeC52MS5SZW1vdmVGcmllbmRSZXNwb25zZUgAEjIKC3NldF9ibG9ja2VkGAYgASgLMhsudHJpeC52MS5TZXRCbG9ja2VkUmVzcG9uc2VIABI0CgxsaXN0X2ZyaWVuZHMYByABKAsyHC50cml4LnYxLkxpc3RGcmllbmRzUmVzcG9uc2VIABIyCgtzZW5kX2ludml0ZRgIIAEoCzIbLnRyaXgudjEuU2VuZEludml0ZVJlc3BvbnNlSAASLgoJc2V0X211dGVkGAkgASgLMhkudHJpeC52MS5TZXRNdXRlZFJlc3BvbnNlSAASMgoLcmVwb3J0X2xpbmUYCiABKAsyGy50cml4LnYxLlJlcG9ydExpbmVSZXNwb25zZUgAEjIKC29wZW5faW52aXRlGAsgASgLMhsudHJpeC52MS5PcGVuSW52aXRlUmVzcG9uc2VIAEIICgZyZXN1bHQiIQoRT3Blbkludml0ZVJlcXVlc3QSDAoEY29kZRgBIAEoCSKKAQoST3Blbkludml0ZVJlc3BvbnNlEiEKBGtpbmQYASABKA4yEy50cml4LnYxLkludml0ZUtpbmQSDgoGdGFyZ2V0GAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIVChNTb2NpYWxFdmVudHNSZXF1ZXN0IjsKFFNvY2lhbEV2ZW50c1Jlc3BvbnNlEiMKBWV2ZW50GAEgASgLMhQudHJpeC52MS5Tb2NpYWxFdmVudCI8Cg1TaWduSW5SZXF1ZXN0EhUKDWRldmljZV9zZWNyZXQYASABKAkSFAoMZGlzcGxheV9uYW1lGAIgASgJImIKDlNpZ25JblJlc3BvbnNlEhEKCXBsYXllcl9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIVChNSZWZyZXNoVG9rZW5SZXF1ZXN0IlUKFFJlZnJlc2hUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIioKFkludml0ZVNwZWN0YXRvclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkibwoXSW52aXRlU3BlY3RhdG9yUmVzcG9uc2USEgoKaW52aXRhdGlvbhgBIAEoCRIQCgh0YWJsZV9pZBgCIAEoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL3AQoGQWN0aW9uEhAKCHRhYmxlX2lkGAEgASgJEhEKCWFjdGlvbl9pZBgCIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYAyABKAQSLAoPY2hvb3NlX2NvbnRyYWN0GAogASgOMhEudHJpeC52MS5Db250cmFjdEgAEioKDWFuc3dlcl9kb3VibGUYCyABKAsyES50cml4LnYxLkNhcmRMaXN0SAASIgoJcGxheV9jYXJkGAwgASgLMg0udHJpeC52MS5DYXJkSAASDwoFbGVhdmUYDSABKAhIABIVCgtjbGllbnRfc2VlZBgOIAEoCUgAQgYKBGtpbmQiKAoIQ2FyZExpc3QSHAoFY2FyZHMYASADKAsyDS50cml4LnYxLkNhcmQibwoLQ2xpZW50RXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEhEKCWFjdGlvbl9pZBgDIAEoCRIuCgtyZXRyeV9kZWxheRgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiLcBAoOU2Vzc2lvblJlcXVlc3QSIQoGYWN0aW9uGAEgASgLMg8udHJpeC52MS5BY3Rpb25IABIvCgpmaW5kX21hdGNoGAIgASgLMhkudHJpeC52MS5GaW5kTWF0Y2hSZXF1ZXN0SAASMwoMY2FuY2VsX21hdGNoGAMgASgLMhsudHJpeC52MS5DYW5jZWxNYXRjaFJlcXVlc3RIABIoCgZyZXN1bWUYBCABKAsyFi50cml4LnYxLkV2ZW50c1JlcXVlc3RIABIOCgRwaW5nGAUgASgISAASKQoFd2F0Y2gYBiABKAsyGC50cml4LnYxLlNwZWN0YXRlUmVxdWVzdEgAEjsKDmNyZWF0ZV9wcml2YXRlGAcgASgLMiEudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlcXVlc3RIABI3Cgxqb2luX3ByaXZhdGUYCCABKAsyHy50cml4LnYxLkpvaW5Qcml2YXRlR2FtZVJlcXVlc3RIABI5Cg1zdGFydF9wcml2YXRlGAkgASgLMiAudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVxdWVzdEgAEiYKBXF1ZXJ5GAogASgLMhUudHJpeC52MS5RdWVyeVJlcXVlc3RIABInCgR2aWV3GAsgASgLMhcudHJpeC52MS5HZXRWaWV3UmVxdWVzdEgAEigKBnNvY2lhbBgQIAEoCzIWLnRyaXgudjEuU29jaWFsUmVxdWVzdEgAEhIKCnJlcXVlc3RfaWQYFCABKAkSFAoMYmF0Y2hfZXZlbnRzGBUgASgIQgYKBGtpbmQiXQoKRXZlbnRCYXRjaBIeCgZldmVudHMYASADKAsyDi50cml4LnYxLkV2ZW50Ei8KCGFjY2VwdGVkGAIgASgLMh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZSL2BAoPU2Vzc2lvblJlc3BvbnNlEh8KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudEgAEiEKBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0SAASMQoIYWNjZXB0ZWQYAyABKAsyHS50cml4LnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlSAASJQoFZXJyb3IYBCABKAsyFC50cml4LnYxLkNsaWVudEVycm9ySAASJQoIc25hcHNob3QYBSABKAsyES50cml4LnYxLlNlYXRWaWV3SAASDgoEcG9uZxgGIAEoCEgAEicKBXF1ZXJ5GAcgASgLMhYudHJpeC52MS5RdWVyeVJlc3BvbnNlSAASOgoMcHJpdmF0ZV9nYW1lGAggASgLMiIudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlSAASPAoPcHJpdmF0ZV9zdGFydGVkGAkgASgLMiEudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVzcG9uc2VIABIqCgtldmVudF9iYXRjaBgKIAEoCzITLnRyaXgudjEuRXZlbnRCYXRjaEgAEiMKB3Jlc3VtZWQYCyABKAsyEC50cml4LnYxLlJlc3VtZWRIABIlCgVxdWV1ZRgMIAEoCzIULnRyaXgudjEuUXVldWVTdGF0dXNIABIpCgZzb2NpYWwYECABKAsyFy50cml4LnYxLlNvY2lhbFJlc3BvbnNlSAASLAoMc29jaWFsX2V2ZW50GBEgASgLMhQudHJpeC52MS5Tb2NpYWxFdmVudEgAEhIKCnJlcXVlc3RfaWQYFCABKAlCBgoEa2luZCJBCgdSZXN1bWVkEhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSFgoOYWZ0ZXJfc2VxdWVuY2UYAyABKAQiNgoTU3VibWl0QWN0aW9uUmVxdWVzdBIfCgZhY3Rpb24YASABKAsyDy50cml4LnYxLkFjdGlvbiI7ChRTdWJtaXRBY3Rpb25SZXNwb25zZRIRCglhY3Rpb25faWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQiOQoNRXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBCI7Cg5FdmVudHNSZXNwb25zZRIpCgdtZXNzYWdlGAEgASgLMhgudHJpeC52MS5TZXNzaW9uUmVzcG9uc2UiXAoQRmluZE1hdGNoUmVxdWVzdBIfCgR3aXNoGAEgASgLMhEudHJpeC52MS5HYW1lV2lzaBISCgpwYXJ0bmVyX2lkGAIgASgJEhMKC2NsaWVudF9zZWVkGAMgASgJIjQKEUZpbmRNYXRjaFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0IicKEkNhbmNlbE1hdGNoUmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiNgoTQ2FuY2VsTWF0Y2hSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCJQChhDcmVhdGVQcml2YXRlR2FtZVJlcXVlc3QSHwoEd2lzaBgBIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEwoLY2xpZW50X3NlZWQYAiABKAkiSgoZQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZRIMCgRjb2RlGAEgASgJEh8KBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0IjsKFkpvaW5Qcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCRITCgtjbGllbnRfc2VlZBgCIAEoCSI6ChdKb2luUHJpdmF0ZUdhbWVSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCI4ChdTdGFydFByaXZhdGVHYW1lUmVxdWVzdBIMCgRjb2RlGAEgASgJEg8KB3BhcnRuZXIYAiABKAUiLAoYU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJIiUKFUdldFByaXZhdGVHYW1lUmVxdWVzdBIMCgRjb2RlGAEgASgJIlYKFkdldFByaXZhdGVHYW1lUmVzcG9uc2USLAoHcGxheWVycxgBIAMoCzIbLnRyaXgudjEuUHJpdmF0ZVRhYmxlUGxheWVyEg4KBmNsb3NlZBgCIAEoCCJPCg9TcGVjdGF0ZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQSEgoKaW52aXRhdGlvbhgDIAEoCSIxChBTcGVjdGF0ZVJlc3BvbnNlEh0KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudCKzAwoMUXVlcnlSZXF1ZXN0EjEKCXN0YW5kaW5ncxgBIAEoCzIcLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVxdWVzdEgAEi4KB2hpc3RvcnkYAiABKAsyGy50cml4LnYxLkxpc3RIaXN0b3J5UmVxdWVzdEgAEjQKC2dhbWVfcmVjb3JkGAMgASgLMh0udHJpeC52MS5HZXRHYW1lUmVjb3JkUmVxdWVzdEgAEjUKC2xlYWRlcmJvYXJkGAQgASgLMh4udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlcXVlc3RIABI2CgxwbGF5ZXJfc3RhdHMYBSABKAsyHi50cml4LnYxLkdldFBsYXllclN0YXRzUmVxdWVzdEgAEi0KB2JhbGFuY2UYBiABKAsyGi50cml4LnYxLkdldEJhbGFuY2VSZXF1ZXN0SAASLAoGbGVkZ2VyGAcgASgLMhoudHJpeC52MS5MaXN0TGVkZ2VyUmVxdWVzdEgAEjUKC2xpdmVfdGFibGVzGAggASgLMh4udHJpeC52MS5MaXN0TGl2ZVRhYmxlc1JlcXVlc3RIAEIHCgVxdWVyeSK9AwoNUXVlcnlSZXNwb25zZRIyCglzdGFuZGluZ3MYASABKAsyHS50cml4LnYxLkdldFN0YW5kaW5nc1Jlc3BvbnNlSAASLwoHaGlzdG9yeRgCIAEoCzIcLnRyaXgudjEuTGlzdEhpc3RvcnlSZXNwb25zZUgAEjUKC2dhbWVfcmVjb3JkGAMgASgLMh4udHJpeC52MS5HZXRHYW1lUmVjb3JkUmVzcG9uc2VIABI2CgtsZWFkZXJib2FyZBgEIAEoCzIfLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXNwb25zZUgAEjcKDHBsYXllcl9zdGF0cxgFIAEoCzIfLnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXNwb25zZUgAEi4KB2JhbGFuY2UYBiABKAsyGy50cml4LnYxLkdldEJhbGFuY2VSZXNwb25zZUgAEi0KBmxlZGdlchgHIAEoCzIbLnRyaXgudjEuTGlzdExlZGdlclJlc3BvbnNlSAASNgoLbGl2ZV90YWJsZXMYCCABKAsyHy50cml4LnYxLkxpc3RMaXZlVGFibGVzUmVzcG9uc2VIAEIICgZyZXN1bHQiIgoOR2V0Vmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiMgoPR2V0Vmlld1Jlc3BvbnNlEh8KBHZpZXcYASABKAsyES50cml4LnYxLlNlYXRWaWV3MukJCg5HYXRld2F5U2VydmljZRI5CgZTaWduSW4SFi50cml4LnYxLlNpZ25JblJlcXVlc3QaFy50cml4LnYxLlNpZ25JblJlc3BvbnNlEkAKB1Nlc3Npb24SFy50cml4LnYxLlNlc3Npb25SZXF1ZXN0GhgudHJpeC52MS5TZXNzaW9uUmVzcG9uc2UoATABEksKDFN1Ym1pdEFjdGlvbhIcLnRyaXgudjEuU3VibWl0QWN0aW9uUmVxdWVzdBodLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USOwoGRXZlbnRzEhYudHJpeC52MS5FdmVudHNSZXF1ZXN0GhcudHJpeC52MS5FdmVudHNSZXNwb25zZTABEkIKCUZpbmRNYXRjaBIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdBoaLnRyaXgudjEuRmluZE1hdGNoUmVzcG9uc2USSAoLQ2FuY2VsTWF0Y2gSGy50cml4LnYxLkNhbmNlbE1hdGNoUmVxdWVzdBocLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJaChFDcmVhdGVQcml2YXRlR2FtZRIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0GiIudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlElQKD0pvaW5Qcml2YXRlR2FtZRIfLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVxdWVzdBogLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVzcG9uc2USVwoQU3RhcnRQcml2YXRlR2FtZRIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3QaIS50cml4LnYxLlN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRJRCg5HZXRQcml2YXRlR2FtZRIeLnRyaXgudjEuR2V0UHJpdmF0ZUdhbWVSZXF1ZXN0Gh8udHJpeC52MS5HZXRQcml2YXRlR2FtZVJlc3BvbnNlEkEKCFNwZWN0YXRlEhgudHJpeC52MS5TcGVjdGF0ZVJlcXVlc3QaGS50cml4LnYxLlNwZWN0YXRlUmVzcG9uc2UwARI2CgVRdWVyeRIVLnRyaXgudjEuUXVlcnlSZXF1ZXN0GhYudHJpeC52MS5RdWVyeVJlc3BvbnNlEjwKB0dldFZpZXcSFy50cml4LnYxLkdldFZpZXdSZXF1ZXN0GhgudHJpeC52MS5HZXRWaWV3UmVzcG9uc2USSwoMUmVmcmVzaFRva2VuEhwudHJpeC52MS5SZWZyZXNoVG9rZW5SZXF1ZXN0Gh0udHJpeC52MS5SZWZyZXNoVG9rZW5SZXNwb25zZRJUCg9JbnZpdGVTcGVjdGF0b3ISHy50cml4LnYxLkludml0ZVNwZWN0YXRvclJlcXVlc3QaIC50cml4LnYxLkludml0ZVNwZWN0YXRvclJlc3BvbnNlEjkKBlNvY2lhbBIWLnRyaXgudjEuU29jaWFsUmVxdWVzdBoXLnRyaXgudjEuU29jaWFsUmVzcG9uc2USTQoMU29jaWFsRXZlbnRzEhwudHJpeC52MS5Tb2NpYWxFdmVudHNSZXF1ZXN0Gh0udHJpeC52MS5Tb2NpYWxFdmVudHNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events, file_trix_v1_matchmaking, file_trix_v1_scoring, file_trix_v1_social, file_trix_v1_table]);
+
+/**
+ * Request of GatewayService.Social (and `SessionRequest.social`).
+ *
+ * @generated from message trix.v1.SocialRequest
+ */
+export type SocialRequest = Message<"trix.v1.SocialRequest"> & {
+  /**
+   * What to do, forwarded to the social service as the caller (docs/rules.md §15).
+   *
+   * @generated from oneof trix.v1.SocialRequest.request
+   */
+  request: {
+    /**
+     * Send a line (free text or a quick phrase) to a table's players or spectators, a
+     * friend, or a competition.
+     *
+     * @generated from field: trix.v1.SendChatRequest send_chat = 1;
+     */
+    value: SendChatRequest;
+    case: "sendChat";
+  } | {
+    /**
+     * A channel's last lines, newest first, paged.
+     *
+     * @generated from field: trix.v1.ListChatHistoryRequest chat_history = 2;
+     */
+    value: ListChatHistoryRequest;
+    case: "chatHistory";
+  } | {
+    /**
+     * Ask a player to be friends.
+     *
+     * @generated from field: trix.v1.RequestFriendRequest request_friend = 3;
+     */
+    value: RequestFriendRequest;
+    case: "requestFriend";
+  } | {
+    /**
+     * Accept or decline a friend request.
+     *
+     * @generated from field: trix.v1.AnswerFriendRequestRequest answer_friend = 4;
+     */
+    value: AnswerFriendRequestRequest;
+    case: "answerFriend";
+  } | {
+    /**
+     * End a friendship or withdraw a request.
+     *
+     * @generated from field: trix.v1.RemoveFriendRequest remove_friend = 5;
+     */
+    value: RemoveFriendRequest;
+    case: "removeFriend";
+  } | {
+    /**
+     * Block or unblock a player (he is never told).
+     *
+     * @generated from field: trix.v1.SetBlockedRequest set_blocked = 6;
+     */
+    value: SetBlockedRequest;
+    case: "setBlocked";
+  } | {
+    /**
+     * The caller's friends with their presence, his requests, the players he blocked.
+     *
+     * @generated from field: trix.v1.ListFriendsRequest list_friends = 7;
+     */
+    value: ListFriendsRequest;
+    case: "listFriends";
+  } | {
+    /**
+     * Invite a friend to a private table, to watch a table, or to a competition.
+     *
+     * @generated from field: trix.v1.SendInviteRequest send_invite = 8;
+     */
+    value: SendInviteRequest;
+    case: "sendInvite";
+  } | {
+    /**
+     * Mute or unmute a player in the caller's own view.
+     *
+     * @generated from field: trix.v1.SetMutedRequest set_muted = 9;
+     */
+    value: SetMutedRequest;
+    case: "setMuted";
+  } | {
+    /**
+     * Report a chat line.
+     *
+     * @generated from field: trix.v1.ReportLineRequest report_line = 10;
+     */
+    value: ReportLineRequest;
+    case: "reportLine";
+  } | {
+    /**
+     * Open an invitation by the code its link carries (after signing in).
+     *
+     * @generated from field: trix.v1.OpenInviteRequest open_invite = 11;
+     */
+    value: OpenInviteRequest;
+    case: "openInvite";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message trix.v1.SocialRequest.
+ * Use `create(SocialRequestSchema)` to create a new message.
+ */
+export const SocialRequestSchema: GenMessage<SocialRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 0);
+
+/**
+ * Response of GatewayService.Social (and `SessionResponse.social`): the answer of the kind asked.
+ *
+ * @generated from message trix.v1.SocialResponse
+ */
+export type SocialResponse = Message<"trix.v1.SocialResponse"> & {
+  /**
+   * The answer.
+   *
+   * @generated from oneof trix.v1.SocialResponse.result
+   */
+  result: {
+    /**
+     * The line sent (or not delivered).
+     *
+     * @generated from field: trix.v1.SendChatResponse send_chat = 1;
+     */
+    value: SendChatResponse;
+    case: "sendChat";
+  } | {
+    /**
+     * History lines.
+     *
+     * @generated from field: trix.v1.ListChatHistoryResponse chat_history = 2;
+     */
+    value: ListChatHistoryResponse;
+    case: "chatHistory";
+  } | {
+    /**
+     * The relation after the request.
+     *
+     * @generated from field: trix.v1.RequestFriendResponse request_friend = 3;
+     */
+    value: RequestFriendResponse;
+    case: "requestFriend";
+  } | {
+    /**
+     * The relation after the answer.
+     *
+     * @generated from field: trix.v1.AnswerFriendRequestResponse answer_friend = 4;
+     */
+    value: AnswerFriendRequestResponse;
+    case: "answerFriend";
+  } | {
+    /**
+     * Done.
+     *
+     * @generated from field: trix.v1.RemoveFriendResponse remove_friend = 5;
+     */
+    value: RemoveFriendResponse;
+    case: "removeFriend";
+  } | {
+    /**
+     * Done.
+     *
+     * @generated from field: trix.v1.SetBlockedResponse set_blocked = 6;
+     */
+    value: SetBlockedResponse;
+    case: "setBlocked";
+  } | {
+    /**
+     * The friends list page.
+     *
+     * @generated from field: trix.v1.ListFriendsResponse list_friends = 7;
+     */
+    value: ListFriendsResponse;
+    case: "listFriends";
+  } | {
+    /**
+     * The invitation's link.
+     *
+     * @generated from field: trix.v1.SendInviteResponse send_invite = 8;
+     */
+    value: SendInviteResponse;
+    case: "sendInvite";
+  } | {
+    /**
+     * Done.
+     *
+     * @generated from field: trix.v1.SetMutedResponse set_muted = 9;
+     */
+    value: SetMutedResponse;
+    case: "setMuted";
+  } | {
+    /**
+     * The report's id.
+     *
+     * @generated from field: trix.v1.ReportLineResponse report_line = 10;
+     */
+    value: ReportLineResponse;
+    case: "reportLine";
+  } | {
+    /**
+     * What the invitation is to.
+     *
+     * @generated from field: trix.v1.OpenInviteResponse open_invite = 11;
+     */
+    value: OpenInviteResponse;
+    case: "openInvite";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message trix.v1.SocialResponse.
+ * Use `create(SocialResponseSchema)` to create a new message.
+ */
+export const SocialResponseSchema: GenMessage<SocialResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 1);
+
+/**
+ * Opens an invitation (InviteReceived.link, SendInviteResponse.link): a link
+ * `<origin>/invite/<kind>/<target>?from=<player>&expires=<ms>` opens the web client, which
+ * signs in a player not signed in yet, then sends what follows `/invite/` as the code.
+ *
+ * @generated from message trix.v1.OpenInviteRequest
+ */
+export type OpenInviteRequest = Message<"trix.v1.OpenInviteRequest"> & {
+  /**
+   * The link, or its part after `/invite/`.
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message trix.v1.OpenInviteRequest.
+ * Use `create(OpenInviteRequestSchema)` to create a new message.
+ */
+export const OpenInviteRequestSchema: GenMessage<OpenInviteRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 2);
+
+/**
+ * What an opened invitation is to; the client then joins the private table
+ * (JoinPrivateGame), watches the table (Spectate) or opens the competition. INVALID_ARGUMENT:
+ * not an invitation, or expired.
+ *
+ * @generated from message trix.v1.OpenInviteResponse
+ */
+export type OpenInviteResponse = Message<"trix.v1.OpenInviteResponse"> & {
+  /**
+   * What to.
+   *
+   * @generated from field: trix.v1.InviteKind kind = 1;
+   */
+  kind: InviteKind;
+
+  /**
+   * The private table's code (JoinPrivateGame), the table to watch (Spectate), or the
+   * competition.
+   *
+   * @generated from field: string target = 2;
+   */
+  target: string;
+
+  /**
+   * Who invited.
+   *
+   * @generated from field: string player_id = 3;
+   */
+  playerId: string;
+
+  /**
+   * When the invitation stops working.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 4;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message trix.v1.OpenInviteResponse.
+ * Use `create(OpenInviteResponseSchema)` to create a new message.
+ */
+export const OpenInviteResponseSchema: GenMessage<OpenInviteResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 3);
+
+/**
+ * Request of GatewayService.SocialEvents.
+ *
+ * @generated from message trix.v1.SocialEventsRequest
+ */
+export type SocialEventsRequest = Message<"trix.v1.SocialEventsRequest"> & {
+};
+
+/**
+ * Describes the message trix.v1.SocialEventsRequest.
+ * Use `create(SocialEventsRequestSchema)` to create a new message.
+ */
+export const SocialEventsRequestSchema: GenMessage<SocialEventsRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 4);
+
+/**
+ * One message of GatewayService.SocialEvents.
+ *
+ * @generated from message trix.v1.SocialEventsResponse
+ */
+export type SocialEventsResponse = Message<"trix.v1.SocialEventsResponse"> & {
+  /**
+   * A social event for the caller.
+   *
+   * @generated from field: trix.v1.SocialEvent event = 1;
+   */
+  event?: SocialEvent | undefined;
+};
+
+/**
+ * Describes the message trix.v1.SocialEventsResponse.
+ * Use `create(SocialEventsResponseSchema)` to create a new message.
+ */
+export const SocialEventsResponseSchema: GenMessage<SocialEventsResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 5);
 
 /**
  * Request of GatewayService.SignIn.
@@ -69,7 +394,7 @@ export type SignInRequest = Message<"trix.v1.SignInRequest"> & {
  * Use `create(SignInRequestSchema)` to create a new message.
  */
 export const SignInRequestSchema: GenMessage<SignInRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 0);
+  messageDesc(file_trix_v1_gateway, 6);
 
 /**
  * Response of GatewayService.SignIn.
@@ -104,7 +429,7 @@ export type SignInResponse = Message<"trix.v1.SignInResponse"> & {
  * Use `create(SignInResponseSchema)` to create a new message.
  */
 export const SignInResponseSchema: GenMessage<SignInResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 1);
+  messageDesc(file_trix_v1_gateway, 7);
 
 /**
  * Request of GatewayService.RefreshToken: the token to refresh is the call's bearer token.
@@ -119,7 +444,7 @@ export type RefreshTokenRequest = Message<"trix.v1.RefreshTokenRequest"> & {
  * Use `create(RefreshTokenRequestSchema)` to create a new message.
  */
 export const RefreshTokenRequestSchema: GenMessage<RefreshTokenRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 2);
+  messageDesc(file_trix_v1_gateway, 8);
 
 /**
  * Response of GatewayService.RefreshToken.
@@ -147,7 +472,7 @@ export type RefreshTokenResponse = Message<"trix.v1.RefreshTokenResponse"> & {
  * Use `create(RefreshTokenResponseSchema)` to create a new message.
  */
 export const RefreshTokenResponseSchema: GenMessage<RefreshTokenResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 3);
+  messageDesc(file_trix_v1_gateway, 9);
 
 /**
  * Request of GatewayService.InviteSpectator.
@@ -168,7 +493,7 @@ export type InviteSpectatorRequest = Message<"trix.v1.InviteSpectatorRequest"> &
  * Use `create(InviteSpectatorRequestSchema)` to create a new message.
  */
 export const InviteSpectatorRequestSchema: GenMessage<InviteSpectatorRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 4);
+  messageDesc(file_trix_v1_gateway, 10);
 
 /**
  * Response of GatewayService.InviteSpectator.
@@ -204,7 +529,7 @@ export type InviteSpectatorResponse = Message<"trix.v1.InviteSpectatorResponse">
  * Use `create(InviteSpectatorResponseSchema)` to create a new message.
  */
 export const InviteSpectatorResponseSchema: GenMessage<InviteSpectatorResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 5);
+  messageDesc(file_trix_v1_gateway, 11);
 
 /**
  * An in-game action of the signed-in player.
@@ -306,7 +631,7 @@ export type Action = Message<"trix.v1.Action"> & {
  * Use `create(ActionSchema)` to create a new message.
  */
 export const ActionSchema: GenMessage<Action> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 6);
+  messageDesc(file_trix_v1_gateway, 12);
 
 /**
  * A list of cards (a oneof cannot hold a repeated field).
@@ -327,7 +652,7 @@ export type CardList = Message<"trix.v1.CardList"> & {
  * Use `create(CardListSchema)` to create a new message.
  */
 export const CardListSchema: GenMessage<CardList> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 7);
+  messageDesc(file_trix_v1_gateway, 13);
 
 /**
  * A typed error sent to the client; never exception text.
@@ -370,7 +695,7 @@ export type ClientError = Message<"trix.v1.ClientError"> & {
  * Use `create(ClientErrorSchema)` to create a new message.
  */
 export const ClientErrorSchema: GenMessage<ClientError> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 8);
+  messageDesc(file_trix_v1_gateway, 14);
 
 /**
  * A message from the client on the Session stream.
@@ -481,6 +806,14 @@ export type SessionRequest = Message<"trix.v1.SessionRequest"> & {
      */
     value: GetViewRequest;
     case: "view";
+  } | {
+    /**
+     * Chat, friends, invitations (GatewayService.Social); answered by `SessionResponse.social`.
+     *
+     * @generated from field: trix.v1.SocialRequest social = 16;
+     */
+    value: SocialRequest;
+    case: "social";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -509,7 +842,7 @@ export type SessionRequest = Message<"trix.v1.SessionRequest"> & {
  * Use `create(SessionRequestSchema)` to create a new message.
  */
 export const SessionRequestSchema: GenMessage<SessionRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 9);
+  messageDesc(file_trix_v1_gateway, 15);
 
 /**
  * Table events that were ready at the same moment, in order (issue 10): one message
@@ -540,7 +873,7 @@ export type EventBatch = Message<"trix.v1.EventBatch"> & {
  * Use `create(EventBatchSchema)` to create a new message.
  */
 export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 10);
+  messageDesc(file_trix_v1_gateway, 16);
 
 /**
  * A message to the client on the Session stream.
@@ -652,6 +985,26 @@ export type SessionResponse = Message<"trix.v1.SessionResponse"> & {
      */
     value: QueueStatus;
     case: "queue";
+  } | {
+    /**
+     * The answer to a `social` request.
+     *
+     * @generated from field: trix.v1.SocialResponse social = 16;
+     */
+    value: SocialResponse;
+    case: "social";
+  } | {
+    /**
+     * A social event for the player (issue 44): a chat line of a channel he reads (his
+     * table's players' chat while he follows it, its spectators' chat while he watches it,
+     * his direct messages, a competition chat he opened), a friend request or acceptance,
+     * a friend's presence, an invitation, his chat timeout. Never in an EventBatch: chat
+     * never travels with the table's events.
+     *
+     * @generated from field: trix.v1.SocialEvent social_event = 17;
+     */
+    value: SocialEvent;
+    case: "socialEvent";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -671,7 +1024,7 @@ export type SessionResponse = Message<"trix.v1.SessionResponse"> & {
  * Use `create(SessionResponseSchema)` to create a new message.
  */
 export const SessionResponseSchema: GenMessage<SessionResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 11);
+  messageDesc(file_trix_v1_gateway, 17);
 
 /**
  * The acknowledgment of a `resume` (SessionResponse.resumed, and the first message of an
@@ -710,7 +1063,7 @@ export type Resumed = Message<"trix.v1.Resumed"> & {
  * Use `create(ResumedSchema)` to create a new message.
  */
 export const ResumedSchema: GenMessage<Resumed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 12);
+  messageDesc(file_trix_v1_gateway, 18);
 
 /**
  * Request of GatewayService.SubmitAction.
@@ -731,7 +1084,7 @@ export type SubmitActionRequest = Message<"trix.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 13);
+  messageDesc(file_trix_v1_gateway, 19);
 
 /**
  * Response of GatewayService.SubmitAction.
@@ -759,7 +1112,7 @@ export type SubmitActionResponse = Message<"trix.v1.SubmitActionResponse"> & {
  * Use `create(SubmitActionResponseSchema)` to create a new message.
  */
 export const SubmitActionResponseSchema: GenMessage<SubmitActionResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 14);
+  messageDesc(file_trix_v1_gateway, 20);
 
 /**
  * Request of GatewayService.Events.
@@ -788,7 +1141,7 @@ export type EventsRequest = Message<"trix.v1.EventsRequest"> & {
  * Use `create(EventsRequestSchema)` to create a new message.
  */
 export const EventsRequestSchema: GenMessage<EventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 15);
+  messageDesc(file_trix_v1_gateway, 21);
 
 /**
  * One message of GatewayService.Events.
@@ -809,7 +1162,7 @@ export type EventsResponse = Message<"trix.v1.EventsResponse"> & {
  * Use `create(EventsResponseSchema)` to create a new message.
  */
 export const EventsResponseSchema: GenMessage<EventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 16);
+  messageDesc(file_trix_v1_gateway, 22);
 
 /**
  * Request of GatewayService.FindMatch.
@@ -844,7 +1197,7 @@ export type FindMatchRequest = Message<"trix.v1.FindMatchRequest"> & {
  * Use `create(FindMatchRequestSchema)` to create a new message.
  */
 export const FindMatchRequestSchema: GenMessage<FindMatchRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 17);
+  messageDesc(file_trix_v1_gateway, 23);
 
 /**
  * Response of GatewayService.FindMatch.
@@ -865,7 +1218,7 @@ export type FindMatchResponse = Message<"trix.v1.FindMatchResponse"> & {
  * Use `create(FindMatchResponseSchema)` to create a new message.
  */
 export const FindMatchResponseSchema: GenMessage<FindMatchResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 18);
+  messageDesc(file_trix_v1_gateway, 24);
 
 /**
  * Request of GatewayService.CancelMatch.
@@ -886,7 +1239,7 @@ export type CancelMatchRequest = Message<"trix.v1.CancelMatchRequest"> & {
  * Use `create(CancelMatchRequestSchema)` to create a new message.
  */
 export const CancelMatchRequestSchema: GenMessage<CancelMatchRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 19);
+  messageDesc(file_trix_v1_gateway, 25);
 
 /**
  * Response of GatewayService.CancelMatch.
@@ -907,7 +1260,7 @@ export type CancelMatchResponse = Message<"trix.v1.CancelMatchResponse"> & {
  * Use `create(CancelMatchResponseSchema)` to create a new message.
  */
 export const CancelMatchResponseSchema: GenMessage<CancelMatchResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 20);
+  messageDesc(file_trix_v1_gateway, 26);
 
 /**
  * Request of GatewayService.CreatePrivateGame.
@@ -935,7 +1288,7 @@ export type CreatePrivateGameRequest = Message<"trix.v1.CreatePrivateGameRequest
  * Use `create(CreatePrivateGameRequestSchema)` to create a new message.
  */
 export const CreatePrivateGameRequestSchema: GenMessage<CreatePrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 21);
+  messageDesc(file_trix_v1_gateway, 27);
 
 /**
  * Response of GatewayService.CreatePrivateGame.
@@ -963,7 +1316,7 @@ export type CreatePrivateGameResponse = Message<"trix.v1.CreatePrivateGameRespon
  * Use `create(CreatePrivateGameResponseSchema)` to create a new message.
  */
 export const CreatePrivateGameResponseSchema: GenMessage<CreatePrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 22);
+  messageDesc(file_trix_v1_gateway, 28);
 
 /**
  * Request of GatewayService.JoinPrivateGame.
@@ -991,7 +1344,7 @@ export type JoinPrivateGameRequest = Message<"trix.v1.JoinPrivateGameRequest"> &
  * Use `create(JoinPrivateGameRequestSchema)` to create a new message.
  */
 export const JoinPrivateGameRequestSchema: GenMessage<JoinPrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 23);
+  messageDesc(file_trix_v1_gateway, 29);
 
 /**
  * Response of GatewayService.JoinPrivateGame.
@@ -1012,7 +1365,7 @@ export type JoinPrivateGameResponse = Message<"trix.v1.JoinPrivateGameResponse">
  * Use `create(JoinPrivateGameResponseSchema)` to create a new message.
  */
 export const JoinPrivateGameResponseSchema: GenMessage<JoinPrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 24);
+  messageDesc(file_trix_v1_gateway, 30);
 
 /**
  * Request of GatewayService.StartPrivateGame.
@@ -1042,7 +1395,7 @@ export type StartPrivateGameRequest = Message<"trix.v1.StartPrivateGameRequest">
  * Use `create(StartPrivateGameRequestSchema)` to create a new message.
  */
 export const StartPrivateGameRequestSchema: GenMessage<StartPrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 25);
+  messageDesc(file_trix_v1_gateway, 31);
 
 /**
  * Response of GatewayService.StartPrivateGame.
@@ -1063,7 +1416,7 @@ export type StartPrivateGameResponse = Message<"trix.v1.StartPrivateGameResponse
  * Use `create(StartPrivateGameResponseSchema)` to create a new message.
  */
 export const StartPrivateGameResponseSchema: GenMessage<StartPrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 26);
+  messageDesc(file_trix_v1_gateway, 32);
 
 /**
  * Request of GatewayService.GetPrivateGame.
@@ -1084,7 +1437,7 @@ export type GetPrivateGameRequest = Message<"trix.v1.GetPrivateGameRequest"> & {
  * Use `create(GetPrivateGameRequestSchema)` to create a new message.
  */
 export const GetPrivateGameRequestSchema: GenMessage<GetPrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 27);
+  messageDesc(file_trix_v1_gateway, 33);
 
 /**
  * Response of GatewayService.GetPrivateGame.
@@ -1113,7 +1466,7 @@ export type GetPrivateGameResponse = Message<"trix.v1.GetPrivateGameResponse"> &
  * Use `create(GetPrivateGameResponseSchema)` to create a new message.
  */
 export const GetPrivateGameResponseSchema: GenMessage<GetPrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 28);
+  messageDesc(file_trix_v1_gateway, 34);
 
 /**
  * Request of GatewayService.Spectate.
@@ -1150,7 +1503,7 @@ export type SpectateRequest = Message<"trix.v1.SpectateRequest"> & {
  * Use `create(SpectateRequestSchema)` to create a new message.
  */
 export const SpectateRequestSchema: GenMessage<SpectateRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 29);
+  messageDesc(file_trix_v1_gateway, 35);
 
 /**
  * One message of GatewayService.Spectate.
@@ -1171,7 +1524,7 @@ export type SpectateResponse = Message<"trix.v1.SpectateResponse"> & {
  * Use `create(SpectateResponseSchema)` to create a new message.
  */
 export const SpectateResponseSchema: GenMessage<SpectateResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 30);
+  messageDesc(file_trix_v1_gateway, 36);
 
 /**
  * Request of GatewayService.Query; player ids default to the caller.
@@ -1256,7 +1609,7 @@ export type QueryRequest = Message<"trix.v1.QueryRequest"> & {
  * Use `create(QueryRequestSchema)` to create a new message.
  */
 export const QueryRequestSchema: GenMessage<QueryRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 31);
+  messageDesc(file_trix_v1_gateway, 37);
 
 /**
  * Response of GatewayService.Query.
@@ -1341,7 +1694,7 @@ export type QueryResponse = Message<"trix.v1.QueryResponse"> & {
  * Use `create(QueryResponseSchema)` to create a new message.
  */
 export const QueryResponseSchema: GenMessage<QueryResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 32);
+  messageDesc(file_trix_v1_gateway, 38);
 
 /**
  * Request of GatewayService.GetView.
@@ -1362,7 +1715,7 @@ export type GetViewRequest = Message<"trix.v1.GetViewRequest"> & {
  * Use `create(GetViewRequestSchema)` to create a new message.
  */
 export const GetViewRequestSchema: GenMessage<GetViewRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 33);
+  messageDesc(file_trix_v1_gateway, 39);
 
 /**
  * Response of GatewayService.GetView.
@@ -1383,7 +1736,7 @@ export type GetViewResponse = Message<"trix.v1.GetViewResponse"> & {
  * Use `create(GetViewResponseSchema)` to create a new message.
  */
 export const GetViewResponseSchema: GenMessage<GetViewResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 34);
+  messageDesc(file_trix_v1_gateway, 40);
 
 /**
  * The public API of the platform.
@@ -1544,6 +1897,31 @@ export const GatewayService: GenService<{
     methodKind: "unary";
     input: typeof InviteSpectatorRequestSchema;
     output: typeof InviteSpectatorResponseSchema;
+  },
+  /**
+   * Chat, friends, invitations, mutes and reports (issue 44, docs/rules.md §15), forwarded
+   * to the social service for the caller (the token's player, never a field), like Query
+   * to scoring; an invitation's code is opened here too, once its holder has signed in.
+   *
+   * @generated from rpc trix.v1.GatewayService.Social
+   */
+  social: {
+    methodKind: "unary";
+    input: typeof SocialRequestSchema;
+    output: typeof SocialResponseSchema;
+  },
+  /**
+   * The caller's social events (chat lines of the channels he reads, friend requests,
+   * friends' presence, invitations) as a server stream, for web and simple clients; a
+   * Session stream carries the same as `SessionResponse.social_event`. While it is open
+   * the caller counts as online for his friends.
+   *
+   * @generated from rpc trix.v1.GatewayService.SocialEvents
+   */
+  socialEvents: {
+    methodKind: "server_streaming";
+    input: typeof SocialEventsRequestSchema;
+    output: typeof SocialEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_trix_v1_gateway, 0);

@@ -1,0 +1,269 @@
+"""Chat, friends and invitations through the gateway (issue 44, docs/adr/0031).
+
+Owns `SocialGateway`: the `Social` requests forwarded to the social service as the caller
+(the token's player, never a field; `SocialPort`), the opening of an invitation link
+(`open_invite`), and the social events of the sessions of this replica: which subjects of
+the social service (`trix.natsio.subjects.social_*_events`) each player reads, one NATS
+subscription per subject for all of them (`SocialEventsPort`), and each event pushed to the
+player's social sessions (his Session stream and his SocialEvents streams) as
+`SessionResponse.social_event`, never to a reader the social service named hidden (a block
+either way, a mute).
+
+Who reads what: a player his own subject (direct lines, friends' notices and presence,
+invitations) while a social session of his is open; a table's players' channel while one of
+his sessions follows the table (seated or watching), its spectators' channel while he
+watches it (a player's setting to read it is not offered yet); a competition's chat once he
+read its history or wrote there. Nothing of this runs per action: a follow starts, a session
+opens or closes. Must not import grpc or nats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.parse
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Protocol
+
+import structlog
+
+from trix.errors import InvalidArgument, Unavailable
+from trix.gateway.ports import SPECTATOR
+from trix.gateway.validation import check_id
+from trix.natsio import subjects
+from trix.runtime.tasks import start_kept
+from trix.v1 import gateway_pb2, social_pb2
+
+if TYPE_CHECKING:
+    from trix.gateway.service import GatewayService
+    from trix.gateway.session import Session
+    from trix.gateway.tokens import Principal
+
+log = structlog.get_logger("trix.gateway.social")
+
+MAX_TABLE_CHANNELS = 8
+"""Tables whose chat one session reads at once (its latest follows; TRIX_GATEWAY_MAX_STREAMS)."""
+INVITE_KINDS = {
+    "table": social_pb2.INVITE_KIND_PRIVATE_TABLE,
+    "watch": social_pb2.INVITE_KIND_WATCH_TABLE,
+    "competition": social_pb2.INVITE_KIND_COMPETITION,
+}
+"""An invitation link's kind (`/invite/<kind>/...`, made by the social service)."""
+
+
+class SocialPort(Protocol):
+    async def call(
+        self, player_id: str, request: gateway_pb2.SocialRequest, display_name: str = ""
+    ) -> gateway_pb2.SocialResponse:
+        """The social service's answer, asked as `player_id`; raises its domain error."""
+        ...
+
+
+class SocialEventsPort(Protocol):
+    on_message: Callable[[str, bytes, str], None] | None
+    """Hears `(subject, SocialEvent bytes, hidden-from)` of every subscribed subject."""
+
+    async def subscribe(self, subject: str) -> None: ...
+    async def unsubscribe(self, subject: str) -> None: ...
+
+
+def open_invite(code: str, now_ms: int) -> gateway_pb2.OpenInviteResponse:
+    """What an invitation link (or its part after `/invite/`) is to; InvalidArgument when it
+    is none, or expired. The link holds nothing secret: its target is what a friend may be
+    told, and joining or watching is checked by the table and matchmaking as for anyone."""
+    tail = code.strip().rsplit("/invite/", 1)[-1]
+    path, _, query = tail.partition("?")
+    kind_name, _, target = path.partition("/")
+    kind = INVITE_KINDS.get(kind_name)
+    params = urllib.parse.parse_qs(query)
+    expires = params.get("expires", [""])[0]
+    inviter = params.get("from", [""])[0]
+    if kind is None or not target or not expires.isdigit() or not inviter:
+        raise InvalidArgument("not an invitation link")
+    if int(expires) < now_ms:
+        raise InvalidArgument("this invitation has expired: ask for a new one")
+    out = gateway_pb2.OpenInviteResponse(
+        kind=kind,
+        target=check_id(urllib.parse.unquote(target), "invitation target"),
+        player_id=check_id(inviter, "inviter"),
+    )
+    out.expires_at.FromMilliseconds(int(expires))
+    return out
+
+
+class SocialGateway:
+    """The gateway's side of chat and friends (see the module docstring)."""
+
+    def __init__(
+        self,
+        port: SocialPort | None,
+        events: SocialEventsPort | None,
+        *,
+        wall_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+    ) -> None:
+        self.port = port
+        """None when the configuration names no social service (its calls: UNAVAILABLE)."""
+        self.events = events
+        if events is not None:
+            events.on_message = self.on_message
+        self.wall_ms = wall_ms
+        self.social_sessions: dict[str, dict[str, Session]] = {}
+        """Per player: his sessions that receive social events (Session, SocialEvents streams),
+        by session id."""
+        self.interests: dict[str, dict[str, None]] = {}
+        """Per session id: the subjects it reads for its player, oldest first."""
+        self.readers: dict[str, dict[str, Session]] = {}
+        """Per subject: the sessions reading it, by id (subscribed while any)."""
+        self._subscribed: set[str] = set()
+        self._dirty: set[str] = set()
+        self._wake = asyncio.Event()
+        self._worker: set[asyncio.Task[None]] = set()
+        self.delivered = 0
+        """Social events pushed to sessions (the load test's count)."""
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def handle(
+        self, player_id: str, request: gateway_pb2.SocialRequest, display_name: str = ""
+    ) -> gateway_pb2.SocialResponse:
+        """One `Social` request of `player_id`."""
+        which = request.WhichOneof("request")
+        if which is None:
+            raise InvalidArgument("the social request is empty")
+        if which == "open_invite":
+            return gateway_pb2.SocialResponse(open_invite=open_invite(request.open_invite.code, self.wall_ms()))
+        if self.port is None:
+            raise Unavailable("chat and friends are not reachable; retry")
+        reply = await self.port.call(player_id, request, display_name)
+        if which in ("send_chat", "chat_history"):
+            channel = request.send_chat.channel if which == "send_chat" else request.chat_history.channel
+            if channel.kind == social_pb2.CHAT_CHANNEL_KIND_COMPETITION:
+                # He may read it (the social service answered): his sessions here hear it live.
+                subject = subjects.social_channel_events(channel.id, "competition")
+                for session in list(self.social_sessions.get(player_id, {}).values()):
+                    self._read(session, subject)
+        return reply
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def attach(self, session: Session) -> None:
+        """`session` receives its player's social events from now on (until `detach`)."""
+        self.social_sessions.setdefault(session.player_id, {})[session.session_id] = session
+        self._read(session, subjects.social_player_events(session.player_id))
+
+    def follow(self, session: Session, table_id: str, seat: int) -> None:
+        """`session` follows `table_id` (a seat, or SPECTATOR): its player reads the table's
+        players' chat, and its spectators' chat when he watches."""
+        self._read(session, subjects.social_channel_events(table_id, "players"))
+        if seat == SPECTATOR:
+            self._read(session, subjects.social_channel_events(table_id, "spectators"))
+        own = self.interests.get(session.session_id, {})
+        tables = [s for s in own if s.rsplit(".", 2)[-2] in ("players", "spectators")]
+        for subject in tables[: max(0, len(tables) - 2 * MAX_TABLE_CHANNELS)]:
+            self._unread(session, subject)
+
+    def detach(self, session: Session) -> None:
+        """`session` ended: it reads nothing more."""
+        mine = self.social_sessions.get(session.player_id)
+        if mine is not None:
+            mine.pop(session.session_id, None)
+            if not mine:
+                del self.social_sessions[session.player_id]
+        for subject in list(self.interests.get(session.session_id, ())):
+            self._unread(session, subject)
+        self.interests.pop(session.session_id, None)
+
+    def _read(self, session: Session, subject: str) -> None:
+        own = self.interests.setdefault(session.session_id, {})
+        own.pop(subject, None)
+        own[subject] = None  # the newest last
+        readers = self.readers.setdefault(subject, {})
+        readers[session.session_id] = session
+        if len(readers) == 1:
+            self._changed(subject)
+
+    def _unread(self, session: Session, subject: str) -> None:
+        self.interests.get(session.session_id, {}).pop(subject, None)
+        readers = self.readers.get(subject)
+        if readers is None:
+            return
+        readers.pop(session.session_id, None)
+        if not readers:
+            del self.readers[subject]
+            self._changed(subject)
+
+    def _changed(self, subject: str) -> None:
+        if self.events is None:
+            return
+        self._dirty.add(subject)
+        self._wake.set()
+        if not self._worker:
+            start_kept(self._worker, self._subscriptions())
+
+    async def _subscriptions(self) -> None:
+        """Makes the NATS subscriptions what the readers want, one change at a time, in order."""
+        assert self.events is not None
+        while True:
+            if not self._dirty:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            subject = self._dirty.pop()
+            wanted = subject in self.readers
+            if wanted == (subject in self._subscribed):
+                continue
+            try:
+                if wanted:
+                    await self.events.subscribe(subject)
+                    self._subscribed.add(subject)
+                else:
+                    self._subscribed.discard(subject)
+                    await self.events.unsubscribe(subject)
+            except Exception as exc:  # noqa: BLE001 - asked again after a pause
+                log.warning("social subscription failed, retrying", error=type(exc).__name__)
+                self._dirty.add(subject)
+                await asyncio.sleep(0.5)
+
+    # -- events -----------------------------------------------------------------------------
+
+    def on_message(self, subject: str, data: bytes, hidden_from: str) -> None:
+        """One social event: to the social sessions of the players reading `subject`, but
+        those the social service named hidden."""
+        readers = self.readers.get(subject)
+        if not readers:
+            return
+        try:
+            event = social_pb2.SocialEvent.FromString(data)
+        except Exception:  # noqa: BLE001 - a bad message is dropped, never sent on
+            log.warning("social event did not decode", subject=subject)
+            return
+        hidden = set(hidden_from.split(",")) if hidden_from else set()
+        players = {session.player_id for session in readers.values()} - hidden
+        out = gateway_pb2.SessionResponse(social_event=event)
+        for player_id in players:
+            for session in self.social_sessions.get(player_id, {}).values():
+                session.push(out)
+                self.delivered += 1
+
+
+async def social_events(
+    gateway: GatewayService, principal: Principal
+) -> AsyncIterator[gateway_pb2.SocialEventsResponse]:
+    """The SocialEvents stream: the player's social events while it is open. A web player
+    has no Session stream: while this is open he counts as online for his friends (and his
+    table's timers, docs/rules.md §10): a PlayerConnected when it is his first social session
+    on this replica, a PlayerDisconnected when his last one here closes."""
+    player_id = principal.player_id
+    session = await gateway.open_session(principal, interactive=False)
+    first = player_id not in gateway.social.social_sessions
+    gateway.social.attach(session)
+    if first:
+        await gateway.publish_presence(player_id, session.session_id, connected=True)
+    try:
+        async for message in session.messages():
+            if message.HasField("social_event"):
+                yield gateway_pb2.SocialEventsResponse(event=message.social_event)
+    finally:
+        await session.close()
+        if player_id not in gateway.social.social_sessions:
+            await gateway.publish_presence(player_id, session.session_id, connected=False)
