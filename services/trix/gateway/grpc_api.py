@@ -283,8 +283,12 @@ class GatewayApi:
 
     async def SocialEvents(self, request: Any, context: Context) -> AsyncIterator[Any]:
         principal, _ = self._enter(request, context)
+
+        async def opened(session_id: str) -> None:
+            await context.send_initial_metadata(((SESSION_HEADER, session_id),))
+
         with self._stream_slot(principal.player_id):
-            async for message in social_events(self.service, principal):
+            async for message in social_events(self.service, principal, opened):
                 yield message
 
     async def GetView(self, request: Any, context: Context) -> gateway_pb2.GetViewResponse:

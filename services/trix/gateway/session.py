@@ -402,7 +402,7 @@ class Session:
         follow = _Follow(table_id, seat, invitation=invitation)
         follow.task = asyncio.ensure_future(self._follow(follow))
         self.follows[key] = follow
-        self.gateway.social.follow(self, table_id, seat)  # its chat (docs/adr/0031)
+        self.gateway.social.follow(self, table_id, seat, invited=bool(invitation))  # its chat (docs/adr/0031)
 
     async def _follow(self, follow: _Follow) -> None:
         key = (follow.table_id, follow.seat)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
@@ -151,9 +151,13 @@ class SocialGateway:
         self.social_sessions.setdefault(session.player_id, {})[session.session_id] = session
         self._read(session, subjects.social_player_events(session.player_id))
 
-    def follow(self, session: Session, table_id: str, seat: int) -> None:
+    def follow(self, session: Session, table_id: str, seat: int, *, invited: bool = False) -> None:
         """`session` follows `table_id` (a seat, or SPECTATOR): its player reads the table's
-        players' chat, and its spectators' chat when he watches."""
+        players' chat, and its spectators' chat when he watches. A spectator let in by an
+        invitation (a private table's) reads neither: a private table's talk is its players'
+        (the social service's rule, docs/adr/0027)."""
+        if seat == SPECTATOR and invited:
+            return
         self._read(session, subjects.social_channel_events(table_id, "players"))
         if seat == SPECTATOR:
             self._read(session, subjects.social_channel_events(table_id, "spectators"))
@@ -247,19 +251,21 @@ class SocialGateway:
 
 
 async def social_events(
-    gateway: GatewayService, principal: Principal
+    gateway: GatewayService, principal: Principal, opened: Callable[[str], Awaitable[None]]
 ) -> AsyncIterator[gateway_pb2.SocialEventsResponse]:
     """The SocialEvents stream: the player's social events while it is open. A web player
     has no Session stream: while this is open he counts as online for his friends (and his
     table's timers, docs/rules.md §10): a PlayerConnected when it is his first social session
-    on this replica, a PlayerDisconnected when his last one here closes."""
+    on this replica, a PlayerDisconnected when his last one here closes. `opened(session id)`
+    is awaited once the stream reads (its headers go out: the client may act then)."""
     player_id = principal.player_id
     session = await gateway.open_session(principal, interactive=False)
     first = player_id not in gateway.social.social_sessions
     gateway.social.attach(session)
-    if first:
-        await gateway.publish_presence(player_id, session.session_id, connected=True)
     try:
+        if first:
+            await gateway.publish_presence(player_id, session.session_id, connected=True)
+        await opened(session.session_id)
         async for message in session.messages():
             if message.HasField("social_event"):
                 yield gateway_pb2.SocialEventsResponse(event=message.social_event)
