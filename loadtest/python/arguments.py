@@ -100,6 +100,14 @@ def add_loadtest_arguments(parser: argparse.ArgumentParser) -> None:
         "is in its table's log)",
     )
     parser.add_argument("--no-finish", action="store_true", help="stop after the window (no verification)")
+    parser.add_argument(
+        "--chat-every",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="each table's bots send one chat line every SECONDS through the gateway (0 = no chat); the "
+        "summary's `chat` gives lines sent/delivered and the social service's CPU ms per line",
+    )
     parser.add_argument("--echo-seconds", type=float, default=5.0, help="duration of the echo baseline (0 = skip)")
     parser.add_argument(
         "--floor-seconds",

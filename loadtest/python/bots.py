@@ -26,9 +26,10 @@ import grpc
 
 from trix import tls
 from trix.client import GatewayClient, SeatState, pick, pick_from_turn
+from trix.loadtest.chat import CHAT_REQUEST_PREFIX, TableChat
 from trix.loadtest.worker import ERROR_SAMPLES, Stats, WorkerConfig
 from trix.runtime import eventloop
-from trix.v1 import events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
+from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 
 TICK_S = 1.0
 NUDGE_S = 5.0
@@ -134,6 +135,8 @@ class SwarmBot:
         self.next_check = 0.0
         self.gated = False
         """Holds a place of the ramp gate (from sign-in to the first ticket)."""
+        partnership = cfg.variant in (common_pb2.VARIANT_TRIX_PARTNERSHIP, common_pb2.VARIANT_COMPLEX_PARTNERSHIP)
+        self.chat = TableChat(cfg.chat_every_s, lambda: swarm.stats, self.rng, phrases=partnership)
 
     def _next_cut(self) -> float:
         rate = self.swarm.cfg.disconnect_per_min
@@ -164,6 +167,7 @@ class SwarmBot:
             await self._session(first=True)
         finally:
             self._ungate()
+            self.chat.stop()
             if self.pending is not None:
                 self.pending.cancel()
             with contextlib.suppress(Exception):
@@ -337,11 +341,14 @@ class SwarmBot:
                 self._ungate()
                 if t.state == matchmaking_pb2.TICKET_STATE_MATCHED:
                     st.table_id, st.seat = t.table_id, t.seat
+                    self.chat.start(t.seat, t.table_id, self.client.send)
                     if t.table_id not in swarm.tables_seen:
                         swarm.tables_seen.add(t.table_id)
                         swarm.stats.new_tables.append(t.table_id)
                 elif t.state == matchmaking_pb2.TICKET_STATE_CANCELLED and self.guest:
                     return False
+            elif kind in ("social", "social_event") or m.request_id.startswith(CHAT_REQUEST_PREFIX):
+                self.chat.on_message(kind, m)  # nothing of chat counts as an action or its error
             elif kind == "error":
                 code = m.error.code or "UNKNOWN"
                 loop = swarm.loop

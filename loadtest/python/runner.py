@@ -36,6 +36,7 @@ from trix.loadtest.arguments import (
     worker_targets,
 )
 from trix.loadtest.bots import new_run_id, worker_main
+from trix.loadtest.chat import chat_summary
 from trix.loadtest.echo import echo_baseline
 from trix.loadtest.floor import (
     CONNECTIONS_SEAT,
@@ -98,6 +99,9 @@ class Run:
         self.window_lag: list[float] = []
         self.window_actions = 0
         self.all_actions = 0
+        self.chat: dict[str, Any] = {"sent": 0, "delivered": 0, "refused": Counter()}
+        self.window_chat = 0
+        """Chat lines sent in the measured window (`--chat-every`, `trix.loadtest.chat`)."""
         self.view_lat: list[float] = []
         self.connected: dict[int, int] = {}
         self.matched: dict[int, int] = {}
@@ -210,6 +214,10 @@ class Run:
             self.accepted.setdefault(table_id, []).append(action_id)
         self.view_lat += data["view_ms"]
         self.all_actions += data["actions"]
+        chat = data.get("chat", {})
+        self.chat["sent"] += chat.get("sent", 0)
+        self.chat["delivered"] += chat.get("delivered", 0)
+        self.chat["refused"].update(chat.get("refused", {}))
         self.reconnects += data["reconnects"]
         self.connected[data["worker"]] = data["connected"]
         self.matched[data["worker"]] = data["matched"]
@@ -221,6 +229,7 @@ class Run:
             self.window_lag += data.get("lag_ms", [])
             self.window_actions += data["actions"]
             self.window_errors.update(data["errors"])
+            self.window_chat += chat.get("sent", 0)
         sec.connected = sum(self.connected.values())
         sec.tables_playing = len(self.tables) - len(self.games)
         sec.games_finished = len(self.games)
@@ -318,6 +327,7 @@ class Run:
                 ramp_concurrency=0 if gate <= 0 else max(1, gate // workers),
                 ca_file=self.ca_file or "",
                 keep_accepted=args.keep_accepted,
+                chat_every_s=args.chat_every,
             )
             procs.append(start_worker(self.ctx, cfg, out, fast))
         self.sampler = Sampler(self.pids)
@@ -468,6 +478,8 @@ class Run:
             "box_paused_s_window": paused,
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
+        if args.chat_every > 0:
+            summary["chat"] = chat_summary(self.chat, self.window_chat, window_s, summary["cpu_window"])
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "timeline.json").write_text(json.dumps(rows))
         if args.keep_accepted:

@@ -45,6 +45,9 @@ class WorkerConfig:
     keep_accepted: bool = False
     """Report every accepted action's (table id, action id) (`--keep-accepted`: a fault run
     checks each is in its table's log)."""
+    chat_every_s: float = 0.0
+    """`--chat-every`: each table's seat-0 bot sends a chat line this often (0: no chat;
+    `trix.loadtest.chat`)."""
 
 
 @dataclass
@@ -65,6 +68,12 @@ class Stats:
     """The first few errors' code and client message (what went wrong, not only how often)."""
     accepted: list[tuple[str, str]] = field(default_factory=list)
     """(table id, action id) of each accepted action, with `WorkerConfig.keep_accepted` only."""
+    chat_sent: int = 0
+    """Chat lines the social service accepted and delivered (`trix.loadtest.chat`)."""
+    chat_delivered: int = 0
+    """Chat lines the bots received."""
+    chat_refused: Counter[str] = field(default_factory=Counter)
+    """Chat lines refused (by code) or not delivered."""
 
     def take(self) -> dict[str, Any]:
         out = {
@@ -79,7 +88,9 @@ class Stats:
             "lag_ms": self.lag_ms,
             "error_samples": self.error_samples,
             "accepted": self.accepted,
+            "chat": {"sent": self.chat_sent, "delivered": self.chat_delivered, "refused": dict(self.chat_refused)},
         }
+        self.chat_sent, self.chat_delivered, self.chat_refused = 0, 0, Counter()
         self.actions, self.latencies_ms, self.view_ms, self.lag_ms, self.error_samples = 0, [], [], [], []
         self.accepted = []
         self.errors, self.retried, self.reconnects, self.new_tables, self.games = Counter(), Counter(), 0, [], []

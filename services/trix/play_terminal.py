@@ -16,6 +16,7 @@ from pathlib import Path
 
 import grpc
 
+from trix import play_social
 from trix.client import VARIANTS, GatewayClient, SeatState, new_action
 from trix.play_view import CONTRACT_NAMES, ar, parse_card, render, seat_names, verify_view
 from trix.rules import card_text
@@ -52,6 +53,8 @@ class Terminal:
         """Refused queueings answered by `_take_back` (a bound: it never loops)."""
         self.tickets: set[str] = set()
         """The tickets said to be queued (a ticket's updates may repeat its state)."""
+        self.code = ""
+        """The private game's code this player created or joined (what `/invite` sends)."""
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -203,7 +206,14 @@ class Terminal:
                 self._remember_table(t.table_id)
                 self.say(f"matched: table {t.table_id}, you are seat {t.seat}")
         elif kind == "private_game":
+            self.code = m.private_game.code
             self.say(f"private game code: {m.private_game.code}  (friends: trix play --private CODE)")
+        elif kind == "social_event":
+            self.say(play_social.event_text(m.social_event, self.args.lang))
+        elif kind == "social":
+            answer = play_social.answer_text(m.social)
+            if answer:
+                self.say(answer)
         elif kind == "error":
             stale = m.error.code in ("ALREADY_EXISTS", "FAILED_PRECONDITION") and not st.table_id
             if stale and await self._take_back(m.error.message):
@@ -272,6 +282,13 @@ class Terminal:
                 self.quitting = True
                 self.client.cut()
                 return
+            if text.startswith("/"):  # chat and friends (trix.play_social)
+                asked = play_social.command(text, st.table_id, code=self.code or getattr(self.args, "private", ""))
+                if isinstance(asked, str):
+                    self.say(asked or play_social.phrase_list(self.args.lang))
+                else:
+                    self.client.send(gateway_pb2.SessionRequest(social=asked))
+                continue
             if not st.my_turn() or st.turn is None:
                 self.say("not your turn")
                 continue

@@ -1,0 +1,116 @@
+"""The load test's chat (`--chat-every SECONDS`, issue 44): each table's bot at seat 0 sends
+one line to its table's players' channel every SECONDS through the gateway (its Session
+stream, `SessionRequest.social`), and every bot counts the lines it receives
+(`SessionResponse.social_event`).
+
+Owns `TableChat` (one per bot: its timer and its counts into the worker's `Stats`) and
+`chat_summary` (the run's figures: lines sent, delivered and refused, and the chat's own
+CPU cost per line, the social service's CPU milliseconds per line sent in the measured
+window, as `window_cpu` gives platform ms per action). The gateway's share of the chat
+shows as the difference in platform ms per action between a run with chat and one
+without, back to back (the issue's 5 % budget).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Any
+
+from trix.loadtest.worker import Stats
+from trix.v1 import gateway_pb2, social_pb2
+
+CHAT_REQUEST_PREFIX = "chat-"
+"""The request id of a chat line: its answer and its refusal are the chat's, not an action's."""
+LINES = (
+    "salam, ready?",
+    "nice hand",
+    "yalla, your turn",
+    "well played everyone",
+    "that was close",
+    "good luck all",
+    "ha, unlucky",
+    "one more game after this?",
+)
+"""Free text, ordinary table talk; each line differs from the one before (a repeat is dropped)."""
+PHRASES = ("greeting", "well_played", "hurry_up", "thank_you", "good_game", "good_luck", "oops", "bye")
+"""Quick phrases, for a partnership variant (free text is refused there during a deal)."""
+SOCIAL_PROCESS = "social"
+
+
+class TableChat:
+    """One bot's chat: the sender's timer (seat 0 only) and the counts of every bot."""
+
+    def __init__(self, every_s: float, stats: Callable[[], Stats], rng: random.Random, *, phrases: bool) -> None:
+        self.every_s = every_s
+        self.stats = stats
+        """The worker's current Stats (replaced by `Stats.take` each tick: read it each time)."""
+        self.rng = rng
+        self.phrases = phrases
+        self.timer: asyncio.TimerHandle | None = None
+        self.sent = 0
+
+    def start(self, seat: int, table_id: str, send: Callable[[gateway_pb2.SessionRequest], None]) -> None:
+        """The bot is seated: seat 0 sends a line every `every_s` (the first at a random point
+        of the first period, so the tables do not all talk at once)."""
+        if self.every_s <= 0 or seat != 0 or self.timer is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(self.rng.uniform(0.0, self.every_s), self._send, loop, table_id, send)
+
+    def _send(
+        self, loop: asyncio.AbstractEventLoop, table_id: str, send: Callable[[gateway_pb2.SessionRequest], None]
+    ) -> None:
+        self.sent += 1
+        line = social_pb2.SendChatRequest(
+            channel=social_pb2.ChatChannel(kind=social_pb2.CHAT_CHANNEL_KIND_TABLE_PLAYERS, id=table_id)
+        )
+        if self.phrases:
+            line.phrase_id = PHRASES[self.sent % len(PHRASES)]
+        else:
+            line.text = LINES[self.sent % len(LINES)]
+        request = gateway_pb2.SessionRequest(request_id=f"{CHAT_REQUEST_PREFIX}{self.sent}")
+        request.social.send_chat.CopyFrom(line)
+        send(request)
+        self.timer = loop.call_later(self.every_s, self._send, loop, table_id, send)
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def on_message(self, kind: str, message: gateway_pb2.SessionResponse) -> bool:
+        """Counts a chat message of the session; True when `message` was one (answer, line
+        received, refusal of a line)."""
+        stats = self.stats()
+        if kind == "social_event":
+            if message.social_event.HasField("chat_line"):
+                stats.chat_delivered += 1
+            return True
+        if kind == "social":
+            if message.social.send_chat.delivered:
+                stats.chat_sent += 1
+            else:
+                stats.chat_refused["NOT_DELIVERED"] += 1
+            return True
+        if kind == "error" and message.request_id.startswith(CHAT_REQUEST_PREFIX):
+            stats.chat_refused[message.error.code or "UNKNOWN"] += 1
+            return True
+        return False
+
+
+def chat_summary(totals: dict[str, Any], window_sent: int, window_s: float, cpu: dict[str, Any]) -> dict[str, Any]:
+    """The run's chat figures: lines sent (accepted and delivered by the social service),
+    received by the bots (each line reaches the table's four bots), refused by code, and the
+    social service's CPU ms per line sent in the measured window."""
+    per_s = window_sent / window_s if window_s > 0 else 0.0
+    social_ms_per_s = float(cpu.get("ms_per_s", {}).get(SOCIAL_PROCESS, 0.0))
+    return {
+        "lines_sent": totals.get("sent", 0),
+        "lines_delivered": totals.get("delivered", 0),
+        "lines_refused": dict(totals.get("refused", {})),
+        "window_lines_per_s": round(per_s, 2),
+        "social_ms_per_line": round(social_ms_per_s / per_s, 3) if per_s > 0 else 0.0,
+        "social_ms_per_s": social_ms_per_s,
+    }
