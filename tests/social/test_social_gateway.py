@@ -171,7 +171,7 @@ async def befriend(one: Player, other: Player) -> None:
 
 
 async def test_friends_invite_chat_block_spectators_flood_and_partners(target: str) -> None:
-    names = ("amal", "badr", "cyra", "dina", "eli", "fadi")
+    names = ("amal", "بدر", "cyra", "dina", "eli", "fadi")  # an Arabic display name travels as UTF-8
     amal, badr, cyra, dina, eli, fadi = [await player(target, n) for n in names]
     try:
         # Two players become friends and see each other online.
@@ -180,7 +180,7 @@ async def test_friends_invite_chat_block_spectators_flood_and_partners(target: s
         (entry,) = [f for f in listed.list_friends.friends if f.player_id == badr.id]
         assert entry.state == social_pb2.FRIEND_STATE_FRIENDS
         assert entry.presence in (social_pb2.PRESENCE_STATUS_IN_LOBBY, social_pb2.PRESENCE_STATUS_IN_GAME)
-        assert entry.display_name == "badr"
+        assert entry.display_name == "بدر"
 
         # One invites the other to a private partnership table; the link opens after sign-in.
         wish = matchmaking_pb2.GameWish(variant=common_pb2.VARIANT_TRIX_PARTNERSHIP)

@@ -27,18 +27,14 @@ from trix.errors import InvalidArgument
 from trix.gateway.upstream import domain_error
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
-from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, sign
+from trix.natsio.subjects import SOCIAL_HIDDEN_FROM_HEADER
+from trix.runtime.identity import DISPLAY_NAME_METADATA, IDENTITY_METADATA, ROLE_PLAYER, sign
 from trix.v1 import gateway_pb2, social_pb2_grpc
 
 log = structlog.get_logger("trix.gateway.social")
 
 OnSocialMessage = Callable[[str, bytes, str], None]
 """`(subject, SocialEvent bytes, hidden-from header)`: one message of a social subject."""
-DISPLAY_NAME_METADATA = "x-trix-display-name"
-"""The caller's display name, passed on to the social service (`trix.social.grpc_api`)."""
-HIDDEN_FROM_HEADER = "Trix-Hidden-From"
-"""The readers of a channel event who must not be shown it (comma-separated player ids:
-those who muted or blocked its author, or whom he blocked), set by the social service."""
 
 # The SocialService method of each SocialRequest kind (the oneof member's name).
 METHODS: dict[str, str] = {
@@ -82,11 +78,11 @@ class GrpcSocial:
         method = METHODS.get(which or "")
         if which is None or method is None:
             raise InvalidArgument("the social request is empty")
-        metadata: list[tuple[str, str]] = []
+        metadata: list[tuple[str, str | bytes]] = []
         if self.key:
             metadata.append((IDENTITY_METADATA, sign(self.key, ROLE_PLAYER, player_id, time.time())))
         if display_name:
-            metadata.append((DISPLAY_NAME_METADATA, display_name))
+            metadata.append((DISPLAY_NAME_METADATA, display_name.encode()))  # a binary key: UTF-8
         try:
             reply = await getattr(self.stub, method)(
                 getattr(request, which), timeout=self.timeout_s, metadata=tuple(metadata)
@@ -118,7 +114,7 @@ class NatsSocialEvents:
 
         def deliver(msg: Msg) -> None:
             if self.on_message is not None:
-                hidden = (msg.headers or {}).get(HIDDEN_FROM_HEADER, "")
+                hidden = (msg.headers or {}).get(SOCIAL_HIDDEN_FROM_HEADER, "")
                 self.on_message(msg.subject, msg.data, hidden)
 
         sub = await subscribe_direct(nc, subject, deliver)
