@@ -1,0 +1,118 @@
+"""The gateway's readers of the social service's events (`trix.gateway.social_api`, ADR
+0031): one subscription per subject while any session of this replica reads it, dropped with
+its last reader; a table's channels read by who follows it (a private table's invited
+spectators none); an event pushed to the social sessions of its readers' players, never to a
+player the social service named hidden. The NATS side is an in-memory `SocialEventsPort`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from trix.gateway.config import GatewayConfig
+from trix.gateway.ports import SPECTATOR
+from trix.gateway.service import GatewayService
+from trix.gateway.session import Session
+from trix.gateway.social_api import SocialGateway
+from trix.gateway.tokens import Principal
+from trix.natsio import subjects
+from trix.v1 import gateway_pb2, social_pb2
+
+
+class Subscriptions:
+    """`SocialEventsPort` in memory: the subjects subscribed now, and every change in order."""
+
+    def __init__(self) -> None:
+        self.on_message: Callable[[str, bytes, str], None] | None = None
+        self.now: set[str] = set()
+        self.changes: list[str] = []
+
+    async def subscribe(self, subject: str) -> None:
+        self.now.add(subject)
+        self.changes.append(f"+{subject}")
+
+    async def unsubscribe(self, subject: str) -> None:
+        self.now.discard(subject)
+        self.changes.append(f"-{subject}")
+
+
+class NoTables:
+    def hear_causes(self, listener: Any) -> None:
+        pass
+
+
+def gateway() -> tuple[GatewayService, Subscriptions]:
+    env = {"TRIX_NATS_URL": "none", "TRIX_PLAYER_TOKEN_KEY": "k" * 32, "TRIX_GATEWAY_TOKEN_KEY": "g" * 32}
+    service = GatewayService(GatewayConfig.from_env(env), NoTables(), NoTables(), NoTables())  # type: ignore[arg-type]
+    port = Subscriptions()
+    service.social = SocialGateway(None, port)
+    return service, port
+
+
+def session(service: GatewayService, player_id: str) -> Session:
+    return Session(service, Principal(player_id, player_id, 0), interactive=False)
+
+
+def pushed(s: Session) -> list[gateway_pb2.SessionResponse]:
+    out = []
+    while not s.outbox.empty():
+        item = s.outbox.get_nowait()
+        if isinstance(item, gateway_pb2.SessionResponse):
+            out.append(item)
+    return out
+
+
+async def settled() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+async def test_a_subject_is_subscribed_once_while_read_and_dropped_with_its_last_reader() -> None:
+    service, port = gateway()
+    hub = service.social
+    amal, badr, badr_watching = session(service, "amal"), session(service, "badr"), session(service, "badr")
+    hub.attach(amal)
+    hub.attach(badr)
+    hub.follow(amal, "T1", 0)
+    hub.follow(badr_watching, "T1", SPECTATOR)
+    hub.follow(badr_watching, "T2", SPECTATOR, invited=True)  # a private table's: none of its chat
+    await settled()
+    players, spectators = (
+        subjects.social_channel_events("T1", "players"),
+        subjects.social_channel_events("T1", "spectators"),
+    )
+    assert port.now == {
+        subjects.social_player_events("amal"),
+        subjects.social_player_events("badr"),
+        players,
+        spectators,
+    }
+    assert port.changes.count(f"+{players}") == 1  # two readers, one subscription
+
+    line = social_pb2.SocialEvent(chat_line=social_pb2.ChatLine(author_id="cyra", text="salam"))
+    assert port.on_message is not None
+    port.on_message(players, line.SerializeToString(), "")
+    # badr reads T1 through his watching session: the line goes to his social session.
+    assert [m.social_event for m in pushed(amal)] == [line]
+    assert [m.social_event for m in pushed(badr)] == [line]
+    assert pushed(badr_watching) == []  # not a social session: nothing pushed there
+    port.on_message(players, line.SerializeToString(), "badr,dina")  # cyra blocked by badr
+    assert len(pushed(amal)) == 1 and pushed(badr) == []
+    port.on_message(spectators, line.SerializeToString(), "")
+    assert pushed(amal) == [] and len(pushed(badr)) == 1  # amal is seated: the spectators' chat is not his
+
+    for s in (amal, badr, badr_watching):
+        hub.detach(s)
+    await settled()
+    assert port.now == set() and hub.readers == {} and hub.interests == {} and hub.social_sessions == {}
+
+
+async def test_a_session_reads_the_chat_of_its_latest_tables_only() -> None:
+    service, port = gateway()
+    watcher = session(service, "eli")
+    for i in range(20):
+        service.social.follow(watcher, f"T{i}", SPECTATOR)
+    await settled()
+    tables = {s.rsplit(".", 1)[-1] for s in port.now}
+    assert tables == {f"T{i}" for i in range(12, 20)}  # MAX_TABLE_CHANNELS, the newest
