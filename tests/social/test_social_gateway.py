@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import re
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pexpect
 import pytest
 
 from trix.client import GatewayClient
@@ -170,16 +173,27 @@ async def befriend(one: Player, other: Player) -> None:
     )
 
 
+async def friend_entry(reader: Player, friend_id: str, presence: int) -> social_pb2.Friend:
+    """`friend_id` in `reader`'s friends list once shown with `presence` (the social service
+    hears presence from the gateway's stream, a moment after a session opens or closes)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        listed = await reader.social(list_friends=social_pb2.ListFriendsRequest())
+        entry = next((f for f in listed.list_friends.friends if f.player_id == friend_id), None)
+        if entry is not None and entry.presence == presence:
+            return entry
+        assert time.monotonic() < deadline, (reader.name, friend_id, entry)
+        await asyncio.sleep(0.1)
+
+
 async def test_friends_invite_chat_block_spectators_flood_and_partners(target: str) -> None:
     names = ("amal", "بدر", "cyra", "dina", "eli", "fadi")  # an Arabic display name travels as UTF-8
     amal, badr, cyra, dina, eli, fadi = [await player(target, n) for n in names]
     try:
         # Two players become friends and see each other online.
         await befriend(amal, badr)
-        listed = await amal.social(list_friends=social_pb2.ListFriendsRequest())
-        (entry,) = [f for f in listed.list_friends.friends if f.player_id == badr.id]
+        entry = await friend_entry(amal, badr.id, social_pb2.PRESENCE_STATUS_IN_LOBBY)
         assert entry.state == social_pb2.FRIEND_STATE_FRIENDS
-        assert entry.presence in (social_pb2.PRESENCE_STATUS_IN_LOBBY, social_pb2.PRESENCE_STATUS_IN_GAME)
         assert entry.display_name == "بدر"
 
         # One invites the other to a private partnership table; the link opens after sign-in.
@@ -294,12 +308,7 @@ async def test_the_social_events_stream_brings_a_web_player_online_and_his_frien
             metadata=web.metadata,
             timeout=10,
         )
-
-        async def presence() -> int:
-            listed = await gina.social(list_friends=social_pb2.ListFriendsRequest())
-            return next(f.presence for f in listed.list_friends.friends if f.player_id == web.player_id)
-
-        assert await presence() == social_pb2.PRESENCE_STATUS_IN_LOBBY
+        await friend_entry(gina, web.player_id, social_pb2.PRESENCE_STATUS_IN_LOBBY)
         events.cancel()
         await gina.until(
             "wafa offline",
@@ -318,3 +327,23 @@ async def test_the_social_events_stream_brings_a_web_player_online_and_his_frien
     finally:
         await close(gina, hadi)
         await web.close()
+
+
+def test_trix_play_says_a_quick_phrase_and_lists_friends(target: str, tmp_path: Path) -> None:
+    """`trix play` (through a pty, plain lines): `/p 1` says the greeting at its table, in the
+    reader's language, and `/friends` lists none yet."""
+    argv = ["-m", "trix.cli", "play", "--server", target, "--lang", "ar", "--plain", "--name", "tarek"]
+    argv += ["--device-file", str(tmp_path / "device")]
+    child = pexpect.spawn(sys.executable, argv, encoding="utf-8", timeout=60, dimensions=(50, 160))
+    try:
+        child.expect("matched: table")
+        child.sendline("/p 1")
+        child.expect(re.escape("[tarek] السلام عليكم"))
+        child.sendline("/friends")
+        child.expect("no friends yet")
+        child.sendline("/what")
+        child.expect("chat: /say TEXT")
+        child.sendline("q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
