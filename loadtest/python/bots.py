@@ -136,7 +136,9 @@ class SwarmBot:
         self.gated = False
         """Holds a place of the ramp gate (from sign-in to the first ticket)."""
         partnership = cfg.variant in (common_pb2.VARIANT_TRIX_PARTNERSHIP, common_pb2.VARIANT_COMPLEX_PARTNERSHIP)
-        self.chat = TableChat(cfg.chat_every_s, lambda: swarm.stats, self.rng, phrases=partnership)
+        self.chat = TableChat(
+            cfg.chat_every_s, lambda: swarm.stats, self.rng, phrases=partnership, chatting=cfg.chatting
+        )
 
     def _next_cut(self) -> float:
         rate = self.swarm.cfg.disconnect_per_min

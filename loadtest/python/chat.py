@@ -1,12 +1,14 @@
 """The load test's chat (`--chat-every SECONDS`, issue 44): each table's bot at seat 0 sends
 one line to its table's players' channel every SECONDS through the gateway (its Session
 stream, `SessionRequest.social`), and every bot counts the lines it receives
-(`SessionResponse.social_event`).
+(`SessionResponse.social_event`), from the start of the measured window (the settle before
+it is the silent baseline).
 
 Owns `TableChat` (one per bot: its timer and its counts into the worker's `Stats`) and
 `chat_summary` (the run's figures: lines sent, delivered and refused, and the chat's own
-CPU cost per line, the social service's CPU milliseconds per line sent in the measured
-window, as `window_cpu` gives platform ms per action). The gateway's share of the chat
+CPU cost per line, `chat_ms_per_line`: the social service's CPU milliseconds per second in
+the measured window less in the silent settle, per line sent, as `window_cpu` gives platform
+ms per action). The gateway's share of the chat
 shows as the difference in platform ms per action between a run with chat and one
 without, back to back (the issue's 5 % budget).
 """
@@ -42,8 +44,12 @@ SOCIAL_PROCESS = "social"
 class TableChat:
     """One bot's chat: the sender's timer (seat 0 only) and the counts of every bot."""
 
-    def __init__(self, every_s: float, stats: Callable[[], Stats], rng: random.Random, *, phrases: bool) -> None:
+    def __init__(
+        self, every_s: float, stats: Callable[[], Stats], rng: random.Random, *, phrases: bool, chatting: Any = None
+    ) -> None:
         self.every_s = every_s
+        self.chatting = chatting
+        """Lines go out once this Event is set (the measured window; None: from the start)."""
         self.stats = stats
         """The worker's current Stats (replaced by `Stats.take` each tick: read it each time)."""
         self.rng = rng
@@ -62,6 +68,9 @@ class TableChat:
     def _send(
         self, loop: asyncio.AbstractEventLoop, table_id: str, send: Callable[[gateway_pb2.SessionRequest], None]
     ) -> None:
+        self.timer = loop.call_later(self.every_s, self._send, loop, table_id, send)
+        if self.chatting is not None and not self.chatting.is_set():
+            return  # not yet: the settle before the window is the chat's baseline
         self.sent += 1
         line = social_pb2.SendChatRequest(
             channel=social_pb2.ChatChannel(kind=social_pb2.CHAT_CHANNEL_KIND_TABLE_PLAYERS, id=table_id)
@@ -73,7 +82,6 @@ class TableChat:
         request = gateway_pb2.SessionRequest(request_id=f"{CHAT_REQUEST_PREFIX}{self.sent}")
         request.social.send_chat.CopyFrom(line)
         send(request)
-        self.timer = loop.call_later(self.every_s, self._send, loop, table_id, send)
 
     def stop(self) -> None:
         if self.timer is not None:
@@ -100,13 +108,21 @@ class TableChat:
         return False
 
 
-def chat_summary(totals: dict[str, Any], window_sent: int, window_s: float, cpu: dict[str, Any]) -> dict[str, Any]:
+def chat_summary(
+    totals: dict[str, Any], window_sent: int, window_s: float, cpu: dict[str, Any], settle: dict[str, Any]
+) -> dict[str, Any]:
     """The run's chat figures: lines sent (accepted and delivered by the social service),
     received by the bots (each line reaches the table's four bots), refused by code, and the
-    social service's CPU ms per line sent in the measured window."""
+    chat's own CPU per line: the social service's CPU ms per second in the measured window
+    (the tables talk) less in the settle before it (the same tables play, silent), per line
+    sent in the window; `social_ms_per_line` is its whole CPU per line, its reading of every
+    table's public events included."""
     per_s = window_sent / window_s if window_s > 0 else 0.0
     social_ms_per_s = float(cpu.get("ms_per_s", {}).get(SOCIAL_PROCESS, 0.0))
+    silent_ms_per_s = float(settle.get("ms_per_s", {}).get(SOCIAL_PROCESS, 0.0))
     return {
+        "chat_ms_per_line": round(max(0.0, social_ms_per_s - silent_ms_per_s) / per_s, 3) if per_s > 0 else 0.0,
+        "social_ms_per_s_silent": silent_ms_per_s,
         "lines_sent": totals.get("sent", 0),
         "lines_delivered": totals.get("delivered", 0),
         "lines_refused": dict(totals.get("refused", {})),

@@ -306,7 +306,7 @@ class Run:
         targets = worker_targets(self.targets, workers)
         gate = args.ramp_concurrency
         stop_at = time.time() + ramp + ramp_timeout + args.settle + args.duration + args.finish_timeout + 30
-        out, fast = self.ctx.Queue(), self.ctx.Event()
+        out, fast, chatting = self.ctx.Queue(), self.ctx.Event(), self.ctx.Event()
         procs = []
         for w in range(workers):
             cfg = WorkerConfig(
@@ -328,6 +328,7 @@ class Run:
                 ca_file=self.ca_file or "",
                 keep_accepted=args.keep_accepted,
                 chat_every_s=args.chat_every,
+                chatting=chatting,
             )
             procs.append(start_worker(self.ctx, cfg, out, fast))
         self.sampler = Sampler(self.pids)
@@ -373,6 +374,7 @@ class Run:
                     seated = sum(self.matched.values())
                     self.seated_at_window, self.players_expected = seated, players
                     self.cpu_at_window_start = host_cpu_ticks()
+                    chatting.set()  # the tables talk in the window only: the settle is the chat's baseline
                     self.say(f"window starts: {seated}/{players} players seated, {len(self.tables)} tables")
             elif self.phase == "window":
                 if not killed and now >= kill_at:
@@ -479,7 +481,8 @@ class Run:
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
         if args.chat_every > 0:
-            summary["chat"] = chat_summary(self.chat, self.window_chat, window_s, summary["cpu_window"])
+            settle = window_cpu([r for r in rows if r["phase"] == "settle"], 0.0)
+            summary["chat"] = chat_summary(self.chat, self.window_chat, window_s, summary["cpu_window"], settle)
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "timeline.json").write_text(json.dumps(rows))
         if args.keep_accepted:

@@ -47,7 +47,9 @@ class WorkerConfig:
     checks each is in its table's log)."""
     chat_every_s: float = 0.0
     """`--chat-every`: each table's seat-0 bot sends a chat line this often (0: no chat;
-    `trix.loadtest.chat`)."""
+    `trix.loadtest.chat`)..."""
+    chatting: Any = None
+    """...once this multiprocessing Event is set (the measured window starts; None: at once)."""
 
 
 @dataclass

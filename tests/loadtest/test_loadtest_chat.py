@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import itertools
 import random
+import threading
 
 from trix.loadtest.arguments import add_loadtest_arguments
 from trix.loadtest.chat import CHAT_REQUEST_PREFIX, TableChat, chat_summary
@@ -46,6 +47,19 @@ async def test_seat_zero_sends_a_different_line_each_period_and_the_others_none(
     assert partners and all(r.social.send_chat.phrase_id for r in partners)
 
 
+async def test_no_line_goes_out_before_the_window() -> None:
+    window = threading.Event()
+    sent: list[gateway_pb2.SessionRequest] = []
+    chat = TableChat(0.05, Stats, random.Random(1), phrases=False, chatting=window)
+    chat.start(0, "T1", sent.append)
+    await asyncio.sleep(0.3)
+    assert sent == []
+    window.set()
+    await asyncio.sleep(0.3)
+    chat.stop()
+    assert sent
+
+
 def test_answers_lines_and_refusals_are_counted_as_chat() -> None:
     stats = Stats()
     chat = TableChat(10, lambda: stats, random.Random(1), phrases=False)
@@ -66,6 +80,8 @@ def test_answers_lines_and_refusals_are_counted_as_chat() -> None:
 
 def test_the_summary_gives_the_social_service_cpu_per_line() -> None:
     cpu = {"ms_per_s": {"social": 25.0, "gateway": 30.0}}
-    summary = chat_summary({"sent": 400, "delivered": 1600, "refused": {}}, 200, 20.0, cpu)
+    silent = {"ms_per_s": {"social": 15.0, "gateway": 28.0}}
+    summary = chat_summary({"sent": 400, "delivered": 1600, "refused": {}}, 200, 20.0, cpu, silent)
     assert summary["window_lines_per_s"] == 10.0 and summary["social_ms_per_line"] == 2.5
+    assert summary["chat_ms_per_line"] == 1.0  # (25 - 15) ms/s over 10 lines/s
     assert (summary["lines_sent"], summary["lines_delivered"]) == (400, 1600)
