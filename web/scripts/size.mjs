@@ -7,7 +7,8 @@ import { join } from "node:path";
 const BUDGET = 250 * 1024;
 const dist = new URL("../dist/", import.meta.url).pathname;
 // The first load is index.html and what it names (script, stylesheet); the Verify page's code
-// and its rules engine (.wasm, issue 39) are fetched only when a record is checked.
+// and its rules engine (.wasm, issue 39) are fetched only when a record is checked, the chat and
+// friends panels (issue 44) once a player has signed in.
 const html = readFileSync(join(dist, "index.html"), "utf-8");
 // Each file's pre-compressed forms (FILE.br, FILE.gz: scripts/compress.mjs) are not files of
 // their own.
@@ -33,7 +34,7 @@ const { raw, gz } = sizes(files);
 const lazy = sizes(later);
 const kb = (n) => (n / 1024).toFixed(1);
 console.log(`web size: first load ${kb(gz)} KB gzipped (${kb(raw)} KB raw, ${files.length} files; budget 250 KB)`);
-console.log(`web size: loaded when a record is checked ${kb(lazy.gz)} KB gzipped (${later.join(", ")})`);
+console.log(`web size: loaded later (a record checked; chat and friends once signed in) ${kb(lazy.gz)} KB gzipped (${later.join(", ")})`);
 const font = sizes(fonts);
 console.log(`web size: the Arabic page adds its font, ${kb(font.raw)} KB (woff2, not compressed further: ${fonts.join(", ")})`);
 if (gz >= BUDGET) {

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { FriendSchema, FriendState, InviteKind, PresenceStatus, SocialEventSchema } from "../src/gen/trix/v1/social_pb";
 import type { SocialEvent } from "../src/gen/trix/v1/social_pb";
 import { applyEvent, dismissInvite, emptyFriends, fromList, INVITES_KEPT, presenceKey, sections, setState } from "../src/social/friends";
-import { clearPendingInvite, inviteHash, parseInvite, pendingInvite } from "../src/social/invite";
+import { clearPendingInvite, inviteCode, pendingInvite, routeOf } from "../src/social/invite";
 
 const friend = (id: string, name: string, state: FriendState, presence = PresenceStatus.UNSPECIFIED) => create(FriendSchema, { playerId: id, displayName: name, state, presence });
 const ev = (event: SocialEvent["event"]) => create(SocialEventSchema, { event });
@@ -72,18 +72,26 @@ describe("invitations", () => {
     const s = applyEvent(emptyFriends(), ev({ case: "chatTimedOut", value: { until: timestampFromMs(5_000) } as never }), 0);
     expect(s.chatTimedOutUntilMs).toBe(5_000);
   });
-  it("links name the place they open, and parse back", () => {
-    expect(parseInvite(`https://x.example/${inviteHash(InviteKind.PRIVATE_TABLE, "AB12")}`)).toEqual({ kind: "play", code: "AB12" });
-    expect(parseInvite(inviteHash(InviteKind.WATCH_TABLE, "t/1", "inv"))).toEqual({ kind: "watch", tableId: "t/1", invitation: "inv" });
-    expect(parseInvite(inviteHash(InviteKind.COMPETITION, "c9"))).toEqual({ kind: "competition", competitionId: "c9" });
-    for (const bad of ["#/", "#/invite/", "#/invite/play/", "#/invite/steal/x", "#/watch/t1"]) expect(parseInvite(bad), bad).toBeNull();
+  it("links are opened by their code; the gateway's answer says where to go", () => {
+    const link = "http://127.0.0.1:8080/invite/table/AB12?from=p1&expires=99";
+    expect(inviteCode(link)).toBe("table/AB12?from=p1&expires=99");
+    expect(inviteCode("/")).toBe("");
+    expect(routeOf({ kind: InviteKind.PRIVATE_TABLE, target: "AB12" })).toEqual({ kind: "play", code: "AB12" });
+    expect(routeOf({ kind: InviteKind.WATCH_TABLE, target: "t1", invitation: "inv" })).toEqual({ kind: "watch", tableId: "t1", invitation: "inv" });
+    expect(routeOf({ kind: InviteKind.COMPETITION, target: "c9" })).toEqual({ kind: "competition", competitionId: "c9" });
+    expect(routeOf({ kind: InviteKind.UNSPECIFIED, target: "x" })).toBeNull();
+    expect(routeOf({ kind: InviteKind.PRIVATE_TABLE, target: "" })).toBeNull();
   });
-  it("a link opened before signing in waits for the sign-in, once", () => {
+  it("a link opened before signing in waits for the sign-in, the address back to the lobby's", () => {
     const kept = new Map<string, string>();
     const storage = { getItem: (k: string) => kept.get(k) ?? null, setItem: (k: string, v: string) => void kept.set(k, v), removeItem: (k: string) => void kept.delete(k) };
-    expect(pendingInvite("#/invite/play/AB12", storage)).toEqual({ kind: "play", code: "AB12" });
-    expect(pendingInvite("#/", storage)).toEqual({ kind: "play", code: "AB12" }); // after the sign-in's reload
+    let replaced = 0;
+    const replace = () => void (replaced += 1);
+    expect(pendingInvite("/invite/table/AB12?from=p1&expires=9", storage, replace)).toBe("table/AB12?from=p1&expires=9");
+    expect(replaced).toBe(1);
+    expect(pendingInvite("/", storage, replace)).toBe("table/AB12?from=p1&expires=9"); // after the sign-in's reload
+    expect(replaced).toBe(1);
     clearPendingInvite(storage);
-    expect(pendingInvite("#/", storage)).toBeNull();
+    expect(pendingInvite("/", storage, replace)).toBe("");
   });
 });

@@ -1,7 +1,10 @@
-// Invitation links (issue 44): a friend's invitation opens the page at `#/invite/<kind>/<target>`
-// (`play` a private table by its code, `watch` a table, with a spectator invitation for a
-// private one, or a `competition`), also for a player who is not signed in yet: the route is
-// kept until he has signed in, then opened once.
+// Invitation links (issue 44). The social service makes them: `<origin>/invite/<kind>/<target>
+// ?from=<player>&expires=<ms>`, a path the web app's server answers with the page itself.
+// The page keeps the link (a player not signed in yet signs in first, and the sign-in may
+// reload the page), shows the lobby's address, and once signed in asks the gateway what the
+// link is to (Social.open_invite: checked there, expiry included), then opens it: the
+// private table joined by its code, the table watched, or the competition.
+import { useEffect, useState } from "preact/hooks";
 import { InviteKind } from "../gen/trix/v1/social_pb";
 
 export type InviteRoute =
@@ -9,51 +12,41 @@ export type InviteRoute =
   | { kind: "watch"; tableId: string; invitation: string }
   | { kind: "competition"; competitionId: string };
 
-const PREFIX = "#/invite/";
+const PATH = "/invite/";
 
-/** The route an invitation link (or a page's hash) names; null if none. */
-export function parseInvite(linkOrHash: string): InviteRoute | null {
-  const at = linkOrHash.indexOf(PREFIX);
-  if (at < 0) return null;
-  const parts = linkOrHash
-    .slice(at + PREFIX.length)
-    .split(/[?#]/)[0]!
-    .split("/")
-    .map((p) => {
-      try {
-        return decodeURIComponent(p);
-      } catch {
-        return "";
-      }
-    });
-  const [kind, target = "", extra = ""] = parts;
-  if (!target) return null;
-  if (kind === "play") return { kind: "play", code: target };
-  if (kind === "watch") return { kind: "watch", tableId: target, invitation: extra };
-  if (kind === "competition") return { kind: "competition", competitionId: target };
+/** The part of a link (or of the page's address) that names the invitation; "" if none. */
+export function inviteCode(linkOrPath: string): string {
+  const at = linkOrPath.indexOf(PATH);
+  return at < 0 ? "" : linkOrPath.slice(at + PATH.length);
+}
+
+/** Where an opened invitation leads (OpenInviteResponse); null for a kind this page does not know. */
+export function routeOf(r: { kind: InviteKind; target: string; invitation?: string }): InviteRoute | null {
+  if (!r.target) return null;
+  if (r.kind === InviteKind.PRIVATE_TABLE) return { kind: "play", code: r.target };
+  if (r.kind === InviteKind.WATCH_TABLE) return { kind: "watch", tableId: r.target, invitation: r.invitation ?? "" };
+  if (r.kind === InviteKind.COMPETITION) return { kind: "competition", competitionId: r.target };
   return null;
 }
 
-/** The link's hash for a kind and target (the page's own links; the server's links match it). */
-export function inviteHash(kind: InviteKind, target: string, invitation = ""): string {
-  const name = kind === InviteKind.PRIVATE_TABLE ? "play" : kind === InviteKind.WATCH_TABLE ? "watch" : "competition";
-  return `${PREFIX}${name}/${encodeURIComponent(target)}${invitation ? `/${encodeURIComponent(invitation)}` : ""}`;
-}
-
-/** Where a not-yet-signed-in player's invitation waits (the sign-in may reload the page). */
+/** Where a not-yet-signed-in player's invitation waits. */
 export const PENDING_KEY = "trix.invite";
 
-/** The invitation the page was opened with, or the one kept while signing in; `take` clears it. */
-export function pendingInvite(hash: string, storage: Pick<Storage, "getItem" | "setItem" | "removeItem"> | null): InviteRoute | null {
-  const fromHash = parseInvite(hash);
+type Store = Pick<Storage, "getItem" | "setItem" | "removeItem">;
+
+/** The invitation the page was opened with (kept, and the address set back to the app's
+ * root by `replace`), or the one kept while signing in; "" if none. */
+export function pendingInvite(pathAndQuery: string, storage: Store | null, replace: () => void): string {
+  const code = inviteCode(pathAndQuery);
   try {
-    if (fromHash) {
-      storage?.setItem(PENDING_KEY, hash);
-      return fromHash;
+    if (code) {
+      storage?.setItem(PENDING_KEY, code);
+      replace();
+      return code;
     }
-    return parseInvite(storage?.getItem(PENDING_KEY) ?? "");
+    return storage?.getItem(PENDING_KEY) ?? "";
   } catch {
-    return fromHash;
+    return code;
   }
 }
 
@@ -63,4 +56,30 @@ export function clearPendingInvite(storage: Pick<Storage, "removeItem"> | null):
   } catch {
     /* private mode */
   }
+}
+
+/** Opens invitation links: the one the page was opened with, once signed in, and any other
+ * (an invitation received) on demand. Returns the opener of a link. */
+export function useInviteLinks(signedIn: boolean, api: () => { openInvite: (code: string) => Promise<{ kind: InviteKind; target: string; invitation?: string }> }, go: (r: InviteRoute) => void, fail: (err: unknown) => void): (link: string) => void {
+  const storage = (() => {
+    try {
+      return localStorage;
+    } catch {
+      return null;
+    }
+  })();
+  const [pending] = useState(() => pendingInvite(location.pathname + location.search, storage, () => history.replaceState(null, "", `/${location.hash}`)));
+  const open = (code: string) =>
+    void api()
+      .openInvite(code)
+      .then((r) => {
+        const route = routeOf(r);
+        if (route) go(route);
+      }, fail);
+  useEffect(() => {
+    if (!signedIn || !pending) return;
+    clearPendingInvite(storage);
+    open(pending);
+  }, [signedIn]);
+  return (link) => open(inviteCode(link) || link);
 }

@@ -2,6 +2,7 @@
 // hand with the legal cards marked, the contract choice, doubling, the trick or the TRIX
 // layout rows, the last trick, passes, scores (team totals in partnership), whose turn
 // with a live countdown on the server's clock, notices, leaving, the final ranking.
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { create } from "@bufbuild/protobuf";
 import { CardSchema, Contract, Decision, Variant } from "../gen/trix/v1/common_pb";
@@ -42,6 +43,8 @@ type Props = {
   spectator?: boolean;
   /** A spectator invitation to this table (a private table is watched by its players or with one, ADR 0018). */
   invite?: () => Promise<string>;
+  /** The chat and the friends to invite (../social): in the flow below the hand, never over it. */
+  social?: ComponentChildren;
 };
 
 /** The link that opens this table to watch it (the app's #/watch/<id> route). */
@@ -72,7 +75,7 @@ function CopyLink({ t, tableId }: { t: T; tableId: string }) {
   );
 }
 
-export function TableView({ t, game: g, act, newGame, playAgain, spectator = false, invite }: Props) {
+export function TableView({ t, game: g, act, newGame, playAgain, spectator = false, invite, social }: Props) {
   const now = useNow(!!g.turn);
   const [marked, setMarked] = useState<number[]>([]);
   const [confirmLeave, setConfirmLeave] = useState(false);
@@ -173,6 +176,8 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
           </button>
         ))}
       </div>
+
+      {social}
 
       <ScoreSheet t={t} g={g} name={name} contractName={contractName} cardName={(c) => cardName(t, c)} />
 

@@ -1,0 +1,286 @@
+// The chat panel at the table and the friends panel (issue 44), in Arabic (RTL) and English.
+// Loaded only once a player has signed in (./lazy): the first page carries none of it. The
+// chat panel sits in the table's flow below the hand, so on a phone it never covers the
+// cards; it opens and closes with its unread badge. Renders only: ./store and the
+// view-models decide.
+import { useEffect, useState } from "preact/hooks";
+import { InviteKind } from "../gen/trix/v1/social_pb";
+import type { GameState } from "../client/state";
+import type { Lang } from "../ui/i18n";
+import { authorLabel, composer, lineText, MAX_TEXT, visible } from "./chat";
+import type { Line, Refusal, Room } from "./chat";
+import { presenceKey, sections } from "./friends";
+import type { Entry } from "./friends";
+import { PHRASES } from "./phrases";
+import { socialStrings } from "./strings";
+import type { SocialKey, ST } from "./strings";
+import type { SocialStore } from "./store";
+import "./social.css";
+
+function useStore(store: SocialStore): number {
+  const [version, setVersion] = useState(0);
+  useEffect(() => store.subscribe(() => setVersion((v) => v + 1)), [store]);
+  return version;
+}
+
+const REFUSALS: Record<Refusal["kind"], SocialKey> = {
+  partners: "chatRefusedPartners",
+  spectator: "chatRefusedSpectator",
+  tooFast: "chatRefusedTooFast",
+  timedOut: "chatRefusedTimedOut",
+  invalid: "chatRefusedInvalid",
+  failed: "chatRefusedFailed",
+};
+
+export type ChatProps = { lang: Lang; store: SocialStore; game: GameState; spectator: boolean };
+
+export function ChatPanel({ lang, store, game, spectator }: ChatProps) {
+  useStore(store);
+  const st = socialStrings(lang);
+  useEffect(() => store.openTable(game.tableId), [game.tableId]);
+  const c = store.chat;
+  if (!c || c.tableId !== game.tableId) return null;
+  const writes = composer(game, spectator);
+  const rooms: Room[] = spectator ? ["players", "spectators"] : c.showSpectators ? ["players", "spectators"] : ["players"];
+  return (
+    <section class="chat" aria-label={st("chat")} data-chat={c.open ? "open" : "closed"}>
+      <button type="button" class="small chat-toggle" data-action="chat" aria-expanded={c.open} onClick={() => store.setOpen(!c.open)}>
+        {st("chat")}
+        {c.unread > 0 && (
+          <span class="badge" data-unread={c.unread} aria-label={st("chatUnread", { n: c.unread })}>
+            {c.unread}
+          </span>
+        )}
+      </button>
+      {c.open && (
+        <div class="chat-body">
+          {!spectator && (
+            <label class="chat-setting">
+              <input type="checkbox" data-setting="show-spectators" checked={c.showSpectators} onChange={(e) => store.showSpectators(e.currentTarget.checked)} /> {st("chatShowSpectators")}
+            </label>
+          )}
+          {rooms.map((room) => (
+            <Room key={room} st={st} lang={lang} store={store} room={room} lines={visible(c, room)} titled={rooms.length > 1} />
+          ))}
+          {c.refusal && (
+            <p class="chat-refusal" role="alert" data-refusal={c.refusal.kind}>
+              {st(REFUSALS[c.refusal.kind], { message: c.refusal.message })}
+              {c.refusal.message && c.refusal.kind !== "invalid" && c.refusal.kind !== "failed" && <small> {st("chatServerSays", { message: c.refusal.message })}</small>}
+            </p>
+          )}
+          <Composer st={st} lang={lang} store={store} room={writes.room} freeText={writes.freeText} />
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Room({ st, lang, store, room, lines, titled }: { st: ST; lang: Lang; store: SocialStore; room: Room; lines: Line[]; titled: boolean }) {
+  const title = st(room === "players" ? "chatPlayers" : "chatSpectators");
+  return (
+    <div class="chat-room" data-room={room}>
+      {titled && <h3>{title}</h3>}
+      <ol class="chat-lines" aria-live="polite" aria-label={title}>
+        {lines.length === 0 && <li class="chat-empty">{st("chatEmpty")}</li>}
+        {lines.map((l) => (
+          <LineItem key={`${l.lineId}-${l.sentAtMs}`} st={st} lang={lang} store={store} room={room} line={l} />
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function LineItem({ st, lang, store, room, line }: { st: ST; lang: Lang; store: SocialStore; room: Room; line: Line }) {
+  const [menu, setMenu] = useState(false);
+  const [reason, setReason] = useState("");
+  const [said, setSaid] = useState("");
+  const mine = line.authorId === store.me;
+  const name = authorLabel(line, store.me, st("chatYou"));
+  const muted = store.chat?.muted.has(line.authorId) ?? false;
+  return (
+    <li data-line={String(line.lineId)} data-author={line.authorId} data-phrase={line.phraseId || undefined} class={mine ? "mine" : ""}>
+      <b class="who">
+        <bdi>{name}</bdi>
+      </b>{" "}
+      <span class="text" dir="auto">
+        {lineText(line, lang)}
+      </span>
+      {line.undelivered && <em class="undelivered"> ({st("chatNotDelivered")})</em>}
+      {line.reported && <em> ({st("chatReported")})</em>}
+      {!mine && line.lineId > 0n && (
+        <button type="button" class="small line-menu" data-action="line-menu" aria-expanded={menu} aria-label={st("chatActionsFor", { name })} onClick={() => setMenu(!menu)}>
+          ⋯
+        </button>
+      )}
+      {menu && (
+        <div class="line-actions" role="group" aria-label={st("chatActionsFor", { name })}>
+          <button type="button" class="small" data-action="mute" onClick={() => void store.mute(line.authorId, !muted)}>
+            {st(muted ? "chatUnmute" : "chatMute", { name })}
+          </button>
+          <button
+            type="button"
+            class="small"
+            data-action="add-friend"
+            onClick={() => void store.requestFriend(line.authorId, line.authorName).then(() => setSaid(st("chatRequestSent", { name })))}
+          >
+            {st("chatAddFriend", { name })}
+          </button>
+          {!line.reported && (
+            <form
+              class="report"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void store.report(room, line.lineId, reason.trim()).then(() => setSaid(st("chatReported")), () => undefined);
+              }}
+            >
+              <input aria-label={st("chatReport")} dir="auto" maxLength={MAX_TEXT} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+              <button type="submit" class="small" data-action="report">
+                {st("chatReport")}
+              </button>
+            </form>
+          )}
+          {said && <span role="status">{said}</span>}
+        </div>
+      )}
+    </li>
+  );
+}
+
+function Composer({ st, lang, store, room, freeText }: { st: ST; lang: Lang; store: SocialStore; room: Room; freeText: boolean }) {
+  const [text, setText] = useState("");
+  return (
+    <div class="chat-compose" data-room={room}>
+      <div class="phrases" role="group" aria-label={st("chatPhrases")}>
+        {PHRASES.map((p) => (
+          <button type="button" class="small" key={p.id} data-phrase={p.id} onClick={() => void store.send(room, { phraseId: p.id })}>
+            {p[lang]}
+          </button>
+        ))}
+      </div>
+      {freeText ? (
+        <form
+          class="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const line = text.trim();
+            if (line) void store.send(room, { text: line }).then((ok) => ok && setText(""));
+          }}
+        >
+          <input aria-label={st("chatMessage")} data-chat-input dir="auto" maxLength={MAX_TEXT} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+          <button type="submit" class="small" data-action="send">
+            {st("chatSend")}
+          </button>
+        </form>
+      ) : (
+        <p class="hint" data-phrases-only>
+          {st("chatPartnersHint")}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export type FriendsProps = {
+  lang: Lang;
+  store: SocialStore;
+  /** What the friends may be invited to from here (a private table's code, a table to watch). */
+  inviteTo?: { kind: InviteKind; target: string };
+  /** Opens an invitation's link (its #/invite/... route). */
+  open: (link: string) => void;
+  /** Watches the table a friend plays at. */
+  watch: (tableId: string) => void;
+};
+
+export function FriendsPanel({ lang, store, inviteTo, open, watch }: FriendsProps) {
+  useStore(store);
+  const st = socialStrings(lang);
+  const [invited, setInvited] = useState<Record<string, string>>({});
+  const v = sections(store.friends);
+  const invites = store.friends.invites;
+  const row = (e: Entry, actions: preact.ComponentChildren) => (
+    <li key={e.playerId} data-friend={e.playerId} data-state={e.state}>
+      <bdi class="name">{e.name}</bdi> {actions}
+    </li>
+  );
+  const btn = (action: string, key: SocialKey, run: () => void) => (
+    <button type="button" class="small" data-action={action} onClick={run}>
+      {st(key)}
+    </button>
+  );
+  const inviteKey: SocialKey = inviteTo?.kind === InviteKind.WATCH_TABLE ? "inviteToWatch" : "inviteToPlay";
+  return (
+    <section class="card-box friends" aria-label={st("friends")}>
+      <h2>
+        {st("friends")} <small data-online={v.online}>{st("friendsOnline", { n: v.online })}</small>
+      </h2>
+      {store.friendsError && (
+        <p class="banner error" role="alert">
+          {st("friendsFailed", { message: store.friendsError })}
+        </p>
+      )}
+      {invites.length > 0 && (
+        <div class="invitations">
+          <h3>{st("invitations")}</h3>
+          <ul>
+            {invites.map((i) => (
+              <li key={i.link} data-invitation-from={i.from}>
+                {st(i.kind === InviteKind.WATCH_TABLE ? "invitationWatch" : i.kind === InviteKind.COMPETITION ? "invitationCompetition" : "invitationFrom", { name: i.name })}{" "}
+                {btn("open-invitation", "openInvitation", () => {
+                  store.dismissInvite(i.link);
+                  open(i.link);
+                })}
+                {btn("dismiss-invitation", "dismiss", () => store.dismissInvite(i.link))}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {v.incoming.length > 0 && (
+        <div class="requests">
+          <h3>{st("requestsIn")}</h3>
+          <ul>
+            {v.incoming.map((e) =>
+              row(e, [btn("accept", "accept", () => void store.answer(e.playerId, true)), btn("decline", "decline", () => void store.answer(e.playerId, false))]),
+            )}
+          </ul>
+        </div>
+      )}
+      {v.friends.length === 0 ? (
+        <p>{st("friendsNone")}</p>
+      ) : (
+        <ul class="friend-list">
+          {v.friends.map((e) =>
+            row(e, [
+              <span class={`presence ${presenceKey(e.presence)}`} data-presence={presenceKey(e.presence)} key="p">
+                {st(presenceKey(e.presence))}
+              </span>,
+              e.tableId && btn("watch-friend", "watchFriend", () => watch(e.tableId)),
+              inviteTo &&
+                (invited[e.playerId] ? (
+                  <span key="i" role="status" data-invited={invited[e.playerId]}>
+                    {st("invited")}
+                  </span>
+                ) : (
+                  btn("invite-friend", inviteKey, () => void store.invite(e.playerId, inviteTo.kind, inviteTo.target).then((link) => link && setInvited({ ...invited, [e.playerId]: link })))
+                )),
+              btn("remove-friend", "removeFriend", () => void store.remove(e.playerId)),
+              btn("block", "block", () => void store.block(e.playerId, true)),
+            ]),
+          )}
+        </ul>
+      )}
+      {v.requested.length > 0 && (
+        <div class="requests-out">
+          <h3>{st("requestsOut")}</h3>
+          <ul>{v.requested.map((e) => row(e, btn("withdraw", "withdraw", () => void store.remove(e.playerId))))}</ul>
+        </div>
+      )}
+      {v.blocked.length > 0 && (
+        <div class="blocked">
+          <h3>{st("blockedList")}</h3>
+          <ul>{v.blocked.map((e) => row(e, btn("unblock", "unblock", () => void store.block(e.playerId, false))))}</ul>
+        </div>
+      )}
+    </section>
+  );
+}
