@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { TableOptionsSchema, Variant } from "../src/gen/trix/v1/common_pb";
+import { PartnerChat, TableOptionsSchema, Variant } from "../src/gen/trix/v1/common_pb";
 import { ChatChannelKind, ChatLineSchema, QuickPhraseSchema } from "../src/gen/trix/v1/social_pb";
 import { emptyState } from "../src/client/state";
 import type { GameState } from "../src/client/state";
@@ -114,11 +114,11 @@ describe("mutes, reports and the badge", () => {
   });
 });
 
-const partnership = (partnerChat?: number, over: Partial<GameState> = {}): GameState => ({
+const partnership = (partnerChat?: PartnerChat, over: Partial<GameState> = {}): GameState => ({
   ...emptyState("t1", 0),
   sequence: 10n,
   variant: Variant.TRIX_PARTNERSHIP,
-  options: Object.assign(create(TableOptionsSchema, {}), partnerChat === undefined ? {} : { partnerChat }),
+  options: create(TableOptionsSchema, partnerChat === undefined ? {} : { partnerChat }),
   hand: [1, 2, 3],
   ...over,
 });
@@ -126,13 +126,13 @@ const partnership = (partnerChat?: number, over: Partial<GameState> = {}): GameS
 describe("the composer (docs/rules.md §15)", () => {
   it("offers partners quick phrases only while a deal is played under the default option", () => {
     expect(composer(partnership(), false)).toEqual({ room: "players", freeText: false, why: "partners" });
-    expect(composer(partnership(1), false).freeText).toBe(false);
+    expect(composer(partnership(PartnerChat.PHRASES_DURING_DEALS), false).freeText).toBe(false);
   });
   it("offers free text between deals, after the game, with FREE_TEXT, and in the singles variants", () => {
     const scored = { dealIndex: 0, kingdom: 0, owner: 0, contract: 0, points: [0, 0, 0, 0], doubles: [] };
     expect(composer(partnership(undefined, { deals: [scored] }), false).freeText).toBe(true);
     expect(composer(partnership(undefined, { finished: true }), false).freeText).toBe(true);
-    expect(composer(partnership(2), false).freeText).toBe(true);
+    expect(composer(partnership(PartnerChat.FREE_TEXT), false).freeText).toBe(true);
     expect(composer(partnership(undefined, { variant: Variant.TRIX }), false).freeText).toBe(true);
   });
   it("writes a spectator in the spectators' channel, never the players'", () => {

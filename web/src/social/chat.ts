@@ -6,7 +6,7 @@
 // whatever order and however often they were delivered (a line id is kept once).
 import { Code, ConnectError } from "@connectrpc/connect";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { Variant } from "../gen/trix/v1/common_pb";
+import { PartnerChat, Variant } from "../gen/trix/v1/common_pb";
 import { ChatChannelKind } from "../gen/trix/v1/social_pb";
 import type { ChatLine } from "../gen/trix/v1/social_pb";
 import type { GameState } from "../client/state";
@@ -151,8 +151,6 @@ export function lineText(line: Line, lang: Lang): string {
 }
 
 const PARTNERSHIP = new Set([Variant.TRIX_PARTNERSHIP, Variant.COMPLEX_PARTNERSHIP]);
-/** common.proto PartnerChat.FREE_TEXT (docs/rules.md §15). */
-const PARTNER_CHAT_FREE_TEXT = 2;
 
 /** Whether a deal is being played: dealt and not scored yet (docs/rules.md §15 "from the deal
  * until it is scored"). */
@@ -173,8 +171,8 @@ export type Composer = {
 /** docs/rules.md §15: what the page offers. The server decides: a refusal is shown as such. */
 export function composer(g: GameState, spectator: boolean): Composer {
   if (spectator || g.seat < 0) return { room: "spectators", freeText: true, why: "" };
-  const partnerChat = (g.options as { partnerChat?: number } | null)?.partnerChat ?? 0;
-  const phrasesOnly = PARTNERSHIP.has(g.variant) && partnerChat !== PARTNER_CHAT_FREE_TEXT && dealInPlay(g);
+  const partnerChat = g.options?.partnerChat ?? PartnerChat.UNSPECIFIED;
+  const phrasesOnly = PARTNERSHIP.has(g.variant) && partnerChat !== PartnerChat.FREE_TEXT && dealInPlay(g);
   return { room: "players", freeText: !phrasesOnly, why: phrasesOnly ? "partners" : "" };
 }
 
