@@ -47,6 +47,12 @@ describe("the table's two channels", () => {
     s = setShowSpectators(s, true);
     expect(visible(s, "spectators").map((l) => l.text)).toEqual(["go ali"]);
   });
+  it("are both read by a spectator, whatever a player's setting", () => {
+    let s = emptyChat("t1", "sam", false, true);
+    s = receive(s, line(1, "ali", { text: "hi" }));
+    s = receive(s, line(1, "noor", { text: "nice" }, ChatChannelKind.TABLE_SPECTATORS));
+    expect([visible(s, "players").length, visible(s, "spectators").length, s.unread]).toEqual([1, 1, 2]);
+  });
   it("ignore another table's lines and direct messages", () => {
     let s = emptyChat("t1", "me");
     s = receive(s, line(1, "ali", { text: "elsewhere" }, ChatChannelKind.TABLE_PLAYERS, "t2"));

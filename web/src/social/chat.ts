@@ -47,6 +47,8 @@ export type ChatState = {
   muted: Set<string>;
   /** A player's setting (docs/rules.md §15): whether he reads the spectators' channel. */
   showSpectators: boolean;
+  /** This page watches the table: it reads (and writes in) the spectators' channel always. */
+  spectator: boolean;
   /** Whether the panel is open (lines arriving while it is closed count as unread). */
   open: boolean;
   unread: number;
@@ -56,8 +58,8 @@ export type ChatState = {
   timedOutUntilMs: number;
 };
 
-export function emptyChat(tableId: string, me: string, showSpectators = false): ChatState {
-  return { tableId, me, lines: { players: [], spectators: [] }, muted: new Set(), showSpectators, open: false, unread: 0, refusal: null, timedOutUntilMs: 0 };
+export function emptyChat(tableId: string, me: string, showSpectators = false, spectator = false): ChatState {
+  return { tableId, me, lines: { players: [], spectators: [] }, muted: new Set(), showSpectators, spectator, open: false, unread: 0, refusal: null, timedOutUntilMs: 0 };
 }
 
 export function roomOf(kind: ChatChannelKind): Room | null {
@@ -83,9 +85,15 @@ export function lineOf(m: ChatLine): Line {
   };
 }
 
+/** Whether the page reads a room: the players' always, the spectators' when watching or when
+ * the player's setting says so. */
+export function reads(s: ChatState, room: Room): boolean {
+  return room === "players" || s.spectator || s.showSpectators;
+}
+
 /** Whether a line counts for the badge: someone else's, not muted, in a channel read. */
 function counts(s: ChatState, room: Room, line: Line): boolean {
-  return line.authorId !== s.me && !s.muted.has(line.authorId) && (room === "players" || s.showSpectators);
+  return line.authorId !== s.me && !s.muted.has(line.authorId) && reads(s, room);
 }
 
 function insert(list: Line[], line: Line): Line[] | null {
@@ -119,7 +127,7 @@ export function undelivered(s: ChatState, room: Room, text: string, phraseId: st
 
 /** The lines a room shows: muted players' left out; the spectators' room only if read. */
 export function visible(s: ChatState, room: Room): Line[] {
-  if (room === "spectators" && !s.showSpectators) return [];
+  if (!reads(s, room)) return [];
   return s.lines[room].filter((l) => !s.muted.has(l.authorId));
 }
 

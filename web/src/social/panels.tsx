@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { InviteKind } from "../gen/trix/v1/social_pb";
 import type { GameState } from "../client/state";
 import type { Lang } from "../ui/i18n";
-import { authorLabel, composer, lineText, MAX_TEXT, visible } from "./chat";
+import { authorLabel, composer, lineText, MAX_TEXT, reads, visible } from "./chat";
 import type { Line, Refusal, Room } from "./chat";
 import { presenceKey, sections } from "./friends";
 import type { Entry } from "./friends";
@@ -37,11 +37,11 @@ export type ChatProps = { lang: Lang; store: SocialStore; game: GameState; spect
 export function ChatPanel({ lang, store, game, spectator }: ChatProps) {
   useStore(store);
   const st = socialStrings(lang);
-  useEffect(() => store.openTable(game.tableId), [game.tableId]);
+  useEffect(() => store.openTable(game.tableId, spectator), [game.tableId, spectator]);
   const c = store.chat;
   if (!c || c.tableId !== game.tableId) return null;
   const writes = composer(game, spectator);
-  const rooms: Room[] = spectator ? ["players", "spectators"] : c.showSpectators ? ["players", "spectators"] : ["players"];
+  const rooms = (["players", "spectators"] as Room[]).filter((r) => reads(c, r));
   return (
     <section class="chat" aria-label={st("chat")} data-chat={c.open ? "open" : "closed"}>
       <button type="button" class="small chat-toggle" data-action="chat" aria-expanded={c.open} onClick={() => store.setOpen(!c.open)}>

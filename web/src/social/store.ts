@@ -129,14 +129,14 @@ export class SocialStore {
   }
 
   /** The chat of a table (players' channel, and the spectators' one): its recent lines. */
-  openTable(tableId: string): void {
-    if (this.chat?.tableId === tableId) return;
-    this.setChat(chat.emptyChat(tableId, this.me, setting.get()));
+  openTable(tableId: string, spectator = false): void {
+    if (this.chat?.tableId === tableId && this.chat.spectator === spectator) return;
+    this.setChat(chat.emptyChat(tableId, this.me, setting.get(), spectator));
     void this.loadHistory(tableId);
   }
 
-  private async loadHistory(tableId: string): Promise<void> {
-    for (const room of ["players", "spectators"] as Room[]) {
+  private async loadHistory(tableId: string, rooms: Room[] = ["players", "spectators"]): Promise<void> {
+    for (const room of rooms) {
       try {
         const r = await this.api.listChatHistory({ channel: create(ChatChannelSchema, { kind: chat.kindOf(room), id: tableId }) });
         if (this.chat?.tableId === tableId) this.setChat(chat.history(this.chat, r.lines));
@@ -150,9 +150,12 @@ export class SocialStore {
     if (this.chat) this.setChat(chat.setOpen(this.chat, open));
   }
 
+  /** A player's setting: read the spectators' channel too (its lines so far fetched at once). */
   showSpectators(show: boolean): void {
     setting.set(show);
-    if (this.chat) this.setChat(chat.setShowSpectators(this.chat, show));
+    if (!this.chat) return;
+    this.setChat(chat.setShowSpectators(this.chat, show));
+    if (show) void this.loadHistory(this.chat.tableId, ["spectators"]);
   }
 
   /** Sends free text or a quick phrase; a refusal is said in the panel, an undelivered line
