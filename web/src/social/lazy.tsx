@@ -41,13 +41,13 @@ export function Friends({ social, ...props }: Omit<FriendsProps, "store"> & { so
   return <FriendsPanel store={socialStore(social.api, social.me)} {...props} />;
 }
 
-/** The social part of a table's screen: the chat, and for a player of a running game his
- * friends to invite to watch it. */
+/** The social part of a table's screen: the chat, and while the game runs the friends, to
+ * invite to watch it. */
 export function AtTable({ social, lang, game, spectator, open, watch }: Omit<ChatProps, "store"> & Omit<FriendsProps, "store" | "inviteTo"> & { social: Social }) {
   return (
     <>
       <Chat social={social} lang={lang} game={game} spectator={spectator} />
-      {!spectator && !game.finished && <Friends social={social} lang={lang} open={open} watch={watch} inviteTo={{ kind: InviteKind.WATCH_TABLE, target: game.tableId }} />}
+      {!game.finished && <Friends social={social} lang={lang} open={open} watch={watch} inviteTo={{ kind: InviteKind.WATCH_TABLE, target: game.tableId }} />}
     </>
   );
 }
