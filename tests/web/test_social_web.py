@@ -85,8 +85,9 @@ def test_table_chat_in_both_languages_mute_report_a_friend_accepted_and_an_invit
     player.check("[data-setting=show-spectators]")
     _until(lambda: "بالتوفيق يا شباب" in player.locator(spectators).all_inner_texts(), SOCIAL_S)
     assert "بالتوفيق يا شباب" not in player.locator(".chat-room[data-room=players]").inner_text()
-    # On the phone the chat is below the cards on the felt: it never covers one.
+    # The chat is below the felt and the hand: it never covers a card.
     assert _below(friend, ".felt", ".chat"), "the chat overlaps the table"
+    assert _below(player, ".hand .cardbtn", ".chat"), "the chat overlaps the hand"
     friend.screenshot(path=str(tmp_path / "chat-ar-phone.png"), full_page=True)
     player.screenshot(path=str(tmp_path / "chat-en-desktop.png"), full_page=True)
     assert _axe_serious(friend) == []  # the chat open, right to left
