@@ -23,10 +23,7 @@ import { QuickMatch } from "./QuickMatch";
 import { queueView } from "../client/queue";
 import type { QueueView } from "../client/queue";
 import type { Action } from "../gen/trix/v1/gateway_pb";
-import { InviteKind } from "../gen/trix/v1/social_pb";
-import { AtTable, Friends } from "../social/lazy";
-import { socialApi } from "../social/gateway";
-import { useInviteLinks } from "../social/invite";
+import { useSocial } from "../social/glue";
 
 /** The page's strings in its language (`lang`, for numbers: ./fmt). */
 export type T = ((key: Key, vars?: Record<string, string | number>) => string) & { lang: Lang };
@@ -313,14 +310,7 @@ export function App() {
   }, [game?.finished, game?.tableId]);
 
   // Chat, friends and invitation links (issue 44, ../social): loaded once signed in.
-  const social = useMemo(() => (auth ? { me: auth.playerId, api: () => socialApi(gw) } : null), [auth?.playerId]);
-  const watchTable = (id: string, invitation = "") => follow(emptyState(id, -1), false, true, invitation);
-  const openLink = useInviteLinks(!!auth, () => socialApi(gw), (r) => {
-    if (r.kind === "play") void enter({ code: r.code }, DEFAULT_OPTIONS);
-    else if (r.kind === "watch") watchTable(r.tableId, r.invitation);
-    else location.hash = `#/competitions/${encodeURIComponent(r.competitionId)}`;
-  }, fail);
-  const friends = (inviteTo?: { kind: InviteKind; target: string }) => social && <Friends social={social} lang={lang} open={openLink} watch={watchTable} inviteTo={inviteTo} />;
+  const social = useSocial(gw, auth?.playerId ?? "", lang, (code) => void enter({ code }, DEFAULT_OPTIONS), (id, inv = "") => follow(emptyState(id, -1), false, true, inv), fail);
 
   const verify = hash.startsWith("#/verify");
   const replay = hash.startsWith("#/replay/") ? decodeURIComponent(hash.slice("#/replay/".length)) : "";
@@ -405,7 +395,7 @@ export function App() {
               }}
               spectator={spectating}
               invite={() => gw.inviteSpectator({ tableId: game.tableId }).then((r) => r.invitation)}
-              social={social && <AtTable social={social} lang={lang} game={game} spectator={spectating} open={openLink} watch={watchTable} />} />
+              social={social.atTable(game, spectating)} />
           ) : (
             <QuickMatch
               t={t}
@@ -424,14 +414,14 @@ export function App() {
                 </p>
               )}
               {privateCode && <PrivateLobby t={t} gw={gw} code={privateCode} fail={fail} />}
-              {privateCode && friends({ kind: InviteKind.PRIVATE_TABLE, target: privateCode })}
+              {privateCode && social.friends(privateCode)}
             </QuickMatch>
           )
         ) : (
           <>
             <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id, invitation) => follow(emptyState(id, -1), false, true, invitation)} />
             <LobbyBoard t={t} gw={gw} me={auth.playerId} names={knownNames()} watch={(id) => follow(emptyState(id, -1), false, true)} resume={(id, seat) => follow(emptyState(id, seat), true)} />
-            {friends()}
+            {social.friends()}
           </>
         )}
         </Boundary>
