@@ -258,7 +258,8 @@ export function FriendsPanel({ lang, store, inviteTo, open, watch }: FriendsProp
               inviteTo &&
                 (invited[e.playerId] ? (
                   <span key="i" role="status" data-invited={invited[e.playerId]}>
-                    {st("invited")}
+                    {st("invited")}{" "}
+                    <input readOnly dir="ltr" aria-label={st("inviteLink")} value={new URL(invited[e.playerId] ?? "", location.origin).href} onFocus={(ev) => ev.currentTarget.select()} />
                   </span>
                 ) : (
                   btn("invite-friend", inviteKey, () => void store.invite(e.playerId, inviteTo.kind, inviteTo.target).then((link) => link && setInvited({ ...invited, [e.playerId]: link })))
