@@ -58,7 +58,7 @@ def test_table_chat_in_both_languages_mute_report_a_friend_accepted_and_an_invit
     table_id = player.get_attribute("[data-table]", "data-table")
     assert table_id
     friend = pages.open("friend", locale="ar", viewport=PHONE, bypass_csp=True)
-    _sign_in(friend, web_platform.url, "Reem")
+    _sign_in(friend, web_platform.url, "ريم")
     friend.goto(f"{web_platform.url}#/watch/{table_id}")
     friend.wait_for_selector(f".table [data-table='{table_id}']")
     friend.wait_for_selector(".table .chat [data-action=chat]")
