@@ -7,16 +7,21 @@ plus its own. A bad value raises `ConfigError` naming the variable; the process 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trix.competitions.options import CompetitionError, validate_options
+from trix.competitions.protos import options_from_proto
+from trix.competitions.schedule import Template, load_schedule
 from trix.declarations import load_keys
 from trix.runtime.config import ConfigError, RuntimeConfig, env_float
 from trix.runtime.identity import Keys
 
 SERVICE = "competitions"
 DIGEST_DIR_ENV = "TRIX_COMPETITIONS_DIGEST_DIR"
+SCHEDULE_ENV = "TRIX_COMPETITIONS_SCHEDULE"
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,10 @@ class CompetitionsConfig:
     """TRIX_SCORING_TARGET: scoring's gRPC address (host:port), whose ledger holds the entry fees
     and pays refunds and prizes (docs/adr/0030); empty: competitions with coins are refused."""
 
+    schedule: tuple[Template, ...] = ()
+    """TRIX_COMPETITIONS_SCHEDULE: a schedule file (`trix.competitions.schedule`) of the system's
+    own competitions, each template's options checked at start; empty (the default): none."""
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> CompetitionsConfig:
         e = os.environ if env is None else env
@@ -54,4 +63,20 @@ class CompetitionsConfig:
             tick_s=env_float(e, "TRIX_COMPETITIONS_TICK_S", 0.2, minimum=0.01),
             review_s=env_float(e, "TRIX_COMPETITIONS_REVIEW_S", 600.0, minimum=0.0),
             scoring_target=e.get("TRIX_SCORING_TARGET", "").strip(),
+            schedule=_schedule(e.get(SCHEDULE_ENV, "").strip()),
         )
+
+
+def _schedule(path: str) -> tuple[Template, ...]:
+    """The templates of the schedule file, each one's options valid for its next slot."""
+    if not path:
+        return ()
+    now_ms = time.time_ns() // 1_000_000
+    try:
+        templates = load_schedule(Path(path))
+        for template in templates:
+            slot = template.slot(template.every.next_start(now_ms + template.close_before_ms))
+            validate_options(options_from_proto(slot.options), now_ms)
+    except CompetitionError as err:
+        raise ConfigError(f"{SCHEDULE_ENV}: {err}") from None
+    return templates

@@ -35,15 +35,15 @@ from trix.competitions.options import CompetitionError, validate_options
 from trix.competitions.payments import Payments
 from trix.competitions.ports import Digests, EventLog, Fenced, Tables
 from trix.competitions.protos import competition_table, match_formed, options_from_proto
+from trix.competitions.schedule import SYSTEM_ORGANISER as SYSTEM_ORGANISER  # grpc_api's
+from trix.competitions.schedule import competition_id_of
+from trix.competitions.scheduler import Scheduler
 from trix.competitions.seating import first_round, seating_commitment, start
 from trix.competitions.state import Competition
 from trix.errors import IllegalMove, InvalidArgument, NotFound, PermissionDenied
 from trix.v1 import competitions_pb2 as pb
 
 log = structlog.get_logger("trix.competitions")
-
-SYSTEM_ORGANISER = "system"
-"""The organiser of the competitions an operator's tool (or the schedule) creates."""
 
 
 class FailedPrecondition(IllegalMove):
@@ -75,6 +75,8 @@ class CompetitionsService:
         self.lock = asyncio.Lock()
         """One writer in this process: every append and apply holds it."""
         self.payments = Payments()
+        self.schedule = Scheduler(config.schedule)
+        """The system's own competitions (`trix.competitions.schedule`), created from `tick`."""
         """Its hand at scoring's ledger (`bootstrap` gives it one)."""
         self.published: set[tuple[str, int]] = set()
         """(competition, round) whose tables this process has asked for: after a restart the
@@ -123,8 +125,7 @@ class CompetitionsService:
         except CompetitionError as err:
             raise _invalid(err) from None
         self.payments.check_open(core)
-        key = hashlib.sha256(f"{organiser}|{request_id or secrets.token_hex(16)}".encode()).hexdigest()
-        competition_id = f"c{key[:15]}"
+        competition_id = competition_id_of(organiser, request_id or secrets.token_hex(16))
         async with self.lock:
             if competition_id in self.competitions:
                 return self.competitions[competition_id].view(self.clock_ms(), True)
@@ -230,6 +231,7 @@ class CompetitionsService:
 
     async def tick(self) -> None:
         """Moves every unfinished competition on (`tick_s` apart; a failed one is tried again)."""
+        await self.schedule.tick(self, self.clock_ms())
         async with self.lock:
             for comp in list(self.competitions.values()):
                 try:
