@@ -25,6 +25,7 @@ from nats.js.errors import APIError
 
 from trix import tls
 from trix.competitions.money import HOLD, HOUSE, PRIZE, REFUND, LedgerEntry
+from trix.competitions.noshows import no_shows
 from trix.competitions.ports import Fenced
 from trix.errors import IllegalMove, Unavailable
 from trix.natsio import names, subjects
@@ -99,6 +100,17 @@ class MatchTables:
             return None
         event = events_pb2.Event.FromString(msg.data or b"")
         return event.game_ended if event.HasField("game_ended") else None
+
+    async def no_shows(self, table_id: str) -> list[str]:
+        js, subject, seq = self.nats.jetstream, subjects.table_results(table_id), 1
+        events: list[events_pb2.Event] = []
+        while True:
+            try:
+                msg = await js.get_msg(names.TABLE_RESULTS_STREAM, seq=seq, subject=subject, next=True)
+            except nats.js.errors.NotFoundError:
+                return no_shows(events)
+            events.append(events_pb2.Event.FromString(msg.data or b""))
+            seq = int(msg.seq or 0) + 1
 
 
 class FolderDigests:

@@ -46,6 +46,11 @@ class Tables(Protocol):
         """The table's GameEnded once stored, else None."""
         ...
 
+    async def no_shows(self, table_id: str) -> list[str]:
+        """The human players who never took their auto-played seat (`trix.competitions.noshows`),
+        read from the table's durable results."""
+        ...
+
 
 class Digests(Protocol):
     async def publish(self, competition_id: str, document: dict[str, Any]) -> None: ...

@@ -31,6 +31,7 @@ from trix.competitions.config import CompetitionsConfig
 from trix.competitions.digest import build_document, canonical
 from trix.competitions.model import BOT_PREFIX
 from trix.competitions.money import plan
+from trix.competitions.noshows import NoShows, no_show_wait_message
 from trix.competitions.options import CompetitionError, validate_options
 from trix.competitions.payments import Payments
 from trix.competitions.ports import Digests, EventLog, Fenced, Tables
@@ -76,6 +77,8 @@ class CompetitionsService:
         """One writer in this process: every append and apply holds it."""
         self.payments = Payments()
         self.schedule = Scheduler(config.schedule)
+        self.noshows = NoShows()
+        """Every player's no-shows, folded from the tables' ends (`trix.competitions.noshows`)."""
         """The system's own competitions (`trix.competitions.schedule`), created from `tick`."""
         """Its hand at scoring's ledger (`bootstrap` gives it one)."""
         self.published: set[tuple[str, int]] = set()
@@ -88,6 +91,7 @@ class CompetitionsService:
     async def recover(self) -> None:
         """Every competition rebuilt from its stored events, in order."""
         self.competitions.clear()
+        self.noshows = NoShows()
         async for seq, event in self.events.read_all():
             self._fold(event, seq)
         log.info("competitions recovered", competitions=len(self.competitions))
@@ -97,6 +101,8 @@ class CompetitionsService:
             self.competitions[event.competition_id] = Competition.from_created(event, seq)
         else:
             self.competitions[event.competition_id].apply(event, seq)
+        for player in event.table_ended.no_shows:
+            self.noshows.record(player, event.competition_id, event.time_ms)
 
     async def _append(self, comp: Competition | None, event: pb.CompetitionEvent) -> Competition:
         """Stores the event after the competition's last one, then applies it (the fence: an
@@ -151,6 +157,9 @@ class CompetitionsService:
                 raise PermissionDenied("this private competition needs its code")
             if player.startswith(BOT_PREFIX):
                 raise InvalidArgument(f"a player id may not start with {BOT_PREFIX!r}")
+            opens_at_ms = self.noshows.opens_at_ms(player, self.clock_ms())
+            if opens_at_ms > self.clock_ms():
+                raise FailedPrecondition(no_show_wait_message(opens_at_ms))
             trial = type(comp.registration)(comp.options, dict(comp.registration.states), {})
             try:
                 state = trial.register(player, 0.0, self.clock_ms())
@@ -300,6 +309,7 @@ class CompetitionsService:
             table.places.extend(ended.ranking)
             table.record_sha256 = hashlib.sha256(canonical(json.loads(ended.record_json))).hexdigest()
             body = pb.CompetitionTableEnded(table=table, totals=list(ended.totals.values), left_seat=ended.left_seat)
+            body.no_shows.extend(await self.tables.no_shows(table.table_id))
             before = comp.run.current_round
             comp = await self._append(comp, pb.CompetitionEvent(competition_id=cid, table_ended=body))
             assert comp.run is not None

@@ -1362,6 +1362,7 @@ class CompetitionTableEnded(_message.Message):
     TABLE_FIELD_NUMBER: _builtins.int
     TOTALS_FIELD_NUMBER: _builtins.int
     LEFT_SEAT_FIELD_NUMBER: _builtins.int
+    NO_SHOWS_FIELD_NUMBER: _builtins.int
     left_seat: _builtins.int
     """The seat that left for good (docs/rules.md §10); -1 when none."""
     @_builtins.property
@@ -1372,16 +1373,23 @@ class CompetitionTableEnded(_message.Message):
     def totals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Each seat's total (docs/rules.md §12)."""
 
+    @_builtins.property
+    def no_shows(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The human entrants who never took their seat (played by auto-play from the table's start
+        to its end): each counts toward the no-show wait before registering again (docs/adr/0026).
+        """
+
     def __init__(
         self,
         *,
         table: Global___CompetitionTable | None = ...,
         totals: _abc.Iterable[_builtins.int] | None = ...,
         left_seat: _builtins.int = ...,
+        no_shows: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["left_seat", b"left_seat", "table", b"table", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["left_seat", b"left_seat", "no_shows", b"no_shows", "table", b"table", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
