@@ -10,15 +10,14 @@ import grpc
 from trix.competitions.config import SERVICE
 from trix.competitions.service import SYSTEM_ORGANISER, CompetitionsService
 from trix.declarations import service_token_callers
-from trix.errors import NotBuilt, PermissionDenied
+from trix.errors import PermissionDenied
 from trix.natsio.subjects import token
-from trix.runtime.identity import Identity
+from trix.runtime.identity import ADMIN, Identity
 from trix.runtime.server import ServiceBinding
 from trix.v1 import competitions_pb2 as pb
 from trix.v1 import competitions_pb2_grpc
 
 SERVICE_NAME = "trix.v1.CompetitionsService"
-ISSUE = 43
 Context = grpc.aio.ServicerContext
 
 
@@ -87,12 +86,20 @@ class CompetitionsApi(competitions_pb2_grpc.CompetitionsServiceServicer):
     async def FileComplaint(
         self, request: pb.FileComplaintRequest, context: Context[object, object]
     ) -> pb.FileComplaintResponse:
-        raise NotBuilt("complaints", ISSUE)
+        player = self._player(context)
+        cid = token(request.competition_id, "competition id")
+        complaint = await self.service.file_complaint(player, cid, request.table_id, request.text)
+        return pb.FileComplaintResponse(complaint=complaint)
 
     async def AnswerComplaint(
         self, request: pb.AnswerComplaintRequest, context: Context[object, object]
     ) -> pb.AnswerComplaintResponse:
-        raise NotBuilt("complaints", ISSUE)
+        caller = self.identity.caller(context)
+        if not (caller.is_service and caller.name == ADMIN):
+            raise PermissionDenied("complaints are answered by the operators only")
+        cid = token(request.competition_id, "competition id")
+        complaint = await self.service.answer_complaint(ADMIN, cid, request.complaint_id, request.answer)
+        return pb.AnswerComplaintResponse(complaint=complaint)
 
 
 def binding(service: CompetitionsService) -> ServiceBinding:

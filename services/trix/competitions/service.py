@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from trix.competitions import points
+from trix.competitions.complaints import ComplaintRefused, Complaints, NotAnEntrant
 from trix.competitions.config import CompetitionsConfig
 from trix.competitions.digest import build_document, canonical
 from trix.competitions.model import BOT_PREFIX
@@ -55,6 +56,12 @@ def _invalid(err: CompetitionError) -> InvalidArgument:
     return InvalidArgument(f"{err.option}: {err}" if err.option and err.option not in str(err) else str(err))
 
 
+def _refusal(err: CompetitionError) -> InvalidArgument | FailedPrecondition | PermissionDenied:
+    if isinstance(err, NotAnEntrant):
+        return PermissionDenied(str(err))
+    return FailedPrecondition(str(err)) if isinstance(err, ComplaintRefused) else _invalid(err)
+
+
 class CompetitionsService:
     def __init__(
         self,
@@ -77,6 +84,8 @@ class CompetitionsService:
         """One writer in this process: every append and apply holds it."""
         self.payments = Payments()
         self.schedule = Scheduler(config.schedule)
+        self.complaints = Complaints()
+        """The review period's complaints, folded from their events (`trix.competitions.complaints`)."""
         self.noshows = NoShows()
         """Every player's no-shows, folded from the tables' ends (`trix.competitions.noshows`)."""
         """The system's own competitions (`trix.competitions.schedule`), created from `tick`."""
@@ -91,7 +100,7 @@ class CompetitionsService:
     async def recover(self) -> None:
         """Every competition rebuilt from its stored events, in order."""
         self.competitions.clear()
-        self.noshows = NoShows()
+        self.noshows, self.complaints = NoShows(), Complaints()
         async for seq, event in self.events.read_all():
             self._fold(event, seq)
         log.info("competitions recovered", competitions=len(self.competitions))
@@ -101,6 +110,7 @@ class CompetitionsService:
             self.competitions[event.competition_id] = Competition.from_created(event, seq)
         else:
             self.competitions[event.competition_id].apply(event, seq)
+        self.complaints.apply(event)
         for player in event.table_ended.no_shows:
             self.noshows.record(player, event.competition_id, event.time_ms)
 
@@ -211,6 +221,30 @@ class CompetitionsService:
             await self.payments.after(self, comp)
             return self.competitions[competition_id].entrant(player)
 
+    async def file_complaint(self, player: str, competition_id: str, table_id: str, text: str) -> pb.Complaint:
+        async with self.lock:
+            comp = self._get(competition_id)
+            try:
+                complaint = self.complaints.file(comp, player, table_id, text, self.clock_ms())
+            except CompetitionError as err:
+                raise _refusal(err) from None
+            body = pb.ComplaintFiled(complaint=complaint)
+            await self._append(comp, pb.CompetitionEvent(competition_id=competition_id, complaint_filed=body))
+            return complaint
+
+    async def answer_complaint(
+        self, operator: str, competition_id: str, complaint_id: str, answer: str
+    ) -> pb.Complaint:
+        async with self.lock:
+            comp = self._get(competition_id)
+            try:
+                complaint = self.complaints.answer(competition_id, complaint_id, operator, answer)
+            except CompetitionError as err:
+                raise _refusal(err) from None
+            body = pb.ComplaintAnswered(complaint=complaint)
+            await self._append(comp, pb.CompetitionEvent(competition_id=competition_id, complaint_answered=body))
+            return complaint
+
     def get(self, competition_id: str, caller: str) -> pb.Competition:
         comp = self._get(competition_id)
         view = comp.view(self.clock_ms(), caller == comp.created.organiser_id)
@@ -262,7 +296,8 @@ class CompetitionsService:
         if comp.run is not None and comp.finished is None:
             await self._follow(comp)
             return
-        if comp.finished is not None and now >= comp.finished.review_ends_at_ms:
+        held = self.complaints.unanswered(competition_id)  # the prizes wait for every answer
+        if comp.finished is not None and now >= comp.finished.review_ends_at_ms and not held:
             entries = self._ledger(comp)
             event = pb.CompetitionEvent(
                 competition_id=competition_id, payouts_settled=pb.PayoutsSettled(entries=entries)
