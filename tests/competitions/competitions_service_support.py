@@ -5,6 +5,8 @@ service in the test's event loop (real nats-server with one user per service, re
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,18 @@ class Platform:
     async def stop(self) -> None:
         await self.stop_competitions()
         await self.stop_table()
+
+
+@asynccontextmanager
+async def running(nats: AuthNats, digest_dir: Path, **competitions_env: str) -> AsyncIterator[Platform]:
+    """A started `Platform` (its competitions service with `competitions_env` more), stopped after."""
+    p = Platform(nats, digest_dir)
+    p.competitions_env = competitions_env
+    await p.start()
+    try:
+        yield p
+    finally:
+        await p.stop()
 
 
 def admin() -> tuple[tuple[str, str]]:

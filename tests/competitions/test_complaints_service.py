@@ -7,29 +7,16 @@ the right status; a restarted service keeps the complaints."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import grpc
 import pytest
 from competitions_service_support import Platform, admin, free_knockout, player
 
-from support.nats import AuthNats
 from trix.competitions.complaints import MAX_PER_ENTRANT, Complaints
 from trix.v1 import competitions_pb2 as pb
 
 DEADLINE_S = 120.0
 HUMANS = ("ann", "bob", "cy")
-
-
-@pytest.fixture
-async def platform(auth_nats: AuthNats, tmp_path: Path) -> AsyncIterator[Platform]:
-    p = Platform(auth_nats, tmp_path / "digests")
-    await p.start()
-    try:
-        yield p
-    finally:
-        await p.stop()
 
 
 async def _state(p: Platform, cid: str) -> pb.Competition:
@@ -52,7 +39,10 @@ async def _refused(call: object, code: grpc.StatusCode) -> str:
     return err.value.details() or ""
 
 
-async def test_the_prizes_wait_for_the_review_period_and_every_complaint_answered(platform: Platform) -> None:
+async def test_the_prizes_wait_for_the_review_period_and_every_complaint_answered(
+    competition_platform: Platform,
+) -> None:
+    platform = competition_platform
     options = free_knockout(platform.clock(), capacity=4, rounds=1)
     response = await platform.stub.CreateCompetition(
         pb.CreateCompetitionRequest(options=options, request_id="reviewed"), metadata=admin()

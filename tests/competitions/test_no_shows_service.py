@@ -7,14 +7,11 @@ and a player who missed nothing registers."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import grpc
 import pytest
 from competitions_service_support import Platform, admin, free_knockout, player
 
-from support.nats import AuthNats
 from trix.competitions.adapters import StreamEventLog
 from trix.competitions.noshows import HOUR_MS
 from trix.natsio.connection import NatsConnection
@@ -22,16 +19,6 @@ from trix.v1 import competitions_pb2 as pb
 
 DEADLINE_S = 120.0
 HUMANS = ("ann", "bob", "cy")
-
-
-@pytest.fixture
-async def platform(auth_nats: AuthNats, tmp_path: Path) -> AsyncIterator[Platform]:
-    p = Platform(auth_nats, tmp_path / "digests")
-    await p.start()
-    try:
-        yield p
-    finally:
-        await p.stop()
 
 
 async def _create(p: Platform, request_id: str) -> str:
@@ -66,7 +53,8 @@ async def _table_ends(p: Platform) -> list[pb.CompetitionTableEnded]:
         await conn.drain()
 
 
-async def test_two_competitions_missed_make_the_next_registration_wait_an_hour(platform: Platform) -> None:
+async def test_two_competitions_missed_make_the_next_registration_wait_an_hour(competition_platform: Platform) -> None:
+    platform = competition_platform
     missed = [await _create(platform, f"missed-{i}") for i in range(2)]
     for cid in missed:
         for name in HUMANS:
