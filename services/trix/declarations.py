@@ -114,6 +114,7 @@ TABLE = ServiceDeclaration(
             subjects.all_table_events(),  # core NATS batches (ADR 0012)
             subjects.all_table_results(),  # the durable results scoring settles from
             subjects.all_table_commands(),  # a replica forwards a command to the table's owner
+            subjects.table_served(),  # shards it now serves: their waiting callers send again
         ),
         # Its own feeds: the gRPC API's seat and public streams (`TableBus.events`) follow
         # them as the gateway does. The table writes them and holds every hand: nothing new.
@@ -149,7 +150,7 @@ TIMERS = ServiceDeclaration(
         # Table commands: AutoAct, Leave, ReclaimSeat, and read_events to catch up; the
         # table replicas' unfinished tables (ADR 0012 decision 6).
         publish=(subjects.all_table_commands(), subjects.all_timers(), subjects.table_live()),
-        subscribe=(subjects.all_public_events(),),  # every public batch, core NATS
+        subscribe=(subjects.all_public_events(), subjects.table_served()),  # every public batch, core NATS
         read=tuple(map(kv_stream, _TIMERS_BUCKETS)),
         write_buckets=_TIMERS_BUCKETS,
         ephemeral=tuple(map(kv_stream, _TIMERS_BUCKETS)),
@@ -204,9 +205,10 @@ GATEWAY = ServiceDeclaration(
     description="The players' one API: accounts, sessions, each seat's own event stream, presence.",
     grants=Grants(
         publish=(subjects.all_table_commands(), subjects.all_presence()),
-        # Every table's events, each seat's own copies too; the social service's events for
-        # its sessions (chat lines, friends' notices; docs/adr/0027), never the chat streams.
-        subscribe=(subjects.all_table_feeds(), subjects.all_social_events()),
+        # Every table's events, each seat's own copies too; which shards a replica now serves;
+        # the social service's events for its sessions (chat lines, friends' notices;
+        # docs/adr/0027), never the chat streams.
+        subscribe=(subjects.all_table_feeds(), subjects.table_served(), subjects.all_social_events()),
         read=(kv_stream(names.GATEWAY_ACCOUNTS_BUCKET),),
         write_buckets=(names.GATEWAY_ACCOUNTS_BUCKET,),
     ),

@@ -33,7 +33,7 @@ from nats.js.kv import KeyValue
 
 from trix.errors import DomainError, Unavailable, error_kind, from_kind
 from trix.gateway.ports import SPECTATOR
-from trix.natsio import seatstream, subjects
+from trix.natsio import seatstream, served, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.names import GATEWAY_ACCOUNTS_BUCKET
@@ -137,8 +137,19 @@ class NatsTables:
             if self._reply_sub is None or self._reply_client is not nc:
                 prefix = nc.new_inbox()
                 self._reply_sub = await subscribe_direct(nc, f"{prefix}.*", self._on_reply)
+                await subscribe_direct(nc, subjects.table_served(), self._on_served)
                 self._reply_prefix, self._reply_client = prefix, nc
         return self._reply_prefix
+
+    def _on_served(self, msg: Msg) -> None:
+        """A replica serves shards it won: a seat action waiting on one of them (its attempt
+        went to the old owner, cut off or gone) is sent again now, not after its attempt."""
+        shards = served.decode(msg.data)
+        for (table_id, _), attempts in list(self._by_cause.items()):
+            if subjects.table_shard(table_id) in shards:
+                for waiting in attempts:
+                    if not waiting.done():
+                        waiting.set_exception(served.ShardServed())
 
     def _on_reply(self, msg: Msg) -> None:
         waiting = self._waiting.get(msg.subject)
@@ -156,7 +167,9 @@ class NatsTables:
         """Ask the owner, the same bytes again (same action id: applied once) after no
         responders (the shard is changing hands) or an attempt's `COMMAND_ATTEMPT_S` without
         an answer (the request went to an owner cut off, or one waiting out a NATS election:
-        its answer to a later attempt comes as soon as the action is stored), until twice the
+        its answer to a later attempt comes as soon as the action is stored; a seat action's
+        attempt ends at once when a replica says it now serves the table's shard,
+        `_on_served`), until twice the
         call timeout (a NATS election takes 4-9 s). An UNAVAILABLE answer (a replica
         still subscribed whose lease lapsed, a new owner not yet writing, its storage waiting
         out an election) is sent again too, after `UNAVAILABLE_PAUSE_S`, within the same
@@ -190,7 +203,7 @@ class NatsTables:
             try:
                 await nc.publish(subject, data, reply=inbox, headers=headers)
                 answer = await asyncio.wait_for(waiting, max(0.05, min(COMMAND_ATTEMPT_S, left)))
-            except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError) as exc:
+            except (TimeoutError, nats.errors.NoRespondersError, nats.errors.TimeoutError, served.ShardServed) as exc:
                 if loop.time() + 0.1 >= deadline:
                     raise Unavailable("the table did not answer; retry with the same action id") from None
                 if isinstance(exc, nats.errors.NoRespondersError):

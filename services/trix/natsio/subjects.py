@@ -56,6 +56,13 @@ def all_table_commands() -> str:
     return f"{ROOT}.table.cmd.>"
 
 
+def table_served() -> str:
+    """Where a table replica says it now serves shards it won (their numbers, comma-separated,
+    `trix.natsio.served`): a caller whose command to one of them waits for an answer sends it
+    again at once, instead of waiting out an attempt that went to the old owner (ADR 0021)."""
+    return f"{ROOT}.table.served"
+
+
 # -- table log and snapshots (private to the table service) -----------------------
 
 

@@ -73,7 +73,7 @@ HEARTBEAT_ATTEMPT_S = 0.5
 """A replica's heartbeat waits this long for its ack; failed, it is sent again `leases.RETRY_S`
 later. Sent into an election of the replicas bucket (a leader stopped or cut off), the
 connection's 5 s request held the next heartbeat back for up to 5 s after the bucket answered
-again, and the other replicas, hearing none for the TTL (1.5 s), took this one's shards."""
+again, and the other replicas, hearing none for the TTL, took this one's shards."""
 READ_ATTEMPT_S = 0.5
 """One attempt of a read of a table's storage (a log entry, its snapshot, its seed, the log's
 tables) waits this long before it is asked again. A JetStream API request sent while the stream

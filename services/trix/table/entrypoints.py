@@ -3,7 +3,8 @@
 - `ShardRouter`, the `ShardHost` that rebuilds a shard's tables from snapshot + log when
   its lease is won, and only then subscribes `trix.table.cmd.<shard>.*` (so commands
   reach the owner, and nobody while a shard changes hands: the caller sees no responders
-  and retries with the same action id); when the lease is handed over it drains the
+  and retries with the same action id), then says so on `trix.table.served` (callers
+  waiting on them send again at once); when the lease is handed over it drains the
   subscription and finishes the commands in flight first; `answer_command` answers one;
 - the watchers feeding `LeaseManager` (`watch_leases`, `LeaseWatchers`);
 - the handlers of the durable pull consumers the replicas share: MatchFormed
@@ -27,7 +28,7 @@ from nats.aio.subscription import Subscription
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.errors import InvalidArgument, Unavailable
-from trix.natsio import names, subjects
+from trix.natsio import names, served, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.kvwatch import watch_bucket
@@ -152,12 +153,15 @@ class ShardRouter:
         wanted = set(shards)
         t0 = time.perf_counter()
         count = await self.service.recover(lambda t: subjects.table_shard(t) in wanted)
+        subscribed: list[int] = []
         for shard in shards:
             if shard in self.subs or shard not in self.manager.held:
                 continue
             self.subs[shard] = await subscribe_direct(
                 self.nats.client, subjects.table_commands_of_shard(shard), self._on_command
             )
+            subscribed.append(shard)
+        await served.announce(self.nats.client, subscribed)  # their callers send again now
         log.info("shards serving", shards=shards, tables=count, rebuild_s=round(time.perf_counter() - t0, 3))
 
     async def releasing(self, shard: int) -> None:

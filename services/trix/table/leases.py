@@ -27,17 +27,23 @@ from trix.table.ports import LeaseStore, ShardHost
 log = structlog.get_logger("trix.table.leases")
 
 RENEW_S = TABLE_LEASE_TTL_S / 4
-"""Heartbeat period: a quarter of the TTL (0.375 s), so three heartbeats fall within `VALID_S` of
+"""Heartbeat period: a quarter of the TTL (0.2 s), so three heartbeats fall within `VALID_S` of
 the last one; one KV write per period per replica (it was one per held shard: 64 shards, ~96
 writes/s). A failed heartbeat is retried after `RETRY_S`."""
 RETRY_S = 0.2
 """Pause before the next renewal round when one in this round failed (NATS hiccup)."""
-VALID_S = 1.2
+VALID_S = 0.65
 """How long after a renewal was sent the owner still writes: below TABLE_LEASE_TTL_S, since
 another replica takes the shard only after it has *seen* no renewal for the TTL (it saw the
 renewal after it was sent). Renewals come every `RENEW_S`, so it survives two late or failed
-ones; a round may start `VALID_S - RENEW_S` (0.825 s) late before the leases lapse (0.93 s with
-the 2 s TTL before, ADR 0021)."""
+ones; a round may start `VALID_S - RENEW_S` (0.45 s) late before the leases lapse (0.825 s
+with the 1.5 s TTL before, ADR 0021)."""
+STALL_S = 0.25
+"""The balancing loop woke this much later than it asked (its event loop held elsewhere): the
+others' heartbeats that came meanwhile may wait unread in the socket when it runs, so the stall
+is not counted as their silence (`LeaseManager.forgive`): a stalled taker does not count a live
+owner dead. Shorter lateness (a busy loop, which reads its socket every turn) is not forgiven,
+or a loop always a little late would notice a dead owner ever later."""
 MEMBER_TTL_S = 5.0
 """A replica whose heartbeat has not been seen for this long no longer counts in the quotas.
 Longer than the lease TTL on purpose: under a saturated CPU heartbeats arrive late and in
@@ -396,15 +402,45 @@ class LeaseManager:
             await self.host.lost(shard)
             self._wake.set()
 
+    def next_expiry(self, now: float) -> float | None:
+        """When the silence of another shard owner next reaches the TTL (its shards free then),
+        if that can be known now: not while this replica's watcher is behind (`horizon`)."""
+        if self.unechoed_since is not None:
+            return None
+        owners = {s.owner for s in self.seen.values() if s.owner is not None and s.owner != self.me}
+        due = [self.heard.get(o, self.started) + self.ttl_s for o in owners]
+        return min((d for d in due if d > now), default=None)
+
+    def forgive(self, stalled_s: float) -> None:
+        """This replica's event loop stalled for `stalled_s`: the heartbeats that came
+        meanwhile may still wait unread, so the stall is not the others' silence (their
+        shards would be taken from live owners). A replica that died meanwhile is noticed
+        that much later."""
+        now = self.clock()
+        since = now - stalled_s
+        for replica, at in self.heard.items():
+            if at >= since - self.ttl_s:  # alive when the stall began
+                self.heard[replica] = min(now, at + stalled_s)
+
     async def _balance_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while not self._closed:
-            # asyncio.wait, not wait_for: on 3.11 wait_for may swallow a cancellation.
+            # Woken at the next expiry (a dead owner's shards are taken at once), a watcher
+            # event, or after BALANCE_S. asyncio.wait, not wait_for: on 3.11 wait_for may
+            # swallow a cancellation.
+            due = self.next_expiry(self.clock())
+            wait = BALANCE_S if due is None else min(BALANCE_S, max(0.01, due - self.clock() + 0.005))
+            until = loop.time() + wait
             waiter = asyncio.ensure_future(self._wake.wait())
             try:
-                await asyncio.wait({waiter}, timeout=BALANCE_S)
+                await asyncio.wait({waiter}, timeout=wait)
             finally:
                 waiter.cancel()
             self._wake.clear()
+            late = loop.time() - until
+            if late > STALL_S:
+                log.info("lease balancing late, not counted as the others' silence", late_s=round(late, 3))
+                self.forgive(late)
             try:
                 await self.balance()
             except Exception as exc:  # noqa: BLE001 - try again next round

@@ -27,6 +27,7 @@ from nats.js.kv import KeyValue
 from trix.natsio import names, seatstream, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, RETRYABLE, ask_until, publish_once
+from trix.natsio.served import ServedRequests
 from trix.runtime.identity import TOKEN_HEADER, ServiceSigner
 from trix.runtime.tasks import start_kept
 from trix.timers.ports import CasConflict, Outcome
@@ -46,7 +47,8 @@ same bytes are sent again within `command_timeout_s`. A request that went to an 
 NATS election is answered only once its append is stored: with one 3 s attempt the next bot
 move came up to 3 s after the new owner served, or after NATS was back. The table
 applies a repeated AutoAct once (the turn's entry id); a repeat queued behind the first is
-refused as stale, as a re-fired deadline was before."""
+refused as stale, as a re-fired deadline was before. An attempt waiting on a shard that a replica
+says it now serves (`trix.natsio.served`) is sent again at once."""
 MIN_ATTEMPT_S = 0.1
 MAX_PAUSE_S = 0.1
 """Longest pause between two attempts (an attempt that timed out has waited already)."""
@@ -103,13 +105,16 @@ class NatsTableCommands:
         self.signer = signer
         self.timeout_s = timeout_s
         self._audits: set[asyncio.Task[None]] = set()
+        self.requests = ServedRequests(nats_conn)
+        """Each attempt ends at once when a replica says it now serves the table's shard."""
 
     async def _request(self, table_id: str, command: table_pb2.TableCommand) -> Outcome:
         headers = {TOKEN_HEADER: self.signer.token()}
         subject, data = subjects.table_command(table_id), command.SerializeToString()
+        shard = subjects.table_shard(table_id)
 
         async def attempt(wait_s: float) -> Msg:
-            return await self.nats.client.request(subject, data, timeout=wait_s, headers=headers)
+            return await self.requests.request(subject, shard, data, headers, wait_s)
 
         try:
             msg = await ask_until(
