@@ -183,7 +183,7 @@ class TableService:
             # Another writer appended (a stale copy, or the same action id stored already):
             # rebuild from the log; a repeated action id answers its first result.
             log.warning("table log conflict, reloading", table_id=table.table_id)
-            await self._reload(table.table_id)
+            await self._reload(table.table_id, table)  # the entries after its own, not the whole log
             reloaded = self.tables.get(table.table_id)
             if reloaded is not None and entry["id"] in reloaded.results:
                 return reloaded.results[entry["id"]]
@@ -500,13 +500,14 @@ class TableService:
     # -- recovery ----------------------------------------------------------------------------------
 
     async def recover(self, owned: Callable[[str], bool] | None = None) -> int:
-        """Rebuild every table in the log (those `owned` selects), republish missing events."""
+        """Rebuild every table in the log (those `owned` selects) not in memory, republish missing events."""
         table_ids = [t for t in await self.store.log_tables() if owned is None or owned(t)]
         gate = asyncio.Semaphore(self.recover_concurrency)
 
         async def one(table_id: str) -> None:
             async with gate, self._lock(table_id):
-                await self._recover_one(table_id)
+                if table_id not in self.tables:  # else rebuilt meanwhile by its first command
+                    await self._recover_one(table_id)
 
         await asyncio.gather(*(one(t) for t in table_ids))
         return len(table_ids)
@@ -544,20 +545,20 @@ class TableService:
                 self._locks.pop(table_id, None)
         return len(gone)
 
-    async def _reload(self, table_id: str) -> None:
-        """The table rebuilt from its log again, whatever this replica holds of it (a log
-        conflict, or the caller or the timers saw more than this replica holds)."""
+    async def _reload(self, table_id: str, base: Table | None = None) -> None:
+        """The table rebuilt from its log (a conflict, or the caller or the timers saw more than
+        this replica holds); only after `base`, a prefix of its log, if given (not from a snapshot)."""
         self.tables.pop(table_id, None)
-        await self._recover_one(table_id)
+        await self._recover_one(table_id, base)
 
-    async def _recover_one(self, table_id: str) -> None:
+    async def _recover_one(self, table_id: str, base: Table | None = None) -> None:
         seed = await self.store.get_secret(table_id)
         if seed is None:
             async for _ in self.store.read_log(table_id, 0):
                 log.error("table secret missing, table skipped", table_id=table_id)
                 break
             return  # no log either: a table not created yet
-        rebuilt = await self._rebuild(table_id, seed, use_snapshot=True)
+        rebuilt = await self._rebuild(table_id, seed, use_snapshot=True, base=base)
         if rebuilt is None:
             return
         table, replayed = rebuilt
@@ -574,10 +575,12 @@ class TableService:
             await self._finish(table)
         log.info("table recovered", table_id=table_id, sequence=table.sequence, replayed=len(replayed))
 
-    async def _rebuild(self, table_id: str, seed: bytes, *, use_snapshot: bool) -> tuple[Table, list[Routed]] | None:
-        """The table from its snapshot (if asked and present) plus the log tail, and the events replayed."""
-        snap = await self.store.get_snapshot(table_id) if use_snapshot else None
-        table = Table.from_snapshot(snap, seed) if snap is not None else None
+    async def _rebuild(
+        self, table_id: str, seed: bytes, *, use_snapshot: bool, base: Table | None = None
+    ) -> tuple[Table, list[Routed]] | None:
+        """The table from `base`, or its snapshot (if asked and present), plus the log tail, and the events replayed."""
+        snap = await self.store.get_snapshot(table_id) if use_snapshot and base is None else None
+        table = base.copy() if base is not None else Table.from_snapshot(snap, seed) if snap is not None else None
         replayed: list[Routed] = []
         now = self.clock()
         async for log_seq, data in self.store.read_log(table_id, table.log_seq if table else 0):
