@@ -14,7 +14,8 @@ from nats.aio.msg import Msg
 
 from support.keys import SuiteKeys
 from support.nats import AuthNats
-from trix.natsio import served, subjects
+from support.takeover import Takeover
+from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.timers.adapters import COMMAND_ATTEMPT_S, NatsTableCommands
 from trix.timers.ports import Outcome
@@ -80,46 +81,25 @@ async def test_an_autoact_is_sent_again_when_a_replica_serves_its_shard_not_afte
 ) -> None:
     """The new owner says it serves the shard (`trix.table.served`, as the table's `ShardRouter`
     does once subscribed): the AutoAct waiting on the owner cut off is sent again then, not
-    after its `COMMAND_ATTEMPT_S`."""
+    after its `COMMAND_ATTEMPT_S` (`support.takeover`)."""
     timers = NatsConnection(auth_nats.url("timers"), "timers-served")
-    old_owner = NatsConnection(auth_nats.url("table"), "table-cut-off")
-    table = NatsConnection(auth_nats.url("table"), "table-new-owner")
-    for conn in (timers, old_owner, table):
-        await conn.connect(give_up_after_s=30)
-    heard_by_cut_off: list[bytes] = []
-
-    async def cut_off(msg: Msg) -> None:
-        heard_by_cut_off.append(msg.data)
-
-    async def new_owner(msg: Msg) -> None:
-        await msg.respond(table_pb2.TableCommandReply(sequence=9).SerializeToString())
-
-    shard = subjects.table_shard(TABLE)
-    silent = await old_owner.client.subscribe(subjects.table_commands_of_shard(shard), cb=cut_off)
-    await old_owner.client.flush()
-    commands = NatsTableCommands(timers, SuiteKeys("timers-tests").keys("timers").signer("timers"), timeout_s=3.0)
-    await commands.requests._inbox()  # subscribed as at its first command
-    await timers.client.flush()
-    after_s = 0.1
-
-    async def take_over() -> None:
-        await asyncio.sleep(after_s)
-        await table.client.subscribe(subjects.table_commands_of_shard(shard), cb=new_owner)
-        await table.client.flush()
-        await served.announce(table.client, [shard])
-
+    await timers.connect(give_up_after_s=30)
+    reply = table_pb2.TableCommandReply(sequence=9).SerializeToString()
     try:
-        loop = asyncio.get_running_loop()
-        takeover = asyncio.ensure_future(take_over())
-        t0 = loop.time()
-        outcome = await commands.auto_act(TABLE, 2, 7)
-        waited = loop.time() - t0
-        await takeover
+        async with Takeover(auth_nats, TABLE, reply) as takeover:
+            signer = SuiteKeys("timers-tests").keys("timers").signer("timers")
+            commands = NatsTableCommands(timers, signer, timeout_s=3.0)
+            await commands.requests._inbox()  # subscribed as at its first command
+            await timers.client.flush()
+            loop = asyncio.get_running_loop()
+            serving = takeover.start()
+            t0 = loop.time()
+            outcome = await commands.auto_act(TABLE, 2, 7)
+            waited = loop.time() - t0
+            await serving
 
-        assert outcome is Outcome.ACCEPTED
-        assert heard_by_cut_off  # the first attempt went to the owner cut off
-        assert after_s <= waited < COMMAND_ATTEMPT_S, waited  # not waited out
+            assert outcome is Outcome.ACCEPTED
+            assert takeover.heard_by_cut_off  # the first attempt went to the owner cut off
+            assert takeover.after_s <= waited < COMMAND_ATTEMPT_S, waited  # not waited out
     finally:
-        await silent.unsubscribe()
-        for conn in (timers, old_owner, table):
-            await conn.drain()
+        await timers.drain()
