@@ -211,7 +211,8 @@ async def test_only_the_gateway_and_the_table_read_a_tables_feed_with_every_seat
 
 async def test_only_the_table_publishes_table_events(backend: Backend) -> None:
     """The table's events travel on core NATS (issue 16) and its results, which scoring
-    settles money and ratings from, on TABLE_RESULTS: nobody but the table publishes either."""
+    settles money and ratings from, on TABLE_RESULTS: nobody but the table publishes either,
+    nor says which shards a replica serves (`trix.table.served`)."""
     table_id = "forged-table"
     forged = events_pb2.TableEventBatch(events=[events_pb2.Event(table_id=table_id, sequence=1)]).SerializeToString()
     result = events_pb2.Event(table_id=table_id, sequence=1)
@@ -229,6 +230,9 @@ async def test_only_the_table_publishes_table_events(backend: Backend) -> None:
             subject = subjects.table_results(table_id)
             outcome = await attempt(conn, js.publish(subject, result.SerializeToString()), subject)
             lines.append(report(backend, "forge a table result (a GameEnded)", user, outcome))
+            subject = subjects.table_served()  # its callers would send their commands again
+            outcome = await attempt(conn, conn.nc.publish(subject, b"0,1"), subject)
+            lines.append(report(backend, "say it serves a table shard", user, outcome))
     async with connected(backend, "table") as table:
         js = table.nc.jetstream(timeout=20)
         with pytest.raises(NotFoundError):  # nothing stored
