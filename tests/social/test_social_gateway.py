@@ -287,6 +287,52 @@ async def test_friends_invite_chat_block_spectators_flood_and_partners(target: s
         await close(amal, badr, cyra, dina, eli, fadi)
 
 
+async def test_a_seated_players_setting_reads_the_spectators_channel_live_and_his_mutes_are_listed(
+    target: str,
+) -> None:
+    """docs/rules.md §15: a player reads the spectators' channel only if his own setting says
+    so. Off (the default) their lines never reach him; on (`set_spectator_chat`), they arrive
+    live, but a muted spectator's; off again, they stop. His mutes come back in his friends
+    list (a client shows them after a reload)."""
+    ines, jad, kamal = [await player(target, n) for n in ("ines", "jad", "kamal")]
+    try:
+        ines.send(
+            find_match=gateway_pb2.FindMatchRequest(wish=matchmaking_pb2.GameWish(variant=common_pb2.VARIANT_COMPLEX))
+        )
+        await ines.until("her table", lambda: any(m.event.HasField("table_created") for m in ines.seen))
+        public = next(m.event.table_id for m in ines.seen if m.event.HasField("table_created"))
+        for p in (jad, kamal):
+            p.send(watch=gateway_pb2.SpectateRequest(table_id=public))
+            await p.until("the table watched", partial(p.has_event, "table_created"))
+
+        def spectators_lines(phrase_id: str) -> Callable[[Player], list[social_pb2.ChatLine]]:
+            return lambda p: [x for x in p.phrases(phrase_id) if x.channel.kind == SPECTATORS]
+
+        async def says(who: Player, phrase_id: str) -> None:
+            await asyncio.sleep(0.6)  # a spectator's pace (docs/adr/0027: 500 ms between lines)
+            assert (await who.social(send_chat=phrase(public, phrase_id, SPECTATORS))).send_chat.delivered
+            await jad.until(f"{who.name}'s {phrase_id}", partial(spectators_lines(phrase_id), jad))
+
+        await says(jad, "greeting")  # the setting is off: not to ines
+        await ines.social(set_spectator_chat=gateway_pb2.SetSpectatorChatRequest(table_id=public, on=True))
+        await ines.social(set_muted=social_pb2.SetMutedRequest(player_id=kamal.id, muted=True))
+        await says(kamal, "thank_you")  # muted by ines: never to her
+        await says(jad, "well_played")
+        await ines.until("the spectator's line, live", partial(spectators_lines("well_played"), ines))
+        await ines.social(set_spectator_chat=gateway_pb2.SetSpectatorChatRequest(table_id=public, on=False))
+        await says(jad, "good_game")  # the setting is off again
+        await asyncio.sleep(QUIET_S)
+        heard = [(x.author_id, x.phrase.id) for x in ines.lines() if x.channel.kind == SPECTATORS]
+        assert heard == [(jad.id, "well_played")]
+
+        listed = await ines.social(list_friends=social_pb2.ListFriendsRequest())
+        assert list(listed.list_friends.muted_player_ids) == [kamal.id]
+        bad = gateway_pb2.SetSpectatorChatRequest(table_id="no such table!", on=True)
+        assert await ines.refused(set_spectator_chat=bad) == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        await close(ines, jad, kamal)
+
+
 async def test_the_social_events_stream_brings_a_web_player_online_and_his_friend_requests(target: str) -> None:
     """A web client has no Session stream: SocialEvents carries his social events, and while
     it is open his friends see him online; once it closes, offline."""

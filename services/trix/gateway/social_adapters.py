@@ -118,6 +118,7 @@ class NatsSocialEvents:
                 self.on_message(msg.subject, msg.data, hidden)
 
         sub = await subscribe_direct(nc, subject, deliver)
+        await nc.flush(timeout=2)  # the server has it: a client answered after this reads it
         if subject in self._subs:  # a reconnect replaced the client; or another call raced this one
             await self._drop(subject)
         self._subs[subject] = (nc, sub)

@@ -12,8 +12,9 @@ either way, a mute).
 Who reads what: a player his own subject (direct lines, friends' notices and presence,
 invitations) while a social session of his is open; a table's players' channel while one of
 his sessions follows the table (seated or watching), its spectators' channel while he
-watches it (a player's setting to read it is not offered yet); a competition's chat once he
-read its history or wrote there. Nothing of this runs per action: a follow starts, a session
+watches it, or while he sits there and his setting says so (`set_spectator_chat`, kept per
+player while a social session of his is open here, docs/rules.md §15); a competition's chat
+once he read its history or wrote there. Nothing of this runs per action: a follow starts, a session
 opens or closes. Must not import grpc or nats.
 """
 
@@ -114,6 +115,9 @@ class SocialGateway:
         """Per session id: the subjects it reads for its player, oldest first."""
         self.readers: dict[str, dict[str, Session]] = {}
         """Per subject: the sessions reading it, by id (subscribed while any)."""
+        self.spectator_chat: dict[str, dict[str, None]] = {}
+        """Per player: the tables whose spectators' channel he reads while seated there (his
+        setting, docs/rules.md §15), oldest first, at most MAX_TABLE_CHANNELS."""
         self._subscribed: set[str] = set()
         self._dirty: set[str] = set()
         self._wake = asyncio.Event()
@@ -132,6 +136,12 @@ class SocialGateway:
             raise InvalidArgument("the social request is empty")
         if which == "open_invite":
             return gateway_pb2.SocialResponse(open_invite=open_invite(request.open_invite.code, self.wall_ms()))
+        if which == "set_spectator_chat":
+            setting = request.set_spectator_chat
+            table_id = check_id(setting.table_id, "table")
+            self.set_spectator_chat(player_id, table_id, on=setting.on)
+            await self._settled(subjects.social_channel_events(table_id, "spectators"))
+            return gateway_pb2.SocialResponse(set_spectator_chat=gateway_pb2.SetSpectatorChatResponse())
         if self.port is None:
             raise Unavailable("chat and friends are not reachable; retry")
         reply = await self.port.call(player_id, request, display_name)
@@ -144,6 +154,37 @@ class SocialGateway:
                     self._read(session, subject)
         return reply
 
+    def set_spectator_chat(self, player_id: str, table_id: str, *, on: bool) -> None:
+        """A seated player's setting (docs/rules.md §15): his sessions that follow `table_id`
+        read its spectators' channel (on) or stop (off; a session watching it reads it still),
+        and so do those that start following it while the setting is kept."""
+        tables = self.spectator_chat.setdefault(player_id, {})
+        tables.pop(table_id, None)
+        if on:
+            tables[table_id] = None
+            for old in list(tables)[: max(0, len(tables) - MAX_TABLE_CHANNELS)]:
+                del tables[old]
+        elif not tables:
+            del self.spectator_chat[player_id]
+        players = subjects.social_channel_events(table_id, "players")
+        spectators = subjects.social_channel_events(table_id, "spectators")
+        for session in list(self.readers.get(players, {}).values()):
+            if session.player_id != player_id:
+                continue
+            if on:
+                self._read(session, spectators)
+            elif (table_id, SPECTATOR) not in session.follows:
+                self._unread(session, spectators)
+
+    async def _settled(self, subject: str, timeout_s: float = 2.0) -> None:
+        """Waits (a while at most) until `subject`'s subscription is what its readers want, so
+        a client answered reads what it asked for from then on."""
+        deadline = time.monotonic() + timeout_s
+        while self.events is not None and time.monotonic() < deadline:
+            if (subject in self.readers) == (subject in self._subscribed):
+                return
+            await asyncio.sleep(0.01)
+
     # -- sessions ---------------------------------------------------------------------------
 
     def attach(self, session: Session) -> None:
@@ -153,13 +194,14 @@ class SocialGateway:
 
     def follow(self, session: Session, table_id: str, seat: int, *, invited: bool = False) -> None:
         """`session` follows `table_id` (a seat, or SPECTATOR): its player reads the table's
-        players' chat, and its spectators' chat when he watches. A spectator let in by an
+        players' chat, and its spectators' chat when he watches or his setting says so
+        (`set_spectator_chat`). A spectator let in by an
         invitation (a private table's) reads neither: a private table's talk is its players'
         (the social service's rule, docs/adr/0027)."""
         if seat == SPECTATOR and invited:
             return
         self._read(session, subjects.social_channel_events(table_id, "players"))
-        if seat == SPECTATOR:
+        if seat == SPECTATOR or table_id in self.spectator_chat.get(session.player_id, {}):
             self._read(session, subjects.social_channel_events(table_id, "spectators"))
         own = self.interests.get(session.session_id, {})
         tables = [s for s in own if s.rsplit(".", 2)[-2] in ("players", "spectators")]
@@ -173,6 +215,8 @@ class SocialGateway:
             mine.pop(session.session_id, None)
             if not mine:
                 del self.social_sessions[session.player_id]
+        if session.player_id not in self.social_sessions:  # his settings go with his last one
+            self.spectator_chat.pop(session.player_id, None)
         for subject in list(self.interests.get(session.session_id, ())):
             self._unread(session, subject)
         self.interests.pop(session.session_id, None)

@@ -10,7 +10,8 @@ The rules: bots never chat; a spectator never writes into the players' channel, 
 seated player into the spectators' one (nothing from the seats reaches the spectators' room
 and the other way round); in a partnership game a seated player sends no free text while a
 deal is being played unless the table's `partner_chat` option allows it (§15: quick phrases
-only during a deal by default, free text between deals), since free text could tell a
+only while a deal is played by default: the deals follow one another without a pause, so
+from the first deal to the game's end; free text after it), since free text could tell a
 partner about a hand (§14). Quick phrases pass wherever the writer may write. Who is blocked
 by whom is `trix.social.friends`; flood limits and the filter are `trix.social.moderation`.
 """
@@ -49,7 +50,8 @@ class PartnerChat(enum.Enum):
     """docs/rules.md §15, the table option `partner_chat` of a partnership game."""
 
     PHRASES_DURING_DEALS = "phrases during deals"
-    """The default: quick phrases only while a deal is played, free text between deals."""
+    """The default: quick phrases only while a deal is played (from the first deal to the game's
+    end: the deals follow one another), free text after the game."""
     FREE_TEXT = "free text"
     """Free text at any time (a table of friends who trust each other)."""
 

@@ -72,6 +72,8 @@ class SocialGraph:
         self.mutes: set[tuple[str, str]] = set()
         self.muters: dict[str, set[str]] = {}
         """Player -> who muted him."""
+        self.muting: dict[str, set[str]] = {}
+        """Player -> whom he muted (his own list, ListFriends)."""
         self.sessions: dict[str, frozenset[str]] = {}
         self.names: dict[str, str] = {}
         """Display names seen (the gateway's word on a session, table seats)."""
@@ -181,9 +183,15 @@ class SocialGraph:
         if on:
             self.mutes.add((muter, muted))
             self.muters.setdefault(muted, set()).add(muter)
+            self.muting.setdefault(muter, set()).add(muted)
         else:
             self.mutes.discard((muter, muted))
             self.muters.get(muted, set()).discard(muter)
+            self.muting.get(muter, set()).discard(muted)
+
+    def muted_by(self, me: str) -> list[str]:
+        """The players `me` muted, sorted."""
+        return sorted(self.muting.get(me, ()))
 
     async def invite(self, me: str, other: str, kind: int, target: str) -> Invite:
         """An invitation to a friend; PermissionDenied unless `me` sees him as a friend (a

@@ -96,8 +96,10 @@ class SocialApi(social_pb2_grpc.SocialServiceServicer):
     ) -> pb.ListFriendsResponse:
         if request.page_size < 0:
             raise InvalidArgument("page_size: 0 or more")
-        found, next_token = self.graph.list_friends(self._player(context), request.page_size, request.page_token)
-        return pb.ListFriendsResponse(friends=found, next_page_token=next_token)
+        me = self._player(context)
+        found, next_token = self.graph.list_friends(me, request.page_size, request.page_token)
+        muted = [] if request.page_token else self.graph.muted_by(me)  # all on the first page
+        return pb.ListFriendsResponse(friends=found, next_page_token=next_token, muted_player_ids=muted)
 
     async def SendInvite(
         self, request: pb.SendInviteRequest, context: Context[object, object]

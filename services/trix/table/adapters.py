@@ -45,8 +45,6 @@ RESULT_BODIES = frozenset({"table_created", "seat_control_changed", "deal_scored
 
 log = structlog.get_logger("trix.table.nats")
 
-log = structlog.get_logger("trix.table.nats")
-
 LOG_STREAM = names.TABLE_LOG_STREAM
 SNAPSHOT_STREAM = names.TABLE_SNAPSHOTS_STREAM
 SECRETS_BUCKET = names.TABLE_SECRETS_BUCKET

@@ -202,7 +202,10 @@ class _PartnerChatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PartnerCh
     PARTNER_CHAT_UNSPECIFIED: _PartnerChat.ValueType  # 0
     """Not set: PHRASES_DURING_DEALS."""
     PARTNER_CHAT_PHRASES_DURING_DEALS: _PartnerChat.ValueType  # 1
-    """Quick phrases only while a deal is played, free text between deals (the default)."""
+    """The default: the players' channel takes quick phrases only while a deal is played; the
+    deals follow one another without a pause, so that is from the table's creation to the
+    game's end: free text again after the game.
+    """
     PARTNER_CHAT_FREE_TEXT: _PartnerChat.ValueType  # 2
     """Free text at any time (a table of friends who trust each other)."""
 
@@ -214,7 +217,10 @@ class PartnerChat(_PartnerChat, metaclass=_PartnerChatEnumTypeWrapper):
 PARTNER_CHAT_UNSPECIFIED: PartnerChat.ValueType  # 0
 """Not set: PHRASES_DURING_DEALS."""
 PARTNER_CHAT_PHRASES_DURING_DEALS: PartnerChat.ValueType  # 1
-"""Quick phrases only while a deal is played, free text between deals (the default)."""
+"""The default: the players' channel takes quick phrases only while a deal is played; the
+deals follow one another without a pause, so that is from the table's creation to the
+game's end: free text again after the game.
+"""
 PARTNER_CHAT_FREE_TEXT: PartnerChat.ValueType  # 2
 """Free text at any time (a table of friends who trust each other)."""
 Global___PartnerChat: _TypeAlias = PartnerChat  # noqa: Y015

@@ -61,6 +61,7 @@ class SocialRequest(_message.Message):
     SET_MUTED_FIELD_NUMBER: _builtins.int
     REPORT_LINE_FIELD_NUMBER: _builtins.int
     OPEN_INVITE_FIELD_NUMBER: _builtins.int
+    SET_SPECTATOR_CHAT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def send_chat(self) -> _social_pb2.SendChatRequest:
         """Send a line (free text or a quick phrase) to a table's players or spectators, a
@@ -107,6 +108,10 @@ class SocialRequest(_message.Message):
     def open_invite(self) -> Global___OpenInviteRequest:
         """Open an invitation by the code its link carries (after signing in)."""
 
+    @_builtins.property
+    def set_spectator_chat(self) -> Global___SetSpectatorChatRequest:
+        """A seated player's setting: read his table's spectators' channel live, or stop."""
+
     def __init__(
         self,
         *,
@@ -121,12 +126,13 @@ class SocialRequest(_message.Message):
         set_muted: _social_pb2.SetMutedRequest | None = ...,
         report_line: _social_pb2.ReportLineRequest | None = ...,
         open_invite: Global___OpenInviteRequest | None = ...,
+        set_spectator_chat: Global___SetSpectatorChatRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request", b"request", "request_friend", b"request_friend", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request", b"request", "request_friend", b"request_friend", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted", "set_spectator_chat", b"set_spectator_chat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request", b"request", "request_friend", b"request_friend", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request", b"request", "request_friend", b"request_friend", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted", "set_spectator_chat", b"set_spectator_chat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["send_chat", "chat_history", "request_friend", "answer_friend", "remove_friend", "set_blocked", "list_friends", "send_invite", "set_muted", "report_line", "open_invite"]  # noqa: Y015
+    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["send_chat", "chat_history", "request_friend", "answer_friend", "remove_friend", "set_blocked", "list_friends", "send_invite", "set_muted", "report_line", "open_invite", "set_spectator_chat"]  # noqa: Y015
     _WhichOneofArgType_request: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_request) -> _WhichOneofReturnType_request | None: ...
 
@@ -149,6 +155,7 @@ class SocialResponse(_message.Message):
     SET_MUTED_FIELD_NUMBER: _builtins.int
     REPORT_LINE_FIELD_NUMBER: _builtins.int
     OPEN_INVITE_FIELD_NUMBER: _builtins.int
+    SET_SPECTATOR_CHAT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def send_chat(self) -> _social_pb2.SendChatResponse:
         """The line sent (or not delivered)."""
@@ -193,6 +200,10 @@ class SocialResponse(_message.Message):
     def open_invite(self) -> Global___OpenInviteResponse:
         """What the invitation is to."""
 
+    @_builtins.property
+    def set_spectator_chat(self) -> Global___SetSpectatorChatResponse:
+        """Done."""
+
     def __init__(
         self,
         *,
@@ -207,16 +218,66 @@ class SocialResponse(_message.Message):
         set_muted: _social_pb2.SetMutedResponse | None = ...,
         report_line: _social_pb2.ReportLineResponse | None = ...,
         open_invite: Global___OpenInviteResponse | None = ...,
+        set_spectator_chat: Global___SetSpectatorChatResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request_friend", b"request_friend", "result", b"result", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request_friend", b"request_friend", "result", b"result", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted", "set_spectator_chat", b"set_spectator_chat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request_friend", b"request_friend", "result", b"result", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_friend", b"answer_friend", "chat_history", b"chat_history", "list_friends", b"list_friends", "open_invite", b"open_invite", "remove_friend", b"remove_friend", "report_line", b"report_line", "request_friend", b"request_friend", "result", b"result", "send_chat", b"send_chat", "send_invite", b"send_invite", "set_blocked", b"set_blocked", "set_muted", b"set_muted", "set_spectator_chat", b"set_spectator_chat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["send_chat", "chat_history", "request_friend", "answer_friend", "remove_friend", "set_blocked", "list_friends", "send_invite", "set_muted", "report_line", "open_invite"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["send_chat", "chat_history", "request_friend", "answer_friend", "remove_friend", "set_blocked", "list_friends", "send_invite", "set_muted", "report_line", "open_invite", "set_spectator_chat"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 
 Global___SocialResponse: _TypeAlias = SocialResponse  # noqa: Y015
+
+@_typing.final
+class SetSpectatorChatRequest(_message.Message):
+    """A seated player's own setting (docs/rules.md §15): whether he reads the spectators'
+    channel of his table. On, the gateway sends him its lines live (his SocialEvents or
+    Session stream, lines of players he blocked or muted left out as in the players'
+    channel) while one of his sessions follows the table; it keeps the setting while a
+    social session of his is open on that gateway, so a client sends it again after it
+    reconnects. A spectator reads that channel always; its history is ListChatHistory.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ON_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    on: _builtins.bool
+    """Read it (true) or stop (false)."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        on: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["on", b"on", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSpectatorChatRequest: _TypeAlias = SetSpectatorChatRequest  # noqa: Y015
+
+@_typing.final
+class SetSpectatorChatResponse(_message.Message):
+    """Response of SetSpectatorChatRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSpectatorChatResponse: _TypeAlias = SetSpectatorChatResponse  # noqa: Y015
 
 @_typing.final
 class OpenInviteRequest(_message.Message):

@@ -631,21 +631,29 @@ class ListFriendsResponse(_message.Message):
 
     FRIENDS_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    MUTED_PLAYER_IDS_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     """Token of the next page; empty = no more."""
     @_builtins.property
     def friends(self) -> _containers.RepeatedCompositeFieldContainer[Global___Friend]:
         """Friends first (online first), then requests, then the players blocked."""
 
+    @_builtins.property
+    def muted_player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The players the caller muted (SetMuted), all of them, on the first page only (empty on
+        the next ones): a client shows its mutes after a reload.
+        """
+
     def __init__(
         self,
         *,
         friends: _abc.Iterable[Global___Friend] | None = ...,
         next_page_token: _builtins.str = ...,
+        muted_player_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["friends", b"friends", "next_page_token", b"next_page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["friends", b"friends", "muted_player_ids", b"muted_player_ids", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -554,7 +554,9 @@ export enum PartnerChat {
   UNSPECIFIED = 0,
 
   /**
-   * Quick phrases only while a deal is played, free text between deals (the default).
+   * The default: the players' channel takes quick phrases only while a deal is played; the
+   * deals follow one another without a pause, so that is from the table's creation to the
+   * game's end: free text again after the game.
    *
    * @generated from enum value: PARTNER_CHAT_PHRASES_DURING_DEALS = 1;
    */

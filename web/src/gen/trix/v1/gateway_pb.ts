@@ -43,7 +43,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/gateway.proto.
  */
 export const file_trix_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("ChV0cml4L3YxL2dhdGV3YXkucHJvdG8SB3RyaXgudjEi4AQKDVNvY2lhbFJlcXVlc3QSLQoJc2VuZF9jaGF0GAEgASgLMhgudHJpeC52MS5TZW5kQ2hhdFJlcXVlc3RIABI3CgxjaGF0X2hpc3RvcnkYAiABKAsyHy50cml4LnYxLkxpc3RDaGF0SGlzdG9yeVJlcXVlc3RIABI3Cg5yZXF1ZXN0X2ZyaWVuZBgDIAEoCzIdLnRyaXgudjEuUmVxdWVzdEZyaWVuZFJlcXVlc3RIABI8Cg1hbnN3ZXJfZnJpZW5kGAQgASgLMiMudHJpeC52MS5BbnN3ZXJGcmllbmRSZXF1ZXN0UmVxdWVzdEgAEjUKDXJlbW92ZV9mcmllbmQYBSABKAsyHC50cml4LnYxLlJlbW92ZUZyaWVuZFJlcXVlc3RIABIxCgtzZXRfYmxvY2tlZBgGIAEoCzIaLnRyaXgudjEuU2V0QmxvY2tlZFJlcXVlc3RIABIzCgxsaXN0X2ZyaWVuZHMYByABKAsyGy50cml4LnYxLkxpc3RGcmllbmRzUmVxdWVzdEgAEjEKC3NlbmRfaW52aXRlGAggASgLMhoudHJpeC52MS5TZW5kSW52aXRlUmVxdWVzdEgAEi0KCXNldF9tdXRlZBgJIAEoCzIYLnRyaXgudjEuU2V0TXV0ZWRSZXF1ZXN0SAASMQoLcmVwb3J0X2xpbmUYCiABKAsyGi50cml4LnYxLlJlcG9ydExpbmVSZXF1ZXN0SAASMQoLb3Blbl9pbnZpdGUYCyABKAsyGi50cml4LnYxLk9wZW5JbnZpdGVSZXF1ZXN0SABCCQoHcmVxdWVzdCLrBAoOU29jaWFsUmVzcG9uc2USLgoJc2VuZF9jaGF0GAEgASgLMhkudHJpeC52MS5TZW5kQ2hhdFJlc3BvbnNlSAASOAoMY2hhdF9oaXN0b3J5GAIgASgLMiAudHJpeC52MS5MaXN0Q2hhdEhpc3RvcnlSZXNwb25zZUgAEjgKDnJlcXVlc3RfZnJpZW5kGAMgASgLMh4udHJpeC52MS5SZXF1ZXN0RnJpZW5kUmVzcG9uc2VIABI9Cg1hbnN3ZXJfZnJpZW5kGAQgASgLMiQudHJpeC52MS5BbnN3ZXJGcmllbmRSZXF1ZXN0UmVzcG9uc2VIABI2Cg1yZW1vdmVfZnJpZW5kGAUgASgLMh0udHJpeC52MS5SZW1vdmVGcmllbmRSZXNwb25zZUgAEjIKC3NldF9ibG9ja2VkGAYgASgLMhsudHJpeC52MS5TZXRCbG9ja2VkUmVzcG9uc2VIABI0CgxsaXN0X2ZyaWVuZHMYByABKAsyHC50cml4LnYxLkxpc3RGcmllbmRzUmVzcG9uc2VIABIyCgtzZW5kX2ludml0ZRgIIAEoCzIbLnRyaXgudjEuU2VuZEludml0ZVJlc3BvbnNlSAASLgoJc2V0X211dGVkGAkgASgLMhkudHJpeC52MS5TZXRNdXRlZFJlc3BvbnNlSAASMgoLcmVwb3J0X2xpbmUYCiABKAsyGy50cml4LnYxLlJlcG9ydExpbmVSZXNwb25zZUgAEjIKC29wZW5faW52aXRlGAsgASgLMhsudHJpeC52MS5PcGVuSW52aXRlUmVzcG9uc2VIAEIICgZyZXN1bHQiIQoRT3Blbkludml0ZVJlcXVlc3QSDAoEY29kZRgBIAEoCSKKAQoST3Blbkludml0ZVJlc3BvbnNlEiEKBGtpbmQYASABKA4yEy50cml4LnYxLkludml0ZUtpbmQSDgoGdGFyZ2V0GAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIVChNTb2NpYWxFdmVudHNSZXF1ZXN0IjsKFFNvY2lhbEV2ZW50c1Jlc3BvbnNlEiMKBWV2ZW50GAEgASgLMhQudHJpeC52MS5Tb2NpYWxFdmVudCI8Cg1TaWduSW5SZXF1ZXN0EhUKDWRldmljZV9zZWNyZXQYASABKAkSFAoMZGlzcGxheV9uYW1lGAIgASgJImIKDlNpZ25JblJlc3BvbnNlEhEKCXBsYXllcl9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIVChNSZWZyZXNoVG9rZW5SZXF1ZXN0IlUKFFJlZnJlc2hUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIioKFkludml0ZVNwZWN0YXRvclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkibwoXSW52aXRlU3BlY3RhdG9yUmVzcG9uc2USEgoKaW52aXRhdGlvbhgBIAEoCRIQCgh0YWJsZV9pZBgCIAEoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL3AQoGQWN0aW9uEhAKCHRhYmxlX2lkGAEgASgJEhEKCWFjdGlvbl9pZBgCIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYAyABKAQSLAoPY2hvb3NlX2NvbnRyYWN0GAogASgOMhEudHJpeC52MS5Db250cmFjdEgAEioKDWFuc3dlcl9kb3VibGUYCyABKAsyES50cml4LnYxLkNhcmRMaXN0SAASIgoJcGxheV9jYXJkGAwgASgLMg0udHJpeC52MS5DYXJkSAASDwoFbGVhdmUYDSABKAhIABIVCgtjbGllbnRfc2VlZBgOIAEoCUgAQgYKBGtpbmQiKAoIQ2FyZExpc3QSHAoFY2FyZHMYASADKAsyDS50cml4LnYxLkNhcmQibwoLQ2xpZW50RXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEhEKCWFjdGlvbl9pZBgDIAEoCRIuCgtyZXRyeV9kZWxheRgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiLcBAoOU2Vzc2lvblJlcXVlc3QSIQoGYWN0aW9uGAEgASgLMg8udHJpeC52MS5BY3Rpb25IABIvCgpmaW5kX21hdGNoGAIgASgLMhkudHJpeC52MS5GaW5kTWF0Y2hSZXF1ZXN0SAASMwoMY2FuY2VsX21hdGNoGAMgASgLMhsudHJpeC52MS5DYW5jZWxNYXRjaFJlcXVlc3RIABIoCgZyZXN1bWUYBCABKAsyFi50cml4LnYxLkV2ZW50c1JlcXVlc3RIABIOCgRwaW5nGAUgASgISAASKQoFd2F0Y2gYBiABKAsyGC50cml4LnYxLlNwZWN0YXRlUmVxdWVzdEgAEjsKDmNyZWF0ZV9wcml2YXRlGAcgASgLMiEudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlcXVlc3RIABI3Cgxqb2luX3ByaXZhdGUYCCABKAsyHy50cml4LnYxLkpvaW5Qcml2YXRlR2FtZVJlcXVlc3RIABI5Cg1zdGFydF9wcml2YXRlGAkgASgLMiAudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVxdWVzdEgAEiYKBXF1ZXJ5GAogASgLMhUudHJpeC52MS5RdWVyeVJlcXVlc3RIABInCgR2aWV3GAsgASgLMhcudHJpeC52MS5HZXRWaWV3UmVxdWVzdEgAEigKBnNvY2lhbBgQIAEoCzIWLnRyaXgudjEuU29jaWFsUmVxdWVzdEgAEhIKCnJlcXVlc3RfaWQYFCABKAkSFAoMYmF0Y2hfZXZlbnRzGBUgASgIQgYKBGtpbmQiXQoKRXZlbnRCYXRjaBIeCgZldmVudHMYASADKAsyDi50cml4LnYxLkV2ZW50Ei8KCGFjY2VwdGVkGAIgASgLMh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZSL2BAoPU2Vzc2lvblJlc3BvbnNlEh8KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudEgAEiEKBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0SAASMQoIYWNjZXB0ZWQYAyABKAsyHS50cml4LnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlSAASJQoFZXJyb3IYBCABKAsyFC50cml4LnYxLkNsaWVudEVycm9ySAASJQoIc25hcHNob3QYBSABKAsyES50cml4LnYxLlNlYXRWaWV3SAASDgoEcG9uZxgGIAEoCEgAEicKBXF1ZXJ5GAcgASgLMhYudHJpeC52MS5RdWVyeVJlc3BvbnNlSAASOgoMcHJpdmF0ZV9nYW1lGAggASgLMiIudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlSAASPAoPcHJpdmF0ZV9zdGFydGVkGAkgASgLMiEudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVzcG9uc2VIABIqCgtldmVudF9iYXRjaBgKIAEoCzITLnRyaXgudjEuRXZlbnRCYXRjaEgAEiMKB3Jlc3VtZWQYCyABKAsyEC50cml4LnYxLlJlc3VtZWRIABIlCgVxdWV1ZRgMIAEoCzIULnRyaXgudjEuUXVldWVTdGF0dXNIABIpCgZzb2NpYWwYECABKAsyFy50cml4LnYxLlNvY2lhbFJlc3BvbnNlSAASLAoMc29jaWFsX2V2ZW50GBEgASgLMhQudHJpeC52MS5Tb2NpYWxFdmVudEgAEhIKCnJlcXVlc3RfaWQYFCABKAlCBgoEa2luZCJBCgdSZXN1bWVkEhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSFgoOYWZ0ZXJfc2VxdWVuY2UYAyABKAQiNgoTU3VibWl0QWN0aW9uUmVxdWVzdBIfCgZhY3Rpb24YASABKAsyDy50cml4LnYxLkFjdGlvbiI7ChRTdWJtaXRBY3Rpb25SZXNwb25zZRIRCglhY3Rpb25faWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQiOQoNRXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBCI7Cg5FdmVudHNSZXNwb25zZRIpCgdtZXNzYWdlGAEgASgLMhgudHJpeC52MS5TZXNzaW9uUmVzcG9uc2UiXAoQRmluZE1hdGNoUmVxdWVzdBIfCgR3aXNoGAEgASgLMhEudHJpeC52MS5HYW1lV2lzaBISCgpwYXJ0bmVyX2lkGAIgASgJEhMKC2NsaWVudF9zZWVkGAMgASgJIjQKEUZpbmRNYXRjaFJlc3BvbnNlEh8KBnRpY2tldBgBIAEoCzIPLnRyaXgudjEuVGlja2V0IicKEkNhbmNlbE1hdGNoUmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiNgoTQ2FuY2VsTWF0Y2hSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCJQChhDcmVhdGVQcml2YXRlR2FtZVJlcXVlc3QSHwoEd2lzaBgBIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEwoLY2xpZW50X3NlZWQYAiABKAkiSgoZQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZRIMCgRjb2RlGAEgASgJEh8KBnRpY2tldBgCIAEoCzIPLnRyaXgudjEuVGlja2V0IjsKFkpvaW5Qcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCRITCgtjbGllbnRfc2VlZBgCIAEoCSI6ChdKb2luUHJpdmF0ZUdhbWVSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCI4ChdTdGFydFByaXZhdGVHYW1lUmVxdWVzdBIMCgRjb2RlGAEgASgJEg8KB3BhcnRuZXIYAiABKAUiLAoYU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJIiUKFUdldFByaXZhdGVHYW1lUmVxdWVzdBIMCgRjb2RlGAEgASgJIlYKFkdldFByaXZhdGVHYW1lUmVzcG9uc2USLAoHcGxheWVycxgBIAMoCzIbLnRyaXgudjEuUHJpdmF0ZVRhYmxlUGxheWVyEg4KBmNsb3NlZBgCIAEoCCJPCg9TcGVjdGF0ZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQSEgoKaW52aXRhdGlvbhgDIAEoCSIxChBTcGVjdGF0ZVJlc3BvbnNlEh0KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudCKzAwoMUXVlcnlSZXF1ZXN0EjEKCXN0YW5kaW5ncxgBIAEoCzIcLnRyaXgudjEuR2V0U3RhbmRpbmdzUmVxdWVzdEgAEi4KB2hpc3RvcnkYAiABKAsyGy50cml4LnYxLkxpc3RIaXN0b3J5UmVxdWVzdEgAEjQKC2dhbWVfcmVjb3JkGAMgASgLMh0udHJpeC52MS5HZXRHYW1lUmVjb3JkUmVxdWVzdEgAEjUKC2xlYWRlcmJvYXJkGAQgASgLMh4udHJpeC52MS5HZXRMZWFkZXJib2FyZFJlcXVlc3RIABI2CgxwbGF5ZXJfc3RhdHMYBSABKAsyHi50cml4LnYxLkdldFBsYXllclN0YXRzUmVxdWVzdEgAEi0KB2JhbGFuY2UYBiABKAsyGi50cml4LnYxLkdldEJhbGFuY2VSZXF1ZXN0SAASLAoGbGVkZ2VyGAcgASgLMhoudHJpeC52MS5MaXN0TGVkZ2VyUmVxdWVzdEgAEjUKC2xpdmVfdGFibGVzGAggASgLMh4udHJpeC52MS5MaXN0TGl2ZVRhYmxlc1JlcXVlc3RIAEIHCgVxdWVyeSK9AwoNUXVlcnlSZXNwb25zZRIyCglzdGFuZGluZ3MYASABKAsyHS50cml4LnYxLkdldFN0YW5kaW5nc1Jlc3BvbnNlSAASLwoHaGlzdG9yeRgCIAEoCzIcLnRyaXgudjEuTGlzdEhpc3RvcnlSZXNwb25zZUgAEjUKC2dhbWVfcmVjb3JkGAMgASgLMh4udHJpeC52MS5HZXRHYW1lUmVjb3JkUmVzcG9uc2VIABI2CgtsZWFkZXJib2FyZBgEIAEoCzIfLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXNwb25zZUgAEjcKDHBsYXllcl9zdGF0cxgFIAEoCzIfLnRyaXgudjEuR2V0UGxheWVyU3RhdHNSZXNwb25zZUgAEi4KB2JhbGFuY2UYBiABKAsyGy50cml4LnYxLkdldEJhbGFuY2VSZXNwb25zZUgAEi0KBmxlZGdlchgHIAEoCzIbLnRyaXgudjEuTGlzdExlZGdlclJlc3BvbnNlSAASNgoLbGl2ZV90YWJsZXMYCCABKAsyHy50cml4LnYxLkxpc3RMaXZlVGFibGVzUmVzcG9uc2VIAEIICgZyZXN1bHQiIgoOR2V0Vmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiMgoPR2V0Vmlld1Jlc3BvbnNlEh8KBHZpZXcYASABKAsyES50cml4LnYxLlNlYXRWaWV3MukJCg5HYXRld2F5U2VydmljZRI5CgZTaWduSW4SFi50cml4LnYxLlNpZ25JblJlcXVlc3QaFy50cml4LnYxLlNpZ25JblJlc3BvbnNlEkAKB1Nlc3Npb24SFy50cml4LnYxLlNlc3Npb25SZXF1ZXN0GhgudHJpeC52MS5TZXNzaW9uUmVzcG9uc2UoATABEksKDFN1Ym1pdEFjdGlvbhIcLnRyaXgudjEuU3VibWl0QWN0aW9uUmVxdWVzdBodLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USOwoGRXZlbnRzEhYudHJpeC52MS5FdmVudHNSZXF1ZXN0GhcudHJpeC52MS5FdmVudHNSZXNwb25zZTABEkIKCUZpbmRNYXRjaBIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdBoaLnRyaXgudjEuRmluZE1hdGNoUmVzcG9uc2USSAoLQ2FuY2VsTWF0Y2gSGy50cml4LnYxLkNhbmNlbE1hdGNoUmVxdWVzdBocLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJaChFDcmVhdGVQcml2YXRlR2FtZRIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0GiIudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlElQKD0pvaW5Qcml2YXRlR2FtZRIfLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVxdWVzdBogLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVzcG9uc2USVwoQU3RhcnRQcml2YXRlR2FtZRIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3QaIS50cml4LnYxLlN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRJRCg5HZXRQcml2YXRlR2FtZRIeLnRyaXgudjEuR2V0UHJpdmF0ZUdhbWVSZXF1ZXN0Gh8udHJpeC52MS5HZXRQcml2YXRlR2FtZVJlc3BvbnNlEkEKCFNwZWN0YXRlEhgudHJpeC52MS5TcGVjdGF0ZVJlcXVlc3QaGS50cml4LnYxLlNwZWN0YXRlUmVzcG9uc2UwARI2CgVRdWVyeRIVLnRyaXgudjEuUXVlcnlSZXF1ZXN0GhYudHJpeC52MS5RdWVyeVJlc3BvbnNlEjwKB0dldFZpZXcSFy50cml4LnYxLkdldFZpZXdSZXF1ZXN0GhgudHJpeC52MS5HZXRWaWV3UmVzcG9uc2USSwoMUmVmcmVzaFRva2VuEhwudHJpeC52MS5SZWZyZXNoVG9rZW5SZXF1ZXN0Gh0udHJpeC52MS5SZWZyZXNoVG9rZW5SZXNwb25zZRJUCg9JbnZpdGVTcGVjdGF0b3ISHy50cml4LnYxLkludml0ZVNwZWN0YXRvclJlcXVlc3QaIC50cml4LnYxLkludml0ZVNwZWN0YXRvclJlc3BvbnNlEjkKBlNvY2lhbBIWLnRyaXgudjEuU29jaWFsUmVxdWVzdBoXLnRyaXgudjEuU29jaWFsUmVzcG9uc2USTQoMU29jaWFsRXZlbnRzEhwudHJpeC52MS5Tb2NpYWxFdmVudHNSZXF1ZXN0Gh0udHJpeC52MS5Tb2NpYWxFdmVudHNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events, file_trix_v1_matchmaking, file_trix_v1_scoring, file_trix_v1_social, file_trix_v1_table]);
+  fileDesc("ChV0cml4L3YxL2dhdGV3YXkucHJvdG8SB3RyaXgudjEioAUKDVNvY2lhbFJlcXVlc3QSLQoJc2VuZF9jaGF0GAEgASgLMhgudHJpeC52MS5TZW5kQ2hhdFJlcXVlc3RIABI3CgxjaGF0X2hpc3RvcnkYAiABKAsyHy50cml4LnYxLkxpc3RDaGF0SGlzdG9yeVJlcXVlc3RIABI3Cg5yZXF1ZXN0X2ZyaWVuZBgDIAEoCzIdLnRyaXgudjEuUmVxdWVzdEZyaWVuZFJlcXVlc3RIABI8Cg1hbnN3ZXJfZnJpZW5kGAQgASgLMiMudHJpeC52MS5BbnN3ZXJGcmllbmRSZXF1ZXN0UmVxdWVzdEgAEjUKDXJlbW92ZV9mcmllbmQYBSABKAsyHC50cml4LnYxLlJlbW92ZUZyaWVuZFJlcXVlc3RIABIxCgtzZXRfYmxvY2tlZBgGIAEoCzIaLnRyaXgudjEuU2V0QmxvY2tlZFJlcXVlc3RIABIzCgxsaXN0X2ZyaWVuZHMYByABKAsyGy50cml4LnYxLkxpc3RGcmllbmRzUmVxdWVzdEgAEjEKC3NlbmRfaW52aXRlGAggASgLMhoudHJpeC52MS5TZW5kSW52aXRlUmVxdWVzdEgAEi0KCXNldF9tdXRlZBgJIAEoCzIYLnRyaXgudjEuU2V0TXV0ZWRSZXF1ZXN0SAASMQoLcmVwb3J0X2xpbmUYCiABKAsyGi50cml4LnYxLlJlcG9ydExpbmVSZXF1ZXN0SAASMQoLb3Blbl9pbnZpdGUYCyABKAsyGi50cml4LnYxLk9wZW5JbnZpdGVSZXF1ZXN0SAASPgoSc2V0X3NwZWN0YXRvcl9jaGF0GAwgASgLMiAudHJpeC52MS5TZXRTcGVjdGF0b3JDaGF0UmVxdWVzdEgAQgkKB3JlcXVlc3QirAUKDlNvY2lhbFJlc3BvbnNlEi4KCXNlbmRfY2hhdBgBIAEoCzIZLnRyaXgudjEuU2VuZENoYXRSZXNwb25zZUgAEjgKDGNoYXRfaGlzdG9yeRgCIAEoCzIgLnRyaXgudjEuTGlzdENoYXRIaXN0b3J5UmVzcG9uc2VIABI4Cg5yZXF1ZXN0X2ZyaWVuZBgDIAEoCzIeLnRyaXgudjEuUmVxdWVzdEZyaWVuZFJlc3BvbnNlSAASPQoNYW5zd2VyX2ZyaWVuZBgEIAEoCzIkLnRyaXgudjEuQW5zd2VyRnJpZW5kUmVxdWVzdFJlc3BvbnNlSAASNgoNcmVtb3ZlX2ZyaWVuZBgFIAEoCzIdLnRyaXgudjEuUmVtb3ZlRnJpZW5kUmVzcG9uc2VIABIyCgtzZXRfYmxvY2tlZBgGIAEoCzIbLnRyaXgudjEuU2V0QmxvY2tlZFJlc3BvbnNlSAASNAoMbGlzdF9mcmllbmRzGAcgASgLMhwudHJpeC52MS5MaXN0RnJpZW5kc1Jlc3BvbnNlSAASMgoLc2VuZF9pbnZpdGUYCCABKAsyGy50cml4LnYxLlNlbmRJbnZpdGVSZXNwb25zZUgAEi4KCXNldF9tdXRlZBgJIAEoCzIZLnRyaXgudjEuU2V0TXV0ZWRSZXNwb25zZUgAEjIKC3JlcG9ydF9saW5lGAogASgLMhsudHJpeC52MS5SZXBvcnRMaW5lUmVzcG9uc2VIABIyCgtvcGVuX2ludml0ZRgLIAEoCzIbLnRyaXgudjEuT3Blbkludml0ZVJlc3BvbnNlSAASPwoSc2V0X3NwZWN0YXRvcl9jaGF0GAwgASgLMiEudHJpeC52MS5TZXRTcGVjdGF0b3JDaGF0UmVzcG9uc2VIAEIICgZyZXN1bHQiNwoXU2V0U3BlY3RhdG9yQ2hhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSCgoCb24YAiABKAgiGgoYU2V0U3BlY3RhdG9yQ2hhdFJlc3BvbnNlIiEKEU9wZW5JbnZpdGVSZXF1ZXN0EgwKBGNvZGUYASABKAkiigEKEk9wZW5JbnZpdGVSZXNwb25zZRIhCgRraW5kGAEgASgOMhMudHJpeC52MS5JbnZpdGVLaW5kEg4KBnRhcmdldBgCIAEoCRIRCglwbGF5ZXJfaWQYAyABKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTU29jaWFsRXZlbnRzUmVxdWVzdCI7ChRTb2NpYWxFdmVudHNSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnRyaXgudjEuU29jaWFsRXZlbnQiPAoNU2lnbkluUmVxdWVzdBIVCg1kZXZpY2Vfc2VjcmV0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJiCg5TaWduSW5SZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTUmVmcmVzaFRva2VuUmVxdWVzdCJVChRSZWZyZXNoVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqChZJbnZpdGVTcGVjdGF0b3JSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIm8KF0ludml0ZVNwZWN0YXRvclJlc3BvbnNlEhIKCmludml0YXRpb24YASABKAkSEAoIdGFibGVfaWQYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi9wEKBkFjdGlvbhIQCgh0YWJsZV9pZBgBIAEoCRIRCglhY3Rpb25faWQYAiABKAkSGgoSbGFzdF9zZWVuX3NlcXVlbmNlGAMgASgEEiwKD2Nob29zZV9jb250cmFjdBgKIAEoDjIRLnRyaXgudjEuQ29udHJhY3RIABIqCg1hbnN3ZXJfZG91YmxlGAsgASgLMhEudHJpeC52MS5DYXJkTGlzdEgAEiIKCXBsYXlfY2FyZBgMIAEoCzINLnRyaXgudjEuQ2FyZEgAEg8KBWxlYXZlGA0gASgISAASFQoLY2xpZW50X3NlZWQYDiABKAlIAEIGCgRraW5kIigKCENhcmRMaXN0EhwKBWNhcmRzGAEgAygLMg0udHJpeC52MS5DYXJkIm8KC0NsaWVudEVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIRCglhY3Rpb25faWQYAyABKAkSLgoLcmV0cnlfZGVsYXkYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24i3AQKDlNlc3Npb25SZXF1ZXN0EiEKBmFjdGlvbhgBIAEoCzIPLnRyaXgudjEuQWN0aW9uSAASLwoKZmluZF9tYXRjaBgCIAEoCzIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdEgAEjMKDGNhbmNlbF9tYXRjaBgDIAEoCzIbLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0SAASKAoGcmVzdW1lGAQgASgLMhYudHJpeC52MS5FdmVudHNSZXF1ZXN0SAASDgoEcGluZxgFIAEoCEgAEikKBXdhdGNoGAYgASgLMhgudHJpeC52MS5TcGVjdGF0ZVJlcXVlc3RIABI7Cg5jcmVhdGVfcHJpdmF0ZRgHIAEoCzIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0SAASNwoMam9pbl9wcml2YXRlGAggASgLMh8udHJpeC52MS5Kb2luUHJpdmF0ZUdhbWVSZXF1ZXN0SAASOQoNc3RhcnRfcHJpdmF0ZRgJIAEoCzIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3RIABImCgVxdWVyeRgKIAEoCzIVLnRyaXgudjEuUXVlcnlSZXF1ZXN0SAASJwoEdmlldxgLIAEoCzIXLnRyaXgudjEuR2V0Vmlld1JlcXVlc3RIABIoCgZzb2NpYWwYECABKAsyFi50cml4LnYxLlNvY2lhbFJlcXVlc3RIABISCgpyZXF1ZXN0X2lkGBQgASgJEhQKDGJhdGNoX2V2ZW50cxgVIAEoCEIGCgRraW5kIl0KCkV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIvCghhY2NlcHRlZBgCIAEoCzIdLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2Ui9gQKD1Nlc3Npb25SZXNwb25zZRIfCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnRIABIhCgZ0aWNrZXQYAiABKAsyDy50cml4LnYxLlRpY2tldEgAEjEKCGFjY2VwdGVkGAMgASgLMh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZUgAEiUKBWVycm9yGAQgASgLMhQudHJpeC52MS5DbGllbnRFcnJvckgAEiUKCHNuYXBzaG90GAUgASgLMhEudHJpeC52MS5TZWF0Vmlld0gAEg4KBHBvbmcYBiABKAhIABInCgVxdWVyeRgHIAEoCzIWLnRyaXgudjEuUXVlcnlSZXNwb25zZUgAEjoKDHByaXZhdGVfZ2FtZRgIIAEoCzIiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZUgAEjwKD3ByaXZhdGVfc3RhcnRlZBgJIAEoCzIhLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlSAASKgoLZXZlbnRfYmF0Y2gYCiABKAsyEy50cml4LnYxLkV2ZW50QmF0Y2hIABIjCgdyZXN1bWVkGAsgASgLMhAudHJpeC52MS5SZXN1bWVkSAASJQoFcXVldWUYDCABKAsyFC50cml4LnYxLlF1ZXVlU3RhdHVzSAASKQoGc29jaWFsGBAgASgLMhcudHJpeC52MS5Tb2NpYWxSZXNwb25zZUgAEiwKDHNvY2lhbF9ldmVudBgRIAEoCzIULnRyaXgudjEuU29jaWFsRXZlbnRIABISCgpyZXF1ZXN0X2lkGBQgASgJQgYKBGtpbmQiQQoHUmVzdW1lZBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhYKDmFmdGVyX3NlcXVlbmNlGAMgASgEIjYKE1N1Ym1pdEFjdGlvblJlcXVlc3QSHwoGYWN0aW9uGAEgASgLMg8udHJpeC52MS5BY3Rpb24iOwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEQoJYWN0aW9uX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEIjkKDUV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQiOwoORXZlbnRzUmVzcG9uc2USKQoHbWVzc2FnZRgBIAEoCzIYLnRyaXgudjEuU2Vzc2lvblJlc3BvbnNlIlwKEEZpbmRNYXRjaFJlcXVlc3QSHwoEd2lzaBgBIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEgoKcGFydG5lcl9pZBgCIAEoCRITCgtjbGllbnRfc2VlZBgDIAEoCSI0ChFGaW5kTWF0Y2hSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCInChJDYW5jZWxNYXRjaFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJIjYKE0NhbmNlbE1hdGNoUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiUAoYQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0Eh8KBHdpc2gYASABKAsyES50cml4LnYxLkdhbWVXaXNoEhMKC2NsaWVudF9zZWVkGAIgASgJIkoKGUNyZWF0ZVByaXZhdGVHYW1lUmVzcG9uc2USDAoEY29kZRgBIAEoCRIfCgZ0aWNrZXQYAiABKAsyDy50cml4LnYxLlRpY2tldCI7ChZKb2luUHJpdmF0ZUdhbWVSZXF1ZXN0EgwKBGNvZGUYASABKAkSEwoLY2xpZW50X3NlZWQYAiABKAkiOgoXSm9pblByaXZhdGVHYW1lUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiOAoXU3RhcnRQcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCRIPCgdwYXJ0bmVyGAIgASgFIiwKGFN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCSIlChVHZXRQcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCSJWChZHZXRQcml2YXRlR2FtZVJlc3BvbnNlEiwKB3BsYXllcnMYASADKAsyGy50cml4LnYxLlByaXZhdGVUYWJsZVBsYXllchIOCgZjbG9zZWQYAiABKAgiTwoPU3BlY3RhdGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhYKDmFmdGVyX3NlcXVlbmNlGAIgASgEEhIKCmludml0YXRpb24YAyABKAkiMQoQU3BlY3RhdGVSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnQiswMKDFF1ZXJ5UmVxdWVzdBIxCglzdGFuZGluZ3MYASABKAsyHC50cml4LnYxLkdldFN0YW5kaW5nc1JlcXVlc3RIABIuCgdoaXN0b3J5GAIgASgLMhsudHJpeC52MS5MaXN0SGlzdG9yeVJlcXVlc3RIABI0CgtnYW1lX3JlY29yZBgDIAEoCzIdLnRyaXgudjEuR2V0R2FtZVJlY29yZFJlcXVlc3RIABI1CgtsZWFkZXJib2FyZBgEIAEoCzIeLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXF1ZXN0SAASNgoMcGxheWVyX3N0YXRzGAUgASgLMh4udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1JlcXVlc3RIABItCgdiYWxhbmNlGAYgASgLMhoudHJpeC52MS5HZXRCYWxhbmNlUmVxdWVzdEgAEiwKBmxlZGdlchgHIAEoCzIaLnRyaXgudjEuTGlzdExlZGdlclJlcXVlc3RIABI1CgtsaXZlX3RhYmxlcxgIIAEoCzIeLnRyaXgudjEuTGlzdExpdmVUYWJsZXNSZXF1ZXN0SABCBwoFcXVlcnkivQMKDVF1ZXJ5UmVzcG9uc2USMgoJc3RhbmRpbmdzGAEgASgLMh0udHJpeC52MS5HZXRTdGFuZGluZ3NSZXNwb25zZUgAEi8KB2hpc3RvcnkYAiABKAsyHC50cml4LnYxLkxpc3RIaXN0b3J5UmVzcG9uc2VIABI1CgtnYW1lX3JlY29yZBgDIAEoCzIeLnRyaXgudjEuR2V0R2FtZVJlY29yZFJlc3BvbnNlSAASNgoLbGVhZGVyYm9hcmQYBCABKAsyHy50cml4LnYxLkdldExlYWRlcmJvYXJkUmVzcG9uc2VIABI3CgxwbGF5ZXJfc3RhdHMYBSABKAsyHy50cml4LnYxLkdldFBsYXllclN0YXRzUmVzcG9uc2VIABIuCgdiYWxhbmNlGAYgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2VIABItCgZsZWRnZXIYByABKAsyGy50cml4LnYxLkxpc3RMZWRnZXJSZXNwb25zZUgAEjYKC2xpdmVfdGFibGVzGAggASgLMh8udHJpeC52MS5MaXN0TGl2ZVRhYmxlc1Jlc3BvbnNlSABCCAoGcmVzdWx0IiIKDkdldFZpZXdSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKD0dldFZpZXdSZXNwb25zZRIfCgR2aWV3GAEgASgLMhEudHJpeC52MS5TZWF0VmlldzLpCQoOR2F0ZXdheVNlcnZpY2USOQoGU2lnbkluEhYudHJpeC52MS5TaWduSW5SZXF1ZXN0GhcudHJpeC52MS5TaWduSW5SZXNwb25zZRJACgdTZXNzaW9uEhcudHJpeC52MS5TZXNzaW9uUmVxdWVzdBoYLnRyaXgudjEuU2Vzc2lvblJlc3BvbnNlKAEwARJLCgxTdWJtaXRBY3Rpb24SHC50cml4LnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHS50cml4LnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlEjsKBkV2ZW50cxIWLnRyaXgudjEuRXZlbnRzUmVxdWVzdBoXLnRyaXgudjEuRXZlbnRzUmVzcG9uc2UwARJCCglGaW5kTWF0Y2gSGS50cml4LnYxLkZpbmRNYXRjaFJlcXVlc3QaGi50cml4LnYxLkZpbmRNYXRjaFJlc3BvbnNlEkgKC0NhbmNlbE1hdGNoEhsudHJpeC52MS5DYW5jZWxNYXRjaFJlcXVlc3QaHC50cml4LnYxLkNhbmNlbE1hdGNoUmVzcG9uc2USWgoRQ3JlYXRlUHJpdmF0ZUdhbWUSIS50cml4LnYxLkNyZWF0ZVByaXZhdGVHYW1lUmVxdWVzdBoiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZRJUCg9Kb2luUHJpdmF0ZUdhbWUSHy50cml4LnYxLkpvaW5Qcml2YXRlR2FtZVJlcXVlc3QaIC50cml4LnYxLkpvaW5Qcml2YXRlR2FtZVJlc3BvbnNlElcKEFN0YXJ0UHJpdmF0ZUdhbWUSIC50cml4LnYxLlN0YXJ0UHJpdmF0ZUdhbWVSZXF1ZXN0GiEudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVzcG9uc2USUQoOR2V0UHJpdmF0ZUdhbWUSHi50cml4LnYxLkdldFByaXZhdGVHYW1lUmVxdWVzdBofLnRyaXgudjEuR2V0UHJpdmF0ZUdhbWVSZXNwb25zZRJBCghTcGVjdGF0ZRIYLnRyaXgudjEuU3BlY3RhdGVSZXF1ZXN0GhkudHJpeC52MS5TcGVjdGF0ZVJlc3BvbnNlMAESNgoFUXVlcnkSFS50cml4LnYxLlF1ZXJ5UmVxdWVzdBoWLnRyaXgudjEuUXVlcnlSZXNwb25zZRI8CgdHZXRWaWV3EhcudHJpeC52MS5HZXRWaWV3UmVxdWVzdBoYLnRyaXgudjEuR2V0Vmlld1Jlc3BvbnNlEksKDFJlZnJlc2hUb2tlbhIcLnRyaXgudjEuUmVmcmVzaFRva2VuUmVxdWVzdBodLnRyaXgudjEuUmVmcmVzaFRva2VuUmVzcG9uc2USVAoPSW52aXRlU3BlY3RhdG9yEh8udHJpeC52MS5JbnZpdGVTcGVjdGF0b3JSZXF1ZXN0GiAudHJpeC52MS5JbnZpdGVTcGVjdGF0b3JSZXNwb25zZRI5CgZTb2NpYWwSFi50cml4LnYxLlNvY2lhbFJlcXVlc3QaFy50cml4LnYxLlNvY2lhbFJlc3BvbnNlEk0KDFNvY2lhbEV2ZW50cxIcLnRyaXgudjEuU29jaWFsRXZlbnRzUmVxdWVzdBodLnRyaXgudjEuU29jaWFsRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events, file_trix_v1_matchmaking, file_trix_v1_scoring, file_trix_v1_social, file_trix_v1_table]);
 
 /**
  * Request of GatewayService.Social (and `SessionRequest.social`).
@@ -145,6 +145,14 @@ export type SocialRequest = Message<"trix.v1.SocialRequest"> & {
      */
     value: OpenInviteRequest;
     case: "openInvite";
+  } | {
+    /**
+     * A seated player's setting: read his table's spectators' channel live, or stop.
+     *
+     * @generated from field: trix.v1.SetSpectatorChatRequest set_spectator_chat = 12;
+     */
+    value: SetSpectatorChatRequest;
+    case: "setSpectatorChat";
   } | { case: undefined; value?: undefined };
 };
 
@@ -254,6 +262,14 @@ export type SocialResponse = Message<"trix.v1.SocialResponse"> & {
      */
     value: OpenInviteResponse;
     case: "openInvite";
+  } | {
+    /**
+     * Done.
+     *
+     * @generated from field: trix.v1.SetSpectatorChatResponse set_spectator_chat = 12;
+     */
+    value: SetSpectatorChatResponse;
+    case: "setSpectatorChat";
   } | { case: undefined; value?: undefined };
 };
 
@@ -263,6 +279,54 @@ export type SocialResponse = Message<"trix.v1.SocialResponse"> & {
  */
 export const SocialResponseSchema: GenMessage<SocialResponse> = /*@__PURE__*/
   messageDesc(file_trix_v1_gateway, 1);
+
+/**
+ * A seated player's own setting (docs/rules.md §15): whether he reads the spectators'
+ * channel of his table. On, the gateway sends him its lines live (his SocialEvents or
+ * Session stream, lines of players he blocked or muted left out as in the players'
+ * channel) while one of his sessions follows the table; it keeps the setting while a
+ * social session of his is open on that gateway, so a client sends it again after it
+ * reconnects. A spectator reads that channel always; its history is ListChatHistory.
+ *
+ * @generated from message trix.v1.SetSpectatorChatRequest
+ */
+export type SetSpectatorChatRequest = Message<"trix.v1.SetSpectatorChatRequest"> & {
+  /**
+   * The table.
+   *
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * Read it (true) or stop (false).
+   *
+   * @generated from field: bool on = 2;
+   */
+  on: boolean;
+};
+
+/**
+ * Describes the message trix.v1.SetSpectatorChatRequest.
+ * Use `create(SetSpectatorChatRequestSchema)` to create a new message.
+ */
+export const SetSpectatorChatRequestSchema: GenMessage<SetSpectatorChatRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 2);
+
+/**
+ * Response of SetSpectatorChatRequest.
+ *
+ * @generated from message trix.v1.SetSpectatorChatResponse
+ */
+export type SetSpectatorChatResponse = Message<"trix.v1.SetSpectatorChatResponse"> & {
+};
+
+/**
+ * Describes the message trix.v1.SetSpectatorChatResponse.
+ * Use `create(SetSpectatorChatResponseSchema)` to create a new message.
+ */
+export const SetSpectatorChatResponseSchema: GenMessage<SetSpectatorChatResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 3);
 
 /**
  * Opens an invitation (InviteReceived.link, SendInviteResponse.link): a link
@@ -285,7 +349,7 @@ export type OpenInviteRequest = Message<"trix.v1.OpenInviteRequest"> & {
  * Use `create(OpenInviteRequestSchema)` to create a new message.
  */
 export const OpenInviteRequestSchema: GenMessage<OpenInviteRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 2);
+  messageDesc(file_trix_v1_gateway, 4);
 
 /**
  * What an opened invitation is to; the client then joins the private table
@@ -330,7 +394,7 @@ export type OpenInviteResponse = Message<"trix.v1.OpenInviteResponse"> & {
  * Use `create(OpenInviteResponseSchema)` to create a new message.
  */
 export const OpenInviteResponseSchema: GenMessage<OpenInviteResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 3);
+  messageDesc(file_trix_v1_gateway, 5);
 
 /**
  * Request of GatewayService.SocialEvents.
@@ -345,7 +409,7 @@ export type SocialEventsRequest = Message<"trix.v1.SocialEventsRequest"> & {
  * Use `create(SocialEventsRequestSchema)` to create a new message.
  */
 export const SocialEventsRequestSchema: GenMessage<SocialEventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 4);
+  messageDesc(file_trix_v1_gateway, 6);
 
 /**
  * One message of GatewayService.SocialEvents.
@@ -366,7 +430,7 @@ export type SocialEventsResponse = Message<"trix.v1.SocialEventsResponse"> & {
  * Use `create(SocialEventsResponseSchema)` to create a new message.
  */
 export const SocialEventsResponseSchema: GenMessage<SocialEventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 5);
+  messageDesc(file_trix_v1_gateway, 7);
 
 /**
  * Request of GatewayService.SignIn.
@@ -394,7 +458,7 @@ export type SignInRequest = Message<"trix.v1.SignInRequest"> & {
  * Use `create(SignInRequestSchema)` to create a new message.
  */
 export const SignInRequestSchema: GenMessage<SignInRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 6);
+  messageDesc(file_trix_v1_gateway, 8);
 
 /**
  * Response of GatewayService.SignIn.
@@ -429,7 +493,7 @@ export type SignInResponse = Message<"trix.v1.SignInResponse"> & {
  * Use `create(SignInResponseSchema)` to create a new message.
  */
 export const SignInResponseSchema: GenMessage<SignInResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 7);
+  messageDesc(file_trix_v1_gateway, 9);
 
 /**
  * Request of GatewayService.RefreshToken: the token to refresh is the call's bearer token.
@@ -444,7 +508,7 @@ export type RefreshTokenRequest = Message<"trix.v1.RefreshTokenRequest"> & {
  * Use `create(RefreshTokenRequestSchema)` to create a new message.
  */
 export const RefreshTokenRequestSchema: GenMessage<RefreshTokenRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 8);
+  messageDesc(file_trix_v1_gateway, 10);
 
 /**
  * Response of GatewayService.RefreshToken.
@@ -472,7 +536,7 @@ export type RefreshTokenResponse = Message<"trix.v1.RefreshTokenResponse"> & {
  * Use `create(RefreshTokenResponseSchema)` to create a new message.
  */
 export const RefreshTokenResponseSchema: GenMessage<RefreshTokenResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 9);
+  messageDesc(file_trix_v1_gateway, 11);
 
 /**
  * Request of GatewayService.InviteSpectator.
@@ -493,7 +557,7 @@ export type InviteSpectatorRequest = Message<"trix.v1.InviteSpectatorRequest"> &
  * Use `create(InviteSpectatorRequestSchema)` to create a new message.
  */
 export const InviteSpectatorRequestSchema: GenMessage<InviteSpectatorRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 10);
+  messageDesc(file_trix_v1_gateway, 12);
 
 /**
  * Response of GatewayService.InviteSpectator.
@@ -529,7 +593,7 @@ export type InviteSpectatorResponse = Message<"trix.v1.InviteSpectatorResponse">
  * Use `create(InviteSpectatorResponseSchema)` to create a new message.
  */
 export const InviteSpectatorResponseSchema: GenMessage<InviteSpectatorResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 11);
+  messageDesc(file_trix_v1_gateway, 13);
 
 /**
  * An in-game action of the signed-in player.
@@ -631,7 +695,7 @@ export type Action = Message<"trix.v1.Action"> & {
  * Use `create(ActionSchema)` to create a new message.
  */
 export const ActionSchema: GenMessage<Action> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 12);
+  messageDesc(file_trix_v1_gateway, 14);
 
 /**
  * A list of cards (a oneof cannot hold a repeated field).
@@ -652,7 +716,7 @@ export type CardList = Message<"trix.v1.CardList"> & {
  * Use `create(CardListSchema)` to create a new message.
  */
 export const CardListSchema: GenMessage<CardList> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 13);
+  messageDesc(file_trix_v1_gateway, 15);
 
 /**
  * A typed error sent to the client; never exception text.
@@ -695,7 +759,7 @@ export type ClientError = Message<"trix.v1.ClientError"> & {
  * Use `create(ClientErrorSchema)` to create a new message.
  */
 export const ClientErrorSchema: GenMessage<ClientError> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 14);
+  messageDesc(file_trix_v1_gateway, 16);
 
 /**
  * A message from the client on the Session stream.
@@ -842,7 +906,7 @@ export type SessionRequest = Message<"trix.v1.SessionRequest"> & {
  * Use `create(SessionRequestSchema)` to create a new message.
  */
 export const SessionRequestSchema: GenMessage<SessionRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 15);
+  messageDesc(file_trix_v1_gateway, 17);
 
 /**
  * Table events that were ready at the same moment, in order (issue 10): one message
@@ -873,7 +937,7 @@ export type EventBatch = Message<"trix.v1.EventBatch"> & {
  * Use `create(EventBatchSchema)` to create a new message.
  */
 export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 16);
+  messageDesc(file_trix_v1_gateway, 18);
 
 /**
  * A message to the client on the Session stream.
@@ -1024,7 +1088,7 @@ export type SessionResponse = Message<"trix.v1.SessionResponse"> & {
  * Use `create(SessionResponseSchema)` to create a new message.
  */
 export const SessionResponseSchema: GenMessage<SessionResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 17);
+  messageDesc(file_trix_v1_gateway, 19);
 
 /**
  * The acknowledgment of a `resume` (SessionResponse.resumed, and the first message of an
@@ -1063,7 +1127,7 @@ export type Resumed = Message<"trix.v1.Resumed"> & {
  * Use `create(ResumedSchema)` to create a new message.
  */
 export const ResumedSchema: GenMessage<Resumed> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 18);
+  messageDesc(file_trix_v1_gateway, 20);
 
 /**
  * Request of GatewayService.SubmitAction.
@@ -1084,7 +1148,7 @@ export type SubmitActionRequest = Message<"trix.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 19);
+  messageDesc(file_trix_v1_gateway, 21);
 
 /**
  * Response of GatewayService.SubmitAction.
@@ -1112,7 +1176,7 @@ export type SubmitActionResponse = Message<"trix.v1.SubmitActionResponse"> & {
  * Use `create(SubmitActionResponseSchema)` to create a new message.
  */
 export const SubmitActionResponseSchema: GenMessage<SubmitActionResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 20);
+  messageDesc(file_trix_v1_gateway, 22);
 
 /**
  * Request of GatewayService.Events.
@@ -1141,7 +1205,7 @@ export type EventsRequest = Message<"trix.v1.EventsRequest"> & {
  * Use `create(EventsRequestSchema)` to create a new message.
  */
 export const EventsRequestSchema: GenMessage<EventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 21);
+  messageDesc(file_trix_v1_gateway, 23);
 
 /**
  * One message of GatewayService.Events.
@@ -1162,7 +1226,7 @@ export type EventsResponse = Message<"trix.v1.EventsResponse"> & {
  * Use `create(EventsResponseSchema)` to create a new message.
  */
 export const EventsResponseSchema: GenMessage<EventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 22);
+  messageDesc(file_trix_v1_gateway, 24);
 
 /**
  * Request of GatewayService.FindMatch.
@@ -1197,7 +1261,7 @@ export type FindMatchRequest = Message<"trix.v1.FindMatchRequest"> & {
  * Use `create(FindMatchRequestSchema)` to create a new message.
  */
 export const FindMatchRequestSchema: GenMessage<FindMatchRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 23);
+  messageDesc(file_trix_v1_gateway, 25);
 
 /**
  * Response of GatewayService.FindMatch.
@@ -1218,7 +1282,7 @@ export type FindMatchResponse = Message<"trix.v1.FindMatchResponse"> & {
  * Use `create(FindMatchResponseSchema)` to create a new message.
  */
 export const FindMatchResponseSchema: GenMessage<FindMatchResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 24);
+  messageDesc(file_trix_v1_gateway, 26);
 
 /**
  * Request of GatewayService.CancelMatch.
@@ -1239,7 +1303,7 @@ export type CancelMatchRequest = Message<"trix.v1.CancelMatchRequest"> & {
  * Use `create(CancelMatchRequestSchema)` to create a new message.
  */
 export const CancelMatchRequestSchema: GenMessage<CancelMatchRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 25);
+  messageDesc(file_trix_v1_gateway, 27);
 
 /**
  * Response of GatewayService.CancelMatch.
@@ -1260,7 +1324,7 @@ export type CancelMatchResponse = Message<"trix.v1.CancelMatchResponse"> & {
  * Use `create(CancelMatchResponseSchema)` to create a new message.
  */
 export const CancelMatchResponseSchema: GenMessage<CancelMatchResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 26);
+  messageDesc(file_trix_v1_gateway, 28);
 
 /**
  * Request of GatewayService.CreatePrivateGame.
@@ -1288,7 +1352,7 @@ export type CreatePrivateGameRequest = Message<"trix.v1.CreatePrivateGameRequest
  * Use `create(CreatePrivateGameRequestSchema)` to create a new message.
  */
 export const CreatePrivateGameRequestSchema: GenMessage<CreatePrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 27);
+  messageDesc(file_trix_v1_gateway, 29);
 
 /**
  * Response of GatewayService.CreatePrivateGame.
@@ -1316,7 +1380,7 @@ export type CreatePrivateGameResponse = Message<"trix.v1.CreatePrivateGameRespon
  * Use `create(CreatePrivateGameResponseSchema)` to create a new message.
  */
 export const CreatePrivateGameResponseSchema: GenMessage<CreatePrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 28);
+  messageDesc(file_trix_v1_gateway, 30);
 
 /**
  * Request of GatewayService.JoinPrivateGame.
@@ -1344,7 +1408,7 @@ export type JoinPrivateGameRequest = Message<"trix.v1.JoinPrivateGameRequest"> &
  * Use `create(JoinPrivateGameRequestSchema)` to create a new message.
  */
 export const JoinPrivateGameRequestSchema: GenMessage<JoinPrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 29);
+  messageDesc(file_trix_v1_gateway, 31);
 
 /**
  * Response of GatewayService.JoinPrivateGame.
@@ -1365,7 +1429,7 @@ export type JoinPrivateGameResponse = Message<"trix.v1.JoinPrivateGameResponse">
  * Use `create(JoinPrivateGameResponseSchema)` to create a new message.
  */
 export const JoinPrivateGameResponseSchema: GenMessage<JoinPrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 30);
+  messageDesc(file_trix_v1_gateway, 32);
 
 /**
  * Request of GatewayService.StartPrivateGame.
@@ -1395,7 +1459,7 @@ export type StartPrivateGameRequest = Message<"trix.v1.StartPrivateGameRequest">
  * Use `create(StartPrivateGameRequestSchema)` to create a new message.
  */
 export const StartPrivateGameRequestSchema: GenMessage<StartPrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 31);
+  messageDesc(file_trix_v1_gateway, 33);
 
 /**
  * Response of GatewayService.StartPrivateGame.
@@ -1416,7 +1480,7 @@ export type StartPrivateGameResponse = Message<"trix.v1.StartPrivateGameResponse
  * Use `create(StartPrivateGameResponseSchema)` to create a new message.
  */
 export const StartPrivateGameResponseSchema: GenMessage<StartPrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 32);
+  messageDesc(file_trix_v1_gateway, 34);
 
 /**
  * Request of GatewayService.GetPrivateGame.
@@ -1437,7 +1501,7 @@ export type GetPrivateGameRequest = Message<"trix.v1.GetPrivateGameRequest"> & {
  * Use `create(GetPrivateGameRequestSchema)` to create a new message.
  */
 export const GetPrivateGameRequestSchema: GenMessage<GetPrivateGameRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 33);
+  messageDesc(file_trix_v1_gateway, 35);
 
 /**
  * Response of GatewayService.GetPrivateGame.
@@ -1466,7 +1530,7 @@ export type GetPrivateGameResponse = Message<"trix.v1.GetPrivateGameResponse"> &
  * Use `create(GetPrivateGameResponseSchema)` to create a new message.
  */
 export const GetPrivateGameResponseSchema: GenMessage<GetPrivateGameResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 34);
+  messageDesc(file_trix_v1_gateway, 36);
 
 /**
  * Request of GatewayService.Spectate.
@@ -1503,7 +1567,7 @@ export type SpectateRequest = Message<"trix.v1.SpectateRequest"> & {
  * Use `create(SpectateRequestSchema)` to create a new message.
  */
 export const SpectateRequestSchema: GenMessage<SpectateRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 35);
+  messageDesc(file_trix_v1_gateway, 37);
 
 /**
  * One message of GatewayService.Spectate.
@@ -1524,7 +1588,7 @@ export type SpectateResponse = Message<"trix.v1.SpectateResponse"> & {
  * Use `create(SpectateResponseSchema)` to create a new message.
  */
 export const SpectateResponseSchema: GenMessage<SpectateResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 36);
+  messageDesc(file_trix_v1_gateway, 38);
 
 /**
  * Request of GatewayService.Query; player ids default to the caller.
@@ -1609,7 +1673,7 @@ export type QueryRequest = Message<"trix.v1.QueryRequest"> & {
  * Use `create(QueryRequestSchema)` to create a new message.
  */
 export const QueryRequestSchema: GenMessage<QueryRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 37);
+  messageDesc(file_trix_v1_gateway, 39);
 
 /**
  * Response of GatewayService.Query.
@@ -1694,7 +1758,7 @@ export type QueryResponse = Message<"trix.v1.QueryResponse"> & {
  * Use `create(QueryResponseSchema)` to create a new message.
  */
 export const QueryResponseSchema: GenMessage<QueryResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 38);
+  messageDesc(file_trix_v1_gateway, 40);
 
 /**
  * Request of GatewayService.GetView.
@@ -1715,7 +1779,7 @@ export type GetViewRequest = Message<"trix.v1.GetViewRequest"> & {
  * Use `create(GetViewRequestSchema)` to create a new message.
  */
 export const GetViewRequestSchema: GenMessage<GetViewRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 39);
+  messageDesc(file_trix_v1_gateway, 41);
 
 /**
  * Response of GatewayService.GetView.
@@ -1736,7 +1800,7 @@ export type GetViewResponse = Message<"trix.v1.GetViewResponse"> & {
  * Use `create(GetViewResponseSchema)` to create a new message.
  */
 export const GetViewResponseSchema: GenMessage<GetViewResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_gateway, 40);
+  messageDesc(file_trix_v1_gateway, 42);
 
 /**
  * The public API of the platform.
