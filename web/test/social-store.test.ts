@@ -5,24 +5,38 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ChatChannelKind, ChatLineSchema, FriendSchema, FriendState, SocialEventSchema } from "../src/gen/trix/v1/social_pb";
-import type { Friend, SocialEvent } from "../src/gen/trix/v1/social_pb";
+import type { ChatLine, Friend, SocialEvent } from "../src/gen/trix/v1/social_pb";
 import { visible } from "../src/social/chat";
 import { sections } from "../src/social/friends";
 import { SocialStore } from "../src/social/store";
 import type { SocialApi } from "../src/social/store";
 
-type Script = { send?: () => Promise<{ delivered: boolean }>; streams: SocialEvent[][]; friends?: Friend[] };
+type History = { lines: ChatLine[]; nextPageToken: string };
+type Script = {
+  send?: () => Promise<{ delivered: boolean }>;
+  streams: SocialEvent[][];
+  friends?: Friend[];
+  muted?: string[];
+  /** History pages by page token ("" = the newest). */
+  pages?: Record<string, History>;
+};
 
-function scripted(script: Script): SocialApi & { sent: unknown[]; opened: number } {
+function scripted(script: Script): SocialApi & { sent: unknown[]; opened: number; spectatorChat: [string, boolean][]; asked: unknown[] } {
   const api = {
     sent: [] as unknown[],
     opened: 0,
+    spectatorChat: [] as [string, boolean][],
+    asked: [] as unknown[],
+    setSpectatorChat: async (tableId: string, on: boolean) => void api.spectatorChat.push([tableId, on]),
     sendChat: async (req: unknown) => {
       api.sent.push(req);
       return (await (script.send ?? (async () => ({ delivered: true })))()) as never;
     },
-    listChatHistory: async () => ({ lines: [], nextPageToken: "" }) as never,
-    listFriends: async () => ({ friends: script.friends ?? [], nextPageToken: "" }) as never,
+    listChatHistory: async (req: { pageToken?: string }) => {
+      api.asked.push(req);
+      return (script.pages?.[req.pageToken ?? ""] ?? { lines: [], nextPageToken: "" }) as never;
+    },
+    listFriends: async () => ({ friends: script.friends ?? [], nextPageToken: "", mutedPlayerIds: script.muted ?? [] }) as never,
     requestFriend: async () => ({ state: FriendState.REQUESTED }) as never,
     answerFriendRequest: async () => ({ state: FriendState.FRIENDS }) as never,
     removeFriend: async () => ({}) as never,
@@ -40,10 +54,11 @@ function scripted(script: Script): SocialApi & { sent: unknown[]; opened: number
   return api;
 }
 
-const chatLine = (id: number, author: string) =>
-  create(SocialEventSchema, {
-    event: { case: "chatLine", value: create(ChatLineSchema, { channel: { kind: ChatChannelKind.TABLE_PLAYERS, id: "t1" }, lineId: BigInt(id), authorId: author, content: { case: "text", value: `l${id}` } }) },
-  });
+const line = (id: number, author: string, kind = ChatChannelKind.TABLE_PLAYERS, channel = "t1") =>
+  create(ChatLineSchema, { channel: { kind, id: channel }, lineId: BigInt(id), authorId: author, content: { case: "text", value: `l${id}` } });
+const chatLine = (id: number, author: string, kind = ChatChannelKind.TABLE_PLAYERS, channel = "t1") =>
+  create(SocialEventSchema, { event: { case: "chatLine", value: line(id, author, kind, channel) } });
+const direct = (id: number, author: string, friend: string) => chatLine(id, author, ChatChannelKind.DIRECT, friend);
 const request = (id: string) => create(SocialEventSchema, { event: { case: "friendRequestReceived", value: { playerId: id, displayName: id.toUpperCase() } } });
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
@@ -77,5 +92,70 @@ describe("the social store", () => {
     expect(sections(s.friends).incoming.map((e) => e.name)).toEqual(["DANA"]);
     expect(slept[0]).toBe(500);
     s.close();
+  });
+  it("tells the gateway a seated player's spectators' setting, again after the stream breaks; never for a spectator", async () => {
+    const api = scripted({ streams: [[]] });
+    const s = new SocialStore(api, "me", async () => undefined);
+    s.openTable("t1");
+    s.showSpectators(true);
+    s.start();
+    for (let i = 0; i < 20 && api.opened < 2; i++) await tick();
+    s.showSpectators(false);
+    expect(api.spectatorChat).toEqual([
+      ["t1", true],
+      ["t1", true],
+      ["t1", false],
+    ]);
+    s.openTable("t2", true);
+    s.showSpectators(true);
+    expect(api.spectatorChat).toHaveLength(3);
+    s.close();
+  });
+  it("loads the player's mutes at start: a muted player's lines stay hidden after a reload", async () => {
+    const api = scripted({ streams: [[chatLine(1, "ali"), chatLine(2, "badr")]], muted: ["ali"] });
+    const s = new SocialStore(api, "me", async () => undefined);
+    await s.refreshFriends();
+    s.openTable("t1");
+    s.start();
+    for (let i = 0; i < 20 && api.opened < 2; i++) await tick();
+    expect([...s.muted]).toEqual(["ali"]);
+    expect(visible(s.chat!, "players").map((l) => l.authorId)).toEqual(["badr"]);
+    await s.mute("ali", false);
+    expect(visible(s.chat!, "players").map((l) => l.authorId)).toEqual(["ali", "badr"]);
+    s.close();
+  });
+  it("opens a conversation with a friend: its history paged back, his lines live, the others' counted unread", async () => {
+    const pages = { "": { lines: [line(5, "me", ChatChannelKind.DIRECT, "dana"), line(4, "dana", ChatChannelKind.DIRECT, "dana")], nextPageToken: "p2" }, p2: { lines: [line(1, "dana", ChatChannelKind.DIRECT, "dana")], nextPageToken: "" } };
+    const api = scripted({ streams: [], pages });
+    const s = new SocialStore(api, "me", async () => undefined);
+    s.openDirect("dana", "Dana");
+    for (let i = 0; i < 5; i++) await tick();
+    expect(s.direct?.lines.map((l) => l.lineId)).toEqual([4n, 5n]);
+    expect(s.direct?.older).toBe("p2");
+    await s.olderDirect();
+    expect(s.direct?.lines.map((l) => l.lineId)).toEqual([1n, 4n, 5n]);
+    expect(s.direct?.older).toBe("");
+    s.apply(direct(6, "dana", "dana"));
+    s.apply(direct(6, "dana", "dana")); // delivered twice, kept once
+    s.apply(direct(2, "eyad", "eyad"));
+    s.apply(chatLine(7, "dana")); // a table's line is not the conversation's
+    expect(s.direct?.lines.map((l) => l.lineId)).toEqual([1n, 4n, 5n, 6n]);
+    expect(s.directUnread).toEqual({ dana: 0, eyad: 1 });
+    expect(await s.sendDirect({ text: "مرحبا" })).toBe(true);
+    expect(api.sent).toEqual([expect.objectContaining({ channel: { kind: ChatChannelKind.DIRECT, id: "dana" }, content: { case: "text", value: "مرحبا" } })]);
+    s.openDirect("eyad", "Eyad");
+    expect(s.directUnread.eyad).toBe(0);
+    expect(api.asked).toContainEqual(expect.objectContaining({ channel: expect.objectContaining({ kind: ChatChannelKind.DIRECT, id: "eyad" }) }));
+  });
+  it("keeps an undelivered direct line in its author's view alone, and says a refusal", async () => {
+    let answer: () => Promise<{ delivered: boolean }> = async () => ({ delivered: false });
+    const api = scripted({ streams: [], send: () => answer() });
+    const s = new SocialStore(api, "me", async () => undefined);
+    s.openDirect("dana", "Dana");
+    await s.sendDirect({ phraseId: "greeting" });
+    expect(s.direct?.lines.map((l) => [l.authorId, l.phraseId, l.undelivered])).toEqual([["me", "greeting", true]]);
+    answer = async () => Promise.reject(new ConnectError("direct messages go to friends only", Code.PermissionDenied));
+    expect(await s.sendDirect({ text: "hi" })).toBe(false);
+    expect(s.direct?.refusal).toBe("direct messages go to friends only");
   });
 });

@@ -96,7 +96,7 @@ function counts(s: ChatState, room: Room, line: Line): boolean {
   return line.authorId !== s.me && !s.muted.has(line.authorId) && reads(s, room);
 }
 
-function insert(list: Line[], line: Line): Line[] | null {
+export function insert(list: Line[], line: Line): Line[] | null {
   if (line.lineId > 0n && list.some((x) => x.lineId === line.lineId)) return null;
   const out = [...list, line].sort((a, b) => (a.lineId === 0n || b.lineId === 0n ? a.sentAtMs - b.sentAtMs : a.lineId < b.lineId ? -1 : 1));
   return out.slice(-KEPT_LINES);

@@ -24,6 +24,7 @@ export type GatewaySocial = SocialApi & { openInvite: (code: string) => Promise<
 
 export function socialApi(gw: Gateway): GatewaySocial {
   const open = via(gw, "openInvite");
+  const spectatorChat = via(gw, "setSpectatorChat");
   return {
     sendChat: via(gw, "sendChat"),
     listChatHistory: via(gw, "chatHistory"),
@@ -35,6 +36,7 @@ export function socialApi(gw: Gateway): GatewaySocial {
     sendInvite: via(gw, "sendInvite"),
     setMuted: via(gw, "setMuted"),
     reportLine: via(gw, "reportLine"),
+    setSpectatorChat: (tableId, on) => spectatorChat({ tableId, on }),
     openInvite: (code) => open({ code }),
     async *events(signal) {
       for await (const r of gw.socialEvents({}, { signal })) if (r.event) yield r.event;

@@ -9,6 +9,7 @@ import type { GameState } from "../client/state";
 import type { Lang } from "../ui/i18n";
 import { authorLabel, composer, lineText, MAX_TEXT, reads, visible } from "./chat";
 import type { Line, Refusal, Room } from "./chat";
+import { shownDirect } from "./direct";
 import { presenceKey, sections } from "./friends";
 import type { Entry } from "./friends";
 import { PHRASES } from "./phrases";
@@ -264,12 +265,21 @@ export function FriendsPanel({ lang, store, inviteTo, open, watch }: FriendsProp
                 ) : (
                   btn("invite-friend", inviteKey, () => void store.invite(e.playerId, inviteTo.kind, inviteTo.target).then((link) => link && setInvited({ ...invited, [e.playerId]: link })))
                 )),
+              <button type="button" class="small" key="m" data-action="message-friend" onClick={() => store.openDirect(e.playerId, e.name)}>
+                {st("message")}
+                {(store.directUnread[e.playerId] ?? 0) > 0 && (
+                  <span class="badge" data-unread={store.directUnread[e.playerId]} aria-label={st("messageUnread", { n: store.directUnread[e.playerId] ?? 0 })}>
+                    {store.directUnread[e.playerId]}
+                  </span>
+                )}
+              </button>,
               btn("remove-friend", "removeFriend", () => void store.remove(e.playerId)),
               btn("block", "block", () => void store.block(e.playerId, true)),
             ]),
           )}
         </ul>
       )}
+      {store.direct && <DirectPanel st={st} lang={lang} store={store} />}
       {v.requested.length > 0 && (
         <div class="requests-out">
           <h3>{st("requestsOut")}</h3>
@@ -283,5 +293,68 @@ export function FriendsPanel({ lang, store, inviteTo, open, watch }: FriendsProp
         </div>
       )}
     </section>
+  );
+}
+
+/** The open conversation with a friend: its lines (older pages on demand), quick phrases and
+ * free text, in the reader's language. */
+function DirectPanel({ st, lang, store }: { st: ST; lang: Lang; store: SocialStore }) {
+  const [text, setText] = useState("");
+  const c = store.direct;
+  if (!c) return null;
+  const lines = shownDirect(c, store.muted);
+  return (
+    <div class="direct" role="region" aria-label={st("directWith", { name: c.name })} data-direct={c.friendId}>
+      <h3>
+        <bdi>{st("directWith", { name: c.name })}</bdi>{" "}
+        <button type="button" class="small" data-action="close-direct" onClick={() => store.closeDirect()}>
+          {st("directClose")}
+        </button>
+      </h3>
+      {c.older && (
+        <button type="button" class="small" data-action="older-direct" onClick={() => void store.olderDirect()}>
+          {st("directOlder")}
+        </button>
+      )}
+      <ol class="chat-lines" aria-live="polite">
+        {c.loaded && lines.length === 0 && <li class="chat-empty">{st("directEmpty")}</li>}
+        {lines.map((l) => (
+          <li key={`${l.lineId}-${l.sentAtMs}`} data-line={String(l.lineId)} data-author={l.authorId} data-phrase={l.phraseId || undefined} class={l.authorId === store.me ? "mine" : ""}>
+            <b class="who">
+              <bdi>{authorLabel(l, store.me, st("chatYou"))}</bdi>
+            </b>{" "}
+            <span class="text" dir="auto">
+              {lineText(l, lang)}
+            </span>
+            {l.undelivered && <em class="undelivered"> ({st("chatNotDelivered")})</em>}
+          </li>
+        ))}
+      </ol>
+      {c.refusal && (
+        <p class="chat-refusal" role="alert">
+          {st("directRefused", { message: c.refusal })}
+        </p>
+      )}
+      <div class="phrases" role="group" aria-label={st("chatPhrases")}>
+        {PHRASES.map((p) => (
+          <button type="button" class="small" key={p.id} data-phrase={p.id} onClick={() => void store.sendDirect({ phraseId: p.id })}>
+            {p[lang]}
+          </button>
+        ))}
+      </div>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const line = text.trim();
+          if (line) void store.sendDirect({ text: line }).then((ok) => ok && setText(""));
+        }}
+      >
+        <input aria-label={st("chatMessage")} data-direct-input dir="auto" maxLength={MAX_TEXT} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        <button type="submit" class="small" data-action="send-direct">
+          {st("chatSend")}
+        </button>
+      </form>
+    </div>
   );
 }

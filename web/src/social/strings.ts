@@ -58,6 +58,13 @@ export const en = {
   dismiss: "Dismiss",
   inviteLink: "Invitation link",
   friendsFailed: "Friends: {message}",
+  message: "Message",
+  messageUnread: "{n} new messages",
+  directWith: "Messages with {name}",
+  directEmpty: "No messages yet. Say hello.",
+  directOlder: "Older messages",
+  directClose: "Close",
+  directRefused: "Not sent: {message}",
 };
 
 export type SocialKey = keyof typeof en;
@@ -117,6 +124,13 @@ export const ar: Record<SocialKey, string> = {
   dismiss: "تجاهل",
   inviteLink: "رابط الدعوة",
   friendsFailed: "الأصدقاء: {message}",
+  message: "راسله",
+  messageUnread: "{n} رسائل جديدة",
+  directWith: "الرسائل مع {name}",
+  directEmpty: "لا رسائل بعد. ألقِ التحية.",
+  directOlder: "رسائل أقدم",
+  directClose: "إغلاق",
+  directRefused: "لم تُرسل: {message}",
 };
 
 export type ST = (key: SocialKey, vars?: Record<string, string | number>) => string;
