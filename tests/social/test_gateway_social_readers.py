@@ -116,3 +116,40 @@ async def test_a_session_reads_the_chat_of_its_latest_tables_only() -> None:
     await settled()
     tables = {s.rsplit(".", 1)[-1] for s in port.now}
     assert tables == {f"T{i}" for i in range(12, 20)}  # MAX_TABLE_CHANNELS, the newest
+
+
+async def test_a_seated_players_setting_reads_the_spectators_channel_until_turned_off() -> None:
+    """docs/rules.md §15: a player reads the spectators' channel only if his own setting says
+    so; on, its lines reach him (but a reader named hidden); the setting holds for a follow
+    that starts later and goes with his last social session."""
+    service, port = gateway()
+    hub = service.social
+    amal, amal_table, badr = session(service, "amal"), session(service, "amal"), session(service, "badr")
+    hub.attach(amal)
+    hub.attach(badr)
+    hub.follow(amal_table, "T1", 0)
+    hub.follow(badr, "T1", 1)
+    spectators = subjects.social_channel_events("T1", "spectators")
+    line = social_pb2.SocialEvent(chat_line=social_pb2.ChatLine(author_id="eli", text="yalla"))
+    await settled()
+    assert spectators not in port.now  # off by default
+
+    await hub.handle(
+        "amal",
+        gateway_pb2.SocialRequest(set_spectator_chat=gateway_pb2.SetSpectatorChatRequest(table_id="T1", on=True)),
+    )
+    assert spectators in port.now  # answered once subscribed
+    assert port.on_message is not None
+    port.on_message(spectators, line.SerializeToString(), "")
+    assert [m.social_event for m in pushed(amal)] == [line] and pushed(badr) == []  # badr's setting is off
+    port.on_message(spectators, line.SerializeToString(), "amal")  # eli muted or blocked by amal
+    assert pushed(amal) == []
+
+    hub.follow(session(service, "amal"), "T1", 2)  # a later follow of his reads it too
+    assert len(hub.readers[spectators]) == 2
+    hub.set_spectator_chat("amal", "T1", on=False)
+    await settled()
+    assert spectators not in port.now and "amal" not in hub.spectator_chat
+    hub.set_spectator_chat("amal", "T1", on=True)
+    hub.detach(amal)  # his last social session: the setting goes with it
+    assert "amal" not in hub.spectator_chat
