@@ -262,6 +262,10 @@ async def test_a_blocked_players_lines_are_hidden_from_the_blocker_both_ways(pla
     await p.create_table("chat-3", common_pb2.VARIANT_COMPLEX)
     await stub.SetBlocked(pb.SetBlockedRequest(player_id="p1", blocked=True), metadata=as_player("p3"))
     await stub.SetMuted(pb.SetMutedRequest(player_id="p4", muted=True), metadata=as_player("p2"))
+    # His mutes are his to list (a client shows them after a reload), nobody else's.
+    listed = await stub.ListFriends(pb.ListFriendsRequest(), metadata=as_player("p2"))
+    assert list(listed.muted_player_ids) == ["p4"]
+    assert not (await stub.ListFriends(pb.ListFriendsRequest(), metadata=as_player("p4"))).muted_player_ids
     await p.say("p1", "chat-3", "from p1")
     await p.say("p4", "chat-3", "from p4")
     await p.say("p3", "chat-3", "from p3")
