@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
-from test_browser import DESKTOP, PHONE, Pages, _axe_serious, _sign_in, _until, browser, pages
+from test_browser import Pages, _axe_serious, _until, browser, pages
+from test_social_web import seated_and_watching
 
 from conftest import WebPlatform
 
@@ -36,16 +37,7 @@ def _texts(page: Page, selector: str) -> list[str]:
 def test_a_conversation_between_friends_live_and_after_a_reload_and_the_spectators_lines_live(
     web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
-    player = pages.open("player", locale="en-US", viewport=DESKTOP)
-    _sign_in(player, web_platform.url, "Sami")
-    player.click("[data-variant=TRIX_PARTNERSHIP]")  # bots fill the other seats at once (conftest)
-    player.wait_for_selector(".table .chat [data-action=chat]")
-    table_id = player.get_attribute("[data-table]", "data-table")
-    assert table_id
-    friend = pages.open("friend", locale="ar", viewport=PHONE, bypass_csp=True)
-    _sign_in(friend, web_platform.url, "ليلى")
-    friend.goto(f"{web_platform.url}#/watch/{table_id}")
-    friend.wait_for_selector(".table .chat [data-action=chat]")
+    player, friend = seated_and_watching(pages, web_platform.url, "Sami", "ليلى")
 
     # The player's setting on: a spectator's line written after it reaches him live.
     player.click("[data-action=chat]")

@@ -48,20 +48,27 @@ def _below(page: Page, upper: str, lower: str) -> bool:
     return bool(tops) and bool(bottoms) and min(tops) >= max(bottoms)
 
 
-def test_table_chat_in_both_languages_mute_report_a_friend_accepted_and_an_invitation_link(
-    web_platform: WebPlatform, pages: Pages, tmp_path: Path
-) -> None:
+def seated_and_watching(pages: Pages, url: str, player_name: str, friend_name: str) -> tuple[Page, Page]:
+    """A player (English, desktop) seated at a partnership table of bots and a spectator of it
+    (Arabic, phone), each with the table's chat shown."""
     player = pages.open("player", locale="en-US", viewport=DESKTOP, bypass_csp=True)
-    _sign_in(player, web_platform.url, "Host")
+    _sign_in(player, url, player_name)
     player.click("[data-variant=TRIX_PARTNERSHIP]")  # bots fill the other seats at once (conftest)
     player.wait_for_selector(".table .chat [data-action=chat]")
     table_id = player.get_attribute("[data-table]", "data-table")
     assert table_id
     friend = pages.open("friend", locale="ar", viewport=PHONE, bypass_csp=True)
-    _sign_in(friend, web_platform.url, "ريم")
-    friend.goto(f"{web_platform.url}#/watch/{table_id}")
+    _sign_in(friend, url, friend_name)
+    friend.goto(f"{url}#/watch/{table_id}")
     friend.wait_for_selector(f".table [data-table='{table_id}']")
     friend.wait_for_selector(".table .chat [data-action=chat]")
+    return player, friend
+
+
+def test_table_chat_in_both_languages_mute_report_a_friend_accepted_and_an_invitation_link(
+    web_platform: WebPlatform, pages: Pages, tmp_path: Path
+) -> None:
+    player, friend = seated_and_watching(pages, web_platform.url, "Host", "ريم")
 
     # The player's quick phrase: the spectator's badge counts it, he reads it in Arabic, the
     # player in English. During a deal partners are offered quick phrases only (the default).

@@ -147,13 +147,16 @@ function LineItem({ st, lang, store, room, line }: { st: ST; lang: Lang; store: 
   );
 }
 
-function Composer({ st, lang, store, room, freeText }: { st: ST; lang: Lang; store: SocialStore; room: Room; freeText: boolean }) {
+type Send = (content: { text: string } | { phraseId: string }) => Promise<boolean>;
+
+/** The quick phrases, and free text when `freeText`: a table's composer and a conversation's. */
+function Say({ st, lang, send, freeText, direct }: { st: ST; lang: Lang; send: Send; freeText: boolean; direct: boolean }) {
   const [text, setText] = useState("");
   return (
-    <div class="chat-compose" data-room={room}>
+    <>
       <div class="phrases" role="group" aria-label={st("chatPhrases")}>
         {PHRASES.map((p) => (
-          <button type="button" class="small" key={p.id} data-phrase={p.id} onClick={() => void store.send(room, { phraseId: p.id })}>
+          <button type="button" class="small" key={p.id} data-phrase={p.id} onClick={() => void send({ phraseId: p.id })}>
             {p[lang]}
           </button>
         ))}
@@ -164,11 +167,19 @@ function Composer({ st, lang, store, room, freeText }: { st: ST; lang: Lang; sto
           onSubmit={(e) => {
             e.preventDefault();
             const line = text.trim();
-            if (line) void store.send(room, { text: line }).then((ok) => ok && setText(""));
+            if (line) void send({ text: line }).then((ok) => ok && setText(""));
           }}
         >
-          <input aria-label={st("chatMessage")} data-chat-input dir="auto" maxLength={MAX_TEXT} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-          <button type="submit" class="small" data-action="send">
+          <input
+            aria-label={st("chatMessage")}
+            data-chat-input={!direct || undefined}
+            data-direct-input={direct || undefined}
+            dir="auto"
+            maxLength={MAX_TEXT}
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
+          <button type="submit" class="small" data-action={direct ? "send-direct" : "send"}>
             {st("chatSend")}
           </button>
         </form>
@@ -177,6 +188,14 @@ function Composer({ st, lang, store, room, freeText }: { st: ST; lang: Lang; sto
           {st("chatPartnersHint")}
         </p>
       )}
+    </>
+  );
+}
+
+function Composer({ st, lang, store, room, freeText }: { st: ST; lang: Lang; store: SocialStore; room: Room; freeText: boolean }) {
+  return (
+    <div class="chat-compose" data-room={room}>
+      <Say st={st} lang={lang} send={(content) => store.send(room, content)} freeText={freeText} direct={false} />
     </div>
   );
 }
@@ -299,7 +318,6 @@ export function FriendsPanel({ lang, store, inviteTo, open, watch }: FriendsProp
 /** The open conversation with a friend: its lines (older pages on demand), quick phrases and
  * free text, in the reader's language. */
 function DirectPanel({ st, lang, store }: { st: ST; lang: Lang; store: SocialStore }) {
-  const [text, setText] = useState("");
   const c = store.direct;
   if (!c) return null;
   const lines = shownDirect(c, store.muted);
@@ -335,26 +353,7 @@ function DirectPanel({ st, lang, store }: { st: ST; lang: Lang; store: SocialSto
           {st("directRefused", { message: c.refusal })}
         </p>
       )}
-      <div class="phrases" role="group" aria-label={st("chatPhrases")}>
-        {PHRASES.map((p) => (
-          <button type="button" class="small" key={p.id} data-phrase={p.id} onClick={() => void store.sendDirect({ phraseId: p.id })}>
-            {p[lang]}
-          </button>
-        ))}
-      </div>
-      <form
-        class="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const line = text.trim();
-          if (line) void store.sendDirect({ text: line }).then((ok) => ok && setText(""));
-        }}
-      >
-        <input aria-label={st("chatMessage")} data-direct-input dir="auto" maxLength={MAX_TEXT} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        <button type="submit" class="small" data-action="send-direct">
-          {st("chatSend")}
-        </button>
-      </form>
+      <Say st={st} lang={lang} send={(content) => store.sendDirect(content)} freeText direct />
     </div>
   );
 }
