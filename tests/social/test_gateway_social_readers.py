@@ -124,11 +124,10 @@ async def test_a_seated_players_setting_reads_the_spectators_channel_until_turne
     that starts later and goes with his last social session."""
     service, port = gateway()
     hub = service.social
-    amal, amal_table, badr = session(service, "amal"), session(service, "amal"), session(service, "badr")
-    hub.attach(amal)
-    hub.attach(badr)
-    hub.follow(amal_table, "T1", 0)
-    hub.follow(badr, "T1", 1)
+    amal, badr = (session(service, p) for p in ("amal", "badr"))
+    for seat, social in enumerate((amal, badr)):  # amal's table on another session of hers
+        hub.attach(social)
+        hub.follow(session(service, "amal") if social is amal else social, "T1", seat)
     spectators = subjects.social_channel_events("T1", "spectators")
     line = social_pb2.SocialEvent(chat_line=social_pb2.ChatLine(author_id="eli", text="yalla"))
     await settled()
