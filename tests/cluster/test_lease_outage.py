@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from support.clock import ManualClock
-from trix.table.leases import LeaseManager
+from trix.natsio.leases import LeaseManager
 
 
 def manager(clock: ManualClock) -> LeaseManager:

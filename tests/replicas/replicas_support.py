@@ -38,9 +38,9 @@ from support.table import (
 )
 from trix import engine, records
 from trix.natsio import seatstream
+from trix.natsio.balancing import quotas
 from trix.natsio.permissions import inbox_prefix
 from trix.natsio.subjects import TABLE_SHARDS, table_shard
-from trix.table.balancing import quotas
 from trix.v1 import common_pb2, events_pb2, table_pb2
 
 __all__ = [

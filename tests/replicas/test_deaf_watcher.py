@@ -23,11 +23,11 @@ import nats
 from nats.aio.client import Client
 
 from support.nats import NatsServer
+from trix.natsio.lease_kv import KvLeaseStore, LeaseWatchers
+from trix.natsio.leases import ECHO_S, LeaseManager
 from trix.natsio.provisioning import provision
 from trix.natsio.subjects import TABLE_SHARDS
-from trix.table.adapters import LEASES_BUCKET, REPLICAS_BUCKET, KvLeaseStore
-from trix.table.entrypoints import LeaseWatchers
-from trix.table.leases import ECHO_S, LeaseManager
+from trix.table.adapters import LEASES_BUCKET, REPLICAS_BUCKET
 
 
 class Host:

@@ -12,11 +12,11 @@ import time
 import nats
 
 from support.nats import AuthNats
+from trix.natsio.lease_kv import KvLeaseStore, watch_leases
+from trix.natsio.leases import LeaseManager
 from trix.natsio.permissions import inbox_prefix
 from trix.natsio.subjects import TABLE_SHARDS
-from trix.table.adapters import LEASES_BUCKET, REPLICAS_BUCKET, KvLeaseStore
-from trix.table.entrypoints import watch_leases
-from trix.table.leases import LeaseManager
+from trix.table.adapters import LEASES_BUCKET, REPLICAS_BUCKET
 
 
 class FlakyHost:

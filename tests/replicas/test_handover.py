@@ -18,9 +18,9 @@ from replicas_support import (
     check_games,
 )
 
+from trix.natsio.leases import VALID_S
 from trix.natsio.provisioning import TABLE_LEASE_TTL_S
 from trix.natsio.subjects import table_shard
-from trix.table.leases import VALID_S
 
 
 async def _games(cluster: Cluster, count: int, seed: int) -> tuple[GatewayClient, GameStats, list[Driver]]:

@@ -1,8 +1,8 @@
-"""The pure balancing decision of the shard leases (trix.table.balancing.plan)."""
+"""The pure balancing decision of the shard leases (trix.natsio.balancing.plan)."""
 
 from __future__ import annotations
 
-from trix.table.balancing import ORPHAN_S, Plan, plan, quotas
+from trix.natsio.balancing import ORPHAN_S, Plan, plan, quotas
 
 
 def test_quotas_are_exact_and_sum_to_the_shards() -> None:

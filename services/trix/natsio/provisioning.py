@@ -24,7 +24,7 @@ TABLE_LEASE_TTL_S = 0.8
 stops renewing loses its shards after this long, so a SIGKILL costs players a few seconds.
 0.8 s (2 s, then 1.5 s before, ADR 0021): a table replica cut off holds its tables' play for
 the TTL and the takeover (1.5-2.05 s with 1.5 s; issue 42 asks at most 1 s at p95). The
-owner's validity (`trix.table.leases.VALID_S`) is shorter and renewals come every quarter
+owner's validity (`trix.natsio.leases.VALID_S`) is shorter and renewals come every quarter
 TTL, so an owner's loop may lag 0.45 s (0.825 s before) before its leases lapse; a taker's
 own lag is not counted as the others' silence (`LeaseManager` forgives it)."""
 

@@ -9,8 +9,6 @@
   audience on the subjects it may read (docs/rules.md §14), unstored (the log entry is the
   action's one stored message; readers' gaps are served by `read_events`), and the results
   scoring settles from on the durable TABLE_RESULTS stream;
-- `KvLeaseStore`, the `LeaseStore` port: the `table_leases` and `table_replicas` buckets,
-  compare-and-set on revisions;
 - `TableBus`, which the gRPC API uses to forward commands to the owner and to read a
   seat's events.
 """
@@ -424,42 +422,3 @@ class TableBus:
             async for event in events:
                 if event.sequence > after:
                     yield event
-
-
-class KvLeaseStore:
-    """`LeaseStore` on the `table_leases` (key = shard) and `table_replicas` (key = replica) buckets."""
-
-    def __init__(self, leases: KeyValue, replicas: KeyValue, heartbeats: KeyValue | None = None) -> None:
-        self.leases = leases
-        self.replicas = replicas
-        self.heartbeats = heartbeats or replicas
-        """The replicas bucket on a context whose requests wait `HEARTBEAT_ATTEMPT_S`."""
-
-    async def heartbeat(self, replica: str) -> None:
-        await self.heartbeats.put(replica, b"up")
-
-    async def leave(self, replica: str) -> None:
-        await self.replicas.delete(replica)
-
-    async def create(self, shard: int, owner: str) -> int | None:
-        try:
-            return int(await self.leases.create(str(shard), owner.encode()))
-        except KeyWrongLastSequenceError:
-            return None
-
-    async def update(self, shard: int, owner: str, last: int) -> int | None:
-        try:
-            return int(await self.leases.update(str(shard), owner.encode(), last=last))
-        except KeyWrongLastSequenceError:
-            return None
-
-    async def release(self, shard: int, last: int) -> bool:
-        try:
-            await self.leases.delete(str(shard), last=last)
-        except KeyWrongLastSequenceError:
-            return False
-        except APIError as err:
-            if err.err_code == WRONG_LAST_SEQUENCE:  # a delete's CAS failure comes as a plain 400
-                return False
-            raise
-        return True

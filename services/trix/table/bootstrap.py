@@ -13,6 +13,8 @@ from nats.js.api import AckPolicy, ConsumerConfig
 from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
+from trix.natsio.lease_kv import KvLeaseStore, LeaseWatchers
+from trix.natsio.leases import LeaseManager
 from trix.natsio.publish import JetStreams
 from trix.runtime.tasks import cancel_and_wait
 from trix.table.adapters import (
@@ -20,7 +22,6 @@ from trix.table.adapters import (
     LEASES_BUCKET,
     REPLICAS_BUCKET,
     JetStreamStore,
-    KvLeaseStore,
     NatsSink,
 )
 from trix.table.config import TableConfig
@@ -31,12 +32,10 @@ from trix.table.entrypoints import (
     CONSUMER_FETCH_S,
     MATCH_CONSUMER,
     Archiver,
-    LeaseWatchers,
     MatchCreator,
     ShardRouter,
     live_tables,
 )
-from trix.table.leases import LeaseManager
 from trix.table.ports import NewTable
 from trix.table.service import TableService
 

@@ -6,7 +6,6 @@
   again at once), then rebuilds the shard's tables from snapshot + log (a command's own table
   first, on its first command); when the lease is handed over it drains the
   subscription and finishes the commands in flight first; `answer_command` answers one;
-- the watchers feeding `LeaseManager` (`watch_leases`, `LeaseWatchers`);
 - the handlers of the durable pull consumers the replicas share: MatchFormed
   (`MatchCreator`: the create goes to the owner as a command) and RecordArchived
   (`Archiver`: scoring stored a finished game's record, the owner purges the table's log,
@@ -25,17 +24,15 @@ import nats.errors
 import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.errors import InvalidArgument, Unavailable
 from trix.natsio import names, served, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
-from trix.natsio.kvwatch import watch_bucket
+from trix.natsio.leases import LeaseManager
 from trix.runtime.identity import TOKEN_HEADER
-from trix.runtime.tasks import cancel_and_wait, start_kept
+from trix.runtime.tasks import start_kept
 from trix.table.codec import INTERNAL_KIND, handle_command
-from trix.table.leases import LeaseManager
 from trix.table.service import TableService
 from trix.v1 import events_pb2, table_pb2
 
@@ -54,56 +51,6 @@ CONSUMER_FETCH_S = 0.5
 """A fetch waits this long for messages: also how long a stopping consumer may wait for the
 fetch in flight (what it brings is applied and acked, not left to the ack wait)."""
 ARCHIVE_RETRY_S = 0.5
-
-
-async def watch_leases(kv: KeyValue, manager: LeaseManager, *, members: bool) -> asyncio.Task[None]:
-    """Feed every lease (or heartbeat) change to the manager; returns once the current values are in."""
-
-    def on_entry(entry: KeyValue.Entry) -> None:
-        alive = entry.operation not in (KV_DEL, KV_PURGE)
-        if members:
-            manager.on_member(entry.key, alive)
-        elif entry.key.isdigit():
-            owner = (entry.value or b"").decode() if alive else None
-            manager.on_lease(int(entry.key), owner, int(entry.revision or 0))
-
-    return await watch_bucket(kv, on_entry)
-
-
-class LeaseWatchers:
-    """The two watchers feeding a `LeaseManager` (heartbeats, leases), started again from every
-    key's latest value when the manager finds one deaf (`LeaseManager.rewatch`)."""
-
-    def __init__(self, replicas: KeyValue, leases: KeyValue, manager: LeaseManager) -> None:
-        self.replicas = replicas
-        self.leases = leases
-        self.manager = manager
-        self.tasks: list[asyncio.Task[None]] = []
-        self.restarts = 0
-
-    async def _both(self) -> list[asyncio.Task[None]]:
-        fresh: list[asyncio.Task[None]] = []
-        try:
-            fresh.append(await watch_leases(self.replicas, self.manager, members=True))
-            fresh.append(await watch_leases(self.leases, self.manager, members=False))
-        except BaseException:
-            await cancel_and_wait(fresh)
-            raise
-        return fresh
-
-    async def start(self) -> None:
-        self.tasks = await self._both()
-        self.manager.rewatch = self.restart
-
-    async def restart(self) -> None:
-        fresh = await self._both()  # the old ones go once the new ones delivered the current values
-        old, self.tasks = self.tasks, fresh
-        self.restarts += 1
-        await cancel_and_wait(old)
-
-    async def stop(self) -> None:
-        self.manager.rewatch = None
-        await cancel_and_wait(self.tasks)
 
 
 def shard_of_subject(subject: str) -> int:

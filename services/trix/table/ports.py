@@ -1,8 +1,8 @@
 """The table service's ports, as `Protocol`s: `TableStore` (each table's log, snapshots,
 seeds, the players' current tables) with the errors of an append (`LogConflict`,
-`StaleWriter`), `EventSink` (an action's events to their readers, its results to scoring),
-`LeaseStore` and `ShardHost` (the shard leases' buckets, and what owning a shard means), and
-`NewTable` (what builds the service on them). Implemented on NATS in `adapters` and
+`StaleWriter`), `EventSink` (an action's events to their readers, its results to scoring)
+and `NewTable` (what builds the service on them); the shard leases' ports, `LeaseStore` and
+`ShardHost`, are `trix.natsio.leases`'. Implemented on NATS in `adapters` and
 `entrypoints`."""
 
 from __future__ import annotations
@@ -72,42 +72,6 @@ class EventSink(Protocol):
 
     async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
         """Only the durable results among `routed` (again after a crash: stored once)."""
-        ...
-
-
-class LeaseStore(Protocol):
-    """The `table_leases` and `table_replicas` buckets."""
-
-    async def heartbeat(self, replica: str) -> None: ...
-
-    async def leave(self, replica: str) -> None: ...
-
-    async def create(self, shard: int, owner: str) -> int | None:
-        """The new revision, or None if the key exists."""
-        ...
-
-    async def update(self, shard: int, owner: str, last: int) -> int | None:
-        """CAS on the revision: the new one, or None if the lease moved on (or expired)."""
-        ...
-
-    async def release(self, shard: int, last: int) -> bool:
-        """Delete the lease (CAS on the revision): False if the revision moved on."""
-        ...
-
-
-class ShardHost(Protocol):
-    """What owning a shard means to the table service (`entrypoints.ShardRouter`)."""
-
-    async def acquired(self, shards: list[int]) -> None:
-        """Rebuild the shards' tables, then serve their commands."""
-        ...
-
-    async def releasing(self, shard: int) -> None:
-        """Stop accepting the shard's commands and finish the ones in flight."""
-        ...
-
-    async def lost(self, shard: int) -> None:
-        """Stop serving at once and forget the shard's tables."""
         ...
 
 
