@@ -102,6 +102,7 @@ _TABLE_BUCKETS = (
 )
 _TIMERS_BUCKETS = (names.TIMER_DEADLINES_BUCKET, names.TIMER_REPLICAS_BUCKET)
 _MATCHMAKING_BUCKETS = (names.MATCH_TICKETS_BUCKET, names.MATCH_LEASES_BUCKET)
+_COMPETITIONS_BUCKETS = (names.COMPETITION_LEASES_BUCKET, names.COMPETITION_REPLICAS_BUCKET)
 _TABLE_STREAMS = (names.TABLE_LOG_STREAM, names.TABLE_SNAPSHOTS_STREAM, names.TABLE_RESULTS_STREAM)
 
 TABLE = ServiceDeclaration(
@@ -227,18 +228,23 @@ COMPETITIONS = ServiceDeclaration(
         # Its own events (fenced appends); each round's tables as matchmaking's word, MatchFormed,
         # which the table service turns into its create command (ADR 0020).
         publish=(subjects.all_competition_events(), subjects.match_formed()),
-        # Its events read back at start; each table's GameEnded read by last-message get.
-        read=(names.COMPETITIONS_STREAM, names.TABLE_RESULTS_STREAM),
+        # Its events read back at start and followed (the other replicas' appends); each table's
+        # results read by last-message get; its shard leases (the table's pattern, watched).
+        read=(names.COMPETITIONS_STREAM, names.TABLE_RESULTS_STREAM, *map(kv_stream, _COMPETITIONS_BUCKETS)),
+        write_buckets=_COMPETITIONS_BUCKETS,
+        ephemeral=tuple(map(kv_stream, _COMPETITIONS_BUCKETS)),
     ),
     # Its own key signs its escrow calls to scoring (docs/adr/0030); the operators' public key
     # verifies their calls.
     keys=(PLAYER_KEY_ENV, SERVICE_KEY_ENV),
     streams=(names.COMPETITIONS_STREAM,),
+    buckets=_COMPETITIONS_BUCKETS,
     token_callers=(ADMIN,),  # system competitions (ADR 0028)
     # Operators' tools call it; the gateway becomes its caller with its RPCs (the next slice).
-    # One replica: it alone appends (every append fenced by the competition subject's expected
-    # last sequence); owners by lease over several replicas are the next step (docs/adr/0026).
-    scaling=Scaling(replicas=1, autoscale_on="cpu", max_replicas=1),
+    # Several replicas, one owner per competition by its shard's lease (docs/adr/0026); every
+    # append fenced by the competition subject's expected last sequence. One in `trix up`
+    # (cheapest); more than one per shard would idle.
+    scaling=Scaling(replicas=1, autoscale_on="cpu", max_replicas=subjects.COMPETITION_SHARDS),
 )
 
 _SOCIAL_STREAMS = (

@@ -12,9 +12,10 @@ from trix.competitions import bootstrap, grpc_api
 from trix.competitions.config import SERVICE, CompetitionsConfig
 from trix.competitions.ports import Digests, EventLog, Tables
 from trix.competitions.service import CompetitionsService
+from trix.declarations import COMPETITIONS
 from trix.natsio.connection import NatsConnection
 from trix.natsio.names import COMPETITIONS_STREAM, TABLE_RESULTS_STREAM
-from trix.natsio.provisioning import STREAMS, KvSpec, StreamSpec
+from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec
 from trix.runtime.server import Runtime, Serving, lifespan, run_main
 
 
@@ -29,17 +30,18 @@ def wall_clock_service(
 
 
 def build(config: CompetitionsConfig, new_service: bootstrap.NewCompetitions = wall_clock_service) -> Runtime:
-    """The competitions runtime: its lifespan rebuilds the competitions from their events and
-    starts the ticker; it serves `CompetitionsService`."""
+    """The competitions runtime: its lifespan rebuilds the competitions from their events,
+    starts the ticker and joins the replicas' competition shard leases; it serves
+    `CompetitionsService`."""
 
     async def start(nats: NatsConnection) -> Serving:
-        ticker = await bootstrap.start(nats, config, new_service)
-        return Serving([grpc_api.binding(ticker.service)], ticker.service, ticker)
+        replica = await bootstrap.start(nats, config, new_service)
+        return Serving([grpc_api.binding(replica.service)], replica.service, replica)
 
-    # Least privilege: only the streams it reads are checked at start.
+    # Least privilege: only the streams and buckets it uses are checked at start.
     declared: tuple[list[StreamSpec], list[KvSpec]] = (
         [s for s in STREAMS if s.name in (COMPETITIONS_STREAM, TABLE_RESULTS_STREAM)],
-        [],
+        [b for b in KV_BUCKETS if b.bucket in COMPETITIONS.buckets],
     )
     return Runtime(config.runtime, lifespan=lifespan(start), nats_declared=declared)
 

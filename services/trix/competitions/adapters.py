@@ -5,7 +5,8 @@
   message id (a retried append is stored once);
 - `MatchTables`: a table made as matchmaking makes one, MatchFormed on `trix.match.formed`
   with the table id as its message id (the table service's create is idempotent by table id),
-  and a table's GameEnded, the last message of its durable results (TABLE_RESULTS);
+  whether a table exists (any message of its durable results, TABLE_RESULTS: its TableCreated
+  first) and its GameEnded, the last of them;
 - `FolderDigests`: each competition's file written to a folder, atomically;
 - `ScoringLedger`: scoring's ledger over its escrow RPCs (docs/adr/0030).
 """
@@ -66,14 +67,15 @@ class StreamEventLog:
             raise Fenced(f"competition {cid}: event {event.sequence} was stored before")
         return int(ack.seq)
 
-    async def read_all(self) -> AsyncIterator[tuple[int, competitions_pb2.CompetitionEvent]]:
+    async def read_all(
+        self, after: int = 0, competition_id: str = ""
+    ) -> AsyncIterator[tuple[int, competitions_pb2.CompetitionEvent]]:
         js = self.nats.jetstream
-        seq = 1
+        subject = subjects.competition_events(competition_id) if competition_id else subjects.all_competition_events()
+        seq = after + 1
         while True:
             try:
-                msg = await js.get_msg(
-                    names.COMPETITIONS_STREAM, seq=seq, subject=subjects.all_competition_events(), next=True
-                )
+                msg = await js.get_msg(names.COMPETITIONS_STREAM, seq=seq, subject=subject, next=True)
             except nats.js.errors.NotFoundError:
                 return
             stored = int(msg.seq or 0)
@@ -93,13 +95,19 @@ class MatchTables:
             msg_id=formed.match_formed.table_id,
         )
 
-    async def game_ended(self, table_id: str) -> events_pb2.GameEnded | None:
+    async def _last_result(self, table_id: str) -> events_pb2.Event | None:
         try:
             msg = await self.nats.jetstream.get_last_msg(names.TABLE_RESULTS_STREAM, subjects.table_results(table_id))
         except nats.js.errors.NotFoundError:
             return None
-        event = events_pb2.Event.FromString(msg.data or b"")
-        return event.game_ended if event.HasField("game_ended") else None
+        return events_pb2.Event.FromString(msg.data or b"")
+
+    async def game_ended(self, table_id: str) -> events_pb2.GameEnded | None:
+        event = await self._last_result(table_id)
+        return event.game_ended if event is not None and event.HasField("game_ended") else None
+
+    async def exists(self, table_id: str) -> bool:
+        return await self._last_result(table_id) is not None
 
     async def no_shows(self, table_id: str) -> list[str]:
         js, subject, seq = self.nats.jetstream, subjects.table_results(table_id), 1

@@ -3,8 +3,8 @@
 - `EventLog`: every competition's stored events; an append names the stream sequence of the
   competition's last event it knows (JetStream's expected last subject sequence), so two writers
   can never both append after the same event (`Fenced`);
-- `Tables`: a round's table created through the platform's one path (MatchFormed) and a table's
-  GameEnded read back from its durable results;
+- `Tables`: a round's table created through the platform's one path (MatchFormed), whether it
+  exists and its GameEnded, read back from its durable results;
 - `Digests`: where a finished or cancelled competition's file is published;
 - `Ledger`: scoring's ledger, where a competition's coins move (docs/adr/0030): an entry posted
   idempotently on its key, a competition's escrow account read back.
@@ -32,8 +32,11 @@ class EventLog(Protocol):
         returns its stream sequence. Raises `Fenced` if another event came after `expected_last`."""
         ...
 
-    def read_all(self) -> AsyncIterator[tuple[int, competitions_pb2.CompetitionEvent]]:
-        """Every stored event in stream order, with its stream sequence."""
+    def read_all(
+        self, after: int = 0, competition_id: str = ""
+    ) -> AsyncIterator[tuple[int, competitions_pb2.CompetitionEvent]]:
+        """Every stored event after stream sequence `after` in stream order, with its stream
+        sequence (only `competition_id`'s if given)."""
         ...
 
 
@@ -49,6 +52,11 @@ class Tables(Protocol):
     async def no_shows(self, table_id: str) -> list[str]:
         """The human players who never took their auto-played seat (`trix.competitions.noshows`),
         read from the table's durable results."""
+        ...
+
+    async def exists(self, table_id: str) -> bool:
+        """Was the table created (its first result stored)? A table made once is never asked
+        for again: after it ends and is purged, a second create would make it anew."""
         ...
 
 

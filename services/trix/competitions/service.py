@@ -11,8 +11,13 @@ otherwise) and only then applied, by the same fold a restarted process rebuilds 
 
 A paid competition's coins move at scoring's ledger through `payments` (docs/adr/0030): the
 fee held before the registration is stored, every refund, prize and the house's share posted
-after its event with its own key and re-driven by `tick` until confirmed. Several replicas
-owning competitions by lease are the next step (the declaration runs one).
+after its event with its own key and re-driven by `tick` until confirmed.
+
+Several replicas (docs/adr/0026): every replica folds every competition's events, the ones
+the others append too (`catch_up`, each tick and before each command), and answers any
+command (its append fenced); only a competition's owner, the replica holding its shard's
+lease (`owns`, set by `trix.competitions.ownership`), moves it on and drives its payments in
+`tick`, rebuilding it from its events first when the shard is won (`rebuild`).
 """
 
 from __future__ import annotations
@@ -91,9 +96,14 @@ class CompetitionsService:
         """The system's own competitions (`trix.competitions.schedule`), created from `tick`."""
         """Its hand at scoring's ledger (`bootstrap` gives it one)."""
         self.published: set[tuple[str, int]] = set()
-        """(competition, round) whose tables this process has asked for: after a restart the
-        current round's are asked for again (a crash may have come between the round's event and
-        its MatchFormed), each only while its table has no GameEnded (idempotent by table id)."""
+        """(competition, round) whose tables this process has asked for: after a restart or a
+        takeover the current round's are asked for again (a crash may have come between the
+        round's event and its MatchFormed), each only while its table does not exist (the
+        MatchFormed's message id is the table id: a repeat within the stream's window is stored once)."""
+        self.seen_seq = 0
+        """The stream sequence folded through by `recover` and `catch_up`."""
+        self.owns: Callable[[str], bool] = lambda _competition_id: True
+        """Does this replica own the competition (its shard's lease held and valid)? Alone: yes."""
 
     # -- recovery -----------------------------------------------------------------------------
 
@@ -101,15 +111,43 @@ class CompetitionsService:
         """Every competition rebuilt from its stored events, in order."""
         self.competitions.clear()
         self.noshows, self.complaints = NoShows(), Complaints()
-        async for seq, event in self.events.read_all():
-            self._fold(event, seq)
+        self.seen_seq = 0
+        await self.catch_up()
         log.info("competitions recovered", competitions=len(self.competitions))
 
+    async def catch_up(self) -> None:
+        """Folds the events stored since the last look (other replicas' appends; this one's own
+        are folded already). The caller holds `lock`."""
+        async for seq, event in self.events.read_all(after=self.seen_seq):
+            self._fold(event, seq)
+            self.seen_seq = seq
+
+    async def rebuild(self, competition_ids: list[str]) -> None:
+        """The competitions folded again from their own events, up to `seen_seq` (a won shard's,
+        before its new owner moves them on; the caller has just caught up, and the service's
+        own folds of every event, complaints and no-shows, stay as they are); their current
+        round's tables are asked for again. Holds `lock`."""
+        for cid in competition_ids:
+            fresh: Competition | None = None
+            async for seq, event in self.events.read_all(competition_id=cid):
+                if seq > self.seen_seq:
+                    break  # folded by the next catch_up, with the rest
+                if event.HasField("created"):
+                    fresh = Competition.from_created(event, seq)
+                elif fresh is not None:
+                    fresh.apply(event, seq)
+            if fresh is not None:
+                self.competitions[cid] = fresh
+            self.published = {p for p in self.published if p[0] != cid}
+
     def _fold(self, event: pb.CompetitionEvent, seq: int) -> None:
+        comp = self.competitions.get(event.competition_id)
+        if comp is not None and seq <= comp.last_seq:
+            return  # folded already (this replica appended it)
         if event.HasField("created"):
             self.competitions[event.competition_id] = Competition.from_created(event, seq)
-        else:
-            self.competitions[event.competition_id].apply(event, seq)
+        elif comp is not None:
+            comp.apply(event, seq)
         self.complaints.apply(event)
         for player in event.table_ended.no_shows:
             self.noshows.record(player, event.competition_id, event.time_ms)
@@ -122,10 +160,15 @@ class CompetitionsService:
         try:
             seq = await self.events.append(event, 0 if comp is None else comp.last_seq)
         except Fenced:
-            await self.recover()
+            await self.catch_up()
             raise
         self._fold(event, seq)
         return self.competitions[event.competition_id]
+
+    async def _current(self, competition_id: str) -> Competition:
+        """The competition with every stored event folded (another replica may have appended)."""
+        await self.catch_up()
+        return self._get(competition_id)
 
     def _get(self, competition_id: str) -> Competition:
         comp = self.competitions.get(competition_id)
@@ -143,6 +186,7 @@ class CompetitionsService:
         self.payments.check_open(core)
         competition_id = competition_id_of(organiser, request_id or secrets.token_hex(16))
         async with self.lock:
+            await self.catch_up()  # a repeat of the request may have been stored by another replica
             if competition_id in self.competitions:
                 return self.competitions[competition_id].view(self.clock_ms(), True)
             seed = self.new_seed()
@@ -162,7 +206,7 @@ class CompetitionsService:
 
     async def register(self, player: str, competition_id: str, code: str, display_name: str) -> pb.Entrant:
         async with self.lock:
-            comp = self._get(competition_id)
+            comp = await self._current(competition_id)
             if comp.created.code and code != comp.created.code:
                 raise PermissionDenied("this private competition needs its code")
             if player.startswith(BOT_PREFIX):
@@ -190,7 +234,7 @@ class CompetitionsService:
 
     async def leave(self, player: str, competition_id: str) -> int:
         async with self.lock:
-            comp = self._get(competition_id)
+            comp = await self._current(competition_id)
             if comp.started:
                 raise FailedPrecondition("the competition has started: leaving now is leaving your table")
             trial = type(comp.registration)(comp.options, dict(comp.registration.states), {})
@@ -206,7 +250,7 @@ class CompetitionsService:
 
     async def approve(self, caller: str, competition_id: str, player: str, accept: bool) -> pb.Entrant:
         async with self.lock:
-            comp = self._get(competition_id)
+            comp = await self._current(competition_id)
             if caller != comp.created.organiser_id:
                 raise PermissionDenied("only the organiser decides on entrants")
             trial = type(comp.registration)(comp.options, dict(comp.registration.states), {})
@@ -273,10 +317,15 @@ class CompetitionsService:
     # -- the clock and the tables -------------------------------------------------------------
 
     async def tick(self) -> None:
-        """Moves every unfinished competition on (`tick_s` apart; a failed one is tried again)."""
+        """Moves every unfinished competition this replica owns on (`tick_s` apart; a failed one is
+        tried again), after folding what the other replicas appended; the schedule's due
+        competitions created (by every replica: the same ids, the fence stores one)."""
         await self.schedule.tick(self, self.clock_ms())
         async with self.lock:
+            await self.catch_up()
             for comp in list(self.competitions.values()):
+                if not self.owns(comp.competition_id):
+                    continue
                 try:
                     if not (comp.settled or comp.cancelled):
                         await self._advance(comp.competition_id)
@@ -325,7 +374,7 @@ class CompetitionsService:
         assert comp.run is not None
         for seating in comp.run.rounds[-1]:
             table_id = seating.table_id(comp.competition_id)
-            if table_id not in comp.ended and await self.tables.game_ended(table_id) is None:
+            if table_id not in comp.ended and not await self.tables.exists(table_id):
                 await self.tables.create(match_formed(comp.competition_id, comp.options, seating, comp.names))
         self.published.add((comp.competition_id, comp.run.current_round))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -106,6 +107,12 @@ class ShardHost(Protocol):
     async def lost(self, shard: int) -> None:
         """Stop serving at once and forget what the shard holds."""
         ...
+
+
+def replica_id(instance: str, default: str = "table") -> str:
+    """A replica's id in the leases: its instance name plus a fresh suffix (a restart is a new replica)."""
+    base = "".join(c if c.isalnum() or c in "-_" else "-" for c in instance)[:60] or default
+    return f"{base}-{uuid.uuid4().hex[:8]}"
 
 
 @dataclass

@@ -67,6 +67,10 @@ SOCIAL_FRIENDS_BUCKET = "social_friends"
 """Friendships (`pair.<a>.<b>`, one key per pair of players) and mutes (`mute.<muter>.<muted>`)."""
 SOCIAL_PRESENCE_BUCKET = "social_presence"
 """Player -> his connected sessions, from the gateway's PRESENCE stream (friends see the status)."""
+COMPETITION_LEASES_BUCKET = "competition_leases"
+"""Owner of each competition shard (docs/adr/0026: the table's lease pattern)."""
+COMPETITION_REPLICAS_BUCKET = "competition_replicas"
+"""Competitions replicas' heartbeats."""
 
 # -- durable consumers (each on one stream) ----------------------------------------------
 

@@ -30,6 +30,10 @@ own lag is not counted as the others' silence (`LeaseManager` forgives it)."""
 
 CHAT_LINES_KEPT = 100
 """Lines of one chat channel kept (issue 44: the last 100 of a table or direct conversation)."""
+COMPETITION_LEASE_TTL_S = 3.0
+"""TTL of a competition shard's lease and of a competitions replica's heartbeat (docs/adr/0026):
+a competition waits at most this long plus its rebuild after its owner dies (a round's tables
+play on meanwhile); twice the table's, as nothing waits on a competition's owner move by move."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +198,18 @@ KV_BUCKETS: tuple[KvSpec, ...] = (
         names.MATCH_LEASES_BUCKET,
         "Matchmaking replicas' heartbeats and queue-partition leases (issue 6).",
         ttl_s=3.0,
+        memory=True,
+    ),
+    KvSpec(
+        names.COMPETITION_LEASES_BUCKET,
+        "Owner of each competition shard, written by CAS on its revision when the shard changes hands; "
+        "held while the owner's heartbeat in competition_replicas is fresh (issue 43, docs/adr/0026).",
+        memory=True,
+    ),
+    KvSpec(
+        names.COMPETITION_REPLICAS_BUCKET,
+        "Competitions replicas' heartbeats: who shares the competition shards (issue 43).",
+        ttl_s=COMPETITION_LEASE_TTL_S,
         memory=True,
     ),
     KvSpec(

@@ -160,6 +160,16 @@ def competition_events(competition_id: str) -> str:
     return f"{ROOT}.competitions.evt.{token(competition_id, 'competition id')}"
 
 
+COMPETITION_SHARDS = 16
+"""Number of competition shards leased by the competitions replicas (docs/adr/0026); a
+competition's shard is crc32(competition_id) % COMPETITION_SHARDS."""
+
+
+def competition_shard(competition_id: str, shards: int = COMPETITION_SHARDS) -> int:
+    """The lease shard of a competition (stable across processes and versions)."""
+    return zlib.crc32(token(competition_id, "competition id").encode()) % shards
+
+
 def all_competition_events() -> str:
     return f"{ROOT}.competitions.evt.*"
 

@@ -5,7 +5,6 @@ shard leases, serves the won shards' commands and consumes the shared consumers;
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import structlog
 from nats.js.api import AckPolicy, ConsumerConfig
@@ -14,7 +13,7 @@ from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.lease_kv import KvLeaseStore, LeaseWatchers
-from trix.natsio.leases import LeaseManager
+from trix.natsio.leases import LeaseManager, replica_id
 from trix.natsio.publish import JetStreams
 from trix.runtime.tasks import cancel_and_wait
 from trix.table.adapters import (
@@ -89,12 +88,6 @@ class TableReplica:
         await self.watchers.stop()
         if self.seeds is not None:
             await cancel_and_wait([self.seeds])
-
-
-def replica_id(instance: str) -> str:
-    """A replica's id in the leases: its instance name plus a fresh suffix (a restart is a new replica)."""
-    base = "".join(c if c.isalnum() or c in "-_" else "-" for c in instance)[:60] or "table"
-    return f"{base}-{uuid.uuid4().hex[:8]}"
 
 
 async def start(nats: NatsConnection, config: TableConfig, new_service: NewTable = TableService) -> TableReplica:
