@@ -56,16 +56,17 @@ def table_env(nats_url: str, service: str = "table", **extra: str) -> dict[str, 
 
 
 class TableProcess:
-    """`python -m trix.table` as a subprocess (for SIGKILL tests)."""
+    """`python -m trix.table` (or another service's `module`) as a subprocess (for SIGKILL tests)."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path, module: str = "trix.table") -> None:
         self.env = env
         self.log_path = log_path
+        self.module = module
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "trix.table"], env=self.env, stdout=log, stderr=log)
+            self.proc = subprocess.Popen([sys.executable, "-m", self.module], env=self.env, stdout=log, stderr=log)
 
     def kill(self) -> None:
         kill_process(self.proc)

@@ -1,0 +1,174 @@
+"""Several competitions replicas, one owner per competition (docs/adr/0026: the table's shard
+leases over the competitions): the owner SIGKILLed mid-competition, the other replica takes the
+competition over when the lease expires, rebuilds it from its events and finishes it with no
+round started twice, no entrant seated twice and none lost; a stale owner (its lease taken
+without its knowing) has its append refused by the competition's fence. Real nats-server with
+one user per service, real processes and gRPC, the real table service and C engine."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from competition_replicas import Replicas, audit, competition_events, owner, reader, stub
+from competition_support import trix_verify_competition
+from competitions_service_support import SEED, Clock, admin, env, free_knockout, player
+
+from support.nats import AuthNats
+from trix.competitions.adapters import FolderDigests, MatchTables, StreamEventLog
+from trix.competitions.config import DIGEST_DIR_ENV, CompetitionsConfig
+from trix.competitions.ports import Fenced
+from trix.competitions.service import SYSTEM_ORGANISER, CompetitionsService
+from trix.natsio.connection import NatsConnection
+from trix.runtime.server import Runtime
+from trix.table.__main__ import build as build_table
+from trix.table.config import TableConfig
+from trix.v1 import competitions_pb2 as pb
+
+DEADLINE_S = 180.0
+
+
+async def _until(check: Callable[[], Awaitable[bool]], what: str, timeout_s: float = DEADLINE_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not await check():
+        assert time.monotonic() < deadline, f"still not {what}"
+        await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+async def table(auth_nats: AuthNats) -> AsyncIterator[list[Runtime]]:
+    """The table service in the test's loop (stopped and started again by the test)."""
+    runtimes = [build_table(TableConfig.from_env(env(auth_nats.url("table"))))]
+    await runtimes[0].start()
+    try:
+        yield runtimes
+    finally:
+        for runtime in runtimes:
+            await runtime.stop()
+
+
+async def test_the_owner_killed_mid_competition_another_replica_takes_it_over_and_finishes_it(
+    auth_nats: AuthNats, table: list[Runtime], tmp_path: Path
+) -> None:
+    digests = tmp_path / "digests"
+    replicas = Replicas(
+        auth_nats,
+        tmp_path,
+        "competitions",
+        "trix.competitions",
+        2,
+        {DIGEST_DIR_ENV: str(digests), "TRIX_COMPETITIONS_TICK_S": "0.1", "TRIX_COMPETITIONS_REVIEW_S": "0"},
+    )
+    replicas.start_all()
+    nc = await reader(auth_nats)
+    channels, stubs = zip(*(stub(replicas.port(i)) for i in range(2)), strict=True)
+    try:
+        now = time.time_ns() // 1_000_000
+        options = free_knockout(now)
+        options.registration_closes_at_ms, options.starts_at_ms = now + 6_000, now + 7_000
+        created = await stubs[0].CreateCompetition(
+            pb.CreateCompetitionRequest(options=options, request_id="leases-1"), metadata=admin()
+        )
+        cid = created.competition.competition_id
+        for i in range(14):  # every command answered by either replica, owner or not
+            await stubs[i % 2].RegisterEntrant(
+                pb.RegisterEntrantRequest(competition_id=cid, display_name=f"p{i}"), metadata=player(f"p{i:02d}")
+            )
+        await table[0].stop()  # the first round's MatchFormed wait in their stream meanwhile
+        table.clear()
+
+        async def round_started() -> bool:
+            return any(e.HasField("round_started") for e in await competition_events(nc, cid))
+
+        await _until(round_started, "started")
+        first = await owner(nc, cid)
+        assert first is not None
+        killed = replicas.index_of(first)
+        assert killed is not None
+        replicas.kill(killed)  # mid-competition: round 1 seated, no table ended
+        table.append(build_table(TableConfig.from_env(env(auth_nats.url("table")))))
+        await table[0].start()
+
+        async def settled() -> bool:
+            return bool((await audit(nc, cid))["settled"])
+
+        await _until(settled, "settled")
+        result = await audit(nc, cid)
+        assert result["rounds_started_twice"] == 0
+        assert result["entrants_seated_twice"] == 0
+        assert result["entrants_lost"] == 0
+        assert result["tables_created_twice"] == 0
+        assert (result["tables"], result["tables_ended"]) == (5, 5)
+        taker = await owner(nc, cid)
+        assert taker is not None and replicas.index_of(taker) == 1 - killed  # the survivor took it over
+        finished = next(e.finished for e in result["events"] if e.HasField("finished"))
+        path = digests / f"{cid}.json"
+        assert path.exists() and finished.digest in path.read_text()
+        checked = trix_verify_competition(path)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    finally:
+        for channel in channels:
+            await channel.close()
+        await nc.close()
+        replicas.stop_all()
+
+
+class PausedBeforeAppend:
+    """The stale owner's own event log: its next append waits for `meanwhile` (the new owner
+    moving the competition on) before it is sent, as an owner paused between its read and its
+    write (SIGSTOP, a long GC) would."""
+
+    def __init__(self, inner: StreamEventLog) -> None:
+        self.inner = inner
+        self.meanwhile: Callable[[], Awaitable[None]] | None = None
+        self.refused: list[Fenced] = []
+
+    async def append(self, event: pb.CompetitionEvent, expected_last: int) -> int:
+        if self.meanwhile is not None:
+            meanwhile, self.meanwhile = self.meanwhile, None
+            await meanwhile()
+        try:
+            return await self.inner.append(event, expected_last)
+        except Fenced as err:
+            self.refused.append(err)
+            raise
+
+    def read_all(self, after: int = 0, competition_id: str = "") -> AsyncIterator[tuple[int, pb.CompetitionEvent]]:
+        return self.inner.read_all(after, competition_id)
+
+
+async def test_a_stale_owners_append_is_refused_by_the_fence(auth_nats: AuthNats, tmp_path: Path) -> None:
+    config = CompetitionsConfig.from_env(
+        env(auth_nats.url("competitions"), "competitions", **{DIGEST_DIR_ENV: str(tmp_path)})
+    )
+    clock = Clock()
+    connections = [NatsConnection(auth_nats.url("competitions"), f"c{i}", streams=[], buckets=[]) for i in range(2)]
+    for c in connections:
+        await c.connect()
+    try:
+        stale_log = PausedBeforeAppend(StreamEventLog(connections[0]))
+        stale, new = (
+            CompetitionsService(
+                config, log, MatchTables(c), FolderDigests(tmp_path), clock_ms=clock, new_seed=lambda: SEED
+            )
+            for log, c in ((stale_log, connections[0]), (StreamEventLog(connections[1]), connections[1]))
+        )
+        await stale.recover()
+        competition = await stale.create(SYSTEM_ORGANISER, free_knockout(clock()), "fenced-1")
+        cid = competition.competition_id
+        for i in range(12):
+            await stale.register(f"p{i:02d}", cid, "", f"p{i}")
+        await new.recover()  # the new owner rebuilds the competition from its events
+        clock.ms += 60_000  # the start time
+        stale_log.meanwhile = new.tick  # it seats round 1 first
+        await stale.tick()  # the stale owner, paused before its append, appends after it
+        assert len(stale_log.refused) == 1  # its RoundStarted refused by the fence
+        events = [e async for _, e in StreamEventLog(connections[1]).read_all(competition_id=cid)]
+        assert [e.round_started.round for e in events if e.HasField("round_started")] == [1]
+        assert stale.get(cid, SYSTEM_ORGANISER) == new.get(cid, SYSTEM_ORGANISER)  # it folded the new owner's
+    finally:
+        for c in connections:
+            await c.drain()
