@@ -21,6 +21,7 @@ from nats.aio.client import Client
 from support.nats import AuthNats
 from support.ports import wait_port
 from support.table import TableProcess, table_env
+from trix.competitions.config import DIGEST_DIR_ENV
 from trix.natsio import names, subjects
 from trix.natsio.permissions import inbox_prefix
 from trix.v1 import competitions_pb2, competitions_pb2_grpc, events_pb2
@@ -84,6 +85,12 @@ class Replicas:
         with contextlib.suppress(ValueError):
             return int(replica[len(prefix) :].rsplit("-", 1)[0])
         return None
+
+
+def competitions_replicas(server: AuthNats, workdir: Path, digests: Path, tick_s: float) -> Replicas:
+    """Two competitions replicas publishing their files to one folder, the review period 0."""
+    env = {DIGEST_DIR_ENV: str(digests), "TRIX_COMPETITIONS_TICK_S": str(tick_s), "TRIX_COMPETITIONS_REVIEW_S": "0"}
+    return Replicas(server, workdir, "competitions", "trix.competitions", 2, env)
 
 
 def stub(port: int) -> tuple[grpc.aio.Channel, Any]:

@@ -9,11 +9,13 @@ seats are played by the table's bot (docs/rules.md §10's free-table seat; a pla
 through the gateway). Free: the paid entries are not on main yet (`--paid` is refused), so
 `coins_conserved` is null.
 
-Measured from what is stored: rounds started twice, entrants seated twice in a round (in the
-RoundStarted events and at the tables really created), entrants lost (accepted at the start, not
-in the final ranking), tables created twice, every table's record checked by
-`trix verify-competition` (trix verify's whole-record checks, then the whole competition re-run),
-the competition finished and settled, the kills by kind, each takeover (kill -> the next event).
+A kill comes only while the competition runs (its last stored event is not the final's);
+`takeover_s` is from a kill to another replica holding the competition's lease. Measured from what is stored:
+rounds started twice, entrants seated twice in a round (in the RoundStarted events and at the
+tables really created), entrants lost (accepted at the start, not in the final ranking), tables
+created twice, every table's record checked by `trix verify-competition` (trix verify's
+whole-record checks, then the whole competition re-run), the competition finished and settled,
+the kills by kind.
 Last line: one JSON object.
 """
 
@@ -31,14 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import nats.js.errors
-from competition_replicas import Replicas, audit, owner, reader, stub
+from competition_replicas import Replicas, audit, competitions_replicas, owner, reader, stub
 from competition_support import trix_verify_competition
 from competitions_service_support import admin, free_knockout, player
 
 from support.nats import AuthNats
 from support.ports import wait_port
-from trix.competitions.config import DIGEST_DIR_ENV
 from trix.natsio import names, subjects
 from trix.v1 import competitions_pb2 as pb
 
@@ -65,7 +65,9 @@ async def _register(stubs: list[Any], cid: str, entrants: int) -> None:
 
 
 class Faults:
-    """Follows the competition's events as they are stored and kills on them."""
+    """Watches the competition's stored events and kills on them: the owner after every few
+    events its owner appended (spread over what is left), a table replica at each round's start
+    and after every second owner kill."""
 
     def __init__(
         self, args: argparse.Namespace, comps: Replicas, tables: Replicas, cid: str, tables_total: int
@@ -76,63 +78,72 @@ class Faults:
         self.cid = cid
         self.rng = random.Random(args.seed)
         self.expected = tables_total + args.rounds + 2  # every table ended, every round, finished, settled
-        self.seen = 0
-        self.since = 0
+        self.read = 0
+        self.started = 0
+        """The stream sequence of round 1's RoundStarted (0: not yet): the owner is killed only after it."""
+        self.kill_seq = 0
         self.every = 1
-        self.killed_at: float | None = None
+        self.killed_at: tuple[float, str] | None = None
+        """The last owner kill not taken over yet: when, and the killed replica."""
         self.takeovers: list[float] = []
         self.settled = False
 
-    def _next_every(self) -> None:
+    def _next_every(self, now_seq: int) -> None:
         left_kills = max(1, self.args.kills - self.comps.kills)
-        left_events = max(1, self.expected - self.seen)
-        self.every = self.rng.randint(1, max(1, 2 * left_events // (left_kills + 1)))
+        left_events = max(1, self.expected - (now_seq - self.started))
+        self.every = self.rng.randint(1, max(1, left_events // (left_kills + 1)))
 
     def _kill_table(self) -> None:
         if self.tables.kills < self.args.table_kills:
             self.tables.restart(self.rng.randrange(self.tables.count))
 
-    async def _kill_owner(self, nc: Any) -> bool:
+    async def _kill_owner(self, nc: Any, now_seq: int) -> None:
         current = await owner(nc, self.cid)
         index = None if current is None else self.comps.index_of(current)
         if index is None:
-            return False  # changing hands: the next event
+            return  # changing hands: again on the next look
         self.comps.restart(index)
-        self.killed_at = time.monotonic()
-        if self.comps.kills % 2:
+        self.killed_at = (time.monotonic(), str(current))
+        self.kill_seq = now_seq
+        self._next_every(now_seq)
+        if self.comps.kills % 2 == 0:
             self._kill_table()
-        return True
+
+    async def _read(self, nc: Any, upto: int) -> None:
+        """The events stored up to `upto` not read yet: the round starts."""
+        js = nc.jetstream()
+        subject = subjects.competition_events(self.cid)
+        while self.read < upto:
+            msg = await js.get_msg(names.COMPETITIONS_STREAM, seq=self.read + 1, subject=subject, next=True)
+            self.read = int(msg.seq or 0)
+            event = pb.CompetitionEvent.FromString(msg.data or b"")
+            if event.HasField("round_started"):
+                self.started = self.started or self.read
+                self._kill_table()
 
     async def run(self, nc: Any, deadline: float) -> None:
         js = nc.jetstream()
-        seq = 0
-        self._next_every()
-        while not self.settled and time.monotonic() < deadline:
-            try:
-                msg = await js.get_msg(
-                    names.COMPETITIONS_STREAM, seq=seq + 1, subject=subjects.competition_events(self.cid), next=True
-                )
-            except nats.js.errors.NotFoundError:
-                await asyncio.sleep(0.05)
-                continue
-            seq = int(msg.seq or 0)
-            event = pb.CompetitionEvent.FromString(msg.data or b"")
-            body = event.WhichOneof("body")
-            if body in ("registered", "created"):
-                continue
-            self.seen += 1
-            if self.killed_at is not None:
-                self.takeovers.append(time.monotonic() - self.killed_at)
+        subject = subjects.competition_events(self.cid)
+        while time.monotonic() < deadline:
+            last = await js.get_last_msg(names.COMPETITIONS_STREAM, subject)
+            now_seq = int(last.seq or 0)
+            body = pb.CompetitionEvent.FromString(last.data or b"").WhichOneof("body")
+            await self._read(nc, now_seq)
+            if self.killed_at is not None and (await owner(nc, self.cid)) not in (None, self.killed_at[1]):
+                self.takeovers.append(time.monotonic() - self.killed_at[0])  # another replica holds the lease
                 self.killed_at = None
             if body == "payouts_settled":
                 self.settled = True
-                break
-            if body == "round_started":
-                self._kill_table()
-            self.since += 1
-            if self.since >= self.every and self.comps.kills < self.args.kills and await self._kill_owner(nc):
-                self.since = 0
-                self._next_every()
+                return
+            if not self.started or body == "finished" or self.comps.kills >= self.args.kills:
+                await asyncio.sleep(0.05)
+                continue
+            if not self.kill_seq:
+                self.kill_seq = self.started
+                self._next_every(now_seq)
+            if now_seq - self.kill_seq >= self.every:
+                await self._kill_owner(nc, now_seq)
+            await asyncio.sleep(0.05)
 
 
 async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
@@ -140,14 +151,7 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     server = AuthNats(workdir)
     server.start()
     digests = workdir / "digests"
-    comps = Replicas(
-        server,
-        workdir,
-        "competitions",
-        "trix.competitions",
-        2,
-        {DIGEST_DIR_ENV: str(digests), "TRIX_COMPETITIONS_TICK_S": "0.2", "TRIX_COMPETITIONS_REVIEW_S": "0"},
-    )
+    comps = competitions_replicas(server, workdir, digests, tick_s=0.2)
     tables = Replicas(server, workdir, "table", "trix.table", 2, {"TRIX_TABLE_SNAPSHOT_EVERY": "13"})
     channels = []
     nc = None

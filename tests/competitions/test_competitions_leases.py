@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from competition_replicas import Replicas, audit, competition_events, owner, reader, stub
+from competition_replicas import audit, competition_events, competitions_replicas, owner, reader, stub
 from competition_support import trix_verify_competition
 from competitions_service_support import SEED, Clock, admin, env, free_knockout, player
 
@@ -54,14 +54,7 @@ async def test_the_owner_killed_mid_competition_another_replica_takes_it_over_an
     auth_nats: AuthNats, table: list[Runtime], tmp_path: Path
 ) -> None:
     digests = tmp_path / "digests"
-    replicas = Replicas(
-        auth_nats,
-        tmp_path,
-        "competitions",
-        "trix.competitions",
-        2,
-        {DIGEST_DIR_ENV: str(digests), "TRIX_COMPETITIONS_TICK_S": "0.1", "TRIX_COMPETITIONS_REVIEW_S": "0"},
-    )
+    replicas = competitions_replicas(auth_nats, tmp_path, digests, tick_s=0.1)
     replicas.start_all()
     nc = await reader(auth_nats)
     channels, stubs = zip(*(stub(replicas.port(i)) for i in range(2)), strict=True)
