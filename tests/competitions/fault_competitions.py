@@ -91,7 +91,7 @@ class Faults:
     def _next_every(self, now_seq: int) -> None:
         left_kills = max(1, self.args.kills - self.comps.kills)
         left_events = max(1, self.expected - (now_seq - self.started))
-        self.every = self.rng.randint(1, max(1, left_events // (left_kills + 1)))
+        self.every = self.rng.randint(1, max(1, left_events // (2 * left_kills)))
 
     def _kill_table(self) -> None:
         if self.tables.kills < self.args.table_kills:
@@ -241,6 +241,7 @@ def main() -> int:
         and report["kills"]["table"] >= args.table_kills
         and not any(report[k] for k in ("entrants_lost", "entrants_seated_twice", "rounds_started_twice"))
         and not report["tables_created_twice"]
+        and report["tables"] == report["tables_ended"] == sum(4**r for r in range(rounds))
     )
     print(json.dumps(report, sort_keys=True))
     return 0 if ok else 1

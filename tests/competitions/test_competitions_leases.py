@@ -165,3 +165,57 @@ async def test_a_stale_owners_append_is_refused_by_the_fence(auth_nats: AuthNats
     finally:
         for c in connections:
             await c.drain()
+
+
+class KilledBeforeRoundTwo(PausedBeforeAppend):
+    """An owner killed between the last table of round 1 (stored) and round 2's RoundStarted."""
+
+    async def append(self, event: pb.CompetitionEvent, expected_last: int) -> int:
+        if event.round_started.round == 2:
+            raise ConnectionAbortedError("SIGKILL")
+        return await super().append(event, expected_last)
+
+
+async def test_a_round_opened_by_a_killed_owner_is_started_once_by_the_next(
+    auth_nats: AuthNats, table: list[Runtime], tmp_path: Path
+) -> None:
+    config = CompetitionsConfig.from_env(
+        env(auth_nats.url("competitions"), "competitions", **{DIGEST_DIR_ENV: str(tmp_path)})
+    )
+    clock = Clock()
+    connections = [NatsConnection(auth_nats.url("competitions"), f"k{i}", streams=[], buckets=[]) for i in range(2)]
+    for c in connections:
+        await c.connect()
+    try:
+        killed_log = KilledBeforeRoundTwo(StreamEventLog(connections[0]))
+        killed, taker = (
+            CompetitionsService(
+                config, log, MatchTables(c), FolderDigests(tmp_path), clock_ms=clock, new_seed=lambda: SEED
+            )
+            for log, c in ((killed_log, connections[0]), (StreamEventLog(connections[1]), connections[1]))
+        )
+        await killed.recover()
+        cid = (await killed.create(SYSTEM_ORGANISER, free_knockout(clock()), "killed-1")).competition_id
+        for i in range(12):
+            await killed.register(f"p{i:02d}", cid, "", f"p{i}")
+        clock.ms += 60_000
+
+        async def round_one_over() -> bool:
+            await killed.tick()
+            run = killed.competitions[cid].run
+            return run is not None and run.current_round == 2  # its last table's event stored
+
+        await _until(round_one_over, "round 1 over")
+        await taker.recover()  # the next owner, from the events
+
+        async def finished() -> bool:
+            await taker.tick()
+            return taker.competitions[cid].finished is not None
+
+        await _until(finished, "finished")
+        events = [e async for _, e in StreamEventLog(connections[1]).read_all(competition_id=cid)]
+        assert [e.round_started.round for e in events if e.HasField("round_started")] == [1, 2]
+        assert [len(e.round_started.tables) for e in events if e.HasField("round_started")] == [4, 1]
+    finally:
+        for c in connections:
+            await c.drain()

@@ -378,13 +378,30 @@ class CompetitionsService:
                 await self.tables.create(match_formed(comp.competition_id, comp.options, seating, comp.names))
         self.published.add((comp.competition_id, comp.run.current_round))
 
+    async def _announce(self, comp: Competition) -> Competition:
+        """The current round's RoundStarted unless stored (a round opens with the last table of
+        the one before: an owner killed between the two appends leaves it to the next owner),
+        then the round's tables asked for."""
+        assert comp.run is not None
+        if comp.run.current_round > comp.announced:
+            started = pb.RoundStarted(
+                round=comp.run.current_round,
+                tables=[competition_table(comp.competition_id, s) for s in comp.run.rounds[-1]],
+            )
+            comp = await self._append(
+                comp, pb.CompetitionEvent(competition_id=comp.competition_id, round_started=started)
+            )
+        assert comp.run is not None
+        if (comp.competition_id, comp.run.current_round) not in self.published:
+            await self._create_round(comp)
+        return comp
+
     async def _follow(self, comp: Competition) -> None:
         assert comp.run is not None
         cid = comp.competition_id
-        if (cid, comp.run.current_round) not in self.published:
-            await self._create_round(comp)
+        comp = await self._announce(comp)
         for table in comp.tables():
-            if table.ended or table.round != comp.run.current_round:
+            if table.ended or comp.run is None or table.round != comp.run.current_round:
                 continue
             ended = await self.tables.game_ended(table.table_id)
             if ended is None:
@@ -394,16 +411,8 @@ class CompetitionsService:
             table.record_sha256 = hashlib.sha256(canonical(json.loads(ended.record_json))).hexdigest()
             body = pb.CompetitionTableEnded(table=table, totals=list(ended.totals.values), left_seat=ended.left_seat)
             body.no_shows.extend(await self.tables.no_shows(table.table_id))
-            before = comp.run.current_round
             comp = await self._append(comp, pb.CompetitionEvent(competition_id=cid, table_ended=body))
-            assert comp.run is not None
-            if comp.run.current_round != before:
-                started = pb.RoundStarted(
-                    round=comp.run.current_round,
-                    tables=[competition_table(cid, s) for s in comp.run.rounds[-1]],
-                )
-                comp = await self._append(comp, pb.CompetitionEvent(competition_id=cid, round_started=started))
-                await self._create_round(comp)
+            comp = await self._announce(comp)
         if comp.run is not None and comp.run.finished:
             await self._finish(comp)
 

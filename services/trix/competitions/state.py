@@ -41,6 +41,8 @@ class Competition:
     last_seq: int = 0
     run: CompetitionRun | None = None
     roster: Start | None = None
+    announced: int = 0
+    """The last round whose RoundStarted is stored (the run may have opened the next one)."""
     cancelled: str = ""
     ended: dict[str, pb.CompetitionTableEnded] = field(default_factory=dict)
     finished: pb.CompetitionFinished | None = None
@@ -100,6 +102,7 @@ class Competition:
         seated = [competition_table(self.competition_id, s).players for s in self.run.rounds[-1]]
         if [list(t.players) for t in started.tables] != [list(p) for p in seated]:
             raise CompetitionError(f"round {started.round}'s tables are not the core's", "round")
+        self.announced = started.round
 
     def _table_ended(self, ended: pb.CompetitionTableEnded) -> None:
         if self.run is None:
