@@ -28,7 +28,7 @@ from trix.natsio.provisioning import TABLE_LEASE_TTL_S
 from trix.natsio.subjects import TABLE_SHARDS
 from trix.runtime.tasks import cancel_and_wait, start_kept
 
-log = structlog.get_logger("trix.table.leases")
+log = structlog.get_logger("trix.leases")
 
 RENEW_S = TABLE_LEASE_TTL_S / 4
 """Heartbeat period: a quarter of the TTL (0.2 s), so three heartbeats fall within `VALID_S` of
