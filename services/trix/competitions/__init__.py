@@ -19,7 +19,8 @@ competition live and re-runs it from its published file to check it:
 - `digest`: the competition file and its one digest; `verify`: its checks, run by
   `trix verify-competition` (`verify_cli`).
 
-The service itself (ports, adapters, entrypoints, the gRPC API of
-proto/trix/v1/competitions.proto, event sourcing on JetStream, one owner per competition by
-lease) is built on this core next.
+The service is built on this core: `ports`, `adapters`, `entrypoints` (the ticker), `state`
+(the fold of a competition's events), `service`, `grpc_api` (proto/trix/v1/competitions.proto),
+`ownership` (one owner per competition: the shard leases of `trix.natsio.leases`) and
+`bootstrap`.
 """
