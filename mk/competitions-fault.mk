@@ -7,5 +7,5 @@ COMPETITION_TABLE_KILLS ?= 5
 
 .PHONY: fault-competitions
 
-fault-competitions: ## a free knockout of ENTRANTS (256) on 2 competitions and 2 table replicas, its owner SIGKILLed >= 10 times and a table replica 5 times; last line: one JSON summary
-	PYTHONPATH=services:tests:tests/competitions $(PY) tests/competitions/fault_competitions.py --entrants $(ENTRANTS) --kills $(COMPETITION_KILLS) --table-kills $(COMPETITION_TABLE_KILLS)
+fault-competitions: ## a paid knockout of ENTRANTS (256; FREE=1: free) on 2 competitions and 2 table replicas, its owner SIGKILLed >= 10 times and a table replica 5 times; last line: one JSON summary
+	PYTHONPATH=services:tests:tests/competitions $(PY) tests/competitions/fault_competitions.py --entrants $(ENTRANTS) --kills $(COMPETITION_KILLS) --table-kills $(COMPETITION_TABLE_KILLS) $(if $(filter 1,$(FREE)),--free)

@@ -87,10 +87,10 @@ class Replicas:
         return None
 
 
-def competitions_replicas(server: AuthNats, workdir: Path, digests: Path, tick_s: float) -> Replicas:
+def competitions_replicas(server: AuthNats, workdir: Path, digests: Path, tick_s: float, **extra: str) -> Replicas:
     """Two competitions replicas publishing their files to one folder, the review period 0."""
     env = {DIGEST_DIR_ENV: str(digests), "TRIX_COMPETITIONS_TICK_S": str(tick_s), "TRIX_COMPETITIONS_REVIEW_S": "0"}
-    return Replicas(server, workdir, "competitions", "trix.competitions", 2, env)
+    return Replicas(server, workdir, "competitions", "trix.competitions", 2, {**env, **extra})
 
 
 def stub(port: int) -> tuple[grpc.aio.Channel, Any]:

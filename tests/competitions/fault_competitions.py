@@ -4,10 +4,14 @@ one real nats-server, while the competition's owner (the replica holding its sha
 SIGKILLed again and again (at least `--kills`, spread over the competition's events) and a table
 replica `--table-kills` times (at each round's start, then between), each restarted at once.
 
-The entrants register through the CompetitionsService API (either replica, owner or not); their
-seats are played by the table's bot (docs/rules.md §10's free-table seat; a player reclaims it
-through the gateway). Free: the paid entries are not on main yet (`--paid` is refused), so
-`coins_conserved` is null.
+The entrants register through the CompetitionsService API (either replica, owner or not; the
+gateway's competition RPCs are not on main yet); their seats are played by the table's bot
+(docs/rules.md §10's seat of a player not there; a player reclaims it through the gateway).
+Paid by default (docs/adr/0030: scoring runs, every entrant is granted coins and pays the fee
+into the competition's escrow; prizes, the house's share and refunds come out of it after the
+final): `coins_conserved` says that the escrow took in every fee and paid out exactly that, each
+key once, and that the wallets' totals still add up to what was granted. `--free` (FREE=1):
+entry fee 0, scoring not run, `coins_conserved` null.
 
 A kill comes only while the competition runs (its last stored event is not the final's);
 `takeover_s` is from a kill to another replica holding the competition's lease. Measured from what is stored:
@@ -33,14 +37,19 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from competition_money_support import ADMIN, ADMIN_TOKEN, FEE, GRANT, ScoringChild
 from competition_replicas import Replicas, audit, competitions_replicas, owner, reader, stub
 from competition_support import trix_verify_competition
 from competitions_service_support import admin, free_knockout, player
 
 from support.nats import AuthNats
 from support.ports import wait_port
+from support.scoring import scoring_env
+from support.table import KEYS
 from trix.natsio import names, subjects
+from trix.processes import free_port
 from trix.v1 import competitions_pb2 as pb
+from trix.v1 import scoring_pb2, scoring_pb2_grpc
 
 REGISTER_AT_ONCE = 16
 
@@ -62,6 +71,45 @@ async def _register(stubs: list[Any], cid: str, entrants: int) -> None:
 
     for start in range(0, entrants, REGISTER_AT_ONCE):
         await asyncio.gather(*(one(i) for i in range(start, min(entrants, start + REGISTER_AT_ONCE))))
+
+
+async def _grant(ledger: Any, entrants: int) -> None:
+    async def one(i: int) -> None:
+        grant = scoring_pb2.GrantRequest(player_id=f"p{i:03d}", amount=GRANT, grant_id=f"grant-p{i:03d}")
+        await ledger.Grant(grant, metadata=ADMIN, wait_for_ready=True, timeout=60)
+
+    for start in range(0, entrants, REGISTER_AT_ONCE):
+        await asyncio.gather(*(one(i) for i in range(start, min(entrants, start + REGISTER_AT_ONCE))))
+
+
+async def _conserved(ledger: Any, cid: str, entrants: int, events: list[pb.CompetitionEvent]) -> bool:
+    """The escrow took every fee once and paid out exactly the settlement (each key once, the
+    payouts posted by the owner's ticks after PayoutsSettled: waited for), the wallets' totals
+    still what was granted."""
+    settled = [e.payouts_settled for e in events if e.HasField("payouts_settled")]
+    if not settled:
+        return False
+    planned = {e.key: int(e.coins) for e in settled[-1].entries}
+    deadline = time.monotonic() + 120
+    while True:
+        account = await ledger.GetCompetitionAccount(
+            scoring_pb2.GetCompetitionAccountRequest(competition_id=cid), metadata=ADMIN, timeout=60
+        )
+        if account.escrow == 0 or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.5)
+    keys = [e.key for e in account.entries]
+    posted = {e.key: int(e.coins) for e in account.entries}
+    totals = await ledger.GetWalletTotals(scoring_pb2.GetWalletTotalsRequest(), metadata=ADMIN, timeout=60)
+    return (
+        len(keys) == len(set(keys))
+        and posted == planned
+        and account.fees == FEE * entrants
+        and account.fees == account.refunds + account.prizes + account.house
+        and account.escrow == 0
+        and totals.granted == GRANT * entrants
+        and totals.granted == totals.available + totals.held + totals.pots + totals.house + totals.escrow
+    )
 
 
 class Faults:
@@ -86,6 +134,7 @@ class Faults:
         self.killed_at: tuple[float, str] | None = None
         """The last owner kill not taken over yet: when, and the killed replica."""
         self.takeovers: list[float] = []
+        self.finished = False
         self.settled = False
 
     def _next_every(self, now_seq: int) -> None:
@@ -117,6 +166,8 @@ class Faults:
             msg = await js.get_msg(names.COMPETITIONS_STREAM, seq=self.read + 1, subject=subject, next=True)
             self.read = int(msg.seq or 0)
             event = pb.CompetitionEvent.FromString(msg.data or b"")
+            self.finished = self.finished or event.HasField("finished")
+            self.settled = self.settled or event.HasField("payouts_settled")
             if event.HasField("round_started"):
                 self.started = self.started or self.read
                 self._kill_table()
@@ -127,15 +178,13 @@ class Faults:
         while time.monotonic() < deadline:
             last = await js.get_last_msg(names.COMPETITIONS_STREAM, subject)
             now_seq = int(last.seq or 0)
-            body = pb.CompetitionEvent.FromString(last.data or b"").WhichOneof("body")
             await self._read(nc, now_seq)
             if self.killed_at is not None and (await owner(nc, self.cid)) not in (None, self.killed_at[1]):
                 self.takeovers.append(time.monotonic() - self.killed_at[0])  # another replica holds the lease
                 self.killed_at = None
-            if body == "payouts_settled":
-                self.settled = True
+            if self.settled:
                 return
-            if not self.started or body == "finished" or self.comps.kills >= self.args.kills:
+            if not self.started or self.finished or self.comps.kills >= self.args.kills:
                 await asyncio.sleep(0.05)
                 continue
             if not self.kill_seq:
@@ -151,11 +200,20 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     server = AuthNats(workdir)
     server.start()
     digests = workdir / "digests"
-    comps = competitions_replicas(server, workdir, digests, tick_s=0.2)
+    scoring_port = free_port()
+    scoring = ScoringChild(
+        scoring_env(server.url("scoring"), admin_token=ADMIN_TOKEN, keys=KEYS, TRIX_GRPC_PORT=str(scoring_port)),
+        workdir,
+    )
+    paid = {} if args.free else {"TRIX_SCORING_TARGET": f"127.0.0.1:{scoring_port}"}
+    comps = competitions_replicas(server, workdir, digests, tick_s=0.2, **paid)
     tables = Replicas(server, workdir, "table", "trix.table", 2, {"TRIX_TABLE_SNAPSHOT_EVERY": "13"})
-    channels = []
+    channels: list[grpc.aio.Channel] = []
     nc = None
     try:
+        if not args.free:
+            scoring.start()
+            wait_port(scoring_port, 60)
         tables.start_all()
         comps.start_all()
         nc = await reader(server)
@@ -168,6 +226,13 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         lead_ms = 10_000 + 60 * args.entrants
         options = free_knockout(now, capacity=4**args.rounds, rounds=args.rounds)
         options.registration_closes_at_ms, options.starts_at_ms = now + lead_ms - 1_000, now + lead_ms
+        if not args.free:
+            options.entry_fee = FEE
+            options.pool.shares_percent.extend([60, 30, 10])
+            options.pool.house_fee_percent = 10
+            channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{scoring_port}"))
+            ledger = scoring_pb2_grpc.ScoringServiceStub(channels[-1])
+            await _grant(ledger, args.entrants)
         created = await stubs[0].CreateCompetition(
             pb.CreateCompetitionRequest(options=options, request_id="fault-competitions"), metadata=admin()
         )
@@ -179,6 +244,7 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         for i in range(comps.count):  # the last restarted replicas answer before the audit
             wait_port(comps.port(i), 60)
         result = await audit(nc, cid)
+        coins = None if args.free else await _conserved(ledger, cid, args.entrants, result["events"])
         path = digests / f"{cid}.json"
         verified = False
         if result["finished"] and path.exists():
@@ -189,13 +255,13 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         return {
             "entrants": args.entrants,
             "rounds": args.rounds,
-            "mode": "free",
+            "mode": "free" if args.free else f"paid, fee {FEE}",
             "played_by": "CompetitionsService API; seats played by the table's bot",
             "entrants_lost": result["entrants_lost"],
             "entrants_seated_twice": result["entrants_seated_twice"],
             "rounds_started_twice": result["rounds_started_twice"],
             "tables_created_twice": result["tables_created_twice"],
-            "coins_conserved": None,
+            "coins_conserved": coins,
             "records_verified": verified,
             "tables": result["tables"],
             "tables_ended": result["tables_ended"],
@@ -214,6 +280,7 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             await nc.close()
         comps.stop_all()
         tables.stop_all()
+        scoring.stop()
         server.stop()
 
 
@@ -224,10 +291,8 @@ def main() -> int:
     parser.add_argument("--table-kills", type=int, default=5, help="SIGKILLs of a table replica")
     parser.add_argument("--seed", type=int, default=43)
     parser.add_argument("--timeout", type=float, default=1200.0, help="the run's bound in seconds")
-    parser.add_argument("--paid", action="store_true", help="paid entries (not on main yet: refused)")
+    parser.add_argument("--free", action="store_true", help="entry fee 0, no scoring (default: paid)")
     args = parser.parse_args()
-    if args.paid:
-        parser.error("--paid: the competitions' paid entries are not built yet (free only)")
     rounds = round(math.log(args.entrants, 4)) if args.entrants > 1 else 0
     if args.entrants < 4 or 4**rounds != args.entrants or rounds > 4:
         parser.error("--entrants: 4, 16, 64 or 256 (a full knockout of tables of four)")
@@ -241,6 +306,7 @@ def main() -> int:
         and report["kills"]["table"] >= args.table_kills
         and not any(report[k] for k in ("entrants_lost", "entrants_seated_twice", "rounds_started_twice"))
         and not report["tables_created_twice"]
+        and report["coins_conserved"] is not False
         and report["tables"] == report["tables_ended"] == sum(4**r for r in range(rounds))
     )
     print(json.dumps(report, sort_keys=True))
