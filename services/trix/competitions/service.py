@@ -267,7 +267,7 @@ class CompetitionsService:
 
     async def file_complaint(self, player: str, competition_id: str, table_id: str, text: str) -> pb.Complaint:
         async with self.lock:
-            comp = self._get(competition_id)
+            comp = await self._current(competition_id)
             try:
                 complaint = self.complaints.file(comp, player, table_id, text, self.clock_ms())
             except CompetitionError as err:
@@ -280,7 +280,7 @@ class CompetitionsService:
         self, operator: str, competition_id: str, complaint_id: str, answer: str
     ) -> pb.Complaint:
         async with self.lock:
-            comp = self._get(competition_id)
+            comp = await self._current(competition_id)
             try:
                 complaint = self.complaints.answer(competition_id, complaint_id, operator, answer)
             except CompetitionError as err:
