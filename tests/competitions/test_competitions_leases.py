@@ -8,8 +8,10 @@ one user per service, real processes and gRPC, the real table service and C engi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -133,7 +135,32 @@ class PausedBeforeAppend:
         return self.inner.read_all(after, competition_id)
 
 
-async def test_a_stale_owners_append_is_refused_by_the_fence(auth_nats: AuthNats, tmp_path: Path) -> None:
+@dataclass
+class TwoOwners:
+    """Two competitions services in the test's loop on their own NATS connections (real event
+    logs and tables), on one clock; the first one's event log wrapped by the test."""
+
+    first: CompetitionsService
+    second: CompetitionsService
+    clock: Clock
+    log: StreamEventLog
+    """An event log of the second's connection, to read what is stored."""
+
+    async def created(self, request_id: str) -> str:
+        """A free 16-seat knockout made by the first, 12 entrants registered, the second
+        rebuilt from the events."""
+        await self.first.recover()
+        cid = (await self.first.create(SYSTEM_ORGANISER, free_knockout(self.clock()), request_id)).competition_id
+        for i in range(12):
+            await self.first.register(f"p{i:02d}", cid, "", f"p{i}")
+        await self.second.recover()
+        return str(cid)
+
+
+@contextlib.asynccontextmanager
+async def two_owners(
+    auth_nats: AuthNats, tmp_path: Path, wrap: Callable[[StreamEventLog], PausedBeforeAppend]
+) -> AsyncIterator[tuple[TwoOwners, PausedBeforeAppend]]:
     config = CompetitionsConfig.from_env(
         env(auth_nats.url("competitions"), "competitions", **{DIGEST_DIR_ENV: str(tmp_path)})
     )
@@ -142,29 +169,30 @@ async def test_a_stale_owners_append_is_refused_by_the_fence(auth_nats: AuthNats
     for c in connections:
         await c.connect()
     try:
-        stale_log = PausedBeforeAppend(StreamEventLog(connections[0]))
-        stale, new = (
+        wrapped = wrap(StreamEventLog(connections[0]))
+        first, second = (
             CompetitionsService(
                 config, log, MatchTables(c), FolderDigests(tmp_path), clock_ms=clock, new_seed=lambda: SEED
             )
-            for log, c in ((stale_log, connections[0]), (StreamEventLog(connections[1]), connections[1]))
+            for log, c in ((wrapped, connections[0]), (StreamEventLog(connections[1]), connections[1]))
         )
-        await stale.recover()
-        competition = await stale.create(SYSTEM_ORGANISER, free_knockout(clock()), "fenced-1")
-        cid = competition.competition_id
-        for i in range(12):
-            await stale.register(f"p{i:02d}", cid, "", f"p{i}")
-        await new.recover()  # the new owner rebuilds the competition from its events
-        clock.ms += 60_000  # the start time
-        stale_log.meanwhile = new.tick  # it seats round 1 first
-        await stale.tick()  # the stale owner, paused before its append, appends after it
-        assert len(stale_log.refused) == 1  # its RoundStarted refused by the fence
-        events = [e async for _, e in StreamEventLog(connections[1]).read_all(competition_id=cid)]
-        assert [e.round_started.round for e in events if e.HasField("round_started")] == [1]
-        assert stale.get(cid, SYSTEM_ORGANISER) == new.get(cid, SYSTEM_ORGANISER)  # it folded the new owner's
+        yield TwoOwners(first, second, clock, StreamEventLog(connections[1])), wrapped
     finally:
         for c in connections:
             await c.drain()
+
+
+async def test_a_stale_owners_append_is_refused_by_the_fence(auth_nats: AuthNats, tmp_path: Path) -> None:
+    async with two_owners(auth_nats, tmp_path, PausedBeforeAppend) as (owners, stale_log):
+        stale, new = owners.first, owners.second
+        cid = await owners.created("fenced-1")  # the new owner rebuilt the competition from its events
+        owners.clock.ms += 60_000  # the start time
+        stale_log.meanwhile = new.tick  # it seats round 1 first
+        await stale.tick()  # the stale owner, paused before its append, appends after it
+        assert len(stale_log.refused) == 1  # its RoundStarted refused by the fence
+        events = [e async for _, e in owners.log.read_all(competition_id=cid)]
+        assert [e.round_started.round for e in events if e.HasField("round_started")] == [1]
+        assert stale.get(cid, SYSTEM_ORGANISER) == new.get(cid, SYSTEM_ORGANISER)  # it folded the new owner's
 
 
 class KilledBeforeRoundTwo(PausedBeforeAppend):
@@ -179,26 +207,10 @@ class KilledBeforeRoundTwo(PausedBeforeAppend):
 async def test_a_round_opened_by_a_killed_owner_is_started_once_by_the_next(
     auth_nats: AuthNats, table: list[Runtime], tmp_path: Path
 ) -> None:
-    config = CompetitionsConfig.from_env(
-        env(auth_nats.url("competitions"), "competitions", **{DIGEST_DIR_ENV: str(tmp_path)})
-    )
-    clock = Clock()
-    connections = [NatsConnection(auth_nats.url("competitions"), f"k{i}", streams=[], buckets=[]) for i in range(2)]
-    for c in connections:
-        await c.connect()
-    try:
-        killed_log = KilledBeforeRoundTwo(StreamEventLog(connections[0]))
-        killed, taker = (
-            CompetitionsService(
-                config, log, MatchTables(c), FolderDigests(tmp_path), clock_ms=clock, new_seed=lambda: SEED
-            )
-            for log, c in ((killed_log, connections[0]), (StreamEventLog(connections[1]), connections[1]))
-        )
-        await killed.recover()
-        cid = (await killed.create(SYSTEM_ORGANISER, free_knockout(clock()), "killed-1")).competition_id
-        for i in range(12):
-            await killed.register(f"p{i:02d}", cid, "", f"p{i}")
-        clock.ms += 60_000
+    async with two_owners(auth_nats, tmp_path, KilledBeforeRoundTwo) as (owners, _):
+        killed, taker = owners.first, owners.second
+        cid = await owners.created("killed-1")
+        owners.clock.ms += 60_000
 
         async def round_one_over() -> bool:
             await killed.tick()
@@ -213,9 +225,6 @@ async def test_a_round_opened_by_a_killed_owner_is_started_once_by_the_next(
             return taker.competitions[cid].finished is not None
 
         await _until(finished, "finished")
-        events = [e async for _, e in StreamEventLog(connections[1]).read_all(competition_id=cid)]
+        events = [e async for _, e in owners.log.read_all(competition_id=cid)]
         assert [e.round_started.round for e in events if e.HasField("round_started")] == [1, 2]
         assert [len(e.round_started.tables) for e in events if e.HasField("round_started")] == [4, 1]
-    finally:
-        for c in connections:
-            await c.drain()
