@@ -20,7 +20,8 @@ from trix.competitions.service import CompetitionsService
 from trix.natsio import names
 from trix.natsio.connection import NatsConnection
 from trix.natsio.lease_kv import KvLeaseStore, LeaseWatchers
-from trix.natsio.leases import LeaseManager, replica_id
+from trix.natsio.lease_ports import replica_id
+from trix.natsio.leases import LeaseManager
 from trix.natsio.provisioning import COMPETITION_LEASE_TTL_S
 from trix.natsio.publish import JetStreams
 from trix.natsio.subjects import COMPETITION_SHARDS

@@ -4,26 +4,26 @@ shards, the competitions' (ADR 0026).
 Owns `LeaseManager`, the loops around `balancing.plan`: one heartbeat per replica (a key of
 the replicas' bucket, e.g. `table_replicas`, with a TTL, renewed every `renew_s`), a shard's
 owner in the leases bucket (`table_leases`) written by compare-and-set only when it changes
-hands, rebalancing on every change seen, and a graceful `handover()`; and its ports,
-`LeaseStore` (the buckets, `trix.natsio.lease_kv`) and `ShardHost` (what owning a shard means
-to the service). A held shard is *valid* for `valid_s` (shorter than the TTL) after the
-heartbeat that kept it, so an owner stops writing before another may start; the log's
-expected-last-sequence check covers the rest. No nats or grpc imports. The defaults (shards,
-TTL) are the table's; another service passes its own.
+hands, rebalancing on every change seen, and a graceful `handover()`. Its ports
+(`trix.natsio.lease_ports`): `LeaseStore` (the buckets, `trix.natsio.lease_kv`) and `ShardHost`
+(what owning a shard means to the service). A held shard is *valid* for `valid_s` (shorter
+than the TTL) after the heartbeat that kept it, so an owner stops writing before another may
+start; the log's expected-last-sequence check covers the rest. No nats or grpc imports. The
+defaults (shards, TTL) are the table's; another service passes its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
 from trix.natsio.balancing import plan, preference, quotas
+from trix.natsio.lease_ports import LeaseStore, ShardHost
 from trix.natsio.provisioning import TABLE_LEASE_TTL_S
 from trix.natsio.subjects import TABLE_SHARDS
 from trix.runtime.tasks import cancel_and_wait, start_kept
@@ -71,48 +71,6 @@ ECHO_S = 2.0
 this long after the write succeeded is deaf (its ordered consumer lost with a NATS node, or
 stalled across a partition: the client library notices only after two missed 5 s idle
 heartbeats): both watchers are started again (`LeaseManager.rewatch`)."""
-
-
-class LeaseStore(Protocol):
-    """The leases bucket (key = shard) and the replicas' heartbeats bucket (key = replica)."""
-
-    async def heartbeat(self, replica: str) -> None: ...
-
-    async def leave(self, replica: str) -> None: ...
-
-    async def create(self, shard: int, owner: str) -> int | None:
-        """The new revision, or None if the key exists."""
-        ...
-
-    async def update(self, shard: int, owner: str, last: int) -> int | None:
-        """CAS on the revision: the new one, or None if the lease moved on (or expired)."""
-        ...
-
-    async def release(self, shard: int, last: int) -> bool:
-        """Delete the lease (CAS on the revision): False if the revision moved on."""
-        ...
-
-
-class ShardHost(Protocol):
-    """What owning a shard means to the service (the table's `entrypoints.ShardRouter`)."""
-
-    async def acquired(self, shards: list[int]) -> None:
-        """Rebuild what the shards hold, then serve it."""
-        ...
-
-    async def releasing(self, shard: int) -> None:
-        """Stop accepting the shard's commands and finish the ones in flight."""
-        ...
-
-    async def lost(self, shard: int) -> None:
-        """Stop serving at once and forget what the shard holds."""
-        ...
-
-
-def replica_id(instance: str, default: str = "table") -> str:
-    """A replica's id in the leases: its instance name plus a fresh suffix (a restart is a new replica)."""
-    base = "".join(c if c.isalnum() or c in "-_" else "-" for c in instance)[:60] or default
-    return f"{base}-{uuid.uuid4().hex[:8]}"
 
 
 @dataclass

@@ -13,7 +13,8 @@ from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import IdempotentEventHandler, MemoryProgress, PullConsumer
 from trix.natsio.lease_kv import KvLeaseStore, LeaseWatchers
-from trix.natsio.leases import LeaseManager, replica_id
+from trix.natsio.lease_ports import replica_id
+from trix.natsio.leases import LeaseManager
 from trix.natsio.publish import JetStreams
 from trix.runtime.tasks import cancel_and_wait
 from trix.table.adapters import (
