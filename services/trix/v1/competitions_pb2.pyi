@@ -236,6 +236,34 @@ ENTRANT_STATE_OUT: EntrantState.ValueType  # 5
 """Knocked out, or left a table after the start (out, ranked)."""
 Global___EntrantState: _TypeAlias = EntrantState  # noqa: Y015
 
+class _CompetitionListing:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CompetitionListingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CompetitionListing.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COMPETITION_LISTING_UNSPECIFIED: _CompetitionListing.ValueType  # 0
+    """Every stage."""
+    COMPETITION_LISTING_OPEN: _CompetitionListing.ValueType  # 1
+    """Open: REGISTRATION and CLOSED (not started)."""
+    COMPETITION_LISTING_RUNNING: _CompetitionListing.ValueType  # 2
+    """Running: RUNNING and REVIEW."""
+    COMPETITION_LISTING_FINISHED: _CompetitionListing.ValueType  # 3
+    """Finished: FINISHED and CANCELLED."""
+
+class CompetitionListing(_CompetitionListing, metaclass=_CompetitionListingEnumTypeWrapper):
+    """Which competitions a listing shows, by stage."""
+
+COMPETITION_LISTING_UNSPECIFIED: CompetitionListing.ValueType  # 0
+"""Every stage."""
+COMPETITION_LISTING_OPEN: CompetitionListing.ValueType  # 1
+"""Open: REGISTRATION and CLOSED (not started)."""
+COMPETITION_LISTING_RUNNING: CompetitionListing.ValueType  # 2
+"""Running: RUNNING and REVIEW."""
+COMPETITION_LISTING_FINISHED: CompetitionListing.ValueType  # 3
+"""Finished: FINISHED and CANCELLED."""
+Global___CompetitionListing: _TypeAlias = CompetitionListing  # noqa: Y015
+
 @_typing.final
 class FixedPrize(_message.Message):
     """A prize paid as declared coins per place."""
@@ -858,18 +886,24 @@ class GetCompetitionResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     COMPETITION_FIELD_NUMBER: _builtins.int
+    PAYOUTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def competition(self) -> Global___Competition:
         """The competition."""
+
+    @_builtins.property
+    def payouts(self) -> _containers.RepeatedCompositeFieldContainer[Global___CompetitionLedgerEntry]:
+        """The ledger entries once the payouts are settled (after the review period); empty before."""
 
     def __init__(
         self,
         *,
         competition: Global___Competition | None = ...,
+        payouts: _abc.Iterable[Global___CompetitionLedgerEntry] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition", "payouts", b"payouts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1564,3 +1598,217 @@ class PayoutsSettled(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PayoutsSettled: _TypeAlias = PayoutsSettled  # noqa: Y015
+
+@_typing.final
+class FindCompetitionsRequest(_message.Message):
+    """Request of CompetitionsService.FindCompetitions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LISTING_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    listing: Global___CompetitionListing.ValueType
+    """The stage; unspecified = every stage."""
+    limit: _builtins.int
+    """At most this many, 1..200; 0 = 50."""
+    def __init__(
+        self,
+        *,
+        listing: Global___CompetitionListing.ValueType = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "listing", b"listing"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FindCompetitionsRequest: _TypeAlias = FindCompetitionsRequest  # noqa: Y015
+
+@_typing.final
+class FindCompetitionsResponse(_message.Message):
+    """Response of CompetitionsService.FindCompetitions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def competitions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Competition]:
+        """The listed competitions of that stage, latest start first."""
+
+    def __init__(
+        self,
+        *,
+        competitions: _abc.Iterable[Global___Competition] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competitions", b"competitions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FindCompetitionsResponse: _TypeAlias = FindCompetitionsResponse  # noqa: Y015
+
+@_typing.final
+class GetCompetitionFileRequest(_message.Message):
+    """Request of CompetitionsService.GetCompetitionFile."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition, finished (in its review period or after) or cancelled."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetCompetitionFileRequest: _TypeAlias = GetCompetitionFileRequest  # noqa: Y015
+
+@_typing.final
+class GetCompetitionFileResponse(_message.Message):
+    """Response of CompetitionsService.GetCompetitionFile."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILE_JSON_FIELD_NUMBER: _builtins.int
+    DIGEST_FIELD_NUMBER: _builtins.int
+    file_json: _builtins.str
+    """The competition file, UTF-8 JSON (`trix-competition/1`, docs/adr/0026): what
+    `trix verify-competition FILE` and the web client check.
+    """
+    digest: _builtins.str
+    """Its digest (the same as `Competition.digest`)."""
+    def __init__(
+        self,
+        *,
+        file_json: _builtins.str = ...,
+        digest: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["digest", b"digest", "file_json", b"file_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetCompetitionFileResponse: _TypeAlias = GetCompetitionFileResponse  # noqa: Y015
+
+@_typing.final
+class CompetitionSeat(_message.Message):
+    """A player's seat at a table of a competition's round (CompetitionNotice.seated, and the
+    caller's current seat in the gateway's ViewCompetition).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition."""
+    round: _builtins.int
+    """The round, from 1."""
+    table_id: _builtins.str
+    """The table (`<competition>-r<round>-t<index>`): follow it as any table of the player's."""
+    seat: _builtins.int
+    """The player's seat there, 0..3."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+        round: _builtins.int = ...,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id", "round", b"round", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionSeat: _TypeAlias = CompetitionSeat  # noqa: Y015
+
+@_typing.final
+class CompetitionChanged(_message.Message):
+    """A competition an entrant follows changed: its state, or its bracket or standings (a table
+    ended, a round started). Read the competition again (the gateway's ViewCompetition).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    DIGEST_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition."""
+    state: Global___CompetitionState.ValueType
+    """Its state now."""
+    round: _builtins.int
+    """Its current round (0 before the start)."""
+    table_id: _builtins.str
+    """The table that just ended, if that is the change."""
+    digest: _builtins.str
+    """The digest once the final has ended."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+        state: Global___CompetitionState.ValueType = ...,
+        round: _builtins.int = ...,
+        table_id: _builtins.str = ...,
+        digest: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id", "digest", b"digest", "round", b"round", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionChanged: _TypeAlias = CompetitionChanged  # noqa: Y015
+
+@_typing.final
+class CompetitionNotice(_message.Message):
+    """What the competitions service tells one entrant (core NATS, one subject per player; the
+    gateway passes it to the player's open streams as SessionResponse.competition).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    SEATED_FIELD_NUMBER: _builtins.int
+    CHANGED_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The entrant."""
+    @_builtins.property
+    def seated(self) -> Global___CompetitionSeat:
+        """A round seated the player: his next table "opens by itself"."""
+
+    @_builtins.property
+    def changed(self) -> Global___CompetitionChanged:
+        """The competition's state, bracket or standings changed."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        seated: Global___CompetitionSeat | None = ...,
+        changed: Global___CompetitionChanged | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["changed", b"changed", "kind", b"kind", "seated", b"seated"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changed", b"changed", "kind", b"kind", "player_id", b"player_id", "seated", b"seated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["seated", "changed"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___CompetitionNotice: _TypeAlias = CompetitionNotice  # noqa: Y015

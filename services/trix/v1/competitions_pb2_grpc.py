@@ -80,6 +80,16 @@ class CompetitionsServiceStub:
                 request_serializer=trix_dot_v1_dot_competitions__pb2.AnswerComplaintRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_competitions__pb2.AnswerComplaintResponse.FromString,
                 _registered_method=True)
+        self.FindCompetitions = channel.unary_unary(
+                '/trix.v1.CompetitionsService/FindCompetitions',
+                request_serializer=trix_dot_v1_dot_competitions__pb2.FindCompetitionsRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_competitions__pb2.FindCompetitionsResponse.FromString,
+                _registered_method=True)
+        self.GetCompetitionFile = channel.unary_unary(
+                '/trix.v1.CompetitionsService/GetCompetitionFile',
+                request_serializer=trix_dot_v1_dot_competitions__pb2.GetCompetitionFileRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_competitions__pb2.GetCompetitionFileResponse.FromString,
+                _registered_method=True)
 
 
 class CompetitionsServiceServicer:
@@ -152,6 +162,21 @@ class CompetitionsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FindCompetitions(self, request, context):
+        """The listed competitions, newest start first (private ones never), by stage.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCompetitionFile(self, request, context):
+        """The competition file (`trix-competition/1`) of a finished or cancelled competition, the
+        bytes its digest covers; FAILED_PRECONDITION before the final.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CompetitionsServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -199,6 +224,16 @@ def add_CompetitionsServiceServicer_to_server(servicer, server):
                     servicer.AnswerComplaint,
                     request_deserializer=trix_dot_v1_dot_competitions__pb2.AnswerComplaintRequest.FromString,
                     response_serializer=trix_dot_v1_dot_competitions__pb2.AnswerComplaintResponse.SerializeToString,
+            ),
+            'FindCompetitions': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindCompetitions,
+                    request_deserializer=trix_dot_v1_dot_competitions__pb2.FindCompetitionsRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_competitions__pb2.FindCompetitionsResponse.SerializeToString,
+            ),
+            'GetCompetitionFile': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCompetitionFile,
+                    request_deserializer=trix_dot_v1_dot_competitions__pb2.GetCompetitionFileRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_competitions__pb2.GetCompetitionFileResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -445,6 +480,60 @@ class CompetitionsService:
             '/trix.v1.CompetitionsService/AnswerComplaint',
             trix_dot_v1_dot_competitions__pb2.AnswerComplaintRequest.SerializeToString,
             trix_dot_v1_dot_competitions__pb2.AnswerComplaintResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindCompetitions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.CompetitionsService/FindCompetitions',
+            trix_dot_v1_dot_competitions__pb2.FindCompetitionsRequest.SerializeToString,
+            trix_dot_v1_dot_competitions__pb2.FindCompetitionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCompetitionFile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.CompetitionsService/GetCompetitionFile',
+            trix_dot_v1_dot_competitions__pb2.GetCompetitionFileRequest.SerializeToString,
+            trix_dot_v1_dot_competitions__pb2.GetCompetitionFileResponse.FromString,
             options,
             channel_credentials,
             insecure,

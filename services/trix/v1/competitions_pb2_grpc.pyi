@@ -63,6 +63,12 @@ class CompetitionsServiceStub:
     """An entrant's complaint against one table, during the review period only."""
     AnswerComplaint: _grpc.UnaryUnaryMultiCallable[_competitions_pb2.AnswerComplaintRequest, _competitions_pb2.AnswerComplaintResponse]
     """An operator's answer to a complaint (operators only: PERMISSION_DENIED otherwise)."""
+    FindCompetitions: _grpc.UnaryUnaryMultiCallable[_competitions_pb2.FindCompetitionsRequest, _competitions_pb2.FindCompetitionsResponse]
+    """The listed competitions, newest start first (private ones never), by stage."""
+    GetCompetitionFile: _grpc.UnaryUnaryMultiCallable[_competitions_pb2.GetCompetitionFileRequest, _competitions_pb2.GetCompetitionFileResponse]
+    """The competition file (`trix-competition/1`) of a finished or cancelled competition, the
+    bytes its digest covers; FAILED_PRECONDITION before the final.
+    """
 
 @_typing.type_check_only
 class CompetitionsServiceAsyncStub(CompetitionsServiceStub):
@@ -93,6 +99,12 @@ class CompetitionsServiceAsyncStub(CompetitionsServiceStub):
     """An entrant's complaint against one table, during the review period only."""
     AnswerComplaint: _aio.UnaryUnaryMultiCallable[_competitions_pb2.AnswerComplaintRequest, _competitions_pb2.AnswerComplaintResponse]  # type: ignore[assignment]
     """An operator's answer to a complaint (operators only: PERMISSION_DENIED otherwise)."""
+    FindCompetitions: _aio.UnaryUnaryMultiCallable[_competitions_pb2.FindCompetitionsRequest, _competitions_pb2.FindCompetitionsResponse]  # type: ignore[assignment]
+    """The listed competitions, newest start first (private ones never), by stage."""
+    GetCompetitionFile: _aio.UnaryUnaryMultiCallable[_competitions_pb2.GetCompetitionFileRequest, _competitions_pb2.GetCompetitionFileResponse]  # type: ignore[assignment]
+    """The competition file (`trix-competition/1`) of a finished or cancelled competition, the
+    bytes its digest covers; FAILED_PRECONDITION before the final.
+    """
 
 class CompetitionsServiceServicer(metaclass=_abc_1.ABCMeta):
     """Competitions: create, register, leave, approve, follow, complain, answer."""
@@ -174,5 +186,23 @@ class CompetitionsServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_competitions_pb2.AnswerComplaintResponse, _abc.Awaitable[_competitions_pb2.AnswerComplaintResponse]]:
         """An operator's answer to a complaint (operators only: PERMISSION_DENIED otherwise)."""
+
+    @_abc_1.abstractmethod
+    def FindCompetitions(
+        self,
+        request: _competitions_pb2.FindCompetitionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competitions_pb2.FindCompetitionsResponse, _abc.Awaitable[_competitions_pb2.FindCompetitionsResponse]]:
+        """The listed competitions, newest start first (private ones never), by stage."""
+
+    @_abc_1.abstractmethod
+    def GetCompetitionFile(
+        self,
+        request: _competitions_pb2.GetCompetitionFileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competitions_pb2.GetCompetitionFileResponse, _abc.Awaitable[_competitions_pb2.GetCompetitionFileResponse]]:
+        """The competition file (`trix-competition/1`) of a finished or cancelled competition, the
+        bytes its digest covers; FAILED_PRECONDITION before the final.
+        """
 
 def add_CompetitionsServiceServicer_to_server(servicer: CompetitionsServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -28,6 +28,7 @@ from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from trix.v1 import common_pb2 as _common_pb2
+from trix.v1 import competitions_pb2 as _competitions_pb2
 from trix.v1 import events_pb2 as _events_pb2
 from trix.v1 import matchmaking_pb2 as _matchmaking_pb2
 from trix.v1 import scoring_pb2 as _scoring_pb2
@@ -856,6 +857,7 @@ class SessionResponse(_message.Message):
     QUEUE_FIELD_NUMBER: _builtins.int
     SOCIAL_FIELD_NUMBER: _builtins.int
     SOCIAL_EVENT_FIELD_NUMBER: _builtins.int
+    COMPETITION_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     pong: _builtins.bool
     """Keep-alive reply."""
@@ -928,6 +930,15 @@ class SessionResponse(_message.Message):
         never travels with the table's events.
         """
 
+    @_builtins.property
+    def competition(self) -> _competitions_pb2.CompetitionNotice:
+        """A competition the player entered (docs/adr/0029), on his interactive Session stream
+        (and WatchCompetitions), unasked, without request_id: `seated` when a round seats him (resume
+        `seated.table_id` to play it: his next table opens by itself), `changed` when its state,
+        bracket or standings change (ViewCompetition reads them). Best effort: a stream opened
+        later reads the current seat from ViewCompetition.
+        """
+
     def __init__(
         self,
         *,
@@ -945,13 +956,14 @@ class SessionResponse(_message.Message):
         queue: _matchmaking_pb2.QueueStatus | None = ...,
         social: Global___SocialResponse | None = ...,
         social_event: _social_pb2.SocialEvent | None = ...,
+        competition: _competitions_pb2.CompetitionNotice | None = ...,
         request_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "resumed", b"resumed", "snapshot", b"snapshot", "social", b"social", "social_event", b"social_event", "ticket", b"ticket"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "competition", b"competition", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "resumed", b"resumed", "snapshot", b"snapshot", "social", b"social", "social_event", b"social_event", "ticket", b"ticket"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "request_id", b"request_id", "resumed", b"resumed", "snapshot", b"snapshot", "social", b"social", "social_event", b"social_event", "ticket", b"ticket"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "competition", b"competition", "error", b"error", "event", b"event", "event_batch", b"event_batch", "kind", b"kind", "pong", b"pong", "private_game", b"private_game", "private_started", b"private_started", "query", b"query", "queue", b"queue", "request_id", b"request_id", "resumed", b"resumed", "snapshot", b"snapshot", "social", b"social", "social_event", b"social_event", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch", "resumed", "queue", "social", "social_event"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ticket", "accepted", "error", "snapshot", "pong", "query", "private_game", "private_started", "event_batch", "resumed", "queue", "social", "social_event", "competition"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -1645,3 +1657,420 @@ class GetViewResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetViewResponse: _TypeAlias = GetViewResponse  # noqa: Y015
+
+@_typing.final
+class ListCompetitionsRequest(_message.Message):
+    """Request of GatewayService.ListCompetitions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LISTING_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    listing: _competitions_pb2.CompetitionListing.ValueType
+    """The stage; unspecified = every stage."""
+    limit: _builtins.int
+    """At most this many, 1..200; 0 = 50."""
+    def __init__(
+        self,
+        *,
+        listing: _competitions_pb2.CompetitionListing.ValueType = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "listing", b"listing"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCompetitionsRequest: _TypeAlias = ListCompetitionsRequest  # noqa: Y015
+
+@_typing.final
+class ListCompetitionsResponse(_message.Message):
+    """Response of GatewayService.ListCompetitions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def competitions(self) -> _containers.RepeatedCompositeFieldContainer[_competitions_pb2.Competition]:
+        """The listed competitions of that stage, latest start first (private ones never)."""
+
+    def __init__(
+        self,
+        *,
+        competitions: _abc.Iterable[_competitions_pb2.Competition] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competitions", b"competitions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCompetitionsResponse: _TypeAlias = ListCompetitionsResponse  # noqa: Y015
+
+@_typing.final
+class ViewCompetitionRequest(_message.Message):
+    """Request of GatewayService.ViewCompetition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ViewCompetitionRequest: _TypeAlias = ViewCompetitionRequest  # noqa: Y015
+
+@_typing.final
+class ViewCompetitionResponse(_message.Message):
+    """Response of GatewayService.ViewCompetition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_FIELD_NUMBER: _builtins.int
+    ME_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    BRACKET_FIELD_NUMBER: _builtins.int
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    PAYOUTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def competition(self) -> _competitions_pb2.Competition:
+        """The competition: options, state, entrants, seating commitment (and seed from round 1),
+        its code (the organiser only), the digest once finished.
+        """
+
+    @_builtins.property
+    def me(self) -> _competitions_pb2.Entrant:
+        """The caller as an entrant; unset when he has not entered."""
+
+    @_builtins.property
+    def seat(self) -> _competitions_pb2.CompetitionSeat:
+        """The caller's seat at a table of the current round still playing; unset otherwise."""
+
+    @_builtins.property
+    def bracket(self) -> _competitions_pb2.GetBracketResponse:
+        """A knockout's bracket (every table so far, the final ranking once ended); unset for points."""
+
+    @_builtins.property
+    def standings(self) -> _competitions_pb2.GetCompetitionStandingsResponse:
+        """A points competition's standings and tables; unset for a knockout."""
+
+    @_builtins.property
+    def payouts(self) -> _containers.RepeatedCompositeFieldContainer[_competitions_pb2.CompetitionLedgerEntry]:
+        """The ledger entries once paid (after the review period); empty before."""
+
+    def __init__(
+        self,
+        *,
+        competition: _competitions_pb2.Competition | None = ...,
+        me: _competitions_pb2.Entrant | None = ...,
+        seat: _competitions_pb2.CompetitionSeat | None = ...,
+        bracket: _competitions_pb2.GetBracketResponse | None = ...,
+        standings: _competitions_pb2.GetCompetitionStandingsResponse | None = ...,
+        payouts: _abc.Iterable[_competitions_pb2.CompetitionLedgerEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bracket", b"bracket", "competition", b"competition", "me", b"me", "seat", b"seat", "standings", b"standings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bracket", b"bracket", "competition", b"competition", "me", b"me", "payouts", b"payouts", "seat", b"seat", "standings", b"standings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ViewCompetitionResponse: _TypeAlias = ViewCompetitionResponse  # noqa: Y015
+
+@_typing.final
+class OrganiseCompetitionRequest(_message.Message):
+    """Request of GatewayService.OrganiseCompetition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """Idempotency key chosen by the client; a repeat returns the first competition."""
+    @_builtins.property
+    def options(self) -> _competitions_pb2.CompetitionOptions:
+        """The options, each validated (INVALID_ARGUMENT names the first bad one)."""
+
+    def __init__(
+        self,
+        *,
+        options: _competitions_pb2.CompetitionOptions | None = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OrganiseCompetitionRequest: _TypeAlias = OrganiseCompetitionRequest  # noqa: Y015
+
+@_typing.final
+class OrganiseCompetitionResponse(_message.Message):
+    """Response of GatewayService.OrganiseCompetition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def competition(self) -> _competitions_pb2.Competition:
+        """The competition, its seating commitment published (and its code when private)."""
+
+    def __init__(
+        self,
+        *,
+        competition: _competitions_pb2.Competition | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OrganiseCompetitionResponse: _TypeAlias = OrganiseCompetitionResponse  # noqa: Y015
+
+@_typing.final
+class EnterCompetitionRequest(_message.Message):
+    """Request of GatewayService.EnterCompetition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition."""
+    code: _builtins.str
+    """A private competition's code; empty for a listed one."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+        code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "competition_id", b"competition_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EnterCompetitionRequest: _TypeAlias = EnterCompetitionRequest  # noqa: Y015
+
+@_typing.final
+class EnterCompetitionResponse(_message.Message):
+    """Response of GatewayService.EnterCompetition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRANT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entrant(self) -> _competitions_pb2.Entrant:
+        """The caller as an entrant (PENDING with approval on, else ACCEPTED)."""
+
+    def __init__(
+        self,
+        *,
+        entrant: _competitions_pb2.Entrant | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entrant", b"entrant"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrant", b"entrant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EnterCompetitionResponse: _TypeAlias = EnterCompetitionResponse  # noqa: Y015
+
+@_typing.final
+class WithdrawFromCompetitionRequest(_message.Message):
+    """Request of GatewayService.WithdrawFromCompetition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition, not started yet."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WithdrawFromCompetitionRequest: _TypeAlias = WithdrawFromCompetitionRequest  # noqa: Y015
+
+@_typing.final
+class WithdrawFromCompetitionResponse(_message.Message):
+    """Response of GatewayService.WithdrawFromCompetition."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REFUND_FIELD_NUMBER: _builtins.int
+    refund: _builtins.int
+    """Coins that will come back (half the fee)."""
+    def __init__(
+        self,
+        *,
+        refund: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["refund", b"refund"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WithdrawFromCompetitionResponse: _TypeAlias = WithdrawFromCompetitionResponse  # noqa: Y015
+
+@_typing.final
+class FileCompetitionComplaintRequest(_message.Message):
+    """Request of GatewayService.FileCompetitionComplaint."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition, in its review period."""
+    table_id: _builtins.str
+    """The table, one of the competition's."""
+    text: _builtins.str
+    """What the entrant says, 1..1000 characters."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id", "table_id", b"table_id", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FileCompetitionComplaintRequest: _TypeAlias = FileCompetitionComplaintRequest  # noqa: Y015
+
+@_typing.final
+class FileCompetitionComplaintResponse(_message.Message):
+    """Response of GatewayService.FileCompetitionComplaint."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPLAINT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def complaint(self) -> _competitions_pb2.Complaint:
+        """The complaint as kept with the competition."""
+
+    def __init__(
+        self,
+        *,
+        complaint: _competitions_pb2.Complaint | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["complaint", b"complaint"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["complaint", b"complaint"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FileCompetitionComplaintResponse: _TypeAlias = FileCompetitionComplaintResponse  # noqa: Y015
+
+@_typing.final
+class DownloadCompetitionFileRequest(_message.Message):
+    """Request of GatewayService.DownloadCompetitionFile."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.str
+    """The competition, finished or cancelled."""
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DownloadCompetitionFileRequest: _TypeAlias = DownloadCompetitionFileRequest  # noqa: Y015
+
+@_typing.final
+class DownloadCompetitionFileResponse(_message.Message):
+    """Response of GatewayService.DownloadCompetitionFile."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILE_JSON_FIELD_NUMBER: _builtins.int
+    DIGEST_FIELD_NUMBER: _builtins.int
+    file_json: _builtins.str
+    """The competition file, UTF-8 JSON (`trix-competition/1`)."""
+    digest: _builtins.str
+    """Its digest, as published with the final."""
+    def __init__(
+        self,
+        *,
+        file_json: _builtins.str = ...,
+        digest: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["digest", b"digest", "file_json", b"file_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DownloadCompetitionFileResponse: _TypeAlias = DownloadCompetitionFileResponse  # noqa: Y015
+
+@_typing.final
+class WatchCompetitionsRequest(_message.Message):
+    """Request of GatewayService.WatchCompetitions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchCompetitionsRequest: _TypeAlias = WatchCompetitionsRequest  # noqa: Y015
+
+@_typing.final
+class WatchCompetitionsResponse(_message.Message):
+    """One message of GatewayService.WatchCompetitions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NOTICE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def notice(self) -> _competitions_pb2.CompetitionNotice:
+        """A notice of a competition the caller entered (see SessionResponse.competition)."""
+
+    def __init__(
+        self,
+        *,
+        notice: _competitions_pb2.CompetitionNotice | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["notice", b"notice"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["notice", b"notice"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchCompetitionsResponse: _TypeAlias = WatchCompetitionsResponse  # noqa: Y015

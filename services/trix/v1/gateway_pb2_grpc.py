@@ -120,6 +120,46 @@ class GatewayServiceStub:
                 request_serializer=trix_dot_v1_dot_gateway__pb2.SocialEventsRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_gateway__pb2.SocialEventsResponse.FromString,
                 _registered_method=True)
+        self.ListCompetitions = channel.unary_unary(
+                '/trix.v1.GatewayService/ListCompetitions',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.ListCompetitionsRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.ListCompetitionsResponse.FromString,
+                _registered_method=True)
+        self.ViewCompetition = channel.unary_unary(
+                '/trix.v1.GatewayService/ViewCompetition',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.ViewCompetitionRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.ViewCompetitionResponse.FromString,
+                _registered_method=True)
+        self.OrganiseCompetition = channel.unary_unary(
+                '/trix.v1.GatewayService/OrganiseCompetition',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.OrganiseCompetitionRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.OrganiseCompetitionResponse.FromString,
+                _registered_method=True)
+        self.EnterCompetition = channel.unary_unary(
+                '/trix.v1.GatewayService/EnterCompetition',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.EnterCompetitionRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.EnterCompetitionResponse.FromString,
+                _registered_method=True)
+        self.WithdrawFromCompetition = channel.unary_unary(
+                '/trix.v1.GatewayService/WithdrawFromCompetition',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.WithdrawFromCompetitionRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.WithdrawFromCompetitionResponse.FromString,
+                _registered_method=True)
+        self.FileCompetitionComplaint = channel.unary_unary(
+                '/trix.v1.GatewayService/FileCompetitionComplaint',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.FileCompetitionComplaintRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.FileCompetitionComplaintResponse.FromString,
+                _registered_method=True)
+        self.DownloadCompetitionFile = channel.unary_unary(
+                '/trix.v1.GatewayService/DownloadCompetitionFile',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.DownloadCompetitionFileRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.DownloadCompetitionFileResponse.FromString,
+                _registered_method=True)
+        self.WatchCompetitions = channel.unary_stream(
+                '/trix.v1.GatewayService/WatchCompetitions',
+                request_serializer=trix_dot_v1_dot_gateway__pb2.WatchCompetitionsRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_gateway__pb2.WatchCompetitionsResponse.FromString,
+                _registered_method=True)
 
 
 class GatewayServiceServicer:
@@ -254,6 +294,67 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCompetitions(self, request, context):
+        """Competitions (issue 43, docs/adr/0029): the listed ones by stage (open, running, finished).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ViewCompetition(self, request, context):
+        """One competition as the caller sees it: options, entrants, his own status and seat, the
+        bracket (knockout) or standings (points), the payouts once paid, the digest once finished.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OrganiseCompetition(self, request, context):
+        """Organises a competition (the caller is its organiser); INVALID_ARGUMENT names the first
+        bad option with the competitions service's message.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EnterCompetition(self, request, context):
+        """Registers the caller (his display name is the account's).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WithdrawFromCompetition(self, request, context):
+        """The caller leaves a competition before its start (half the fee back).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FileCompetitionComplaint(self, request, context):
+        """The caller's complaint against one table of a competition he entered, in its review period.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DownloadCompetitionFile(self, request, context):
+        """The competition file of a finished or cancelled competition, to check its digest and
+        every record (`trix verify-competition`, the web client's check).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchCompetitions(self, request, context):
+        """The caller's competition notices as a server stream (web and simple clients; a Session
+        stream gets the same as SessionResponse.competition): his next table as a round seats
+        him, his competitions' changes. One of his open streams (the limit of 8).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -341,6 +442,46 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.SocialEvents,
                     request_deserializer=trix_dot_v1_dot_gateway__pb2.SocialEventsRequest.FromString,
                     response_serializer=trix_dot_v1_dot_gateway__pb2.SocialEventsResponse.SerializeToString,
+            ),
+            'ListCompetitions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCompetitions,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.ListCompetitionsRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.ListCompetitionsResponse.SerializeToString,
+            ),
+            'ViewCompetition': grpc.unary_unary_rpc_method_handler(
+                    servicer.ViewCompetition,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.ViewCompetitionRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.ViewCompetitionResponse.SerializeToString,
+            ),
+            'OrganiseCompetition': grpc.unary_unary_rpc_method_handler(
+                    servicer.OrganiseCompetition,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.OrganiseCompetitionRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.OrganiseCompetitionResponse.SerializeToString,
+            ),
+            'EnterCompetition': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnterCompetition,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.EnterCompetitionRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.EnterCompetitionResponse.SerializeToString,
+            ),
+            'WithdrawFromCompetition': grpc.unary_unary_rpc_method_handler(
+                    servicer.WithdrawFromCompetition,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.WithdrawFromCompetitionRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.WithdrawFromCompetitionResponse.SerializeToString,
+            ),
+            'FileCompetitionComplaint': grpc.unary_unary_rpc_method_handler(
+                    servicer.FileCompetitionComplaint,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.FileCompetitionComplaintRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.FileCompetitionComplaintResponse.SerializeToString,
+            ),
+            'DownloadCompetitionFile': grpc.unary_unary_rpc_method_handler(
+                    servicer.DownloadCompetitionFile,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.DownloadCompetitionFileRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.DownloadCompetitionFileResponse.SerializeToString,
+            ),
+            'WatchCompetitions': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchCompetitions,
+                    request_deserializer=trix_dot_v1_dot_gateway__pb2.WatchCompetitionsRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_gateway__pb2.WatchCompetitionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -803,6 +944,222 @@ class GatewayService:
             '/trix.v1.GatewayService/SocialEvents',
             trix_dot_v1_dot_gateway__pb2.SocialEventsRequest.SerializeToString,
             trix_dot_v1_dot_gateway__pb2.SocialEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCompetitions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/ListCompetitions',
+            trix_dot_v1_dot_gateway__pb2.ListCompetitionsRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.ListCompetitionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ViewCompetition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/ViewCompetition',
+            trix_dot_v1_dot_gateway__pb2.ViewCompetitionRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.ViewCompetitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OrganiseCompetition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/OrganiseCompetition',
+            trix_dot_v1_dot_gateway__pb2.OrganiseCompetitionRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.OrganiseCompetitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnterCompetition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/EnterCompetition',
+            trix_dot_v1_dot_gateway__pb2.EnterCompetitionRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.EnterCompetitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WithdrawFromCompetition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/WithdrawFromCompetition',
+            trix_dot_v1_dot_gateway__pb2.WithdrawFromCompetitionRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.WithdrawFromCompetitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FileCompetitionComplaint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/FileCompetitionComplaint',
+            trix_dot_v1_dot_gateway__pb2.FileCompetitionComplaintRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.FileCompetitionComplaintResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DownloadCompetitionFile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.GatewayService/DownloadCompetitionFile',
+            trix_dot_v1_dot_gateway__pb2.DownloadCompetitionFileRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.DownloadCompetitionFileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchCompetitions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/trix.v1.GatewayService/WatchCompetitions',
+            trix_dot_v1_dot_gateway__pb2.WatchCompetitionsRequest.SerializeToString,
+            trix_dot_v1_dot_gateway__pb2.WatchCompetitionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

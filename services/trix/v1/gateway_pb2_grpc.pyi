@@ -98,6 +98,31 @@ class GatewayServiceStub:
     Session stream carries the same as `SessionResponse.social_event`. While it is open
     the caller counts as online for his friends.
     """
+    ListCompetitions: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListCompetitionsRequest, _gateway_pb2.ListCompetitionsResponse]
+    """Competitions (issue 43, docs/adr/0029): the listed ones by stage (open, running, finished)."""
+    ViewCompetition: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ViewCompetitionRequest, _gateway_pb2.ViewCompetitionResponse]
+    """One competition as the caller sees it: options, entrants, his own status and seat, the
+    bracket (knockout) or standings (points), the payouts once paid, the digest once finished.
+    """
+    OrganiseCompetition: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.OrganiseCompetitionRequest, _gateway_pb2.OrganiseCompetitionResponse]
+    """Organises a competition (the caller is its organiser); INVALID_ARGUMENT names the first
+    bad option with the competitions service's message.
+    """
+    EnterCompetition: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.EnterCompetitionRequest, _gateway_pb2.EnterCompetitionResponse]
+    """Registers the caller (his display name is the account's)."""
+    WithdrawFromCompetition: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.WithdrawFromCompetitionRequest, _gateway_pb2.WithdrawFromCompetitionResponse]
+    """The caller leaves a competition before its start (half the fee back)."""
+    FileCompetitionComplaint: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.FileCompetitionComplaintRequest, _gateway_pb2.FileCompetitionComplaintResponse]
+    """The caller's complaint against one table of a competition he entered, in its review period."""
+    DownloadCompetitionFile: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.DownloadCompetitionFileRequest, _gateway_pb2.DownloadCompetitionFileResponse]
+    """The competition file of a finished or cancelled competition, to check its digest and
+    every record (`trix verify-competition`, the web client's check).
+    """
+    WatchCompetitions: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchCompetitionsRequest, _gateway_pb2.WatchCompetitionsResponse]
+    """The caller's competition notices as a server stream (web and simple clients; a Session
+    stream gets the same as SessionResponse.competition): his next table as a round seats
+    him, his competitions' changes. One of his open streams (the limit of 8).
+    """
 
 @_typing.type_check_only
 class GatewayServiceAsyncStub(GatewayServiceStub):
@@ -150,6 +175,31 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     friends' presence, invitations) as a server stream, for web and simple clients; a
     Session stream carries the same as `SessionResponse.social_event`. While it is open
     the caller counts as online for his friends.
+    """
+    ListCompetitions: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListCompetitionsRequest, _gateway_pb2.ListCompetitionsResponse]  # type: ignore[assignment]
+    """Competitions (issue 43, docs/adr/0029): the listed ones by stage (open, running, finished)."""
+    ViewCompetition: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ViewCompetitionRequest, _gateway_pb2.ViewCompetitionResponse]  # type: ignore[assignment]
+    """One competition as the caller sees it: options, entrants, his own status and seat, the
+    bracket (knockout) or standings (points), the payouts once paid, the digest once finished.
+    """
+    OrganiseCompetition: _aio.UnaryUnaryMultiCallable[_gateway_pb2.OrganiseCompetitionRequest, _gateway_pb2.OrganiseCompetitionResponse]  # type: ignore[assignment]
+    """Organises a competition (the caller is its organiser); INVALID_ARGUMENT names the first
+    bad option with the competitions service's message.
+    """
+    EnterCompetition: _aio.UnaryUnaryMultiCallable[_gateway_pb2.EnterCompetitionRequest, _gateway_pb2.EnterCompetitionResponse]  # type: ignore[assignment]
+    """Registers the caller (his display name is the account's)."""
+    WithdrawFromCompetition: _aio.UnaryUnaryMultiCallable[_gateway_pb2.WithdrawFromCompetitionRequest, _gateway_pb2.WithdrawFromCompetitionResponse]  # type: ignore[assignment]
+    """The caller leaves a competition before its start (half the fee back)."""
+    FileCompetitionComplaint: _aio.UnaryUnaryMultiCallable[_gateway_pb2.FileCompetitionComplaintRequest, _gateway_pb2.FileCompetitionComplaintResponse]  # type: ignore[assignment]
+    """The caller's complaint against one table of a competition he entered, in its review period."""
+    DownloadCompetitionFile: _aio.UnaryUnaryMultiCallable[_gateway_pb2.DownloadCompetitionFileRequest, _gateway_pb2.DownloadCompetitionFileResponse]  # type: ignore[assignment]
+    """The competition file of a finished or cancelled competition, to check its digest and
+    every record (`trix verify-competition`, the web client's check).
+    """
+    WatchCompetitions: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchCompetitionsRequest, _gateway_pb2.WatchCompetitionsResponse]  # type: ignore[assignment]
+    """The caller's competition notices as a server stream (web and simple clients; a Session
+    stream gets the same as SessionResponse.competition): his next table as a round seats
+    him, his competitions' changes. One of his open streams (the limit of 8).
     """
 
 class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -302,6 +352,79 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         friends' presence, invitations) as a server stream, for web and simple clients; a
         Session stream carries the same as `SessionResponse.social_event`. While it is open
         the caller counts as online for his friends.
+        """
+
+    @_abc_1.abstractmethod
+    def ListCompetitions(
+        self,
+        request: _gateway_pb2.ListCompetitionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.ListCompetitionsResponse, _abc.Awaitable[_gateway_pb2.ListCompetitionsResponse]]:
+        """Competitions (issue 43, docs/adr/0029): the listed ones by stage (open, running, finished)."""
+
+    @_abc_1.abstractmethod
+    def ViewCompetition(
+        self,
+        request: _gateway_pb2.ViewCompetitionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.ViewCompetitionResponse, _abc.Awaitable[_gateway_pb2.ViewCompetitionResponse]]:
+        """One competition as the caller sees it: options, entrants, his own status and seat, the
+        bracket (knockout) or standings (points), the payouts once paid, the digest once finished.
+        """
+
+    @_abc_1.abstractmethod
+    def OrganiseCompetition(
+        self,
+        request: _gateway_pb2.OrganiseCompetitionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.OrganiseCompetitionResponse, _abc.Awaitable[_gateway_pb2.OrganiseCompetitionResponse]]:
+        """Organises a competition (the caller is its organiser); INVALID_ARGUMENT names the first
+        bad option with the competitions service's message.
+        """
+
+    @_abc_1.abstractmethod
+    def EnterCompetition(
+        self,
+        request: _gateway_pb2.EnterCompetitionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.EnterCompetitionResponse, _abc.Awaitable[_gateway_pb2.EnterCompetitionResponse]]:
+        """Registers the caller (his display name is the account's)."""
+
+    @_abc_1.abstractmethod
+    def WithdrawFromCompetition(
+        self,
+        request: _gateway_pb2.WithdrawFromCompetitionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.WithdrawFromCompetitionResponse, _abc.Awaitable[_gateway_pb2.WithdrawFromCompetitionResponse]]:
+        """The caller leaves a competition before its start (half the fee back)."""
+
+    @_abc_1.abstractmethod
+    def FileCompetitionComplaint(
+        self,
+        request: _gateway_pb2.FileCompetitionComplaintRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.FileCompetitionComplaintResponse, _abc.Awaitable[_gateway_pb2.FileCompetitionComplaintResponse]]:
+        """The caller's complaint against one table of a competition he entered, in its review period."""
+
+    @_abc_1.abstractmethod
+    def DownloadCompetitionFile(
+        self,
+        request: _gateway_pb2.DownloadCompetitionFileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.DownloadCompetitionFileResponse, _abc.Awaitable[_gateway_pb2.DownloadCompetitionFileResponse]]:
+        """The competition file of a finished or cancelled competition, to check its digest and
+        every record (`trix verify-competition`, the web client's check).
+        """
+
+    @_abc_1.abstractmethod
+    def WatchCompetitions(
+        self,
+        request: _gateway_pb2.WatchCompetitionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_gateway_pb2.WatchCompetitionsResponse], _abc.AsyncIterator[_gateway_pb2.WatchCompetitionsResponse]]:
+        """The caller's competition notices as a server stream (web and simple clients; a Session
+        stream gets the same as SessionResponse.competition): his next table as a round seats
+        him, his competitions' changes. One of his open streams (the limit of 8).
         """
 
 def add_GatewayServiceServicer_to_server(servicer: GatewayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/competitions.proto.
  */
 export const file_trix_v1_competitions: GenFile = /*@__PURE__*/
-  fileDesc("Chp0cml4L3YxL2NvbXBldGl0aW9ucy5wcm90bxIHdHJpeC52MSIbCgpGaXhlZFByaXplEg0KBWNvaW5zGAEgAygDIlkKCVBvb2xQcml6ZRIWCg5zaGFyZXNfcGVyY2VudBgBIAMoDRIeChFob3VzZV9mZWVfcGVyY2VudBgCIAEoDUgAiAEBQhQKEl9ob3VzZV9mZWVfcGVyY2VudCLzBAoSQ29tcGV0aXRpb25PcHRpb25zEiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSFQoIZG91YmxpbmcYAiABKAhIAYgBARIwCg9kb3VibGluZ19yZXZlYWwYAyABKA4yFy50cml4LnYxLkRvdWJsaW5nUmV2ZWFsEjUKEmRvdWJsaW5nX3NlbGZfdGFrZRgEIAEoDjIZLnRyaXgudjEuRG91YmxpbmdTZWxmVGFrZRIoCgVzcGVlZBgFIAEoDjIZLnRyaXgudjEuQ29tcGV0aXRpb25TcGVlZBIOCgZyb3VuZHMYBiABKA0SKgoGZm9ybWF0GAcgASgOMhoudHJpeC52MS5Db21wZXRpdGlvbkZvcm1hdBIUCgxzdGFydHNfYXRfbXMYCCABKAMSIQoZcmVnaXN0cmF0aW9uX2Nsb3Nlc19hdF9tcxgJIAEoAxIRCgllbnRyeV9mZWUYCiABKAMSJAoFZml4ZWQYCyABKAsyEy50cml4LnYxLkZpeGVkUHJpemVIABIiCgRwb29sGAwgASgLMhIudHJpeC52MS5Qb29sUHJpemVIABIQCghjYXBhY2l0eRgNIAEoDRIlCglhZG1pc3Npb24YDiABKA4yEi50cml4LnYxLkFkbWlzc2lvbhImCgdzZWF0aW5nGA8gASgOMhUudHJpeC52MS5TZWF0aW5nT3JkZXISEAoIYm90X2ZpbGwYECABKAgSDAoEY2hhdBgRIAEoCBInCgp2aXNpYmlsaXR5GBIgASgOMhMudHJpeC52MS5WaXNpYmlsaXR5QgcKBXByaXplQgsKCV9kb3VibGluZyJoCgdFbnRyYW50EhEKCXBsYXllcl9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSJAoFc3RhdGUYAyABKA4yFS50cml4LnYxLkVudHJhbnRTdGF0ZRIOCgZyYXRpbmcYBCABKAEiogIKC0NvbXBldGl0aW9uEhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEhQKDG9yZ2FuaXNlcl9pZBgCIAEoCRIsCgdvcHRpb25zGAMgASgLMhsudHJpeC52MS5Db21wZXRpdGlvbk9wdGlvbnMSKAoFc3RhdGUYBCABKA4yGS50cml4LnYxLkNvbXBldGl0aW9uU3RhdGUSGgoSc2VhdGluZ19jb21taXRtZW50GAUgASgJEhQKDHNlYXRpbmdfc2VlZBgGIAEoCRIiCghlbnRyYW50cxgHIAMoCzIQLnRyaXgudjEuRW50cmFudBIMCgRjb2RlGAggASgJEhkKEXJldmlld19lbmRzX2F0X21zGAkgASgDEg4KBmRpZ2VzdBgKIAEoCSKJAQoQQ29tcGV0aXRpb25UYWJsZRINCgVyb3VuZBgBIAEoDRINCgVpbmRleBgCIAEoDRIQCgh0YWJsZV9pZBgDIAEoCRIPCgdwbGF5ZXJzGAQgAygJEg0KBWVuZGVkGAUgASgIEg4KBnBsYWNlcxgGIAMoBRIVCg1yZWNvcmRfc2hhMjU2GAcgASgJIlgKC1N0YW5kaW5nUm93Eg8KB3BsYXllcnMYASADKAkSDgoGcG9pbnRzGAIgASgFEgwKBHdpbnMYAyABKAUSDQoFc2NvcmUYBCABKAMSCwoDb3V0GAUgASgIInkKCUNvbXBsYWludBIUCgxjb21wbGFpbnRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEgwKBHRleHQYBCABKAkSDgoGYW5zd2VyGAUgASgJEhMKC29wZXJhdG9yX2lkGAYgASgJIlwKGENyZWF0ZUNvbXBldGl0aW9uUmVxdWVzdBIsCgdvcHRpb25zGAEgASgLMhsudHJpeC52MS5Db21wZXRpdGlvbk9wdGlvbnMSEgoKcmVxdWVzdF9pZBgCIAEoCSJGChlDcmVhdGVDb21wZXRpdGlvblJlc3BvbnNlEikKC2NvbXBldGl0aW9uGAEgASgLMhQudHJpeC52MS5Db21wZXRpdGlvbiJUChZSZWdpc3RlckVudHJhbnRSZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEgwKBGNvZGUYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJIjwKF1JlZ2lzdGVyRW50cmFudFJlc3BvbnNlEiEKB2VudHJhbnQYASABKAsyEC50cml4LnYxLkVudHJhbnQiMQoXTGVhdmVDb21wZXRpdGlvblJlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkiKgoYTGVhdmVDb21wZXRpdGlvblJlc3BvbnNlEg4KBnJlZnVuZBgBIAEoAyJSChVBcHByb3ZlRW50cmFudFJlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg4KBmFjY2VwdBgDIAEoCCI7ChZBcHByb3ZlRW50cmFudFJlc3BvbnNlEiEKB2VudHJhbnQYASABKAsyEC50cml4LnYxLkVudHJhbnQiLwoVR2V0Q29tcGV0aXRpb25SZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJIkMKFkdldENvbXBldGl0aW9uUmVzcG9uc2USKQoLY29tcGV0aXRpb24YASABKAsyFC50cml4LnYxLkNvbXBldGl0aW9uIisKEUdldEJyYWNrZXRSZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJIlAKEkdldEJyYWNrZXRSZXNwb25zZRIpCgZ0YWJsZXMYASADKAsyGS50cml4LnYxLkNvbXBldGl0aW9uVGFibGUSDwoHcmFua2luZxgCIAMoCSI4Ch5HZXRDb21wZXRpdGlvblN0YW5kaW5nc1JlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkicAofR2V0Q29tcGV0aXRpb25TdGFuZGluZ3NSZXNwb25zZRIiCgRyb3dzGAEgAygLMhQudHJpeC52MS5TdGFuZGluZ1JvdxIpCgZ0YWJsZXMYAiADKAsyGS50cml4LnYxLkNvbXBldGl0aW9uVGFibGUiTgoURmlsZUNvbXBsYWludFJlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkSEAoIdGFibGVfaWQYAiABKAkSDAoEdGV4dBgDIAEoCSI+ChVGaWxlQ29tcGxhaW50UmVzcG9uc2USJQoJY29tcGxhaW50GAEgASgLMhIudHJpeC52MS5Db21wbGFpbnQiVgoWQW5zd2VyQ29tcGxhaW50UmVxdWVzdBIWCg5jb21wZXRpdGlvbl9pZBgBIAEoCRIUCgxjb21wbGFpbnRfaWQYAiABKAkSDgoGYW5zd2VyGAMgASgJIkAKF0Fuc3dlckNvbXBsYWludFJlc3BvbnNlEiUKCWNvbXBsYWludBgBIAEoCzISLnRyaXgudjEuQ29tcGxhaW50IqoFChBDb21wZXRpdGlvbkV2ZW50EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEg8KB3RpbWVfbXMYAyABKAMSLgoHY3JlYXRlZBgEIAEoCzIbLnRyaXgudjEuQ29tcGV0aXRpb25DcmVhdGVkSAASMAoKcmVnaXN0ZXJlZBgFIAEoCzIaLnRyaXgudjEuRW50cmFudFJlZ2lzdGVyZWRIABIsCghhcHByb3ZlZBgGIAEoCzIYLnRyaXgudjEuRW50cmFudEFwcHJvdmVkSAASJAoEbGVmdBgHIAEoCzIULnRyaXgudjEuRW50cmFudExlZnRIABIyCgljYW5jZWxsZWQYCCABKAsyHS50cml4LnYxLkNvbXBldGl0aW9uQ2FuY2VsbGVkSAASLgoNcm91bmRfc3RhcnRlZBgJIAEoCzIVLnRyaXgudjEuUm91bmRTdGFydGVkSAASNQoLdGFibGVfZW5kZWQYCiABKAsyHi50cml4LnYxLkNvbXBldGl0aW9uVGFibGVFbmRlZEgAEjAKCGZpbmlzaGVkGAsgASgLMhwudHJpeC52MS5Db21wZXRpdGlvbkZpbmlzaGVkSAASMgoPY29tcGxhaW50X2ZpbGVkGAwgASgLMhcudHJpeC52MS5Db21wbGFpbnRGaWxlZEgAEjgKEmNvbXBsYWludF9hbnN3ZXJlZBgNIAEoCzIaLnRyaXgudjEuQ29tcGxhaW50QW5zd2VyZWRIABIyCg9wYXlvdXRzX3NldHRsZWQYDiABKAsyFy50cml4LnYxLlBheW91dHNTZXR0bGVkSAASLgoNbGVkZ2VyX3Bvc3RlZBgPIAEoCzIVLnRyaXgudjEuTGVkZ2VyUG9zdGVkSABCBgoEYm9keSI/ChJDb21wZXRpdGlvbkNyZWF0ZWQSKQoLY29tcGV0aXRpb24YASABKAsyFC50cml4LnYxLkNvbXBldGl0aW9uIkgKEUVudHJhbnRSZWdpc3RlcmVkEiEKB2VudHJhbnQYASABKAsyEC50cml4LnYxLkVudHJhbnQSEAoIaG9sZF9rZXkYAiABKAkiNAoPRW50cmFudEFwcHJvdmVkEhEKCXBsYXllcl9pZBgBIAEoCRIOCgZhY2NlcHQYAiABKAgiNgoLRW50cmFudExlZnQSEQoJcGxheWVyX2lkGAEgASgJEhQKDGJlZm9yZV9zdGFydBgCIAEoCCImChRDb21wZXRpdGlvbkNhbmNlbGxlZBIOCgZyZWFzb24YASABKAkiXgoMUm91bmRTdGFydGVkEg0KBXJvdW5kGAEgASgNEikKBnRhYmxlcxgCIAMoCzIZLnRyaXgudjEuQ29tcGV0aXRpb25UYWJsZRIUCgxzZWF0aW5nX3NlZWQYAyABKAkidgoVQ29tcGV0aXRpb25UYWJsZUVuZGVkEigKBXRhYmxlGAEgASgLMhkudHJpeC52MS5Db21wZXRpdGlvblRhYmxlEg4KBnRvdGFscxgCIAMoBRIRCglsZWZ0X3NlYXQYAyABKAUSEAoIbm9fc2hvd3MYBCADKAkiUQoTQ29tcGV0aXRpb25GaW5pc2hlZBIPCgdyYW5raW5nGAEgAygJEg4KBmRpZ2VzdBgCIAEoCRIZChFyZXZpZXdfZW5kc19hdF9tcxgDIAEoAyI3Cg5Db21wbGFpbnRGaWxlZBIlCgljb21wbGFpbnQYASABKAsyEi50cml4LnYxLkNvbXBsYWludCI6ChFDb21wbGFpbnRBbnN3ZXJlZBIlCgljb21wbGFpbnQYASABKAsyEi50cml4LnYxLkNvbXBsYWludCJYCgxMZWRnZXJQb3N0ZWQSDAoEa2V5cxgBIAMoCRI6ChF1bnJlZ2lzdGVyZWRfZmVlcxgCIAMoCzIfLnRyaXgudjEuQ29tcGV0aXRpb25MZWRnZXJFbnRyeSJVChZDb21wZXRpdGlvbkxlZGdlckVudHJ5EgsKA2tleRgBIAEoCRIMCgRraW5kGAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRINCgVjb2lucxgEIAEoAyJCCg5QYXlvdXRzU2V0dGxlZBIwCgdlbnRyaWVzGAEgAygLMh8udHJpeC52MS5Db21wZXRpdGlvbkxlZGdlckVudHJ5KncKEUNvbXBldGl0aW9uRm9ybWF0EiIKHkNPTVBFVElUSU9OX0ZPUk1BVF9VTlNQRUNJRklFRBAAEh8KG0NPTVBFVElUSU9OX0ZPUk1BVF9LTk9DS09VVBABEh0KGUNPTVBFVElUSU9OX0ZPUk1BVF9QT0lOVFMQAiqLAQoQQ29tcGV0aXRpb25TcGVlZBIhCh1DT01QRVRJVElPTl9TUEVFRF9VTlNQRUNJRklFRBAAEhwKGENPTVBFVElUSU9OX1NQRUVEX05PUk1BTBABEhoKFkNPTVBFVElUSU9OX1NQRUVEX0ZBU1QQAhIaChZDT01QRVRJVElPTl9TUEVFRF9TTE9XEAMqUgoJQWRtaXNzaW9uEhkKFUFETUlTU0lPTl9VTlNQRUNJRklFRBAAEhIKDkFETUlTU0lPTl9BVVRPEAESFgoSQURNSVNTSU9OX0FQUFJPVkFMEAIqYQoMU2VhdGluZ09yZGVyEh0KGVNFQVRJTkdfT1JERVJfVU5TUEVDSUZJRUQQABIYChRTRUFUSU5HX09SREVSX1JBTkRPTRABEhgKFFNFQVRJTkdfT1JERVJfUkFUSU5HEAIqVwoKVmlzaWJpbGl0eRIaChZWSVNJQklMSVRZX1VOU1BFQ0lGSUVEEAASFQoRVklTSUJJTElUWV9MSVNURUQQARIWChJWSVNJQklMSVRZX1BSSVZBVEUQAir1AQoQQ29tcGV0aXRpb25TdGF0ZRIhCh1DT01QRVRJVElPTl9TVEFURV9VTlNQRUNJRklFRBAAEiIKHkNPTVBFVElUSU9OX1NUQVRFX1JFR0lTVFJBVElPThABEhwKGENPTVBFVElUSU9OX1NUQVRFX0NMT1NFRBACEh0KGUNPTVBFVElUSU9OX1NUQVRFX1JVTk5JTkcQAxIcChhDT01QRVRJVElPTl9TVEFURV9SRVZJRVcQBBIeChpDT01QRVRJVElPTl9TVEFURV9GSU5JU0hFRBAFEh8KG0NPTVBFVElUSU9OX1NUQVRFX0NBTkNFTExFRBAGKrsBCgxFbnRyYW50U3RhdGUSHQoZRU5UUkFOVF9TVEFURV9VTlNQRUNJRklFRBAAEhkKFUVOVFJBTlRfU1RBVEVfUEVORElORxABEhoKFkVOVFJBTlRfU1RBVEVfQUNDRVBURUQQAhIZChVFTlRSQU5UX1NUQVRFX1JFRlVTRUQQAxIjCh9FTlRSQU5UX1NUQVRFX0xFRlRfQkVGT1JFX1NUQVJUEAQSFQoRRU5UUkFOVF9TVEFURV9PVVQQBTKhBgoTQ29tcGV0aXRpb25zU2VydmljZRJaChFDcmVhdGVDb21wZXRpdGlvbhIhLnRyaXgudjEuQ3JlYXRlQ29tcGV0aXRpb25SZXF1ZXN0GiIudHJpeC52MS5DcmVhdGVDb21wZXRpdGlvblJlc3BvbnNlElQKD1JlZ2lzdGVyRW50cmFudBIfLnRyaXgudjEuUmVnaXN0ZXJFbnRyYW50UmVxdWVzdBogLnRyaXgudjEuUmVnaXN0ZXJFbnRyYW50UmVzcG9uc2USVwoQTGVhdmVDb21wZXRpdGlvbhIgLnRyaXgudjEuTGVhdmVDb21wZXRpdGlvblJlcXVlc3QaIS50cml4LnYxLkxlYXZlQ29tcGV0aXRpb25SZXNwb25zZRJRCg5BcHByb3ZlRW50cmFudBIeLnRyaXgudjEuQXBwcm92ZUVudHJhbnRSZXF1ZXN0Gh8udHJpeC52MS5BcHByb3ZlRW50cmFudFJlc3BvbnNlElEKDkdldENvbXBldGl0aW9uEh4udHJpeC52MS5HZXRDb21wZXRpdGlvblJlcXVlc3QaHy50cml4LnYxLkdldENvbXBldGl0aW9uUmVzcG9uc2USRQoKR2V0QnJhY2tldBIaLnRyaXgudjEuR2V0QnJhY2tldFJlcXVlc3QaGy50cml4LnYxLkdldEJyYWNrZXRSZXNwb25zZRJsChdHZXRDb21wZXRpdGlvblN0YW5kaW5ncxInLnRyaXgudjEuR2V0Q29tcGV0aXRpb25TdGFuZGluZ3NSZXF1ZXN0GigudHJpeC52MS5HZXRDb21wZXRpdGlvblN0YW5kaW5nc1Jlc3BvbnNlEk4KDUZpbGVDb21wbGFpbnQSHS50cml4LnYxLkZpbGVDb21wbGFpbnRSZXF1ZXN0Gh4udHJpeC52MS5GaWxlQ29tcGxhaW50UmVzcG9uc2USVAoPQW5zd2VyQ29tcGxhaW50Eh8udHJpeC52MS5BbnN3ZXJDb21wbGFpbnRSZXF1ZXN0GiAudHJpeC52MS5BbnN3ZXJDb21wbGFpbnRSZXNwb25zZWIGcHJvdG8z", [file_trix_v1_common]);
+  fileDesc("Chp0cml4L3YxL2NvbXBldGl0aW9ucy5wcm90bxIHdHJpeC52MSIbCgpGaXhlZFByaXplEg0KBWNvaW5zGAEgAygDIlkKCVBvb2xQcml6ZRIWCg5zaGFyZXNfcGVyY2VudBgBIAMoDRIeChFob3VzZV9mZWVfcGVyY2VudBgCIAEoDUgAiAEBQhQKEl9ob3VzZV9mZWVfcGVyY2VudCLzBAoSQ29tcGV0aXRpb25PcHRpb25zEiEKB3ZhcmlhbnQYASABKA4yEC50cml4LnYxLlZhcmlhbnQSFQoIZG91YmxpbmcYAiABKAhIAYgBARIwCg9kb3VibGluZ19yZXZlYWwYAyABKA4yFy50cml4LnYxLkRvdWJsaW5nUmV2ZWFsEjUKEmRvdWJsaW5nX3NlbGZfdGFrZRgEIAEoDjIZLnRyaXgudjEuRG91YmxpbmdTZWxmVGFrZRIoCgVzcGVlZBgFIAEoDjIZLnRyaXgudjEuQ29tcGV0aXRpb25TcGVlZBIOCgZyb3VuZHMYBiABKA0SKgoGZm9ybWF0GAcgASgOMhoudHJpeC52MS5Db21wZXRpdGlvbkZvcm1hdBIUCgxzdGFydHNfYXRfbXMYCCABKAMSIQoZcmVnaXN0cmF0aW9uX2Nsb3Nlc19hdF9tcxgJIAEoAxIRCgllbnRyeV9mZWUYCiABKAMSJAoFZml4ZWQYCyABKAsyEy50cml4LnYxLkZpeGVkUHJpemVIABIiCgRwb29sGAwgASgLMhIudHJpeC52MS5Qb29sUHJpemVIABIQCghjYXBhY2l0eRgNIAEoDRIlCglhZG1pc3Npb24YDiABKA4yEi50cml4LnYxLkFkbWlzc2lvbhImCgdzZWF0aW5nGA8gASgOMhUudHJpeC52MS5TZWF0aW5nT3JkZXISEAoIYm90X2ZpbGwYECABKAgSDAoEY2hhdBgRIAEoCBInCgp2aXNpYmlsaXR5GBIgASgOMhMudHJpeC52MS5WaXNpYmlsaXR5QgcKBXByaXplQgsKCV9kb3VibGluZyJoCgdFbnRyYW50EhEKCXBsYXllcl9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSJAoFc3RhdGUYAyABKA4yFS50cml4LnYxLkVudHJhbnRTdGF0ZRIOCgZyYXRpbmcYBCABKAEiogIKC0NvbXBldGl0aW9uEhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEhQKDG9yZ2FuaXNlcl9pZBgCIAEoCRIsCgdvcHRpb25zGAMgASgLMhsudHJpeC52MS5Db21wZXRpdGlvbk9wdGlvbnMSKAoFc3RhdGUYBCABKA4yGS50cml4LnYxLkNvbXBldGl0aW9uU3RhdGUSGgoSc2VhdGluZ19jb21taXRtZW50GAUgASgJEhQKDHNlYXRpbmdfc2VlZBgGIAEoCRIiCghlbnRyYW50cxgHIAMoCzIQLnRyaXgudjEuRW50cmFudBIMCgRjb2RlGAggASgJEhkKEXJldmlld19lbmRzX2F0X21zGAkgASgDEg4KBmRpZ2VzdBgKIAEoCSKJAQoQQ29tcGV0aXRpb25UYWJsZRINCgVyb3VuZBgBIAEoDRINCgVpbmRleBgCIAEoDRIQCgh0YWJsZV9pZBgDIAEoCRIPCgdwbGF5ZXJzGAQgAygJEg0KBWVuZGVkGAUgASgIEg4KBnBsYWNlcxgGIAMoBRIVCg1yZWNvcmRfc2hhMjU2GAcgASgJIlgKC1N0YW5kaW5nUm93Eg8KB3BsYXllcnMYASADKAkSDgoGcG9pbnRzGAIgASgFEgwKBHdpbnMYAyABKAUSDQoFc2NvcmUYBCABKAMSCwoDb3V0GAUgASgIInkKCUNvbXBsYWludBIUCgxjb21wbGFpbnRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEgwKBHRleHQYBCABKAkSDgoGYW5zd2VyGAUgASgJEhMKC29wZXJhdG9yX2lkGAYgASgJIlwKGENyZWF0ZUNvbXBldGl0aW9uUmVxdWVzdBIsCgdvcHRpb25zGAEgASgLMhsudHJpeC52MS5Db21wZXRpdGlvbk9wdGlvbnMSEgoKcmVxdWVzdF9pZBgCIAEoCSJGChlDcmVhdGVDb21wZXRpdGlvblJlc3BvbnNlEikKC2NvbXBldGl0aW9uGAEgASgLMhQudHJpeC52MS5Db21wZXRpdGlvbiJUChZSZWdpc3RlckVudHJhbnRSZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEgwKBGNvZGUYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJIjwKF1JlZ2lzdGVyRW50cmFudFJlc3BvbnNlEiEKB2VudHJhbnQYASABKAsyEC50cml4LnYxLkVudHJhbnQiMQoXTGVhdmVDb21wZXRpdGlvblJlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkiKgoYTGVhdmVDb21wZXRpdGlvblJlc3BvbnNlEg4KBnJlZnVuZBgBIAEoAyJSChVBcHByb3ZlRW50cmFudFJlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg4KBmFjY2VwdBgDIAEoCCI7ChZBcHByb3ZlRW50cmFudFJlc3BvbnNlEiEKB2VudHJhbnQYASABKAsyEC50cml4LnYxLkVudHJhbnQiLwoVR2V0Q29tcGV0aXRpb25SZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJInUKFkdldENvbXBldGl0aW9uUmVzcG9uc2USKQoLY29tcGV0aXRpb24YASABKAsyFC50cml4LnYxLkNvbXBldGl0aW9uEjAKB3BheW91dHMYAiADKAsyHy50cml4LnYxLkNvbXBldGl0aW9uTGVkZ2VyRW50cnkiKwoRR2V0QnJhY2tldFJlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkiUAoSR2V0QnJhY2tldFJlc3BvbnNlEikKBnRhYmxlcxgBIAMoCzIZLnRyaXgudjEuQ29tcGV0aXRpb25UYWJsZRIPCgdyYW5raW5nGAIgAygJIjgKHkdldENvbXBldGl0aW9uU3RhbmRpbmdzUmVxdWVzdBIWCg5jb21wZXRpdGlvbl9pZBgBIAEoCSJwCh9HZXRDb21wZXRpdGlvblN0YW5kaW5nc1Jlc3BvbnNlEiIKBHJvd3MYASADKAsyFC50cml4LnYxLlN0YW5kaW5nUm93EikKBnRhYmxlcxgCIAMoCzIZLnRyaXgudjEuQ29tcGV0aXRpb25UYWJsZSJOChRGaWxlQ29tcGxhaW50UmVxdWVzdBIWCg5jb21wZXRpdGlvbl9pZBgBIAEoCRIQCgh0YWJsZV9pZBgCIAEoCRIMCgR0ZXh0GAMgASgJIj4KFUZpbGVDb21wbGFpbnRSZXNwb25zZRIlCgljb21wbGFpbnQYASABKAsyEi50cml4LnYxLkNvbXBsYWludCJWChZBbnN3ZXJDb21wbGFpbnRSZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEhQKDGNvbXBsYWludF9pZBgCIAEoCRIOCgZhbnN3ZXIYAyABKAkiQAoXQW5zd2VyQ29tcGxhaW50UmVzcG9uc2USJQoJY29tcGxhaW50GAEgASgLMhIudHJpeC52MS5Db21wbGFpbnQiqgUKEENvbXBldGl0aW9uRXZlbnQSFgoOY29tcGV0aXRpb25faWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSDwoHdGltZV9tcxgDIAEoAxIuCgdjcmVhdGVkGAQgASgLMhsudHJpeC52MS5Db21wZXRpdGlvbkNyZWF0ZWRIABIwCgpyZWdpc3RlcmVkGAUgASgLMhoudHJpeC52MS5FbnRyYW50UmVnaXN0ZXJlZEgAEiwKCGFwcHJvdmVkGAYgASgLMhgudHJpeC52MS5FbnRyYW50QXBwcm92ZWRIABIkCgRsZWZ0GAcgASgLMhQudHJpeC52MS5FbnRyYW50TGVmdEgAEjIKCWNhbmNlbGxlZBgIIAEoCzIdLnRyaXgudjEuQ29tcGV0aXRpb25DYW5jZWxsZWRIABIuCg1yb3VuZF9zdGFydGVkGAkgASgLMhUudHJpeC52MS5Sb3VuZFN0YXJ0ZWRIABI1Cgt0YWJsZV9lbmRlZBgKIAEoCzIeLnRyaXgudjEuQ29tcGV0aXRpb25UYWJsZUVuZGVkSAASMAoIZmluaXNoZWQYCyABKAsyHC50cml4LnYxLkNvbXBldGl0aW9uRmluaXNoZWRIABIyCg9jb21wbGFpbnRfZmlsZWQYDCABKAsyFy50cml4LnYxLkNvbXBsYWludEZpbGVkSAASOAoSY29tcGxhaW50X2Fuc3dlcmVkGA0gASgLMhoudHJpeC52MS5Db21wbGFpbnRBbnN3ZXJlZEgAEjIKD3BheW91dHNfc2V0dGxlZBgOIAEoCzIXLnRyaXgudjEuUGF5b3V0c1NldHRsZWRIABIuCg1sZWRnZXJfcG9zdGVkGA8gASgLMhUudHJpeC52MS5MZWRnZXJQb3N0ZWRIAEIGCgRib2R5Ij8KEkNvbXBldGl0aW9uQ3JlYXRlZBIpCgtjb21wZXRpdGlvbhgBIAEoCzIULnRyaXgudjEuQ29tcGV0aXRpb24iSAoRRW50cmFudFJlZ2lzdGVyZWQSIQoHZW50cmFudBgBIAEoCzIQLnRyaXgudjEuRW50cmFudBIQCghob2xkX2tleRgCIAEoCSI0Cg9FbnRyYW50QXBwcm92ZWQSEQoJcGxheWVyX2lkGAEgASgJEg4KBmFjY2VwdBgCIAEoCCI2CgtFbnRyYW50TGVmdBIRCglwbGF5ZXJfaWQYASABKAkSFAoMYmVmb3JlX3N0YXJ0GAIgASgIIiYKFENvbXBldGl0aW9uQ2FuY2VsbGVkEg4KBnJlYXNvbhgBIAEoCSJeCgxSb3VuZFN0YXJ0ZWQSDQoFcm91bmQYASABKA0SKQoGdGFibGVzGAIgAygLMhkudHJpeC52MS5Db21wZXRpdGlvblRhYmxlEhQKDHNlYXRpbmdfc2VlZBgDIAEoCSJ2ChVDb21wZXRpdGlvblRhYmxlRW5kZWQSKAoFdGFibGUYASABKAsyGS50cml4LnYxLkNvbXBldGl0aW9uVGFibGUSDgoGdG90YWxzGAIgAygFEhEKCWxlZnRfc2VhdBgDIAEoBRIQCghub19zaG93cxgEIAMoCSJRChNDb21wZXRpdGlvbkZpbmlzaGVkEg8KB3JhbmtpbmcYASADKAkSDgoGZGlnZXN0GAIgASgJEhkKEXJldmlld19lbmRzX2F0X21zGAMgASgDIjcKDkNvbXBsYWludEZpbGVkEiUKCWNvbXBsYWludBgBIAEoCzISLnRyaXgudjEuQ29tcGxhaW50IjoKEUNvbXBsYWludEFuc3dlcmVkEiUKCWNvbXBsYWludBgBIAEoCzISLnRyaXgudjEuQ29tcGxhaW50IlgKDExlZGdlclBvc3RlZBIMCgRrZXlzGAEgAygJEjoKEXVucmVnaXN0ZXJlZF9mZWVzGAIgAygLMh8udHJpeC52MS5Db21wZXRpdGlvbkxlZGdlckVudHJ5IlUKFkNvbXBldGl0aW9uTGVkZ2VyRW50cnkSCwoDa2V5GAEgASgJEgwKBGtpbmQYAiABKAkSEQoJcGxheWVyX2lkGAMgASgJEg0KBWNvaW5zGAQgASgDIkIKDlBheW91dHNTZXR0bGVkEjAKB2VudHJpZXMYASADKAsyHy50cml4LnYxLkNvbXBldGl0aW9uTGVkZ2VyRW50cnkiVgoXRmluZENvbXBldGl0aW9uc1JlcXVlc3QSLAoHbGlzdGluZxgBIAEoDjIbLnRyaXgudjEuQ29tcGV0aXRpb25MaXN0aW5nEg0KBWxpbWl0GAIgASgNIkYKGEZpbmRDb21wZXRpdGlvbnNSZXNwb25zZRIqCgxjb21wZXRpdGlvbnMYASADKAsyFC50cml4LnYxLkNvbXBldGl0aW9uIjMKGUdldENvbXBldGl0aW9uRmlsZVJlcXVlc3QSFgoOY29tcGV0aXRpb25faWQYASABKAkiPwoaR2V0Q29tcGV0aXRpb25GaWxlUmVzcG9uc2USEQoJZmlsZV9qc29uGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSJYCg9Db21wZXRpdGlvblNlYXQSFgoOY29tcGV0aXRpb25faWQYASABKAkSDQoFcm91bmQYAiABKA0SEAoIdGFibGVfaWQYAyABKAkSDAoEc2VhdBgEIAEoBSKHAQoSQ29tcGV0aXRpb25DaGFuZ2VkEhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEigKBXN0YXRlGAIgASgOMhkudHJpeC52MS5Db21wZXRpdGlvblN0YXRlEg0KBXJvdW5kGAMgASgNEhAKCHRhYmxlX2lkGAQgASgJEg4KBmRpZ2VzdBgFIAEoCSKKAQoRQ29tcGV0aXRpb25Ob3RpY2USEQoJcGxheWVyX2lkGAEgASgJEioKBnNlYXRlZBgCIAEoCzIYLnRyaXgudjEuQ29tcGV0aXRpb25TZWF0SAASLgoHY2hhbmdlZBgDIAEoCzIbLnRyaXgudjEuQ29tcGV0aXRpb25DaGFuZ2VkSABCBgoEa2luZCp3ChFDb21wZXRpdGlvbkZvcm1hdBIiCh5DT01QRVRJVElPTl9GT1JNQVRfVU5TUEVDSUZJRUQQABIfChtDT01QRVRJVElPTl9GT1JNQVRfS05PQ0tPVVQQARIdChlDT01QRVRJVElPTl9GT1JNQVRfUE9JTlRTEAIqiwEKEENvbXBldGl0aW9uU3BlZWQSIQodQ09NUEVUSVRJT05fU1BFRURfVU5TUEVDSUZJRUQQABIcChhDT01QRVRJVElPTl9TUEVFRF9OT1JNQUwQARIaChZDT01QRVRJVElPTl9TUEVFRF9GQVNUEAISGgoWQ09NUEVUSVRJT05fU1BFRURfU0xPVxADKlIKCUFkbWlzc2lvbhIZChVBRE1JU1NJT05fVU5TUEVDSUZJRUQQABISCg5BRE1JU1NJT05fQVVUTxABEhYKEkFETUlTU0lPTl9BUFBST1ZBTBACKmEKDFNlYXRpbmdPcmRlchIdChlTRUFUSU5HX09SREVSX1VOU1BFQ0lGSUVEEAASGAoUU0VBVElOR19PUkRFUl9SQU5ET00QARIYChRTRUFUSU5HX09SREVSX1JBVElORxACKlcKClZpc2liaWxpdHkSGgoWVklTSUJJTElUWV9VTlNQRUNJRklFRBAAEhUKEVZJU0lCSUxJVFlfTElTVEVEEAESFgoSVklTSUJJTElUWV9QUklWQVRFEAIq9QEKEENvbXBldGl0aW9uU3RhdGUSIQodQ09NUEVUSVRJT05fU1RBVEVfVU5TUEVDSUZJRUQQABIiCh5DT01QRVRJVElPTl9TVEFURV9SRUdJU1RSQVRJT04QARIcChhDT01QRVRJVElPTl9TVEFURV9DTE9TRUQQAhIdChlDT01QRVRJVElPTl9TVEFURV9SVU5OSU5HEAMSHAoYQ09NUEVUSVRJT05fU1RBVEVfUkVWSUVXEAQSHgoaQ09NUEVUSVRJT05fU1RBVEVfRklOSVNIRUQQBRIfChtDT01QRVRJVElPTl9TVEFURV9DQU5DRUxMRUQQBiq7AQoMRW50cmFudFN0YXRlEh0KGUVOVFJBTlRfU1RBVEVfVU5TUEVDSUZJRUQQABIZChVFTlRSQU5UX1NUQVRFX1BFTkRJTkcQARIaChZFTlRSQU5UX1NUQVRFX0FDQ0VQVEVEEAISGQoVRU5UUkFOVF9TVEFURV9SRUZVU0VEEAMSIwofRU5UUkFOVF9TVEFURV9MRUZUX0JFRk9SRV9TVEFSVBAEEhUKEUVOVFJBTlRfU1RBVEVfT1VUEAUqmgEKEkNvbXBldGl0aW9uTGlzdGluZxIjCh9DT01QRVRJVElPTl9MSVNUSU5HX1VOU1BFQ0lGSUVEEAASHAoYQ09NUEVUSVRJT05fTElTVElOR19PUEVOEAESHwobQ09NUEVUSVRJT05fTElTVElOR19SVU5OSU5HEAISIAocQ09NUEVUSVRJT05fTElTVElOR19GSU5JU0hFRBADMtkHChNDb21wZXRpdGlvbnNTZXJ2aWNlEloKEUNyZWF0ZUNvbXBldGl0aW9uEiEudHJpeC52MS5DcmVhdGVDb21wZXRpdGlvblJlcXVlc3QaIi50cml4LnYxLkNyZWF0ZUNvbXBldGl0aW9uUmVzcG9uc2USVAoPUmVnaXN0ZXJFbnRyYW50Eh8udHJpeC52MS5SZWdpc3RlckVudHJhbnRSZXF1ZXN0GiAudHJpeC52MS5SZWdpc3RlckVudHJhbnRSZXNwb25zZRJXChBMZWF2ZUNvbXBldGl0aW9uEiAudHJpeC52MS5MZWF2ZUNvbXBldGl0aW9uUmVxdWVzdBohLnRyaXgudjEuTGVhdmVDb21wZXRpdGlvblJlc3BvbnNlElEKDkFwcHJvdmVFbnRyYW50Eh4udHJpeC52MS5BcHByb3ZlRW50cmFudFJlcXVlc3QaHy50cml4LnYxLkFwcHJvdmVFbnRyYW50UmVzcG9uc2USUQoOR2V0Q29tcGV0aXRpb24SHi50cml4LnYxLkdldENvbXBldGl0aW9uUmVxdWVzdBofLnRyaXgudjEuR2V0Q29tcGV0aXRpb25SZXNwb25zZRJFCgpHZXRCcmFja2V0EhoudHJpeC52MS5HZXRCcmFja2V0UmVxdWVzdBobLnRyaXgudjEuR2V0QnJhY2tldFJlc3BvbnNlEmwKF0dldENvbXBldGl0aW9uU3RhbmRpbmdzEicudHJpeC52MS5HZXRDb21wZXRpdGlvblN0YW5kaW5nc1JlcXVlc3QaKC50cml4LnYxLkdldENvbXBldGl0aW9uU3RhbmRpbmdzUmVzcG9uc2USTgoNRmlsZUNvbXBsYWludBIdLnRyaXgudjEuRmlsZUNvbXBsYWludFJlcXVlc3QaHi50cml4LnYxLkZpbGVDb21wbGFpbnRSZXNwb25zZRJUCg9BbnN3ZXJDb21wbGFpbnQSHy50cml4LnYxLkFuc3dlckNvbXBsYWludFJlcXVlc3QaIC50cml4LnYxLkFuc3dlckNvbXBsYWludFJlc3BvbnNlElcKEEZpbmRDb21wZXRpdGlvbnMSIC50cml4LnYxLkZpbmRDb21wZXRpdGlvbnNSZXF1ZXN0GiEudHJpeC52MS5GaW5kQ29tcGV0aXRpb25zUmVzcG9uc2USXQoSR2V0Q29tcGV0aXRpb25GaWxlEiIudHJpeC52MS5HZXRDb21wZXRpdGlvbkZpbGVSZXF1ZXN0GiMudHJpeC52MS5HZXRDb21wZXRpdGlvbkZpbGVSZXNwb25zZWIGcHJvdG8z", [file_trix_v1_common]);
 
 /**
  * A prize paid as declared coins per place.
@@ -752,6 +752,13 @@ export type GetCompetitionResponse = Message<"trix.v1.GetCompetitionResponse"> &
    * @generated from field: trix.v1.Competition competition = 1;
    */
   competition?: Competition | undefined;
+
+  /**
+   * The ledger entries once the payouts are settled (after the review period); empty before.
+   *
+   * @generated from field: repeated trix.v1.CompetitionLedgerEntry payouts = 2;
+   */
+  payouts: CompetitionLedgerEntry[];
 };
 
 /**
@@ -1485,6 +1492,243 @@ export const PayoutsSettledSchema: GenMessage<PayoutsSettled> = /*@__PURE__*/
   messageDesc(file_trix_v1_competitions, 39);
 
 /**
+ * Request of CompetitionsService.FindCompetitions.
+ *
+ * @generated from message trix.v1.FindCompetitionsRequest
+ */
+export type FindCompetitionsRequest = Message<"trix.v1.FindCompetitionsRequest"> & {
+  /**
+   * The stage; unspecified = every stage.
+   *
+   * @generated from field: trix.v1.CompetitionListing listing = 1;
+   */
+  listing: CompetitionListing;
+
+  /**
+   * At most this many, 1..200; 0 = 50.
+   *
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message trix.v1.FindCompetitionsRequest.
+ * Use `create(FindCompetitionsRequestSchema)` to create a new message.
+ */
+export const FindCompetitionsRequestSchema: GenMessage<FindCompetitionsRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_competitions, 40);
+
+/**
+ * Response of CompetitionsService.FindCompetitions.
+ *
+ * @generated from message trix.v1.FindCompetitionsResponse
+ */
+export type FindCompetitionsResponse = Message<"trix.v1.FindCompetitionsResponse"> & {
+  /**
+   * The listed competitions of that stage, latest start first.
+   *
+   * @generated from field: repeated trix.v1.Competition competitions = 1;
+   */
+  competitions: Competition[];
+};
+
+/**
+ * Describes the message trix.v1.FindCompetitionsResponse.
+ * Use `create(FindCompetitionsResponseSchema)` to create a new message.
+ */
+export const FindCompetitionsResponseSchema: GenMessage<FindCompetitionsResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_competitions, 41);
+
+/**
+ * Request of CompetitionsService.GetCompetitionFile.
+ *
+ * @generated from message trix.v1.GetCompetitionFileRequest
+ */
+export type GetCompetitionFileRequest = Message<"trix.v1.GetCompetitionFileRequest"> & {
+  /**
+   * The competition, finished (in its review period or after) or cancelled.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+};
+
+/**
+ * Describes the message trix.v1.GetCompetitionFileRequest.
+ * Use `create(GetCompetitionFileRequestSchema)` to create a new message.
+ */
+export const GetCompetitionFileRequestSchema: GenMessage<GetCompetitionFileRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_competitions, 42);
+
+/**
+ * Response of CompetitionsService.GetCompetitionFile.
+ *
+ * @generated from message trix.v1.GetCompetitionFileResponse
+ */
+export type GetCompetitionFileResponse = Message<"trix.v1.GetCompetitionFileResponse"> & {
+  /**
+   * The competition file, UTF-8 JSON (`trix-competition/1`, docs/adr/0026): what
+   * `trix verify-competition FILE` and the web client check.
+   *
+   * @generated from field: string file_json = 1;
+   */
+  fileJson: string;
+
+  /**
+   * Its digest (the same as `Competition.digest`).
+   *
+   * @generated from field: string digest = 2;
+   */
+  digest: string;
+};
+
+/**
+ * Describes the message trix.v1.GetCompetitionFileResponse.
+ * Use `create(GetCompetitionFileResponseSchema)` to create a new message.
+ */
+export const GetCompetitionFileResponseSchema: GenMessage<GetCompetitionFileResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_competitions, 43);
+
+/**
+ * A player's seat at a table of a competition's round (CompetitionNotice.seated, and the
+ * caller's current seat in the gateway's ViewCompetition).
+ *
+ * @generated from message trix.v1.CompetitionSeat
+ */
+export type CompetitionSeat = Message<"trix.v1.CompetitionSeat"> & {
+  /**
+   * The competition.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+
+  /**
+   * The round, from 1.
+   *
+   * @generated from field: uint32 round = 2;
+   */
+  round: number;
+
+  /**
+   * The table (`<competition>-r<round>-t<index>`): follow it as any table of the player's.
+   *
+   * @generated from field: string table_id = 3;
+   */
+  tableId: string;
+
+  /**
+   * The player's seat there, 0..3.
+   *
+   * @generated from field: int32 seat = 4;
+   */
+  seat: number;
+};
+
+/**
+ * Describes the message trix.v1.CompetitionSeat.
+ * Use `create(CompetitionSeatSchema)` to create a new message.
+ */
+export const CompetitionSeatSchema: GenMessage<CompetitionSeat> = /*@__PURE__*/
+  messageDesc(file_trix_v1_competitions, 44);
+
+/**
+ * A competition an entrant follows changed: its state, or its bracket or standings (a table
+ * ended, a round started). Read the competition again (the gateway's ViewCompetition).
+ *
+ * @generated from message trix.v1.CompetitionChanged
+ */
+export type CompetitionChanged = Message<"trix.v1.CompetitionChanged"> & {
+  /**
+   * The competition.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+
+  /**
+   * Its state now.
+   *
+   * @generated from field: trix.v1.CompetitionState state = 2;
+   */
+  state: CompetitionState;
+
+  /**
+   * Its current round (0 before the start).
+   *
+   * @generated from field: uint32 round = 3;
+   */
+  round: number;
+
+  /**
+   * The table that just ended, if that is the change.
+   *
+   * @generated from field: string table_id = 4;
+   */
+  tableId: string;
+
+  /**
+   * The digest once the final has ended.
+   *
+   * @generated from field: string digest = 5;
+   */
+  digest: string;
+};
+
+/**
+ * Describes the message trix.v1.CompetitionChanged.
+ * Use `create(CompetitionChangedSchema)` to create a new message.
+ */
+export const CompetitionChangedSchema: GenMessage<CompetitionChanged> = /*@__PURE__*/
+  messageDesc(file_trix_v1_competitions, 45);
+
+/**
+ * What the competitions service tells one entrant (core NATS, one subject per player; the
+ * gateway passes it to the player's open streams as SessionResponse.competition).
+ *
+ * @generated from message trix.v1.CompetitionNotice
+ */
+export type CompetitionNotice = Message<"trix.v1.CompetitionNotice"> & {
+  /**
+   * The entrant.
+   *
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * What happened.
+   *
+   * @generated from oneof trix.v1.CompetitionNotice.kind
+   */
+  kind: {
+    /**
+     * A round seated the player: his next table "opens by itself".
+     *
+     * @generated from field: trix.v1.CompetitionSeat seated = 2;
+     */
+    value: CompetitionSeat;
+    case: "seated";
+  } | {
+    /**
+     * The competition's state, bracket or standings changed.
+     *
+     * @generated from field: trix.v1.CompetitionChanged changed = 3;
+     */
+    value: CompetitionChanged;
+    case: "changed";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message trix.v1.CompetitionNotice.
+ * Use `create(CompetitionNoticeSchema)` to create a new message.
+ */
+export const CompetitionNoticeSchema: GenMessage<CompetitionNotice> = /*@__PURE__*/
+  messageDesc(file_trix_v1_competitions, 46);
+
+/**
  * How the competition is played.
  *
  * @generated from enum trix.v1.CompetitionFormat
@@ -1782,6 +2026,47 @@ export const EntrantStateSchema: GenEnum<EntrantState> = /*@__PURE__*/
   enumDesc(file_trix_v1_competitions, 6);
 
 /**
+ * Which competitions a listing shows, by stage.
+ *
+ * @generated from enum trix.v1.CompetitionListing
+ */
+export enum CompetitionListing {
+  /**
+   * Every stage.
+   *
+   * @generated from enum value: COMPETITION_LISTING_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Open: REGISTRATION and CLOSED (not started).
+   *
+   * @generated from enum value: COMPETITION_LISTING_OPEN = 1;
+   */
+  OPEN = 1,
+
+  /**
+   * Running: RUNNING and REVIEW.
+   *
+   * @generated from enum value: COMPETITION_LISTING_RUNNING = 2;
+   */
+  RUNNING = 2,
+
+  /**
+   * Finished: FINISHED and CANCELLED.
+   *
+   * @generated from enum value: COMPETITION_LISTING_FINISHED = 3;
+   */
+  FINISHED = 3,
+}
+
+/**
+ * Describes the enum trix.v1.CompetitionListing.
+ */
+export const CompetitionListingSchema: GenEnum<CompetitionListing> = /*@__PURE__*/
+  enumDesc(file_trix_v1_competitions, 7);
+
+/**
  * Competitions: create, register, leave, approve, follow, complain, answer.
  *
  * @generated from service trix.v1.CompetitionsService
@@ -1879,6 +2164,27 @@ export const CompetitionsService: GenService<{
     methodKind: "unary";
     input: typeof AnswerComplaintRequestSchema;
     output: typeof AnswerComplaintResponseSchema;
+  },
+  /**
+   * The listed competitions, newest start first (private ones never), by stage.
+   *
+   * @generated from rpc trix.v1.CompetitionsService.FindCompetitions
+   */
+  findCompetitions: {
+    methodKind: "unary";
+    input: typeof FindCompetitionsRequestSchema;
+    output: typeof FindCompetitionsResponseSchema;
+  },
+  /**
+   * The competition file (`trix-competition/1`) of a finished or cancelled competition, the
+   * bytes its digest covers; FAILED_PRECONDITION before the final.
+   *
+   * @generated from rpc trix.v1.CompetitionsService.GetCompetitionFile
+   */
+  getCompetitionFile: {
+    methodKind: "unary";
+    input: typeof GetCompetitionFileRequestSchema;
+    output: typeof GetCompetitionFileResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_trix_v1_competitions, 0);

@@ -27,6 +27,8 @@ import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Card, Contract } from "./common_pb";
 import { file_trix_v1_common } from "./common_pb";
+import type { Competition, CompetitionLedgerEntry, CompetitionListing, CompetitionNotice, CompetitionOptions, CompetitionSeat, Complaint, Entrant, GetBracketResponse, GetCompetitionStandingsResponse } from "./competitions_pb";
+import { file_trix_v1_competitions } from "./competitions_pb";
 import type { Event } from "./events_pb";
 import { file_trix_v1_events } from "./events_pb";
 import type { GameWish, PrivateTablePlayer, QueueStatus, Ticket } from "./matchmaking_pb";
@@ -43,7 +45,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/gateway.proto.
  */
 export const file_trix_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("ChV0cml4L3YxL2dhdGV3YXkucHJvdG8SB3RyaXgudjEioAUKDVNvY2lhbFJlcXVlc3QSLQoJc2VuZF9jaGF0GAEgASgLMhgudHJpeC52MS5TZW5kQ2hhdFJlcXVlc3RIABI3CgxjaGF0X2hpc3RvcnkYAiABKAsyHy50cml4LnYxLkxpc3RDaGF0SGlzdG9yeVJlcXVlc3RIABI3Cg5yZXF1ZXN0X2ZyaWVuZBgDIAEoCzIdLnRyaXgudjEuUmVxdWVzdEZyaWVuZFJlcXVlc3RIABI8Cg1hbnN3ZXJfZnJpZW5kGAQgASgLMiMudHJpeC52MS5BbnN3ZXJGcmllbmRSZXF1ZXN0UmVxdWVzdEgAEjUKDXJlbW92ZV9mcmllbmQYBSABKAsyHC50cml4LnYxLlJlbW92ZUZyaWVuZFJlcXVlc3RIABIxCgtzZXRfYmxvY2tlZBgGIAEoCzIaLnRyaXgudjEuU2V0QmxvY2tlZFJlcXVlc3RIABIzCgxsaXN0X2ZyaWVuZHMYByABKAsyGy50cml4LnYxLkxpc3RGcmllbmRzUmVxdWVzdEgAEjEKC3NlbmRfaW52aXRlGAggASgLMhoudHJpeC52MS5TZW5kSW52aXRlUmVxdWVzdEgAEi0KCXNldF9tdXRlZBgJIAEoCzIYLnRyaXgudjEuU2V0TXV0ZWRSZXF1ZXN0SAASMQoLcmVwb3J0X2xpbmUYCiABKAsyGi50cml4LnYxLlJlcG9ydExpbmVSZXF1ZXN0SAASMQoLb3Blbl9pbnZpdGUYCyABKAsyGi50cml4LnYxLk9wZW5JbnZpdGVSZXF1ZXN0SAASPgoSc2V0X3NwZWN0YXRvcl9jaGF0GAwgASgLMiAudHJpeC52MS5TZXRTcGVjdGF0b3JDaGF0UmVxdWVzdEgAQgkKB3JlcXVlc3QirAUKDlNvY2lhbFJlc3BvbnNlEi4KCXNlbmRfY2hhdBgBIAEoCzIZLnRyaXgudjEuU2VuZENoYXRSZXNwb25zZUgAEjgKDGNoYXRfaGlzdG9yeRgCIAEoCzIgLnRyaXgudjEuTGlzdENoYXRIaXN0b3J5UmVzcG9uc2VIABI4Cg5yZXF1ZXN0X2ZyaWVuZBgDIAEoCzIeLnRyaXgudjEuUmVxdWVzdEZyaWVuZFJlc3BvbnNlSAASPQoNYW5zd2VyX2ZyaWVuZBgEIAEoCzIkLnRyaXgudjEuQW5zd2VyRnJpZW5kUmVxdWVzdFJlc3BvbnNlSAASNgoNcmVtb3ZlX2ZyaWVuZBgFIAEoCzIdLnRyaXgudjEuUmVtb3ZlRnJpZW5kUmVzcG9uc2VIABIyCgtzZXRfYmxvY2tlZBgGIAEoCzIbLnRyaXgudjEuU2V0QmxvY2tlZFJlc3BvbnNlSAASNAoMbGlzdF9mcmllbmRzGAcgASgLMhwudHJpeC52MS5MaXN0RnJpZW5kc1Jlc3BvbnNlSAASMgoLc2VuZF9pbnZpdGUYCCABKAsyGy50cml4LnYxLlNlbmRJbnZpdGVSZXNwb25zZUgAEi4KCXNldF9tdXRlZBgJIAEoCzIZLnRyaXgudjEuU2V0TXV0ZWRSZXNwb25zZUgAEjIKC3JlcG9ydF9saW5lGAogASgLMhsudHJpeC52MS5SZXBvcnRMaW5lUmVzcG9uc2VIABIyCgtvcGVuX2ludml0ZRgLIAEoCzIbLnRyaXgudjEuT3Blbkludml0ZVJlc3BvbnNlSAASPwoSc2V0X3NwZWN0YXRvcl9jaGF0GAwgASgLMiEudHJpeC52MS5TZXRTcGVjdGF0b3JDaGF0UmVzcG9uc2VIAEIICgZyZXN1bHQiNwoXU2V0U3BlY3RhdG9yQ2hhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSCgoCb24YAiABKAgiGgoYU2V0U3BlY3RhdG9yQ2hhdFJlc3BvbnNlIiEKEU9wZW5JbnZpdGVSZXF1ZXN0EgwKBGNvZGUYASABKAkiigEKEk9wZW5JbnZpdGVSZXNwb25zZRIhCgRraW5kGAEgASgOMhMudHJpeC52MS5JbnZpdGVLaW5kEg4KBnRhcmdldBgCIAEoCRIRCglwbGF5ZXJfaWQYAyABKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTU29jaWFsRXZlbnRzUmVxdWVzdCI7ChRTb2NpYWxFdmVudHNSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnRyaXgudjEuU29jaWFsRXZlbnQiPAoNU2lnbkluUmVxdWVzdBIVCg1kZXZpY2Vfc2VjcmV0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJiCg5TaWduSW5SZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTUmVmcmVzaFRva2VuUmVxdWVzdCJVChRSZWZyZXNoVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqChZJbnZpdGVTcGVjdGF0b3JSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIm8KF0ludml0ZVNwZWN0YXRvclJlc3BvbnNlEhIKCmludml0YXRpb24YASABKAkSEAoIdGFibGVfaWQYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi9wEKBkFjdGlvbhIQCgh0YWJsZV9pZBgBIAEoCRIRCglhY3Rpb25faWQYAiABKAkSGgoSbGFzdF9zZWVuX3NlcXVlbmNlGAMgASgEEiwKD2Nob29zZV9jb250cmFjdBgKIAEoDjIRLnRyaXgudjEuQ29udHJhY3RIABIqCg1hbnN3ZXJfZG91YmxlGAsgASgLMhEudHJpeC52MS5DYXJkTGlzdEgAEiIKCXBsYXlfY2FyZBgMIAEoCzINLnRyaXgudjEuQ2FyZEgAEg8KBWxlYXZlGA0gASgISAASFQoLY2xpZW50X3NlZWQYDiABKAlIAEIGCgRraW5kIigKCENhcmRMaXN0EhwKBWNhcmRzGAEgAygLMg0udHJpeC52MS5DYXJkIm8KC0NsaWVudEVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIRCglhY3Rpb25faWQYAyABKAkSLgoLcmV0cnlfZGVsYXkYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24i3AQKDlNlc3Npb25SZXF1ZXN0EiEKBmFjdGlvbhgBIAEoCzIPLnRyaXgudjEuQWN0aW9uSAASLwoKZmluZF9tYXRjaBgCIAEoCzIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdEgAEjMKDGNhbmNlbF9tYXRjaBgDIAEoCzIbLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0SAASKAoGcmVzdW1lGAQgASgLMhYudHJpeC52MS5FdmVudHNSZXF1ZXN0SAASDgoEcGluZxgFIAEoCEgAEikKBXdhdGNoGAYgASgLMhgudHJpeC52MS5TcGVjdGF0ZVJlcXVlc3RIABI7Cg5jcmVhdGVfcHJpdmF0ZRgHIAEoCzIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0SAASNwoMam9pbl9wcml2YXRlGAggASgLMh8udHJpeC52MS5Kb2luUHJpdmF0ZUdhbWVSZXF1ZXN0SAASOQoNc3RhcnRfcHJpdmF0ZRgJIAEoCzIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3RIABImCgVxdWVyeRgKIAEoCzIVLnRyaXgudjEuUXVlcnlSZXF1ZXN0SAASJwoEdmlldxgLIAEoCzIXLnRyaXgudjEuR2V0Vmlld1JlcXVlc3RIABIoCgZzb2NpYWwYECABKAsyFi50cml4LnYxLlNvY2lhbFJlcXVlc3RIABISCgpyZXF1ZXN0X2lkGBQgASgJEhQKDGJhdGNoX2V2ZW50cxgVIAEoCEIGCgRraW5kIl0KCkV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIvCghhY2NlcHRlZBgCIAEoCzIdLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2Ui9gQKD1Nlc3Npb25SZXNwb25zZRIfCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnRIABIhCgZ0aWNrZXQYAiABKAsyDy50cml4LnYxLlRpY2tldEgAEjEKCGFjY2VwdGVkGAMgASgLMh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZUgAEiUKBWVycm9yGAQgASgLMhQudHJpeC52MS5DbGllbnRFcnJvckgAEiUKCHNuYXBzaG90GAUgASgLMhEudHJpeC52MS5TZWF0Vmlld0gAEg4KBHBvbmcYBiABKAhIABInCgVxdWVyeRgHIAEoCzIWLnRyaXgudjEuUXVlcnlSZXNwb25zZUgAEjoKDHByaXZhdGVfZ2FtZRgIIAEoCzIiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZUgAEjwKD3ByaXZhdGVfc3RhcnRlZBgJIAEoCzIhLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlSAASKgoLZXZlbnRfYmF0Y2gYCiABKAsyEy50cml4LnYxLkV2ZW50QmF0Y2hIABIjCgdyZXN1bWVkGAsgASgLMhAudHJpeC52MS5SZXN1bWVkSAASJQoFcXVldWUYDCABKAsyFC50cml4LnYxLlF1ZXVlU3RhdHVzSAASKQoGc29jaWFsGBAgASgLMhcudHJpeC52MS5Tb2NpYWxSZXNwb25zZUgAEiwKDHNvY2lhbF9ldmVudBgRIAEoCzIULnRyaXgudjEuU29jaWFsRXZlbnRIABISCgpyZXF1ZXN0X2lkGBQgASgJQgYKBGtpbmQiQQoHUmVzdW1lZBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhYKDmFmdGVyX3NlcXVlbmNlGAMgASgEIjYKE1N1Ym1pdEFjdGlvblJlcXVlc3QSHwoGYWN0aW9uGAEgASgLMg8udHJpeC52MS5BY3Rpb24iOwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEQoJYWN0aW9uX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEIjkKDUV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQiOwoORXZlbnRzUmVzcG9uc2USKQoHbWVzc2FnZRgBIAEoCzIYLnRyaXgudjEuU2Vzc2lvblJlc3BvbnNlIlwKEEZpbmRNYXRjaFJlcXVlc3QSHwoEd2lzaBgBIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEgoKcGFydG5lcl9pZBgCIAEoCRITCgtjbGllbnRfc2VlZBgDIAEoCSI0ChFGaW5kTWF0Y2hSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCInChJDYW5jZWxNYXRjaFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJIjYKE0NhbmNlbE1hdGNoUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiUAoYQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0Eh8KBHdpc2gYASABKAsyES50cml4LnYxLkdhbWVXaXNoEhMKC2NsaWVudF9zZWVkGAIgASgJIkoKGUNyZWF0ZVByaXZhdGVHYW1lUmVzcG9uc2USDAoEY29kZRgBIAEoCRIfCgZ0aWNrZXQYAiABKAsyDy50cml4LnYxLlRpY2tldCI7ChZKb2luUHJpdmF0ZUdhbWVSZXF1ZXN0EgwKBGNvZGUYASABKAkSEwoLY2xpZW50X3NlZWQYAiABKAkiOgoXSm9pblByaXZhdGVHYW1lUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiOAoXU3RhcnRQcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCRIPCgdwYXJ0bmVyGAIgASgFIiwKGFN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCSIlChVHZXRQcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCSJWChZHZXRQcml2YXRlR2FtZVJlc3BvbnNlEiwKB3BsYXllcnMYASADKAsyGy50cml4LnYxLlByaXZhdGVUYWJsZVBsYXllchIOCgZjbG9zZWQYAiABKAgiTwoPU3BlY3RhdGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhYKDmFmdGVyX3NlcXVlbmNlGAIgASgEEhIKCmludml0YXRpb24YAyABKAkiMQoQU3BlY3RhdGVSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnQiswMKDFF1ZXJ5UmVxdWVzdBIxCglzdGFuZGluZ3MYASABKAsyHC50cml4LnYxLkdldFN0YW5kaW5nc1JlcXVlc3RIABIuCgdoaXN0b3J5GAIgASgLMhsudHJpeC52MS5MaXN0SGlzdG9yeVJlcXVlc3RIABI0CgtnYW1lX3JlY29yZBgDIAEoCzIdLnRyaXgudjEuR2V0R2FtZVJlY29yZFJlcXVlc3RIABI1CgtsZWFkZXJib2FyZBgEIAEoCzIeLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXF1ZXN0SAASNgoMcGxheWVyX3N0YXRzGAUgASgLMh4udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1JlcXVlc3RIABItCgdiYWxhbmNlGAYgASgLMhoudHJpeC52MS5HZXRCYWxhbmNlUmVxdWVzdEgAEiwKBmxlZGdlchgHIAEoCzIaLnRyaXgudjEuTGlzdExlZGdlclJlcXVlc3RIABI1CgtsaXZlX3RhYmxlcxgIIAEoCzIeLnRyaXgudjEuTGlzdExpdmVUYWJsZXNSZXF1ZXN0SABCBwoFcXVlcnkivQMKDVF1ZXJ5UmVzcG9uc2USMgoJc3RhbmRpbmdzGAEgASgLMh0udHJpeC52MS5HZXRTdGFuZGluZ3NSZXNwb25zZUgAEi8KB2hpc3RvcnkYAiABKAsyHC50cml4LnYxLkxpc3RIaXN0b3J5UmVzcG9uc2VIABI1CgtnYW1lX3JlY29yZBgDIAEoCzIeLnRyaXgudjEuR2V0R2FtZVJlY29yZFJlc3BvbnNlSAASNgoLbGVhZGVyYm9hcmQYBCABKAsyHy50cml4LnYxLkdldExlYWRlcmJvYXJkUmVzcG9uc2VIABI3CgxwbGF5ZXJfc3RhdHMYBSABKAsyHy50cml4LnYxLkdldFBsYXllclN0YXRzUmVzcG9uc2VIABIuCgdiYWxhbmNlGAYgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2VIABItCgZsZWRnZXIYByABKAsyGy50cml4LnYxLkxpc3RMZWRnZXJSZXNwb25zZUgAEjYKC2xpdmVfdGFibGVzGAggASgLMh8udHJpeC52MS5MaXN0TGl2ZVRhYmxlc1Jlc3BvbnNlSABCCAoGcmVzdWx0IiIKDkdldFZpZXdSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKD0dldFZpZXdSZXNwb25zZRIfCgR2aWV3GAEgASgLMhEudHJpeC52MS5TZWF0VmlldzLpCQoOR2F0ZXdheVNlcnZpY2USOQoGU2lnbkluEhYudHJpeC52MS5TaWduSW5SZXF1ZXN0GhcudHJpeC52MS5TaWduSW5SZXNwb25zZRJACgdTZXNzaW9uEhcudHJpeC52MS5TZXNzaW9uUmVxdWVzdBoYLnRyaXgudjEuU2Vzc2lvblJlc3BvbnNlKAEwARJLCgxTdWJtaXRBY3Rpb24SHC50cml4LnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHS50cml4LnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlEjsKBkV2ZW50cxIWLnRyaXgudjEuRXZlbnRzUmVxdWVzdBoXLnRyaXgudjEuRXZlbnRzUmVzcG9uc2UwARJCCglGaW5kTWF0Y2gSGS50cml4LnYxLkZpbmRNYXRjaFJlcXVlc3QaGi50cml4LnYxLkZpbmRNYXRjaFJlc3BvbnNlEkgKC0NhbmNlbE1hdGNoEhsudHJpeC52MS5DYW5jZWxNYXRjaFJlcXVlc3QaHC50cml4LnYxLkNhbmNlbE1hdGNoUmVzcG9uc2USWgoRQ3JlYXRlUHJpdmF0ZUdhbWUSIS50cml4LnYxLkNyZWF0ZVByaXZhdGVHYW1lUmVxdWVzdBoiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZRJUCg9Kb2luUHJpdmF0ZUdhbWUSHy50cml4LnYxLkpvaW5Qcml2YXRlR2FtZVJlcXVlc3QaIC50cml4LnYxLkpvaW5Qcml2YXRlR2FtZVJlc3BvbnNlElcKEFN0YXJ0UHJpdmF0ZUdhbWUSIC50cml4LnYxLlN0YXJ0UHJpdmF0ZUdhbWVSZXF1ZXN0GiEudHJpeC52MS5TdGFydFByaXZhdGVHYW1lUmVzcG9uc2USUQoOR2V0UHJpdmF0ZUdhbWUSHi50cml4LnYxLkdldFByaXZhdGVHYW1lUmVxdWVzdBofLnRyaXgudjEuR2V0UHJpdmF0ZUdhbWVSZXNwb25zZRJBCghTcGVjdGF0ZRIYLnRyaXgudjEuU3BlY3RhdGVSZXF1ZXN0GhkudHJpeC52MS5TcGVjdGF0ZVJlc3BvbnNlMAESNgoFUXVlcnkSFS50cml4LnYxLlF1ZXJ5UmVxdWVzdBoWLnRyaXgudjEuUXVlcnlSZXNwb25zZRI8CgdHZXRWaWV3EhcudHJpeC52MS5HZXRWaWV3UmVxdWVzdBoYLnRyaXgudjEuR2V0Vmlld1Jlc3BvbnNlEksKDFJlZnJlc2hUb2tlbhIcLnRyaXgudjEuUmVmcmVzaFRva2VuUmVxdWVzdBodLnRyaXgudjEuUmVmcmVzaFRva2VuUmVzcG9uc2USVAoPSW52aXRlU3BlY3RhdG9yEh8udHJpeC52MS5JbnZpdGVTcGVjdGF0b3JSZXF1ZXN0GiAudHJpeC52MS5JbnZpdGVTcGVjdGF0b3JSZXNwb25zZRI5CgZTb2NpYWwSFi50cml4LnYxLlNvY2lhbFJlcXVlc3QaFy50cml4LnYxLlNvY2lhbFJlc3BvbnNlEk0KDFNvY2lhbEV2ZW50cxIcLnRyaXgudjEuU29jaWFsRXZlbnRzUmVxdWVzdBodLnRyaXgudjEuU29jaWFsRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events, file_trix_v1_matchmaking, file_trix_v1_scoring, file_trix_v1_social, file_trix_v1_table]);
+  fileDesc("ChV0cml4L3YxL2dhdGV3YXkucHJvdG8SB3RyaXgudjEioAUKDVNvY2lhbFJlcXVlc3QSLQoJc2VuZF9jaGF0GAEgASgLMhgudHJpeC52MS5TZW5kQ2hhdFJlcXVlc3RIABI3CgxjaGF0X2hpc3RvcnkYAiABKAsyHy50cml4LnYxLkxpc3RDaGF0SGlzdG9yeVJlcXVlc3RIABI3Cg5yZXF1ZXN0X2ZyaWVuZBgDIAEoCzIdLnRyaXgudjEuUmVxdWVzdEZyaWVuZFJlcXVlc3RIABI8Cg1hbnN3ZXJfZnJpZW5kGAQgASgLMiMudHJpeC52MS5BbnN3ZXJGcmllbmRSZXF1ZXN0UmVxdWVzdEgAEjUKDXJlbW92ZV9mcmllbmQYBSABKAsyHC50cml4LnYxLlJlbW92ZUZyaWVuZFJlcXVlc3RIABIxCgtzZXRfYmxvY2tlZBgGIAEoCzIaLnRyaXgudjEuU2V0QmxvY2tlZFJlcXVlc3RIABIzCgxsaXN0X2ZyaWVuZHMYByABKAsyGy50cml4LnYxLkxpc3RGcmllbmRzUmVxdWVzdEgAEjEKC3NlbmRfaW52aXRlGAggASgLMhoudHJpeC52MS5TZW5kSW52aXRlUmVxdWVzdEgAEi0KCXNldF9tdXRlZBgJIAEoCzIYLnRyaXgudjEuU2V0TXV0ZWRSZXF1ZXN0SAASMQoLcmVwb3J0X2xpbmUYCiABKAsyGi50cml4LnYxLlJlcG9ydExpbmVSZXF1ZXN0SAASMQoLb3Blbl9pbnZpdGUYCyABKAsyGi50cml4LnYxLk9wZW5JbnZpdGVSZXF1ZXN0SAASPgoSc2V0X3NwZWN0YXRvcl9jaGF0GAwgASgLMiAudHJpeC52MS5TZXRTcGVjdGF0b3JDaGF0UmVxdWVzdEgAQgkKB3JlcXVlc3QirAUKDlNvY2lhbFJlc3BvbnNlEi4KCXNlbmRfY2hhdBgBIAEoCzIZLnRyaXgudjEuU2VuZENoYXRSZXNwb25zZUgAEjgKDGNoYXRfaGlzdG9yeRgCIAEoCzIgLnRyaXgudjEuTGlzdENoYXRIaXN0b3J5UmVzcG9uc2VIABI4Cg5yZXF1ZXN0X2ZyaWVuZBgDIAEoCzIeLnRyaXgudjEuUmVxdWVzdEZyaWVuZFJlc3BvbnNlSAASPQoNYW5zd2VyX2ZyaWVuZBgEIAEoCzIkLnRyaXgudjEuQW5zd2VyRnJpZW5kUmVxdWVzdFJlc3BvbnNlSAASNgoNcmVtb3ZlX2ZyaWVuZBgFIAEoCzIdLnRyaXgudjEuUmVtb3ZlRnJpZW5kUmVzcG9uc2VIABIyCgtzZXRfYmxvY2tlZBgGIAEoCzIbLnRyaXgudjEuU2V0QmxvY2tlZFJlc3BvbnNlSAASNAoMbGlzdF9mcmllbmRzGAcgASgLMhwudHJpeC52MS5MaXN0RnJpZW5kc1Jlc3BvbnNlSAASMgoLc2VuZF9pbnZpdGUYCCABKAsyGy50cml4LnYxLlNlbmRJbnZpdGVSZXNwb25zZUgAEi4KCXNldF9tdXRlZBgJIAEoCzIZLnRyaXgudjEuU2V0TXV0ZWRSZXNwb25zZUgAEjIKC3JlcG9ydF9saW5lGAogASgLMhsudHJpeC52MS5SZXBvcnRMaW5lUmVzcG9uc2VIABIyCgtvcGVuX2ludml0ZRgLIAEoCzIbLnRyaXgudjEuT3Blbkludml0ZVJlc3BvbnNlSAASPwoSc2V0X3NwZWN0YXRvcl9jaGF0GAwgASgLMiEudHJpeC52MS5TZXRTcGVjdGF0b3JDaGF0UmVzcG9uc2VIAEIICgZyZXN1bHQiNwoXU2V0U3BlY3RhdG9yQ2hhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSCgoCb24YAiABKAgiGgoYU2V0U3BlY3RhdG9yQ2hhdFJlc3BvbnNlIiEKEU9wZW5JbnZpdGVSZXF1ZXN0EgwKBGNvZGUYASABKAkiigEKEk9wZW5JbnZpdGVSZXNwb25zZRIhCgRraW5kGAEgASgOMhMudHJpeC52MS5JbnZpdGVLaW5kEg4KBnRhcmdldBgCIAEoCRIRCglwbGF5ZXJfaWQYAyABKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTU29jaWFsRXZlbnRzUmVxdWVzdCI7ChRTb2NpYWxFdmVudHNSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnRyaXgudjEuU29jaWFsRXZlbnQiPAoNU2lnbkluUmVxdWVzdBIVCg1kZXZpY2Vfc2VjcmV0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJiCg5TaWduSW5SZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTUmVmcmVzaFRva2VuUmVxdWVzdCJVChRSZWZyZXNoVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqChZJbnZpdGVTcGVjdGF0b3JSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIm8KF0ludml0ZVNwZWN0YXRvclJlc3BvbnNlEhIKCmludml0YXRpb24YASABKAkSEAoIdGFibGVfaWQYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi9wEKBkFjdGlvbhIQCgh0YWJsZV9pZBgBIAEoCRIRCglhY3Rpb25faWQYAiABKAkSGgoSbGFzdF9zZWVuX3NlcXVlbmNlGAMgASgEEiwKD2Nob29zZV9jb250cmFjdBgKIAEoDjIRLnRyaXgudjEuQ29udHJhY3RIABIqCg1hbnN3ZXJfZG91YmxlGAsgASgLMhEudHJpeC52MS5DYXJkTGlzdEgAEiIKCXBsYXlfY2FyZBgMIAEoCzINLnRyaXgudjEuQ2FyZEgAEg8KBWxlYXZlGA0gASgISAASFQoLY2xpZW50X3NlZWQYDiABKAlIAEIGCgRraW5kIigKCENhcmRMaXN0EhwKBWNhcmRzGAEgAygLMg0udHJpeC52MS5DYXJkIm8KC0NsaWVudEVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIRCglhY3Rpb25faWQYAyABKAkSLgoLcmV0cnlfZGVsYXkYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24i3AQKDlNlc3Npb25SZXF1ZXN0EiEKBmFjdGlvbhgBIAEoCzIPLnRyaXgudjEuQWN0aW9uSAASLwoKZmluZF9tYXRjaBgCIAEoCzIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdEgAEjMKDGNhbmNlbF9tYXRjaBgDIAEoCzIbLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0SAASKAoGcmVzdW1lGAQgASgLMhYudHJpeC52MS5FdmVudHNSZXF1ZXN0SAASDgoEcGluZxgFIAEoCEgAEikKBXdhdGNoGAYgASgLMhgudHJpeC52MS5TcGVjdGF0ZVJlcXVlc3RIABI7Cg5jcmVhdGVfcHJpdmF0ZRgHIAEoCzIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0SAASNwoMam9pbl9wcml2YXRlGAggASgLMh8udHJpeC52MS5Kb2luUHJpdmF0ZUdhbWVSZXF1ZXN0SAASOQoNc3RhcnRfcHJpdmF0ZRgJIAEoCzIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3RIABImCgVxdWVyeRgKIAEoCzIVLnRyaXgudjEuUXVlcnlSZXF1ZXN0SAASJwoEdmlldxgLIAEoCzIXLnRyaXgudjEuR2V0Vmlld1JlcXVlc3RIABIoCgZzb2NpYWwYECABKAsyFi50cml4LnYxLlNvY2lhbFJlcXVlc3RIABISCgpyZXF1ZXN0X2lkGBQgASgJEhQKDGJhdGNoX2V2ZW50cxgVIAEoCEIGCgRraW5kIl0KCkV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHJpeC52MS5FdmVudBIvCghhY2NlcHRlZBgCIAEoCzIdLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2UiqQUKD1Nlc3Npb25SZXNwb25zZRIfCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnRIABIhCgZ0aWNrZXQYAiABKAsyDy50cml4LnYxLlRpY2tldEgAEjEKCGFjY2VwdGVkGAMgASgLMh0udHJpeC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZUgAEiUKBWVycm9yGAQgASgLMhQudHJpeC52MS5DbGllbnRFcnJvckgAEiUKCHNuYXBzaG90GAUgASgLMhEudHJpeC52MS5TZWF0Vmlld0gAEg4KBHBvbmcYBiABKAhIABInCgVxdWVyeRgHIAEoCzIWLnRyaXgudjEuUXVlcnlSZXNwb25zZUgAEjoKDHByaXZhdGVfZ2FtZRgIIAEoCzIiLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXNwb25zZUgAEjwKD3ByaXZhdGVfc3RhcnRlZBgJIAEoCzIhLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlc3BvbnNlSAASKgoLZXZlbnRfYmF0Y2gYCiABKAsyEy50cml4LnYxLkV2ZW50QmF0Y2hIABIjCgdyZXN1bWVkGAsgASgLMhAudHJpeC52MS5SZXN1bWVkSAASJQoFcXVldWUYDCABKAsyFC50cml4LnYxLlF1ZXVlU3RhdHVzSAASKQoGc29jaWFsGBAgASgLMhcudHJpeC52MS5Tb2NpYWxSZXNwb25zZUgAEiwKDHNvY2lhbF9ldmVudBgRIAEoCzIULnRyaXgudjEuU29jaWFsRXZlbnRIABIxCgtjb21wZXRpdGlvbhgeIAEoCzIaLnRyaXgudjEuQ29tcGV0aXRpb25Ob3RpY2VIABISCgpyZXF1ZXN0X2lkGBQgASgJQgYKBGtpbmQiQQoHUmVzdW1lZBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhYKDmFmdGVyX3NlcXVlbmNlGAMgASgEIjYKE1N1Ym1pdEFjdGlvblJlcXVlc3QSHwoGYWN0aW9uGAEgASgLMg8udHJpeC52MS5BY3Rpb24iOwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEQoJYWN0aW9uX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEIjkKDUV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQiOwoORXZlbnRzUmVzcG9uc2USKQoHbWVzc2FnZRgBIAEoCzIYLnRyaXgudjEuU2Vzc2lvblJlc3BvbnNlIlwKEEZpbmRNYXRjaFJlcXVlc3QSHwoEd2lzaBgBIAEoCzIRLnRyaXgudjEuR2FtZVdpc2gSEgoKcGFydG5lcl9pZBgCIAEoCRITCgtjbGllbnRfc2VlZBgDIAEoCSI0ChFGaW5kTWF0Y2hSZXNwb25zZRIfCgZ0aWNrZXQYASABKAsyDy50cml4LnYxLlRpY2tldCInChJDYW5jZWxNYXRjaFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJIjYKE0NhbmNlbE1hdGNoUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiUAoYQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0Eh8KBHdpc2gYASABKAsyES50cml4LnYxLkdhbWVXaXNoEhMKC2NsaWVudF9zZWVkGAIgASgJIkoKGUNyZWF0ZVByaXZhdGVHYW1lUmVzcG9uc2USDAoEY29kZRgBIAEoCRIfCgZ0aWNrZXQYAiABKAsyDy50cml4LnYxLlRpY2tldCI7ChZKb2luUHJpdmF0ZUdhbWVSZXF1ZXN0EgwKBGNvZGUYASABKAkSEwoLY2xpZW50X3NlZWQYAiABKAkiOgoXSm9pblByaXZhdGVHYW1lUmVzcG9uc2USHwoGdGlja2V0GAEgASgLMg8udHJpeC52MS5UaWNrZXQiOAoXU3RhcnRQcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCRIPCgdwYXJ0bmVyGAIgASgFIiwKGFN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCSIlChVHZXRQcml2YXRlR2FtZVJlcXVlc3QSDAoEY29kZRgBIAEoCSJWChZHZXRQcml2YXRlR2FtZVJlc3BvbnNlEiwKB3BsYXllcnMYASADKAsyGy50cml4LnYxLlByaXZhdGVUYWJsZVBsYXllchIOCgZjbG9zZWQYAiABKAgiTwoPU3BlY3RhdGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhYKDmFmdGVyX3NlcXVlbmNlGAIgASgEEhIKCmludml0YXRpb24YAyABKAkiMQoQU3BlY3RhdGVSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnQiswMKDFF1ZXJ5UmVxdWVzdBIxCglzdGFuZGluZ3MYASABKAsyHC50cml4LnYxLkdldFN0YW5kaW5nc1JlcXVlc3RIABIuCgdoaXN0b3J5GAIgASgLMhsudHJpeC52MS5MaXN0SGlzdG9yeVJlcXVlc3RIABI0CgtnYW1lX3JlY29yZBgDIAEoCzIdLnRyaXgudjEuR2V0R2FtZVJlY29yZFJlcXVlc3RIABI1CgtsZWFkZXJib2FyZBgEIAEoCzIeLnRyaXgudjEuR2V0TGVhZGVyYm9hcmRSZXF1ZXN0SAASNgoMcGxheWVyX3N0YXRzGAUgASgLMh4udHJpeC52MS5HZXRQbGF5ZXJTdGF0c1JlcXVlc3RIABItCgdiYWxhbmNlGAYgASgLMhoudHJpeC52MS5HZXRCYWxhbmNlUmVxdWVzdEgAEiwKBmxlZGdlchgHIAEoCzIaLnRyaXgudjEuTGlzdExlZGdlclJlcXVlc3RIABI1CgtsaXZlX3RhYmxlcxgIIAEoCzIeLnRyaXgudjEuTGlzdExpdmVUYWJsZXNSZXF1ZXN0SABCBwoFcXVlcnkivQMKDVF1ZXJ5UmVzcG9uc2USMgoJc3RhbmRpbmdzGAEgASgLMh0udHJpeC52MS5HZXRTdGFuZGluZ3NSZXNwb25zZUgAEi8KB2hpc3RvcnkYAiABKAsyHC50cml4LnYxLkxpc3RIaXN0b3J5UmVzcG9uc2VIABI1CgtnYW1lX3JlY29yZBgDIAEoCzIeLnRyaXgudjEuR2V0R2FtZVJlY29yZFJlc3BvbnNlSAASNgoLbGVhZGVyYm9hcmQYBCABKAsyHy50cml4LnYxLkdldExlYWRlcmJvYXJkUmVzcG9uc2VIABI3CgxwbGF5ZXJfc3RhdHMYBSABKAsyHy50cml4LnYxLkdldFBsYXllclN0YXRzUmVzcG9uc2VIABIuCgdiYWxhbmNlGAYgASgLMhsudHJpeC52MS5HZXRCYWxhbmNlUmVzcG9uc2VIABItCgZsZWRnZXIYByABKAsyGy50cml4LnYxLkxpc3RMZWRnZXJSZXNwb25zZUgAEjYKC2xpdmVfdGFibGVzGAggASgLMh8udHJpeC52MS5MaXN0TGl2ZVRhYmxlc1Jlc3BvbnNlSABCCAoGcmVzdWx0IiIKDkdldFZpZXdSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKD0dldFZpZXdSZXNwb25zZRIfCgR2aWV3GAEgASgLMhEudHJpeC52MS5TZWF0VmlldyJWChdMaXN0Q29tcGV0aXRpb25zUmVxdWVzdBIsCgdsaXN0aW5nGAEgASgOMhsudHJpeC52MS5Db21wZXRpdGlvbkxpc3RpbmcSDQoFbGltaXQYAiABKA0iRgoYTGlzdENvbXBldGl0aW9uc1Jlc3BvbnNlEioKDGNvbXBldGl0aW9ucxgBIAMoCzIULnRyaXgudjEuQ29tcGV0aXRpb24iMAoWVmlld0NvbXBldGl0aW9uUmVxdWVzdBIWCg5jb21wZXRpdGlvbl9pZBgBIAEoCSKnAgoXVmlld0NvbXBldGl0aW9uUmVzcG9uc2USKQoLY29tcGV0aXRpb24YASABKAsyFC50cml4LnYxLkNvbXBldGl0aW9uEhwKAm1lGAIgASgLMhAudHJpeC52MS5FbnRyYW50EiYKBHNlYXQYAyABKAsyGC50cml4LnYxLkNvbXBldGl0aW9uU2VhdBIsCgdicmFja2V0GAQgASgLMhsudHJpeC52MS5HZXRCcmFja2V0UmVzcG9uc2USOwoJc3RhbmRpbmdzGAUgASgLMigudHJpeC52MS5HZXRDb21wZXRpdGlvblN0YW5kaW5nc1Jlc3BvbnNlEjAKB3BheW91dHMYBiADKAsyHy50cml4LnYxLkNvbXBldGl0aW9uTGVkZ2VyRW50cnkiXgoaT3JnYW5pc2VDb21wZXRpdGlvblJlcXVlc3QSLAoHb3B0aW9ucxgBIAEoCzIbLnRyaXgudjEuQ29tcGV0aXRpb25PcHRpb25zEhIKCnJlcXVlc3RfaWQYAiABKAkiSAobT3JnYW5pc2VDb21wZXRpdGlvblJlc3BvbnNlEikKC2NvbXBldGl0aW9uGAEgASgLMhQudHJpeC52MS5Db21wZXRpdGlvbiI/ChdFbnRlckNvbXBldGl0aW9uUmVxdWVzdBIWCg5jb21wZXRpdGlvbl9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIj0KGEVudGVyQ29tcGV0aXRpb25SZXNwb25zZRIhCgdlbnRyYW50GAEgASgLMhAudHJpeC52MS5FbnRyYW50IjgKHldpdGhkcmF3RnJvbUNvbXBldGl0aW9uUmVxdWVzdBIWCg5jb21wZXRpdGlvbl9pZBgBIAEoCSIxCh9XaXRoZHJhd0Zyb21Db21wZXRpdGlvblJlc3BvbnNlEg4KBnJlZnVuZBgBIAEoAyJZCh9GaWxlQ29tcGV0aXRpb25Db21wbGFpbnRSZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEgwKBHRleHQYAyABKAkiSQogRmlsZUNvbXBldGl0aW9uQ29tcGxhaW50UmVzcG9uc2USJQoJY29tcGxhaW50GAEgASgLMhIudHJpeC52MS5Db21wbGFpbnQiOAoeRG93bmxvYWRDb21wZXRpdGlvbkZpbGVSZXF1ZXN0EhYKDmNvbXBldGl0aW9uX2lkGAEgASgJIkQKH0Rvd25sb2FkQ29tcGV0aXRpb25GaWxlUmVzcG9uc2USEQoJZmlsZV9qc29uGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSIaChhXYXRjaENvbXBldGl0aW9uc1JlcXVlc3QiRwoZV2F0Y2hDb21wZXRpdGlvbnNSZXNwb25zZRIqCgZub3RpY2UYASABKAsyGi50cml4LnYxLkNvbXBldGl0aW9uTm90aWNlMv4PCg5HYXRld2F5U2VydmljZRI5CgZTaWduSW4SFi50cml4LnYxLlNpZ25JblJlcXVlc3QaFy50cml4LnYxLlNpZ25JblJlc3BvbnNlEkAKB1Nlc3Npb24SFy50cml4LnYxLlNlc3Npb25SZXF1ZXN0GhgudHJpeC52MS5TZXNzaW9uUmVzcG9uc2UoATABEksKDFN1Ym1pdEFjdGlvbhIcLnRyaXgudjEuU3VibWl0QWN0aW9uUmVxdWVzdBodLnRyaXgudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USOwoGRXZlbnRzEhYudHJpeC52MS5FdmVudHNSZXF1ZXN0GhcudHJpeC52MS5FdmVudHNSZXNwb25zZTABEkIKCUZpbmRNYXRjaBIZLnRyaXgudjEuRmluZE1hdGNoUmVxdWVzdBoaLnRyaXgudjEuRmluZE1hdGNoUmVzcG9uc2USSAoLQ2FuY2VsTWF0Y2gSGy50cml4LnYxLkNhbmNlbE1hdGNoUmVxdWVzdBocLnRyaXgudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJaChFDcmVhdGVQcml2YXRlR2FtZRIhLnRyaXgudjEuQ3JlYXRlUHJpdmF0ZUdhbWVSZXF1ZXN0GiIudHJpeC52MS5DcmVhdGVQcml2YXRlR2FtZVJlc3BvbnNlElQKD0pvaW5Qcml2YXRlR2FtZRIfLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVxdWVzdBogLnRyaXgudjEuSm9pblByaXZhdGVHYW1lUmVzcG9uc2USVwoQU3RhcnRQcml2YXRlR2FtZRIgLnRyaXgudjEuU3RhcnRQcml2YXRlR2FtZVJlcXVlc3QaIS50cml4LnYxLlN0YXJ0UHJpdmF0ZUdhbWVSZXNwb25zZRJRCg5HZXRQcml2YXRlR2FtZRIeLnRyaXgudjEuR2V0UHJpdmF0ZUdhbWVSZXF1ZXN0Gh8udHJpeC52MS5HZXRQcml2YXRlR2FtZVJlc3BvbnNlEkEKCFNwZWN0YXRlEhgudHJpeC52MS5TcGVjdGF0ZVJlcXVlc3QaGS50cml4LnYxLlNwZWN0YXRlUmVzcG9uc2UwARI2CgVRdWVyeRIVLnRyaXgudjEuUXVlcnlSZXF1ZXN0GhYudHJpeC52MS5RdWVyeVJlc3BvbnNlEjwKB0dldFZpZXcSFy50cml4LnYxLkdldFZpZXdSZXF1ZXN0GhgudHJpeC52MS5HZXRWaWV3UmVzcG9uc2USSwoMUmVmcmVzaFRva2VuEhwudHJpeC52MS5SZWZyZXNoVG9rZW5SZXF1ZXN0Gh0udHJpeC52MS5SZWZyZXNoVG9rZW5SZXNwb25zZRJUCg9JbnZpdGVTcGVjdGF0b3ISHy50cml4LnYxLkludml0ZVNwZWN0YXRvclJlcXVlc3QaIC50cml4LnYxLkludml0ZVNwZWN0YXRvclJlc3BvbnNlEjkKBlNvY2lhbBIWLnRyaXgudjEuU29jaWFsUmVxdWVzdBoXLnRyaXgudjEuU29jaWFsUmVzcG9uc2USTQoMU29jaWFsRXZlbnRzEhwudHJpeC52MS5Tb2NpYWxFdmVudHNSZXF1ZXN0Gh0udHJpeC52MS5Tb2NpYWxFdmVudHNSZXNwb25zZTABElcKEExpc3RDb21wZXRpdGlvbnMSIC50cml4LnYxLkxpc3RDb21wZXRpdGlvbnNSZXF1ZXN0GiEudHJpeC52MS5MaXN0Q29tcGV0aXRpb25zUmVzcG9uc2USVAoPVmlld0NvbXBldGl0aW9uEh8udHJpeC52MS5WaWV3Q29tcGV0aXRpb25SZXF1ZXN0GiAudHJpeC52MS5WaWV3Q29tcGV0aXRpb25SZXNwb25zZRJgChNPcmdhbmlzZUNvbXBldGl0aW9uEiMudHJpeC52MS5PcmdhbmlzZUNvbXBldGl0aW9uUmVxdWVzdBokLnRyaXgudjEuT3JnYW5pc2VDb21wZXRpdGlvblJlc3BvbnNlElcKEEVudGVyQ29tcGV0aXRpb24SIC50cml4LnYxLkVudGVyQ29tcGV0aXRpb25SZXF1ZXN0GiEudHJpeC52MS5FbnRlckNvbXBldGl0aW9uUmVzcG9uc2USbAoXV2l0aGRyYXdGcm9tQ29tcGV0aXRpb24SJy50cml4LnYxLldpdGhkcmF3RnJvbUNvbXBldGl0aW9uUmVxdWVzdBooLnRyaXgudjEuV2l0aGRyYXdGcm9tQ29tcGV0aXRpb25SZXNwb25zZRJvChhGaWxlQ29tcGV0aXRpb25Db21wbGFpbnQSKC50cml4LnYxLkZpbGVDb21wZXRpdGlvbkNvbXBsYWludFJlcXVlc3QaKS50cml4LnYxLkZpbGVDb21wZXRpdGlvbkNvbXBsYWludFJlc3BvbnNlEmwKF0Rvd25sb2FkQ29tcGV0aXRpb25GaWxlEicudHJpeC52MS5Eb3dubG9hZENvbXBldGl0aW9uRmlsZVJlcXVlc3QaKC50cml4LnYxLkRvd25sb2FkQ29tcGV0aXRpb25GaWxlUmVzcG9uc2USXAoRV2F0Y2hDb21wZXRpdGlvbnMSIS50cml4LnYxLldhdGNoQ29tcGV0aXRpb25zUmVxdWVzdBoiLnRyaXgudjEuV2F0Y2hDb21wZXRpdGlvbnNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_competitions, file_trix_v1_events, file_trix_v1_matchmaking, file_trix_v1_scoring, file_trix_v1_social, file_trix_v1_table]);
 
 /**
  * Request of GatewayService.Social (and `SessionRequest.social`).
@@ -1069,6 +1071,18 @@ export type SessionResponse = Message<"trix.v1.SessionResponse"> & {
      */
     value: SocialEvent;
     case: "socialEvent";
+  } | {
+    /**
+     * A competition the player entered (docs/adr/0029), on his interactive Session stream
+     * (and WatchCompetitions), unasked, without request_id: `seated` when a round seats him (resume
+     * `seated.table_id` to play it: his next table opens by itself), `changed` when its state,
+     * bracket or standings change (ViewCompetition reads them). Best effort: a stream opened
+     * later reads the current seat from ViewCompetition.
+     *
+     * @generated from field: trix.v1.CompetitionNotice competition = 30;
+     */
+    value: CompetitionNotice;
+    case: "competition";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1803,6 +1817,414 @@ export const GetViewResponseSchema: GenMessage<GetViewResponse> = /*@__PURE__*/
   messageDesc(file_trix_v1_gateway, 42);
 
 /**
+ * Request of GatewayService.ListCompetitions.
+ *
+ * @generated from message trix.v1.ListCompetitionsRequest
+ */
+export type ListCompetitionsRequest = Message<"trix.v1.ListCompetitionsRequest"> & {
+  /**
+   * The stage; unspecified = every stage.
+   *
+   * @generated from field: trix.v1.CompetitionListing listing = 1;
+   */
+  listing: CompetitionListing;
+
+  /**
+   * At most this many, 1..200; 0 = 50.
+   *
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message trix.v1.ListCompetitionsRequest.
+ * Use `create(ListCompetitionsRequestSchema)` to create a new message.
+ */
+export const ListCompetitionsRequestSchema: GenMessage<ListCompetitionsRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 43);
+
+/**
+ * Response of GatewayService.ListCompetitions.
+ *
+ * @generated from message trix.v1.ListCompetitionsResponse
+ */
+export type ListCompetitionsResponse = Message<"trix.v1.ListCompetitionsResponse"> & {
+  /**
+   * The listed competitions of that stage, latest start first (private ones never).
+   *
+   * @generated from field: repeated trix.v1.Competition competitions = 1;
+   */
+  competitions: Competition[];
+};
+
+/**
+ * Describes the message trix.v1.ListCompetitionsResponse.
+ * Use `create(ListCompetitionsResponseSchema)` to create a new message.
+ */
+export const ListCompetitionsResponseSchema: GenMessage<ListCompetitionsResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 44);
+
+/**
+ * Request of GatewayService.ViewCompetition.
+ *
+ * @generated from message trix.v1.ViewCompetitionRequest
+ */
+export type ViewCompetitionRequest = Message<"trix.v1.ViewCompetitionRequest"> & {
+  /**
+   * The competition.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+};
+
+/**
+ * Describes the message trix.v1.ViewCompetitionRequest.
+ * Use `create(ViewCompetitionRequestSchema)` to create a new message.
+ */
+export const ViewCompetitionRequestSchema: GenMessage<ViewCompetitionRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 45);
+
+/**
+ * Response of GatewayService.ViewCompetition.
+ *
+ * @generated from message trix.v1.ViewCompetitionResponse
+ */
+export type ViewCompetitionResponse = Message<"trix.v1.ViewCompetitionResponse"> & {
+  /**
+   * The competition: options, state, entrants, seating commitment (and seed from round 1),
+   * its code (the organiser only), the digest once finished.
+   *
+   * @generated from field: trix.v1.Competition competition = 1;
+   */
+  competition?: Competition | undefined;
+
+  /**
+   * The caller as an entrant; unset when he has not entered.
+   *
+   * @generated from field: trix.v1.Entrant me = 2;
+   */
+  me?: Entrant | undefined;
+
+  /**
+   * The caller's seat at a table of the current round still playing; unset otherwise.
+   *
+   * @generated from field: trix.v1.CompetitionSeat seat = 3;
+   */
+  seat?: CompetitionSeat | undefined;
+
+  /**
+   * A knockout's bracket (every table so far, the final ranking once ended); unset for points.
+   *
+   * @generated from field: trix.v1.GetBracketResponse bracket = 4;
+   */
+  bracket?: GetBracketResponse | undefined;
+
+  /**
+   * A points competition's standings and tables; unset for a knockout.
+   *
+   * @generated from field: trix.v1.GetCompetitionStandingsResponse standings = 5;
+   */
+  standings?: GetCompetitionStandingsResponse | undefined;
+
+  /**
+   * The ledger entries once paid (after the review period); empty before.
+   *
+   * @generated from field: repeated trix.v1.CompetitionLedgerEntry payouts = 6;
+   */
+  payouts: CompetitionLedgerEntry[];
+};
+
+/**
+ * Describes the message trix.v1.ViewCompetitionResponse.
+ * Use `create(ViewCompetitionResponseSchema)` to create a new message.
+ */
+export const ViewCompetitionResponseSchema: GenMessage<ViewCompetitionResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 46);
+
+/**
+ * Request of GatewayService.OrganiseCompetition.
+ *
+ * @generated from message trix.v1.OrganiseCompetitionRequest
+ */
+export type OrganiseCompetitionRequest = Message<"trix.v1.OrganiseCompetitionRequest"> & {
+  /**
+   * The options, each validated (INVALID_ARGUMENT names the first bad one).
+   *
+   * @generated from field: trix.v1.CompetitionOptions options = 1;
+   */
+  options?: CompetitionOptions | undefined;
+
+  /**
+   * Idempotency key chosen by the client; a repeat returns the first competition.
+   *
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message trix.v1.OrganiseCompetitionRequest.
+ * Use `create(OrganiseCompetitionRequestSchema)` to create a new message.
+ */
+export const OrganiseCompetitionRequestSchema: GenMessage<OrganiseCompetitionRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 47);
+
+/**
+ * Response of GatewayService.OrganiseCompetition.
+ *
+ * @generated from message trix.v1.OrganiseCompetitionResponse
+ */
+export type OrganiseCompetitionResponse = Message<"trix.v1.OrganiseCompetitionResponse"> & {
+  /**
+   * The competition, its seating commitment published (and its code when private).
+   *
+   * @generated from field: trix.v1.Competition competition = 1;
+   */
+  competition?: Competition | undefined;
+};
+
+/**
+ * Describes the message trix.v1.OrganiseCompetitionResponse.
+ * Use `create(OrganiseCompetitionResponseSchema)` to create a new message.
+ */
+export const OrganiseCompetitionResponseSchema: GenMessage<OrganiseCompetitionResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 48);
+
+/**
+ * Request of GatewayService.EnterCompetition.
+ *
+ * @generated from message trix.v1.EnterCompetitionRequest
+ */
+export type EnterCompetitionRequest = Message<"trix.v1.EnterCompetitionRequest"> & {
+  /**
+   * The competition.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+
+  /**
+   * A private competition's code; empty for a listed one.
+   *
+   * @generated from field: string code = 2;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message trix.v1.EnterCompetitionRequest.
+ * Use `create(EnterCompetitionRequestSchema)` to create a new message.
+ */
+export const EnterCompetitionRequestSchema: GenMessage<EnterCompetitionRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 49);
+
+/**
+ * Response of GatewayService.EnterCompetition.
+ *
+ * @generated from message trix.v1.EnterCompetitionResponse
+ */
+export type EnterCompetitionResponse = Message<"trix.v1.EnterCompetitionResponse"> & {
+  /**
+   * The caller as an entrant (PENDING with approval on, else ACCEPTED).
+   *
+   * @generated from field: trix.v1.Entrant entrant = 1;
+   */
+  entrant?: Entrant | undefined;
+};
+
+/**
+ * Describes the message trix.v1.EnterCompetitionResponse.
+ * Use `create(EnterCompetitionResponseSchema)` to create a new message.
+ */
+export const EnterCompetitionResponseSchema: GenMessage<EnterCompetitionResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 50);
+
+/**
+ * Request of GatewayService.WithdrawFromCompetition.
+ *
+ * @generated from message trix.v1.WithdrawFromCompetitionRequest
+ */
+export type WithdrawFromCompetitionRequest = Message<"trix.v1.WithdrawFromCompetitionRequest"> & {
+  /**
+   * The competition, not started yet.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+};
+
+/**
+ * Describes the message trix.v1.WithdrawFromCompetitionRequest.
+ * Use `create(WithdrawFromCompetitionRequestSchema)` to create a new message.
+ */
+export const WithdrawFromCompetitionRequestSchema: GenMessage<WithdrawFromCompetitionRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 51);
+
+/**
+ * Response of GatewayService.WithdrawFromCompetition.
+ *
+ * @generated from message trix.v1.WithdrawFromCompetitionResponse
+ */
+export type WithdrawFromCompetitionResponse = Message<"trix.v1.WithdrawFromCompetitionResponse"> & {
+  /**
+   * Coins that will come back (half the fee).
+   *
+   * @generated from field: int64 refund = 1;
+   */
+  refund: bigint;
+};
+
+/**
+ * Describes the message trix.v1.WithdrawFromCompetitionResponse.
+ * Use `create(WithdrawFromCompetitionResponseSchema)` to create a new message.
+ */
+export const WithdrawFromCompetitionResponseSchema: GenMessage<WithdrawFromCompetitionResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 52);
+
+/**
+ * Request of GatewayService.FileCompetitionComplaint.
+ *
+ * @generated from message trix.v1.FileCompetitionComplaintRequest
+ */
+export type FileCompetitionComplaintRequest = Message<"trix.v1.FileCompetitionComplaintRequest"> & {
+  /**
+   * The competition, in its review period.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+
+  /**
+   * The table, one of the competition's.
+   *
+   * @generated from field: string table_id = 2;
+   */
+  tableId: string;
+
+  /**
+   * What the entrant says, 1..1000 characters.
+   *
+   * @generated from field: string text = 3;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message trix.v1.FileCompetitionComplaintRequest.
+ * Use `create(FileCompetitionComplaintRequestSchema)` to create a new message.
+ */
+export const FileCompetitionComplaintRequestSchema: GenMessage<FileCompetitionComplaintRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 53);
+
+/**
+ * Response of GatewayService.FileCompetitionComplaint.
+ *
+ * @generated from message trix.v1.FileCompetitionComplaintResponse
+ */
+export type FileCompetitionComplaintResponse = Message<"trix.v1.FileCompetitionComplaintResponse"> & {
+  /**
+   * The complaint as kept with the competition.
+   *
+   * @generated from field: trix.v1.Complaint complaint = 1;
+   */
+  complaint?: Complaint | undefined;
+};
+
+/**
+ * Describes the message trix.v1.FileCompetitionComplaintResponse.
+ * Use `create(FileCompetitionComplaintResponseSchema)` to create a new message.
+ */
+export const FileCompetitionComplaintResponseSchema: GenMessage<FileCompetitionComplaintResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 54);
+
+/**
+ * Request of GatewayService.DownloadCompetitionFile.
+ *
+ * @generated from message trix.v1.DownloadCompetitionFileRequest
+ */
+export type DownloadCompetitionFileRequest = Message<"trix.v1.DownloadCompetitionFileRequest"> & {
+  /**
+   * The competition, finished or cancelled.
+   *
+   * @generated from field: string competition_id = 1;
+   */
+  competitionId: string;
+};
+
+/**
+ * Describes the message trix.v1.DownloadCompetitionFileRequest.
+ * Use `create(DownloadCompetitionFileRequestSchema)` to create a new message.
+ */
+export const DownloadCompetitionFileRequestSchema: GenMessage<DownloadCompetitionFileRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 55);
+
+/**
+ * Response of GatewayService.DownloadCompetitionFile.
+ *
+ * @generated from message trix.v1.DownloadCompetitionFileResponse
+ */
+export type DownloadCompetitionFileResponse = Message<"trix.v1.DownloadCompetitionFileResponse"> & {
+  /**
+   * The competition file, UTF-8 JSON (`trix-competition/1`).
+   *
+   * @generated from field: string file_json = 1;
+   */
+  fileJson: string;
+
+  /**
+   * Its digest, as published with the final.
+   *
+   * @generated from field: string digest = 2;
+   */
+  digest: string;
+};
+
+/**
+ * Describes the message trix.v1.DownloadCompetitionFileResponse.
+ * Use `create(DownloadCompetitionFileResponseSchema)` to create a new message.
+ */
+export const DownloadCompetitionFileResponseSchema: GenMessage<DownloadCompetitionFileResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 56);
+
+/**
+ * Request of GatewayService.WatchCompetitions.
+ *
+ * @generated from message trix.v1.WatchCompetitionsRequest
+ */
+export type WatchCompetitionsRequest = Message<"trix.v1.WatchCompetitionsRequest"> & {
+};
+
+/**
+ * Describes the message trix.v1.WatchCompetitionsRequest.
+ * Use `create(WatchCompetitionsRequestSchema)` to create a new message.
+ */
+export const WatchCompetitionsRequestSchema: GenMessage<WatchCompetitionsRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 57);
+
+/**
+ * One message of GatewayService.WatchCompetitions.
+ *
+ * @generated from message trix.v1.WatchCompetitionsResponse
+ */
+export type WatchCompetitionsResponse = Message<"trix.v1.WatchCompetitionsResponse"> & {
+  /**
+   * A notice of a competition the caller entered (see SessionResponse.competition).
+   *
+   * @generated from field: trix.v1.CompetitionNotice notice = 1;
+   */
+  notice?: CompetitionNotice | undefined;
+};
+
+/**
+ * Describes the message trix.v1.WatchCompetitionsResponse.
+ * Use `create(WatchCompetitionsResponseSchema)` to create a new message.
+ */
+export const WatchCompetitionsResponseSchema: GenMessage<WatchCompetitionsResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_gateway, 58);
+
+/**
  * The public API of the platform.
  *
  * @generated from service trix.v1.GatewayService
@@ -1986,6 +2408,91 @@ export const GatewayService: GenService<{
     methodKind: "server_streaming";
     input: typeof SocialEventsRequestSchema;
     output: typeof SocialEventsResponseSchema;
+  },
+  /**
+   * Competitions (issue 43, docs/adr/0029): the listed ones by stage (open, running, finished).
+   *
+   * @generated from rpc trix.v1.GatewayService.ListCompetitions
+   */
+  listCompetitions: {
+    methodKind: "unary";
+    input: typeof ListCompetitionsRequestSchema;
+    output: typeof ListCompetitionsResponseSchema;
+  },
+  /**
+   * One competition as the caller sees it: options, entrants, his own status and seat, the
+   * bracket (knockout) or standings (points), the payouts once paid, the digest once finished.
+   *
+   * @generated from rpc trix.v1.GatewayService.ViewCompetition
+   */
+  viewCompetition: {
+    methodKind: "unary";
+    input: typeof ViewCompetitionRequestSchema;
+    output: typeof ViewCompetitionResponseSchema;
+  },
+  /**
+   * Organises a competition (the caller is its organiser); INVALID_ARGUMENT names the first
+   * bad option with the competitions service's message.
+   *
+   * @generated from rpc trix.v1.GatewayService.OrganiseCompetition
+   */
+  organiseCompetition: {
+    methodKind: "unary";
+    input: typeof OrganiseCompetitionRequestSchema;
+    output: typeof OrganiseCompetitionResponseSchema;
+  },
+  /**
+   * Registers the caller (his display name is the account's).
+   *
+   * @generated from rpc trix.v1.GatewayService.EnterCompetition
+   */
+  enterCompetition: {
+    methodKind: "unary";
+    input: typeof EnterCompetitionRequestSchema;
+    output: typeof EnterCompetitionResponseSchema;
+  },
+  /**
+   * The caller leaves a competition before its start (half the fee back).
+   *
+   * @generated from rpc trix.v1.GatewayService.WithdrawFromCompetition
+   */
+  withdrawFromCompetition: {
+    methodKind: "unary";
+    input: typeof WithdrawFromCompetitionRequestSchema;
+    output: typeof WithdrawFromCompetitionResponseSchema;
+  },
+  /**
+   * The caller's complaint against one table of a competition he entered, in its review period.
+   *
+   * @generated from rpc trix.v1.GatewayService.FileCompetitionComplaint
+   */
+  fileCompetitionComplaint: {
+    methodKind: "unary";
+    input: typeof FileCompetitionComplaintRequestSchema;
+    output: typeof FileCompetitionComplaintResponseSchema;
+  },
+  /**
+   * The competition file of a finished or cancelled competition, to check its digest and
+   * every record (`trix verify-competition`, the web client's check).
+   *
+   * @generated from rpc trix.v1.GatewayService.DownloadCompetitionFile
+   */
+  downloadCompetitionFile: {
+    methodKind: "unary";
+    input: typeof DownloadCompetitionFileRequestSchema;
+    output: typeof DownloadCompetitionFileResponseSchema;
+  },
+  /**
+   * The caller's competition notices as a server stream (web and simple clients; a Session
+   * stream gets the same as SessionResponse.competition): his next table as a round seats
+   * him, his competitions' changes. One of his open streams (the limit of 8).
+   *
+   * @generated from rpc trix.v1.GatewayService.WatchCompetitions
+   */
+  watchCompetitions: {
+    methodKind: "server_streaming";
+    input: typeof WatchCompetitionsRequestSchema;
+    output: typeof WatchCompetitionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_trix_v1_gateway, 0);
