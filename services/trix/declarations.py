@@ -208,8 +208,14 @@ GATEWAY = ServiceDeclaration(
         publish=(subjects.all_table_commands(), subjects.all_presence()),
         # Every table's events, each seat's own copies too; which shards a replica now serves;
         # the social service's events for its sessions (chat lines, friends' notices;
-        # docs/adr/0027), never the chat streams.
-        subscribe=(subjects.all_table_feeds(), subjects.table_served(), subjects.all_social_events()),
+        # docs/adr/0027), never the chat streams; the competitions' notices to their entrants
+        # (their next table, docs/adr/0029).
+        subscribe=(
+            subjects.all_table_feeds(),
+            subjects.table_served(),
+            subjects.all_social_events(),
+            subjects.all_competition_notices(),
+        ),
         read=(kv_stream(names.GATEWAY_ACCOUNTS_BUCKET),),
         write_buckets=(names.GATEWAY_ACCOUNTS_BUCKET,),
     ),
@@ -227,7 +233,8 @@ COMPETITIONS = ServiceDeclaration(
     grants=Grants(
         # Its own events (fenced appends); each round's tables as matchmaking's word, MatchFormed,
         # which the table service turns into its create command (ADR 0020).
-        publish=(subjects.all_competition_events(), subjects.match_formed()),
+        # and core NATS notices to each entrant (his next table, the bracket changed: docs/adr/0029).
+        publish=(subjects.all_competition_events(), subjects.match_formed(), subjects.all_competition_notices()),
         # Its events read back at start and followed (the other replicas' appends); each table's
         # results read by last-message get; its shard leases (the table's pattern, watched).
         read=(names.COMPETITIONS_STREAM, names.TABLE_RESULTS_STREAM, *map(kv_stream, _COMPETITIONS_BUCKETS)),
@@ -240,7 +247,8 @@ COMPETITIONS = ServiceDeclaration(
     streams=(names.COMPETITIONS_STREAM,),
     buckets=_COMPETITIONS_BUCKETS,
     token_callers=(ADMIN,),  # system competitions (ADR 0028)
-    # Operators' tools call it; the gateway becomes its caller with its RPCs (the next slice).
+    # The gateway, with each player's own token (ADR 0029); operators' tools.
+    callers=("gateway",),
     # Several replicas, one owner per competition by its shard's lease (docs/adr/0026); every
     # append fenced by the competition subject's expected last sequence. One in `trix up`
     # (cheapest); more than one per shard would idle.

@@ -8,7 +8,8 @@
   whether a table exists (any message of its durable results, TABLE_RESULTS: its TableCreated
   first) and its GameEnded, the last of them;
 - `FolderDigests`: each competition's file written to a folder, atomically;
-- `ScoringLedger`: scoring's ledger over its escrow RPCs (docs/adr/0030).
+- `ScoringLedger`: scoring's ledger over its escrow RPCs (docs/adr/0030);
+- `NatsNotices`: each entrant's notices on core NATS (docs/adr/0029), best effort.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import grpc
 import nats.js.errors
+import structlog
 from nats.js.errors import APIError
 
 from trix import tls
@@ -34,6 +36,8 @@ from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
 from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, PLAYER_TOKEN, ServiceSigner
 from trix.v1 import competitions_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc
+
+log = structlog.get_logger("trix.competitions")
 
 _KINDS = {
     HOLD: scoring_pb2.COMPETITION_ENTRY_KIND_FEE,
@@ -187,3 +191,19 @@ class ScoringLedger:
         if self.channel is not None:
             await self.channel.close()
             self.channel = None
+
+
+class NatsNotices:
+    """`Notices`: core NATS publishes (buffered by the client), one subject per player."""
+
+    def __init__(self, nats: NatsConnection) -> None:
+        self.nats = nats
+
+    async def publish(self, notices: list[competitions_pb2.CompetitionNotice]) -> None:
+        try:
+            for notice in notices:
+                await self.nats.client.publish(
+                    subjects.competition_notices(notice.player_id), notice.SerializeToString()
+                )
+        except Exception as exc:  # noqa: BLE001 - best effort: the competition is read again
+            log.warning("competition notices not published", error=type(exc).__name__)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import structlog
 
-from trix.competitions.adapters import FolderDigests, MatchTables, ScoringLedger, StreamEventLog
+from trix.competitions.adapters import FolderDigests, MatchTables, NatsNotices, ScoringLedger, StreamEventLog
 from trix.competitions.config import SERVICE, CompetitionsConfig
 from trix.competitions.entrypoints import Ticker
 from trix.competitions.ownership import CompetitionShards
@@ -61,6 +61,7 @@ async def start(nats: NatsConnection, config: CompetitionsConfig, new_service: N
     if config.scoring_target:  # its own tokens, its own key (docs/adr/0030)
         signer = config.keys.signer(SERVICE, 60)
         service.payments.ledger = ScoringLedger(config.scoring_target, signer, ca_file=config.runtime.tls_ca_file)
+    service.notices = NatsNotices(nats)
     await service.recover()
     buckets = JetStreams(nats)
     leases_kv = await nats.jetstream.key_value(names.COMPETITION_LEASES_BUCKET)

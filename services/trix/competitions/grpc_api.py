@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import grpc
 
+from trix.competitions import listing
 from trix.competitions.config import SERVICE
 from trix.competitions.service import SYSTEM_ORGANISER, CompetitionsService
 from trix.declarations import service_token_callers
@@ -67,8 +68,9 @@ class CompetitionsApi(competitions_pb2_grpc.CompetitionsServiceServicer):
         self, request: pb.GetCompetitionRequest, context: Context[object, object]
     ) -> pb.GetCompetitionResponse:
         caller = self._caller(context)
+        cid = token(request.competition_id, "competition id")
         return pb.GetCompetitionResponse(
-            competition=self.service.get(token(request.competition_id, "competition id"), caller)
+            competition=self.service.get(cid, caller), payouts=listing.payouts(self.service, cid)
         )
 
     async def GetBracket(
@@ -100,6 +102,20 @@ class CompetitionsApi(competitions_pb2_grpc.CompetitionsServiceServicer):
         cid = token(request.competition_id, "competition id")
         complaint = await self.service.answer_complaint(ADMIN, cid, request.complaint_id, request.answer)
         return pb.AnswerComplaintResponse(complaint=complaint)
+
+    async def FindCompetitions(
+        self, request: pb.FindCompetitionsRequest, context: Context[object, object]
+    ) -> pb.FindCompetitionsResponse:
+        self._caller(context)
+        return pb.FindCompetitionsResponse(competitions=listing.find(self.service, request.listing, request.limit))
+
+    async def GetCompetitionFile(
+        self, request: pb.GetCompetitionFileRequest, context: Context[object, object]
+    ) -> pb.GetCompetitionFileResponse:
+        self._caller(context)
+        cid = token(request.competition_id, "competition id")
+        text, digest = await listing.competition_file(self.service, cid)
+        return pb.GetCompetitionFileResponse(file_json=text, digest=digest)
 
 
 def binding(service: CompetitionsService) -> ServiceBinding:

@@ -7,7 +7,8 @@
   exists and its GameEnded, read back from its durable results;
 - `Digests`: where a finished or cancelled competition's file is published;
 - `Ledger`: scoring's ledger, where a competition's coins move (docs/adr/0030): an entry posted
-  idempotently on its key, a competition's escrow account read back.
+  idempotently on its key, a competition's escrow account read back;
+- `Notices`: what each entrant is told as his competition moves (docs/adr/0029).
 """
 
 from __future__ import annotations
@@ -73,4 +74,10 @@ class Ledger(Protocol):
 
     async def fees(self, competition_id: str) -> list[LedgerEntry]:
         """Every entry fee scoring holds for the competition (as `hold` entries)."""
+        ...
+
+
+class Notices(Protocol):
+    async def publish(self, notices: list[competitions_pb2.CompetitionNotice]) -> None:
+        """Tells each notice's player (best effort: never raises)."""
         ...

@@ -38,9 +38,10 @@ from trix.competitions.digest import build_document, canonical
 from trix.competitions.model import BOT_PREFIX
 from trix.competitions.money import plan
 from trix.competitions.noshows import NoShows, no_show_wait_message
+from trix.competitions.notices import notices_of
 from trix.competitions.options import CompetitionError, validate_options
 from trix.competitions.payments import Payments
-from trix.competitions.ports import Digests, EventLog, Fenced, Tables
+from trix.competitions.ports import Digests, EventLog, Fenced, Notices, Tables
 from trix.competitions.protos import competition_table, match_formed, options_from_proto
 from trix.competitions.schedule import SYSTEM_ORGANISER as SYSTEM_ORGANISER  # grpc_api's
 from trix.competitions.schedule import competition_id_of
@@ -104,6 +105,8 @@ class CompetitionsService:
         """The stream sequence folded through by `recover` and `catch_up`."""
         self.owns: Callable[[str], bool] = lambda _competition_id: True
         """Does this replica own the competition (its shard's lease held and valid)? Alone: yes."""
+        self.notices: Notices | None = None
+        """Where each entrant is told of his next table and his competition's changes (ADR 0029)."""
 
     # -- recovery -----------------------------------------------------------------------------
 
@@ -163,7 +166,10 @@ class CompetitionsService:
             await self.catch_up()
             raise
         self._fold(event, seq)
-        return self.competitions[event.competition_id]
+        comp = self.competitions[event.competition_id]
+        if self.notices is not None:
+            await self.notices.publish(notices_of(comp, event, self.clock_ms()))
+        return comp
 
     async def _current(self, competition_id: str) -> Competition:
         """The competition with every stored event folded (another replica may have appended)."""

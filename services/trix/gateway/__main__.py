@@ -16,6 +16,7 @@ from trix.gateway.config import GRPC_CORE_EXPERIMENTS, GRPC_EXPERIMENTS_ENV, SER
 os.environ.setdefault(GRPC_EXPERIMENTS_ENV, GRPC_CORE_EXPERIMENTS)
 
 from trix.gateway import bootstrap, grpc_api
+from trix.gateway.competitions_api import CompetitionsGateway, GrpcCompetitions, NoticeSubscription
 from trix.gateway.service import GatewayService
 from trix.gateway.upstream import GrpcMatchmaking, GrpcScoring
 from trix.natsio.connection import NatsConnection
@@ -41,13 +42,28 @@ def production_service(config: GatewayConfig) -> bootstrap.NewGateway:
     return partial(GatewayService, matchmaking=matchmaking, scoring=scoring)
 
 
+def competitions_gateway(config: GatewayConfig, service: GatewayService) -> CompetitionsGateway:
+    """The competitions RPCs' side, on the competitions service the configuration names."""
+    port = (
+        GrpcCompetitions(
+            config.competitions_target, config.player_key, config.call_timeout_s, ca_file=config.runtime.tls_ca_file
+        )
+        if config.competitions_target
+        else None
+    )
+    return CompetitionsGateway(port, service.live.get)
+
+
 def build(config: GatewayConfig, new_service: bootstrap.NewGateway | None = None) -> Runtime:
     """The gateway's runtime: its lifespan builds the NATS ports and the service on them."""
     make = new_service or production_service(config)
 
     async def start(nats: NatsConnection) -> Serving:
         service = bootstrap.start(nats, config, make)
-        return Serving([grpc_api.binding(service)], service)  # ports only: nothing of its own runs
+        # Its one subscription of its own: the competitions' notices to their entrants (ADR 0029).
+        competitions = competitions_gateway(config, service)
+        notices = await NoticeSubscription(nats, competitions).start()
+        return Serving([grpc_api.binding(service, competitions)], service, notices)
 
     # Least privilege (docs/rules.md §14): the gateway's NATS user provisions only its own bucket,
     # and receives replies only under its own inbox prefix.

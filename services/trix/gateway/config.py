@@ -92,6 +92,9 @@ class GatewayConfig:
     """TRIX_GATEWAY_MAX_MESSAGE_BYTES: largest message a client may send (RESOURCE_EXHAUSTED above)."""
     outbox_size: int = 2048
     """TRIX_GATEWAY_OUTBOX: messages queued for a slow client before its session is closed."""
+    competitions_target: str = ""
+    """TRIX_COMPETITIONS_TARGET: gRPC target of the competitions service, empty = not wired
+    (its RPCs: UNAVAILABLE)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> GatewayConfig:
@@ -118,4 +121,5 @@ class GatewayConfig:
             rate_burst=env_int(e, "TRIX_GATEWAY_RATE_BURST", 40, minimum=1),
             max_message_bytes=env_int(e, "TRIX_GATEWAY_MAX_MESSAGE_BYTES", 16384, minimum=256),
             outbox_size=env_int(e, "TRIX_GATEWAY_OUTBOX", 2048, minimum=16),
+            competitions_target=env_str(e, "TRIX_COMPETITIONS_TARGET", ""),
         )

@@ -26,6 +26,7 @@ from google.protobuf import timestamp_pb2
 from google.protobuf.message import DecodeError, Message
 
 from trix.errors import InvalidArgument, ResourceExhausted, Unauthenticated
+from trix.gateway.competitions_api import CompetitionsGateway, CompetitionsRpcs
 from trix.gateway.service import GatewayService
 from trix.gateway.session import Session as PlayerSession
 from trix.gateway.social_api import social_events
@@ -83,11 +84,12 @@ def _checked(request: Any) -> Any:
 Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class GatewayApi:
-    """`trix.v1.GatewayService` over `GatewayService`."""
+class GatewayApi(CompetitionsRpcs):
+    """`trix.v1.GatewayService` over `GatewayService` (its competitions RPCs: `CompetitionsRpcs`)."""
 
-    def __init__(self, service: GatewayService) -> None:
+    def __init__(self, service: GatewayService, competitions: CompetitionsGateway | None = None) -> None:
         self.service = service
+        self.competitions = competitions or CompetitionsGateway(None, service.live.get)
         self.streams: dict[str, int] = {}
         """Open streams per player (Session, Events, Spectate) on this replica."""
 
@@ -324,9 +326,9 @@ def _handlers(api: GatewayApi) -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
 
-def binding(service: GatewayService) -> ServiceBinding:
+def binding(service: GatewayService, competitions: CompetitionsGateway | None = None) -> ServiceBinding:
     """How the runtime serves this API."""
-    api = GatewayApi(service)
+    api = GatewayApi(service, competitions)
 
     def register(server: grpc.aio.Server) -> None:
         server.add_generic_rpc_handlers((_handlers(api),))

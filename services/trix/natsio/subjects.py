@@ -174,6 +174,16 @@ def all_competition_events() -> str:
     return f"{ROOT}.competitions.evt.*"
 
 
+def competition_notices(player_id: str) -> str:
+    """What the competitions service tells one entrant (core NATS, docs/adr/0029): his next
+    table, his competitions' changes; the gateways pass them to his streams."""
+    return f"{ROOT}.competitions.notice.{token(player_id, 'player id')}"
+
+
+def all_competition_notices() -> str:
+    return f"{ROOT}.competitions.notice.*"
+
+
 # -- social (docs/adr/0027): stored chat, and its core NATS events for the gateways ----------
 
 
