@@ -51,7 +51,11 @@ def competitions_gateway(config: GatewayConfig, service: GatewayService) -> Comp
         if config.competitions_target
         else None
     )
-    return CompetitionsGateway(port, service.live.get)
+
+    async def table_ready(table_id: str, player_id: str) -> object:
+        return await service.seat_map(table_id, player_id, refresh=True)
+
+    return CompetitionsGateway(port, service.live.get, table_ready)
 
 
 def build(config: GatewayConfig, new_service: bootstrap.NewGateway | None = None) -> Runtime:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 import grpc
@@ -26,12 +26,13 @@ import structlog
 from nats.aio.msg import Msg
 
 from trix import tls
-from trix.errors import InvalidArgument, NotBuilt, Unavailable
+from trix.errors import InvalidArgument, NotBuilt, NotFound, Unavailable
 from trix.gateway.upstream import domain_error
 from trix.gateway.validation import check_id, clean_display_name
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
 from trix.runtime.identity import IDENTITY_METADATA, ROLE_PLAYER, sign
+from trix.runtime.tasks import start_kept
 from trix.v1 import competitions_pb2 as cpb
 from trix.v1 import competitions_pb2_grpc, gateway_pb2
 
@@ -40,6 +41,8 @@ log = structlog.get_logger("trix.gateway")
 ISSUE = 43
 BOT_PREFIX = "bot-"
 MAX_COMPLAINT = 1000
+TABLE_READY_S = 10.0
+"""How long a `seated` notice waits for its table to be created before it is dropped."""
 WATCH_QUEUE = 256
 """Notices queued for one WatchCompetitions stream; a client that reads none past it loses the
 oldest (it reads the competition again)."""
@@ -86,11 +89,19 @@ class GrpcCompetitions:
 class CompetitionsGateway:
     """The competitions RPCs' checks and calls, and the notices to each player's streams."""
 
-    def __init__(self, port: CompetitionsPort | None, live: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        port: CompetitionsPort | None,
+        live: Callable[[str], Any],
+        table_ready: Callable[[str, str], Awaitable[object]] | None = None,
+    ) -> None:
         self.port = port
         self.live = live
         """The player's interactive session on this gateway, or None (`GatewayService.live.get`)."""
+        self.table_ready = table_ready
+        """Returns once the table answers the player (NotFound before its creation)."""
         self.watchers: dict[str, set[asyncio.Queue[cpb.CompetitionNotice]]] = {}
+        self.waiting: set[asyncio.Task[None]] = set()
 
     def _port(self) -> CompetitionsPort:
         if self.port is None:
@@ -168,6 +179,36 @@ class CompetitionsGateway:
 
     # -- notices ----------------------------------------------------------------------------
 
+    def heard(self, notice: cpb.CompetitionNotice) -> None:
+        """A notice from the competitions service: passed on at once, a `seated` one once its
+        table exists (a round's notices come as its tables are asked for, and the table service
+        creates each a moment later), so the player who resumes it at once finds it."""
+        if self.live(notice.player_id) is None and notice.player_id not in self.watchers:
+            return  # the player has no stream here
+        if notice.HasField("seated") and self.table_ready is not None:
+            start_kept(self.waiting, self._when_ready(notice))
+        else:
+            self.deliver(notice)
+
+    async def _when_ready(self, notice: cpb.CompetitionNotice) -> None:
+        assert self.table_ready is not None
+        loop = asyncio.get_running_loop()
+        deadline, delay = loop.time() + TABLE_READY_S, 0.05
+        while True:
+            try:
+                await self.table_ready(notice.seated.table_id, notice.player_id)
+                break
+            except NotFound:
+                if loop.time() + delay > deadline:
+                    log.warning("competition table not found", table_id=notice.seated.table_id)
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            except Exception as exc:  # noqa: BLE001 - passed on anyway: the player's resume says why
+                log.warning("competition table not checked", error=type(exc).__name__)
+                break
+        self.deliver(notice)
+
     def deliver(self, notice: cpb.CompetitionNotice) -> None:
         """One notice to the player's interactive session and his WatchCompetitions streams here."""
         session = self.live(notice.player_id)
@@ -209,13 +250,15 @@ class NoticeSubscription:
         except Exception:  # noqa: BLE001 - a notice that does not decode is dropped
             log.warning("competition notice dropped: it did not decode")
             return
-        self.competitions.deliver(notice)
+        self.competitions.heard(notice)
 
     async def stop(self) -> None:
         if self.sub is not None:
             with contextlib.suppress(Exception):
                 await self.sub.unsubscribe()
             self.sub = None
+        for task in list(self.competitions.waiting):
+            task.cancel()
         if isinstance(self.competitions.port, GrpcCompetitions):
             await self.competitions.port.close()
 

@@ -1,0 +1,201 @@
+"""Competitions through the gateway (issue 43, docs/adr/0029), end to end: the whole platform
+as processes (real nats-server, every service, real gRPC, the C engine), bot clients that
+sign in, enter with the gateway's RPCs and follow their tables through their Session streams.
+
+A 64-entrant knockout is played to its end: every entrant is told his first table and seat
+as its round is created and follows it to its GameEnded, every winner his next table;
+the file downloaded through the gateway has the published digest and passes
+`trix verify-competition`, and the same file with one record changed is refused. A points
+competition of 16 plays every entrant every round. An underfilled competition is cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from competition_support import trix_verify_competition
+from platform_support import (
+    Entrant,
+    close_all,
+    download,
+    enter_all,
+    field_of,
+    free_options,
+    organise,
+    start_platform,
+    until,
+    view,
+)
+
+from trix.embedded import EmbeddedPlatform
+from trix.v1 import competitions_pb2 as cpb
+from trix.v1 import gateway_pb2
+
+ENDED = {cpb.COMPETITION_STATE_REVIEW, cpb.COMPETITION_STATE_FINISHED}
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPlatform]:
+    p = start_platform(tmp_path_factory.mktemp("competitions-platform"))
+    try:
+        yield p
+    finally:
+        p.stop()
+
+
+async def _followed_to_the_end(entrants: list[Entrant], tables: list[cpb.CompetitionTable]) -> None:
+    """Every human seated at a table was told so, at the right seat, and saw its GameEnded."""
+    by_id = {e.player_id: e for e in entrants}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    for table in tables:
+        for seat, player in enumerate(table.players):
+            if player.startswith("bot-"):
+                continue
+            entrant = by_id[player]
+            told = [s for s in entrant.seated if s.table_id == table.table_id]
+            assert [(s.seat, s.round) for s in told] == [(seat, table.round)], (player, table.table_id)
+            while table.table_id not in entrant.ended:  # his stream carries the table's last events
+                assert loop.time() < deadline, (
+                    f"{player} did not see {table.table_id} end: {entrant.errors} {sorted(entrant.ended)}"
+                )
+                await asyncio.sleep(0.1)
+
+
+async def test_a_64_entrant_knockout_through_the_gateway_finishes_and_its_file_verifies(
+    platform: EmbeddedPlatform, tmp_path: Path
+) -> None:
+    entrants = await field_of(platform.gateway_target, 64, "k")
+    try:
+        organiser = entrants[0]
+        options = free_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=64, rounds=3, lead_ms=6_000)
+        created = await organise(organiser, options)
+        cid = created.competition_id
+        assert created.organiser_id == organiser.player_id and len(created.seating_commitment) == 64
+        accepted = await enter_all(entrants, cid)
+        assert {a.state for a in accepted} == {cpb.ENTRANT_STATE_ACCEPTED}
+        assert [a.display_name for a in accepted] == [e.name for e in entrants]  # the account's name
+        listed = await organiser.client.stub.ListCompetitions(
+            gateway_pb2.ListCompetitionsRequest(listing=cpb.COMPETITION_LISTING_OPEN), metadata=organiser.metadata
+        )
+        assert cid in [c.competition_id for c in listed.competitions]
+        mine = await view(entrants[5], cid)
+        assert mine.me.player_id == entrants[5].player_id and mine.me.state == cpb.ENTRANT_STATE_ACCEPTED
+
+        seen = await until(organiser, cid, ENDED)
+        tables = list(seen.bracket.tables)
+        assert [t.round for t in tables] == [1] * 16 + [2] * 4 + [3]
+        assert all(t.ended and len(t.record_sha256) == 64 for t in tables)
+        assert len(seen.bracket.ranking) == 64 and set(seen.bracket.ranking[:4]) == set(tables[-1].players)
+        await _followed_to_the_end(entrants, tables)
+        winners = {p for t in tables if t.round == 2 for p in t.players}
+        assert {e.player_id for e in entrants if len(e.seated) == 3} == set(tables[-1].players)
+        assert {e.player_id for e in entrants if len(e.seated) >= 2} == winners
+        assert all(not e.errors for e in entrants), [e.errors for e in entrants if e.errors]
+        # Everyone heard of the final, with its digest.
+        digest = seen.competition.digest
+        assert all(any(c.digest == digest for c in e.changed) for e in entrants)
+
+        path, downloaded = await download(entrants[9], cid, tmp_path)
+        assert downloaded == digest and json.loads(path.read_text())["digest"] == digest
+        checked = trix_verify_competition(path)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+        document = json.loads(path.read_text())
+        table_id = tables[3].table_id
+        plays = document["records"][table_id]["deals"][0]["plays"]
+        plays[0], plays[1] = plays[1], plays[0]  # two cards swapped: out of turn
+        tampered = tmp_path / "tampered.json"
+        tampered.write_text(json.dumps(document, indent=1, sort_keys=True))
+        refused = trix_verify_competition(tampered)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert f"records: FAILED, {table_id} hash" in refused.stdout
+
+        finished = await until(organiser, cid, {cpb.COMPETITION_STATE_FINISHED})  # the review period ends
+        assert finished.competition.digest == digest and not finished.seat.table_id
+    finally:
+        await close_all(entrants)
+
+
+async def test_a_points_competition_of_16_plays_everyone_every_round(platform: EmbeddedPlatform) -> None:
+    entrants = await field_of(platform.gateway_target, 16, "p")
+    try:
+        options = free_options(cpb.COMPETITION_FORMAT_POINTS, capacity=16, rounds=2)
+        cid = (await organise(entrants[0], options)).competition_id
+        await enter_all(entrants, cid)
+        seen = await until(entrants[3], cid, ENDED)
+        assert not seen.HasField("bracket") and len(seen.standings.rows) == 16
+        tables = list(seen.standings.tables)
+        assert [t.round for t in tables] == [1] * 4 + [2] * 4
+        await _followed_to_the_end(entrants, tables)
+        assert all(len(e.seated) == 2 for e in entrants)  # every entrant plays every round
+        points = [r.points for r in seen.standings.rows]
+        assert points == sorted(points, reverse=True)
+        assert sum(points) == sum(4 - place for t in tables for place in t.places)  # 3, 2, 1, 0 by place
+    finally:
+        await close_all(entrants)
+
+
+async def test_an_underfilled_competition_is_cancelled_and_its_entrants_are_told(
+    platform: EmbeddedPlatform, tmp_path: Path
+) -> None:
+    entrants = await field_of(platform.gateway_target, 11, "u")
+    try:
+        options = free_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=16, rounds=2)
+        cid = (await organise(entrants[0], options)).competition_id
+        await enter_all(entrants, cid)  # 11 of 16: under 75 %
+        with pytest.raises(grpc.aio.AioRpcError) as early:
+            await download(entrants[0], cid, tmp_path)
+        assert early.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        seen = await until(entrants[1], cid, {cpb.COMPETITION_STATE_CANCELLED})
+        assert not seen.bracket.tables and not seen.seat.table_id
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while not all(e.changed for e in entrants):
+            assert loop.time() < deadline, "an entrant was not told of the cancellation"
+            await asyncio.sleep(0.1)
+        assert {e.changed[-1].state for e in entrants} == {cpb.COMPETITION_STATE_CANCELLED}
+        assert not any(e.seated for e in entrants)
+        path, digest = await download(entrants[2], cid, tmp_path)
+        assert digest == seen.competition.digest
+        checked = trix_verify_competition(path)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    finally:
+        await close_all(entrants)
+
+
+async def test_competition_requests_through_the_gateway_get_the_services_clear_errors(
+    platform: EmbeddedPlatform,
+) -> None:
+    [player] = await field_of(platform.gateway_target, 1, "e")
+    try:
+        stub, md = player.client.stub, player.metadata
+        bad = free_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=16, rounds=7)
+        with pytest.raises(grpc.aio.AioRpcError) as rounds:
+            await stub.OrganiseCompetition(gateway_pb2.OrganiseCompetitionRequest(options=bad), metadata=md)
+        assert rounds.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "rounds" in (rounds.value.details() or "")
+        with pytest.raises(grpc.aio.AioRpcError) as unknown:
+            await stub.ViewCompetition(gateway_pb2.ViewCompetitionRequest(competition_id="nope"), metadata=md)
+        assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+        with pytest.raises(grpc.aio.AioRpcError) as malformed:
+            await stub.EnterCompetition(gateway_pb2.EnterCompetitionRequest(competition_id="a b"), metadata=md)
+        assert malformed.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        with pytest.raises(grpc.aio.AioRpcError) as anonymous:
+            await stub.ListCompetitions(gateway_pb2.ListCompetitionsRequest())
+        assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        cid = (
+            await organise(player, free_options(cpb.COMPETITION_FORMAT_KNOCKOUT, 16, 2, lead_ms=60_000))
+        ).competition_id
+        await enter_all([player], cid)
+        left = await stub.WithdrawFromCompetition(
+            gateway_pb2.WithdrawFromCompetitionRequest(competition_id=cid), metadata=md
+        )
+        assert left.refund == 0
+        seen = await view(player, cid)
+        assert seen.me.state == cpb.ENTRANT_STATE_LEFT_BEFORE_START
+    finally:
+        await close_all([player])
