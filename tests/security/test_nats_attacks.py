@@ -468,3 +468,22 @@ async def test_only_the_social_service_reads_the_chat_streams(backend: Backend) 
             outcome = await attempt(conn, op, f"$JS.API.STREAM.MSG.GET.{names.SOCIAL_DIRECT_STREAM}")
         lines.append(report(backend, "read a direct conversation", user, outcome))
     _refused_all(lines)
+
+
+async def test_only_the_competitions_service_tells_entrants_and_only_the_gateway_listens(backend: Backend) -> None:
+    """An entrant's notices (his next table, docs/adr/0029) come from the competitions service
+    alone: nobody else may publish one (a forged notice would steer a player elsewhere); only
+    the gateway, which passes them to each player's own streams, may subscribe to them."""
+    notice = subjects.competition_notices("p1")
+    lines = []
+    for user in (u for u in permissions.USERS if u != "competitions"):
+        async with connected(backend, user) as conn:
+            outcome = await attempt(conn, conn.nc.publish(notice, b"forged"), notice)
+        lines.append(report(backend, "forge a competition notice", user, outcome))
+    _refused_all(lines)
+    lines = []
+    for user in permissions.USERS:
+        outcome = await _subscribe_outcome(backend, user, subjects.all_competition_notices())
+        expected = "ALLOWED" if user == "gateway" else REFUSED
+        lines.append(report(backend, "subscribe to the entrants' notices", user, outcome, expected))
+    assert all(line.startswith(HELD) for line in lines), "\n".join(lines)
