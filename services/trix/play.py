@@ -4,7 +4,8 @@ talking to the gateway exactly like a mobile client; on the embedded platform
 
 Owns the command: its arguments, the sign-in, and the choice of the UI: `KeyTerminal`
 (`trix.play_keys`) when stdin is a terminal, else the whole-line `Terminal`
-(`trix.play_terminal`); what both show is `trix.play_view`.
+(`trix.play_terminal`); what both show is `trix.play_view`. Competitions (`--competitions`,
+`--enter`, `--follow`): `trix.play_competitions`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import grpc
 from trix import tls
 from trix.client import VARIANTS, GatewayClient, device_secret
 from trix.embedded import EmbeddedPlatform
+from trix.play_competitions import run_competitions
 from trix.play_keys import KeyTerminal
 from trix.play_terminal import Terminal
 
@@ -48,6 +50,9 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plain", action="store_true", help="read whole lines even on a terminal (no keys, no live countdown)"
     )
+    parser.add_argument("--competitions", action="store_true", help="list the competitions (open, running, finished)")
+    parser.add_argument("--enter", default="", metavar="ID", help="enter a competition and follow it to its end")
+    parser.add_argument("--follow", default="", metavar="ID", help="follow a competition you entered")
     tls.add_ca_argument(parser)
 
 
@@ -57,6 +62,8 @@ async def _play(args: argparse.Namespace, target: str) -> int:
     try:
         player = await client.sign_in(device_secret(device), args.name or os.environ.get("USER", "guest"))
         print(f"signed in as {player}", flush=True)
+        if args.competitions or args.enter or args.follow:
+            return await run_competitions(client, args.competitions, args.enter or args.follow, bool(args.enter))
         interactive = not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
         terminal = KeyTerminal(client, args) if interactive else Terminal(client, args)
         return await terminal.run()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -199,3 +200,35 @@ async def test_competition_requests_through_the_gateway_get_the_services_clear_e
         assert seen.me.state == cpb.ENTRANT_STATE_LEFT_BEFORE_START
     finally:
         await close_all([player])
+
+
+async def _trix(*command: str) -> tuple[int | None, str]:
+    """A `trix` command run as a user runs it: (exit code, stdout and stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode, out.decode()
+
+
+async def test_trix_play_lists_enters_and_follows_a_competition_to_its_table_and_final(
+    platform: EmbeddedPlatform, tmp_path: Path
+) -> None:
+    others = await field_of(platform.gateway_target, 3, "t")
+    try:
+        options = free_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=4, rounds=1, lead_ms=6_000)
+        cid = (await organise(others[0], options)).competition_id
+        await enter_all(others, cid)
+        trix = [sys.executable, "-m", "trix.cli", "play", "--server", platform.gateway_target]
+        trix += ["--name", "terminal", "--device-file", str(tmp_path / "device")]
+        code, text = await _trix(*trix, "--enter", cid)
+        assert code == 0, text
+        assert f"entered {cid}: accepted" in text
+        table_id = f"{cid}-r1-t0"
+        assert f"round 1: your table {table_id}, seat " in text  # his table opened by itself
+        assert f"table {table_id} ended" in text and "final ranking: " in text and "digest " in text
+        code, text = await _trix(*trix, "--competitions")
+        assert code == 0, text
+        assert any(line.strip().startswith(cid) and "review" in line for line in text.splitlines()), text
+    finally:
+        await close_all(others)
