@@ -172,8 +172,8 @@ def test_a_network_policy_not_matching_the_declared_callers_is_caught() -> None:
     assert sl.check_callers(objs) == [
         "NetworkPolicy/scoring: admits gRPC from ['competitions', 'gateway'], declares the callers "
         "['competitions', 'gateway', 'matchmaking'] (trix.declarations)",
-        "NetworkPolicy/gateway: lets gRPC out to ['matchmaking', 'social'], the services declaring it a caller "
-        "are ['matchmaking', 'scoring', 'social'] (trix.declarations)",
+        "NetworkPolicy/gateway: lets gRPC out to ['competitions', 'matchmaking', 'social'], the services declaring "
+        "it a caller are ['competitions', 'matchmaking', 'scoring', 'social'] (trix.declarations)",
     ]
 
 
