@@ -32,6 +32,7 @@ from trix.v1 import competitions_pb2 as cpb
 REVIEW_S = 2.0
 """The platform's review period (TRIX_COMPETITIONS_REVIEW_S): issue 43's 10 minutes, shortened."""
 DEADLINE_S = 240.0
+RETRY_S = 0.5
 ENTER_LEAD_MS = 3_000
 """How long before its start a competition of the tests opens: time for every entrant to enter."""
 
@@ -67,6 +68,8 @@ class Entrant:
     """Tables whose GameEnded came on his own stream (he followed them)."""
     errors: list[str] = field(default_factory=list)
     pong: asyncio.Event = field(default_factory=asyncio.Event)
+    retries: int = 0
+    """Resumes sent again after an UNAVAILABLE (a table that did not answer in time)."""
     task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -86,6 +89,8 @@ class Entrant:
                     self._notice(message.competition)
                 elif kind == "event" and message.event.HasField("game_ended"):
                     self.ended.add(message.event.table_id)
+                elif kind == "error" and message.error.code == "UNAVAILABLE" and self._table(message.request_id):
+                    self._follow(message.request_id, again=True)  # as a client does: the same resume again
                 elif kind == "error":
                     self.errors.append(f"{message.error.code}: {message.error.message}")
 
@@ -93,11 +98,23 @@ class Entrant:
         assert notice.player_id == self.player_id, "a notice for someone else reached this player"
         if notice.HasField("seated"):
             self.seated.append(notice.seated)
-            # His next table opens by itself: follow it from its creation.
-            resume = gateway_pb2.EventsRequest(table_id=notice.seated.table_id, after_sequence=0)
-            self.client.send(gateway_pb2.SessionRequest(resume=resume, request_id=notice.seated.table_id))
+            self._follow(notice.seated.table_id)  # his next table opens by itself
         else:
             self.changed.append(notice.changed)
+
+    def _table(self, table_id: str) -> bool:
+        return any(s.table_id == table_id for s in self.seated)
+
+    def _follow(self, table_id: str, *, again: bool = False) -> None:
+        """Follow the table from its creation (`again`: a moment after a refusal to retry)."""
+        resume = gateway_pb2.SessionRequest(
+            resume=gateway_pb2.EventsRequest(table_id=table_id, after_sequence=0), request_id=table_id
+        )
+        if again:
+            self.retries += 1
+            asyncio.get_running_loop().call_later(RETRY_S, self.client.send, resume)
+        else:
+            self.client.send(resume)
 
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
