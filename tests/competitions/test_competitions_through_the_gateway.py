@@ -149,6 +149,10 @@ async def test_an_underfilled_competition_is_cancelled_and_its_entrants_are_told
         options = free_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=16, rounds=2)
         cid = (await organise(entrants[0], options)).competition_id
         await enter_all(entrants, cid)  # 11 of 16: under 75 %
+        # A gRPC-Web client's way: the notices as a server stream of their own.
+        watch = entrants[4].client.stub.WatchCompetitions(
+            gateway_pb2.WatchCompetitionsRequest(), metadata=entrants[4].metadata
+        )
         with pytest.raises(grpc.aio.AioRpcError) as early:
             await download(entrants[0], cid, tmp_path)
         assert early.value.code() == grpc.StatusCode.FAILED_PRECONDITION
@@ -160,6 +164,11 @@ async def test_an_underfilled_competition_is_cancelled_and_its_entrants_are_told
             assert loop.time() < deadline, "an entrant was not told of the cancellation"
             await asyncio.sleep(0.1)
         assert {e.changed[-1].state for e in entrants} == {cpb.COMPETITION_STATE_CANCELLED}
+        watched = await asyncio.wait_for(watch.read(), 10)
+        assert watched.notice.player_id == entrants[4].player_id
+        assert watched.notice.changed.competition_id == cid
+        assert watched.notice.changed.state == cpb.COMPETITION_STATE_CANCELLED
+        watch.cancel()
         assert not any(e.seated for e in entrants)
         path, digest = await download(entrants[2], cid, tmp_path)
         assert digest == seen.competition.digest
