@@ -40,15 +40,9 @@ def find(service: CompetitionsService, listing: int, limit: int) -> list[pb.Comp
 async def competition_file(service: CompetitionsService, competition_id: str) -> tuple[str, str]:
     """(the file as JSON text, its digest); FAILED_PRECONDITION before the final."""
     comp = service._get(competition_id)
-    records: dict[str, Any] = {}
-    if not comp.cancelled:
-        if comp.finished is None:
-            raise FailedPrecondition("the competition has no file before its final")
-        for table in comp.tables():
-            ended = await service.tables.game_ended(table.table_id)
-            if ended is None:
-                raise FailedPrecondition(f"the record of {table.table_id} is not stored")
-            records[table.table_id] = json.loads(ended.record_json)
+    if not comp.cancelled and comp.finished is None:
+        raise FailedPrecondition("the competition has no file before its final")
+    records: dict[str, Any] = {} if comp.cancelled else await service.records(comp)
     document = service._document(comp, records)
     return json.dumps(document, indent=1, sort_keys=True), str(document["digest"])
 

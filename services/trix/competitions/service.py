@@ -424,13 +424,7 @@ class CompetitionsService:
 
     async def _finish(self, comp: Competition) -> None:
         assert comp.run is not None
-        records: dict[str, Any] = {}
-        for table in comp.tables():
-            ended = await self.tables.game_ended(table.table_id)
-            if ended is None:
-                raise FailedPrecondition(f"the record of {table.table_id} is not stored")
-            records[table.table_id] = json.loads(ended.record_json)
-        document = self._document(comp, records)
+        document = self._document(comp, await self.records(comp))
         await self.digests.publish(comp.competition_id, document)
         finished = pb.CompetitionFinished(
             ranking=["+".join(unit) for unit in comp.run.ranking()],
@@ -439,6 +433,16 @@ class CompetitionsService:
         )
         await self._append(comp, pb.CompetitionEvent(competition_id=comp.competition_id, finished=finished))
         log.info("competition finished", competition=comp.competition_id, digest=document["digest"])
+
+    async def records(self, comp: Competition) -> dict[str, Any]:
+        """Every table's stored record (docs/rules.md §12), by table id."""
+        records: dict[str, Any] = {}
+        for table in comp.tables():
+            ended = await self.tables.game_ended(table.table_id)
+            if ended is None:
+                raise FailedPrecondition(f"the record of {table.table_id} is not stored")
+            records[table.table_id] = json.loads(ended.record_json)
+        return records
 
     def _document(self, comp: Competition, records: dict[str, Any]) -> dict[str, Any]:
         reg = comp.registration
