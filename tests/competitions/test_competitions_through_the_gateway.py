@@ -129,6 +129,16 @@ async def test_a_points_competition_of_16_plays_everyone_every_round(platform: E
         cid = (await organise(entrants[0], options)).competition_id
         await enter_all(entrants, cid)
         seen = await until(entrants[3], cid, ENDED)
+        assert seen.competition.state == cpb.COMPETITION_STATE_REVIEW
+        # The review period: an entrant complains about a table he played (the prizes wait for
+        # an operator's answer).
+        complainer = entrants[7]
+        his = next(t for t in seen.standings.tables if complainer.player_id in t.players)
+        complaint = await complainer.client.stub.FileCompetitionComplaint(
+            gateway_pb2.FileCompetitionComplaintRequest(competition_id=cid, table_id=his.table_id, text="too fast"),
+            metadata=complainer.metadata,
+        )
+        assert complaint.complaint.player_id == complainer.player_id and complaint.complaint.table_id == his.table_id
         assert not seen.HasField("bracket") and len(seen.standings.rows) == 16
         tables = list(seen.standings.tables)
         assert [t.round for t in tables] == [1] * 4 + [2] * 4

@@ -1,7 +1,7 @@
 """The gRPC adapter of the competitions service: `trix.v1.CompetitionsService` <->
 `CompetitionsService`. Owns proto translation and who the caller is: a player by his own
 token (passed on by the gateway), never by a request field; an operator's tool (service role,
-`admin`) creates system competitions."""
+`admin`) creates system competitions and answers complaints."""
 
 from __future__ import annotations
 
