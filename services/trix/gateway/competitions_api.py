@@ -41,7 +41,7 @@ log = structlog.get_logger("trix.gateway")
 ISSUE = 43
 BOT_PREFIX = "bot-"
 MAX_COMPLAINT = 1000
-TABLE_READY_S = 10.0
+TABLE_READY_S = 30.0
 """How long a `seated` notice waits for its table to be created before it is dropped."""
 WATCH_QUEUE = 256
 """Notices queued for one WatchCompetitions stream; a client that reads none past it loses the
