@@ -48,6 +48,10 @@ async def competition_file(service: CompetitionsService, competition_id: str) ->
 
 
 def payouts(service: CompetitionsService, competition_id: str) -> list[pb.CompetitionLedgerEntry]:
-    """The ledger entries once settled (the same plan the settlement stored); empty before."""
-    comp = service._get(competition_id)
-    return service._ledger(comp) if comp.settled else []
+    """The settlement's entries scoring has confirmed (paid: docs/adr/0030); empty before."""
+    money = service._get(competition_id).money
+    return [
+        pb.CompetitionLedgerEntry(key=e.key, kind=e.kind, player_id=e.player, coins=e.coins)
+        for e in money.payouts or ()
+        if e.key in money.posted
+    ]
