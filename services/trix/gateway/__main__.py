@@ -64,7 +64,7 @@ def build(config: GatewayConfig, new_service: bootstrap.NewGateway | None = None
 
     async def start(nats: NatsConnection) -> Serving:
         service = bootstrap.start(nats, config, make)
-        # Its one subscription of its own: the competitions' notices to their entrants (ADR 0029).
+        # A subscription of its own: the competitions' notices to their entrants (ADR 0029).
         competitions = competitions_gateway(config, service)
         notices = await NoticeSubscription(nats, competitions).start()
         return Serving([grpc_api.binding(service, competitions)], service, notices)
