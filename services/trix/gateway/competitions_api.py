@@ -25,9 +25,8 @@ import grpc
 import structlog
 from nats.aio.msg import Msg
 
-from trix import tls
 from trix.errors import InvalidArgument, NotBuilt, NotFound, Unavailable
-from trix.gateway.upstream import domain_error
+from trix.gateway.upstream import PlayerUpstream, domain_error
 from trix.gateway.validation import check_id, clean_display_name
 from trix.natsio import subjects
 from trix.natsio.connection import NatsConnection
@@ -54,22 +53,15 @@ class CompetitionsPort(Protocol):
         ...
 
 
-class GrpcCompetitions:
+class GrpcCompetitions(PlayerUpstream):
     """`CompetitionsPort` over `trix.v1.CompetitionsService`."""
 
-    def __init__(self, target: str, player_key: bytes, timeout_s: float, *, ca_file: str = "") -> None:
-        self.target = target
-        self.ca_file = ca_file
-        self.key = player_key
-        self.timeout_s = timeout_s
-        self.channel: grpc.aio.Channel | None = None
-        self._stub: Any = None
+    _stub: Any = None
 
     @property
     def stub(self) -> Any:
-        if self._stub is None:  # made in the serving loop: grpc.aio binds a channel to its loop
-            self.channel = tls.aio_channel(self.target, self.ca_file)
-            self._stub = competitions_pb2_grpc.CompetitionsServiceStub(self.channel)
+        if self._stub is None:
+            self._stub = competitions_pb2_grpc.CompetitionsServiceStub(self.opened())
         return self._stub
 
     async def call(self, method: str, request: Any, player_id: str) -> Any:
@@ -80,10 +72,6 @@ class GrpcCompetitions:
             if err.code() == grpc.StatusCode.UNIMPLEMENTED:
                 raise NotBuilt(method, ISSUE) from None
             raise domain_error(err, "competitions") from None
-
-    async def close(self) -> None:
-        if self.channel is not None:
-            await self.channel.close()
 
 
 class CompetitionsGateway:

@@ -22,9 +22,8 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from trix import tls
 from trix.errors import InvalidArgument
-from trix.gateway.upstream import domain_error
+from trix.gateway.upstream import PlayerUpstream, domain_error
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.subjects import SOCIAL_HIDDEN_FROM_HEADER
@@ -51,22 +50,15 @@ METHODS: dict[str, str] = {
 }
 
 
-class GrpcSocial:
+class GrpcSocial(PlayerUpstream):
     """`SocialPort` over `trix.v1.SocialService`."""
 
-    def __init__(self, target: str, player_key: bytes, timeout_s: float, *, ca_file: str = "") -> None:
-        self.target = target
-        self.ca_file = ca_file
-        self.key = player_key
-        self.timeout_s = timeout_s
-        self.channel: grpc.aio.Channel | None = None
-        self._stub: social_pb2_grpc.SocialServiceAsyncStub | None = None
+    _stub: social_pb2_grpc.SocialServiceAsyncStub | None = None
 
     @property
     def stub(self) -> social_pb2_grpc.SocialServiceAsyncStub:
-        if self._stub is None:  # made in the serving loop: grpc.aio binds a channel to its loop
-            self.channel = tls.aio_channel(self.target, self.ca_file)
-            self._stub = social_pb2_grpc.SocialServiceStub(self.channel)
+        if self._stub is None:
+            self._stub = social_pb2_grpc.SocialServiceStub(self.opened())
         return self._stub
 
     async def call(
@@ -92,10 +84,6 @@ class GrpcSocial:
         out = gateway_pb2.SocialResponse()
         getattr(out, which).CopyFrom(reply)
         return out
-
-    async def close(self) -> None:
-        if self.channel is not None:
-            await self.channel.close()
 
 
 class NatsSocialEvents:

@@ -48,6 +48,29 @@ HOLDING by an attempt that stopped midway (a retry resumes it)."""
 RETRIED: frozenset[grpc.StatusCode] = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
 
+class PlayerUpstream:
+    """What the gateway's clients of a service called for a player share: its address, the CA
+    its certificate is checked against (empty: plain text), the channel (opened in the serving
+    loop on first use: grpc.aio binds a channel to its loop), the player-role key each call's
+    token is signed with, and the calls' deadline."""
+
+    def __init__(self, target: str, player_key: bytes, timeout_s: float, *, ca_file: str = "") -> None:
+        self.target = target
+        self.ca_file = ca_file
+        self.key = player_key
+        self.timeout_s = timeout_s
+        self.channel: grpc.aio.Channel | None = None
+
+    def opened(self) -> grpc.aio.Channel:
+        if self.channel is None:
+            self.channel = tls.aio_channel(self.target, self.ca_file)
+        return self.channel
+
+    async def close(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+
+
 def domain_error(err: grpc.aio.AioRpcError, what: str) -> DomainError:
     cls = _PASSED.get(err.code())
     if cls is not None:
@@ -55,23 +78,15 @@ def domain_error(err: grpc.aio.AioRpcError, what: str) -> DomainError:
     return Unavailable(f"{what} is unavailable; retry")
 
 
-class GrpcMatchmaking:
+class GrpcMatchmaking(PlayerUpstream):
     """`MatchmakingPort` over `trix.v1.MatchmakingService`."""
 
-    def __init__(self, target: str, player_key: bytes, timeout_s: float, *, ca_file: str = "") -> None:
-        self.target = target
-        self.ca_file = ca_file
-        """Verify the matchmaking's TLS certificate against this CA; empty: plain text."""
-        self.channel: grpc.aio.Channel | None = None
-        self._stub: matchmaking_pb2_grpc.MatchmakingServiceAsyncStub | None = None
-        self.key = player_key
-        self.timeout_s = timeout_s
+    _stub: matchmaking_pb2_grpc.MatchmakingServiceAsyncStub | None = None
 
     @property
     def stub(self) -> matchmaking_pb2_grpc.MatchmakingServiceAsyncStub:
-        if self._stub is None:  # made in the serving loop: grpc.aio binds a channel to its loop
-            self.channel = tls.aio_channel(self.target, self.ca_file)
-            self._stub = matchmaking_pb2_grpc.MatchmakingServiceStub(self.channel)
+        if self._stub is None:
+            self._stub = matchmaking_pb2_grpc.MatchmakingServiceStub(self.opened())
         return self._stub
 
     def _md(self, player_id: str) -> tuple[tuple[str, str], ...]:
@@ -162,10 +177,6 @@ class GrpcMatchmaking:
         except grpc.aio.AioRpcError as err:
             raise domain_error(err, "matchmaking") from None
         return gateway_pb2.GetPrivateGameResponse(players=reply.players, closed=reply.closed)
-
-    async def close(self) -> None:
-        if self.channel is not None:
-            await self.channel.close()
 
 
 class GrpcScoring:
