@@ -106,7 +106,7 @@ async def follow_competition(client: GatewayClient, competition_id: str, *, ente
         elif kind == "event" and message.event.HasField("game_ended"):
             following.discard(message.event.table_id)
             print(f"table {message.event.table_id} ended", flush=True)
-        elif kind == "error" and message.error.code == "UNAVAILABLE" and message.request_id in following:
+        elif kind == "error" and message.error.code in ("UNAVAILABLE", "NOT_FOUND") and message.request_id in following:
             await asyncio.sleep(1.0)  # the table did not answer in time: the same resume again
             client.send(
                 gateway_pb2.SessionRequest(

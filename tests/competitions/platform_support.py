@@ -33,6 +33,9 @@ REVIEW_S = 8.0
 """The platform's review period (TRIX_COMPETITIONS_REVIEW_S): issue 43's 10 minutes, shortened."""
 DEADLINE_S = 240.0
 RETRY_S = 0.5
+AGAIN = ("UNAVAILABLE", "NOT_FOUND")
+"""A resume of a table the player was told of, refused so, is sent again (a loaded table slow
+to answer; one whose creation another gateway saw first)."""
 ENTER_LEAD_MS = 3_000
 """How long before its start a competition of the tests opens: time for every entrant to enter."""
 
@@ -89,7 +92,7 @@ class Entrant:
                     self._notice(message.competition)
                 elif kind == "event" and message.event.HasField("game_ended"):
                     self.ended.add(message.event.table_id)
-                elif kind == "error" and message.error.code == "UNAVAILABLE" and self._table(message.request_id):
+                elif kind == "error" and message.error.code in AGAIN and self._table(message.request_id):
                     self._follow(message.request_id, again=True)  # as a client does: the same resume again
                 elif kind == "error":
                     self.errors.append(f"{message.error.code}: {message.error.message}")

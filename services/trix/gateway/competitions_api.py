@@ -186,9 +186,11 @@ class CompetitionsGateway:
             try:
                 await self.table_ready(notice.seated.table_id, notice.player_id)
                 break
-            except NotFound:
+            except (NotFound, Unavailable) as exc:  # not created yet, or a loaded table slow to answer
                 if loop.time() + delay > deadline:
-                    log.warning("competition table not found", table_id=notice.seated.table_id)
+                    log.warning(
+                        "competition table not ready", table_id=notice.seated.table_id, error=type(exc).__name__
+                    )
                     return
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.5)
