@@ -29,7 +29,7 @@ from trix.embedded import EmbeddedPlatform
 from trix.v1 import common_pb2, gateway_pb2
 from trix.v1 import competitions_pb2 as cpb
 
-REVIEW_S = 8.0
+REVIEW_S = 4.0
 """The platform's review period (TRIX_COMPETITIONS_REVIEW_S): issue 43's 10 minutes, shortened."""
 DEADLINE_S = 240.0
 RETRY_S = 0.5
