@@ -212,8 +212,11 @@ def test_the_scoring_consumer_is_the_durable_its_user_is_granted_and_no_other() 
 
 
 def test_a_service_declared_with_one_writer_is_never_run_twice(tmp_path: Path) -> None:
-    """The competitions service has one writer and no leases yet (docs/adr/0026): its
-    declaration caps it at one replica, and `trix up` refuses to run it twice."""
-    assert declaration("competitions").scaling.max_replicas == 1
-    with pytest.raises(ValueError, match="competitions runs at most 1 replica"):
-        inspected_supervisor(tmp_path, replicas={"competitions": 2})
+    """The scoring service has one writer (its durable acks cumulatively: docs/adr/0004): its
+    declaration caps it at one replica, and `trix up` refuses to run it twice. The competitions
+    service, leased by shard since (docs/adr/0026), may run as many replicas as it has shards."""
+    assert declaration("scoring").scaling.max_replicas == 1
+    with pytest.raises(ValueError, match="scoring runs at most 1 replica"):
+        inspected_supervisor(tmp_path, replicas={"scoring": 2})
+    assert declaration("competitions").scaling.max_replicas > 1
+    inspected_supervisor(tmp_path / "competitions", replicas={"competitions": 2})
