@@ -513,8 +513,8 @@ interface RateLimitResult {
   refused: number;
 }
 
-/** Plain calls as fast as possible until RESOURCE_EXHAUSTED; wait the RetryInfo delay it
- * carries; the next call is served. */
+/** Plain calls as fast as possible until RESOURCE_EXHAUSTED; wait the RetryInfo delay they
+ * carry (every refusal must carry one); the next call is served. */
 async function tripPlainCalls(player: Player, tableId: string): Promise<RateLimitResult> {
   const calls = Array.from({ length: 120 }, () =>
     player.unary("GetView", { table_id: tableId }).then(
@@ -526,10 +526,15 @@ async function tripPlainCalls(player: Player, tableId: string): Promise<RateLimi
   const refused = errors.filter((e) => e.code === grpc.status.RESOURCE_EXHAUSTED);
   const other = errors.find((e) => e.code !== grpc.status.RESOURCE_EXHAUSTED);
   if (other) throw new Failure(`GetView refused: ${grpc.status[other.code]} ${other.details}`);
-  const first = refused[0];
-  if (!first) return { met: false, retry_delay_ms: null, honoured: false, refused: 0 };
-  const details = first.metadata.get("grpc-status-details-bin")[0];
-  const delay = details instanceof Buffer ? retryDelayMs(new Uint8Array(details)) : null;
+  if (refused.length === 0) return { met: false, retry_delay_ms: null, honoured: false, refused: 0 };
+  // Each refusal carries the wait for the bucket as it was then; calls of the burst served after
+  // the first refusal (a token refilled meanwhile) emptied it again, so the client waits the
+  // longest delay it was told, the bucket's state nearest its end.
+  const delays = refused.map((e) => {
+    const details = e.metadata.get("grpc-status-details-bin")[0];
+    return details instanceof Buffer ? retryDelayMs(new Uint8Array(details)) : null;
+  });
+  const delay = delays.some((d) => d === null) ? null : Math.max(...(delays as number[]));
   let honoured = false;
   if (delay !== null) {
     await sleep(Math.ceil(delay));
