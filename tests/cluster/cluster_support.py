@@ -36,9 +36,10 @@ from trix import engine
 from trix.client import wait_for_standings
 from trix.demo import Bot
 from trix.embedded import EmbeddedPlatform
-from trix.natsio import permissions, serverconf, subjects
+from trix.natsio import names, permissions, serverconf, subjects
 from trix.processes import Child
 from trix.records import load_record, replay, verify
+from trix.v1 import events_pb2
 
 
 @dataclass
@@ -436,13 +437,45 @@ async def check_games(cluster: NatsCluster, run: Run) -> Verdict:
 async def standings_match(target: str, run: Run) -> int:
     """How many finished games scoring has with exactly the replayed totals (each asked for a
     minute at most: scoring may have been held until just before)."""
-    same = 0
+    return len(run.records) - len(await standings_mismatches(target, run))
+
+
+async def standings_mismatches(target: str, run: Run) -> list[dict[str, Any]]:
+    """The finished games whose standings (scoring's, asked for a minute at most each) differ
+    from the record's replayed totals: table id, replayed totals, scoring's, and by how much."""
+    out: list[dict[str, Any]] = []
     for table_id, record_json in run.records.items():
         result = replay(load_record(record_json), engine.Game, engine.Options)
         want = list(result.record.get("totals") or [])
         got = await wait_for_standings(target, run.token, table_id, want, tries=300, interval_s=0.2, timeout_s=5)
-        same += got == want
-    return same
+        if got != want:
+            diff = [g - w for g, w in zip(got, want, strict=False)] if len(got) == len(want) else []
+            out.append({"table_id": table_id, "replayed": want, "scoring": got, "difference": diff})
+    return out
+
+
+async def results_of(js: Any, table_id: str) -> list[str]:
+    """Every message of a table's results subject in TABLE_RESULTS, one line each: stream
+    sequence, message id, the event's sequence, kind and totals (a mismatch's diagnosis)."""
+    out: list[str] = []
+    seq = 1
+    while True:
+        try:
+            msg = await js.get_msg(
+                names.TABLE_RESULTS_STREAM, seq=seq, subject=subjects.table_results(table_id), next=True
+            )
+        except nats.js.errors.NotFoundError:
+            return out
+        event = events_pb2.Event.FromString(msg.data)
+        body = event.WhichOneof("body")
+        totals: list[int] = []
+        if body == "deal_scored":
+            totals = list(event.deal_scored.totals.values)
+        elif body == "game_ended":
+            totals = list(event.game_ended.totals.values)
+        msg_id = (msg.headers or {}).get("Nats-Msg-Id", "")
+        out.append(f"  stream {msg.seq} id {msg_id} sequence {event.sequence} {body} totals {totals}")
+        seq = msg.seq + 1
 
 
 async def diagnose(cluster: NatsCluster, run: Run, table_id: str) -> list[str]:

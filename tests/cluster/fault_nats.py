@@ -41,7 +41,7 @@ from typing import Any
 
 import grpc
 import nats
-from cluster_support import NatsCluster, Run, WatchedBot, check_games, diagnose, standings_match
+from cluster_support import NatsCluster, Run, WatchedBot, check_games, diagnose, results_of, standings_mismatches
 from nats.aio.client import Client
 from netns import Hosts
 
@@ -505,7 +505,13 @@ async def run_faults(
         await auditor.client.sign_in(f"fault-auditor-{seed}-{time.monotonic_ns()}", "auditor")
         run.token = auditor.client.token
         await auditor.client.close()
-        standings = await standings_match(cluster.gateways[0], run)
+        mismatches = await standings_mismatches(cluster.gateways[0], run)
+        standings = len(run.records) - len(mismatches)
+        for mismatch in mismatches:
+            say(f"standings differ from the replay: {mismatch}")
+            with contextlib.suppress(Exception):  # a diagnosis never fails the run
+                for line in await results_of(cluster.nc.jetstream(timeout=10.0), mismatch["table_id"]):
+                    say(line)
         paid_finished = sum(1 for t in games.paid_tables if t in run.records)
         wallet = await wallet_check(games.scoring, sum(games.grants), paid_finished)
         resumes = [r for f in done for r in f.resume.values()]
@@ -539,6 +545,7 @@ async def run_faults(
             "games_finished": verdict.games_finished,
             "games_ok": verdict.games_ok,
             "standings_equal_replay": standings,
+            "standings_mismatches": mismatches,
             "paid_games": len(games.paid_tables),
             "paid_games_finished": paid_finished,
             **wallet,
