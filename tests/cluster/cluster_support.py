@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -476,6 +477,35 @@ async def results_of(js: Any, table_id: str) -> list[str]:
         msg_id = (msg.headers or {}).get("Nats-Msg-Id", "")
         out.append(f"  stream {msg.seq} id {msg_id} sequence {event.sequence} {body} totals {totals}")
         seq = msg.seq + 1
+
+
+async def journal_of(cluster: NatsCluster, table_id: str) -> list[str]:
+    """Scoring's journal entries of a table, one line each (journal sequence, entry id, event
+    kind, totals, disputed): read as scoring, the journal's only reader."""
+    conn = await cluster._connect("scoring")
+    out: list[str] = []
+    try:
+        js = conn.jetstream(timeout=10.0)
+        seq = 1
+        while True:
+            try:
+                msg = await js.get_msg(
+                    names.SCORING_JOURNAL_STREAM, seq=seq, subject=subjects.scoring_journal(), next=True
+                )
+            except nats.js.errors.NotFoundError:
+                return out
+            seq = msg.seq + 1
+            entry = json.loads(msg.data or b"{}")
+            if entry.get("table_id") != table_id:
+                continue
+            event = entry.get("event") or {}
+            out.append(
+                f"  journal {msg.seq} {entry.get('id')} {event.get('type')} totals {event.get('totals')}"
+                f" disputed {entry.get('disputed', '')!r}"
+            )
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(conn.close(), 5)
 
 
 async def diagnose(cluster: NatsCluster, run: Run, table_id: str) -> list[str]:

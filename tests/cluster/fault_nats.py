@@ -41,7 +41,16 @@ from typing import Any
 
 import grpc
 import nats
-from cluster_support import NatsCluster, Run, WatchedBot, check_games, diagnose, results_of, standings_mismatches
+from cluster_support import (
+    NatsCluster,
+    Run,
+    WatchedBot,
+    check_games,
+    diagnose,
+    journal_of,
+    results_of,
+    standings_mismatches,
+)
 from nats.aio.client import Client
 from netns import Hosts
 
@@ -509,9 +518,11 @@ async def run_faults(
         standings = len(run.records) - len(mismatches)
         for mismatch in mismatches:
             say(f"standings differ from the replay: {mismatch}")
-            with contextlib.suppress(Exception):  # a diagnosis never fails the run
-                for line in await results_of(cluster.nc.jetstream(timeout=10.0), mismatch["table_id"]):
-                    say(line)
+            try:  # a diagnosis never fails the run
+                say("\n".join(await results_of(cluster.nc.jetstream(timeout=10.0), mismatch["table_id"])))
+                say("\n".join(await journal_of(cluster, mismatch["table_id"])))
+            except Exception as exc:  # noqa: BLE001
+                say(f"  not read: {exc!r}")
         paid_finished = sum(1 for t in games.paid_tables if t in run.records)
         wallet = await wallet_check(games.scoring, sum(games.grants), paid_finished)
         resumes = [r for f in done for r in f.resume.values()]
