@@ -178,9 +178,18 @@ class ScoringService:
             await self._catch_up()
 
     async def _catch_up(self) -> None:
+        """Apply the journal's entries after the projection's, up to the first one missing from
+        the read: the journal's sequences have no holes (one subject, kept forever), and the
+        read has no acks, so an entry lost on its way is not delivered again on it; applying
+        the entries after it would leave the projection without it for good (its next commit
+        conflicts and reads from it again)."""
         for sequence, payload in await self.journal.read_from(self.state.sequence + 1):
-            if sequence > self.state.sequence:
-                self.state.apply(sequence, decode_entry(payload))
+            if sequence <= self.state.sequence:
+                continue
+            if sequence != self.state.sequence + 1:
+                log.warning("journal entry missing from a read, read again", expected=self.state.sequence + 1)
+                return
+            self.state.apply(sequence, decode_entry(payload))
 
     async def _commit(self, decide: Callable[[ScoringState], dict[str, Any] | None]) -> dict[str, Any] | None:
         """Decide, append, apply (module docstring); returns the entry applied, or None."""
