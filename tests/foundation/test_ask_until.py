@@ -10,7 +10,7 @@ import nats.errors
 import nats.js.errors
 import pytest
 
-from trix.natsio.publish import ask_until
+from trix.natsio.publish import ask_until, in_process
 
 
 def _api_error(code: int) -> nats.js.errors.APIError:
@@ -73,3 +73,12 @@ async def test_attempts_shrink_to_the_time_left_and_the_last_error_comes_by_the_
     assert waits[0] == 0.6
     assert all(0.1 <= w < 0.6 for w in waits[1:]) and len(waits) >= 2
     assert 0.9 <= took <= 1.5  # the attempts end by the deadline, not an attempt past it
+
+
+def test_a_kv_key_not_found_is_not_taken_for_an_attempt_in_process() -> None:
+    """nats-py builds `KeyNotFoundError` (an APIError) without an `err_code`: asking whether it
+    means "in process" answers no instead of raising AttributeError (a sign-in during a KV
+    fault once failed INTERNAL on it)."""
+    assert not in_process(nats.js.errors.KeyNotFoundError())
+    assert in_process(_api_error(10164))
+    assert not in_process(_api_error(10071))

@@ -57,7 +57,9 @@ RETRYABLE_OR_REFUSED: tuple[type[BaseException], ...] = (*RETRYABLE, nats.js.err
 
 def in_process(exc: BaseException) -> bool:
     """A JetStream refusal that only means another attempt is still in process (`IN_PROCESS`)."""
-    return isinstance(exc, nats.js.errors.APIError) and exc.err_code in IN_PROCESS
+    # Not every APIError has an err_code: nats-py's KeyNotFoundError (a KV read's "no such key",
+    # an APIError) is built without one.
+    return isinstance(exc, nats.js.errors.APIError) and getattr(exc, "err_code", None) in IN_PROCESS
 
 
 _T = TypeVar("_T")
