@@ -62,11 +62,11 @@ describe("a competition as a row of the Competitions tab", () => {
     expect(row.prize).toEqual({ kind: "pool", shares: [50, 30, 20], houseFee: 10, pool: 200, coins: [90, 54, 36] });
     expect(competitionRow(c, "me", NOW + 31_000).canRegister).toBe(false); // registration closed
   });
-  it("lets an entrant leave with half the fee back before the start, nothing after", () => {
+  it("lets an entrant leave with half the fee back before the start, and not after it", () => {
     const open = competitionRow(competition(CompetitionState.REGISTRATION, [["me", EntrantState.ACCEPTED]], { fee: 75n }), "me", NOW);
     expect([open.mine, open.canRegister, open.canLeave, open.refund]).toEqual(["accepted", false, true, 37]);
     const running = competitionRow(competition(CompetitionState.RUNNING, [["me", EntrantState.ACCEPTED]], { fee: 75n }), "me", NOW);
-    expect([running.canLeave, running.refund]).toEqual([true, 0]);
+    expect([running.canLeave, running.refund]).toEqual([false, 0]); // after the start: leave the table instead
     expect([leaveRefund(100, "closed"), leaveRefund(100, "running"), leaveRefund(0, "registration")]).toEqual([50, 0, 0]);
   });
   it("shows a fixed prize as declared, and sorts the tab into open, running and finished", () => {

@@ -2,6 +2,7 @@
 // card and contract names as players say them; Arabic when the browser prefers it.
 import { describe, expect, it } from "vitest";
 import { ar, en, preferredLang, translate } from "../src/ui/i18n";
+import { ar as arC, en as enC } from "../src/ui/i18n_competitions";
 
 const holes = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -9,6 +10,12 @@ describe("the interface's two languages", () => {
   it("have exactly the same keys, none empty", () => {
     expect(Object.keys(ar).sort()).toEqual(Object.keys(en).sort());
     for (const [k, v] of [...Object.entries(en), ...Object.entries(ar)]) expect(v.trim(), k).not.toBe("");
+  });
+  it("have the competitions' strings (loaded with their page) complete in both, with the same placeholders", () => {
+    expect(Object.keys(arC).sort()).toEqual(Object.keys(enC).sort());
+    for (const [k, v] of [...Object.entries(enC), ...Object.entries(arC)]) expect(v.trim(), k).not.toBe("");
+    for (const k of Object.keys(enC) as (keyof typeof enC)[]) expect(holes(arC[k]), k).toEqual(holes(enC[k]));
+    for (const v of Object.values(arC)) expect(v).not.toMatch(/روبوت/);
   });
   it("fill the same placeholders in every string", () => {
     for (const k of Object.keys(en) as (keyof typeof en)[]) expect(holes(ar[k]), k).toEqual(holes(en[k]));

@@ -108,7 +108,8 @@ export function competitionRow(c: Competition, me: string, nowMs: number): Compe
     closesAtMs,
     mine,
     canRegister: stage === "registration" && mine === null && entrants < capacity && (closesAtMs === 0 || nowMs < closesAtMs),
-    canLeave: (mine === "pending" || mine === "accepted") && stage !== "review" && stage !== "finished" && stage !== "cancelled",
+    // After the start a player leaves by leaving his table (ranked last there, out: §10).
+    canLeave: (mine === "pending" || mine === "accepted") && (stage === "registration" || stage === "closed"),
     refund: leaveRefund(fee, stage),
     organiser: c.organiserId === me,
   };

@@ -8,6 +8,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { SessionResponse } from "../gen/trix/v1/gateway_pb";
 import type { Event } from "../gen/trix/v1/events_pb";
 import type { QueueStatus, Ticket } from "../gen/trix/v1/matchmaking_pb";
+import type { CompetitionNotice } from "../gen/trix/v1/competitions_pb";
 import type { SeatView } from "../gen/trix/v1/table_pb";
 import { applyEvent, applySnapshot, emptyState, isGap } from "./state";
 import type { GameState } from "./state";
@@ -26,6 +27,8 @@ export type FollowHooks = {
   /** While a quick-match ticket searches: its queue's status (players found, bots' time). */
   queue?: (q: QueueStatus) => void;
   error?: (code: string, message: string) => void;
+  /** A competition the player entered: a round seated him, or it changed (issue 43). */
+  competition?: (n: CompetitionNotice) => void;
   /** A refusal not believed yet (see REFUSALS_BELIEVED): the follower tries again. */
   refused?: (code: string, message: string, times: number) => void;
   /** Called on each (re)connection attempt after the first: a "reconnecting" line. */
@@ -106,6 +109,7 @@ export class Follower {
       this.hooks.ticket?.(t);
     } else if (k.case === "queue") this.hooks.queue?.(k.value);
     else if (k.case === "error") this.hooks.error?.(k.value.code, k.value.message);
+    else if (k.case === "competition") this.hooks.competition?.(k.value);
     return this.state.finished;
   }
 

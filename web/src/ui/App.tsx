@@ -24,6 +24,8 @@ import { queueView } from "../client/queue";
 import type { QueueView } from "../client/queue";
 import type { Action } from "../gen/trix/v1/gateway_pb";
 import { useSocial } from "../social/glue";
+import type { CompetitionNotice } from "../gen/trix/v1/competitions_pb";
+import { CompetitionsRoute, useCompetitionFollow } from "./competitionsRoute";
 
 /** The page's strings in its language (`lang`, for numbers: ./fmt). */
 export type T = ((key: Key, vars?: Record<string, string | number>) => string) & { lang: Lang };
@@ -127,6 +129,7 @@ export function App() {
   };
 
   const [spectating, setSpectating] = useState(false);
+  const competitionNotice = useRef<(n: CompetitionNotice) => void>(() => {});
 
   const follow = (start: GameState, refresh: boolean, spectator = false, invitation = "") => {
     setSpectating(spectator);
@@ -151,6 +154,7 @@ export function App() {
           }
         },
         reconnecting: () => setReconnecting(true),
+        competition: (n) => competitionNotice.current(n),
         // Diagnostics (the browser tests keep the console): a refusal the follower retries.
         refused: (code, message, times) => console.warn(`trix: the table refused the seat (${code}: ${message}), ${times} time(s); retrying`),
       },
@@ -311,8 +315,12 @@ export function App() {
 
   // Chat, friends and invitation links (issue 44, ../social): loaded once signed in.
   const social = useSocial(gw, auth?.playerId ?? "", lang, (code) => void enter({ code }, DEFAULT_OPTIONS), (id, inv = "") => follow(emptyState(id, -1), false, true, inv), fail);
+  // A competition's next table opens by itself (./competitionsRoute) when no game of ours is on.
+  const comps = useCompetitionFollow(gw, !!auth, !game || game.finished || spectating, (tableId, seat) => follow(emptyState(tableId, seat), true));
+  competitionNotice.current = comps.notice;
 
   const verify = hash.startsWith("#/verify");
+  const competitions = hash.startsWith("#/competitions");
   const replay = hash.startsWith("#/replay/") ? decodeURIComponent(hash.slice("#/replay/".length)) : "";
   const history = hash.startsWith("#/history") || !!replay;
   return (
@@ -320,8 +328,11 @@ export function App() {
       <header class="bar">
         <strong class="brand">{t("title")}</strong>
         <nav>
-          <a href="#/" aria-current={verify || history ? undefined : "page"}>
+          <a href="#/" aria-current={verify || history || competitions ? undefined : "page"}>
             {t("playNav")}
+          </a>
+          <a href="#/competitions" aria-current={competitions ? "page" : undefined}>
+            {t("competitionsNav")}
           </a>
           <a href="#/history" aria-current={history ? "page" : undefined}>
             {t("historyNav")}
@@ -417,6 +428,17 @@ export function App() {
               {privateCode && social.friends(privateCode)}
             </QuickMatch>
           )
+        ) : competitions ? (
+          <CompetitionsRoute
+            t={t}
+            gw={gw}
+            me={auth.playerId}
+            hash={hash}
+            changed={comps.changed}
+            follow={comps.follow}
+            play={(id, seat) => follow(emptyState(id, seat), true)}
+            watch={(id) => follow(emptyState(id, -1), false, true)}
+          />
         ) : (
           <>
             <Lobby t={t} name={auth.name} busy={busy} start={quickMatch} host={(v, o) => void enter({ host: v }, o)} join={(code) => void enter({ code }, DEFAULT_OPTIONS)} watch={(id, invitation) => follow(emptyState(id, -1), false, true, invitation)} />
