@@ -17,8 +17,8 @@ import type { C } from "./competitionText";
 import type { CKey } from "./i18n_competitions";
 import { CompetitionCheck } from "./CompetitionCheck";
 
-/** How often the page reads the competition again while shown (the notices come sooner). */
-const VIEW_REFRESH_MS = 2000;
+/** How often the page reads the competition again while shown (a `changed` notice: at once). */
+const VIEW_REFRESH_MS = 5000;
 
 type Props = { t: T; gw: Gateway; me: string; id: string; changed: number; play: (tableId: string, seat: number) => void; watch: (tableId: string) => void };
 

@@ -1,9 +1,10 @@
 // The competitions in the app shell (issue 43), the part on the first load: the route to the
 // Competitions tab and a competition's page (their code and strings fetched when first opened),
 // and the follower of the player's competition that opens his next table by itself: on a
-// `seated` notice (SessionResponse.competition, on the stream of the table he plays), and, while
-// he plays no table, from the gateway's ViewCompetition every few seconds (the notices are best
-// effort, and a browser has no stream of its own between tables). Nothing here runs on a move.
+// `seated` notice of the gateway's WatchCompetitions stream (open while he follows one, resumed
+// after every break), and, while he plays no table, from ViewCompetition every few seconds (the
+// notices are best effort: one sent while the stream was down is not sent again). A `changed`
+// notice makes the competition's page read it again. Nothing here runs on a move.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { CompetitionNotice } from "../gen/trix/v1/competitions_pb";
 import { CompetitionState } from "../gen/trix/v1/competitions_pb";
@@ -14,6 +15,8 @@ type Module = typeof import("./Competitions");
 
 /** How often a player between tables asks whether a round has seated him. */
 export const SEAT_POLL_MS = 2000;
+/** The notices' stream is opened again this long after it ended (an edge ends a quiet stream). */
+const WATCH_RETRY_MS = 1000;
 const STORE_KEY = "trix.competition";
 
 const stored = (): string => {
@@ -63,6 +66,35 @@ export function useCompetitionFollow(gw: Gateway, signedIn: boolean, idle: boole
       clearInterval(timer);
     };
   }, [signedIn, idle, id]);
+  const notice = (n: CompetitionNotice) => {
+    if (n.kind.case === "seated") {
+      if (n.kind.value.competitionId !== id) {
+        store(n.kind.value.competitionId);
+        setId(n.kind.value.competitionId);
+      }
+      openOnce(n.kind.value.tableId, n.kind.value.seat);
+    } else if (n.kind.case === "changed") setChanged((x) => x + 1);
+  };
+  const noticeRef = useRef(notice);
+  noticeRef.current = notice;
+  useEffect(() => {
+    if (!signedIn || !id) return;
+    const stop = new AbortController();
+    void (async () => {
+      while (!stop.signal.aborted) {
+        try {
+          for await (const r of gw.watchCompetitions({}, { signal: stop.signal })) if (r.notice) noticeRef.current(r.notice);
+        } catch {
+          /* ended or refused: opened again below; ViewCompetition covers what was missed */
+        }
+        if (!stop.signal.aborted) {
+          setChanged((x) => x + 1);
+          await new Promise((r) => setTimeout(r, WATCH_RETRY_MS));
+        }
+      }
+    })();
+    return () => stop.abort();
+  }, [signedIn, id]);
   return {
     id,
     changed,
@@ -70,15 +102,7 @@ export function useCompetitionFollow(gw: Gateway, signedIn: boolean, idle: boole
       store(competitionId);
       setId(competitionId);
     },
-    notice: (n: CompetitionNotice) => {
-      if (n.kind.case === "seated") {
-        if (n.kind.value.competitionId !== id) {
-          store(n.kind.value.competitionId);
-          setId(n.kind.value.competitionId);
-        }
-        openOnce(n.kind.value.tableId, n.kind.value.seat);
-      } else if (n.kind.case === "changed") setChanged((x) => x + 1);
-    },
+    notice,
   };
 }
 
