@@ -33,6 +33,8 @@ STREAM_IDLE_S = 4.0
 TOKEN_TTL_S = 12
 """Public tokens live 12 s here (900 s in production): every browser test runs on tokens that
 expire many times over, so each also proves the app refreshes its token by itself (ADR 0018)."""
+COMPETITION_REVIEW_S = 15
+"""A competition's review period after its final (10 minutes in production, issue 43)."""
 
 
 @dataclass
@@ -42,6 +44,8 @@ class WebPlatform:
     state_dir: Path
     ca_file: str | None = None
     """The CA the edge's certificate is verified with (TRIX_WEB_TLS=1); None: plain HTTP."""
+    gateway: str = ""
+    """The gateway's gRPC address (host:port), for a test's players that are not browsers."""
 
 
 @pytest.fixture(scope="session")
@@ -53,11 +57,12 @@ def web_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebPlatfo
         "TRIX_GATEWAY_RATE_BURST": "400",
         "TRIX_MATCHMAKING_BOT_FILL_S": "0",
         "TRIX_GATEWAY_TOKEN_TTL_S": str(TOKEN_TTL_S),
+        "TRIX_COMPETITIONS_REVIEW_S": str(COMPETITION_REVIEW_S),
     }
     embedded = EmbeddedPlatform(state, fresh=True, env=env, edge=True, edge_stream_idle_s=STREAM_IDLE_S, tls=TLS)
     try:
         embedded.start()
-        yield WebPlatform(embedded.edge_url + "/", state, embedded.ca_file)
+        yield WebPlatform(embedded.edge_url + "/", state, embedded.ca_file, embedded.gateway_target)
     finally:
         embedded.stop()
 

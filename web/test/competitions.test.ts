@@ -18,6 +18,7 @@ import {
   competitionRow,
   knockoutTables,
   leaveRefund,
+  myLatestTable,
   myNextTable,
   myStatus,
   payoutsView,
@@ -116,6 +117,9 @@ describe("the player's status and next table", () => {
     const tables = [table(1, 2, ["a", "me", "b", "c"], [2, 1, 3, 4]), table(2, 0, ["me", "x", "y", "z"])];
     expect(myNextTable(tables, "me")).toEqual({ tableId: "c1-r2-t0", seat: 0, round: 2 });
     expect(myNextTable(tables.slice(0, 1), "me")).toBeNull();
+    // Ended or not, his latest table: the result he has not seen when a round went by unwatched.
+    expect(myLatestTable(tables.slice(0, 1), "me")).toEqual({ tableId: "c1-r1-t2", seat: 1, round: 1 });
+    expect(myLatestTable(tables, "nobody")).toBeNull();
     expect(myStatus(competition(CompetitionState.RUNNING, entrants), tables, [], "me")).toEqual({ kind: "playing", tableId: "c1-r2-t0", round: 2 });
   });
   it("says through after a won table, out after a lost one, and the place once the final ranking is known", () => {

@@ -82,13 +82,14 @@ export type CompetitionRow = {
   organiser: boolean;
 };
 
-const IN = new Set([EntrantState.PENDING, EntrantState.ACCEPTED]);
+/** Entrants still counted once it has started: those knocked out too (they played). */
+const ENTERED = new Set([EntrantState.PENDING, EntrantState.ACCEPTED, EntrantState.OUT]);
 
 export function competitionRow(c: Competition, me: string, nowMs: number): CompetitionRow {
   const o = c.options;
   const stage = stageOf(c.state);
   const fee = Number(o?.entryFee ?? 0n);
-  const entrants = c.entrants.filter((e) => IN.has(e.state)).length;
+  const entrants = c.entrants.filter((e) => ENTERED.has(e.state)).length;
   const own = c.entrants.find((e) => e.playerId === me);
   const mine =
     own?.state === EntrantState.PENDING ? "pending" : own?.state === EntrantState.ACCEPTED ? "accepted" : own?.state === EntrantState.OUT ? "out" : null;
@@ -189,6 +190,17 @@ export function myNextTable(tables: readonly CompetitionTable[], me: string): { 
   for (const t of tables) {
     const seat = t.players.indexOf(me);
     if (seat >= 0 && !t.ended && (!best || t.round > best.round)) best = { tableId: t.tableId, seat, round: t.round };
+  }
+  return best;
+}
+
+/** The player's latest table, ended or not (the one whose result he has not seen yet, when a
+ * round was played while he was not looking). */
+export function myLatestTable(tables: readonly CompetitionTable[], me: string): { tableId: string; seat: number; round: number } | null {
+  let best: { tableId: string; seat: number; round: number } | null = null;
+  for (const t of tables) {
+    const seat = t.players.indexOf(me);
+    if (seat >= 0 && (!best || t.round > best.round)) best = { tableId: t.tableId, seat, round: t.round };
   }
   return best;
 }

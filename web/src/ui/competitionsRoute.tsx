@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { CompetitionNotice } from "../gen/trix/v1/competitions_pb";
 import { CompetitionState } from "../gen/trix/v1/competitions_pb";
 import type { Gateway } from "../client/api";
+import { myLatestTable } from "../client/competitions";
 import type { T } from "./App";
 
 type Module = typeof import("./Competitions");
@@ -16,7 +17,7 @@ type Module = typeof import("./Competitions");
 /** How often a player between tables asks whether a round has seated him. */
 export const SEAT_POLL_MS = 2000;
 /** The notices' stream is opened again this long after it ended (an edge ends a quiet stream). */
-const WATCH_RETRY_MS = 1000;
+const WATCH_RETRY_MS = 250;
 const STORE_KEY = "trix.competition";
 
 const stored = (): string => {
@@ -40,6 +41,12 @@ export function useCompetitionFollow(gw: Gateway, signedIn: boolean, idle: boole
   const [id, setId] = useState(stored);
   const [changed, setChanged] = useState(0);
   const opened = useRef(new Set<string>());
+  /** The latest round drawn when following began: a table of a later round is shown even if it
+   * ended before it could be opened. */
+  const baseline = useRef<number | null>(null);
+  useEffect(() => {
+    baseline.current = null;
+  }, [id]);
   const openOnce = (tableId: string, seat: number) => {
     if (!tableId || seat < 0 || opened.current.has(tableId)) return;
     opened.current.add(tableId);
@@ -54,7 +61,15 @@ export function useCompetitionFollow(gw: Gateway, signedIn: boolean, idle: boole
         if (stopped) return;
         const state = r.competition?.state ?? CompetitionState.UNSPECIFIED;
         if (!r.me || state === CompetitionState.FINISHED || state === CompetitionState.CANCELLED) return; // nothing more to open
+        const tables = r.bracket?.tables ?? r.standings?.tables ?? [];
+        if (baseline.current === null) baseline.current = Math.max(0, ...tables.map((t) => t.round));
         if (r.seat) openOnce(r.seat.tableId, r.seat.seat);
+        else {
+          // A round played while nothing was open here (tables of bots end in a moment, and a
+          // notice may come while the stream is being opened again): its result is shown.
+          const latest = myLatestTable(tables, r.me.playerId);
+          if (latest && latest.round > baseline.current) openOnce(latest.tableId, latest.seat);
+        }
       } catch {
         /* the next poll tries again */
       }

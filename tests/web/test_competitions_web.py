@@ -1,0 +1,168 @@
+"""Competitions in a real browser (issue 43): a player finds a listed knockout in the
+Competitions tab (fee, prize, entrants of the capacity, the refund rule), registers, and at the
+start his table opens by itself, then his final if his team went on (every seat is played by the
+bots: the service's seats start so, docs/adr/0026; the other entrants are the test's); the
+bracket updates by itself as the tables end, any table can be watched; after the final the
+competition file is checked in the browser (every table's record by the Verify page's checks,
+the digest) and, once the review period is over, the payouts and his final place are shown. In
+English on a desktop for the player, in Arabic on a phone for a spectator following the same
+bracket; axe-core on the tab and the page in both. Chromium against the platform as `trix up`
+runs it (tests/web/conftest.py)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from playwright.sync_api import Page
+from test_browser import DESKTOP, PHONE, Pages, _axe_serious, _sign_in, _until, browser, pages
+
+from conftest import COMPETITION_REVIEW_S, WebPlatform
+from trix.v1 import common_pb2, competitions_pb2, gateway_pb2, gateway_pb2_grpc
+
+__all__ = ["browser", "pages"]  # the fixtures this module uses, shared with test_browser
+
+pytestmark = pytest.mark.timeout(600)
+
+START_S = 20.0
+"""The competition starts this long after it is created: the browser player registers before."""
+ENTRANTS = 5
+"""The test's own entrants besides the browser player: 6 of 8 seats, the 75 % a start needs."""
+ROUND_S = 120.0
+"""The competition's tables are played by the bots: well within this, generous for CI."""
+
+
+class Guest:
+    """A player of the test's that is not a browser: a guest account at the gateway's gRPC port."""
+
+    def __init__(self, platform: WebPlatform, name: str) -> None:
+        if platform.ca_file:
+            creds = grpc.ssl_channel_credentials(Path(platform.ca_file).read_bytes())
+            self.channel = grpc.secure_channel(platform.gateway, creds)
+        else:
+            self.channel = grpc.insecure_channel(platform.gateway)
+        self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+        signed = self.stub.SignIn(
+            gateway_pb2.SignInRequest(device_secret=secrets.token_hex(24), display_name=name), timeout=30
+        )
+        self.metadata = (("authorization", f"Bearer {signed.token}"),)
+
+    def call(self, method: str, request: Any) -> Any:
+        return getattr(self.stub, method)(request, metadata=self.metadata, timeout=30)
+
+
+def _organise(organiser: Guest) -> str:
+    """A listed, free knockout of COMPLEX partnership (8 deals a game), 2 rounds for 8 players
+    (two tables of two teams, then the final), fast timers, bots filling the empty seats."""
+    starts = int((time.time() + START_S) * 1000)
+    options = competitions_pb2.CompetitionOptions(
+        variant=common_pb2.VARIANT_COMPLEX_PARTNERSHIP,
+        format=competitions_pb2.COMPETITION_FORMAT_KNOCKOUT,
+        rounds=2,
+        capacity=8,
+        starts_at_ms=starts,
+        registration_closes_at_ms=starts,
+        entry_fee=0,
+        speed=competitions_pb2.COMPETITION_SPEED_FAST,
+        admission=competitions_pb2.ADMISSION_AUTO,
+        seating=competitions_pb2.SEATING_ORDER_RANDOM,
+        bot_fill=True,
+        visibility=competitions_pb2.VISIBILITY_LISTED,
+    )
+    made = organiser.call(
+        "OrganiseCompetition", gateway_pb2.OrganiseCompetitionRequest(options=options, request_id=secrets.token_hex(8))
+    )
+    return str(made.competition.competition_id)
+
+
+def _stage(page: Page) -> str:
+    return page.get_attribute("[data-competition-page]", "data-stage") or ""
+
+
+def test_a_player_registers_plays_follows_the_bracket_and_checks_the_result_in_both_languages(
+    web_platform: WebPlatform, pages: Pages, tmp_path: Path
+) -> None:
+    cid = _organise(Guest(web_platform, "Organiser"))
+    for i in range(ENTRANTS):
+        Guest(web_platform, f"Entrant {i + 1}").call(
+            "EnterCompetition", gateway_pb2.EnterCompetitionRequest(competition_id=cid)
+        )
+
+    # The tab lists it, open, with its entrants of the capacity and the refund rule; he registers.
+    player = pages.open("player", locale="en-US", viewport=DESKTOP, bypass_csp=True)
+    _sign_in(player, web_platform.url, "Reem")
+    player.click("nav a[href='#/competitions']")
+    row = player.locator(f"[data-competition='{cid}']")
+    row.wait_for()
+    assert row.get_attribute("data-stage") == "registration"
+    assert "5 of 8" in row.locator("[data-entrants]").inner_text()
+    assert "Free" in row.inner_text() and "Knockout" in row.inner_text()
+    assert "half the entry fee back" in player.inner_text("[data-refund-rule]")
+    assert _axe_serious(player) == []  # the Competitions tab
+    player.screenshot(path=str(tmp_path / "competitions-en-desktop.png"), full_page=True)
+    row.locator("[data-action=register]").click()
+    player.wait_for_selector(f"[data-competition-page='{cid}'] [data-status=registered]")
+    assert "6 of 8" in player.inner_text("[data-entrants]")
+
+    # A spectator on an Arabic phone follows the same competition.
+    watcher = pages.open("watcher", locale="ar-SA", viewport=PHONE, bypass_csp=True)
+    _sign_in(watcher, web_platform.url, "مشاهد")
+    watcher.click("nav a[href='#/competitions']")
+    watcher.locator(f"[data-competition='{cid}'] [data-open]").click()
+    watcher.wait_for_selector(f"[data-competition-page='{cid}'] [data-bracket]")
+    assert "لست في هذه المسابقة" in watcher.inner_text("[data-status]")
+    assert watcher.locator("[data-round]").count() == 2 and watcher.locator("[data-empty]").count() == 3
+    assert _axe_serious(watcher) == []  # the competition's page, right to left
+
+    # The start: his table opens by itself (here its every seat is played by the bots, the
+    # service's seats start so: docs/adr/0026) and then, if his team went on, the final; he sees
+    # the last one's result.
+    _until(lambda: pages.calls["player"]["GetView"] >= 1, START_S + ROUND_S)  # opened by the app itself
+
+    # The spectator's bracket updated by itself: both first-round tables ended, a team of two
+    # went on from each, the final drawn and played; any table can be watched.
+    _until(lambda: watcher.locator("[data-round='2'] [data-comp-table][data-ended='1']").count() == 1, ROUND_S)
+    assert watcher.locator("[data-empty]").count() == 0
+    assert watcher.locator("[data-round='1'] [data-comp-table][data-ended='1']").count() == 2
+    assert watcher.locator("[data-round='1'] [data-on='1']").count() == 4
+    assert "تأهل" in watcher.inner_text("[data-round='1']")
+    watcher.screenshot(path=str(tmp_path / "bracket-ar-phone.png"), full_page=True)
+    watcher.locator("[data-round='2'] [data-watch]").click()
+    watcher.wait_for_selector("[data-finished]")
+    watcher.get_by_role("button", name="لعبة جديدة").click()
+    watcher.wait_for_selector(f"[data-competition-page='{cid}'] [data-bracket]")
+
+    # Back on the competition's page: his final place, the review period, and the result checked
+    # in the browser table by table (the Verify page's checks on each record) with the digest.
+    if player.locator("[data-finished]").count():  # his last table's result, if it was still on
+        player.get_by_role("button", name="New game").click()
+    player.wait_for_selector(f"[data-competition-page='{cid}'] [data-status=placed]")
+    place = int(player.inner_text("[data-status] bdi").strip())
+    ranking = player.locator("[data-ranking] li").all_inner_texts()
+    assert len(ranking) == 4 and "Reem" in ranking[place - 1], (place, ranking)
+    assert _stage(player) in ("review", "finished")
+    if _stage(player) == "review":
+        assert player.locator("#complaint-text").count() == 1  # complaints during the review only
+        assert player.get_attribute("[data-payouts]", "data-payouts") == "later"
+    player.click("[data-action=check-competition]")
+    player.wait_for_selector("[data-comp-verdict]", timeout=120_000)
+    assert player.get_attribute("[data-comp-verdict]", "data-comp-verdict") == "match"
+    assert player.locator("[data-comp-check=table][data-status=ok]").count() == 3
+    assert player.locator("[data-comp-check][data-status=bad]").count() == 0
+    assert _axe_serious(player) == []  # the result and its check
+
+    # After the review period: the payouts, conserved; in Arabic too.
+    _until(lambda: _stage(player) == "finished", COMPETITION_REVIEW_S + 60)
+    player.wait_for_selector("[data-payouts=paid]")
+    assert player.get_attribute("[data-conserved]", "data-conserved") == "1"
+    assert player.locator("#complaint-text").count() == 0
+    player.screenshot(path=str(tmp_path / "result-en-desktop.png"), full_page=True)
+    _until(lambda: _stage(watcher) == "finished", 30)
+    watcher.wait_for_selector("[data-payouts=paid]")
+    assert "المدفوعات" in watcher.inner_text("[data-payouts]")
+    assert _axe_serious(watcher) == []
+    watcher.screenshot(path=str(tmp_path / "result-ar-phone.png"), full_page=True)
