@@ -20,7 +20,7 @@ from typing import Any
 
 from trix.competitions.digest import build_document
 from trix.competitions.model import Entrant, Outcome
-from trix.competitions.options import CompetitionOptions, PoolPrize
+from trix.competitions.options import options_from_dict
 from trix.competitions.run import CompetitionRun
 from trix.competitions.seating import start
 from trix.selfplay import play_record
@@ -33,15 +33,18 @@ COMPETITION = "webc1"
 
 def document() -> dict[str, Any]:
     """The competition file: 15 paid, one left before the start (half back), bots fill two seats."""
-    opts = CompetitionOptions(
-        variant="COMPLEX",
-        format="knockout",
-        rounds=2,
-        capacity=16,
-        starts_at_ms=NOW_MS + 3_600_000,
-        registration_closes_at_ms=NOW_MS + 3_000_000,
-        entry_fee=100,
-        prize=PoolPrize((60, 40)),
+    # As the file states them (`options_from_dict` reads a competition file's options).
+    opts = options_from_dict(
+        {
+            "variant": "COMPLEX",
+            "format": "knockout",
+            "rounds": 2,
+            "capacity": 16,
+            "starts_at_ms": NOW_MS + 3_600_000,
+            "registration_closes_at_ms": NOW_MS + 3_000_000,
+            "entry_fee": 100,
+            "prize": {"pool": [60, 40]},
+        }
     )
     entrants = [Entrant(f"p{i:02d}", rating=1500.0 + (i * 37) % 400) for i in range(15)]
     left = ["p14"]

@@ -16,6 +16,7 @@ import { VARIANT_KEYS } from "./i18n";
 import type { Key } from "./i18n";
 import type { CKey } from "./i18n_competitions";
 import { formatNumber } from "./fmt";
+import { VariantOptions } from "./Lobby";
 import { cStrings, Facts } from "./competitionText";
 import type { C } from "./competitionText";
 import "./competitions.css";
@@ -134,7 +135,6 @@ export function CompetitionsTab({ t, gw, me, opened }: TabProps) {
 
 const START_CHOICES_MIN = [1, 2, 5, 10, 30, 60, 1440];
 const POOLS = [[100], [60, 40], [50, 30, 20]];
-const VARIANTS = [Variant.TRIX, Variant.TRIX_PARTNERSHIP, Variant.COMPLEX, Variant.COMPLEX_PARTNERSHIP];
 const PARTNERSHIP = new Set([Variant.TRIX_PARTNERSHIP, Variant.COMPLEX_PARTNERSHIP]);
 
 function randomId(): string {
@@ -203,11 +203,7 @@ function CreateForm({ c, gw, created, fail }: { c: C; gw: Gateway; created: (id:
         <label>
           {t("variant")}{" "}
           <select name="variant" value={String(f.variant)} onChange={(e) => set({ variant: Number(e.currentTarget.value) as Variant })}>
-            {VARIANTS.map((v) => (
-              <option key={v} value={String(v)}>
-                {t(VARIANT_KEYS[v] as Key)}
-              </option>
-            ))}
+            <VariantOptions t={t} />
           </select>
         </label>
         <label>

@@ -156,6 +156,19 @@ export function GameLines({ t, gw, pageSize }: { t: T; gw: Gateway; pageSize: nu
   );
 }
 
+/** The four variants as a select's options, by name. */
+export function VariantOptions({ t }: { t: T }) {
+  return (
+    <>
+      {VARIANTS.map((v) => (
+        <option key={v} value={String(v)}>
+          {t(VARIANT_KEYS[v] as Key)}
+        </option>
+      ))}
+    </>
+  );
+}
+
 /** A variant's leaderboard: names (never ids), and why games with computer players are not on it. */
 export function Leaderboard({ t, gw, me, names }: { t: T; gw: Gateway; me: string; names: Record<string, string> }) {
   const [variant, setVariant] = useState<Variant>(Variant.TRIX);
@@ -176,11 +189,7 @@ export function Leaderboard({ t, gw, me, names }: { t: T; gw: Gateway; me: strin
       <label>
         {t("variant")}{" "}
         <select value={String(variant)} onChange={(e) => setVariant(Number(e.currentTarget.value) as Variant)}>
-          {VARIANTS.map((v) => (
-            <option key={v} value={String(v)}>
-              {t(VARIANT_KEYS[v] as Key)}
-            </option>
-          ))}
+          <VariantOptions t={t} />
         </select>
       </label>
       <table class="scores board">
