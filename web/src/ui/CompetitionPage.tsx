@@ -122,8 +122,8 @@ function Player({ c, p, name, me }: { c: C; p: string; name: string | undefined;
   const bot = p.startsWith("bot-");
   return (
     <span class={p === me ? "player me" : "player"} data-player={p}>
-      <Name>{name || (bot ? c.s("bot") : p)}</Name>
-      {bot && <span class="tag">{c.s("bot")}</span>}
+      {bot && !name ? <span class="tag">{c.s("bot")}</span> : <Name>{name || p}</Name>}
+      {bot && name && <span class="tag">{c.s("bot")}</span>}
       {p === me && <span class="tag">{c.s("you")}</span>}
     </span>
   );
