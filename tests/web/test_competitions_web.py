@@ -111,6 +111,22 @@ def test_a_player_registers_plays_follows_the_bracket_and_checks_the_result_in_b
     assert "half the entry fee back" in player.inner_text("[data-refund-rule]")
     assert _axe_serious(player) == []  # the Competitions tab
     player.screenshot(path=str(tmp_path / "competitions-en-desktop.png"), full_page=True)
+    # He organises one of his own for tomorrow (its page opens), enters it and leaves it again.
+    player.click("details.create-competition summary")
+    player.select_option("select[name=start]", "1440")
+    player.click("[data-action=create-competition]")
+    player.wait_for_selector("[data-competition-page][data-stage=registration]")
+    own = player.get_attribute("[data-competition-page]", "data-competition-page")
+    assert own and own != cid
+    player.click("a[href='#/competitions']")
+    mine = player.locator(f"[data-competition='{own}']")
+    mine.locator("[data-action=register]").click()
+    player.wait_for_selector(f"[data-competition-page='{own}'] [data-status=registered]")
+    player.click("a[href='#/competitions']")
+    mine.locator("[data-action=leave]").click()
+    player.wait_for_selector("[role=status]:has-text('You left')")
+    assert mine.locator("[data-action=register]").count() == 1
+
     row.locator("[data-action=register]").click()
     player.wait_for_selector(f"[data-competition-page='{cid}'] [data-status=registered]")
     assert "6 of 8" in player.inner_text("[data-entrants]")
@@ -162,14 +178,16 @@ def test_a_player_registers_plays_follows_the_bracket_and_checks_the_result_in_b
     assert player.locator("[data-comp-check][data-status=bad]").count() == 0
     assert _axe_serious(player) == []  # the result and its check
 
-    # After the review period: the payouts, conserved; in Arabic too.
+    # After the review period: the payouts settled (a free competition without a prize settles
+    # nothing, and says so), no complaint any more; in Arabic too.
     _until(lambda: _stage(player) == "finished", COMPETITION_REVIEW_S + 60)
-    player.wait_for_selector("[data-payouts=paid]")
-    assert player.get_attribute("[data-conserved]", "data-conserved") == "1"
+    player.wait_for_selector("[data-payouts=none]")
+    assert "Nothing to pay" in player.inner_text("[data-payouts]")
     assert player.locator("#complaint-text").count() == 0
+    assert player.get_attribute("[data-status]", "data-status") == "placed"
     player.screenshot(path=str(tmp_path / "result-en-desktop.png"), full_page=True)
     _until(lambda: _stage(watcher) == "finished", 30)
-    watcher.wait_for_selector("[data-payouts=paid]")
-    assert "المدفوعات" in watcher.inner_text("[data-payouts]")
+    watcher.wait_for_selector("[data-payouts=none]")
+    assert "لا شيء يُدفع" in watcher.inner_text("[data-payouts]")
     assert _axe_serious(watcher) == []
     watcher.screenshot(path=str(tmp_path / "result-ar-phone.png"), full_page=True)

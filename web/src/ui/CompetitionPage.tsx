@@ -109,7 +109,7 @@ export function CompetitionPage({ t, gw, me, id, changed, play, watch }: Props) 
           </ol>
         </section>
       )}
-      {(row.stage === "review" || row.stage === "finished") && <Payouts c={c} view={view} me={me} who={who} />}
+      {(row.stage === "review" || row.stage === "finished") && <Payouts c={c} view={view} me={me} who={who} finished={row.stage === "finished"} />}
       {(row.stage === "review" || row.stage === "finished" || row.stage === "cancelled") && comp.digest && (
         <CompetitionCheck c={c} gw={gw} id={comp.competitionId} digest={comp.digest} commitment={comp.seatingCommitment} />
       )}
@@ -254,13 +254,14 @@ function Standings({ c, view, me, who, rounds, watch }: { c: C; view: ViewCompet
   );
 }
 
-function Payouts({ c, view, me, who }: { c: C; view: ViewCompetitionResponse; me: string; who: Who }) {
+function Payouts({ c, view, me, who, finished }: { c: C; view: ViewCompetitionResponse; me: string; who: Who; finished: boolean }) {
   const lang = c.t.lang;
+  // Settled after the review period; a free competition without a prize settles nothing.
   if (!view.payouts.length)
     return (
-      <section class="card-box payouts" aria-labelledby="payouts-h" data-payouts="later">
+      <section class="card-box payouts" aria-labelledby="payouts-h" data-payouts={finished ? "none" : "later"}>
         <h2 id="payouts-h">{c.s("payouts")}</h2>
-        <p class="note">{c.s("payoutsLater")}</p>
+        <p class="note">{c.s(finished ? "payoutsNone" : "payoutsLater")}</p>
       </section>
     );
   const p = payoutsView(view.payouts, me);

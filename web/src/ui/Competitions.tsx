@@ -33,14 +33,12 @@ export function CompetitionsTab({ t, gw, me, opened }: TabProps) {
   const [list, setList] = useState<Competition[] | null>(null);
   const [error, setError] = useState("");
   const [note, setNote] = useState("");
-  const fail = (e: unknown) => setError(t("error", { message: ConnectError.from(e).rawMessage }));
+  /** An action's refusal, shown until the next action (null: clear it). */
+  const fail = (e: unknown) => setError(e === null ? "" : t("error", { message: ConnectError.from(e).rawMessage }));
   const load = () =>
     gw
       .listCompetitions({ limit: 100 })
-      .then((r) => {
-        setError("");
-        setList(r.competitions);
-      })
+      .then((r) => setList(r.competitions))
       .catch(fail);
   useEffect(() => {
     void load();
@@ -52,6 +50,7 @@ export function CompetitionsTab({ t, gw, me, opened }: TabProps) {
   const s = sections(rows);
   const enter = async (r: CompetitionRow) => {
     setNote("");
+    setError("");
     try {
       await gw.enterCompetition({ competitionId: r.id });
       setNote(c.s("registered"));
@@ -63,6 +62,7 @@ export function CompetitionsTab({ t, gw, me, opened }: TabProps) {
   };
   const leave = async (r: CompetitionRow) => {
     setNote("");
+    setError("");
     try {
       const back = await gw.withdrawFromCompetition({ competitionId: r.id });
       setNote(c.s("leaveDone", { n: Number(back.refund) }));
@@ -147,7 +147,7 @@ function randomId(): string {
  * validates each and names the first bad one. */
 function CreateForm({ c, gw, created, fail }: { c: C; gw: Gateway; created: (id: string) => void; fail: (e: unknown) => void }) {
   const t = c.t;
-  const [f, setF] = useState({ variant: Variant.TRIX, points: false, rounds: 1, capacity: 16, startMin: 5, fee: 0, pool: 2, fixed: "", speed: CompetitionSpeed.NORMAL, approval: false, rating: false, botFill: true, chat: true, private: false });
+  const [f, setF] = useState({ variant: Variant.TRIX, points: false, rounds: 1, capacity: 16, startMin: 5, fee: 0, pool: -1, fixed: "", speed: CompetitionSpeed.NORMAL, approval: false, rating: false, botFill: true, chat: true, private: false });
   const [busy, setBusy] = useState(false);
   const set = (p: Partial<typeof f>) => setF({ ...f, ...p });
   // docs/adr/0026: a knockout of 1-4 rounds seats 4, 16, 64, 256 (partnership 4, 8, 16, 32).
@@ -155,6 +155,7 @@ function CreateForm({ c, gw, created, fail }: { c: C; gw: Gateway; created: (id:
   const capacity = f.points ? f.capacity : knockoutCap;
   const submit = async () => {
     setBusy(true);
+    fail(null);
     try {
       const startsAt = Date.now() + f.startMin * 60_000;
       const fixed = f.fixed
@@ -175,7 +176,8 @@ function CreateForm({ c, gw, created, fail }: { c: C; gw: Gateway; created: (id:
         botFill: f.botFill,
         chat: f.chat,
         visibility: f.private ? Visibility.PRIVATE : Visibility.LISTED,
-        prize: f.pool < POOLS.length ? { case: "pool", value: { sharesPercent: POOLS[f.pool] ?? [100] } } : { case: "fixed", value: { coins: fixed } },
+        // No prize (-1), shares of the pool, or fixed coins per place.
+        prize: f.pool < 0 ? { case: undefined } : f.pool < POOLS.length ? { case: "pool", value: { sharesPercent: POOLS[f.pool] ?? [100] } } : { case: "fixed", value: { coins: fixed } },
       });
       const r = await gw.organiseCompetition({ options, requestId: randomId() });
       if (r.competition) created(r.competition.competitionId);
@@ -256,6 +258,7 @@ function CreateForm({ c, gw, created, fail }: { c: C; gw: Gateway; created: (id:
         <label>
           {c.s("prizeKind")}{" "}
           <select name="prize" value={String(f.pool)} onChange={(e) => set({ pool: Number(e.currentTarget.value) })}>
+            <option value="-1">{c.s("noPrize")}</option>
             {POOLS.map((p, i) => (
               <option key={i} value={String(i)}>
                 {c.s("prizePoolOpt", { shares: p.map((x) => formatNumber(t.lang, x)).join(" / ") })}
