@@ -47,5 +47,5 @@ bench-engine: engine-ext | $(ENGINE_BUILD) ## moves/s: Python API random play an
 
 .PHONY: test-diff-long
 DIFF_GAMES ?= 10000
-test-diff-long: ## differential test model vs C engine over DIFF_GAMES random games (default 10,000; CI runs 500)
+test-diff-long: ## differential test model vs C engine over DIFF_GAMES random games (default 10,000; CI runs 200)
 	TRIX_DIFF_GAMES=$(DIFF_GAMES) $(PY) -m pytest -q -p no:cacheprovider tests/engine/test_differential.py
