@@ -34,6 +34,7 @@ from trix.errors import IllegalMove, Unavailable
 from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, publish_once
+from trix.natsio.stored import stored_messages
 from trix.runtime.identity import IDENTITY_METADATA, PLAYER_METADATA, PLAYER_TOKEN, ServiceSigner
 from trix.v1 import competitions_pb2, events_pb2, scoring_pb2, scoring_pb2_grpc
 
@@ -74,17 +75,9 @@ class StreamEventLog:
     async def read_all(
         self, after: int = 0, competition_id: str = ""
     ) -> AsyncIterator[tuple[int, competitions_pb2.CompetitionEvent]]:
-        js = self.nats.jetstream
         subject = subjects.competition_events(competition_id) if competition_id else subjects.all_competition_events()
-        seq = after + 1
-        while True:
-            try:
-                msg = await js.get_msg(names.COMPETITIONS_STREAM, seq=seq, subject=subject, next=True)
-            except nats.js.errors.NotFoundError:
-                return
-            stored = int(msg.seq or 0)
-            yield stored, competitions_pb2.CompetitionEvent.FromString(msg.data or b"")
-            seq = stored + 1
+        async for msg in stored_messages(self.nats, names.COMPETITIONS_STREAM, subject, after=after):
+            yield msg.seq, competitions_pb2.CompetitionEvent.FromString(msg.data)
 
 
 class MatchTables:
@@ -114,15 +107,8 @@ class MatchTables:
         return await self._last_result(table_id) is not None
 
     async def no_shows(self, table_id: str) -> list[str]:
-        js, subject, seq = self.nats.jetstream, subjects.table_results(table_id), 1
-        events: list[events_pb2.Event] = []
-        while True:
-            try:
-                msg = await js.get_msg(names.TABLE_RESULTS_STREAM, seq=seq, subject=subject, next=True)
-            except nats.js.errors.NotFoundError:
-                return no_shows(events)
-            events.append(events_pb2.Event.FromString(msg.data or b""))
-            seq = int(msg.seq or 0) + 1
+        found = stored_messages(self.nats, names.TABLE_RESULTS_STREAM, subjects.table_results(table_id))
+        return no_shows([events_pb2.Event.FromString(msg.data) async for msg in found])
 
 
 class FolderDigests:

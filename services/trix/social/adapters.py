@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Collection
+from collections.abc import Collection
 
 import nats.js.errors
-from nats.js.api import RawStreamMsg
 from nats.js.kv import KeyValue
 
 from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.publish import publish_once
+from trix.natsio.stored import stored_messages
 from trix.social.friends import Pair
 from trix.social.ports import Competition, StoredChannel
 from trix.v1 import competitions_pb2, events_pb2, social_pb2
@@ -35,18 +35,6 @@ COMPETITION_FRESH_S = 5.0
 in its chat within this)."""
 PAIR_PREFIX = "pair."
 MUTE_PREFIX = "mute."
-
-
-async def _subject_messages(conn: NatsConnection, stream: str, subject: str) -> AsyncIterator[RawStreamMsg]:
-    """Every stored message of `subject` in `stream`, oldest first."""
-    seq = 1
-    while True:
-        try:
-            msg = await conn.jetstream.get_msg(stream, seq=seq, subject=subject, next=True)
-        except nats.js.errors.NotFoundError:
-            return
-        yield msg
-        seq = int(msg.seq or 0) + 1
 
 
 class StreamChatLog:
@@ -59,9 +47,9 @@ class StreamChatLog:
 
     async def lines(self, channel: StoredChannel) -> list[social_pb2.ChatLine]:
         out = []
-        async for msg in _subject_messages(self.nats, channel.stream, channel.subject):
-            line = social_pb2.ChatLine.FromString(msg.data or b"")
-            line.line_id = int(msg.seq or 0)
+        async for msg in stored_messages(self.nats, channel.stream, channel.subject):
+            line = social_pb2.ChatLine.FromString(msg.data)
+            line.line_id = msg.seq
             out.append(line)
         return out
 
@@ -76,20 +64,12 @@ class StreamReports:
         )
 
     async def page(self, after: int, limit: int) -> tuple[list[tuple[int, social_pb2.ChatReport]], bool]:
-        out: list[tuple[int, social_pb2.ChatReport]] = []
-        seq = after + 1
-        while True:
-            try:
-                msg = await self.nats.jetstream.get_msg(
-                    names.SOCIAL_REPORTS_STREAM, seq=seq, subject=subjects.social_reports(), next=True
-                )
-            except nats.js.errors.NotFoundError:
-                return out, False
-            if len(out) == limit:
-                return out, True
-            seq = int(msg.seq or 0)
-            out.append((seq, social_pb2.ChatReport.FromString(msg.data or b"")))
-            seq += 1
+        # One more than asked for: whether there is a next page.
+        found = stored_messages(
+            self.nats, names.SOCIAL_REPORTS_STREAM, subjects.social_reports(), after=after, limit=limit + 1
+        )
+        out = [(msg.seq, social_pb2.ChatReport.FromString(msg.data)) async for msg in found]
+        return out[:limit], len(out) > limit
 
 
 async def _keys(kv: KeyValue) -> list[str]:
@@ -242,8 +222,8 @@ class StreamCompetitions:
     async def _read(self, competition_id: str) -> Competition | None:
         organiser, chat, members = "", False, set()
         subject = subjects.competition_events(competition_id)
-        async for msg in _subject_messages(self.nats, names.COMPETITIONS_STREAM, subject):
-            event = competitions_pb2.CompetitionEvent.FromString(msg.data or b"")
+        async for msg in stored_messages(self.nats, names.COMPETITIONS_STREAM, subject):
+            event = competitions_pb2.CompetitionEvent.FromString(msg.data)
             body = event.WhichOneof("body")
             if body == "created":
                 organiser = event.created.competition.organiser_id
