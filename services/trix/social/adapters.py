@@ -2,7 +2,7 @@
 
 - `StreamChatLog`: a channel's lines on its stream (SOCIAL_TABLE_CHAT, SOCIAL_DIRECT,
   SOCIAL_COMPETITION_CHAT), one subject per channel, the stream keeping the last 100 of each;
-  read back by message get of the channel's subject;
+  read back by `trix.natsio.stored` (batched direct gets of the channel's subject);
 - `StreamReports`: SOCIAL_REPORTS, read in stream order;
 - `KvRelations`, `KvPresence`: the social_friends and social_presence buckets;
 - `CoreOutbox`: a `SocialEvent` as a core NATS message on the social service's own subjects
