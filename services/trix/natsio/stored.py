@@ -6,15 +6,17 @@ the subject has no message (or the stream is empty). Read by batched direct gets
 (`$JS.API.DIRECT.GET.<stream>` with `next_by_subj` and `batch`, nats-server 2.11+, which
 nats-py 2.16 does not wrap): one request answers up to `READ_BATCH` messages, where the
 message get loop it replaces (`get_msg(next=True)` until NotFoundError) asked once per
-message and once more to learn there was none. Not an ordered consumer: creating and deleting
-it costs two API requests (more on a cluster), more than a whole chat history or table's
-results in one batch, and the services hold no consumer rights on these streams.
+message and once more to learn there was none (100 messages of a subject: 3.6 ms against
+46 ms on one local server; one message: the same, 0.8 ms). Not an ordered consumer: creating
+and deleting it costs two API requests (more on a cluster), more than a whole chat history or
+table's results in one batch, and the readers hold no ephemeral-consumer rights on these streams.
 
 Read-after-write as before: a direct get may be answered by any replica of the stream, one of
 them still behind the leader (on R3). The leader's last message of the subject is read first
 (one message get, which also answers "none" at the old loop's cost); the batches must reach
 it, and if the replica answering stops short of it the rest is read from the leader, message
-by message, the old way. So every message stored before the call is read, as before.
+by message, the old way. So every message stored before the call is read, as before (one
+stored during it may be read or not, as before).
 """
 
 from __future__ import annotations
