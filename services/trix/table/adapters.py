@@ -315,12 +315,15 @@ class NatsSink:
 
     def __init__(self, nats: NatsConnection) -> None:
         self.nats = nats
+        self._reads = JetStreams(nats)
         self.published = 0
         """Batches published (tests, benchmarks)."""
 
-    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
-        """Publish an action's events; whether its `cause` went out on the feed (the gateway
-        that sent it answers the actor from there)."""
+    async def publish(
+        self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None, *, results: bool = True
+    ) -> bool:
+        """Publish an action's events (with `results`, its results too); whether its `cause`
+        went out on the feed (the gateway that sent it answers the actor from there)."""
         own: dict[int, list[events_pb2.Event]] = {}
         public: list[events_pb2.Event] = []
         for r in routed:
@@ -335,7 +338,8 @@ class NatsSink:
             feed += events_pb2.TableEventBatch(seats=seats).SerializeToString()
         announced = await self._publish(subjects.table_feed(table_id), feed) and cause is not None and bool(public)
         await self._publish(subjects.public_events(table_id), public_bytes)
-        await self.publish_results(table_id, routed)
+        if results:
+            await self.publish_results(table_id, routed)
         return announced
 
     async def _publish(self, subject: str, data: bytes) -> bool:
@@ -360,6 +364,29 @@ class NatsSink:
                     msg_id=f"{table_id}.{r.event.sequence}",
                     attempt_timeout_s=PUBLISH_ATTEMPT_S,
                 )
+
+    async def publish_missing_results(self, table_id: str, routed: list[Routed]) -> None:
+        """The results among `routed` after the table's last one on TABLE_RESULTS (asked of the
+        stream's leader): a table's results are stored in order, so those are what it lacks.
+        Published again they would be stored twice once the stream's duplicate window is past."""
+        stored = 0
+        if any(r.audience == ALL and r.event.WhichOneof("body") in RESULT_BODIES for r in routed):
+            stored = await self._last_result(table_id)
+        await self.publish_results(table_id, [r for r in routed if r.event.sequence > stored])
+
+    async def _last_result(self, table_id: str) -> int:
+        """The sequence of the table's last result on TABLE_RESULTS (0: none)."""
+        js = self._reads.waiting(READ_ATTEMPT_S)
+        subject = subjects.table_results(table_id)
+        try:
+            msg = await ask_until(
+                lambda _timeout: js.get_last_msg(names.TABLE_RESULTS_STREAM, subject),
+                deadline_s=READ_DEADLINE_S,
+                attempt_s=READ_ATTEMPT_S,
+            )
+        except NotFoundError:
+            return 0
+        return events_pb2.Event.FromString(msg.data or b"").sequence
 
 
 class TableBus:

@@ -86,6 +86,7 @@ class TableReplica:
     async def close(self) -> None:
         await self.stop_consumers()
         await self.manager.stop()
+        await self.service.unpublished.stop()
         await self.watchers.stop()
         if self.seeds is not None:
             await cancel_and_wait([self.seeds])

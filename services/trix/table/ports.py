@@ -64,14 +64,21 @@ class EventSink(Protocol):
     """Where events go (the table's feed and public subject, docs/rules.md §14; the results scoring
     needs on their durable stream)."""
 
-    async def publish(self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None) -> bool:
-        """An action's event copies to their readers, and its results durably (awaited);
-        `cause`: the seat action they answer, if a player's. True when the feed
+    async def publish(
+        self, table_id: str, routed: list[Routed], cause: events_pb2.ActionCause | None = None, *, results: bool = True
+    ) -> bool:
+        """An action's event copies to their readers, and (`results`) its results durably
+        (awaited); `cause`: the seat action they answer, if a player's. True when the feed
         batch carrying `cause` was handed to NATS (the action is announced: `ANNOUNCED`)."""
         ...
 
     async def publish_results(self, table_id: str, routed: list[Routed]) -> None:
-        """Only the durable results among `routed` (again after a crash: stored once)."""
+        """Only the durable results among `routed`, in order (each stored once by its message id)."""
+        ...
+
+    async def publish_missing_results(self, table_id: str, routed: list[Routed]) -> None:
+        """Only the durable results among `routed` that the stream does not hold yet (a rebuild:
+        an append's publishing may have failed or been cut short by a crash), in order."""
         ...
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import time
 from collections import deque
@@ -45,9 +46,11 @@ from trix.runtime.identity import (
     VerifiedTokens,
     verify_invitation,
 )
+from trix.table import expiry
 from trix.table.config import TableConfig
 from trix.table.ports import EventSink, LogConflict, StaleWriter, TableStore
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
+from trix.table.unpublished import Unpublished
 from trix.table.validation import check_create, not_your_turn
 from trix.table.views import build_view
 from trix.v1 import events_pb2, table_pb2
@@ -122,6 +125,8 @@ class TableService:
         self._reloaded: dict[str, float] = {}
         self.on_stale_writer = on_stale_writer
         """Told the table whose append was fenced off (the shard router drops its shard)."""
+        self.unpublished = Unpublished(self.ensure_loaded, may_write)
+        """Tables rebuilt before they serve again: their log may hold results not stored."""
 
     def _may_reload(self, table_id: str) -> bool:
         """At most one reload of a table per `RELOAD_EVERY_S` on a caller's word (a client
@@ -152,7 +157,7 @@ class TableService:
             raise Unavailable("this replica does not own the table; retry with the same action id")
         async with self._lock(table_id):
             if table_id not in self.tables:
-                await self._recover_one(table_id)
+                await self._recover_one(table_id, self.unpublished.bases.get(table_id))
 
     # -- commit: log first, then state, then events -------------------------------------------
 
@@ -190,10 +195,19 @@ class TableService:
             raise Unavailable("the table moved on; retry") from None
         self.tables[table.table_id] = trial
         self._remember(table.table_id, routed)
-        if trial.finished:
-            # Before GameEnded goes out: its players may queue again the moment they read it.
-            await self._free_players(trial)
-        announced = await self.sink.publish(table.table_id, routed, cause)
+        try:
+            if trial.finished:
+                # Before GameEnded goes out: its players may queue again the moment they read it.
+                await self._free_players(trial)
+            announced = await self.sink.publish(table.table_id, routed, cause)
+        except BaseException as exc:
+            # Logged, not published (issue 42): never served from memory again before a rebuild
+            # from `table` stored its results (`Unpublished`); the caller's retry finds it.
+            self.tables.pop(table.table_id, None)
+            self.unpublished.keep(table.table_id, table, exc)
+            if isinstance(exc, Exception):
+                raise Unavailable("the table is storing its results; retry with the same action id") from None
+            raise
         if announced and cause is not None and (fresh := ANNOUNCED.get()) is not None:
             fresh.append(cause.action_id)
         if trial.finished or trial.entries % self.config.snapshot_every == 0:  # the final one, or periodic
@@ -462,40 +476,8 @@ class TableService:
     # -- expiry of finished tables ---------------------------------------------------
 
     async def archive(self, table_id: str, game_ended_sequence: int) -> bool:
-        """RecordArchived: scoring stored this finished game's record, so the table's private
-        log, snapshot and server seed go.
-
-        Done by the table's owner under the table's lock (UNAVAILABLE elsewhere: the message is
-        redelivered to the owner). Only a finished table whose GameEnded has the sequence
-        scoring names is purged (scoring names it once it stored the record, so every result
-        the log holds reached it). Idempotent: a repeated signal, or one after a purge interrupted by a crash, purges
-        what is left. Returns False when the signal is refused (the table is not finished).
-        """
-        table_id = token(table_id, "table id")
-        if not self.config.purge_finished:
-            return False  # kept (TRIX_TABLE_PURGE_FINISHED=false)
-        if not self.may_write(table_id):
-            raise Unavailable("this replica does not own the table")
-        async with self._lock(table_id):
-            table = self.tables.get(table_id)
-            if table is None:
-                await self._recover_one(table_id)
-                table = self.tables.get(table_id)
-            if table is not None and (not table.finished or table.sequence != game_ended_sequence):
-                log.warning(
-                    "archive signal refused: table not finished at that sequence",
-                    table_id=table_id,
-                    sequence=table.sequence,
-                    game_ended_sequence=game_ended_sequence,
-                )
-                return False
-            await self.store.purge_table(table_id)
-        # The finished table stays in this replica's memory (views of the final state and its
-        # recent events keep answering, e.g. a client asking right after GameEnded) until a
-        # restart or a shard move; nothing rebuilds it afterwards (NOT_FOUND; scoring serves
-        # the record).
-        log.info("finished table purged", table_id=table_id)
-        return True
+        """RecordArchived: scoring stored this finished game's record (`trix.table.expiry`)."""
+        return await expiry.archive(self, table_id, game_ended_sequence)
 
     # -- recovery ----------------------------------------------------------------------------------
 
@@ -507,7 +489,8 @@ class TableService:
         async def one(table_id: str) -> None:
             async with gate, self._lock(table_id):
                 if table_id not in self.tables:  # else rebuilt meanwhile by its first command
-                    await self._recover_one(table_id)
+                    with contextlib.suppress(Exception):  # retried (`unpublished`), or on its first command
+                        await self._recover_one(table_id, self.unpublished.bases.get(table_id))
 
         await asyncio.gather(*(one(t) for t in table_ids))
         return len(table_ids)
@@ -527,7 +510,7 @@ class TableService:
                     return False
                 last = self._recent_after(table_id, table.last_entry_from)
                 if last:
-                    await self.sink.publish(table_id, last)
+                    await self.sink.publish(table_id, last, results=False)  # stored by its commit
                 return bool(last)
 
         live = [t for t, table in list(self.tables.items()) if not table.finished]
@@ -536,7 +519,8 @@ class TableService:
     def forget(self, dropped: Callable[[str], bool]) -> int:
         """Drop the in-memory tables `dropped` selects (their shard moved to another replica)."""
         gone = [t for t in self.tables if dropped(t)]
-        for table_id in gone:
+        for table_id in [*gone, *(t for t in self.unpublished.bases if dropped(t))]:
+            self.unpublished.done(table_id)  # the next owner's rebuild publishes what is missing
             self.tables.pop(table_id, None)
             self.recent.pop(table_id, None)
             self._reloaded.pop(table_id, None)
@@ -552,27 +536,36 @@ class TableService:
         await self._recover_one(table_id, base)
 
     async def _recover_one(self, table_id: str, base: Table | None = None) -> None:
-        seed = await self.store.get_secret(table_id)
-        if seed is None:
-            async for _ in self.store.read_log(table_id, 0):
-                log.error("table secret missing, table skipped", table_id=table_id)
-                break
-            return  # no log either: a table not created yet
-        rebuilt = await self._rebuild(table_id, seed, use_snapshot=True, base=base)
+        """The table rebuilt from `base` (else its snapshot) and its log, into memory only once
+        the results TABLE_RESULTS lacks are stored (a crash or a failure may have come between an
+        append and its publishing; `Unpublished` retries a failed rebuild)."""
+        try:
+            seed = await self.store.get_secret(table_id)
+            if seed is None:
+                async for _ in self.store.read_log(table_id, 0):
+                    log.error("table secret missing, table skipped", table_id=table_id)
+                    break
+                self.unpublished.done(table_id)
+                return  # no log either: a table not created yet
+            rebuilt = await self._rebuild(table_id, seed, use_snapshot=True, base=base)
+            if rebuilt is not None and rebuilt[1]:
+                await self.sink.publish_missing_results(table_id, rebuilt[1])
+                if rebuilt[0].finished:  # else the final snapshot was written already
+                    await self._finish(rebuilt[0])
+        except BaseException as exc:
+            self.unpublished.keep(table_id, base, exc)
+            raise
+        self.unpublished.done(table_id)
         if rebuilt is None:
             return
         table, replayed = rebuilt
         self.tables[table_id] = table
         self.recent.pop(table_id, None)
         self._remember(table_id, replayed)
-        if replayed:
-            # A crash may have come between an append and its publishing: the results since the
-            # snapshot go again (stored once: message ids, and scoring applies by sequence), and
-            # the last entry's events go to the live readers again (they drop what they have).
-            await self.sink.publish_results(table_id, replayed)
-            await self.sink.publish(table_id, [r for r in replayed if r.event.sequence > table.last_entry_from])
-        if table.finished and replayed:  # else the final snapshot was written already
-            await self._finish(table)
+        if replayed:  # the last entry's events to the live readers again (they drop what they have)
+            await self.sink.publish(
+                table_id, [r for r in replayed if r.event.sequence > table.last_entry_from], results=False
+            )
         log.info("table recovered", table_id=table_id, sequence=table.sequence, replayed=len(replayed))
 
     async def _rebuild(
