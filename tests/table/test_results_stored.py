@@ -159,6 +159,7 @@ async def test_a_game_ended_while_the_players_index_did_not_answer_stores_its_la
         assert Counter(await stored()) == Counter(want)  # each once
     finally:
         os.kill(auth_nats.proc.pid, signal.SIGCONT)
+        await service.unpublished.stop()
         await conn.drain()
 
 
@@ -207,5 +208,7 @@ async def test_results_a_stream_refused_are_stored_before_the_table_serves_again
         assert got == want  # every result the log holds, in order, once
     finally:
         await admin.close()
+        for one in (service, next_owner):
+            await one.unpublished.stop()
         await conn.drain()
         await next_conn.drain()

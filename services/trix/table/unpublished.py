@@ -46,12 +46,13 @@ class Unpublished:
     def keep(self, table_id: str, base: Table | None, error: BaseException) -> None:
         """The table is out of memory and must be rebuilt from `base` before it serves again;
         retried here until it is (its commands may do it first)."""
-        self.bases.setdefault(table_id, base)
-        log.warning(
-            "table results may not be stored; rebuilding the table from its log",
-            table_id=table_id,
-            error=type(error).__name__,
-        )
+        if table_id not in self.bases:  # a retry's failure is logged by the retry
+            self.bases[table_id] = base
+            log.warning(
+                "table not served until rebuilt from its log (its results may not be stored)",
+                table_id=table_id,
+                error=type(error).__name__,
+            )
         task = self._tasks.get(table_id)
         if task is None or task.done():
             self._tasks[table_id] = start_kept(self._kept, self._retry(table_id))
