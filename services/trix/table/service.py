@@ -201,8 +201,8 @@ class TableService:
                 await self._free_players(trial)
             announced = await self.sink.publish(table.table_id, routed, cause)
         except BaseException as exc:
-            # Logged, not published (issue 42): never served from memory again before a rebuild
-            # from `table` stored its results (`Unpublished`); the caller's retry finds it.
+            # In the log, its results perhaps not stored (issue 42): not served from memory
+            # again before a rebuild from `table` stored them (`Unpublished`); the retry finds it.
             self.tables.pop(table.table_id, None)
             self.unpublished.keep(table.table_id, table, exc)
             if isinstance(exc, Exception):
