@@ -29,6 +29,7 @@ from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.permissions import PROVISIONER, inbox_prefix
 from trix.natsio.publish import RETRYABLE
+from trix.natsio.stored import stored_messages
 from trix.runtime.identity import Caller
 from trix.table.adapters import RESULT_BODIES, JetStreamStore, NatsSink
 from trix.table.config import TableConfig
@@ -108,26 +109,16 @@ async def _results_in_log(service: TableService, table_id: str) -> list[int]:
     return out
 
 
-async def _stored_results(js: nats.js.JetStreamContext, table_id: str) -> list[events_pb2.Event]:
-    out: list[events_pb2.Event] = []
-    seq = 1
-    while True:
-        try:
-            msg = await js.get_msg(
-                names.TABLE_RESULTS_STREAM, seq=seq, subject=subjects.table_results(table_id), next=True
-            )
-        except nats.js.errors.NotFoundError:
-            return out
-        out.append(events_pb2.Event.FromString(msg.data))
-        seq = (msg.seq or seq) + 1
+async def _stored_results(conn: NatsConnection, table_id: str) -> list[events_pb2.Event]:
+    stored = stored_messages(conn, names.TABLE_RESULTS_STREAM, subjects.table_results(table_id))
+    return [events_pb2.Event.FromString(msg.data) async for msg in stored]
 
 
 async def test_a_game_ended_while_the_players_index_did_not_answer_stores_its_last_results_once(
-    auth_nats: AuthNats, table_nc: nats.aio.client.Client
+    auth_nats: AuthNats,
 ) -> None:
     t = "ends-in-outage"
     conn, service = await _service(auth_nats.url("table"), "table-a")
-    js = table_nc.jetstream(timeout=5.0)
     assert auth_nats.proc is not None and isinstance(service.store, StoreMeetingAnOutage)
     try:
         await _create(service, t)
@@ -139,7 +130,7 @@ async def test_a_game_ended_while_the_players_index_did_not_answer_stores_its_la
         assert want and want[-1] > last.last_seen_sequence  # the refused action's results are in the log
 
         async def stored() -> list[int]:
-            return [e.sequence for e in await _stored_results(js, t)]
+            return [e.sequence for e in await _stored_results(conn, t)]
 
         got: list[int] = []
 
@@ -150,7 +141,7 @@ async def test_a_game_ended_while_the_players_index_did_not_answer_stores_its_la
         with contextlib.suppress(AssertionError):
             await eventually(all_stored, 15, "every result the log holds stored on TABLE_RESULTS", interval_s=0.2)
         assert got == want  # the game's last DealScored and its GameEnded too
-        assert (await _stored_results(js, t))[-1].WhichOneof("body") == "game_ended"
+        assert (await _stored_results(conn, t))[-1].WhichOneof("body") == "game_ended"
 
         await eventually(lambda: t in service.tables, 15, "the table back in memory, finished")
         assert service.tables[t].finished
@@ -164,7 +155,7 @@ async def test_a_game_ended_while_the_players_index_did_not_answer_stores_its_la
 
 
 async def test_results_a_stream_refused_are_stored_before_the_table_serves_again_and_by_its_next_owner(
-    auth_nats: AuthNats, table_nc: nats.aio.client.Client
+    auth_nats: AuthNats,
 ) -> None:
     """TABLE_RESULTS refuses a deal's results (a real refusal: its messages made too large for
     it), then takes them again: the table stores them before its next entry (else a snapshot
@@ -174,7 +165,6 @@ async def test_results_a_stream_refused_are_stored_before_the_table_serves_again
     conn, service = await _service(auth_nats.url("table"), "table-a")
     next_conn, next_owner = await _service(auth_nats.url("table"), "table-b")
     admin = await nats.connect(auth_nats.url(PROVISIONER), inbox_prefix=inbox_prefix(PROVISIONER).encode())
-    js = table_nc.jetstream(timeout=5.0)
     stream = (await admin.jetstream().stream_info(names.TABLE_RESULTS_STREAM)).config
 
     async def refusing(refused: bool) -> None:
@@ -203,7 +193,7 @@ async def test_results_a_stream_refused_are_stored_before_the_table_serves_again
         assert await _play(next_owner, t, 2000, "d") is None  # the game goes on to its end
 
         want = await _results_in_log(next_owner, t)
-        got = [e.sequence for e in await _stored_results(js, t)]
+        got = [e.sequence for e in await _stored_results(conn, t)]
         assert next_owner.tables[t].finished
         assert got == want  # every result the log holds, in order, once
     finally:
