@@ -3,7 +3,8 @@
 Owns `PullConsumer` (fetch, linger, apply in order within lanes, ack; on an error retry the
 same message; a durable deleted under it is created again from its configuration; with ack
 "last", a jump in the consumer sequence (a delivery lost in transit, which the batch's
-cumulative ack would ack away) recreates the durable after the last message applied; `stop`
+cumulative ack would ack away), the first batch's checked against the ack floor read when the
+loop binds, recreates the durable after the last message applied; `stop`
 lets the batch in hand finish), `read_range` (a bounded read of a stream), `decode_event`
 (an undecodable envelope is terminated) and `IdempotentEventHandler` (skips an event not
 above the last sequence applied for its table, acks only after the handler succeeded).
@@ -86,7 +87,7 @@ class PullConsumer:
         """The stream sequence of the last batch applied (where a recreated consumer resumes)."""
         self._delivered: int | None = None
         """The consumer sequence of the last message fetched (0: a consumer this loop created,
-        none fetched yet; None: not known, e.g. a durable bound to as it was)."""
+        none fetched yet; at the start, the durable's ack floor; None: not checked, ack "each")."""
         self.rewound = 0
         """Times a delivery was found lost in transit and the consumer rewound past it."""
         self._rewound_at = -REWIND_MIN_INTERVAL_S
@@ -95,7 +96,27 @@ class PullConsumer:
         """Create (or bind to) the consumer `config` names and start consuming it."""
         self._binding = (js, subject, stream, config)
         sub = await js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
+        if self.ack == "last" and config.durable_name:
+            try:
+                await self._read_floor(js, stream, config.durable_name)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await sub.unsubscribe()
+                raise
         self.task = asyncio.ensure_future(self._run(sub))
+
+    async def _read_floor(self, js: JetStreamContext, stream: str, durable: str) -> None:
+        """Where the first batch must start (ack "last"; once, when the loop binds: nothing is
+        asked per batch). A consumer sequence numbers deliveries, a redelivery taking a new one
+        (nats-server 2.15), so the first message this loop may be given is the one after the
+        ack floor's: a delivery it never had (made to a process that died, or lost between the
+        bind and the first fetch) is a gap, and the consumer is rewound. Every message up to
+        the floor's stream sequence was applied (or precedes a consumer's start sequence): a
+        rewind resumes after it, not from the configured start."""
+        floor = (await js.consumer_info(stream, durable)).ack_floor
+        self._delivered = int(floor.consumer_seq or 0) if floor is not None else 0
+        if floor is not None:
+            self._last_applied = max(self._last_applied, int(floor.stream_seq or 0))
 
     async def _heal(self, sub: JetStreamContext.PullSubscription) -> JetStreamContext.PullSubscription:
         """`sub`, or a new subscription when its durable consumer was deleted: the consumer
