@@ -205,7 +205,8 @@ GATEWAY = ServiceDeclaration(
     name="gateway",
     description="The players' one API: accounts, sessions, each seat's own event stream, presence.",
     grants=Grants(
-        publish=(subjects.all_table_commands(), subjects.all_presence()),
+        # Presence: each session's, and its beat naming the players it holds (trix.natsio.online).
+        publish=(subjects.all_table_commands(), subjects.all_presence(), subjects.gateways_online()),
         # Every table's events, each seat's own copies too; which shards a replica now serves;
         # the social service's events for its sessions (chat lines, friends' notices;
         # docs/adr/0027), never the chat streams; the competitions' notices to their entrants
@@ -275,7 +276,9 @@ SOCIAL = ServiceDeclaration(
             subjects.social_reports(),
             subjects.all_social_events(),
         ),
-        # No core subscription: the tables' event batches (the move path) never reach it.
+        # One core subscription, the gateways' beat of the players online (a dead gateway's
+        # go offline); the tables' event batches (the move path) never reach it.
+        subscribe=(subjects.gateways_online(),),
         # History and reports by message get; a table's TableCreated read back (a table it
         # did not see created) and a competition's members and chat switch by message gets.
         read=(

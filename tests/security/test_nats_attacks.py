@@ -470,6 +470,18 @@ async def test_only_the_social_service_reads_the_chat_streams(backend: Backend) 
     _refused_all(lines)
 
 
+async def test_only_the_gateway_names_the_players_online(backend: Backend) -> None:
+    """The gateways' beat keeps their players online for their friends (`trix.natsio.online`):
+    nobody else may publish one (a forged beat would keep a gone player online for good)."""
+    subject = subjects.gateways_online()
+    lines = []
+    for user in (u for u in permissions.USERS if u != "gateway"):
+        async with connected(backend, user) as conn:
+            outcome = await attempt(conn, conn.nc.publish(subject, b"p1"), subject)
+        lines.append(report(backend, "name a player online (the gateways' beat)", user, outcome))
+    _refused_all(lines)
+
+
 async def test_only_the_competitions_service_tells_entrants_and_only_the_gateway_listens(backend: Backend) -> None:
     """An entrant's notices (his next table, docs/adr/0029) come from the competitions service
     alone: nobody else may publish one (a forged notice would steer a player elsewhere); only

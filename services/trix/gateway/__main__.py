@@ -17,6 +17,7 @@ os.environ.setdefault(GRPC_EXPERIMENTS_ENV, GRPC_CORE_EXPERIMENTS)
 
 from trix.gateway import bootstrap, grpc_api
 from trix.gateway.competitions_api import CompetitionsGateway, GrpcCompetitions, NoticeSubscription
+from trix.gateway.presence_beat import PresenceBeat
 from trix.gateway.service import GatewayService
 from trix.gateway.upstream import GrpcMatchmaking, GrpcScoring
 from trix.natsio.connection import NatsConnection
@@ -67,7 +68,8 @@ def build(config: GatewayConfig, new_service: bootstrap.NewGateway | None = None
         # A subscription of its own: the competitions' notices to their entrants (ADR 0029).
         competitions = competitions_gateway(config, service)
         notices = await NoticeSubscription(nats, competitions).start()
-        return Serving([grpc_api.binding(service, competitions)], service, notices)
+        running = PresenceBeat(nats, service, config.presence_beat_s, then=notices)  # a dead replica's players expire
+        return Serving([grpc_api.binding(service, competitions)], service, running)
 
     # Least privilege (docs/rules.md §14): the gateway's NATS user provisions only its own bucket,
     # and receives replies only under its own inbox prefix.

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from trix.natsio.online import BEAT_ENV, BEAT_S
 from trix.runtime.config import ConfigError, RuntimeConfig, env_float, env_int, env_str
 from trix.runtime.identity import GATEWAY_KEY_ENV, GATEWAY_PREVIOUS_KEY_ENV, MIN_KEY_BYTES, PLAYER_KEY_ENV, load_key
 
@@ -95,6 +96,9 @@ class GatewayConfig:
     competitions_target: str = ""
     """TRIX_COMPETITIONS_TARGET: gRPC target of the competitions service, empty = not wired
     (its RPCs: UNAVAILABLE)."""
+    presence_beat_s: float = BEAT_S
+    """TRIX_PRESENCE_BEAT_S: seconds between two beats naming the players this replica holds
+    online (`trix.natsio.online`; the social service reads the same variable)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> GatewayConfig:
@@ -122,4 +126,5 @@ class GatewayConfig:
             max_message_bytes=env_int(e, "TRIX_GATEWAY_MAX_MESSAGE_BYTES", 16384, minimum=256),
             outbox_size=env_int(e, "TRIX_GATEWAY_OUTBOX", 2048, minimum=16),
             competitions_target=env_str(e, "TRIX_COMPETITIONS_TARGET", ""),
+            presence_beat_s=env_float(e, BEAT_ENV, BEAT_S, minimum=0.05),
         )

@@ -136,6 +136,12 @@ def all_presence() -> str:
     return f"{ROOT}.presence.*"
 
 
+def gateways_online() -> str:
+    """Core NATS: each gateway's beat, the players it holds online (`trix.natsio.online`);
+    the social service marks offline a player no gateway named for a few periods."""
+    return f"{ROOT}.gateway.online"
+
+
 def match_formed() -> str:
     """MatchFormed events (published by matchmaking)."""
     return f"{ROOT}.match.formed"

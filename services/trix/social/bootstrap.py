@@ -39,6 +39,6 @@ async def start(nats: NatsConnection, config: SocialConfig, clock: Clock) -> Fee
         clock=clock,
     )
     await service.recover()
-    feeds = Feeds(nats, service)
+    feeds = Feeds(nats, service, config.presence_beat_s)
     await feeds.start()
     return feeds

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from trix.declarations import load_keys
-from trix.runtime.config import RuntimeConfig, env_str
+from trix.natsio.online import BEAT_ENV, BEAT_S
+from trix.runtime.config import RuntimeConfig, env_float, env_str
 from trix.runtime.identity import Keys
 
 SERVICE = "social"
@@ -29,6 +30,9 @@ class SocialConfig:
     link_base: str = ""
     """TRIX_SOCIAL_LINK_BASE: where an invitation's link points (the web client's origin,
     e.g. `https://trix.example`); empty: a link relative to the client's own origin."""
+    presence_beat_s: float = BEAT_S
+    """TRIX_PRESENCE_BEAT_S: the gateways' beat period (`trix.natsio.online`): a player no
+    gateway named for three periods is offline, his friends told within four."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SocialConfig:
@@ -37,4 +41,5 @@ class SocialConfig:
             runtime=RuntimeConfig.from_env(SERVICE, e),
             keys=load_keys(e, SERVICE),
             link_base=env_str(e, LINK_BASE_ENV, "").strip(),
+            presence_beat_s=env_float(e, BEAT_ENV, BEAT_S, minimum=0.05),
         )

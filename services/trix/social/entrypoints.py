@@ -9,6 +9,8 @@
   user may not subscribe to them). Durable, so a restarted process is given what it missed;
   a table it did not see created is read back once (`SocialService.on_table_result`).
   Results are public events (docs/rules.md §14): never a seat's feed, never a hand.
+
+And the gateways' beats (`trix.social.online.GatewaysOnline`): a dead gateway's players go offline.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import MsgHandler, PullConsumer, decode_event
 from trix.runtime.tasks import cancel_and_wait
+from trix.social.online import GatewaysOnline
 from trix.social.service import SocialService
 from trix.v1 import events_pb2
 
@@ -43,15 +46,17 @@ def _by_subject(msg: Msg) -> str:
 
 
 class Feeds:
-    def __init__(self, nats: NatsConnection, service: SocialService) -> None:
+    def __init__(self, nats: NatsConnection, service: SocialService, presence_beat_s: float) -> None:
         self.nats = nats
         self.service = service
+        self.online = GatewaysOnline(nats, service.graph, presence_beat_s)
         self.presence: PullConsumer | None = None
         self.results: PullConsumer | None = None
         self.tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
         self.tasks = [asyncio.ensure_future(self._forget())]
+        await self.online.start()
         self.presence = await self._consume(
             names.SOCIAL_PRESENCE_CONSUMER,
             self._on_presence,
@@ -105,6 +110,7 @@ class Feeds:
             await self.service.graph.connected(
                 event.player_connected.player_id, event.player_connected.session_id, True
             )
+            self.online.named_now((event.player_connected.player_id,))
         elif body == "player_disconnected":
             gone = event.player_disconnected
             await self.service.graph.connected(gone.player_id, gone.session_id, False)
@@ -114,5 +120,6 @@ class Feeds:
             if consumer is not None:
                 await consumer.stop()
         self.presence = self.results = None
+        await self.online.stop()
         await cancel_and_wait(self.tasks, 3.0)
         self.tasks = []
