@@ -23,6 +23,7 @@ from nats.aio.msg import Msg
 from support.nats import AuthNats
 from support.table import KEYS, GatewayClient, create_request, table_env, token
 from trix.natsio import subjects
+from trix.natsio.online import BEAT_ENV
 from trix.natsio.permissions import GATEWAY_INBOX_PREFIX, inbox_prefix
 from trix.runtime.identity import DISPLAY_NAME_METADATA, IDENTITY_METADATA, ROLE_PLAYER, ROLE_SERVICE
 from trix.runtime.server import Runtime
@@ -129,7 +130,8 @@ async def until(check: Callable[[], object], what: str) -> None:
         await asyncio.sleep(0.02)
 
 
-FAST = {"TRIX_GRPC_PORT": "0", "TRIX_SHUTDOWN_GRACE_S": "0.5"}
+FAST = {"TRIX_GRPC_PORT": "0", "TRIX_SHUTDOWN_GRACE_S": "0.5", BEAT_ENV: "3600"}
+"""A long beat period: the test, playing the gateway, sends no beat (`trix.natsio.online`)."""
 
 
 async def _start_social(auth_nats: AuthNats, clock: Clock) -> Runtime:

@@ -3,8 +3,8 @@
 Owns `PullConsumer` (fetch, linger, apply in order within lanes, ack; on an error retry the
 same message; a durable deleted under it is created again from its configuration; with ack
 "last", a jump in the consumer sequence (a delivery lost in transit, which the batch's
-cumulative ack would ack away), the first batch's checked against the ack floor read when the
-loop binds, recreates the durable after the last message applied; `stop`
+cumulative ack would ack away; the first batch checked against the ack floor read at the bind)
+recreates the durable after the last message applied; `stop`
 lets the batch in hand finish), `read_range` (a bounded read of a stream), `decode_event`
 (an undecodable envelope is terminated) and `IdempotentEventHandler` (skips an event not
 above the last sequence applied for its table, acks only after the handler succeeded).
