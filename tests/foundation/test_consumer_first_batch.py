@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import nats
+import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -50,6 +51,12 @@ class _Loop:
     async def start(self, js: JetStreamContext, start: int = 1) -> None:
         await self.pull.start(js, SUBJECT, stream=STREAM, config=_config(start))
 
+    async def stopped_once(self, applied: list[int], what: str) -> int:
+        """Stopped once it applied `applied` (in this order, nothing more); the times it rewound."""
+        await _until(lambda: self.applied == applied, what)
+        await self.pull.stop()
+        return self.pull.rewound
+
 
 async def _until(done: Callable[[], bool], what: str, timeout_s: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_s
@@ -58,12 +65,33 @@ async def _until(done: Callable[[], bool], what: str, timeout_s: float = 10.0) -
         await asyncio.sleep(0.05)
 
 
-async def _stream(nc: Client, messages: int) -> JetStreamContext:
-    js = nc.jetstream(timeout=10)
-    await js.add_stream(name=STREAM, subjects=[SUBJECT])
-    for i in range(messages):
+@pytest.fixture
+async def stream(nats_server: NatsServer) -> AsyncIterator[tuple[Client, JetStreamContext]]:
+    """A connection and the test stream with three messages (stream sequences 1 to 3)."""
+    nc = await nats.connect(nats_server.url)
+    try:
+        js = nc.jetstream(timeout=10)
+        await js.add_stream(name=STREAM, subjects=[SUBJECT])
+        await _publish(js, 0, 3)
+        yield nc, js
+    finally:
+        await nc.close()
+
+
+async def _publish(js: JetStreamContext, first: int, end: int) -> None:
+    for i in range(first, end):
         await js.publish(f"first.batch.m{i}", b"x")
-    return js
+
+
+async def _left_acked(nc: Client, js: JetStreamContext, start: int = 1) -> _Loop:
+    """A loop that consumed the stream from `start` and stopped, its last ack in; then two
+    messages more (4 and 5)."""
+    loop = _Loop(nc)
+    await loop.start(js, start)
+    await loop.stopped_once(list(range(start, 4)), "the first loop's messages")
+    await _acked_through(js, 3)
+    await _publish(js, 3, 5)
+    return loop
 
 
 async def _lose_one(js: JetStreamContext) -> int:
@@ -86,63 +114,37 @@ async def _acked_through(js: JetStreamContext, stream_seq: int) -> None:
 
 
 async def test_a_delivery_lost_between_the_bind_and_the_first_fetch_rewinds_the_consumer(
-    nats_server: NatsServer,
+    stream: tuple[Client, JetStreamContext],
 ) -> None:
-    nc = await nats.connect(nats_server.url)
-    try:
-        js = await _stream(nc, 3)
-        hold = asyncio.Event()  # cleared: the loop binds (creates the durable) and waits to fetch
-        loop = _Loop(nc, gate=hold)
-        await loop.start(js)
-        assert await _lose_one(js) == 1
-        hold.set()
-        await _until(lambda: loop.applied == [1, 2, 3], "the lost first message applied")  # ack wait: 30 s
-        assert loop.pull.rewound == 1
-        await loop.pull.stop()
-    finally:
-        await nc.close()
+    nc, js = stream
+    hold = asyncio.Event()  # cleared: the loop binds (creates the durable) and waits to fetch
+    loop = _Loop(nc, gate=hold)
+    await loop.start(js)
+    assert await _lose_one(js) == 1
+    hold.set()
+    assert await loop.stopped_once([1, 2, 3], "the lost first message applied") == 1  # ack wait: 30 s
 
 
 async def test_a_durable_bound_with_a_delivery_it_never_had_resumes_after_its_ack_floor(
-    nats_server: NatsServer,
+    stream: tuple[Client, JetStreamContext],
 ) -> None:
-    nc = await nats.connect(nats_server.url)
-    try:
-        js = await _stream(nc, 3)
-        first = _Loop(nc)
-        await first.start(js)
-        await _until(lambda: first.applied == [1, 2, 3], "the first loop's messages")
-        await first.pull.stop()
-        await _acked_through(js, 3)
-        for i in range(3, 5):
-            await js.publish(f"first.batch.m{i}", b"x")
-        assert await _lose_one(js) == 4  # a process that died holding it
-        second = _Loop(nc)
-        await second.start(js)
-        await _until(lambda: second.applied == [4, 5], "the lost message applied, resuming after the floor")
-        assert second.pull.rewound == 1
-        await second.pull.stop()
-    finally:
-        await nc.close()
+    nc, js = stream
+    await _left_acked(nc, js)
+    assert await _lose_one(js) == 4  # a process that died holding it
+    second = _Loop(nc)
+    await second.start(js)
+    assert await second.stopped_once([4, 5], "the lost message applied, resuming after the floor") == 1
 
 
-async def test_a_first_batch_right_after_the_ack_floor_is_applied_without_a_rewind(nats_server: NatsServer) -> None:
-    nc = await nats.connect(nats_server.url)
-    try:
-        js = await _stream(nc, 3)
-        fresh = _Loop(nc)
-        await fresh.start(js, start=2)  # a consumer created from a start sequence
-        await _until(lambda: fresh.applied == [2, 3], "a fresh consumer's messages")
-        await fresh.pull.stop()
-        await _acked_through(js, 3)
-        for i in range(3, 5):
-            await js.publish(f"first.batch.m{i}", b"x")
-        bound = _Loop(nc)  # binds to the durable as the first loop left it
-        await bound.start(js)
-        await _until(lambda: bound.applied == [4, 5], "a bound consumer's messages")
-        await asyncio.sleep(0.6)  # another fetch: nothing delivered twice
-        assert bound.applied == [4, 5]
-        assert (fresh.pull.rewound, bound.pull.rewound) == (0, 0)
-        await bound.pull.stop()
-    finally:
-        await nc.close()
+async def test_a_first_batch_right_after_the_ack_floor_is_applied_without_a_rewind(
+    stream: tuple[Client, JetStreamContext],
+) -> None:
+    nc, js = stream
+    fresh = await _left_acked(nc, js, start=2)  # a consumer created from a start sequence
+    bound = _Loop(nc)  # binds to the durable as the first loop left it
+    await bound.start(js)
+    await _until(lambda: bound.applied == [4, 5], "a bound consumer's messages")
+    await asyncio.sleep(0.6)  # another fetch: nothing delivered twice
+    assert bound.applied == [4, 5]
+    assert (fresh.pull.rewound, bound.pull.rewound) == (0, 0)
+    await bound.pull.stop()

@@ -395,12 +395,16 @@ async def test_only_the_social_service_writes_chat(backend: Backend) -> None:
 async def test_no_other_service_forges_the_social_services_events(backend: Backend) -> None:
     """The gateways forward `trix.social.evt.>` to players' sessions: only the social service
     publishes there (a forged line or friend notice would reach a player)."""
-    subject = subjects.social_player_events("p1")
+    await _refused_to_all_but(backend, "social", "forge a social event", subjects.social_player_events("p1"))
+
+
+async def _refused_to_all_but(backend: Backend, owner: str, attack: str, subject: str) -> None:
+    """Every user but `owner` is refused a publish on `subject`."""
     lines = []
-    for user in (u for u in permissions.USERS if u != "social"):
+    for user in (u for u in permissions.USERS if u != owner):
         async with connected(backend, user) as conn:
             outcome = await attempt(conn, conn.nc.publish(subject, b"forged"), subject)
-        lines.append(report(backend, "forge a social event", user, outcome))
+        lines.append(report(backend, attack, user, outcome))
     _refused_all(lines)
 
 
@@ -473,13 +477,9 @@ async def test_only_the_social_service_reads_the_chat_streams(backend: Backend) 
 async def test_only_the_gateway_names_the_players_online(backend: Backend) -> None:
     """The gateways' beat keeps their players online for their friends (`trix.natsio.online`):
     nobody else may publish one (a forged beat would keep a gone player online for good)."""
-    subject = subjects.gateways_online()
-    lines = []
-    for user in (u for u in permissions.USERS if u != "gateway"):
-        async with connected(backend, user) as conn:
-            outcome = await attempt(conn, conn.nc.publish(subject, b"p1"), subject)
-        lines.append(report(backend, "name a player online (the gateways' beat)", user, outcome))
-    _refused_all(lines)
+    await _refused_to_all_but(
+        backend, "gateway", "name a player online (the gateways' beat)", subjects.gateways_online()
+    )
 
 
 async def test_only_the_competitions_service_tells_entrants_and_only_the_gateway_listens(backend: Backend) -> None:
