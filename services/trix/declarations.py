@@ -205,8 +205,15 @@ GATEWAY = ServiceDeclaration(
     name="gateway",
     description="The players' one API: accounts, sessions, each seat's own event stream, presence.",
     grants=Grants(
-        # Presence: each session's, and its beat naming the players it holds (trix.natsio.online).
-        publish=(subjects.all_table_commands(), subjects.all_presence(), subjects.gateways_online()),
+        # Presence: each session's, and its beat naming the players it holds (trix.natsio.online);
+        # a player's chat line to the social service (a NATS request: docs/adr/0031); its other
+        # social calls go by gRPC.
+        publish=(
+            subjects.all_table_commands(),
+            subjects.all_presence(),
+            subjects.gateways_online(),
+            subjects.social_send_chat(),
+        ),
         # Every table's events, each seat's own copies too; which shards a replica now serves;
         # the social service's events for its sessions (chat lines, friends' notices;
         # docs/adr/0027), never the chat streams; the competitions' notices to their entrants
@@ -276,9 +283,11 @@ SOCIAL = ServiceDeclaration(
             subjects.social_reports(),
             subjects.all_social_events(),
         ),
-        # One core subscription, the gateways' beat of the players online (a dead gateway's
-        # go offline); the tables' event batches (the move path) never reach it.
-        subscribe=(subjects.gateways_online(),),
+        # Two core subscriptions: the gateways' beat of the players online (a dead gateway's go
+        # offline) and the gateways' chat lines (requests it answers: docs/adr/0031); the
+        # tables' event batches (the move path) never reach it.
+        subscribe=(subjects.gateways_online(), subjects.social_send_chat()),
+        serves_requests=True,
         # History and reports by message get; a table's TableCreated read back (a table it
         # did not see created) and a competition's members and chat switch by message gets.
         read=(

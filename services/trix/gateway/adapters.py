@@ -91,8 +91,9 @@ class NatsTables:
         self._tokens: dict[str, tuple[float, str]] = {}
         """Per player: when his caller token was signed, and the token (`TOKEN_REUSE_S`)."""
 
-    def _token(self, player_id: str) -> str:
-        """The player's caller token for a table command (signed again every TOKEN_REUSE_S)."""
+    def player_token(self, player_id: str) -> str:
+        """The player's caller token for a table command or a chat line (`NatsChatLines`),
+        signed again every TOKEN_REUSE_S."""
         now = time.time()
         cached = self._tokens.get(player_id)
         if cached is not None and 0 <= now - cached[0] < TOKEN_REUSE_S:
@@ -180,7 +181,7 @@ class NatsTables:
         batch naming it as its `cause` arrives (the sequence of its last event), and
         the table sends no reply; its errors and repeats are answered. Attempts
         after the first go without the header, so a lost batch costs one attempt's wait."""
-        token = self._token(player_id)
+        token = self.player_token(player_id)
         data = command.SerializeToString()
         subject = subjects.table_command(table_id)
         prefix = await self._replies()

@@ -10,7 +10,7 @@ from trix.gateway.adapters import KvAccounts, NatsPresence, NatsTables
 from trix.gateway.config import GatewayConfig
 from trix.gateway.ports import AccountsPort, PresencePort, TablePort
 from trix.gateway.service import GatewayService
-from trix.gateway.social_adapters import GrpcSocial, NatsSocialEvents
+from trix.gateway.social_adapters import GrpcSocial, NatsChatLines, NatsSocialEvents
 from trix.gateway.social_api import SocialGateway
 from trix.natsio.connection import NatsConnection
 
@@ -21,11 +21,13 @@ NewGateway = Callable[[GatewayConfig, TablePort, AccountsPort, PresencePort], Ga
 def start(nats: NatsConnection, config: GatewayConfig, new_service: NewGateway) -> GatewayService:
     """The service on its NATS ports, once NATS is connected and provisioned (nothing of its own runs)."""
     timeout = config.call_timeout_s
-    service = new_service(
-        config, NatsTables(nats, config.player_key, timeout), KvAccounts(nats), NatsPresence(nats, timeout)
-    )
-    # Chat and friends (docs/adr/0031): the social service's gRPC, its events on core NATS.
+    tables = NatsTables(nats, config.player_key, timeout)
+    service = new_service(config, tables, KvAccounts(nats), NatsPresence(nats, timeout))
+    # Chat and friends (docs/adr/0031): the social service's gRPC, a chat line as a NATS
+    # request, its events on core NATS.
     ca = config.runtime.tls_ca_file
     port = GrpcSocial(config.social_target, config.player_key, timeout, ca_file=ca) if config.social_target else None
+    if port is not None:
+        port.chat = NatsChatLines(nats, tables.player_token, timeout)
     service.social = SocialGateway(port, NatsSocialEvents(nats))
     return service

@@ -3,7 +3,9 @@
 Owns `GrpcSocial` (`SocialPort`): `trix.v1.SocialService` called as the signed-in player
 (his player-role token in `x-trix-identity`, like matchmaking: the player is the token,
 never a field), every call with a deadline; a refusal becomes the domain error of its status
-with the social service's public message, a failure UNAVAILABLE without its text. Owns
+with the social service's public message, a failure UNAVAILABLE without its text; a chat
+line, the one call a table's talk makes many of, goes instead as a NATS request
+(`NatsChatLines`, its player the same token as his table commands'). Owns
 `NatsSocialEvents` (`SocialEventsPort`): the social service's core NATS events
 (`trix.natsio.subjects.social_player_events`, `social_channel_events`), one subscription per
 subject for every session of this process that reads it, counted, dropped with its last
@@ -14,24 +16,34 @@ starts following a table, never per action.
 from __future__ import annotations
 
 import time
+import urllib.parse
 from collections.abc import Callable
 
 import grpc
+import nats.errors
 import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from trix.errors import InvalidArgument
-from trix.gateway.upstream import PlayerUpstream, domain_error
+from trix.errors import DomainError, InvalidArgument, ResourceExhausted, Unavailable, from_kind
+from trix.gateway.upstream import PASSED_ERRORS, PlayerUpstream, domain_error
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
-from trix.natsio.subjects import SOCIAL_HIDDEN_FROM_HEADER
-from trix.runtime.identity import DISPLAY_NAME_METADATA, IDENTITY_METADATA, ROLE_PLAYER, sign
-from trix.v1 import gateway_pb2, social_pb2_grpc
+from trix.natsio.subjects import (
+    SOCIAL_DISPLAY_NAME_HEADER,
+    SOCIAL_ERROR_HEADER,
+    SOCIAL_HIDDEN_FROM_HEADER,
+    SOCIAL_RETRY_AFTER_HEADER,
+    social_send_chat,
+)
+from trix.runtime.identity import DISPLAY_NAME_METADATA, IDENTITY_METADATA, ROLE_PLAYER, TOKEN_HEADER, sign
+from trix.v1 import gateway_pb2, social_pb2, social_pb2_grpc
 
 log = structlog.get_logger("trix.gateway.social")
 
+CHAT_AND_FRIENDS = "chat and friends"
+MAX_QUOTED_NAMES = 20000
 OnSocialMessage = Callable[[str, bytes, str], None]
 """`(subject, SocialEvent bytes, hidden-from header)`: one message of a social subject."""
 
@@ -50,10 +62,62 @@ METHODS: dict[str, str] = {
 }
 
 
+class NatsChatLines:
+    """A chat line (`SendChatRequest`) as a core NATS request to the social service
+    (`trix.natsio.subjects.social_send_chat`, docs/adr/0031): the player's caller token in
+    `TOKEN_HEADER` (the one his table commands carry, `NatsTables.player_token`), his display
+    name percent-encoded in `SOCIAL_DISPLAY_NAME_HEADER`, a deadline; its refusal raised as
+    `GrpcSocial` raises the gRPC one's (a rate limit's delay kept), no answer UNAVAILABLE."""
+
+    def __init__(self, nats: NatsConnection, player_token: Callable[[str], str], timeout_s: float) -> None:
+        self.nats = nats
+        self.player_token = player_token
+        self.timeout_s = timeout_s
+        self._quoted: dict[str, str] = {}
+        """Display name -> its header value (a name is quoted once, not once per line)."""
+
+    def _name_header(self, display_name: str) -> str:
+        quoted = self._quoted.get(display_name)
+        if quoted is None:
+            if len(self._quoted) >= MAX_QUOTED_NAMES:
+                self._quoted.clear()
+            quoted = self._quoted[display_name] = urllib.parse.quote(display_name, safe="")
+        return quoted
+
+    async def send(
+        self, player_id: str, request: social_pb2.SendChatRequest, display_name: str = ""
+    ) -> social_pb2.SendChatResponse:
+        headers = {TOKEN_HEADER: self.player_token(player_id)}
+        if display_name:
+            headers[SOCIAL_DISPLAY_NAME_HEADER] = self._name_header(display_name)
+        try:
+            reply = await self.nats.client.request(
+                social_send_chat(), request.SerializeToString(), timeout=self.timeout_s, headers=headers
+            )
+        except nats.errors.Error:  # no answer in time, no responder, the connection down
+            raise Unavailable(f"{CHAT_AND_FRIENDS} is unavailable; retry") from None
+        kind = (reply.headers or {}).get(SOCIAL_ERROR_HEADER)
+        if kind is None:
+            return social_pb2.SendChatResponse.FromString(reply.data)
+        raise _refusal(kind, reply.data.decode("utf-8", "replace"), (reply.headers or {}))
+
+
+def _refusal(kind: str, message: str, headers: dict[str, str]) -> DomainError:
+    """The social service's refusal as the gRPC door's would reach the player (`domain_error`)."""
+    err = from_kind(kind, message[:300] or CHAT_AND_FRIENDS)
+    if type(err) not in PASSED_ERRORS:
+        return Unavailable(f"{CHAT_AND_FRIENDS} is unavailable; retry")
+    delay_ms = headers.get(SOCIAL_RETRY_AFTER_HEADER, "")
+    if isinstance(err, ResourceExhausted) and delay_ms.isdigit():
+        err.retry_after_s = int(delay_ms) / 1000
+    return err
+
+
 class GrpcSocial(PlayerUpstream):
-    """`SocialPort` over `trix.v1.SocialService`."""
+    """`SocialPort` over `trix.v1.SocialService`, a chat line over NATS when `chat` is set."""
 
     _stub: social_pb2_grpc.SocialServiceAsyncStub | None = None
+    chat: NatsChatLines | None = None
 
     @property
     def stub(self) -> social_pb2_grpc.SocialServiceAsyncStub:
@@ -70,6 +134,9 @@ class GrpcSocial(PlayerUpstream):
         method = METHODS.get(which or "")
         if which is None or method is None:
             raise InvalidArgument("the social request is empty")
+        if which == "send_chat" and self.chat is not None:
+            sent = await self.chat.send(player_id, request.send_chat, display_name)
+            return gateway_pb2.SocialResponse(send_chat=sent)
         metadata: list[tuple[str, str | bytes]] = []
         if self.key:
             metadata.append((IDENTITY_METADATA, sign(self.key, ROLE_PLAYER, player_id, time.time())))
@@ -80,7 +147,7 @@ class GrpcSocial(PlayerUpstream):
                 getattr(request, which), timeout=self.timeout_s, metadata=tuple(metadata)
             )
         except grpc.aio.AioRpcError as err:
-            raise domain_error(err, "chat and friends") from None
+            raise domain_error(err, CHAT_AND_FRIENDS) from None
         out = gateway_pb2.SocialResponse()
         getattr(out, which).CopyFrom(reply)
         return out

@@ -280,14 +280,14 @@ class SocialGateway:
         readers = self.readers.get(subject)
         if not readers:
             return
+        out = gateway_pb2.SessionResponse()
         try:
-            event = social_pb2.SocialEvent.FromString(data)
+            out.social_event.ParseFromString(data)  # decoded once, in place: one message for every reader
         except Exception:  # noqa: BLE001 - a bad message is dropped, never sent on
             log.warning("social event did not decode", subject=subject)
             return
         hidden = set(hidden_from.split(",")) if hidden_from else set()
         players = {session.player_id for session in readers.values()} - hidden
-        out = gateway_pb2.SessionResponse(social_event=event)
         for player_id in players:
             for session in self.social_sessions.get(player_id, {}).values():
                 session.push(out)

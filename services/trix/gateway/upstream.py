@@ -40,6 +40,8 @@ _PASSED: dict[grpc.StatusCode, type[DomainError]] = {
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
 }
+PASSED_ERRORS: frozenset[type[DomainError]] = frozenset(_PASSED.values())
+"""The refusals an upstream's answer reaches the client as (anything else: UNAVAILABLE)."""
 WATCH_DEADLINE_S = 3600.0
 ENQUEUE_RETRY_S = 20.0
 """How long a find-match is asked again while matchmaking is unavailable: past a NATS election

@@ -247,6 +247,23 @@ def all_social_events() -> str:
     return f"{ROOT}.social.evt.>"
 
 
+def social_send_chat() -> str:
+    """Core NATS request/reply: a player's chat line (`SendChatRequest`) from a gateway to the
+    social service (docs/adr/0031), his token in `trix.runtime.identity.TOKEN_HEADER`; only the gateway's user
+    may publish here, only the social service's subscribes."""
+    return f"{ROOT}.social.send.chat"
+
+
+SOCIAL_DISPLAY_NAME_HEADER = "Trix-Display-Name"
+"""On a chat line's request: the writer's display name as the gateway knows it, percent-encoded
+UTF-8 (`urllib.parse.quote`), judged by the social service before anyone is shown it."""
+SOCIAL_ERROR_HEADER = "Trix-Error"
+"""On a chat line's reply: the refusal's kind (`trix.errors.error_kind`), its public message
+the body (UTF-8); absent, the body is the `SendChatResponse`."""
+SOCIAL_RETRY_AFTER_HEADER = "Trix-Retry-After-Ms"
+"""On a rate limit's refusal: the milliseconds to wait (`ResourceExhausted.retry_after_s`)."""
+
+
 # -- scoring ------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 """The social service's wiring: its NATS adapters, the service on them with its friendships
-and presence loaded, and its feeds started (presence, the tables' stored results).
+and presence loaded, and its feeds started (presence, the tables' stored results, the
+gateways' chat lines).
 `__main__.build` runs `start` in the runtime's lifespan; tests pass their own `NewSocial`
 (a clock)."""
 
@@ -17,6 +18,7 @@ from trix.social.adapters import (
     StreamCompetitions,
     StreamReports,
 )
+from trix.social.chat_requests import ChatRequests
 from trix.social.config import SocialConfig
 from trix.social.entrypoints import Feeds
 from trix.social.graph import SocialGraph
@@ -39,6 +41,6 @@ async def start(nats: NatsConnection, config: SocialConfig, clock: Clock) -> Fee
         clock=clock,
     )
     await service.recover()
-    feeds = Feeds(nats, service, config.presence_beat_s)
+    feeds = Feeds(nats, service, config.presence_beat_s, ChatRequests(nats, service, config.keys))
     await feeds.start()
     return feeds

@@ -1,4 +1,5 @@
-"""What drives the social service besides its gRPC API (`Feeds`), two durable consumers:
+"""What drives the social service besides its gRPC API (`Feeds`): the gateways' chat lines
+over NATS (`trix.social.chat_requests`), and two durable consumers:
 
 - `social-presence` on the gateway's PRESENCE stream: each session's connect and disconnect
   (a friend's online status);
@@ -25,6 +26,7 @@ from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
 from trix.natsio.consumer import MsgHandler, PullConsumer, decode_event
 from trix.runtime.tasks import cancel_and_wait
+from trix.social.chat_requests import ChatRequests
 from trix.social.online import GatewaysOnline
 from trix.social.service import SocialService
 from trix.v1 import events_pb2
@@ -46,10 +48,18 @@ def _by_subject(msg: Msg) -> str:
 
 
 class Feeds:
-    def __init__(self, nats: NatsConnection, service: SocialService, presence_beat_s: float) -> None:
+    def __init__(
+        self,
+        nats: NatsConnection,
+        service: SocialService,
+        presence_beat_s: float,
+        chat: ChatRequests | None = None,
+    ) -> None:
         self.nats = nats
         self.service = service
         self.online = GatewaysOnline(nats, service.graph, presence_beat_s)
+        self.chat = chat
+        """The gateways' chat lines over NATS (`trix.social.chat_requests`), answered once started."""
         self.presence: PullConsumer | None = None
         self.results: PullConsumer | None = None
         self.tasks: list[asyncio.Task[None]] = []
@@ -73,6 +83,8 @@ class Feeds:
             DeliverPolicy.NEW,  # a first start learns a running table at its next result, or its chat
             linger_s=RESULTS_LINGER_S,
         )
+        if self.chat is not None:
+            await self.chat.start()
 
     async def _consume(
         self,
@@ -116,6 +128,8 @@ class Feeds:
             await self.service.graph.connected(gone.player_id, gone.session_id, False)
 
     async def stop(self) -> None:
+        if self.chat is not None:
+            await self.chat.stop()
         for consumer in (self.presence, self.results):
             if consumer is not None:
                 await consumer.stop()

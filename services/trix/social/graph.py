@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from trix.errors import InvalidArgument, PermissionDenied
 from trix.social import friends
 from trix.social.friends import NoticeKind, Pair, Step, View
+from trix.social.names import judge_display_name
 from trix.social.ports import Outbox, PresenceStore, Relations
 from trix.social.tables import TableBook
 from trix.v1 import social_pb2 as pb
@@ -38,6 +39,8 @@ INVITE_KINDS: dict[int, str] = {
 }
 INVITE_TTL_S = 24 * 3600
 """How long an invitation's link works."""
+MAX_OFFERED_NAMES = 100_000
+"""Players whose last offered name is remembered at once (`SocialGraph.offer_name`)."""
 _LIST_ORDER = {View.FRIENDS: 0, View.INCOMING: 1, View.REQUESTED: 1, View.BLOCKED: 2}
 
 
@@ -77,6 +80,8 @@ class SocialGraph:
         self.sessions: dict[str, frozenset[str]] = {}
         self.names: dict[str, str] = {}
         """Display names seen (the gateway's word on a session, table seats)."""
+        self._offered: dict[str, str] = {}
+        """Player -> the name the gateway last passed on for him (`offer_name`)."""
         self._lock = asyncio.Lock()
 
     async def load(self) -> None:
@@ -101,6 +106,19 @@ class SocialGraph:
 
     def name(self, player: str) -> str:
         return self.names.get(player, player)
+
+    def offer_name(self, player: str, raw: str) -> None:
+        """The gateway's word on `player`'s display name: shown from now on once cleaned and
+        passed by the word filter (`trix.social.names`), judged once per name he sends, not
+        once per call (a line each)."""
+        if self._offered.get(player) == raw:
+            return
+        if len(self._offered) >= MAX_OFFERED_NAMES:
+            self._offered.clear()  # judged again on their next call: nothing is lost
+        self._offered[player] = raw
+        judged = judge_display_name(raw)
+        if judged.acceptable:
+            self.names[player] = judged.name
 
     def hidden_from(self, author: str) -> set[str]:
         """The readers not shown `author`'s lines: a block either way, or they muted him."""

@@ -4,7 +4,8 @@ Owns proto translation and who the caller is: a player by his own token (passed 
 gateway), never by a request field; an operator's tool (service role, `admin`) for
 ListReports only. The gateway may name the player's display name in `DISPLAY_NAME_METADATA`
 (`trix.runtime.identity`); it is cleaned and judged by the word filter (`trix.social.names`)
-before anyone is shown it.
+before anyone is shown it, once per name (`SocialGraph.offer_name`). A chat line comes by NATS
+instead (`trix.social.chat_requests`); SendChat here serves any other caller.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from trix.runtime.server import ServiceBinding
 from trix.social import friends
 from trix.social.config import SERVICE
 from trix.social.graph import STATES
-from trix.social.names import judge_display_name
 from trix.social.service import SocialService
 from trix.v1 import social_pb2 as pb
 from trix.v1 import social_pb2_grpc
@@ -40,9 +40,7 @@ class SocialApi(social_pb2_grpc.SocialServiceServicer):
             raise PermissionDenied("a player's own token is needed")
         for key, value in context.invocation_metadata() or ():
             if key == DISPLAY_NAME_METADATA and isinstance(value, bytes):
-                judged = judge_display_name(value.decode("utf-8", "replace"))
-                if judged.acceptable:
-                    self.graph.names[caller.name] = judged.name
+                self.graph.offer_name(caller.name, value.decode("utf-8", "replace"))
         return caller.name
 
     async def SendChat(self, request: pb.SendChatRequest, context: Context[object, object]) -> pb.SendChatResponse:
