@@ -499,3 +499,22 @@ async def test_only_the_competitions_service_tells_entrants_and_only_the_gateway
         expected = "ALLOWED" if user == "gateway" else REFUSED
         lines.append(report(backend, "subscribe to the entrants' notices", user, outcome, expected))
     assert all(line.startswith(HELD) for line in lines), "\n".join(lines)
+
+
+async def test_only_the_gateway_sends_chat_lines_and_only_the_social_service_takes_them(backend: Backend) -> None:
+    """A chat line goes from the gateway to the social service as a NATS request (docs/adr/0031),
+    its writer the player token it carries: no other user may send one (the subject's
+    permission is the second lock after the token), and only the social service may listen to
+    the lines sent; the gateway may send and the social service listen (not vacuous)."""
+    subject = subjects.social_send_chat()
+    lines = []
+    for user in permissions.USERS:
+        async with connected(backend, user) as conn:
+            outcome = await attempt(conn, conn.nc.publish(subject, b"a forged line"), subject)
+        expected = "ALLOWED" if user == "gateway" else REFUSED
+        lines.append(report(backend, "send a chat line to the social service", user, outcome, expected))
+    for user in permissions.USERS:
+        outcome = await _subscribe_outcome(backend, user, subject)
+        expected = "ALLOWED" if user == "social" else REFUSED
+        lines.append(report(backend, "listen to the players' chat lines", user, outcome, expected))
+    assert all(line.startswith(HELD) for line in lines), "\n".join(lines)
