@@ -16,7 +16,7 @@ PATH = re.compile(r"(?<![\w/.-])((?:services|engine|loadtest|tests|deploy|proto|
 CODE = re.compile(r"`([^`]+)`")
 # NATS subjects look like module paths (`trix.table.live`): the subject words of trix.natsio.
 SUBJECT = re.compile(
-    r"trix\.(table\.(cmd|log|snap|evt|live|served|results)|presence|gateway\.online|match\.formed|timers\.(autoact|leave)|scoring\.(journal|archived)|social\.(chat|evt|reports))\b"
+    r"trix\.(table\.(cmd|log|snap|evt|live|served|results)|presence|gateway\.online|match\.formed|timers\.(autoact|leave)|scoring\.(journal|archived)|social\.(chat|evt|reports|send))\b"
 )
 # Where `trix.<a>` lives when it is not below services/trix.
 PACKAGE_ROOTS = {"engine": REPO / "engine" / "python", "loadtest": REPO / "loadtest" / "python"}

@@ -46,6 +46,8 @@ CHANNEL_BUCKET: Final = Bucket(burst=20, refill_s=0.25)
 """One channel, all its writers together: twenty lines at once, then four a second."""
 MIN_INTERVAL_S: Final = 0.5
 """Between two lines of one player in one channel, always (barbu-server's 500 ms per seat)."""
+READ_KEPT: Final = 4096
+"""Distinct lines whose skeleton and verdict are kept (then all dropped, read again)."""
 REPEAT_WINDOW_S: Final = 30.0
 """A line repeating the player's previous line in the channel within this is dropped."""
 
@@ -126,6 +128,8 @@ class ChatModeration:
         self._writers: dict[tuple[str, str], _Writer] = {}
         self._channels: dict[str, _Tokens] = {}
         self._players: dict[str, _Player] = {}
+        self._lines: dict[str, tuple[str, Verdict]] = {}
+        """Line -> its skeleton and verdict (`_read`)."""
 
     def timed_out_until(self, player: str) -> float:
         """When `player`'s timeout ends (a clock value; in the past when there is none)."""
@@ -156,15 +160,24 @@ class ChatModeration:
         if wait:
             writer.tokens.level += 1.0  # the player's line was not his fault: give it back
             return Judgement(Outcome.CHANNEL_BUSY, wait)
-        same = skeleton(line)
+        same, verdict = self._read(line)
         repeated = same == writer.last_line and now - writer.last_at < REPEAT_WINDOW_S
         writer.last_at, writer.last_line = now, same
         if repeated:
             return Judgement(Outcome.REPEATED)
-        verdict = self.word_filter.check(line)
         if verdict.clean:
             return Judgement(Outcome.SENT)
         return self._strike(state, verdict, now)
+
+    def _read(self, line: str) -> tuple[str, Verdict]:
+        """`line`'s skeleton and the filter's verdict, both pure: a line said again (a quick
+        phrase, "gg", "salam") is read once while it is among the last READ_KEPT read."""
+        read = self._lines.get(line)
+        if read is None:
+            if len(self._lines) >= READ_KEPT:
+                self._lines.clear()
+            read = self._lines[line] = (skeleton(line), self.word_filter.check(line))
+        return read
 
     def _strike(self, state: _Player, verdict: Verdict, now: float) -> Judgement:
         state.strikes.append(now)
