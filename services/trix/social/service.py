@@ -16,6 +16,7 @@ Imports neither grpc nor nats (ports: `trix.social.ports`).
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 from collections import OrderedDict
@@ -88,6 +89,9 @@ class SocialService:
         self.moderation = ChatModeration(clock)
         self.wall_ms = wall_ms
         self._sent: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._run = uuid.uuid4().hex
+        self._line_ids = itertools.count(1)
+        """A line without a client_line_id: its message id this run's and a count (no random read a line)."""
         self.lines_sent = 0
 
     async def recover(self) -> None:
@@ -230,7 +234,7 @@ class SocialService:
         else:
             line.text = text or ""
         line.sent_at.FromMilliseconds(self.wall_ms())
-        msg_id = f"{player}.{client_line_id or uuid.uuid4().hex}"
+        msg_id = f"{player}.{client_line_id or f'{self._run}-{next(self._line_ids)}'}"
         line.line_id = await self.chat.append(where.stored, line, msg_id)
         if client_line_id:
             self._sent[retry] = line.line_id
