@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import grpc
+import nats.js.errors
 import pytest
 import structlog.testing
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -35,6 +36,8 @@ class ProbeTimers(timers_pb2_grpc.TimersServiceServicer):
             raise IllegalMove("must follow suit (C)")
         if request.player_id == "stale":
             raise StaleTurn("turn 7 is over")
+        if request.player_id == "in-process":  # a JetStream leader's "not now" (issue 42)
+            raise nats.js.errors.APIError(code=400, err_code=10164, description="wrong last sequence")
         raise KeyError("secret-internal-detail")
 
 
@@ -144,6 +147,19 @@ async def test_error_table_unimplemented_and_metrics() -> None:
         assert 'grpc_code="UNIMPLEMENTED",grpc_method="GetStandings",grpc_service="trix.v1.ScoringService"' in body
         assert "grpc_server_handling_seconds_bucket{" in body
         assert "boom" not in body and "illegal" not in body  # no ids as labels
+    finally:
+        await runtime.stop()
+
+
+async def test_a_leaders_in_process_answer_is_unavailable_never_internal() -> None:
+    runtime, _ = await start_probe(runtime_config(metrics_port=-1))
+    try:
+        async with grpc.aio.insecure_channel(runtime.address) as channel:
+            stub = timers_pb2_grpc.TimersServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.GetPresence(timers_pb2.GetPresenceRequest(player_id="in-process"), timeout=10)
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert err.value.details() == "briefly unavailable, try again"
     finally:
         await runtime.stop()
 

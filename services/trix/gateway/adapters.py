@@ -28,7 +28,7 @@ import structlog
 from nats.aio.client import NO_RESPONDERS_STATUS, Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from trix.errors import DomainError, Unavailable, error_kind, from_kind
@@ -37,7 +37,7 @@ from trix.natsio import seatstream, served, subjects
 from trix.natsio.coalesce import subscribe_direct
 from trix.natsio.connection import NatsConnection
 from trix.natsio.names import GATEWAY_ACCOUNTS_BUCKET
-from trix.natsio.publish import JetStreams, ask_until, publish_once
+from trix.natsio.publish import JetStreams, ask_until, kv_write, publish_once
 from trix.runtime.identity import ROLE_PLAYER, TOKEN_HEADER, sign
 from trix.v1 import events_pb2, table_pb2
 
@@ -316,11 +316,7 @@ class KvAccounts:
 
     async def create(self, key: str, value: bytes, until: float | None = None) -> bool:
         async def once(kv: KeyValue) -> bool:
-            try:
-                await kv.create(key, value)
-            except KeyWrongLastSequenceError:
-                return False
-            return True
+            return await kv_write(kv, key, value, 0) is not None
 
         return await self._within(once, until)
 

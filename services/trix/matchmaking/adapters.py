@@ -23,7 +23,7 @@ from trix.matchmaking.ports import Versioned
 from trix.matchmaking.records import MatchRecord
 from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.publish import publish_once
+from trix.natsio.publish import kv_create, publish_once
 from trix.v1 import common_pb2, events_pb2
 
 TICKETS_BUCKET = names.MATCH_TICKETS_BUCKET
@@ -164,10 +164,7 @@ class KvStore:
         return await kv_get(self.kv, key)
 
     async def create(self, key: str, value: bytes) -> int | None:
-        try:
-            return int(await self.kv.create(key, value))
-        except nats.js.errors.KeyWrongLastSequenceError:
-            return None
+        return await kv_create(self.kv, key, value)
 
     async def update(self, key: str, value: bytes, revision: int) -> int | None:
         try:

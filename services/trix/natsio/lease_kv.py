@@ -13,6 +13,7 @@ from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from trix.natsio.kvwatch import watch_bucket
 from trix.natsio.leases import LeaseManager
+from trix.natsio.publish import kv_create
 from trix.runtime.tasks import cancel_and_wait
 
 WRONG_LAST_SEQUENCE = 10071
@@ -85,10 +86,7 @@ class KvLeaseStore:
         await self.replicas.delete(replica)
 
     async def create(self, shard: int, owner: str) -> int | None:
-        try:
-            return int(await self.leases.create(str(shard), owner.encode()))
-        except KeyWrongLastSequenceError:
-            return None
+        return await kv_create(self.leases, str(shard), owner.encode())
 
     async def update(self, shard: int, owner: str, last: int) -> int | None:
         try:

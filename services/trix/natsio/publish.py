@@ -62,6 +62,19 @@ def in_process(exc: BaseException) -> bool:
     return isinstance(exc, nats.js.errors.APIError) and getattr(exc, "err_code", None) in IN_PROCESS
 
 
+def transient(exc: BaseException) -> bool:
+    """An error that says NATS did not answer now, not that it refused: `RETRYABLE`, or a
+    leader's `IN_PROCESS` refusal, raised itself or as the cause of the error raised. A
+    service start failing so (a NATS fault while its consumers are made) is started again
+    (`trix.runtime.server.run_main`), never left exited."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, RETRYABLE) or in_process(cause):
+            return True
+        cause = cause.__cause__
+    return False
+
+
 _T = TypeVar("_T")
 
 
@@ -152,6 +165,50 @@ async def ask_until(
                 log.info(log_event, attempt=attempt, error=type(exc).__name__, **log_fields)
         await asyncio.sleep(pause)
         pause = min(2 * pause, max_pause_s)
+
+
+WRONG_LAST_SEQUENCE = 10071
+"""JSStreamWrongLastSequenceErrF: the subject's last sequence is not the one expected (a
+compare-and-set lost, a key created that exists): a "no", unlike `IN_PROCESS`'s 10164."""
+
+
+async def kv_write(kv: KeyValue, key: str, value: bytes, last: int, *, msg_ttl: float | None = None) -> int | None:
+    """Compare-and-set of `key`: `value` stored if the key's last revision is `last` (0: the key
+    is new, or deleted: it is created again), the new revision; None when it is not (another
+    write won, or the key exists). nats-py's `create` and `update` turn a leader's "not now"
+    (10164, `IN_PROCESS`: the check cannot be made while a write of the key is in process)
+    into that "no", and `create` then into KeyNotFoundError when it reads no key (issue 42:
+    a sign-in answered INTERNAL): here it is raised as the APIError it is, which callers
+    retry (`ask_until(in_process_too=True)`) or answer UNAVAILABLE (`in_process`)."""
+    subject = f"{kv._pre}{key}"
+    headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(last)}
+    try:
+        ack = await kv._js.publish(subject, value, headers=headers, msg_ttl=msg_ttl)
+    except nats.js.errors.APIError as err:
+        if getattr(err, "err_code", None) != WRONG_LAST_SEQUENCE:
+            raise
+        if last != 0:
+            return None
+        try:
+            await kv.get(key)
+        except nats.js.errors.KeyNotFoundError as missing:
+            if missing.entry is None:  # the stream has a message of the key but this read none yet
+                raise nats.js.errors.APIError(code=400, err_code=10164, description="wrong last sequence") from err
+            return await kv_write(kv, key, value, int(missing.entry.revision or 0), msg_ttl=msg_ttl)  # deleted
+        return None
+    return int(ack.seq)
+
+
+async def kv_create(kv: KeyValue, key: str, value: bytes) -> int | None:
+    """`kv_write` of a new key for a writer that looks again when it loses (a lease, a lock): a
+    leader's "in process" is answered as a create lost (None), as nats-py's `update` answers
+    it, never the KeyNotFoundError nats-py's `create` raises then."""
+    try:
+        return await kv_write(kv, key, value, 0)
+    except nats.js.errors.APIError as err:
+        if in_process(err):
+            return None
+        raise
 
 
 def new_msg_id() -> str:

@@ -31,6 +31,7 @@ import structlog
 from google.rpc import error_details_pb2, status_pb2
 
 from trix.errors import DomainError, ResourceExhausted, status_code_name
+from trix.natsio.publish import in_process
 from trix.runtime.metrics import RpcMetrics
 
 NATS_TRANSIENT: tuple[type[Exception], ...] = (
@@ -41,7 +42,8 @@ NATS_TRANSIENT: tuple[type[Exception], ...] = (
     nats.js.errors.NoStreamResponseError,
     nats.js.errors.ServiceUnavailableError,
 )
-"""NATS errors that mean "not now" (UNAVAILABLE), never a bug (INTERNAL)."""
+"""NATS errors that mean "not now" (UNAVAILABLE), never a bug (INTERNAL); so does a JetStream
+leader's "in process" refusal (`trix.natsio.publish.in_process`)."""
 
 REQUEST_ID_HEADER = "x-request-id"
 _CONTEXT_FIELDS = ("table_id", "player_id")
@@ -272,7 +274,7 @@ class RuntimeInterceptor(grpc.aio.ServerInterceptor):
             await context.abort(call.code, message)
         if not isinstance(exc, Exception):
             return  # KeyboardInterrupt, SystemExit, GeneratorExit: let them through
-        if isinstance(exc, NATS_TRANSIENT):
+        if isinstance(exc, NATS_TRANSIENT) or in_process(exc):
             # NATS did not answer in time (a reconnect, a stream electing its leader after a
             # node died): not a bug, the call may be retried as it is.
             call.code = grpc.StatusCode.UNAVAILABLE

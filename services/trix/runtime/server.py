@@ -30,6 +30,7 @@ from grpc_reflection.v1alpha import reflection
 from trix import tls
 from trix.natsio.connection import NatsConnection
 from trix.natsio.provisioning import KV_BUCKETS, STREAMS, KvSpec, StreamSpec
+from trix.natsio.publish import transient
 from trix.runtime import eventloop
 from trix.runtime.config import EXIT_CONFIG_ERROR, ConfigError, RuntimeConfig
 from trix.runtime.interceptors import RuntimeInterceptor
@@ -283,8 +284,19 @@ def dump_tasks() -> None:
     log.warning("asyncio tasks", count=len(tasks), tasks=tasks)
 
 
-async def serve(runtime: Runtime) -> int:
-    """Run until SIGTERM or SIGINT, then shut down; 0 on a clean stop, 1 if start failed."""
+START_AGAIN = -1
+"""`serve`'s answer when the start failed on a NATS fault and no stop was asked meanwhile."""
+
+START_AGAIN_FIRST_S = 0.5
+START_AGAIN_MOST_S = 5.0
+
+
+async def serve(runtime: Runtime, start_again_in_s: float | None = None) -> int:
+    """Run until SIGTERM or SIGINT, then shut down; 0 on a clean stop, 1 if start failed.
+    With `start_again_in_s`, a start that failed on a NATS fault (`transient`: a consumer or
+    watcher not made, a bucket not opened while a stream elects its leader or a node is
+    down) is stopped, and after that pause `START_AGAIN` (`run_main` builds it again) unless
+    a stop was asked meanwhile (0)."""
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
 
@@ -303,11 +315,18 @@ async def serve(runtime: Runtime) -> int:
         await asyncio.gather(starting, return_exceptions=True)
         await runtime.stop()
         return 0
-    if starting.exception() is not None:
-        log.error("start failed", exc_info=starting.exception())
-        waiting.cancel()
+    failure = starting.exception()
+    if failure is not None:
+        if start_again_in_s is None or not transient(failure):
+            log.error("start failed", exc_info=failure)
+            waiting.cancel()
+            await runtime.stop()
+            return 1
+        log.warning("start failed on a nats fault, starting again", error=repr(failure), retry_in_s=start_again_in_s)
         await runtime.stop()
-        return 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(waiting, start_again_in_s)
+        return 0 if stop_requested.is_set() else START_AGAIN
     await waiting
     await runtime.stop()
     return 0
@@ -442,9 +461,13 @@ def run_main(service: str, load_config: Callable[[], C], build: Callable[[C], Ru
         return EXIT_CONFIG_ERROR
     rc = config.runtime
     configure_logging(rc.service, rc.instance, rc.log_level)
-    runtime = build(config)
     tune_gc()  # the service's own process only (never a test process that builds one)
+    pause = START_AGAIN_FIRST_S
     try:
-        return eventloop.run(serve(runtime))
+        # A start that failed on a NATS fault is built and started again on a new event loop
+        # (the old one's tasks cancelled with it: nothing half-started is left running).
+        while (code := eventloop.run(serve(build(config), pause))) == START_AGAIN:
+            pause = min(2 * pause, START_AGAIN_MOST_S)
+        return code
     except KeyboardInterrupt:
         return 0

@@ -24,7 +24,7 @@ from nats.js.kv import KeyValue
 
 from trix.natsio import names, subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.publish import publish_once
+from trix.natsio.publish import kv_write, publish_once
 from trix.natsio.stored import stored_messages
 from trix.social.friends import Pair
 from trix.social.ports import Competition, StoredChannel
@@ -132,9 +132,10 @@ class KvRelations(_Bucket):
         }
         value = json.dumps(doc, sort_keys=True).encode()
         key = f"{PAIR_PREFIX}{pair.a}.{pair.b}"
-        if revision == 0:
-            return int(await kv.create(key, value))
-        return int(await kv.update(key, value, last=revision))
+        stored = await kv_write(kv, key, value, revision)
+        if stored is None:
+            raise nats.js.errors.KeyWrongLastSequenceError(description=f"pair {key} is not at revision {revision}")
+        return stored
 
     async def set_mute(self, muter: str, muted: str, on: bool) -> None:
         kv = await self.kv()

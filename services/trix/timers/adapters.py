@@ -26,7 +26,7 @@ from nats.js.kv import KeyValue
 
 from trix.natsio import names, seatstream, subjects
 from trix.natsio.connection import NatsConnection
-from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, RETRYABLE, ask_until, publish_once
+from trix.natsio.publish import EXPECTED_LAST_SUBJECT_SEQ_HEADER, RETRYABLE, ask_until, kv_write, publish_once
 from trix.natsio.served import ServedRequests
 from trix.runtime.identity import TOKEN_HEADER, ServiceSigner
 from trix.runtime.tasks import start_kept
@@ -83,7 +83,10 @@ class KvDocStore:
         data = json.dumps(doc, separators=(",", ":")).encode()
         try:
             if revision == 0:
-                return int(await self.kv.create(key, data, msg_ttl=ttl_s or None))
+                created = await kv_write(self.kv, key, data, 0, msg_ttl=ttl_s or None)
+                if created is None:
+                    raise CasConflict(key)
+                return created
             if ttl_s > 0:
                 headers = {EXPECTED_LAST_SUBJECT_SEQ_HEADER: str(revision)}
                 ack = await self.js.publish(self.subject_prefix + key, data, headers=headers, msg_ttl=ttl_s)
