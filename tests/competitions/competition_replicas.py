@@ -90,6 +90,7 @@ class Replicas:
 def competitions_replicas(server: AuthNats, workdir: Path, digests: Path, tick_s: float, **extra: str) -> Replicas:
     """Two competitions replicas publishing their files to one folder, the review period 0."""
     env = {DIGEST_DIR_ENV: str(digests), "TRIX_COMPETITIONS_TICK_S": str(tick_s), "TRIX_COMPETITIONS_REVIEW_S": "0"}
+    env["TRIX_COMPETITIONS_AWAIT_PLAYERS"] = "0"  # no timers here to end a table's seed turn (docs/rules.md §10)
     return Replicas(server, workdir, "competitions", "trix.competitions", 2, {**env, **extra})
 
 

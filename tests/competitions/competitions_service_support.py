@@ -31,6 +31,8 @@ from trix.v1 import common_pb2, competitions_pb2_grpc
 from trix.v1 import competitions_pb2 as pb
 
 SEED = bytes(range(32))
+NO_TIMERS = {"TRIX_COMPETITIONS_AWAIT_PLAYERS": "0"}
+"""No timers run here to end a table's seed turn: auto-played seats are played at once (docs/rules.md §10)."""
 
 
 def env(nats_url: str, service: str = "table", **extra: str) -> dict[str, str]:
@@ -83,7 +85,12 @@ class Platform:
             env(
                 self.nats.url("competitions"),
                 "competitions",
-                **{DIGEST_DIR_ENV: str(self.digest_dir), "TRIX_COMPETITIONS_TICK_S": "0.05", **self.competitions_env},
+                **{
+                    DIGEST_DIR_ENV: str(self.digest_dir),
+                    "TRIX_COMPETITIONS_TICK_S": "0.05",
+                    **NO_TIMERS,
+                    **self.competitions_env,
+                },
             )
         )
         self.competitions = build_competitions(config, self._new_service)

@@ -6,8 +6,8 @@
 - `Entrant`: one bot client, a real `trix.client.GatewayClient`: it signs in, keeps a Session
   stream open, enters competitions with the gateway's RPCs, and follows each table a round seats
   it at as soon as its `seated` notice comes (its next table "opens by itself"), to the table's
-  GameEnded on its own stream. Its seats are played by the table's bot (a competition seat
-  starts played by the bot, docs/adr/0026), at the competition's fast speed;
+  GameEnded on its own stream. Its seats stay played by auto-play (it follows them with
+  `EventsRequest.auto_play`, so opening them does not take them: docs/rules.md §10);
 - `field`: N entrants signed in with their sessions open; `organise`, `enter_all`, `until`:
   a competition created, entered, followed to a state.
 """
@@ -111,7 +111,7 @@ class Entrant:
     def _follow(self, table_id: str, *, again: bool = False) -> None:
         """Follow the table from its creation (`again`: a moment after a refusal to retry)."""
         resume = gateway_pb2.SessionRequest(
-            resume=gateway_pb2.EventsRequest(table_id=table_id, after_sequence=0), request_id=table_id
+            resume=gateway_pb2.EventsRequest(table_id=table_id, after_sequence=0, auto_play=True), request_id=table_id
         )
         if again:
             self.retries += 1

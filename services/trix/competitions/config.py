@@ -42,6 +42,11 @@ class CompetitionsConfig:
     """TRIX_COMPETITIONS_TICK_S: how often the owner looks at start times and its running tables."""
     review_s: float = 600.0
     """TRIX_COMPETITIONS_REVIEW_S: the review period after the final (issue 43: 10 minutes)."""
+    await_players: bool = True
+    """TRIX_COMPETITIONS_AWAIT_PLAYERS (1): a round's tables wait for their players' seeds before
+    the first deal (docs/rules.md §10, §11's seed turn, fired by the timers), so a player who
+    opens his table takes his seat; 0: the bots play an auto-played seat at once (tests of the
+    service run without the timers)."""
     scoring_target: str = ""
     """TRIX_SCORING_TARGET: scoring's gRPC address (host:port), whose ledger holds the entry fees
     and pays refunds and prizes (docs/adr/0030); empty: competitions with coins are refused."""
@@ -62,6 +67,7 @@ class CompetitionsConfig:
             digest_dir=Path(digest_dir),
             tick_s=env_float(e, "TRIX_COMPETITIONS_TICK_S", 0.2, minimum=0.01),
             review_s=env_float(e, "TRIX_COMPETITIONS_REVIEW_S", 600.0, minimum=0.0),
+            await_players=e.get("TRIX_COMPETITIONS_AWAIT_PLAYERS", "1").strip() != "0",
             scoring_target=e.get("TRIX_SCORING_TARGET", "").strip(),
             schedule=_schedule(e.get(SCHEDULE_ENV, "").strip()),
         )

@@ -75,14 +75,21 @@ def competition_table(competition_id: str, seating: Seating) -> competitions_pb2
 
 
 def match_formed(
-    competition_id: str, options: CompetitionOptions, seating: Seating, names: dict[str, str]
+    competition_id: str,
+    options: CompetitionOptions,
+    seating: Seating,
+    names: dict[str, str],
+    *,
+    await_players: bool = True,
 ) -> events_pb2.Event:
     """The MatchFormed of one of the competition's tables (message id: the table id).
 
     A bot's seat carries its competition id (`bot-N`), so the table's record names it as the
-    bracket does. Until the gateway tells a player where his next table is (the next slice), a
-    human's seat starts played by the bot: docs/rules.md §10's free-table seat, which its player
-    reclaims (ReclaimSeat) when he comes."""
+    bracket does. A human's seat starts played by auto-play (`Seat.auto_play`: docs/rules.md §10
+    "a seat whose player has not come is played by the bot from the start; he takes it when he
+    comes"): opening his table through the gateway takes it (ReclaimSeat); a bot's is nobody's.
+    With `await_players` the first deal waits for the seats' seeds (§11's seed turn, the
+    contract timer), so the bots do not play the game out before its players have opened it."""
     table_id = seating.table_id(competition_id)
     table_options = common_pb2.TableOptions(
         doubling=options.doubling,
@@ -92,7 +99,9 @@ def match_formed(
     for decision, ms in options.turn_timeouts_ms().items():
         setattr(table_options, f"{decision}_timeout_ms", ms)
     seats = [
-        common_pb2.Seat(index=i, player_id=p, bot=True, display_name=names.get(p, "") if not is_bot(p) else "")
+        common_pb2.Seat(
+            index=i, player_id=p, bot=True, auto_play=not is_bot(p), display_name="" if is_bot(p) else names.get(p, "")
+        )
         for i, p in enumerate(seating.players)
     ]
     formed = events_pb2.MatchFormed(
@@ -102,5 +111,6 @@ def match_formed(
         options=table_options,
         seats=seats,
         private_table=options.visibility == "private",
+        await_client_seeds=await_players,
     )
     return events_pb2.Event(match_formed=formed)

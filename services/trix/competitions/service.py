@@ -381,7 +381,11 @@ class CompetitionsService:
         for seating in comp.run.rounds[-1]:
             table_id = seating.table_id(comp.competition_id)
             if table_id not in comp.ended and not await self.tables.exists(table_id):
-                await self.tables.create(match_formed(comp.competition_id, comp.options, seating, comp.names))
+                await self.tables.create(
+                    match_formed(
+                        comp.competition_id, comp.options, seating, comp.names, await_players=self.config.await_players
+                    )
+                )
         self.published.add((comp.competition_id, comp.run.current_round))
 
     async def _announce(self, comp: Competition) -> Competition:

@@ -225,7 +225,9 @@ class GatewayApi(CompetitionsRpcs):
         principal, req = self._enter(request, context)
         with self._stream_slot(principal.player_id):
             session = await self.service.open_session(principal, interactive=False)
-            async for message in self._stream(session, lambda: session.resume(req.table_id, req.after_sequence)):
+            async for message in self._stream(
+                session, lambda: session.resume(req.table_id, req.after_sequence, take_seat=not req.auto_play)
+            ):
                 yield gateway_pb2.EventsResponse(message=message)
 
     async def Spectate(self, request: Any, context: Context) -> AsyncIterator[Any]:

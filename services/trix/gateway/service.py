@@ -12,17 +12,19 @@ caller's own seat and the public copies, docs/rules.md §14).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 
 from trix.errors import (
+    IllegalMove,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -71,6 +73,8 @@ class SeatMap:
 
     players: list[str]
     finished: bool = False
+    auto_play: list[bool] = field(default_factory=lambda: [False] * 4)
+    """Seats still played by auto-play until their player takes them (`Seat.auto_play`), as last read."""
 
 
 @dataclass
@@ -223,7 +227,8 @@ class GatewayService:
         command = table_pb2.TableCommand(get_seat_view=ask)
         reply = await self._tables().command(table_id, command, player_id)
         view = reply.get_seat_view.view
-        seats = SeatMap([s.player_id for s in sorted(view.seats, key=lambda s: s.index)], view.finished)
+        ordered = sorted(view.seats, key=lambda s: s.index)
+        seats = SeatMap([s.player_id for s in ordered], view.finished, [s.auto_play and s.bot for s in ordered])
         self.seat_maps[table_id] = seats
         return seats
 
@@ -235,6 +240,28 @@ class GatewayService:
             raise PermissionDenied("you hold no seat at this table")
         self.player(player_id).table_id = table_id
         return seats.players.index(player_id)
+
+    async def open_seat(self, table_id: str, seat: int, player_id: str, *, take: bool = True) -> None:
+        """The player opens his own seat still played by auto-play (a competition's whose player
+        had not come, docs/rules.md §10): he takes it, from its next decision on (ReclaimSeat as
+        him); or, not `take`, he leaves it to auto-play and gives his seed now (§11: empty), so
+        the first deal need not wait for him. One action id per seat: every gateway's resume
+        asks once. The table decides; a seat taken already (or a game over) is no error here."""
+        seats = self.seat_maps.get(table_id)
+        if seats is None or not 0 <= seat < len(seats.auto_play) or not seats.auto_play[seat]:
+            return
+        header = table_pb2.ActionHeader(
+            table_id=table_id, seat=seat, action_id=f"seat-{seat}-{'taken' if take else 'auto-play'}"
+        )
+        command = table_pb2.TableCommand()
+        if take:
+            command.reclaim_seat.header.CopyFrom(header)
+        else:
+            command.set_client_seed.header.CopyFrom(header)  # an empty seed: §11 "contributes ''"
+        with contextlib.suppress(IllegalMove):  # taken already (another gateway's resume), dealt, or over
+            await self._tables().command(table_id, command, player_id)
+        if take:
+            seats.auto_play[seat] = False
 
     def current_table(self, player_id: str, table_id: str) -> str:
         if table_id:

@@ -275,7 +275,8 @@ class Session:
         elif which == "cancel_match":
             out.ticket.CopyFrom(await gw.cancel_match(pid, request.cancel_match.ticket_id))
         elif which == "resume":
-            await self.resume(request.resume.table_id, request.resume.after_sequence, rid)
+            resume = request.resume
+            await self.resume(resume.table_id, resume.after_sequence, rid, take_seat=not resume.auto_play)
             return
         elif which == "ping":
             out.pong = True
@@ -355,9 +356,10 @@ class Session:
 
     # -- table events -----------------------------------------------------------------------
 
-    async def resume(self, table_id: str, after: int, request_id: str = "") -> None:
+    async def resume(self, table_id: str, after: int, request_id: str = "", *, take_seat: bool = True) -> None:
         """Follow the player's seat from `after`: exactly the missing events, in order, after
-        the acknowledgment (`Resumed`, with the resume's `request_id`)."""
+        the acknowledgment (`Resumed`, with the resume's `request_id`). His seat still played
+        by auto-play is his from now on, unless he asked to leave it so (`take_seat`)."""
         gw = self.gateway
         if not table_id and not gw.player(self.player_id).table_id:
             ticket_id = gw.player(self.player_id).ticket_id
@@ -368,6 +370,8 @@ class Session:
                 return
         table_id = gw.current_table(self.player_id, table_id)
         seat = await gw.seat_of(table_id, self.player_id)
+        if seat != SPECTATOR:
+            await gw.open_seat(table_id, seat, self.player_id, take=take_seat)
         self._resumed(table_id, seat, after, request_id)
         self._start_follow(table_id, seat, after)
 

@@ -189,6 +189,7 @@ class MatchCreator:
             seats=m.seats,
             private_table=m.private_table,
             ticket_ids=m.ticket_ids,
+            await_client_seeds=m.await_client_seeds,
         )
         if m.HasField("stake"):
             request.stake.CopyFrom(m.stake)

@@ -51,7 +51,7 @@ from trix.table.config import TableConfig
 from trix.table.ports import EventSink, LogConflict, StaleWriter, TableStore
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
 from trix.table.unpublished import Unpublished
-from trix.table.validation import check_create, not_your_turn
+from trix.table.validation import check_create, check_reclaim, not_your_turn
 from trix.table.views import build_view
 from trix.v1 import events_pb2, table_pb2
 
@@ -370,9 +370,8 @@ class TableService:
             caller = _as_seat(caller, table, header.seat)
 
         def build(table: Table) -> dict[str, Any]:
-            if table.paid or not table.bots[header.seat] or not table.player(header.seat):
-                raise IllegalMove("only a player's own seat played by the bot on a free table can be reclaimed")
-            return {"op": "reclaim", "seat": header.seat}
+            check_reclaim(table, header.seat)  # §10
+            return {"op": "reclaim", "seat": header.seat, "keep_turn": 1}
 
         return await self._seat_command(caller, header, build, needs_turn=False)
 

@@ -217,7 +217,9 @@ class Table:
         if op == "create":
             self._emit(out, now, ALL, table_created=self._table_created())
             for s in self.seats:
-                if self.request.await_client_seeds and not s.bot and not s.client_seed:
+                # §11 seeds awaited: a player's, and an auto-played seat's (§10: its player may
+                # come and take it before the first deal; none given by then contributes "").
+                if self.request.await_client_seeds and (not s.bot or s.auto_play) and not s.client_seed:
                     continue
                 self.seeds[s.index] = s.client_seed
         elif op == "seed":
@@ -278,7 +280,10 @@ class Table:
                 self._act(out, now, seat, action, False)
         if self.game is not None and self.game.phase == engine.Phase.GAME_OVER:
             self.finished = True
-        self._next_turn(out, now, turn_before, changed=bool(acts) or op != "act")
+        # A seat taken back keeps the current turn and its deadline (docs/rules.md §9, §10): no new
+        # TurnStarted (entries logged before `keep_turn` existed replay as they were published).
+        kept = op == "reclaim" and bool(entry.get("keep_turn"))
+        self._next_turn(out, now, turn_before, changed=bool(acts) or (op != "act" and not kept))
         self.entries += 1
         self.results[entry["id"]] = self.sequence
         return out

@@ -1,14 +1,15 @@
 """What the table accepts in a command, before the engine decides: a create request's seats,
-stake, seeds and options (`check_create`), a command's engine action (`action_from`), and
-the refusal of an action out of turn, telling no more than docs/rules.md §14 allows
-(`not_your_turn`). Raises `trix.errors` domain errors whose messages a client can show."""
+stake, seeds and options (`check_create`), a command's engine action (`action_from`), the
+refusal of an action out of turn, telling no more than docs/rules.md §14 allows
+(`not_your_turn`), and whose seat may be taken from the bot (`check_reclaim`). Raises
+`trix.errors` domain errors whose messages a client can show."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from trix import engine, fairness
-from trix.errors import DomainError, IllegalMove, InvalidArgument
+from trix.errors import DomainError, IllegalMove, InvalidArgument, PermissionDenied
 from trix.natsio.subjects import token
 from trix.rules import engine_enum
 from trix.table.table import Table
@@ -20,7 +21,9 @@ def check_create(request: table_pb2.CreateTableRequest) -> None:
         raise InvalidArgument("variant is required")
     if sorted(s.index for s in request.seats) != [0, 1, 2, 3]:
         raise InvalidArgument("four seats, indexes 0..3, each once")
-    players = [s.player_id for s in request.seats if not s.bot]
+    if any(s.auto_play and not (s.bot and s.player_id) for s in request.seats):
+        raise InvalidArgument("an auto_play seat is a player's seat played by the bot: bot and player_id")
+    players = [s.player_id for s in request.seats if not s.bot or s.auto_play]
     for player in players:
         token(player, "player id")
     if len(set(players)) != len(players):
@@ -72,3 +75,17 @@ def not_your_turn(table: Table) -> str:
     if game is not None and simultaneous and game.phase == engine.Phase.DOUBLING:
         return "not your turn"  # §14: do not tell who is still to answer
     return f"not your turn (seat {seats[0]} to act)" if seats else "not your turn"
+
+
+def check_reclaim(table: Table, seat: int) -> None:
+    """ReclaimSeat (the caller is the seat's player): docs/rules.md §10 "At a free table ... he
+    may take his seat back at any time while the game lasts", and a competition's seat "played
+    by the bot from the start; he takes it when he comes" (`Seat.auto_play`). A bot's own seat
+    (bot fill) is nobody's to take."""
+    if not table.bots[seat]:
+        raise IllegalMove("the seat is already played by its player")
+    if seat in table.left:
+        if table.paid:
+            raise IllegalMove("only a player's own seat played by the bot on a free table can be reclaimed")
+    elif not table.seats[seat].auto_play:
+        raise PermissionDenied("a bot's seat is never taken over")

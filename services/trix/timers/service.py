@@ -236,6 +236,10 @@ class TimersService:
                     for s in event.table_created.seats:
                         if s.player_id and not s.bot:
                             await self._index_player(s.player_id, table_id)
+                elif event.HasField("seat_control_changed") and not event.seat_control_changed.bot:
+                    # A player took his seat (a competition's, from auto-play: docs/rules.md §10):
+                    # his presence reaches this table from now on, as a seated player's does.
+                    await self._index_player(event.seat_control_changed.player_id, table_id)
 
     async def _index_player(self, player_id: str, table_id: str) -> None:
         """p.<player> -> current table, keeping the presence already known."""

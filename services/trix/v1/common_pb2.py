@@ -24,37 +24,37 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14trix/v1/common.proto\x12\x07trix.v1\" \n\x04\x43\x61rd\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0c\n\x04text\x18\x02 \x01(\t\"`\n\x04Seat\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0b\n\x03\x62ot\x18\x03 \x01(\x08\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x05 \x01(\t\"\x93\x06\n\x0cTableOptions\x12\x15\n\x08\x64oubling\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x30\n\x0f\x64oubling_reveal\x18\x02 \x01(\x0e\x32\x17.trix.v1.DoublingReveal\x12\x35\n\x12\x64oubling_self_take\x18\x03 \x01(\x0e\x32\x19.trix.v1.DoublingSelfTake\x12,\n\rteam_tiebreak\x18\x04 \x01(\x0e\x32\x15.trix.v1.TeamTiebreak\x12\'\n\x1apartnership_trix_early_end\x18\x05 \x01(\x08H\x01\x88\x01\x01\x12\x1f\n\x12\x63ontract_timeout_s\x18\x06 \x01(\rH\x02\x88\x01\x01\x12\x1d\n\x10\x64ouble_timeout_s\x18\x07 \x01(\rH\x03\x88\x01\x01\x12\x1b\n\x0e\x63\x61rd_timeout_s\x18\x08 \x01(\rH\x04\x88\x01\x01\x12\x1a\n\rleave_grace_s\x18\t \x01(\rH\x05\x88\x01\x01\x12\"\n\x15max_timeouts_in_a_row\x18\n \x01(\rH\x06\x88\x01\x01\x12\x19\n\x0crake_percent\x18\x0b \x01(\rH\x07\x88\x01\x01\x12 \n\x13\x63ontract_timeout_ms\x18\x0c \x01(\rH\x08\x88\x01\x01\x12\x1e\n\x11\x64ouble_timeout_ms\x18\r \x01(\rH\t\x88\x01\x01\x12\x1c\n\x0f\x63\x61rd_timeout_ms\x18\x0e \x01(\rH\n\x88\x01\x01\x12*\n\x0cpartner_chat\x18\x0f \x01(\x0e\x32\x14.trix.v1.PartnerChatB\x0b\n\t_doublingB\x1d\n\x1b_partnership_trix_early_endB\x15\n\x13_contract_timeout_sB\x13\n\x11_double_timeout_sB\x11\n\x0f_card_timeout_sB\x10\n\x0e_leave_grace_sB\x18\n\x16_max_timeouts_in_a_rowB\x0f\n\r_rake_percentB\x16\n\x14_contract_timeout_msB\x14\n\x12_double_timeout_msB\x12\n\x10_card_timeout_ms\"\x16\n\x05Stake\x12\r\n\x05\x63oins\x18\x01 \x01(\x03\":\n\x0c\x44oubleAnswer\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1c\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\r.trix.v1.Card\"\x1c\n\nSeatScores\x12\x0e\n\x06values\x18\x01 \x03(\x05*\x88\x01\n\x07Variant\x12\x17\n\x13VARIANT_UNSPECIFIED\x10\x00\x12\x10\n\x0cVARIANT_TRIX\x10\x01\x12\x1c\n\x18VARIANT_TRIX_PARTNERSHIP\x10\x02\x12\x13\n\x0fVARIANT_COMPLEX\x10\x03\x12\x1f\n\x1bVARIANT_COMPLEX_PARTNERSHIP\x10\x04*\xa1\x01\n\x08\x43ontract\x12\x18\n\x14\x43ONTRACT_UNSPECIFIED\x10\x00\x12\x11\n\rCONTRACT_KING\x10\x01\x12\x13\n\x0f\x43ONTRACT_QUEENS\x10\x02\x12\x15\n\x11\x43ONTRACT_DIAMONDS\x10\x03\x12\x13\n\x0f\x43ONTRACT_TRICKS\x10\x04\x12\x11\n\rCONTRACT_TRIX\x10\x05\x12\x14\n\x10\x43ONTRACT_COMPLEX\x10\x06*s\n\x0e\x44oublingReveal\x12\x1f\n\x1b\x44OUBLING_REVEAL_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x44OUBLING_REVEAL_SEQUENTIAL\x10\x01\x12 \n\x1c\x44OUBLING_REVEAL_SIMULTANEOUS\x10\x02*t\n\x10\x44oublingSelfTake\x12\"\n\x1e\x44OUBLING_SELF_TAKE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x44OUBLING_SELF_TAKE_NOBODY\x10\x01\x12\x1d\n\x19\x44OUBLING_SELF_TAKE_LEADER\x10\x02*d\n\x0cTeamTiebreak\x12\x1d\n\x19TEAM_TIEBREAK_UNSPECIFIED\x10\x00\x12\x1b\n\x17TEAM_TIEBREAK_LAST_TRIX\x10\x01\x12\x18\n\x14TEAM_TIEBREAK_SHARED\x10\x02*c\n\x08\x44\x65\x63ision\x12\x18\n\x14\x44\x45\x43ISION_UNSPECIFIED\x10\x00\x12\x15\n\x11\x44\x45\x43ISION_CONTRACT\x10\x01\x12\x13\n\x0f\x44\x45\x43ISION_DOUBLE\x10\x02\x12\x11\n\rDECISION_CARD\x10\x03*n\n\x0bPartnerChat\x12\x1c\n\x18PARTNER_CHAT_UNSPECIFIED\x10\x00\x12%\n!PARTNER_CHAT_PHRASES_DURING_DEALS\x10\x01\x12\x1a\n\x16PARTNER_CHAT_FREE_TEXT\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14trix/v1/common.proto\x12\x07trix.v1\" \n\x04\x43\x61rd\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0c\n\x04text\x18\x02 \x01(\t\"s\n\x04Seat\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0b\n\x03\x62ot\x18\x03 \x01(\x08\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x05 \x01(\t\x12\x11\n\tauto_play\x18\x06 \x01(\x08\"\x93\x06\n\x0cTableOptions\x12\x15\n\x08\x64oubling\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x30\n\x0f\x64oubling_reveal\x18\x02 \x01(\x0e\x32\x17.trix.v1.DoublingReveal\x12\x35\n\x12\x64oubling_self_take\x18\x03 \x01(\x0e\x32\x19.trix.v1.DoublingSelfTake\x12,\n\rteam_tiebreak\x18\x04 \x01(\x0e\x32\x15.trix.v1.TeamTiebreak\x12\'\n\x1apartnership_trix_early_end\x18\x05 \x01(\x08H\x01\x88\x01\x01\x12\x1f\n\x12\x63ontract_timeout_s\x18\x06 \x01(\rH\x02\x88\x01\x01\x12\x1d\n\x10\x64ouble_timeout_s\x18\x07 \x01(\rH\x03\x88\x01\x01\x12\x1b\n\x0e\x63\x61rd_timeout_s\x18\x08 \x01(\rH\x04\x88\x01\x01\x12\x1a\n\rleave_grace_s\x18\t \x01(\rH\x05\x88\x01\x01\x12\"\n\x15max_timeouts_in_a_row\x18\n \x01(\rH\x06\x88\x01\x01\x12\x19\n\x0crake_percent\x18\x0b \x01(\rH\x07\x88\x01\x01\x12 \n\x13\x63ontract_timeout_ms\x18\x0c \x01(\rH\x08\x88\x01\x01\x12\x1e\n\x11\x64ouble_timeout_ms\x18\r \x01(\rH\t\x88\x01\x01\x12\x1c\n\x0f\x63\x61rd_timeout_ms\x18\x0e \x01(\rH\n\x88\x01\x01\x12*\n\x0cpartner_chat\x18\x0f \x01(\x0e\x32\x14.trix.v1.PartnerChatB\x0b\n\t_doublingB\x1d\n\x1b_partnership_trix_early_endB\x15\n\x13_contract_timeout_sB\x13\n\x11_double_timeout_sB\x11\n\x0f_card_timeout_sB\x10\n\x0e_leave_grace_sB\x18\n\x16_max_timeouts_in_a_rowB\x0f\n\r_rake_percentB\x16\n\x14_contract_timeout_msB\x14\n\x12_double_timeout_msB\x12\n\x10_card_timeout_ms\"\x16\n\x05Stake\x12\r\n\x05\x63oins\x18\x01 \x01(\x03\":\n\x0c\x44oubleAnswer\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1c\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\r.trix.v1.Card\"\x1c\n\nSeatScores\x12\x0e\n\x06values\x18\x01 \x03(\x05*\x88\x01\n\x07Variant\x12\x17\n\x13VARIANT_UNSPECIFIED\x10\x00\x12\x10\n\x0cVARIANT_TRIX\x10\x01\x12\x1c\n\x18VARIANT_TRIX_PARTNERSHIP\x10\x02\x12\x13\n\x0fVARIANT_COMPLEX\x10\x03\x12\x1f\n\x1bVARIANT_COMPLEX_PARTNERSHIP\x10\x04*\xa1\x01\n\x08\x43ontract\x12\x18\n\x14\x43ONTRACT_UNSPECIFIED\x10\x00\x12\x11\n\rCONTRACT_KING\x10\x01\x12\x13\n\x0f\x43ONTRACT_QUEENS\x10\x02\x12\x15\n\x11\x43ONTRACT_DIAMONDS\x10\x03\x12\x13\n\x0f\x43ONTRACT_TRICKS\x10\x04\x12\x11\n\rCONTRACT_TRIX\x10\x05\x12\x14\n\x10\x43ONTRACT_COMPLEX\x10\x06*s\n\x0e\x44oublingReveal\x12\x1f\n\x1b\x44OUBLING_REVEAL_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x44OUBLING_REVEAL_SEQUENTIAL\x10\x01\x12 \n\x1c\x44OUBLING_REVEAL_SIMULTANEOUS\x10\x02*t\n\x10\x44oublingSelfTake\x12\"\n\x1e\x44OUBLING_SELF_TAKE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x44OUBLING_SELF_TAKE_NOBODY\x10\x01\x12\x1d\n\x19\x44OUBLING_SELF_TAKE_LEADER\x10\x02*d\n\x0cTeamTiebreak\x12\x1d\n\x19TEAM_TIEBREAK_UNSPECIFIED\x10\x00\x12\x1b\n\x17TEAM_TIEBREAK_LAST_TRIX\x10\x01\x12\x18\n\x14TEAM_TIEBREAK_SHARED\x10\x02*c\n\x08\x44\x65\x63ision\x12\x18\n\x14\x44\x45\x43ISION_UNSPECIFIED\x10\x00\x12\x15\n\x11\x44\x45\x43ISION_CONTRACT\x10\x01\x12\x13\n\x0f\x44\x45\x43ISION_DOUBLE\x10\x02\x12\x11\n\rDECISION_CARD\x10\x03*n\n\x0bPartnerChat\x12\x1c\n\x18PARTNER_CHAT_UNSPECIFIED\x10\x00\x12%\n!PARTNER_CHAT_PHRASES_DURING_DEALS\x10\x01\x12\x1a\n\x16PARTNER_CHAT_FREE_TEXT\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'trix.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VARIANT']._serialized_start=1070
-  _globals['_VARIANT']._serialized_end=1206
-  _globals['_CONTRACT']._serialized_start=1209
-  _globals['_CONTRACT']._serialized_end=1370
-  _globals['_DOUBLINGREVEAL']._serialized_start=1372
-  _globals['_DOUBLINGREVEAL']._serialized_end=1487
-  _globals['_DOUBLINGSELFTAKE']._serialized_start=1489
-  _globals['_DOUBLINGSELFTAKE']._serialized_end=1605
-  _globals['_TEAMTIEBREAK']._serialized_start=1607
-  _globals['_TEAMTIEBREAK']._serialized_end=1707
-  _globals['_DECISION']._serialized_start=1709
-  _globals['_DECISION']._serialized_end=1808
-  _globals['_PARTNERCHAT']._serialized_start=1810
-  _globals['_PARTNERCHAT']._serialized_end=1920
+  _globals['_VARIANT']._serialized_start=1089
+  _globals['_VARIANT']._serialized_end=1225
+  _globals['_CONTRACT']._serialized_start=1228
+  _globals['_CONTRACT']._serialized_end=1389
+  _globals['_DOUBLINGREVEAL']._serialized_start=1391
+  _globals['_DOUBLINGREVEAL']._serialized_end=1506
+  _globals['_DOUBLINGSELFTAKE']._serialized_start=1508
+  _globals['_DOUBLINGSELFTAKE']._serialized_end=1624
+  _globals['_TEAMTIEBREAK']._serialized_start=1626
+  _globals['_TEAMTIEBREAK']._serialized_end=1726
+  _globals['_DECISION']._serialized_start=1728
+  _globals['_DECISION']._serialized_end=1827
+  _globals['_PARTNERCHAT']._serialized_start=1829
+  _globals['_PARTNERCHAT']._serialized_end=1939
   _globals['_CARD']._serialized_start=33
   _globals['_CARD']._serialized_end=65
   _globals['_SEAT']._serialized_start=67
-  _globals['_SEAT']._serialized_end=163
-  _globals['_TABLEOPTIONS']._serialized_start=166
-  _globals['_TABLEOPTIONS']._serialized_end=953
-  _globals['_STAKE']._serialized_start=955
-  _globals['_STAKE']._serialized_end=977
-  _globals['_DOUBLEANSWER']._serialized_start=979
-  _globals['_DOUBLEANSWER']._serialized_end=1037
-  _globals['_SEATSCORES']._serialized_start=1039
-  _globals['_SEATSCORES']._serialized_end=1067
+  _globals['_SEAT']._serialized_end=182
+  _globals['_TABLEOPTIONS']._serialized_start=185
+  _globals['_TABLEOPTIONS']._serialized_end=972
+  _globals['_STAKE']._serialized_start=974
+  _globals['_STAKE']._serialized_end=996
+  _globals['_DOUBLEANSWER']._serialized_start=998
+  _globals['_DOUBLEANSWER']._serialized_end=1056
+  _globals['_SEATSCORES']._serialized_start=1058
+  _globals['_SEATSCORES']._serialized_end=1086
 # @@protoc_insertion_point(module_scope)

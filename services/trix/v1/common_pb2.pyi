@@ -262,6 +262,7 @@ class Seat(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    AUTO_PLAY_FIELD_NUMBER: _builtins.int
     index: _builtins.int
     """Seat index 0..3; play moves to next(s) = (s + 1) % 4."""
     player_id: _builtins.str
@@ -274,6 +275,11 @@ class Seat(_message.Message):
     """
     client_seed: _builtins.str
     """The seat's fairness seed (docs/rules.md §11): at most 64 bytes of UTF-8, no `|`; empty if none."""
+    auto_play: _builtins.bool
+    """With `bot`: the seat is its player's, played by auto-play until he takes it (ReclaimSeat),
+    a competition's seat whose player has not come yet (docs/rules.md §10). A `bot` seat
+    without it is a bot's for good (bot fill), or the seat of a player who left a free table.
+    """
     def __init__(
         self,
         *,
@@ -282,10 +288,11 @@ class Seat(_message.Message):
         bot: _builtins.bool = ...,
         display_name: _builtins.str = ...,
         client_seed: _builtins.str = ...,
+        auto_play: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "client_seed", b"client_seed", "display_name", b"display_name", "index", b"index", "player_id", b"player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_play", b"auto_play", "bot", b"bot", "client_seed", b"client_seed", "display_name", b"display_name", "index", b"index", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -930,6 +930,7 @@ class MatchFormed(_message.Message):
     TICKET_IDS_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     PRIVATE_TABLE_FIELD_NUMBER: _builtins.int
+    AWAIT_CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Unique id of the match; also the id of the table created from it."""
     variant: _common_pb2.Variant.ValueType
@@ -940,6 +941,11 @@ class MatchFormed(_message.Message):
     """
     private_table: _builtins.bool
     """A private table (by invite code): only its players may watch it (issue 18)."""
+    await_client_seeds: _builtins.bool
+    """The first deal waits for the seats' fairness seeds (docs/rules.md §11's seed turn, the
+    contract timer), an auto-played seat's too (`Seat.auto_play`): a competition's table, so
+    that a player who opens it in time takes his seat before the first card (§10).
+    """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
         """The rule options."""
@@ -967,10 +973,11 @@ class MatchFormed(_message.Message):
         ticket_ids: _abc.Iterable[_builtins.str] | None = ...,
         table_id: _builtins.str = ...,
         private_table: _builtins.bool = ...,
+        await_client_seeds: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "match_id", b"match_id", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

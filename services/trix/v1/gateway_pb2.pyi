@@ -1064,21 +1064,28 @@ class EventsRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    AUTO_PLAY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table; empty = the player's current table."""
     after_sequence: _builtins.int
     """Send events after this sequence (resume): 0 = from the table's creation (see
     `SessionRequest.resume` for the replay and the snapshot).
     """
+    auto_play: _builtins.bool
+    """Follow the player's own seat without taking it: a seat still played by auto-play (a
+    competition's seat whose player has not come, `Seat.auto_play`) stays so. Unset, opening
+    such a seat takes it from auto-play (docs/rules.md §10): he plays it from its next decision.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         after_sequence: _builtins.int = ...,
+        auto_play: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "auto_play", b"auto_play", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
