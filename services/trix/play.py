@@ -53,6 +53,11 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--competitions", action="store_true", help="list the competitions (open, running, finished)")
     parser.add_argument("--enter", default="", metavar="ID", help="enter a competition and follow it to its end")
     parser.add_argument("--follow", default="", metavar="ID", help="follow a competition you entered")
+    parser.add_argument(
+        "--auto-play",
+        action="store_true",
+        help="with --enter/--follow: leave your competition seats to auto-play instead of playing them",
+    )
     tls.add_ca_argument(parser)
 
 
@@ -63,7 +68,7 @@ async def _play(args: argparse.Namespace, target: str) -> int:
         player = await client.sign_in(device_secret(device), args.name or os.environ.get("USER", "guest"))
         print(f"signed in as {player}", flush=True)
         if args.competitions or args.enter or args.follow:
-            return await run_competitions(client, args.competitions, args.enter or args.follow, bool(args.enter))
+            return await run_competitions(client, args)
         interactive = not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
         terminal = KeyTerminal(client, args) if interactive else Terminal(client, args)
         return await terminal.run()

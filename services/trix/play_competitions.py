@@ -5,22 +5,28 @@ Owns the lines it prints: the listed competitions by stage; after entering (or w
 the player's next table as soon as a round seats him (the Session's `seated` notice: the table
 "opens by itself", its events followed to its end), the bracket (knockout) or standings (points)
 each time the competition changes, and the digest after the final. Returns when the competition
-is in its review period, finished or cancelled. Seats at a competition table are played by the
-table's bot (docs/adr/0026): the terminal follows them.
+is in its review period, finished or cancelled. Opening his table takes his seat from auto-play
+(docs/rules.md §10) and he plays it as in the line terminal (`CompetitionTerminal`); with
+`--auto-play`, or when the input is closed, his seats stay with auto-play and are followed.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import datetime
+import sys
 import uuid
 from typing import Any
 
-from trix.client import GatewayClient
+from trix.client import GatewayClient, SeatState
+from trix.play_terminal import Terminal
 from trix.v1 import competitions_pb2 as cpb
 from trix.v1 import gateway_pb2
 
 LAST_EVENTS_S = 10.0
+SEED_ACTION = "competition-seed"
+"""The action id of the seed `trix play` gives at each competition table (one per table)."""
 OVER = {cpb.COMPETITION_STATE_REVIEW, cpb.COMPETITION_STATE_FINISHED, cpb.COMPETITION_STATE_CANCELLED}
 
 
@@ -76,52 +82,132 @@ async def list_competitions(client: GatewayClient) -> int:
     return 0
 
 
-async def follow_competition(client: GatewayClient, competition_id: str, *, enter: bool) -> int:
-    """Enters (with `enter`) and follows the competition until its final or its cancellation."""
-    if enter:
-        request = gateway_pb2.EnterCompetitionRequest(competition_id=competition_id)
-        reply = await client.stub.EnterCompetition(request, metadata=client.metadata, timeout=10)
-        state = cpb.EntrantState.Name(reply.entrant.state).removeprefix("ENTRANT_STATE_").lower()
-        print(f"entered {competition_id}: {state}", flush=True)
-    stream = client.open().__aiter__()
-    client.send(gateway_pb2.SessionRequest(ping=True, request_id=uuid.uuid4().hex))
-    following: set[str] = set()
-    seen = await _show(client, competition_id)
-    if seen.seat.table_id:  # already seated: follow that table now
-        following.add(_follow_table(client, seen.seat))
-    over = seen.competition.state in OVER
-    while not over or following:
-        try:  # once it is over, the last events of a followed table are on their way: not forever
-            message = await asyncio.wait_for(anext(stream), LAST_EVENTS_S if over else None)
-        except (StopAsyncIteration, TimeoutError):
-            break
+class CompetitionTerminal(Terminal):
+    """Follows one competition (entering it first with `enter`) until its final or its
+    cancellation, and plays the player's seat at each of his tables: opening it takes it from
+    auto-play (docs/rules.md §10), his turns are the line terminal's (`Terminal`: the table on
+    his turn, a card code or a contract number per line), his seed given by itself (§11). With
+    `auto_play`, or once the input is closed (nothing more can be typed), his seats are left to
+    auto-play and followed only."""
+
+    def __init__(self, client: GatewayClient, args: argparse.Namespace, competition_id: str, *, enter: bool) -> None:
+        super().__init__(client, args)
+        self.competition_id, self.enter = competition_id, enter
+        self.auto_play = bool(getattr(args, "auto_play", False))
+        self.input_closed = False
+        self.following: set[str] = set()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_reader(sys.stdin.fileno(), self._stdin)
+        except (OSError, ValueError):  # not pollable (/dev/null, a file): read it in a thread
+            return await self._run_reading(loop)
+        try:
+            return await self._follow()
+        finally:
+            loop.remove_reader(sys.stdin.fileno())
+
+    async def _run_reading(self, loop: asyncio.AbstractEventLoop) -> int:
+        async def read() -> None:
+            while line := await loop.run_in_executor(None, sys.stdin.readline):
+                self.lines.put_nowait(line)
+            self.lines.put_nowait(None)
+
+        reader = asyncio.ensure_future(read())
+        try:
+            return await self._follow()
+        finally:
+            reader.cancel()
+
+    async def _keyboard(self) -> None:
+        await super()._keyboard()
+        self.input_closed = True  # the input ended (or `q`): nothing more can be typed
+
+    async def _follow(self) -> int:
+        client, cid = self.client, self.competition_id
+        if self.enter:
+            request = gateway_pb2.EnterCompetitionRequest(competition_id=cid)
+            reply = await client.stub.EnterCompetition(request, metadata=client.metadata, timeout=10)
+            state = cpb.EntrantState.Name(reply.entrant.state).removeprefix("ENTRANT_STATE_").lower()
+            self.say(f"entered {cid}: {state}")
+        stream = client.open().__aiter__()
+        client.send(gateway_pb2.SessionRequest(ping=True, request_id=uuid.uuid4().hex))
+        keyboard = asyncio.ensure_future(self._keyboard())
+        try:
+            seen = await _show(client, cid)
+            if seen.seat.table_id:  # already seated: that table now
+                self._open(seen.seat)
+            over = seen.competition.state in OVER
+            while not over or self.following:
+                try:  # once it is over, the last events of a followed table are on their way: not forever
+                    message = await asyncio.wait_for(anext(stream), LAST_EVENTS_S if over else None)
+                except (StopAsyncIteration, TimeoutError):
+                    break
+                over = await self._message(message, over)
+        finally:
+            keyboard.cancel()
+        return 0
+
+    async def _message(self, message: gateway_pb2.SessionResponse, over: bool) -> bool:
+        """One message of the Session; returns whether the competition is over."""
         kind = message.WhichOneof("kind")
+        cid = self.competition_id
         if kind == "competition" and message.competition.HasField("seated"):
             seat = message.competition.seated
-            if seat.competition_id == competition_id:
-                print(f"round {seat.round}: your table {seat.table_id}, seat {seat.seat}", flush=True)
-                following.add(_follow_table(client, seat))
-        elif kind == "competition" and message.competition.changed.competition_id == competition_id:
-            over = (await _show(client, competition_id)).competition.state in OVER
-        elif kind == "event" and message.event.HasField("game_ended"):
-            following.discard(message.event.table_id)
-            print(f"table {message.event.table_id} ended", flush=True)
-        elif kind == "error" and message.error.code in ("UNAVAILABLE", "NOT_FOUND") and message.request_id in following:
+            if seat.competition_id == cid:
+                self.say(f"round {seat.round}: your table {seat.table_id}, seat {seat.seat}")
+                self._open(seat)
+        elif kind == "competition" and message.competition.changed.competition_id == cid:
+            return (await _show(self.client, cid)).competition.state in OVER
+        elif kind == "event" and message.event.table_id == self.state.table_id:
+            event = message.event
+            if not self._playing():
+                self.state.apply(event)
+            elif event.HasField("turn_started") and event.turn_started.client_seeds:
+                self.state.apply(event)
+                if self.state.my_turn():  # §11: his seed, as the web client gives it
+                    seed = self.args.seed or uuid.uuid4().hex[:16]
+                    action = gateway_pb2.Action(table_id=event.table_id, action_id=SEED_ACTION, client_seed=seed)
+                    self._send_action(action)
+            else:
+                await self._on(message)
+            if event.HasField("game_ended"):
+                self.following.discard(event.table_id)
+                self.say(f"table {event.table_id} ended")
+        elif (
+            kind == "error"
+            and message.error.code in ("UNAVAILABLE", "NOT_FOUND")
+            and message.request_id in self.following
+        ):
             await asyncio.sleep(1.0)  # the table did not answer in time: the same resume again
-            client.send(
-                gateway_pb2.SessionRequest(
-                    resume=gateway_pb2.EventsRequest(table_id=message.request_id), request_id=message.request_id
-                )
-            )
-        elif kind == "error":
-            print(f"refused: {message.error.code}: {message.error.message}", flush=True)
-    return 0
+            self._resume_table(message.request_id)
+        elif kind == "error" and message.error.action_id == SEED_ACTION:
+            pass  # a seed turn seen in the table's history, over by now: nothing to give
+        elif kind == "error" and not message.error.action_id:
+            self.say(f"refused: {message.error.code}: {message.error.message}")
+        elif kind in ("error", "snapshot") and self._playing():
+            await self._on(message)  # his turn's view, a refused move
+        return over
 
+    def _playing(self) -> bool:
+        return not (self.auto_play or self.input_closed)
 
-def _follow_table(client: GatewayClient, seat: cpb.CompetitionSeat) -> str:
-    resume = gateway_pb2.EventsRequest(table_id=seat.table_id, after_sequence=0)
-    client.send(gateway_pb2.SessionRequest(resume=resume, request_id=seat.table_id))
-    return seat.table_id
+    def _open(self, seat: cpb.CompetitionSeat) -> None:
+        """His table opens by itself: followed from its start, his seat taken unless he leaves it to auto-play."""
+        if self.input_closed and not self.auto_play:
+            self.say("no more input: your seat stays with auto-play")
+        self.state = SeatState()
+        self.state.table_id, self.state.seat = seat.table_id, seat.seat
+        self.following.add(seat.table_id)
+        self._resume_table(seat.table_id)
+
+    def _resume_table(self, table_id: str) -> None:
+        resume = gateway_pb2.EventsRequest(table_id=table_id, after_sequence=0, auto_play=not self._playing())
+        self.client.send(gateway_pb2.SessionRequest(resume=resume, request_id=table_id))
+
+    def _forget_table(self) -> None:
+        """A competition's table is not `trix play`'s game to resume."""
 
 
 async def _show(client: GatewayClient, competition_id: str) -> gateway_pb2.ViewCompetitionResponse:
@@ -137,7 +223,7 @@ async def _show(client: GatewayClient, competition_id: str) -> gateway_pb2.ViewC
     return seen  # type: ignore[no-any-return]
 
 
-async def run_competitions(client: GatewayClient, listing: bool, competition_id: str, enter: bool) -> int:
-    if listing:
+async def run_competitions(client: GatewayClient, args: argparse.Namespace) -> int:
+    if args.competitions:
         return await list_competitions(client)
-    return await follow_competition(client, competition_id, enter=enter)
+    return await CompetitionTerminal(client, args, args.enter or args.follow, enter=bool(args.enter)).run()
