@@ -1,7 +1,8 @@
 """Competitions in a real browser (issue 43): a player finds a listed knockout in the
 Competitions tab (fee, prize, entrants of the capacity, the refund rule), registers, and at the
-start his table opens by itself, then his final if his team went on (every seat is played by the
-bots: the service's seats start so, docs/adr/0026; the other entrants are the test's); the
+start his table opens by itself, which takes his seat from auto-play (docs/rules.md §10): he
+plays it himself, card by card, to its end, then his final if his team went on (the other
+entrants are the test's, who never come: their seats are auto-played, the empty ones bots); the
 bracket updates by itself as the tables end, any table can be watched; after the final the
 competition file is checked in the browser (every table's record by the Verify page's checks,
 the digest) and, once the review period is over, the payouts and his final place are shown. In
@@ -19,7 +20,7 @@ from typing import Any
 import grpc
 import pytest
 from playwright.sync_api import Page
-from test_browser import DESKTOP, PHONE, Pages, _axe_serious, _sign_in, _until, browser, pages
+from test_browser import DESKTOP, PHONE, Pages, _axe_serious, _play, _sign_in, _until, browser, pages
 
 from conftest import COMPETITION_REVIEW_S, WebPlatform
 from trix.v1 import common_pb2, competitions_pb2, gateway_pb2, gateway_pb2_grpc
@@ -32,8 +33,9 @@ START_S = 20.0
 """The competition starts this long after it is created: the browser player registers before."""
 ENTRANTS = 5
 """The test's own entrants besides the browser player: 6 of 8 seats, the 75 % a start needs."""
-ROUND_S = 120.0
-"""The competition's tables are played by the bots: well within this, generous for CI."""
+ROUND_S = 150.0
+"""A round: its seed turn (the players' seats wait for them, §11), then his clicks and the bots'
+moves: well within this, generous for CI."""
 
 
 class Guest:
@@ -84,6 +86,11 @@ def _opened_a_table(page: Page, pages: Pages) -> bool:
     (nothing in the test opens one). Waiting in the page lets playwright count its calls."""
     page.wait_for_timeout(100)
     return pages.calls["player"]["GetView"] >= 1
+
+
+def _table(page: Page) -> str:
+    """The table the page shows ("" for none)."""
+    return page.get_attribute("[data-table]", "data-table") or "" if page.locator("[data-table]").count() else ""
 
 
 def _stage(page: Page) -> str:
@@ -141,14 +148,22 @@ def test_a_player_registers_plays_follows_the_bracket_and_checks_the_result_in_b
     assert watcher.locator("[data-round]").count() == 2 and watcher.locator("[data-empty]").count() == 3
     assert _axe_serious(watcher) == []  # the competition's page, right to left
 
-    # The start: his table opens by itself (here its every seat is played by the bots, the
-    # service's seats start so: docs/adr/0026) and then, if his team went on, the final; he sees
-    # the last one's result.
+    # The start: his table opens by itself and takes his seat from auto-play (§10): the game
+    # waits for him at his every decision and he plays it to its end; then, if his team went on,
+    # the final opens by itself and he plays that too; he sees the last one's result.
     _until(lambda: _opened_a_table(player, pages), START_S + ROUND_S)
+    first = _table(player)
+    played = _play(player, until=time.monotonic() + ROUND_S)
+    assert played["card"] >= 13, played  # his own cards, a deal's worth at least
+    final = "[data-round='2'] [data-comp-table][data-ended='1']"
+    _until(lambda: _table(player) not in ("", first) or watcher.locator(final).count() == 1, ROUND_S)
+    if _table(player) not in ("", first):  # his team went on: the final is his to play as well
+        played = _play(player, until=time.monotonic() + ROUND_S)
+        assert played["card"] >= 13, played
 
     # The spectator's bracket updated by itself: both first-round tables ended, a team of two
     # went on from each, the final drawn and played; any table can be watched.
-    _until(lambda: watcher.locator("[data-round='2'] [data-comp-table][data-ended='1']").count() == 1, ROUND_S)
+    _until(lambda: watcher.locator(final).count() == 1, ROUND_S)
     assert watcher.locator("[data-empty]").count() == 0
     assert watcher.locator("[data-round='1'] [data-comp-table][data-ended='1']").count() == 2
     assert watcher.locator("[data-round='1'] [data-on='1']").count() == 4
