@@ -100,6 +100,12 @@ def _stage(page: Page) -> str:
 def test_a_player_registers_plays_follows_the_bracket_and_checks_the_result_in_both_languages(
     web_platform: WebPlatform, pages: Pages, tmp_path: Path
 ) -> None:
+    # The player (English, desktop) and a spectator (Arabic, phone) sign in; then the competition
+    # is organised (its start is START_S away) and the test's entrants enter it.
+    player = pages.open("player", locale="en-US", viewport=DESKTOP, bypass_csp=True)
+    _sign_in(player, web_platform.url, "Reem")
+    watcher = pages.open("watcher", locale="ar-SA", viewport=PHONE, bypass_csp=True)
+    _sign_in(watcher, web_platform.url, "مشاهد")
     cid = _organise(Guest(web_platform, "Organiser"))
     for i in range(ENTRANTS):
         Guest(web_platform, f"Entrant {i + 1}").call(
@@ -107,8 +113,6 @@ def test_a_player_registers_plays_follows_the_bracket_and_checks_the_result_in_b
         )
 
     # The tab lists it, open, with its entrants of the capacity and the refund rule; he registers.
-    player = pages.open("player", locale="en-US", viewport=DESKTOP, bypass_csp=True)
-    _sign_in(player, web_platform.url, "Reem")
     player.click("nav a[href='#/competitions']")
     row = player.locator(f"[data-competition='{cid}']")
     row.wait_for()
@@ -138,9 +142,7 @@ def test_a_player_registers_plays_follows_the_bracket_and_checks_the_result_in_b
     player.wait_for_selector(f"[data-competition-page='{cid}'] [data-status=registered]")
     assert "6 of 8" in player.inner_text("[data-entrants]")
 
-    # A spectator on an Arabic phone follows the same competition.
-    watcher = pages.open("watcher", locale="ar-SA", viewport=PHONE, bypass_csp=True)
-    _sign_in(watcher, web_platform.url, "مشاهد")
+    # The spectator follows the same competition.
     watcher.click("nav a[href='#/competitions']")
     watcher.locator(f"[data-competition='{cid}'] [data-open]").click()
     watcher.wait_for_selector(f"[data-competition-page='{cid}'] [data-bracket]")
