@@ -186,8 +186,17 @@ class CompetitionTerminal(Terminal):
             pass  # a seed turn seen in the table's history, over by now: nothing to give
         elif kind == "error" and not message.error.action_id:
             self.say(f"refused: {message.error.code}: {message.error.message}")
-        elif kind in ("error", "snapshot") and self._playing():
-            await self._on(message)  # his turn's view, a refused move
+        elif kind == "snapshot" and message.snapshot.table_id == self.state.table_id:
+            if self._playing():
+                await self._on(message)  # his turn's view
+            else:
+                self.state.take_view(message.snapshot)
+            if message.snapshot.finished and message.snapshot.table_id in self.following:
+                # The table's history is archived: its view instead of the missing events.
+                self.following.discard(message.snapshot.table_id)
+                self.say(f"table {message.snapshot.table_id} ended")
+        elif kind == "error" and self._playing():
+            await self._on(message)  # a refused move
         return over
 
     def _playing(self) -> bool:

@@ -370,10 +370,11 @@ class Session:
                 return
         table_id = gw.current_table(self.player_id, table_id)
         seat = await gw.seat_of(table_id, self.player_id)
-        if seat != SPECTATOR:
-            await gw.open_seat(table_id, seat, self.player_id, take=take_seat)
         self._resumed(table_id, seat, after, request_id)
         self._start_follow(table_id, seat, after)
+        # Followed first: a game the seed completes (every other seat auto-played) is over at
+        # once, and its events reach this seat live, before its record can be archived.
+        await gw.open_seat(table_id, seat, self.player_id, take=take_seat)
 
     def _resumed(self, table_id: str, seat: int, after: int, request_id: str) -> None:
         out = gateway_pb2.SessionResponse(request_id=request_id)
