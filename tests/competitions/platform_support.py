@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,16 @@ def start_platform(state: Path, env: dict[str, str] | None = None) -> EmbeddedPl
         platform.stop()
         raise
     return platform
+
+
+@contextlib.contextmanager
+def platform_running(state: Path) -> Iterator[EmbeddedPlatform]:
+    """`start_platform`'s platform for the length of a `with` (a module's fixture)."""
+    platform = start_platform(state)
+    try:
+        yield platform
+    finally:
+        platform.stop()
 
 
 @dataclass

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from platform_support import close_all, enter_all, field_of, free_options, organise, start_platform
+from platform_support import close_all, enter_all, field_of, free_options, organise, platform_running
 
 from trix.client import GatewayClient
 from trix.embedded import EmbeddedPlatform
@@ -30,11 +30,8 @@ from trix.v1 import competitions_pb2 as cpb
 
 @pytest.fixture(scope="module")
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPlatform]:
-    p = start_platform(tmp_path_factory.mktemp("competition-seat"))
-    try:
+    with platform_running(tmp_path_factory.mktemp("competition-seat")) as p:
         yield p
-    finally:
-        p.stop()
 
 
 async def _type_moves(terminal: CompetitionTerminal, typed: list[str], first: asyncio.Event) -> None:

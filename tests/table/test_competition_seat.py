@@ -43,11 +43,8 @@ def competition_table(table_id: str) -> table_pb2.CreateTableRequest:
 
 @asynccontextmanager
 async def stub_of(table: InProcessTable) -> AsyncIterator[table_pb2_grpc.TableServiceStub]:
-    channel = grpc.aio.insecure_channel(table.address)
-    try:
+    async with grpc.aio.insecure_channel(table.address) as channel:
         yield table_pb2_grpc.TableServiceStub(channel)
-    finally:
-        await channel.close()
 
 
 async def view(stub: table_pb2_grpc.TableServiceStub, table_id: str, seat: int) -> table_pb2.SeatView:
@@ -56,7 +53,9 @@ async def view(stub: table_pb2_grpc.TableServiceStub, table_id: str, seat: int) 
 
 
 def take(table_id: str, seat: int, action_id: str) -> table_pb2.ReclaimSeatRequest:
-    return table_pb2.ReclaimSeatRequest(header=table_pb2.ActionHeader(table_id=table_id, seat=seat, action_id=action_id))
+    return table_pb2.ReclaimSeatRequest(
+        header=table_pb2.ActionHeader(table_id=table_id, seat=seat, action_id=action_id)
+    )
 
 
 async def refused(call: object) -> tuple[grpc.StatusCode, str]:
@@ -119,9 +118,7 @@ async def test_an_entrant_takes_his_own_auto_played_seat_and_keeps_it_after_a_re
 
         # The seed turn runs out (the timers' AutoAct): dealt, the auto-played seats are the
         # bot's at once, and the game waits for p0 at his every decision.
-        await stub.AutoAct(
-            table_pb2.AutoActRequest(table_id=t, seat=2, turn_seq=after.turn.turn_seq), metadata=TIMERS
-        )
+        await stub.AutoAct(table_pb2.AutoActRequest(table_id=t, seat=2, turn_seq=after.turn.turn_seq), metadata=TIMERS)
         for k in range(3):
             await act(stub, t, 0, f"p0-{k}")
         playing = await view(stub, t, 0)

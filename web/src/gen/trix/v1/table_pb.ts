@@ -108,8 +108,8 @@ export type CreateTableRequest = Message<"trix.v1.CreateTableRequest"> & {
   stake?: Stake | undefined;
 
   /**
-   * When true the first deal waits until every human seat without a seed has given
-   * one with SetClientSeed, after the commitment is published (docs/rules.md §11), or
+   * When true the first deal waits until every human seat without a seed (and every
+   * `Seat.auto_play` seat, docs/rules.md §10) has given one with SetClientSeed, after the commitment is published (docs/rules.md §11), or
    * until an AutoAct on the seed turn; when false the seats' `client_seed` are used
    * and the first deal is dealt at creation.
    *
