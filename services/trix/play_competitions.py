@@ -109,12 +109,15 @@ class CompetitionTerminal(Terminal):
             loop.remove_reader(sys.stdin.fileno())
 
     async def _run_reading(self, loop: asyncio.AbstractEventLoop) -> int:
-        async def read() -> None:
-            while line := await loop.run_in_executor(None, sys.stdin.readline):
+        async def read(line: str) -> None:
+            while line:
                 self.lines.put_nowait(line)
+                line = await loop.run_in_executor(None, sys.stdin.readline)
             self.lines.put_nowait(None)
 
-        reader = asyncio.ensure_future(read())
+        first = await loop.run_in_executor(None, sys.stdin.readline)  # a file answers at once
+        self.input_closed = not first  # empty (/dev/null): known before any table opens
+        reader = asyncio.ensure_future(read(first))
         try:
             return await self._follow()
         finally:
