@@ -2,7 +2,8 @@
 (`make test-competitions`; reusable by the paid competitions' tests).
 
 - `start_platform`: `trix.embedded.EmbeddedPlatform` (a real nats-server, every service as its
-  own process, real gRPC on 127.0.0.1, the C engine), its competitions' review period short;
+  own process, real gRPC on 127.0.0.1, the C engine), its competitions' review period short,
+  scoring's admin credential set (coins granted to the entrants of paid competitions);
 - `Entrant`: one bot client, a real `trix.client.GatewayClient`: it signs in, keeps a Session
   stream open, enters competitions with the gateway's RPCs, and follows each table a round seats
   it at as soon as its `seated` notice comes (its next table "opens by itself"), to the table's
@@ -39,6 +40,9 @@ AGAIN = ("UNAVAILABLE", "NOT_FOUND")
 to answer; one whose creation another gateway saw first)."""
 ENTER_LEAD_MS = 3_000
 """How long before its start a competition of the tests opens: time for every entrant to enter."""
+SCORING_ADMIN_TOKEN = "competitions-gateway-scoring-admin"
+"""Scoring's operators' credential in the test platform: the paid competitions' tests grant
+coins with it (`gateway_money_support`)."""
 
 
 def start_platform(state: Path, env: dict[str, str] | None = None) -> EmbeddedPlatform:
@@ -48,6 +52,7 @@ def start_platform(state: Path, env: dict[str, str] | None = None) -> EmbeddedPl
         "TRIX_GATEWAY_RATE_BURST": "400",
         "TRIX_COMPETITIONS_REVIEW_S": str(REVIEW_S),
         "TRIX_COMPETITIONS_TICK_S": "0.1",
+        "TRIX_SCORING_ADMIN_TOKEN": SCORING_ADMIN_TOKEN,
         **(env or {}),
     }
     platform = EmbeddedPlatform(state, fresh=True, env=settings)

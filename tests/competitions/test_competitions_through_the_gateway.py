@@ -2,23 +2,39 @@
 as processes (real nats-server, every service, real gRPC, the C engine), bot clients that
 sign in, enter with the gateway's RPCs and follow their tables through their Session streams.
 
-A 64-entrant knockout is played to its end: every entrant is told his first table and seat
-as its round is created and follows it to its GameEnded, every winner his next table;
-the file downloaded through the gateway has the published digest and passes
-`trix verify-competition`, and the same file with one record changed is refused. A points
-competition of 16 plays every entrant every round. An underfilled competition is cancelled."""
+A paid 64-entrant knockout is played to its end (docs/adr/0030): a player without the coins
+is refused before anything is held; every entrant's fee is held (his balance as his client
+reads it); every entrant is told his first table and seat as its round is created and follows
+it to its GameEnded, every winner his next table; the file downloaded through the gateway has
+the published digest and passes `trix verify-competition`, and the same file with one record
+changed is refused; the prizes are paid only once the review period has ended, to the final's
+three, coins conserved. A points competition of 16 plays every entrant every round. A paid
+underfilled competition is cancelled and refunds everyone in full; a leaver before the start
+gets half his fee back."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from competition_support import trix_verify_competition
+from gateway_money_support import (
+    FEE,
+    GRANT,
+    Ledger,
+    balance,
+    balances,
+    conserved,
+    paid_options,
+    postings,
+    prizes_of,
+    until_balances,
+)
 from platform_support import (
     Entrant,
     close_all,
@@ -34,7 +50,7 @@ from platform_support import (
 
 from trix.embedded import EmbeddedPlatform
 from trix.v1 import competitions_pb2 as cpb
-from trix.v1 import gateway_pb2
+from trix.v1 import gateway_pb2, scoring_pb2
 
 ENDED = {cpb.COMPETITION_STATE_REVIEW, cpb.COMPETITION_STATE_FINISHED}
 
@@ -46,6 +62,16 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPlatf
         yield p
     finally:
         p.stop()
+
+
+@pytest.fixture
+async def ledger(platform: EmbeddedPlatform) -> AsyncIterator[Ledger]:
+    """Scoring's ledger on the platform, as its operators reach it."""
+    scoring = Ledger(platform)
+    try:
+        yield scoring
+    finally:
+        await scoring.close()
 
 
 async def _followed_to_the_end(entrants: list[Entrant], tables: list[cpb.CompetitionTable]) -> None:
@@ -70,19 +96,74 @@ async def _followed_to_the_end(entrants: list[Entrant], tables: list[cpb.Competi
                 await asyncio.sleep(0.1)
 
 
-async def test_a_64_entrant_knockout_through_the_gateway_finishes_and_its_file_verifies(
-    platform: EmbeddedPlatform, tmp_path: Path
+async def _refused_for_coins(poor: Entrant, ledger: Ledger, cid: str) -> None:
+    """A player short of the entry fee is refused (FAILED_PRECONDITION, a message his client
+    shows) before anything is held or stored."""
+    with pytest.raises(grpc.aio.AioRpcError) as short:
+        await enter_all([poor], cid)
+    assert short.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "short of the entry fee" in (short.value.details() or "")
+    assert await balance(poor) == FEE - 1
+    assert not (await ledger.account(cid)).entries  # nothing held
+    seen = await view(poor, cid)
+    assert not seen.competition.entrants and not seen.HasField("me")  # nothing stored
+
+
+async def _paid_after_the_review(
+    entrants: list[Entrant], ledger: Ledger, finished: gateway_pb2.ViewCompetitionResponse
 ) -> None:
-    entrants = await field_of(platform.gateway_target, 64, "k")
+    """The prizes of the pool, paid to the final's three once the review period had ended (the
+    escrow's entries and the winners' own ledgers say when), the house's share kept, every
+    balance as its client reads it, coins conserved."""
+    cid, ends_ms = finished.competition.competition_id, finished.competition.review_ends_at_ms
+    account = await ledger.settled(cid)
+    pool = len(entrants) * FEE
+    winners = list(finished.bracket.ranking[:3])
+    prizes = {e.player_id: e.coins for e in account.entries if e.kind == scoring_pb2.COMPETITION_ENTRY_KIND_PRIZE}
+    assert prizes == dict(zip(winners, prizes_of(pool), strict=True))
+    assert (account.fees, account.refunds, account.house) == (pool, 0, pool - sum(prizes.values()))
+    payouts = [e for e in account.entries if e.kind != scoring_pb2.COMPETITION_ENTRY_KIND_FEE]
+    assert payouts and all(e.time.ToMilliseconds() >= ends_ms for e in payouts)  # none before the end
+    by_id = {e.player_id: e for e in entrants}
+    for winner in winners:  # as the winner's own client sees it
+        paid = [p for p in await postings(by_id[winner]) if p.posting_id == f"escrow:competition.{cid}.prize.{winner}"]
+        assert len(paid) == 1 and paid[0].time.ToMilliseconds() >= ends_ms and paid[0].amount == prizes[winner]
+    expected = [GRANT - FEE + prizes.get(e.player_id, 0) for e in entrants]
+    assert await balances(entrants) == expected
+    assert sum(expected) == len(entrants) * GRANT - account.house  # the players lost the house's share only
+    await conserved(ledger, account)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while len((seen := await view(entrants[1], cid)).payouts) < len(account.entries):  # stored once confirmed
+        assert loop.time() < deadline, f"the view lists {len(seen.payouts)} payouts"
+        await asyncio.sleep(0.2)
+    listed = sorted((p.key, p.player_id, p.coins) for p in seen.payouts)
+    assert listed == sorted((e.key, e.player_id, e.coins) for e in account.entries)
+    coins = {
+        kind: sum(p.coins for p in seen.payouts if p.kind == kind) for kind in ("hold", "prize", "refund", "house")
+    }
+    assert coins["hold"] == coins["prize"] + coins["refund"] + coins["house"] == pool
+
+
+async def test_a_paid_64_entrant_knockout_through_the_gateway_pays_after_its_review_and_its_file_verifies(
+    platform: EmbeddedPlatform, ledger: Ledger, tmp_path: Path
+) -> None:
+    field = await field_of(platform.gateway_target, 65, "k")
+    entrants, poor = field[:64], field[64]
     try:
+        await asyncio.gather(ledger.grant(entrants), ledger.grant([poor], FEE - 1))
         organiser = entrants[0]
-        options = free_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=64, rounds=3, lead_ms=8_000)
+        options = paid_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=64, rounds=3, lead_ms=8_000)
         created = await organise(organiser, options)
         cid = created.competition_id
         assert created.organiser_id == organiser.player_id and len(created.seating_commitment) == 64
+        await _refused_for_coins(poor, ledger, cid)
         accepted = await enter_all(entrants, cid)
         assert {a.state for a in accepted} == {cpb.ENTRANT_STATE_ACCEPTED}
         assert [a.display_name for a in accepted] == [e.name for e in entrants]  # the account's name
+        assert await balances(entrants) == [GRANT - FEE] * 64  # every fee held
+        held = await ledger.account(cid)
+        assert (held.fees, held.escrow, len(held.entries)) == (64 * FEE, 64 * FEE, 64)
         listed = await organiser.client.stub.ListCompetitions(
             gateway_pb2.ListCompetitionsRequest(listing=cpb.COMPETITION_LISTING_OPEN), metadata=organiser.metadata
         )
@@ -91,6 +172,7 @@ async def test_a_64_entrant_knockout_through_the_gateway_finishes_and_its_file_v
         assert mine.me.player_id == entrants[5].player_id and mine.me.state == cpb.ENTRANT_STATE_ACCEPTED
 
         seen = await until(organiser, cid, ENDED)
+        assert seen.competition.state == cpb.COMPETITION_STATE_FINISHED or not seen.payouts  # nothing paid in review
         tables = list(seen.bracket.tables)
         assert [t.round for t in tables] == [1] * 16 + [2] * 4 + [3]
         assert all(t.ended and len(t.record_sha256) == 64 for t in tables)
@@ -108,6 +190,7 @@ async def test_a_64_entrant_knockout_through_the_gateway_finishes_and_its_file_v
         assert downloaded == digest and json.loads(path.read_text())["digest"] == digest
         checked = trix_verify_competition(path)
         assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert f"fees {64 * FEE} = prizes " in checked.stdout
 
         document = json.loads(path.read_text())
         table_id = tables[3].table_id
@@ -121,8 +204,9 @@ async def test_a_64_entrant_knockout_through_the_gateway_finishes_and_its_file_v
 
         finished = await until(organiser, cid, {cpb.COMPETITION_STATE_FINISHED})  # the review period ends
         assert finished.competition.digest == digest and not finished.seat.table_id
+        await _paid_after_the_review(entrants, ledger, finished)
     finally:
-        await close_all(entrants)
+        await close_all(field)
 
 
 async def test_a_points_competition_of_16_plays_everyone_every_round(platform: EmbeddedPlatform) -> None:
@@ -154,14 +238,22 @@ async def test_a_points_competition_of_16_plays_everyone_every_round(platform: E
         await close_all(entrants)
 
 
-async def test_an_underfilled_competition_is_cancelled_and_its_entrants_are_told(
-    platform: EmbeddedPlatform, tmp_path: Path
+async def test_a_paid_underfilled_competition_is_cancelled_refunds_everyone_and_its_entrants_are_told(
+    platform: EmbeddedPlatform, ledger: Ledger, tmp_path: Path
 ) -> None:
-    entrants = await field_of(platform.gateway_target, 11, "u")
+    field = await field_of(platform.gateway_target, 12, "u")
+    entrants, leaver = field[:11], field[11]
     try:
-        options = free_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=16, rounds=2)
+        await ledger.grant(field)
+        options = paid_options(cpb.COMPETITION_FORMAT_KNOCKOUT, capacity=16, rounds=2, lead_ms=4_000)
         cid = (await organise(entrants[0], options)).competition_id
-        await enter_all(entrants, cid)  # 11 of 16: under 75 %
+        await enter_all(field, cid)
+        # A leaver before the start gets half his fee back at once (docs/adr/0030).
+        left = await leaver.client.stub.WithdrawFromCompetition(
+            gateway_pb2.WithdrawFromCompetitionRequest(competition_id=cid), metadata=leaver.metadata
+        )
+        assert left.refund == FEE // 2
+        await until_balances([leaver], [GRANT - FEE + FEE // 2])
         # A gRPC-Web client's way: the notices as a server stream of their own.
         watch = entrants[4].client.stub.WatchCompetitions(
             gateway_pb2.WatchCompetitionsRequest(), metadata=entrants[4].metadata
@@ -169,7 +261,7 @@ async def test_an_underfilled_competition_is_cancelled_and_its_entrants_are_told
         with pytest.raises(grpc.aio.AioRpcError) as early:
             await download(entrants[0], cid, tmp_path)
         assert early.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        seen = await until(entrants[1], cid, {cpb.COMPETITION_STATE_CANCELLED})
+        seen = await until(entrants[1], cid, {cpb.COMPETITION_STATE_CANCELLED})  # 11 of 16: under 75 %
         assert not seen.bracket.tables and not seen.seat.table_id
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 10
@@ -183,12 +275,18 @@ async def test_an_underfilled_competition_is_cancelled_and_its_entrants_are_told
         assert watched.notice.changed.state == cpb.COMPETITION_STATE_CANCELLED
         watch.cancel()
         assert not any(e.seated for e in entrants)
+        # Everyone still in gets his whole fee back; the leaver's other half stays the house's.
+        await until_balances(field, [GRANT] * 11 + [GRANT - FEE // 2])
+        account = await ledger.settled(cid)
+        assert (account.fees, account.refunds, account.prizes) == (12 * FEE, 11 * FEE + FEE // 2, 0)
+        await conserved(ledger, account)
         path, digest = await download(entrants[2], cid, tmp_path)
         assert digest == seen.competition.digest
         checked = trix_verify_competition(path)
         assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert f"fees {12 * FEE} = prizes 0 + refunds {11 * FEE + FEE // 2} + house {FEE - FEE // 2}" in checked.stdout
     finally:
-        await close_all(entrants)
+        await close_all(field)
 
 
 async def test_competition_requests_through_the_gateway_get_the_services_clear_errors(
