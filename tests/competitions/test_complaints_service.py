@@ -2,14 +2,20 @@
 nats-server with the real table service: an entrant complains against a table during the
 review period; the prizes (the payouts' settlement) are held past the period's end until an
 operator has answered every complaint; who may complain or answer, and when, is enforced with
-the right status; a restarted service keeps the complaints."""
+the right status; a restarted service keeps the complaints. The complaints are kept with the
+competition: in its file (`GetCompetitionFile`, and the file published when the payouts are
+settled) and covered by its digest, which the competition shows as it changes; the file
+verifies, and one whose complaint was altered is refused by `trix verify-competition`."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import grpc
 import pytest
+from competition_support import trix_verify_competition
 from competitions_service_support import Platform, admin, free_knockout, player
 
 from trix.competitions.complaints import MAX_PER_ENTRANT, Complaints
@@ -39,8 +45,24 @@ async def _refused(call: object, code: grpc.StatusCode) -> str:
     return err.value.details() or ""
 
 
+async def _file(p: Platform, cid: str) -> dict[str, object]:
+    """The competition file as `GetCompetitionFile` answers it; its digest is the competition's."""
+    reply = await p.stub.GetCompetitionFile(pb.GetCompetitionFileRequest(competition_id=cid), metadata=admin())
+    document: dict[str, object] = json.loads(reply.file_json)
+    assert document["digest"] == reply.digest == (await _state(p, cid)).digest
+    return document
+
+
+def _verified(tmp_path: Path, document: dict[str, object], name: str) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    checked = trix_verify_competition(path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    return checked.stdout
+
+
 async def test_the_prizes_wait_for_the_review_period_and_every_complaint_answered(
-    competition_platform: Platform,
+    competition_platform: Platform, tmp_path: Path
 ) -> None:
     platform = competition_platform
     options = free_knockout(platform.clock(), capacity=4, rounds=1)
@@ -57,6 +79,13 @@ async def test_the_prizes_wait_for_the_review_period_and_every_complaint_answere
 
     filed = (await platform.stub.FileComplaint(file, metadata=player("ann"))).complaint
     assert (filed.player_id, filed.table_id, filed.answer) == ("ann", f"{cid}-r1-t0", "")
+    kept = await _file(platform, cid)  # the complaint is in the file, its digest no longer the final's
+    assert kept["complaints"] == [
+        {"id": filed.complaint_id, "player": "ann", "table": f"{cid}-r1-t0", "text": file.text}
+        | {"answer": None, "operator": None}
+    ]
+    assert kept["digest"] != review.digest
+    assert "complaints: ok, 1 complaint, 0 answered" in _verified(tmp_path, kept, "filed.json")
     await _refused(platform.stub.FileComplaint(file, metadata=player("zed")), grpc.StatusCode.PERMISSION_DENIED)
     other_table = pb.FileComplaintRequest(competition_id=cid, table_id=f"{cid}-r9-t0", text="?")
     await _refused(platform.stub.FileComplaint(other_table, metadata=player("bob")), grpc.StatusCode.INVALID_ARGUMENT)
@@ -79,7 +108,19 @@ async def test_the_prizes_wait_for_the_review_period_and_every_complaint_answere
     assert (answered.answer, answered.operator_id) == ("checked: legal", "admin")
     again = await _refused(platform.stub.AnswerComplaint(answer, metadata=admin()), grpc.StatusCode.FAILED_PRECONDITION)
     assert "answered" in again
-    await _until(platform, cid, pb.COMPETITION_STATE_FINISHED)
+    finished = await _until(platform, cid, pb.COMPETITION_STATE_FINISHED)
+    # The file kept after the review period: published again with the answer, the digest the
+    # competition shows covering it.
+    published = json.loads((platform.digest_dir / f"{cid}.json").read_text(encoding="utf-8"))
+    assert published == await _file(platform, cid) and published["digest"] == finished.digest
+    complaint = published["complaints"][0]
+    assert (complaint["answer"], complaint["operator"]) == ("checked: legal", "admin")
+    assert "complaints: ok, 1 complaint, 1 answered" in _verified(tmp_path, published, "kept.json")
+    complaint["answer"] = "refunded"  # the answer altered after the fact
+    path = tmp_path / "altered.json"
+    path.write_text(json.dumps(published), encoding="utf-8")
+    altered = trix_verify_competition(path)
+    assert altered.returncode == 1 and altered.stdout.splitlines()[-1] == "verification FAILED (digest)"
 
 
 def test_an_answered_complaint_no_longer_holds_the_prizes() -> None:

@@ -1,7 +1,9 @@
 """`trix verify-competition FILE` (issue 43): a competition played with the real C engine (every
 table a whole game of bots, dealt by docs/rules.md §11) verifies; a tampered record, digest,
-payout or seating is refused with exit 1 and the failing check named; a file that is not a
-competition file is exit 2 with one line and no traceback."""
+payout or seating is refused with exit 1 and the failing check named; the review period's
+complaints kept in the file verify, and an altered one is refused (by the digest; resealed, by
+the complaints' own check); a file that is not a competition file is exit 2 with one line and
+no traceback."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ from competition_support import humans, options, play_competition
 from competition_support import trix_verify_competition as trix
 
 import trix.engine as engine
+from trix.competitions.complaints import as_file
 from trix.competitions.digest import competition_digest, record_hash
 from trix.competitions.options import FixedPrize, PoolPrize
 from trix.competitions.verify import verify_competition
+from trix.v1 import competitions_pb2 as pb
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +151,45 @@ def test_an_underfilled_competition_verifies_as_cancelled_with_full_refunds() ->
     lines = report(document)
     assert lines[-1] == "verified: all good", lines
     assert "start: ok, underfilled: 10 of 16, fewer than 12" in lines
+
+
+def complained(document: dict[str, Any]) -> dict[str, Any]:
+    """The file as the service keeps it after a review period with two complaints, the first
+    answered (in Arabic: the digest is taken of UTF-8, not of escapes)."""
+    kept = copy.deepcopy(document)
+    cid, tables = kept["competition_id"], kept["tables"]
+    first = pb.Complaint(complaint_id=f"{cid}-k1", player_id="p000", table_id=tables[0]["table"], text="اللعب بطيء")
+    first.answer, first.operator_id = "checked: every card legal", "admin"
+    second = pb.Complaint(complaint_id=f"{cid}-k2", player_id="p001", table_id=tables[-1]["table"], text="seat 2?")
+    kept["complaints"] = [as_file(first), as_file(second)]
+    kept["digest"] = competition_digest(kept)
+    return kept
+
+
+def test_the_complaints_kept_in_the_file_verify_and_an_altered_one_is_refused(
+    knockout_file: dict[str, Any], tmp_path: Path
+) -> None:
+    kept = complained(knockout_file)
+    assert kept["digest"] != knockout_file["digest"]  # the digest covers the complaints
+    result = trix(write(tmp_path, kept))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "complaints: ok, 2 complaints, 1 answered" in result.stdout
+    assert "complaints: ok, none filed" in trix(write(tmp_path, knockout_file)).stdout
+    altered = copy.deepcopy(kept)
+    altered["complaints"][0]["answer"] = "refunded"
+    result = trix(write(tmp_path, altered))
+    assert result.returncode == 1 and result.stdout.splitlines()[-1] == "verification FAILED (digest)"
+    dropped = copy.deepcopy(kept)
+    del dropped["complaints"][1]
+    assert report(dropped)[-1] == "verification FAILED (digest)"
+    outsider = copy.deepcopy(kept)
+    outsider["complaints"][1]["player"] = "bot-1"
+    lines = report(resealed(outsider))
+    assert lines[-1] == "verification FAILED (complaints)"
+    assert f"complaints: FAILED, {kept['competition_id']}-k2 is not an entrant's against a table" in "\n".join(lines)
+    unsigned = copy.deepcopy(kept)
+    unsigned["complaints"][0]["operator"] = None
+    assert "answer and operator" in "\n".join(report(resealed(unsigned)))
 
 
 @pytest.mark.parametrize(

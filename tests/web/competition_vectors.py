@@ -1,7 +1,8 @@
 """A competition file (`trix-competition/1`, docs/adr/0026) for the browser's competition check
 (issue 43): a paid 16-entrant knockout of COMPLEX, every table a whole game of bots dealt by
 docs/rules.md §11 (`trix.selfplay.play_record`), one entrant gone before the start, two bots
-filling, the pool prize paid without a bot.
+filling, the pool prize paid without a bot, two complaints of the review period kept (one in
+Arabic and answered, one waiting), which the digest covers.
 
 `python tests/web/competition_vectors.py` writes web/test/competition-file.json as the service
 publishes it; tests/web/test_competition_vectors.py regenerates it, fails when the committed file
@@ -18,12 +19,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trix.competitions.complaints import as_file
 from trix.competitions.digest import build_document
 from trix.competitions.model import Entrant, Outcome
 from trix.competitions.options import options_from_dict
 from trix.competitions.run import CompetitionRun
 from trix.competitions.seating import start
 from trix.selfplay import play_record
+from trix.v1 import competitions_pb2 as pb
 
 FILE = Path(__file__).resolve().parents[2] / "web" / "test" / "competition-file.json"
 NOW_MS = 1_700_000_000_000
@@ -62,7 +65,17 @@ def document() -> dict[str, Any]:
             opened += run.record(seating.round, seating.index, Outcome.from_record(record))
         tables = opened
     paid = [e.player for e in entrants]
-    return build_document(COMPETITION, opts, SEED, at_start, paid, left, run, records)
+    first = pb.Complaint(complaint_id=f"{COMPETITION}-k1", player_id="p03", table_id=f"{COMPETITION}-r1-t1")
+    first.text, first.answer, first.operator_id = (
+        "اللاعب في المقعد ٢ لم يتبع اللون",
+        "checked: every card legal",
+        "admin",
+    )
+    second = pb.Complaint(
+        complaint_id=f"{COMPETITION}-k2", player_id="p07", table_id=f"{COMPETITION}-r2-t0", text="slow?"
+    )
+    complaints = [as_file(first), as_file(second)]
+    return build_document(COMPETITION, opts, SEED, at_start, paid, left, run, records, complaints=complaints)
 
 
 def render() -> str:

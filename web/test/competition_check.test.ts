@@ -84,6 +84,14 @@ describe("a competition file checked in the browser", () => {
     expect([stray.strayRecords, stray.digest, stray.verified]).toEqual([1, true, false]);
   }, 60_000);
 
+  it("fails an altered or dropped complaint of the review period (digest)", async () => {
+    const answer = await checkCompetition(edited((d) => (d.complaints[0].answer = "refunded")), verify);
+    const dropped = await checkCompetition(edited((d) => d.complaints.pop()), verify);
+    if (!answer.ok || !dropped.ok) throw new Error("unreadable");
+    expect([answer.digest, answer.payouts, answer.verified]).toEqual([false, "", false]);
+    expect([dropped.digest, dropped.verified]).toEqual([false, false]);
+  }, 60_000);
+
   it("says when a text is not a competition file", async () => {
     expect(await checkCompetition("{", verify)).toEqual({ ok: false, error: "not-json" });
     expect(await checkCompetition('{"format":"trix-record/1"}', verify)).toEqual({ ok: false, error: "not-competition" });

@@ -7,12 +7,17 @@ Rules: only an entrant accepted at the start may complain, only during the revie
 `MAX_TEXT` characters, at most `MAX_PER_ENTRANT` times per competition. An operator answers
 each complaint once (1 to `MAX_TEXT` characters). Both are stored events (`ComplaintFiled`,
 `ComplaintAnswered`), folded here by every replica. Pure: the time is passed in.
+
+Kept with the competition: every complaint and its answer is in the competition file
+(`as_file`, in the order filed) and so covered by its digest (`trix.competitions.digest`);
+`check_file` is `trix verify-competition`'s look at them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from trix.competitions.options import CompetitionError
 from trix.competitions.registration import ACCEPTED
@@ -38,6 +43,45 @@ def _text(text: str, what: str) -> str:
     return text
 
 
+def as_file(complaint: pb.Complaint) -> dict[str, Any]:
+    """A complaint as the competition file keeps it (`answer` and `operator` null until answered)."""
+    return {
+        "id": complaint.complaint_id,
+        "player": complaint.player_id,
+        "table": complaint.table_id,
+        "text": complaint.text,
+        "answer": complaint.answer or None,
+        "operator": complaint.operator_id or None,
+    }
+
+
+def check_file(competition_id: str, complaints: Any, players: Iterable[str], tables: Iterable[str]) -> str:
+    """Why the file's complaints are not ones the service could have kept ("" when they are):
+    numbered `<competition>-k1`, `-k2`... in the order filed, each by an entrant at the start
+    against a listed table, a text of 1 to MAX_TEXT characters, an answer with its operator or
+    neither, at most MAX_PER_ENTRANT per entrant."""
+    if not isinstance(complaints, list):
+        return "not a list"
+    entrants, listed = set(players), set(tables)
+    filed: dict[str, int] = {}
+    for n, c in enumerate(complaints, start=1):
+        if not isinstance(c, dict) or c.get("id") != f"{competition_id}-k{n}":
+            return f"complaint {n} is not {competition_id}-k{n}"
+        player, text, answer, operator = c.get("player"), c.get("text"), c.get("answer"), c.get("operator")
+        if player not in entrants or c.get("table") not in listed:
+            return f"{c['id']} is not an entrant's against a table of the competition"
+        if not isinstance(text, str) or not 1 <= len(text) <= MAX_TEXT:
+            return f"{c['id']}'s text is not 1 to {MAX_TEXT} characters"
+        if (answer is None) != (operator is None) or not (
+            answer is None or (isinstance(answer, str) and 1 <= len(answer) <= MAX_TEXT and isinstance(operator, str))
+        ):
+            return f"{c['id']}'s answer and operator are not both given or both null"
+        filed[str(player)] = filed.get(str(player), 0) + 1
+        if filed[str(player)] > MAX_PER_ENTRANT:
+            return f"{player} filed more than {MAX_PER_ENTRANT} complaints"
+    return ""
+
+
 @dataclass
 class Complaints:
     """Every competition's complaints, in the order filed: competition id -> complaint id -> it."""
@@ -58,6 +102,10 @@ class Complaints:
 
     def of(self, competition_id: str) -> list[pb.Complaint]:
         return list(self.by_competition.get(competition_id, {}).values())
+
+    def in_file(self, competition_id: str) -> list[dict[str, Any]]:
+        """The competition's complaints as its file keeps them, in the order filed."""
+        return [as_file(c) for c in self.of(competition_id)]
 
     def unanswered(self, competition_id: str) -> int:
         """Complaints still waiting for an answer: while any does, the prizes are held."""

@@ -5,10 +5,13 @@ JSON object: its options, the humans at the start (with the ratings rating seati
 who paid, who left before the start, who was refused (or never accepted), the seating seed
 with its commitment, whether it was cancelled, every table of every round (its players by
 seat and the SHA-256 of its §12 record), the final ranking (units best first), the ledger
-entries, each table's record, and `digest`: the SHA-256 in lower-case hex of the canonical
+entries, the review period's complaints with their answers (`complaints.as_file`; none until
+the final), each table's record, and `digest`: the SHA-256 in lower-case hex of the canonical
 JSON (keys sorted, no spaces, UTF-8) of every one of those fields but the records themselves,
-which it covers by their hashes. Also the canonical form and a record's hash. Pure: building
-the file needs the competition's run and its tables' records, given by the caller.
+which it covers by their hashes. The file, so its digest, is published at the final and again
+when the payouts are settled, with every complaint and answer of the review period. Also the
+canonical form and a record's hash. Pure: building the file needs the competition's run and
+its tables' records (or their hashes), given by the caller.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ DIGESTED = (
     "tables",
     "ranking",
     "ledger",
+    "complaints",
 )
 """The fields the digest covers, in the file's order; `records` is covered through `tables`."""
 
@@ -57,20 +61,19 @@ def competition_digest(document: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical({name: document.get(name) for name in DIGESTED})).hexdigest()
 
 
-def tables_of(run: CompetitionRun, records: Mapping[str, Any]) -> list[dict[str, Any]]:
+def tables_of(run: CompetitionRun, hashes: Mapping[str, str]) -> list[dict[str, Any]]:
     """Each table of each round with its players and its record's hash (null while it has none)."""
     out = []
     for tables in run.rounds:
         for seating in tables:
             table_id = seating.table_id(run.competition_id)
-            record = records.get(table_id)
             out.append(
                 {
                     "round": seating.round,
                     "index": seating.index,
                     "table": table_id,
                     "players": list(seating.players),
-                    "record_sha256": None if record is None else record_hash(record),
+                    "record_sha256": hashes.get(table_id),
                 }
             )
     return out
@@ -86,10 +89,16 @@ def build_document(
     run: CompetitionRun | None,
     records: Mapping[str, Any],
     refused: Sequence[str] = (),
+    complaints: Sequence[Mapping[str, Any]] = (),
+    hashes: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The published file of a competition that finished (`run`) or was cancelled (`run` None)."""
+    """The published file of a competition that finished (`run`) or was cancelled (`run` None);
+    `hashes`, the records' hashes by table, stand for the records when they are not given (its
+    digest only is wanted: the file's `records` are then empty)."""
     ranking: list[Unit] | None = None if run is None else run.ranking()
     ledger = plan(competition_id, options, paid, left_before_start, ranking, refused)
+    if hashes is None:
+        hashes = {table_id: record_hash(record) for table_id, record in records.items()}
     document: dict[str, Any] = {
         "format": FORMAT,
         "competition_id": competition_id,
@@ -100,9 +109,10 @@ def build_document(
         "refused": list(refused),
         "seating": {"commitment": seating_commitment(seed), "seed": seed.hex()},
         "cancelled": run is None,
-        "tables": [] if run is None else tables_of(run, records),
+        "tables": [] if run is None else tables_of(run, hashes),
         "ranking": None if ranking is None else [list(unit) for unit in ranking],
         "ledger": [entry.as_dict() for entry in ledger],
+        "complaints": [dict(c) for c in complaints],
         "records": {} if run is None else {t: records[t] for t in sorted(records)},
     }
     document["digest"] = competition_digest(document)

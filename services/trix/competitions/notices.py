@@ -24,9 +24,12 @@ CHANGES = frozenset({"cancelled", "round_started", "table_ended", "finished", "p
 """The events that change a competition's state, bracket or standings."""
 
 
-def notices_of(comp: Competition, event: pb.CompetitionEvent, now_ms: int) -> list[pb.CompetitionNotice]:
+def notices_of(
+    comp: Competition, event: pb.CompetitionEvent, now_ms: int, digest: str = ""
+) -> list[pb.CompetitionNotice]:
     """The notices `event`, just applied to `comp`, makes: `seated` for each human of a new
-    round's tables, then `changed` for every human entrant."""
+    round's tables, then `changed` for every human entrant (with `digest`, its file's as it
+    stands: the final's, or with the review period's complaints; default the final's)."""
     body = event.WhichOneof("body")
     if body not in CHANGES:
         return []
@@ -45,7 +48,7 @@ def notices_of(comp: Competition, event: pb.CompetitionEvent, now_ms: int) -> li
         state=comp.state(now_ms),
         round=comp.run.current_round if comp.run is not None else 0,
         table_id=event.table_ended.table.table_id if body == "table_ended" else "",
-        digest=comp.finished.digest if comp.finished is not None else "",
+        digest=digest or (comp.finished.digest if comp.finished is not None else ""),
     )
     for player in comp.registration.states:
         out.append(pb.CompetitionNotice(player_id=player, changed=changed))

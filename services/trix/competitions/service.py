@@ -5,7 +5,9 @@ competition on by the clock and its tables: at the start time the roster is deci
 under 75 % full; bots fill the empty seats), the first round is seated from the committed seed
 and its tables are created; each table's GameEnded is recorded, the next round seated and
 created as soon as a round's last table ends; after the final the competition file is published
-(`trix-competition/1`) and the review period runs; then the payouts are settled. Every change is
+(`trix-competition/1`) and the review period runs; then the payouts are settled and the file
+published again with the review period's complaints and answers (its digest covers them, as
+`digest_of` gives it meanwhile). Every change is
 first a stored event (appended with the competition's expected last sequence, `ports.Fenced`
 otherwise) and only then applied, by the same fold a restarted process rebuilds with (`state`).
 
@@ -168,7 +170,7 @@ class CompetitionsService:
         self._fold(event, seq)
         comp = self.competitions[event.competition_id]
         if self.notices is not None:
-            await self.notices.publish(notices_of(comp, event, self.clock_ms()))
+            await self.notices.publish(notices_of(comp, event, self.clock_ms(), self.digest_of(comp)))
         return comp
 
     async def _current(self, competition_id: str) -> Competition:
@@ -300,7 +302,20 @@ class CompetitionsService:
         view = comp.view(self.clock_ms(), caller == comp.created.organiser_id)
         if comp.cancelled:  # its file is made again from the events, the same bytes
             view.digest, view.seating_seed = self._document(comp, {})["digest"], comp.seed.hex()
+        elif comp.finished is not None:
+            view.digest = self.digest_of(comp)
         return view
+
+    def digest_of(self, comp: Competition) -> str:
+        """The digest of the finished competition's file as it stands: the final's, then with the
+        review period's complaints and answers (the tables' record hashes as their ends stored
+        them); "" before the final."""
+        if comp.finished is None:
+            return ""
+        if not self.complaints.of(comp.competition_id):
+            return comp.finished.digest
+        hashes = {t.table_id: t.record_sha256 for t in comp.tables() if t.ended}
+        return str(self._document(comp, {}, hashes)["digest"])
 
     def bracket(self, competition_id: str) -> pb.GetBracketResponse:
         comp = self._get(competition_id)
@@ -357,7 +372,9 @@ class CompetitionsService:
             event = pb.CompetitionEvent(
                 competition_id=competition_id, payouts_settled=pb.PayoutsSettled(entries=entries)
             )
-            await self._append(comp, event)
+            comp = await self._append(comp, event)
+            if self.complaints.of(competition_id):  # the file kept: with the complaints and answers
+                await self.digests.publish(competition_id, self._document(comp, await self.records(comp)))
 
     async def _start(self, comp: Competition) -> None:
         comp = await self.payments.reconcile(self, comp)
@@ -448,7 +465,9 @@ class CompetitionsService:
             records[table.table_id] = json.loads(ended.record_json)
         return records
 
-    def _document(self, comp: Competition, records: dict[str, Any]) -> dict[str, Any]:
+    def _document(
+        self, comp: Competition, records: dict[str, Any], hashes: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         reg = comp.registration
         return build_document(
             comp.competition_id,
@@ -460,6 +479,8 @@ class CompetitionsService:
             None if comp.cancelled else comp.run,
             records,
             reg.refunded_in_full(),
+            self.complaints.in_file(comp.competition_id),
+            hashes,
         )
 
     def _ledger(self, comp: Competition) -> list[pb.CompetitionLedgerEntry]:

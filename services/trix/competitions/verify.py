@@ -8,8 +8,9 @@ table has a record whose hash is the one listed and whose players are the table'
 `record <table>` (the whole-record verification of `trix verify`, `trix.verification`, on every
 record), `bracket` or `standings` (the whole competition re-run from the seed and the records'
 outcomes gives the tables and the ranking listed), `payouts` (the ledger entries recomputed,
-coins conserved, no prize to a bot), `digest`. Must not import the engine (the caller passes
-it, as to `trix.verification.verify_record`).
+coins conserved, no prize to a bot), `complaints` (the review period's, as the service keeps
+them: `trix.competitions.complaints.check_file`), `digest` (which covers the complaints too).
+Must not import the engine (the caller passes it, as to `trix.verification.verify_record`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from trix.competitions.complaints import check_file
 from trix.competitions.digest import FORMAT, competition_digest, record_hash, tables_of
 from trix.competitions.model import Entrant, Outcome, Unit
 from trix.competitions.money import LedgerEntry, check_conserved, plan
@@ -34,7 +36,9 @@ def read_document(document: Any) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CompetitionError(f"not a competition file (format must be {FORMAT!r})", "format")
     kinds: dict[str, type] = {"competition_id": str, "seating": dict, "records": dict}
-    kinds.update(dict.fromkeys(("humans", "paid", "left_before_start", "refused", "tables", "ledger"), list))
+    kinds.update(
+        dict.fromkeys(("humans", "paid", "left_before_start", "refused", "tables", "ledger", "complaints"), list)
+    )
     for name, kind in kinds.items():
         if not isinstance(document.get(name), kind):
             raise CompetitionError(f"competition file: {name} missing or of the wrong type", name)
@@ -101,6 +105,9 @@ def verify_competition(document: Any, game_cls: GameFactory, options_cls: Callab
         check("payouts", "" if same else "the ledger entries are not the ones the ranking and fees give", _paid(listed))
     except (CompetitionError, KeyError, TypeError, ValueError) as exc:
         check("payouts", exc.message if isinstance(exc, CompetitionError) else "a ledger entry is malformed", "")
+    tables = [t["table"] for t in doc["tables"] if isinstance(t, dict) and isinstance(t.get("table"), str)]
+    problem = check_file(doc["competition_id"], doc["complaints"], [h.player for h in humans], tables)
+    check("complaints", problem, _complaints(doc["complaints"]))
     digest = competition_digest(doc)
     check("digest", "" if digest == doc.get("digest") else f"the file's fields hash to {digest}", digest)
     verdict = "verified: all good" if not failed else f"verification FAILED ({', '.join(failed)})"
@@ -124,7 +131,7 @@ def _rerun(
         check(name, exc.message, "")
         return None
     listed = [{k: t.get(k) for k in ("round", "index", "table", "players")} for t in doc["tables"]]
-    rerun = [{k: t[k] for k in ("round", "index", "table", "players")} for t in tables_of(run, records)]
+    rerun = [{k: t[k] for k in ("round", "index", "table", "players")} for t in tables_of(run, {})]
     if listed != rerun:
         check(name, "the tables listed are not the ones the seed and the results give", "")
     elif doc.get("ranking") != [list(u) for u in ranking]:
@@ -170,6 +177,11 @@ def _check_records(
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _complaints(complaints: list[Any]) -> str:
+    answered = sum(1 for c in complaints if c.get("answer") is not None)
+    return f"{_count(len(complaints), 'complaint')}, {answered} answered" if complaints else "none filed"
 
 
 def _paid(entries: list[LedgerEntry]) -> str:

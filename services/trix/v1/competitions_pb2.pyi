@@ -490,7 +490,10 @@ class Competition(_message.Message):
     review_ends_at_ms: _builtins.int
     """The end of the review period, milliseconds since the Unix epoch; 0 before the final."""
     digest: _builtins.str
-    """The digest of the competition file (docs/adr/0026), published with the final; empty before."""
+    """The digest of the competition file (docs/adr/0026), published with the final; during the
+    review period it changes with each complaint filed or answered (the file keeps them);
+    empty before the final.
+    """
     @_builtins.property
     def options(self) -> Global___CompetitionOptions:
         """The options."""
@@ -1439,7 +1442,7 @@ class CompetitionFinished(_message.Message):
     DIGEST_FIELD_NUMBER: _builtins.int
     REVIEW_ENDS_AT_MS_FIELD_NUMBER: _builtins.int
     digest: _builtins.str
-    """The digest of the competition file."""
+    """The digest of the competition file at the final (before any complaint)."""
     review_ends_at_ms: _builtins.int
     """The end of the review period, milliseconds since the Unix epoch."""
     @_builtins.property

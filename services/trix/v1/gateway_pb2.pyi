@@ -2024,9 +2024,11 @@ class DownloadCompetitionFileResponse(_message.Message):
     FILE_JSON_FIELD_NUMBER: _builtins.int
     DIGEST_FIELD_NUMBER: _builtins.int
     file_json: _builtins.str
-    """The competition file, UTF-8 JSON (`trix-competition/1`)."""
+    """The competition file, UTF-8 JSON (`trix-competition/1`), with the review period's
+    complaints and answers so far.
+    """
     digest: _builtins.str
-    """Its digest, as published with the final."""
+    """Its digest (the competition's: the final's, or with the complaints since)."""
     def __init__(
         self,
         *,

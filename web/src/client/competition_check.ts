@@ -3,7 +3,8 @@
 // WebAssembly only: the seating seed against its commitment, every table's record against the
 // hash and the players the file lists, every record with the Verify page's whole-record checks
 // (verify.ts), the payouts recomputed from the ranking and the fees (the service's
-// money.py rules) with coins conserved, and the digest recomputed over the file's fields. Not
+// money.py rules) with coins conserved, and the digest recomputed over the file's fields (the
+// review period's complaints and their answers among them: an altered one fails it). Not
 // re-run here: the draw of the seating and the bracket from the seed (the terminal's command
 // does it). The digest is SHA-256 of the canonical JSON (keys sorted, no spaces, UTF-8) the
 // service wrote with Python; a number keeps the text the file gives it (1500.0 stays 1500.0,
@@ -11,7 +12,7 @@
 import { bytesToHex, commitment, hexToBytes } from "./fairness";
 
 /** The fields the digest covers, as services/trix/competitions/digest.py DIGESTED. */
-export const DIGESTED = ["format", "competition_id", "options", "humans", "paid", "left_before_start", "refused", "seating", "cancelled", "tables", "ranking", "ledger"] as const;
+export const DIGESTED = ["format", "competition_id", "options", "humans", "paid", "left_before_start", "refused", "seating", "cancelled", "tables", "ranking", "ledger", "complaints"] as const;
 export const FORMAT = "trix-competition/1";
 
 /** A JSON number as written: its text is what the canonical form prints. */
@@ -202,7 +203,7 @@ export async function checkCompetition(text: string, verify: (record: string) =>
     return { ok: false, error: "not-json" };
   }
   const d = obj(doc);
-  if (!d || d.format !== FORMAT || !obj(d.seating) || !arr(d.tables) || !obj(d.records) || !arr(d.ledger)) return { ok: false, error: "not-competition" };
+  if (!d || d.format !== FORMAT || !obj(d.seating) || !arr(d.tables) || !obj(d.records) || !arr(d.ledger) || !arr(d.complaints)) return { ok: false, error: "not-competition" };
   const seating = obj(d.seating) as { [k: string]: Raw };
   const seedHex = str(seating.seed);
   let seed = false;

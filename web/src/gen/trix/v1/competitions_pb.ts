@@ -334,7 +334,9 @@ export type Competition = Message<"trix.v1.Competition"> & {
   reviewEndsAtMs: bigint;
 
   /**
-   * The digest of the competition file (docs/adr/0026), published with the final; empty before.
+   * The digest of the competition file (docs/adr/0026), published with the final; during the
+   * review period it changes with each complaint filed or answered (the file keeps them);
+   * empty before the final.
    *
    * @generated from field: string digest = 10;
    */
@@ -1336,7 +1338,7 @@ export type CompetitionFinished = Message<"trix.v1.CompetitionFinished"> & {
   ranking: string[];
 
   /**
-   * The digest of the competition file.
+   * The digest of the competition file at the final (before any complaint).
    *
    * @generated from field: string digest = 2;
    */

@@ -2176,14 +2176,15 @@ export const DownloadCompetitionFileRequestSchema: GenMessage<DownloadCompetitio
  */
 export type DownloadCompetitionFileResponse = Message<"trix.v1.DownloadCompetitionFileResponse"> & {
   /**
-   * The competition file, UTF-8 JSON (`trix-competition/1`).
+   * The competition file, UTF-8 JSON (`trix-competition/1`), with the review period's
+   * complaints and answers so far.
    *
    * @generated from field: string file_json = 1;
    */
   fileJson: string;
 
   /**
-   * Its digest, as published with the final.
+   * Its digest (the competition's: the final's, or with the complaints since).
    *
    * @generated from field: string digest = 2;
    */
