@@ -20,6 +20,7 @@ import grpc
 
 from trix import tls
 from trix.client import VARIANTS, GatewayClient, device_secret
+from trix.competitions.config import schedule_env
 from trix.embedded import EmbeddedPlatform
 from trix.play_competitions import run_competitions
 from trix.play_keys import KeyTerminal
@@ -94,7 +95,9 @@ def run_play(args: argparse.Namespace) -> int:
                 web_port = free_port()
                 print(f"play in the browser: http://127.0.0.1:{web_port}/  (or here in the terminal)", flush=True)
         print("starting the embedded platform...", flush=True)
-        platform = EmbeddedPlatform(Path(args.state_dir), edge=bool(web_port), edge_port=web_port)
+        platform = EmbeddedPlatform(
+            Path(args.state_dir), edge=bool(web_port), edge_port=web_port, env=schedule_env(os.environ)
+        )
         try:
             target = platform.start()
             if web_port and platform.edge_url != f"http://127.0.0.1:{web_port}":

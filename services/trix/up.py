@@ -10,10 +10,12 @@ if `trix up` itself dies (`trix.processes`), so nothing is left orphaned.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from trix.competitions.config import schedule_env
 from trix.declarations import SERVICES, ServiceDeclaration, names_of
 from trix.supervisor import Supervisor
 
@@ -62,6 +64,13 @@ def add_up_arguments(parser: argparse.ArgumentParser) -> None:
         "(h2 and HTTP/1.1), the services' gRPC and NATS TLS only; clients take the printed CA (--ca)",
     )
     parser.add_argument(
+        "--competitions-schedule",
+        default=None,
+        metavar="FILE",
+        help="the system's scheduled competitions (default: $TRIX_COMPETITIONS_SCHEDULE if set, else the dev "
+        "schedule: a free 16-entrant knockout every 10 minutes); '' for none",
+    )
+    parser.add_argument(
         "--edge-stream-idle-timeout",
         type=float,
         default=600.0,
@@ -95,6 +104,7 @@ def run_up(args: argparse.Namespace) -> int:
         edge_stream_idle_s=args.edge_stream_idle_timeout,
         nats_cluster=args.nats_cluster,
         tls=args.tls,
+        service_env=schedule_env(os.environ, args.competitions_schedule),
     )
     return supervisor.run()
 

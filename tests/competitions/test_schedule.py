@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support.table import table_env
-from trix.competitions.config import SCHEDULE_ENV, CompetitionsConfig
+from trix.competitions.config import DEV_SCHEDULE, SCHEDULE_ENV, CompetitionsConfig, schedule_env
 from trix.competitions.options import CompetitionError
 from trix.competitions.schedule import (
     DAY_MS,
@@ -137,11 +137,22 @@ def test_the_service_config_refuses_a_template_whose_options_a_competition_refus
         CompetitionsConfig.from_env(_env({SCHEDULE_ENV: str(path)}))
 
 
-def test_the_dev_schedule_in_the_repository_loads() -> None:
-    path = Path(__file__).resolve().parents[2] / "deploy" / "competitions" / "schedule.json"
-    config = CompetitionsConfig.from_env(_env({SCHEDULE_ENV: str(path)}))
+def test_the_dev_schedule_loads_and_always_has_a_slot_open_for_registration() -> None:
+    config = CompetitionsConfig.from_env(_env({SCHEDULE_ENV: str(DEV_SCHEDULE)}))
     assert [t.name for t in config.schedule] == ["free-16-knockout"]
-    assert config.schedule[0].every == Recurrence(10 * MINUTE)
+    (template,) = config.schedule
+    assert template.every == Recurrence(10 * MINUTE)
+    for now_ms in range(0, 20 * MINUTE, 7_000):  # whenever `trix up` starts, one is there to enter
+        assert 1 <= len(template.due(now_ms)) <= 2
+
+
+def test_trix_up_and_trix_play_load_the_dev_schedule_unless_told_otherwise(tmp_path: Path) -> None:
+    assert schedule_env({}) == {SCHEDULE_ENV: str(DEV_SCHEDULE)}
+    assert schedule_env({SCHEDULE_ENV: ""}) == {SCHEDULE_ENV: ""}  # the operator's: none
+    mine = tmp_path / "mine.json"
+    assert schedule_env({SCHEDULE_ENV: str(mine)}) == {SCHEDULE_ENV: str(mine)}
+    assert schedule_env({SCHEDULE_ENV: str(mine)}, "") == {SCHEDULE_ENV: ""}  # --competitions-schedule ''
+    assert schedule_env({}, str(mine)) == {SCHEDULE_ENV: str(mine)}
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:

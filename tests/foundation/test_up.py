@@ -1,5 +1,5 @@
-"""`trix up` from a test: every service healthy, a SIGKILLed service restarted and
-healthy again, nothing left running after the stop."""
+"""`trix up` from a test: every service healthy, the dev schedule's competition listed to a
+player, a SIGKILLed service restarted and healthy again, nothing left running after the stop."""
 
 from __future__ import annotations
 
@@ -18,7 +18,10 @@ import grpc
 from foundation_support import service_env
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from trix.client import GatewayClient
+from trix.competitions.schedule import SYSTEM_ORGANISER, competition_id_of
 from trix.declarations import names_of
+from trix.v1 import competitions_pb2, gateway_pb2
 
 ENDPOINT = re.compile(r"trix up: (\S+)\s+grpc=127\.0\.0\.1:(\d+)\s+metrics=\S+\s+pid=(\d+)")
 NATS_LINE = re.compile(r"trix up: nats\s+\S+\s+pid=(\d+)")
@@ -73,6 +76,24 @@ def serving(port: int) -> bool:
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
 
+async def _scheduled(gateway_port: int) -> list[competitions_pb2.Competition]:
+    """The system's competitions open for registration, as a player lists them through the
+    gateway, once the competitions service has created its schedule's (its first ticks)."""
+    client = GatewayClient(f"127.0.0.1:{gateway_port}")
+    try:
+        await client.sign_in("trix-up-test-device-secret", "up")
+        request = gateway_pb2.ListCompetitionsRequest(listing=competitions_pb2.COMPETITION_LISTING_OPEN)
+        deadline = time.monotonic() + 60
+        while True:
+            reply = await client.stub.ListCompetitions(request, metadata=client.metadata, timeout=10)
+            system = [c for c in reply.competitions if c.organiser_id == SYSTEM_ORGANISER]
+            if system or time.monotonic() > deadline:
+                return system
+            await asyncio.sleep(0.2)
+    finally:
+        await client.close()
+
+
 def test_trix_up_ready_restart_and_clean_stop(tmp_path: Path) -> None:
     up = UpProcess(tmp_path / "state", "--replicas", "table=2")
     pids: set[int] = set()
@@ -84,6 +105,16 @@ def test_trix_up_ready_restart_and_clean_stop(tmp_path: Path) -> None:
         pids = {pid for _, pid in endpoints.values()} | {nats_pid}
         for port, _ in endpoints.values():
             assert serving(port)
+        # The dev schedule, loaded by default: a free 16-entrant knockout open for registration.
+        scheduled = asyncio.run(_scheduled(endpoints["gateway"][0]))
+        assert scheduled, "trix up's competitions service lists no scheduled competition"
+        for c in scheduled:
+            assert c.competition_id == competition_id_of(
+                SYSTEM_ORGANISER, f"schedule.free-16-knockout.{c.options.starts_at_ms}"
+            )
+            assert (c.options.capacity, c.options.rounds, c.options.entry_fee) == (16, 2, 0)
+            assert c.options.format == competitions_pb2.COMPETITION_FORMAT_KNOCKOUT
+            assert c.options.starts_at_ms % 600_000 == 0  # every 10 minutes
 
         port, victim = endpoints["timers"]
         os.kill(victim, signal.SIGKILL)

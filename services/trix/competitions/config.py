@@ -22,6 +22,19 @@ from trix.runtime.identity import Keys
 SERVICE = "competitions"
 DIGEST_DIR_ENV = "TRIX_COMPETITIONS_DIGEST_DIR"
 SCHEDULE_ENV = "TRIX_COMPETITIONS_SCHEDULE"
+DEV_SCHEDULE = Path(__file__).resolve().with_name("dev_schedule.json")
+"""The dev setup's schedule (package data): a free 16-entrant knockout of COMPLEX every 10
+minutes, open for registration 20 minutes ahead. `trix up` and `trix play`'s embedded platform
+load it unless told otherwise (`schedule_env`)."""
+
+
+def schedule_env(environ: Mapping[str, str], chosen: str | None = None) -> dict[str, str]:
+    """TRIX_COMPETITIONS_SCHEDULE for a local platform (`trix up`, `trix play`): `chosen` (a
+    file, "" for none) if given, else the operator's own variable if set (empty: none), else
+    the dev schedule."""
+    if chosen is None:
+        chosen = environ.get(SCHEDULE_ENV, str(DEV_SCHEDULE))
+    return {SCHEDULE_ENV: str(Path(chosen).resolve()) if chosen.strip() else ""}
 
 
 @dataclass(frozen=True)
@@ -53,7 +66,8 @@ class CompetitionsConfig:
 
     schedule: tuple[Template, ...] = ()
     """TRIX_COMPETITIONS_SCHEDULE: a schedule file (`trix.competitions.schedule`) of the system's
-    own competitions, each template's options checked at start; empty (the default): none."""
+    own competitions, each template's options checked at start; empty (the service's default):
+    none. `trix up` and `trix play` give it DEV_SCHEDULE unless told otherwise (`schedule_env`)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> CompetitionsConfig:

@@ -1,8 +1,8 @@
 """Scheduled competitions (issue 43, docs/adr/0026): the system's own competitions, created ahead
 of their start from a declared schedule, as Nakama's tournaments take a reset schedule.
 
-A schedule is a JSON file (`TRIX_COMPETITIONS_SCHEDULE` names it; `deploy/competitions/
-schedule.json` is the dev setup's) of templates:
+A schedule is a JSON file (`TRIX_COMPETITIONS_SCHEDULE` names it; `dev_schedule.json` beside
+this module is the dev setup's, which `trix up` loads by default) of templates:
 
     {"schema": "trix-competition-schedule/1", "templates": [
       {"name": "free-16", "every": "every 10m", "ahead": "10m", "close_before": "1m",
