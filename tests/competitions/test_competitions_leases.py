@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from competition_replicas import audit, competition_events, competitions_replicas, owner, reader, stub
 from competition_support import trix_verify_competition
-from competitions_service_support import SEED, Clock, admin, env, free_knockout, player
+from competitions_service_support import NO_TIMERS, SEED, Clock, admin, env, free_knockout, player
 
 from support.nats import AuthNats
 from trix.competitions.adapters import FolderDigests, MatchTables, StreamEventLog
@@ -162,7 +162,7 @@ async def two_owners(
     auth_nats: AuthNats, tmp_path: Path, wrap: Callable[[StreamEventLog], PausedBeforeAppend]
 ) -> AsyncIterator[tuple[TwoOwners, PausedBeforeAppend]]:
     config = CompetitionsConfig.from_env(
-        env(auth_nats.url("competitions"), "competitions", **{DIGEST_DIR_ENV: str(tmp_path)})
+        env(auth_nats.url("competitions"), "competitions", **{DIGEST_DIR_ENV: str(tmp_path)}, **NO_TIMERS)
     )
     clock = Clock()
     connections = [NatsConnection(auth_nats.url("competitions"), f"c{i}", streams=[], buckets=[]) for i in range(2)]
