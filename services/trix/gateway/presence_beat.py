@@ -18,8 +18,9 @@ from trix.runtime.tasks import cancel_and_wait
 
 
 def online_players(service: GatewayService) -> set[str]:
-    """The players with a session that counts for presence on this replica."""
-    return set(service.live) | set(service.social.social_sessions)
+    """The players with a session that counts for presence on this replica: those whose
+    PlayerConnected went and whose PlayerDisconnected did not (`GatewayService.present`)."""
+    return set(service.present)
 
 
 class PresenceBeat:

@@ -132,6 +132,9 @@ class GatewayService:
         """Replaced sessions being closed in the background (references keep them alive)."""
         self.social = SocialGateway(None, None)
         """Chat and friends (`trix.gateway.social_api`); wired to the social service by `bootstrap`."""
+        self.present: dict[str, str] = {}
+        """Player online here -> the session id his PlayerConnected carried (`came_online`);
+        what the presence beat names (`trix.gateway.presence_beat`)."""
 
     # -- ports ------------------------------------------------------------------------------
 
@@ -463,19 +466,39 @@ class GatewayService:
             state = self.player(principal.player_id)
             state.sessions += 1
             self.social.attach(session)
-            await self.publish_presence(principal.player_id, session.session_id, connected=True)
+            await self.came_online(session)
         return session
 
     async def closed(self, session: Session) -> None:
         self.social.detach(session)
-        if not session.interactive:
-            return
         pid = session.principal.player_id
-        state = self.player(pid)
-        state.sessions = max(0, state.sessions - 1)
-        if self.live.get(pid) is session:
-            del self.live[pid]
-            await self.publish_presence(pid, session.session_id, connected=False)
+        if session.interactive:
+            state = self.player(pid)
+            state.sessions = max(0, state.sessions - 1)
+            if self.live.get(pid) is session:
+                del self.live[pid]
+        await self._went_offline(pid)
+
+    # -- presence: one PlayerConnected / PlayerDisconnected pair per stay on this replica -----
+
+    async def came_online(self, session: Session) -> None:
+        """`session` (attached to `social`: an interactive Session or a SocialEvents stream)
+        counts for presence: PlayerConnected, with its session id, when it is its player's
+        first here. His PlayerDisconnected goes when his last one here closes (`closed`), with
+        the same session id, so the social service's sessions and the timers' disconnect grace
+        (docs/rules.md §10) see one pair per stay, however his sessions overlap."""
+        pid = session.player_id
+        if pid in self.present:
+            return
+        self.present[pid] = session.session_id
+        await self.publish_presence(pid, session.session_id, connected=True)
+
+    async def _went_offline(self, player_id: str) -> None:
+        if player_id in self.social.social_sessions:
+            return  # another of his sessions here still counts
+        session_id = self.present.pop(player_id, None)
+        if session_id is not None:
+            await self.publish_presence(player_id, session_id, connected=False)
 
     async def publish_presence(self, player_id: str, session_id: str, *, connected: bool) -> None:
         event = events_pb2.Event()

@@ -299,21 +299,17 @@ async def social_events(
 ) -> AsyncIterator[gateway_pb2.SocialEventsResponse]:
     """The SocialEvents stream: the player's social events while it is open. A web player
     has no Session stream: while this is open he counts as online for his friends (and his
-    table's timers, docs/rules.md §10): a PlayerConnected when it is his first social session
-    on this replica, a PlayerDisconnected when his last one here closes. `opened(session id)`
-    is awaited once the stream reads (its headers go out: the client may act then)."""
-    player_id = principal.player_id
+    table's timers, docs/rules.md §10): a PlayerConnected when it is his first session on
+    this replica, a PlayerDisconnected when his last one here closes
+    (`GatewayService.came_online`). `opened(session id)` is awaited once the stream reads
+    (its headers go out: the client may act then)."""
     session = await gateway.open_session(principal, interactive=False)
-    first = player_id not in gateway.social.social_sessions
     gateway.social.attach(session)
     try:
-        if first:
-            await gateway.publish_presence(player_id, session.session_id, connected=True)
+        await gateway.came_online(session)
         await opened(session.session_id)
         async for message in session.messages():
             if message.HasField("social_event"):
                 yield gateway_pb2.SocialEventsResponse(event=message.social_event)
     finally:
         await session.close()
-        if player_id not in gateway.social.social_sessions:
-            await gateway.publish_presence(player_id, session.session_id, connected=False)
