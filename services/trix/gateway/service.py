@@ -466,7 +466,7 @@ class GatewayService:
             state = self.player(principal.player_id)
             state.sessions += 1
             self.social.attach(session)
-            await self.came_online(session)
+            await self.came_online(session, again=True)
         return session
 
     async def closed(self, session: Session) -> None:
@@ -481,17 +481,19 @@ class GatewayService:
 
     # -- presence: one PlayerConnected / PlayerDisconnected pair per stay on this replica -----
 
-    async def came_online(self, session: Session) -> None:
+    async def came_online(self, session: Session, *, again: bool = False) -> None:
         """`session` (attached to `social`: an interactive Session or a SocialEvents stream)
-        counts for presence: PlayerConnected, with its session id, when it is its player's
-        first here. His PlayerDisconnected goes when his last one here closes (`closed`), with
-        the same session id, so the social service's sessions and the timers' disconnect grace
-        (docs/rules.md §10) see one pair per stay, however his sessions overlap."""
+        counts for presence: PlayerConnected when it is its player's first here, naming its
+        session id, the stay's. His PlayerDisconnected goes when his last one here closes
+        (`closed`), naming the stay's id too, so the social service's sessions and the timers'
+        disconnect grace (docs/rules.md §10) see one stay, however his sessions overlap.
+        `again` (an interactive Session): PlayerConnected even within a stay, naming the
+        stay's id; the timers take it as his return (his autos forgotten, a free table's
+        seat taken back from the bot, §10), as before."""
         pid = session.player_id
-        if pid in self.present:
-            return
-        self.present[pid] = session.session_id
-        await self.publish_presence(pid, session.session_id, connected=True)
+        stay = self.present.setdefault(pid, session.session_id)
+        if again or stay == session.session_id:
+            await self.publish_presence(pid, stay, connected=True)
 
     async def _went_offline(self, player_id: str) -> None:
         if player_id in self.social.social_sessions:
