@@ -130,3 +130,41 @@ async def test_a_player_is_expired_after_missed_beats_but_never_for_a_stall_of_t
         assert await KvPresence(nats).load() == {"named": (frozenset({"named-session"}), "")}
     finally:
         await nats.drain()
+
+
+async def test_a_player_expired_while_his_gateway_lived_is_online_again_at_its_next_beat(
+    nats_server: NatsServer,
+) -> None:
+    """The beats and PRESENCE never disagree for good: a gateway cut from NATS for three
+    periods (its beats lost, its players still there) has its players expired; its first beat
+    after the cut names them and they are online again with the sessions they had. One whose
+    PlayerDisconnected came meanwhile is not brought back by a beat sent before it."""
+    buckets = [b for b in KV_BUCKETS if b.bucket in (SOCIAL_FRIENDS_BUCKET, SOCIAL_PRESENCE_BUCKET)]
+    nats = NatsConnection(nats_server.url, "presence-again", streams=(), buckets=buckets)
+    await nats.connect(give_up_after_s=30)
+    try:
+        graph = SocialGraph(KvRelations(nats), KvPresence(nats), CoreOutbox(nats), TableBook())
+        clock = ManualClock(100.0)
+        online = GatewaysOnline(nats, graph, 1.0, clock=clock)
+        for player in ("stays", "leaves"):
+            await graph.connected(player, f"{player}-session", True)
+            online.named_now((player,))
+        for now in (101.0, 102.0, 103.0, 104.0):  # the gateway cut: no beat heard
+            clock.set(now)
+            await online.sweep()
+        assert set(graph.sessions) == set()  # both expired
+
+        online.disconnected("leaves", "leaves-session")  # his stay ended during the cut
+        await graph.connected("leaves", "leaves-session", False)
+        clock.set(104.5)
+        online.named_now(("stays", "leaves"))  # the gateway's first beat after the cut (sent before)
+        await online.named_again(("stays", "leaves"))
+        assert graph.sessions == {"stays": frozenset({"stays-session"})}
+        assert await KvPresence(nats).load() == {"stays": (frozenset({"stays-session"}), "")}
+        for now in (105.0, 106.0, 107.0):  # named at each beat: he stays online
+            clock.set(now)
+            online.named_now(("stays",))
+            await online.sweep()
+        assert set(graph.sessions) == {"stays"}
+    finally:
+        await nats.drain()

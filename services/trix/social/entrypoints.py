@@ -125,6 +125,7 @@ class Feeds:
             self.online.named_now((event.player_connected.player_id,))
         elif body == "player_disconnected":
             gone = event.player_disconnected
+            self.online.disconnected(gone.player_id, gone.session_id)
             await self.service.graph.connected(gone.player_id, gone.session_id, False)
 
     async def stop(self) -> None:

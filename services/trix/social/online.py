@@ -9,6 +9,12 @@ player on two gateways is named by the one alive: he stays online. Counted from 
 beat naming him, his last PlayerConnected, or the moment this process began to hear the
 beats, whichever is last: after a start, a NATS reconnect or a stall of this process (a
 sweep late by a period) nobody is expired for beats this process could not hear.
+
+The PRESENCE consumer is the source of a player's sessions; the beats only take them away.
+One exception keeps the two from disagreeing for good: a player expired while his gateway
+lived (its beats lost: the gateway cut from NATS for three periods) is online again, with the
+sessions he had, at the first beat that names him while he has no other session; his
+PlayerDisconnected, whenever it comes, ends them as usual.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from trix.runtime.tasks import cancel_and_wait
 from trix.social.graph import SocialGraph
 
 log = structlog.get_logger("trix.social.online")
+
+EXPIRED_KEPT = 100_000
+"""Expired players whose sessions are kept for a beat that names them again (the oldest go first)."""
 
 
 class GatewaysOnline:
@@ -49,6 +58,8 @@ class GatewaysOnline:
         self._reconnects = 0
         self.expired = 0
         """Players marked offline because no gateway named them."""
+        self.expired_sessions: dict[str, set[str]] = {}
+        """Player expired -> the sessions he had then, until a beat names him or they end."""
         self._sub: Any = None
         self._task: asyncio.Task[None] | None = None
 
@@ -67,7 +78,29 @@ class GatewaysOnline:
             self._task = None
 
     async def _heard(self, msg: Msg) -> None:
-        self.named_now(online.decode(msg.data))
+        players = online.decode(msg.data)
+        self.named_now(players)
+        await self.named_again(players)
+
+    async def named_again(self, players: Iterable[str]) -> None:
+        """A beat names `players`: one expired while his gateway lived, with no session now, is
+        online again with the sessions he had (his gateway still holds them)."""
+        for player in players:
+            kept = self.expired_sessions.pop(player, None)
+            if not kept or player in self.graph.sessions:
+                continue
+            log.info("presence restored: a gateway names the expired player again", player_id=player)
+            for session in sorted(kept):
+                await self.graph.connected(player, session, True)
+            self.named[player] = self.clock()
+
+    def disconnected(self, player: str, session: str) -> None:
+        """His PlayerDisconnected: an expired session of his is not restored by a late beat."""
+        kept = self.expired_sessions.get(player)
+        if kept is not None:
+            kept.discard(session)
+            if not kept:
+                del self.expired_sessions[player]
 
     def named_now(self, players: Iterable[str]) -> None:
         """A beat (or a PlayerConnected) names `players`: online now, if they have sessions."""
@@ -99,7 +132,12 @@ class GatewaysOnline:
         gone = [p for p in sessions if max(self.named.setdefault(p, now), self.listening_since) < oldest]
         for player in gone:
             log.info("presence expired: no gateway names the player", player_id=player)
-            for session in sorted(sessions.get(player, ())):
+            kept = sorted(sessions.get(player, ()))
+            self.expired_sessions.pop(player, None)
+            if len(self.expired_sessions) >= EXPIRED_KEPT:
+                del self.expired_sessions[next(iter(self.expired_sessions))]
+            self.expired_sessions[player] = set(kept)
+            for session in kept:
                 await self.graph.connected(player, session, False)
             self.named.pop(player, None)
             self.expired += 1
