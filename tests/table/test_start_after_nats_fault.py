@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -82,4 +83,31 @@ def test_a_start_failed_on_a_nats_fault_is_started_again_and_serves(tmp_path: Pa
             table.stop()
         if nats.proc is not None:
             nats.proc.send_signal(signal.SIGCONT)
+        nats.stop()
+
+
+def test_a_nats_fault_outlasting_the_start_again_window_exits_for_the_supervisor(tmp_path: Path) -> None:
+    """The in-process starts again are bounded (TRIX_START_AGAIN_FOR_S): a JetStream request that
+    is never answered (the consumers denied for good) makes the start fail past the window, and
+    the process exits 1 with "start failed", so the supervisor's restarts (trix up's backoff,
+    Kubernetes') take over; before, it started again for ever, alive but never serving."""
+    nats = _NatsProcess(tmp_path, _authorization(consumers=False))
+    nats.start()
+    table: TableProcess | None = None
+    try:
+        provision_now(user_url(nats.server_url, "admin", "admin-pw"))
+        env = table_env(user_url(nats.server_url, "svc", "svc-pw"), TRIX_LOG_LEVEL="info", TRIX_START_AGAIN_FOR_S="0.5")
+        table = TableProcess(env, tmp_path / "table.log")
+        table.start()
+        assert table.proc is not None
+        try:
+            code = table.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"still running:\n{table.log_path.read_text()[-3000:]}") from None
+        logged = table.log_path.read_text()
+        assert code == 1, logged[-3000:]
+        assert '"start failed"' in logged and "starting again" not in logged
+    finally:
+        if table is not None:
+            table.stop()
         nats.stop()

@@ -143,6 +143,10 @@ class RuntimeConfig:
     grpc_health_port: int = -1
     """TRIX_GRPC_HEALTH_PORT: a plain-text gRPC port serving the health service alone, for
     probes that cannot speak TLS (Kubernetes' gRPC probes); 0 = a free port, -1 = none (default)."""
+    start_again_for_s: float = 60.0
+    """TRIX_START_AGAIN_FOR_S: how long a start failing on a NATS fault is started again in the
+    same process (`trix.runtime.server.run_main`); after it, a failed start exits (1) and the
+    supervisor restarts the process (trix up, Kubernetes). 0 = never in process (default 60)."""
 
     @property
     def nats_enabled(self) -> bool:
@@ -165,6 +169,7 @@ class RuntimeConfig:
             nats_stream_replicas=env_int(e, "TRIX_NATS_STREAM_REPLICAS", 1, minimum=1, maximum=5),
             nats_read_window_s=env_float(e, "TRIX_NATS_READ_WINDOW_MS", NATS_READ_WINDOW_MS.get(service, 0.0)) / 1000.0,
             grpc_health_port=env_int(e, "TRIX_GRPC_HEALTH_PORT", -1, minimum=-1, maximum=65535),
+            start_again_for_s=env_float(e, "TRIX_START_AGAIN_FOR_S", 60.0),
             **_tls_files(e),
         )
 

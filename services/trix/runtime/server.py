@@ -291,12 +291,12 @@ START_AGAIN_FIRST_S = 0.5
 START_AGAIN_MOST_S = 5.0
 
 
-async def serve(runtime: Runtime, start_again_in_s: float | None = None) -> int:
+async def serve(runtime: Runtime, start_again_in_s: float | None = None, give_up_at: float = float("inf")) -> int:
     """Run until SIGTERM or SIGINT, then shut down; 0 on a clean stop, 1 if start failed.
     With `start_again_in_s`, a start that failed on a NATS fault (`transient`: a consumer or
     watcher not made, a bucket not opened while a stream elects its leader or a node is
-    down) is stopped, and after that pause `START_AGAIN` (`run_main` builds it again) unless
-    a stop was asked meanwhile (0)."""
+    down) before `give_up_at` (`time.monotonic()`) is stopped, and after that pause
+    `START_AGAIN` (`run_main` builds it again) unless a stop was asked meanwhile (0)."""
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
 
@@ -317,7 +317,7 @@ async def serve(runtime: Runtime, start_again_in_s: float | None = None) -> int:
         return 0
     failure = starting.exception()
     if failure is not None:
-        if start_again_in_s is None or not transient(failure):
+        if start_again_in_s is None or not transient(failure) or time.monotonic() >= give_up_at:
             log.error("start failed", exc_info=failure)
             waiting.cancel()
             await runtime.stop()
@@ -463,10 +463,14 @@ def run_main(service: str, load_config: Callable[[], C], build: Callable[[C], Ru
     configure_logging(rc.service, rc.instance, rc.log_level)
     tune_gc()  # the service's own process only (never a test process that builds one)
     pause = START_AGAIN_FIRST_S
+    give_up_at = time.monotonic() + rc.start_again_for_s
     try:
         # A start that failed on a NATS fault is built and started again on a new event loop
-        # (the old one's tasks cancelled with it: nothing half-started is left running).
-        while (code := eventloop.run(serve(build(config), pause))) == START_AGAIN:
+        # (the old one's tasks cancelled with it: nothing half-started is left running), for
+        # TRIX_START_AGAIN_FOR_S at most: a fault that outlasts it (NATS gone, a JetStream
+        # request never answered) is the supervisor's, whose restarts (trix up's backoff,
+        # Kubernetes') begin only once this process has exited; the two never overlap.
+        while (code := eventloop.run(serve(build(config), pause, give_up_at))) == START_AGAIN:
             pause = min(2 * pause, START_AGAIN_MOST_S)
         return code
     except KeyboardInterrupt:
