@@ -33,7 +33,7 @@ async def archive(service: TableService, table_id: str, game_ended_sequence: int
     async with service._lock(table_id):
         table = service.tables.get(table_id)
         if table is None:
-            await service._recover_one(table_id, service.unpublished.bases.get(table_id))
+            await service._recover_one(table_id)
             table = service.tables.get(table_id)
         if table is not None and (not table.finished or table.sequence != game_ended_sequence):
             log.warning(

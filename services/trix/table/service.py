@@ -157,7 +157,7 @@ class TableService:
             raise Unavailable("this replica does not own the table; retry with the same action id")
         async with self._lock(table_id):
             if table_id not in self.tables:
-                await self._recover_one(table_id, self.unpublished.bases.get(table_id))
+                await self._recover_one(table_id)
 
     # -- commit: log first, then state, then events -------------------------------------------
 
@@ -489,7 +489,7 @@ class TableService:
             async with gate, self._lock(table_id):
                 if table_id not in self.tables:  # else rebuilt meanwhile by its first command
                     with contextlib.suppress(Exception):  # retried (`unpublished`), or on its first command
-                        await self._recover_one(table_id, self.unpublished.bases.get(table_id))
+                        await self._recover_one(table_id)
 
         await asyncio.gather(*(one(t) for t in table_ids))
         return len(table_ids)
@@ -535,9 +535,13 @@ class TableService:
         await self._recover_one(table_id, base)
 
     async def _recover_one(self, table_id: str, base: Table | None = None) -> None:
-        """The table rebuilt from `base` (else its snapshot) and its log, into memory only once
-        the results TABLE_RESULTS lacks are stored (a crash or a failure may have come between an
-        append and its publishing; `Unpublished` retries a failed rebuild)."""
+        """The table rebuilt from `base` (else the table `unpublished` kept for it, else its
+        snapshot) and its log, into memory only once the results TABLE_RESULTS lacks are stored
+        (a crash or a failure may have come between an append and its publishing). The one
+        place results are published again (`EventSink.publish_missing_results`); `Unpublished`
+        only retries a failed rebuild."""
+        if base is None:
+            base = self.unpublished.bases.get(table_id)
         try:
             seed = await self.store.get_secret(table_id)
             if seed is None:

@@ -8,9 +8,11 @@ table from memory, so nothing is appended after results that are not stored (sco
 a table's results by sequence and ignores one older than the last it applied), and keeps
 the table it held before (`bases`, a prefix of the log). The table is rebuilt from there
 by its next command or, for a finished table nobody commands, by a retry here; the rebuild
-publishes what TABLE_RESULTS lacks (`EventSink.publish_missing_results`) before the table
-serves again. A table whose shard moves goes from here too: its next owner's rebuild
-publishes what is missing. Nothing here runs on the move path, only after a failure.
+publishes what TABLE_RESULTS lacks (`EventSink.publish_missing_results`, in
+`TableService._recover_one`, the one place results are published again: nothing here
+publishes) before the table serves again. A table whose shard moves goes from here too: its
+next owner's rebuild publishes what is missing. Nothing here runs on the move path, only
+after a failure.
 """
 
 from __future__ import annotations
