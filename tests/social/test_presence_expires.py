@@ -101,19 +101,28 @@ async def test_a_killed_gateways_player_goes_offline_for_his_friend_and_one_on_b
                 gone.reader.cancel()
 
 
-async def test_a_player_is_expired_after_missed_beats_but_never_for_a_stall_of_the_social_service(
-    nats_server: NatsServer,
-) -> None:
+async def _sweeping(
+    nats_server: NatsServer, players: tuple[str, ...]
+) -> tuple[NatsConnection, SocialGraph, ManualClock, GatewaysOnline]:
+    """The sweep on a clock the test moves (a 1 s period, from 100), the graph on a real
+    nats-server's buckets, `players` connected (a session each) and named at 100."""
     buckets = [b for b in KV_BUCKETS if b.bucket in (SOCIAL_FRIENDS_BUCKET, SOCIAL_PRESENCE_BUCKET)]
     nats = NatsConnection(nats_server.url, "presence-sweep", streams=(), buckets=buckets)
     await nats.connect(give_up_after_s=30)
+    graph = SocialGraph(KvRelations(nats), KvPresence(nats), CoreOutbox(nats), TableBook())
+    clock = ManualClock(100.0)
+    online = GatewaysOnline(nats, graph, 1.0, clock=clock)
+    for one in players:
+        await graph.connected(one, f"{one}-session", True)
+        online.named_now((one,))
+    return nats, graph, clock, online
+
+
+async def test_a_player_is_expired_after_missed_beats_but_never_for_a_stall_of_the_social_service(
+    nats_server: NatsServer,
+) -> None:
+    nats, graph, clock, online = await _sweeping(nats_server, ("named", "silent"))
     try:
-        graph = SocialGraph(KvRelations(nats), KvPresence(nats), CoreOutbox(nats), TableBook())
-        clock = ManualClock(100.0)
-        online = GatewaysOnline(nats, graph, 1.0, clock=clock)
-        for player in ("named", "silent"):
-            await graph.connected(player, f"{player}-session", True)
-            online.named_now((player,))
 
         async def sweep_at(now: float) -> set[str]:
             clock.set(now)
@@ -139,16 +148,8 @@ async def test_a_player_expired_while_his_gateway_lived_is_online_again_at_its_n
     periods (its beats lost, its players still there) has its players expired; its first beat
     after the cut names them and they are online again with the sessions they had. One whose
     PlayerDisconnected came meanwhile is not brought back by a beat sent before it."""
-    buckets = [b for b in KV_BUCKETS if b.bucket in (SOCIAL_FRIENDS_BUCKET, SOCIAL_PRESENCE_BUCKET)]
-    nats = NatsConnection(nats_server.url, "presence-again", streams=(), buckets=buckets)
-    await nats.connect(give_up_after_s=30)
+    nats, graph, clock, online = await _sweeping(nats_server, ("stays", "leaves"))
     try:
-        graph = SocialGraph(KvRelations(nats), KvPresence(nats), CoreOutbox(nats), TableBook())
-        clock = ManualClock(100.0)
-        online = GatewaysOnline(nats, graph, 1.0, clock=clock)
-        for player in ("stays", "leaves"):
-            await graph.connected(player, f"{player}-session", True)
-            online.named_now((player,))
         for now in (101.0, 102.0, 103.0, 104.0):  # the gateway cut: no beat heard
             clock.set(now)
             await online.sweep()
