@@ -38,6 +38,7 @@ def competition_table(table_id: str) -> table_pb2.CreateTableRequest:
             for i, p in enumerate(SEATS)
         ],
         await_client_seeds=True,
+        leave_ends_game=True,  # docs/rules.md §10: a leaver ends the game (tests/table/test_competition_leave.py)
     )
 
 

@@ -89,7 +89,9 @@ def match_formed(
     "a seat whose player has not come is played by the bot from the start; he takes it when he
     comes"): opening his table through the gateway takes it (ReclaimSeat); a bot's is nobody's.
     With `await_players` the first deal waits for the seats' seeds (§11's seed turn, the
-    contract timer), so the bots do not play the game out before its players have opened it."""
+    contract timer), so the bots do not play the game out before its players have opened it.
+    Every table of a competition, free or paid, is `leave_ends_game`: §10 "At a competition's
+    table ... leaving is as at a paid table": the leaver ends the game, placed last, and is out."""
     table_id = seating.table_id(competition_id)
     table_options = common_pb2.TableOptions(
         doubling=options.doubling,
@@ -112,5 +114,6 @@ def match_formed(
         seats=seats,
         private_table=options.visibility == "private",
         await_client_seeds=await_players,
+        leave_ends_game=True,
     )
     return events_pb2.Event(match_formed=formed)

@@ -190,6 +190,7 @@ class MatchCreator:
             private_table=m.private_table,
             ticket_ids=m.ticket_ids,
             await_client_seeds=m.await_client_seeds,
+            leave_ends_game=m.leave_ends_game,
         )
         if m.HasField("stake"):
             request.stake.CopyFrom(m.stake)

@@ -173,6 +173,11 @@ class Table:
     def paid(self) -> bool:
         return self.request.HasField("stake")
 
+    @property
+    def leave_ends_game(self) -> bool:
+        """docs/rules.md §10: a leaver ends the game, ranked last: a paid table, or a competition's."""
+        return self.paid or self.request.leave_ends_game
+
     def timeout_s(self, decision: int) -> float:
         timeout = self._timeouts.get(decision)
         if timeout is None:
@@ -235,9 +240,10 @@ class Table:
                 ALL,
                 seat_left=events_pb2.SeatLeft(seat=seat, player_id=self.player(seat), reason=entry["reason"]),
             )
-            if self.paid:
+            if self.leave_ends_game:
                 # docs/rules.md §10 "A player who leaves for good ... from a **paid** table ends the
                 # game at once: the leaver is ranked last ...; an unfinished deal does not count."
+                # A competition's table too (`leave_ends_game`, §10 "At a competition's table").
                 # The engine ranks the leaver last. Before the first deal (seeds awaited) there is
                 # no deal yet: an undealt game is left, so the record has no deal and §13 "A paid
                 # table that ends before its first deal is dealt (it could not start) gives every
@@ -511,7 +517,7 @@ class Table:
                         record_json=json.dumps(self.record(), separators=(",", ":")),
                         totals=common_pb2.SeatScores(values=list(totals)),
                         ranking=list(ranking),
-                        left_seat=self.left[0] if self.left and self.paid else -1,
+                        left_seat=self.left[0] if self.left and self.leave_ends_game else -1,
                     ),
                 )
             # SEAT_LEFT: the table already published SeatLeft with the player and reason.
@@ -522,6 +528,7 @@ class Table:
             variant=r.variant, options=r.options, seats=self.seats, commitment=self.commitment, match_id=r.table_id
         )
         created.private_table = r.private_table  # its players' only at scoring too
+        created.leave_ends_game = r.leave_ends_game
         if r.HasField("stake"):
             created.stake.CopyFrom(r.stake)
             # docs/rules.md §13: scoring moves each seat's held ticket stake into the pot.

@@ -85,7 +85,7 @@ def check_reclaim(table: Table, seat: int) -> None:
     if not table.bots[seat]:
         raise IllegalMove("the seat is already played by its player")
     if seat in table.left:
-        if table.paid:
+        if table.leave_ends_game:
             raise IllegalMove("only a player's own seat played by the bot on a free table can be reclaimed")
     elif not table.seats[seat].auto_play:
         raise PermissionDenied("a bot's seat is never taken over")

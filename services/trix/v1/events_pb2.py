@@ -26,15 +26,15 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from trix.v1 import common_pb2 as trix_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14trix/v1/events.proto\x12\x07trix.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14trix/v1/common.proto\"z\n\x0fTableEventBatch\x12\x1e\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0e.trix.v1.Event\x12#\n\x05\x63\x61use\x18\x02 \x01(\x0b\x32\x14.trix.v1.ActionCause\x12\"\n\x05seats\x18\x03 \x03(\x0b\x32\x13.trix.v1.SeatCopies\":\n\nSeatCopies\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.trix.v1.Event\".\n\x0b\x41\x63tionCause\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\taction_id\x18\x02 \x01(\t\"\x8c\x07\n\x05\x45vent\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\rtable_created\x18\n \x01(\x0b\x32\x15.trix.v1.TableCreatedH\x00\x12,\n\x0c\x64\x65\x61l_started\x18\x0b \x01(\x0b\x32\x14.trix.v1.DealStartedH\x00\x12\x32\n\x0f\x63ontract_chosen\x18\x0c \x01(\x0b\x32\x17.trix.v1.ContractChosenH\x00\x12\x32\n\x0f\x64ouble_answered\x18\r \x01(\x0b\x32\x17.trix.v1.DoubleAnsweredH\x00\x12\x34\n\x10\x64oubles_revealed\x18\x0e \x01(\x0b\x32\x18.trix.v1.DoublesRevealedH\x00\x12*\n\x0b\x63\x61rd_played\x18\x0f \x01(\x0b\x32\x13.trix.v1.CardPlayedH\x00\x12*\n\x0btrick_taken\x18\x10 \x01(\x0b\x32\x13.trix.v1.TrickTakenH\x00\x12*\n\x0bseat_passed\x18\x11 \x01(\x0b\x32\x13.trix.v1.SeatPassedH\x00\x12$\n\x08seat_out\x18\x12 \x01(\x0b\x32\x10.trix.v1.SeatOutH\x00\x12*\n\x0b\x64\x65\x61l_scored\x18\x13 \x01(\x0b\x32\x13.trix.v1.DealScoredH\x00\x12(\n\ngame_ended\x18\x14 \x01(\x0b\x32\x12.trix.v1.GameEndedH\x00\x12&\n\tseat_left\x18\x15 \x01(\x0b\x32\x11.trix.v1.SeatLeftH\x00\x12,\n\x0cturn_started\x18\x16 \x01(\x0b\x32\x14.trix.v1.TurnStartedH\x00\x12\x34\n\x10player_connected\x18\x17 \x01(\x0b\x32\x18.trix.v1.PlayerConnectedH\x00\x12:\n\x13player_disconnected\x18\x18 \x01(\x0b\x32\x1b.trix.v1.PlayerDisconnectedH\x00\x12,\n\x0cmatch_formed\x18\x19 \x01(\x0b\x32\x14.trix.v1.MatchFormedH\x00\x12;\n\x14seat_control_changed\x18\x1a \x01(\x0b\x32\x1b.trix.v1.SeatControlChangedH\x00\x42\x06\n\x04\x62ody\"\xe7\x01\n\x0cTableCreated\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x02 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x1c\n\x05seats\x18\x03 \x03(\x0b\x32\r.trix.v1.Seat\x12\x12\n\ncommitment\x18\x04 \x01(\t\x12\x1d\n\x05stake\x18\x05 \x01(\x0b\x32\x0e.trix.v1.Stake\x12\x10\n\x08match_id\x18\x06 \x01(\t\x12\x12\n\nticket_ids\x18\x07 \x03(\t\x12\x15\n\rprivate_table\x18\x08 \x01(\x08\"\x8e\x01\n\x0b\x44\x65\x61lStarted\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0f\n\x07kingdom\x18\x02 \x01(\x05\x12\r\n\x05owner\x18\x03 \x01(\x05\x12\x1b\n\x04hand\x18\x04 \x03(\x0b\x32\r.trix.v1.Card\x12.\n\x13\x61vailable_contracts\x18\x05 \x03(\x0e\x32\x11.trix.v1.Contract\"j\n\x0e\x43ontractChosen\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12#\n\x08\x63ontract\x18\x03 \x01(\x0e\x32\x11.trix.v1.Contract\x12\x11\n\tautomatic\x18\x04 \x01(\x08\"^\n\x0e\x44oubleAnswered\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12%\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x15.trix.v1.DoubleAnswer\x12\x11\n\tautomatic\x18\x03 \x01(\x08\"M\n\x0f\x44oublesRevealed\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12&\n\x07\x61nswers\x18\x02 \x03(\x0b\x32\x15.trix.v1.DoubleAnswer\"^\n\nCardPlayed\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x1b\n\x04\x63\x61rd\x18\x03 \x01(\x0b\x32\r.trix.v1.Card\x12\x11\n\tautomatic\x18\x04 \x01(\x08\"\x97\x01\n\nTrickTaken\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x13\n\x0btrick_index\x18\x02 \x01(\x05\x12\x0e\n\x06leader\x18\x03 \x01(\x05\x12\r\n\x05taker\x18\x04 \x01(\x05\x12\x1c\n\x05\x63\x61rds\x18\x05 \x03(\x0b\x32\r.trix.v1.Card\x12#\n\x06points\x18\x06 \x01(\x0b\x32\x13.trix.v1.SeatScores\".\n\nSeatPassed\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"J\n\x07SeatOut\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\r\n\x05place\x18\x03 \x01(\x05\x12\x0e\n\x06points\x18\x04 \x01(\x05\"\x8f\x01\n\nDealScored\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12#\n\x08\x63ontract\x18\x02 \x01(\x0e\x32\x11.trix.v1.Contract\x12#\n\x06points\x18\x03 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12#\n\x06totals\x18\x04 \x01(\x0b\x32\x13.trix.v1.SeatScores\"i\n\tGameEnded\x12\x13\n\x0brecord_json\x18\x01 \x01(\t\x12#\n\x06totals\x18\x02 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12\x0f\n\x07ranking\x18\x03 \x03(\x05\x12\x11\n\tleft_seat\x18\x04 \x01(\x05\"Q\n\x08SeatLeft\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12$\n\x06reason\x18\x03 \x01(\x0e\x32\x14.trix.v1.LeaveReason\"B\n\x12SeatControlChanged\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\x08\x12\x11\n\tplayer_id\x18\x03 \x01(\t\"\x90\x02\n\x0bTurnStarted\x12\r\n\x05seats\x18\x01 \x03(\x05\x12#\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0e\x32\x11.trix.v1.Decision\x12\x10\n\x08turn_seq\x18\x03 \x01(\x04\x12,\n\x08\x64\x65\x61\x64line\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ndeal_index\x18\x05 \x01(\x05\x12\x14\n\x0c\x63lient_seeds\x18\x06 \x01(\x08\x12\"\n\x0blegal_cards\x18\x07 \x03(\x0b\x32\r.trix.v1.Card\x12*\n\x0flegal_contracts\x18\x08 \x03(\x0e\x32\x11.trix.v1.Contract\x12\x13\n\x0bseat_copies\x18\t \x01(\x08\"8\n\x0fPlayerConnected\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\";\n\x12PlayerDisconnected\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x80\x02\n\x0bMatchFormed\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x03 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x1c\n\x05seats\x18\x04 \x03(\x0b\x32\r.trix.v1.Seat\x12\x1d\n\x05stake\x18\x05 \x01(\x0b\x32\x0e.trix.v1.Stake\x12\x12\n\nticket_ids\x18\x06 \x03(\t\x12\x10\n\x08table_id\x18\x07 \x01(\t\x12\x15\n\rprivate_table\x18\x08 \x01(\x08\x12\x1a\n\x12\x61wait_client_seeds\x18\t \x01(\x08\"?\n\x0eRecordArchived\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1b\n\x13game_ended_sequence\x18\x02 \x01(\x04*\x81\x01\n\x0bLeaveReason\x12\x1c\n\x18LEAVE_REASON_UNSPECIFIED\x10\x00\x12\x19\n\x15LEAVE_REASON_EXPLICIT\x10\x01\x12\x1e\n\x1aLEAVE_REASON_GRACE_EXPIRED\x10\x02\x12\x19\n\x15LEAVE_REASON_TIMEOUTS\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14trix/v1/events.proto\x12\x07trix.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14trix/v1/common.proto\"z\n\x0fTableEventBatch\x12\x1e\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0e.trix.v1.Event\x12#\n\x05\x63\x61use\x18\x02 \x01(\x0b\x32\x14.trix.v1.ActionCause\x12\"\n\x05seats\x18\x03 \x03(\x0b\x32\x13.trix.v1.SeatCopies\":\n\nSeatCopies\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.trix.v1.Event\".\n\x0b\x41\x63tionCause\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\taction_id\x18\x02 \x01(\t\"\x8c\x07\n\x05\x45vent\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\rtable_created\x18\n \x01(\x0b\x32\x15.trix.v1.TableCreatedH\x00\x12,\n\x0c\x64\x65\x61l_started\x18\x0b \x01(\x0b\x32\x14.trix.v1.DealStartedH\x00\x12\x32\n\x0f\x63ontract_chosen\x18\x0c \x01(\x0b\x32\x17.trix.v1.ContractChosenH\x00\x12\x32\n\x0f\x64ouble_answered\x18\r \x01(\x0b\x32\x17.trix.v1.DoubleAnsweredH\x00\x12\x34\n\x10\x64oubles_revealed\x18\x0e \x01(\x0b\x32\x18.trix.v1.DoublesRevealedH\x00\x12*\n\x0b\x63\x61rd_played\x18\x0f \x01(\x0b\x32\x13.trix.v1.CardPlayedH\x00\x12*\n\x0btrick_taken\x18\x10 \x01(\x0b\x32\x13.trix.v1.TrickTakenH\x00\x12*\n\x0bseat_passed\x18\x11 \x01(\x0b\x32\x13.trix.v1.SeatPassedH\x00\x12$\n\x08seat_out\x18\x12 \x01(\x0b\x32\x10.trix.v1.SeatOutH\x00\x12*\n\x0b\x64\x65\x61l_scored\x18\x13 \x01(\x0b\x32\x13.trix.v1.DealScoredH\x00\x12(\n\ngame_ended\x18\x14 \x01(\x0b\x32\x12.trix.v1.GameEndedH\x00\x12&\n\tseat_left\x18\x15 \x01(\x0b\x32\x11.trix.v1.SeatLeftH\x00\x12,\n\x0cturn_started\x18\x16 \x01(\x0b\x32\x14.trix.v1.TurnStartedH\x00\x12\x34\n\x10player_connected\x18\x17 \x01(\x0b\x32\x18.trix.v1.PlayerConnectedH\x00\x12:\n\x13player_disconnected\x18\x18 \x01(\x0b\x32\x1b.trix.v1.PlayerDisconnectedH\x00\x12,\n\x0cmatch_formed\x18\x19 \x01(\x0b\x32\x14.trix.v1.MatchFormedH\x00\x12;\n\x14seat_control_changed\x18\x1a \x01(\x0b\x32\x1b.trix.v1.SeatControlChangedH\x00\x42\x06\n\x04\x62ody\"\x80\x02\n\x0cTableCreated\x12!\n\x07variant\x18\x01 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x02 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x1c\n\x05seats\x18\x03 \x03(\x0b\x32\r.trix.v1.Seat\x12\x12\n\ncommitment\x18\x04 \x01(\t\x12\x1d\n\x05stake\x18\x05 \x01(\x0b\x32\x0e.trix.v1.Stake\x12\x10\n\x08match_id\x18\x06 \x01(\t\x12\x12\n\nticket_ids\x18\x07 \x03(\t\x12\x15\n\rprivate_table\x18\x08 \x01(\x08\x12\x17\n\x0fleave_ends_game\x18\t \x01(\x08\"\x8e\x01\n\x0b\x44\x65\x61lStarted\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0f\n\x07kingdom\x18\x02 \x01(\x05\x12\r\n\x05owner\x18\x03 \x01(\x05\x12\x1b\n\x04hand\x18\x04 \x03(\x0b\x32\r.trix.v1.Card\x12.\n\x13\x61vailable_contracts\x18\x05 \x03(\x0e\x32\x11.trix.v1.Contract\"j\n\x0e\x43ontractChosen\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12#\n\x08\x63ontract\x18\x03 \x01(\x0e\x32\x11.trix.v1.Contract\x12\x11\n\tautomatic\x18\x04 \x01(\x08\"^\n\x0e\x44oubleAnswered\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12%\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x15.trix.v1.DoubleAnswer\x12\x11\n\tautomatic\x18\x03 \x01(\x08\"M\n\x0f\x44oublesRevealed\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12&\n\x07\x61nswers\x18\x02 \x03(\x0b\x32\x15.trix.v1.DoubleAnswer\"^\n\nCardPlayed\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x1b\n\x04\x63\x61rd\x18\x03 \x01(\x0b\x32\r.trix.v1.Card\x12\x11\n\tautomatic\x18\x04 \x01(\x08\"\x97\x01\n\nTrickTaken\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x13\n\x0btrick_index\x18\x02 \x01(\x05\x12\x0e\n\x06leader\x18\x03 \x01(\x05\x12\r\n\x05taker\x18\x04 \x01(\x05\x12\x1c\n\x05\x63\x61rds\x18\x05 \x03(\x0b\x32\r.trix.v1.Card\x12#\n\x06points\x18\x06 \x01(\x0b\x32\x13.trix.v1.SeatScores\".\n\nSeatPassed\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"J\n\x07SeatOut\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\r\n\x05place\x18\x03 \x01(\x05\x12\x0e\n\x06points\x18\x04 \x01(\x05\"\x8f\x01\n\nDealScored\x12\x12\n\ndeal_index\x18\x01 \x01(\x05\x12#\n\x08\x63ontract\x18\x02 \x01(\x0e\x32\x11.trix.v1.Contract\x12#\n\x06points\x18\x03 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12#\n\x06totals\x18\x04 \x01(\x0b\x32\x13.trix.v1.SeatScores\"i\n\tGameEnded\x12\x13\n\x0brecord_json\x18\x01 \x01(\t\x12#\n\x06totals\x18\x02 \x01(\x0b\x32\x13.trix.v1.SeatScores\x12\x0f\n\x07ranking\x18\x03 \x03(\x05\x12\x11\n\tleft_seat\x18\x04 \x01(\x05\"Q\n\x08SeatLeft\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12$\n\x06reason\x18\x03 \x01(\x0e\x32\x14.trix.v1.LeaveReason\"B\n\x12SeatControlChanged\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\x08\x12\x11\n\tplayer_id\x18\x03 \x01(\t\"\x90\x02\n\x0bTurnStarted\x12\r\n\x05seats\x18\x01 \x03(\x05\x12#\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0e\x32\x11.trix.v1.Decision\x12\x10\n\x08turn_seq\x18\x03 \x01(\x04\x12,\n\x08\x64\x65\x61\x64line\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ndeal_index\x18\x05 \x01(\x05\x12\x14\n\x0c\x63lient_seeds\x18\x06 \x01(\x08\x12\"\n\x0blegal_cards\x18\x07 \x03(\x0b\x32\r.trix.v1.Card\x12*\n\x0flegal_contracts\x18\x08 \x03(\x0e\x32\x11.trix.v1.Contract\x12\x13\n\x0bseat_copies\x18\t \x01(\x08\"8\n\x0fPlayerConnected\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\";\n\x12PlayerDisconnected\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x99\x02\n\x0bMatchFormed\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12!\n\x07variant\x18\x02 \x01(\x0e\x32\x10.trix.v1.Variant\x12&\n\x07options\x18\x03 \x01(\x0b\x32\x15.trix.v1.TableOptions\x12\x1c\n\x05seats\x18\x04 \x03(\x0b\x32\r.trix.v1.Seat\x12\x1d\n\x05stake\x18\x05 \x01(\x0b\x32\x0e.trix.v1.Stake\x12\x12\n\nticket_ids\x18\x06 \x03(\t\x12\x10\n\x08table_id\x18\x07 \x01(\t\x12\x15\n\rprivate_table\x18\x08 \x01(\x08\x12\x1a\n\x12\x61wait_client_seeds\x18\t \x01(\x08\x12\x17\n\x0fleave_ends_game\x18\n \x01(\x08\"?\n\x0eRecordArchived\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1b\n\x13game_ended_sequence\x18\x02 \x01(\x04*\x81\x01\n\x0bLeaveReason\x12\x1c\n\x18LEAVE_REASON_UNSPECIFIED\x10\x00\x12\x19\n\x15LEAVE_REASON_EXPLICIT\x10\x01\x12\x1e\n\x1aLEAVE_REASON_GRACE_EXPIRED\x10\x02\x12\x19\n\x15LEAVE_REASON_TIMEOUTS\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'trix.v1.events_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LEAVEREASON']._serialized_start=3390
-  _globals['_LEAVEREASON']._serialized_end=3519
+  _globals['_LEAVEREASON']._serialized_start=3440
+  _globals['_LEAVEREASON']._serialized_end=3569
   _globals['_TABLEEVENTBATCH']._serialized_start=88
   _globals['_TABLEEVENTBATCH']._serialized_end=210
   _globals['_SEATCOPIES']._serialized_start=212
@@ -44,39 +44,39 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVENT']._serialized_start=321
   _globals['_EVENT']._serialized_end=1229
   _globals['_TABLECREATED']._serialized_start=1232
-  _globals['_TABLECREATED']._serialized_end=1463
-  _globals['_DEALSTARTED']._serialized_start=1466
-  _globals['_DEALSTARTED']._serialized_end=1608
-  _globals['_CONTRACTCHOSEN']._serialized_start=1610
-  _globals['_CONTRACTCHOSEN']._serialized_end=1716
-  _globals['_DOUBLEANSWERED']._serialized_start=1718
-  _globals['_DOUBLEANSWERED']._serialized_end=1812
-  _globals['_DOUBLESREVEALED']._serialized_start=1814
-  _globals['_DOUBLESREVEALED']._serialized_end=1891
-  _globals['_CARDPLAYED']._serialized_start=1893
-  _globals['_CARDPLAYED']._serialized_end=1987
-  _globals['_TRICKTAKEN']._serialized_start=1990
-  _globals['_TRICKTAKEN']._serialized_end=2141
-  _globals['_SEATPASSED']._serialized_start=2143
-  _globals['_SEATPASSED']._serialized_end=2189
-  _globals['_SEATOUT']._serialized_start=2191
-  _globals['_SEATOUT']._serialized_end=2265
-  _globals['_DEALSCORED']._serialized_start=2268
-  _globals['_DEALSCORED']._serialized_end=2411
-  _globals['_GAMEENDED']._serialized_start=2413
-  _globals['_GAMEENDED']._serialized_end=2518
-  _globals['_SEATLEFT']._serialized_start=2520
-  _globals['_SEATLEFT']._serialized_end=2601
-  _globals['_SEATCONTROLCHANGED']._serialized_start=2603
-  _globals['_SEATCONTROLCHANGED']._serialized_end=2669
-  _globals['_TURNSTARTED']._serialized_start=2672
-  _globals['_TURNSTARTED']._serialized_end=2944
-  _globals['_PLAYERCONNECTED']._serialized_start=2946
-  _globals['_PLAYERCONNECTED']._serialized_end=3002
-  _globals['_PLAYERDISCONNECTED']._serialized_start=3004
-  _globals['_PLAYERDISCONNECTED']._serialized_end=3063
-  _globals['_MATCHFORMED']._serialized_start=3066
-  _globals['_MATCHFORMED']._serialized_end=3322
-  _globals['_RECORDARCHIVED']._serialized_start=3324
-  _globals['_RECORDARCHIVED']._serialized_end=3387
+  _globals['_TABLECREATED']._serialized_end=1488
+  _globals['_DEALSTARTED']._serialized_start=1491
+  _globals['_DEALSTARTED']._serialized_end=1633
+  _globals['_CONTRACTCHOSEN']._serialized_start=1635
+  _globals['_CONTRACTCHOSEN']._serialized_end=1741
+  _globals['_DOUBLEANSWERED']._serialized_start=1743
+  _globals['_DOUBLEANSWERED']._serialized_end=1837
+  _globals['_DOUBLESREVEALED']._serialized_start=1839
+  _globals['_DOUBLESREVEALED']._serialized_end=1916
+  _globals['_CARDPLAYED']._serialized_start=1918
+  _globals['_CARDPLAYED']._serialized_end=2012
+  _globals['_TRICKTAKEN']._serialized_start=2015
+  _globals['_TRICKTAKEN']._serialized_end=2166
+  _globals['_SEATPASSED']._serialized_start=2168
+  _globals['_SEATPASSED']._serialized_end=2214
+  _globals['_SEATOUT']._serialized_start=2216
+  _globals['_SEATOUT']._serialized_end=2290
+  _globals['_DEALSCORED']._serialized_start=2293
+  _globals['_DEALSCORED']._serialized_end=2436
+  _globals['_GAMEENDED']._serialized_start=2438
+  _globals['_GAMEENDED']._serialized_end=2543
+  _globals['_SEATLEFT']._serialized_start=2545
+  _globals['_SEATLEFT']._serialized_end=2626
+  _globals['_SEATCONTROLCHANGED']._serialized_start=2628
+  _globals['_SEATCONTROLCHANGED']._serialized_end=2694
+  _globals['_TURNSTARTED']._serialized_start=2697
+  _globals['_TURNSTARTED']._serialized_end=2969
+  _globals['_PLAYERCONNECTED']._serialized_start=2971
+  _globals['_PLAYERCONNECTED']._serialized_end=3027
+  _globals['_PLAYERDISCONNECTED']._serialized_start=3029
+  _globals['_PLAYERDISCONNECTED']._serialized_end=3088
+  _globals['_MATCHFORMED']._serialized_start=3091
+  _globals['_MATCHFORMED']._serialized_end=3372
+  _globals['_RECORDARCHIVED']._serialized_start=3374
+  _globals['_RECORDARCHIVED']._serialized_end=3437
 # @@protoc_insertion_point(module_scope)

@@ -308,6 +308,7 @@ class TableCreated(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     TICKET_IDS_FIELD_NUMBER: _builtins.int
     PRIVATE_TABLE_FIELD_NUMBER: _builtins.int
+    LEAVE_ENDS_GAME_FIELD_NUMBER: _builtins.int
     variant: _common_pb2.Variant.ValueType
     """The variant played."""
     commitment: _builtins.str
@@ -317,6 +318,10 @@ class TableCreated(_message.Message):
     private_table: _builtins.bool
     """A private table (CreateTableRequest.private_table): its standings, record and place in
     a player's history are visible to its players only (issue 42).
+    """
+    leave_ends_game: _builtins.bool
+    """CreateTableRequest.leave_ends_game: a leaver ends the game and is ranked last though the
+    table is free (docs/rules.md §10, a competition's table).
     """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
@@ -348,10 +353,11 @@ class TableCreated(_message.Message):
         match_id: _builtins.str = ...,
         ticket_ids: _abc.Iterable[_builtins.str] | None = ...,
         private_table: _builtins.bool = ...,
+        leave_ends_game: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "match_id", b"match_id", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "leave_ends_game", b"leave_ends_game", "match_id", b"match_id", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -695,7 +701,9 @@ class GameEnded(_message.Message):
     record_json: _builtins.str
     """The game record (docs/rules.md §12) as one JSON document."""
     left_seat: _builtins.int
-    """The seat that left a paid table and ended the game, or -1 (docs/rules.md §10)."""
+    """The seat that left and ended the game (a paid table, or one created with
+    leave_ends_game), or -1 (docs/rules.md §10).
+    """
     @_builtins.property
     def totals(self) -> _common_pb2.SeatScores:
         """Final totals per seat."""
@@ -931,6 +939,7 @@ class MatchFormed(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     PRIVATE_TABLE_FIELD_NUMBER: _builtins.int
     AWAIT_CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
+    LEAVE_ENDS_GAME_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Unique id of the match; also the id of the table created from it."""
     variant: _common_pb2.Variant.ValueType
@@ -945,6 +954,10 @@ class MatchFormed(_message.Message):
     """The first deal waits for the seats' fairness seeds (docs/rules.md §11's seed turn, the
     contract timer), an auto-played seat's too (`Seat.auto_play`): a competition's table, so
     that a player who opens it in time takes his seat before the first card (§10).
+    """
+    leave_ends_game: _builtins.bool
+    """A leaver ends the game and is ranked last (CreateTableRequest.leave_ends_game,
+    docs/rules.md §10): set by the competitions service on every table of a competition.
     """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
@@ -974,10 +987,11 @@ class MatchFormed(_message.Message):
         table_id: _builtins.str = ...,
         private_table: _builtins.bool = ...,
         await_client_seeds: _builtins.bool = ...,
+        leave_ends_game: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "match_id", b"match_id", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "leave_ends_game", b"leave_ends_game", "match_id", b"match_id", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

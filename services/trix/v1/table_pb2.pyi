@@ -75,6 +75,7 @@ class CreateTableRequest(_message.Message):
     AWAIT_CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
     PRIVATE_TABLE_FIELD_NUMBER: _builtins.int
     TICKET_IDS_FIELD_NUMBER: _builtins.int
+    LEAVE_ENDS_GAME_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table id to create (the match id); idempotent on it."""
     variant: _common_pb2.Variant.ValueType
@@ -89,6 +90,11 @@ class CreateTableRequest(_message.Message):
     """A private table: only its players may watch it, or a holder of an invitation from one
     of them; GetSeatView of seat -1 (the public view, which the gateway's Spectate starts
     from) is PERMISSION_DENIED to anyone else.
+    """
+    leave_ends_game: _builtins.bool
+    """A player who leaves for good ends the game and is ranked last (in partnership his
+    partner with him), as at a paid table, though no stake is played (docs/rules.md §10):
+    a competition's table (issue 43). Unset on other free tables: a bot takes his seat.
     """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
@@ -120,10 +126,11 @@ class CreateTableRequest(_message.Message):
         await_client_seeds: _builtins.bool = ...,
         private_table: _builtins.bool = ...,
         ticket_ids: _abc.Iterable[_builtins.str] | None = ...,
+        leave_ends_game: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "stake", b"stake"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["await_client_seeds", b"await_client_seeds", "leave_ends_game", b"leave_ends_game", "options", b"options", "private_table", b"private_table", "seats", b"seats", "stake", b"stake", "table_id", b"table_id", "ticket_ids", b"ticket_ids", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -247,6 +254,7 @@ class SeatView(_message.Message):
     LAST_TRICK_FIELD_NUMBER: _builtins.int
     PASSES_FIELD_NUMBER: _builtins.int
     OUT_FIELD_NUMBER: _builtins.int
+    LEAVE_ENDS_GAME_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table."""
     sequence: _builtins.int
@@ -267,6 +275,11 @@ class SeatView(_message.Message):
     """True once the game has ended."""
     owner: _builtins.int
     """The owner of the current kingdom (docs/rules.md §3); -1 before the first deal."""
+    leave_ends_game: _builtins.bool
+    """A leaver ends the game and is ranked last (a paid table, or
+    CreateTableRequest.leave_ends_game; docs/rules.md §10): what a client tells a player
+    before he leaves.
+    """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
         """The options."""
@@ -372,10 +385,11 @@ class SeatView(_message.Message):
         last_trick: Global___LastTrick | None = ...,
         passes: _abc.Iterable[_builtins.int] | None = ...,
         out: _abc.Iterable[_events_pb2.SeatOut] | None = ...,
+        leave_ends_game: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["last_trick", b"last_trick", "options", b"options", "server_time", b"server_time", "totals", b"totals", "turn", b"turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "contract", b"contract", "deal_index", b"deal_index", "deals", b"deals", "doubles", b"doubles", "finished", b"finished", "hand", b"hand", "hand_sizes", b"hand_sizes", "kingdom", b"kingdom", "last_trick", b"last_trick", "layout", b"layout", "legal_cards", b"legal_cards", "legal_contracts", b"legal_contracts", "options", b"options", "out", b"out", "owner", b"owner", "passes", b"passes", "seat", b"seat", "seats", b"seats", "sequence", b"sequence", "server_time", b"server_time", "table_id", b"table_id", "totals", b"totals", "trick", b"trick", "turn", b"turn", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "contract", b"contract", "deal_index", b"deal_index", "deals", b"deals", "doubles", b"doubles", "finished", b"finished", "hand", b"hand", "hand_sizes", b"hand_sizes", "kingdom", b"kingdom", "last_trick", b"last_trick", "layout", b"layout", "leave_ends_game", b"leave_ends_game", "legal_cards", b"legal_cards", "legal_contracts", b"legal_contracts", "options", b"options", "out", b"out", "owner", b"owner", "passes", b"passes", "seat", b"seat", "seats", b"seats", "sequence", b"sequence", "server_time", b"server_time", "table_id", b"table_id", "totals", b"totals", "trick", b"trick", "turn", b"turn", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
