@@ -121,6 +121,16 @@ describe("the state reducer", () => {
     expect(s.totals).toEqual([0, 0, 0, -75]);
   });
 
+  it("knows a competition's table, where leaving ends the game (docs/rules.md §10), from its creation or a view", () => {
+    const [created] = script();
+    expect(fold([created!]).leaveEndsGame).toBe(false);
+    const competition = create(EventSchema, { tableId: T, sequence: 1n, body: { case: "tableCreated", value: { variant: Variant.TRIX, leaveEndsGame: true } } });
+    expect(fold([competition]).leaveEndsGame).toBe(true);
+    const view = (leaveEndsGame: boolean) => create(SeatViewSchema, { tableId: T, sequence: 3n, seat: 0, leaveEndsGame });
+    expect(applySnapshot(emptyState(T, 0), view(true), 0).leaveEndsGame).toBe(true);
+    expect(applySnapshot(fold([competition]), view(false), 0).leaveEndsGame).toBe(false);
+  });
+
   it("a TRIX deal lays cards out instead of tricks, and records passes and who is out", () => {
     const e = (sequence: number, body: Body) => create(EventSchema, { tableId: T, sequence: BigInt(sequence), body });
     const s = fold([

@@ -104,7 +104,7 @@ def build_view(table: Table, seat: int | None) -> table_pb2.SeatView:
         seats=table.seats,
         commitment=table.commitment,
         finished=table.finished,
-        leave_ends_game=table.leave_ends_game,  # docs/rules.md §10
+        leave_ends_game=table.request.leave_ends_game,  # docs/rules.md §10, a competition's table
     )
     for s, bot in enumerate(table.bots):
         out.seats[s].bot = bot

@@ -276,9 +276,9 @@ class SeatView(_message.Message):
     owner: _builtins.int
     """The owner of the current kingdom (docs/rules.md §3); -1 before the first deal."""
     leave_ends_game: _builtins.bool
-    """A leaver ends the game and is ranked last (a paid table, or
-    CreateTableRequest.leave_ends_game; docs/rules.md §10): what a client tells a player
-    before he leaves.
+    """CreateTableRequest.leave_ends_game (a competition's table): a leaver ends the game and
+    is ranked last though the table is free (docs/rules.md §10); what a client tells a
+    player before he leaves.
     """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:

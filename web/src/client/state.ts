@@ -41,6 +41,8 @@ export type GameState = {
   commitment: string;
   /** Coins each player staked; 0 on a free table (docs/rules.md §13). */
   stake: number;
+  /** A competition's table: a leaver ends the game, ranked last, and is out (docs/rules.md §10). */
+  leaveEndsGame: boolean;
   hand: number[];
   handSizes: number[];
   dealIndex: number;
@@ -78,6 +80,7 @@ export function emptyState(tableId = "", seat = -1): GameState {
     seats: [0, 1, 2, 3].map((i) => ({ index: i, playerId: "", name: "", bot: false, left: false })),
     commitment: "",
     stake: 0,
+    leaveEndsGame: false,
     hand: [],
     handSizes: [0, 0, 0, 0],
     dealIndex: 0,
@@ -176,6 +179,7 @@ export function applySnapshot(prev: GameState, view: SeatView, receivedAtMs: num
     seats: seatInfo(view.seats, prev.tableId === view.tableId ? prev.seats : s.seats),
     commitment: view.commitment,
     stake: prev.tableId === view.tableId ? prev.stake : 0,
+    leaveEndsGame: view.leaveEndsGame,
     hand: sorted(ids(view.hand)),
     handSizes: [...view.handSizes],
     dealIndex: view.dealIndex,
@@ -233,6 +237,7 @@ export function applyEvent(prev: GameState, ev: Event, receivedAtMs: number = Da
       s.seats = seatInfo(b.value.seats, s.seats);
       s.commitment = b.value.commitment;
       s.stake = Number(b.value.stake?.coins ?? 0n);
+      s.leaveEndsGame = b.value.leaveEndsGame;
       break;
     case "dealStarted":
       s.dealIndex = b.value.dealIndex;

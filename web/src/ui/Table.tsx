@@ -209,7 +209,7 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
           </button>
         ) : (
           <div role="alertdialog" aria-label={t("leave")}>
-            <p>{g.stake > 0 ? t("leavePaid") : t("leaveFree")}</p>
+            <p>{g.stake > 0 ? t("leavePaid") : g.leaveEndsGame ? t("leaveCompetition") : t("leaveFree")}</p>
             <button type="button" onClick={() => void act({ case: "leave", value: true }).then(newGame)}>
               {t("confirm")}
             </button>

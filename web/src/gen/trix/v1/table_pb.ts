@@ -440,9 +440,9 @@ export type SeatView = Message<"trix.v1.SeatView"> & {
   out: SeatOut[];
 
   /**
-   * A leaver ends the game and is ranked last (a paid table, or
-   * CreateTableRequest.leave_ends_game; docs/rules.md §10): what a client tells a player
-   * before he leaves.
+   * CreateTableRequest.leave_ends_game (a competition's table): a leaver ends the game and
+   * is ranked last though the table is free (docs/rules.md §10); what a client tells a
+   * player before he leaves.
    *
    * @generated from field: bool leave_ends_game = 27;
    */
