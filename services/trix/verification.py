@@ -93,7 +93,8 @@ def verify_record(record: Any, game_cls: GameFactory, options_cls: Callable[...,
 def _deals_line(count: int, expected: int, variant: str, left: Any, *, finished: bool | None) -> str:
     if left is not None:
         state = "ok" if finished is not False else "FAILED"
-        return f"deals: {state}, {count} of {expected}, seat {left} left the paid table (docs/rules.md §10)"
+        # docs/rules.md §10: a leave ends the game at a paid table and at a competition's.
+        return f"deals: {state}, {count} of {expected}, seat {left} left for good and the game stopped there"
     if count == expected and finished is not False:
         return f"deals: ok, {count} of {expected} for {variant}"
     if count == expected:

@@ -66,4 +66,4 @@ def test_verify_record_lists_each_check_once_on_a_partnership_game_left_early() 
     path = next(p for p in SEEDED if p.stem == "game_0030")  # a seat left a paid table
     report = verify_record(json.loads(path.read_text("utf-8")), engine.Game, engine.Options)
     assert report.ok, report.lines
-    assert any(line.startswith("deals: ok, 3 of 8, seat 1 left the paid table") for line in report.lines)
+    assert any(line.startswith("deals: ok, 3 of 8, seat 1 left for good") for line in report.lines)
