@@ -19,6 +19,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from competition_support import trix_verify_competition
 from competitions_service_support import Platform, admin, env, free_knockout, player
 
 from support.nats import AuthNats
@@ -182,3 +183,6 @@ async def test_a_leaver_is_ranked_last_at_his_table_and_is_out_though_his_seat_w
     assert len(ranking) == capacity
     table_mates = set(left_at.players) - unit
     assert all(ranking.index(p) > ranking.index(q) for p in unit for q in table_mates)  # last at his table
+    # The competition file, the leaver's record in it, checks (`trix verify-competition`).
+    checked = trix_verify_competition(platform.digest_dir / f"{cid}.json")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
