@@ -170,13 +170,9 @@ class Table:
         return self.seats[seat].player_id
 
     @property
-    def paid(self) -> bool:
-        return self.request.HasField("stake")
-
-    @property
     def leave_ends_game(self) -> bool:
         """docs/rules.md §10: a leaver ends the game, ranked last: a paid table, or a competition's."""
-        return self.paid or self.request.leave_ends_game
+        return self.request.HasField("stake") or self.request.leave_ends_game
 
     def timeout_s(self, decision: int) -> float:
         timeout = self._timeouts.get(decision)
@@ -242,8 +238,7 @@ class Table:
             )
             if self.leave_ends_game:
                 # docs/rules.md §10 "A player who leaves for good ... from a **paid** table ends the
-                # game at once: the leaver is ranked last ...; an unfinished deal does not count."
-                # A competition's table too (`leave_ends_game`, §10 "At a competition's table").
+                # game at once: the leaver is ranked last ..." (and "At a competition's table").
                 # The engine ranks the leaver last. Before the first deal (seeds awaited) there is
                 # no deal yet: an undealt game is left, so the record has no deal and §13 "A paid
                 # table that ends before its first deal is dealt (it could not start) gives every
