@@ -355,11 +355,9 @@ class TableService:
         def build(table: Table) -> dict[str, Any]:
             if header.seat in table.left:
                 raise IllegalMove("seat already left")
-            # A paid table (or a competition's, `leave_ends_game`) may be left before its first
-            # deal too (while seeds are awaited): docs/rules.md §10 "A player who leaves for good
-            # ... from a paid table ends the game at once", and §13 "A paid table that ends before
-            # its first deal is dealt ... gives every stake back" (scoring settles from the record:
-            # no deal dealt).
+            # A paid or competition table (`leave_ends_game`) may be left before its first deal too
+            # (seeds awaited): docs/rules.md §10 "... from a paid table ends the game at once", and
+            # §13 "A paid table that ends before its first deal is dealt ... gives every stake back".
             return {"op": "leave", "seat": header.seat, "reason": int(reason) or 1}
 
         return await self._seat_command(caller, header, build, needs_turn=False)
