@@ -7,7 +7,8 @@
   with the table id as its message id (the table service's create is idempotent by table id),
   whether a table exists (any message of its durable results, TABLE_RESULTS: its TableCreated
   first) and its GameEnded, the last of them;
-- `FolderDigests`: each competition's file written to a folder, atomically;
+- `FolderDigests`: each competition's file written to a folder, atomically, and its digest
+  read back;
 - `ScoringLedger`: scoring's ledger over its escrow RPCs (docs/adr/0030);
 - `NatsNotices`: each entrant's notices on core NATS (docs/adr/0029), best effort.
 """
@@ -117,6 +118,16 @@ class FolderDigests:
 
     async def publish(self, competition_id: str, document: dict[str, Any]) -> None:
         await asyncio.to_thread(self._write, competition_id, json.dumps(document, indent=1, sort_keys=True))
+
+    async def stored_digest(self, competition_id: str) -> str | None:
+        return await asyncio.to_thread(self._digest, competition_id)
+
+    def _digest(self, competition_id: str) -> str | None:
+        try:
+            digest = json.loads((self.folder / f"{competition_id}.json").read_text(encoding="utf-8")).get("digest")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return digest if isinstance(digest, str) else None
 
     def _write(self, competition_id: str, text: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,8 @@
   can never both append after the same event (`Fenced`);
 - `Tables`: a round's table created through the platform's one path (MatchFormed), whether it
   exists and its GameEnded, read back from its durable results;
-- `Digests`: where a finished or cancelled competition's file is published;
+- `Digests`: where a finished or cancelled competition's file is published, and its digest
+  as stored read back;
 - `Ledger`: scoring's ledger, where a competition's coins move (docs/adr/0030): an entry posted
   idempotently on its key, a competition's escrow account read back;
 - `Notices`: what each entrant is told as his competition moves (docs/adr/0029).
@@ -63,6 +64,10 @@ class Tables(Protocol):
 
 class Digests(Protocol):
     async def publish(self, competition_id: str, document: dict[str, Any]) -> None: ...
+
+    async def stored_digest(self, competition_id: str) -> str | None:
+        """The digest of the competition's file as stored, None if none is (or it is unreadable)."""
+        ...
 
 
 class Ledger(Protocol):

@@ -7,7 +7,8 @@ and its tables are created; each table's GameEnded is recorded, the next round s
 created as soon as a round's last table ends; after the final the competition file is published
 (`trix-competition/1`) and the review period runs; then the payouts are settled and the file
 published again with the review period's complaints and answers (its digest covers them, as
-`digest_of` gives it meanwhile). Every change is
+`digest_of` gives it meanwhile), until the stored one has that digest (`kept_files`, as a
+cancelled competition's). Every change is
 first a stored event (appended with the competition's expected last sequence, `ports.Fenced`
 otherwise) and only then applied, by the same fold a restarted process rebuilds with (`state`).
 
@@ -37,6 +38,7 @@ from trix.competitions import points
 from trix.competitions.complaints import ComplaintRefused, Complaints, NotAnEntrant
 from trix.competitions.config import CompetitionsConfig
 from trix.competitions.digest import build_document, canonical
+from trix.competitions.kept_files import KeptFiles
 from trix.competitions.model import BOT_PREFIX
 from trix.competitions.money import plan
 from trix.competitions.noshows import NoShows, no_show_wait_message
@@ -98,6 +100,9 @@ class CompetitionsService:
         """Every player's no-shows, folded from the tables' ends (`trix.competitions.noshows`)."""
         """The system's own competitions (`trix.competitions.schedule`), created from `tick`."""
         """Its hand at scoring's ledger (`bootstrap` gives it one)."""
+        self.files = KeptFiles()
+        """The files of the cancelled and the settled competitions, published again until stored
+        as their events make them (`trix.competitions.kept_files`)."""
         self.published: set[tuple[str, int]] = set()
         """(competition, round) whose tables this process has asked for: after a restart or a
         takeover the current round's are asked for again (a crash may have come between the
@@ -350,6 +355,7 @@ class CompetitionsService:
                 try:
                     if not (comp.settled or comp.cancelled):
                         await self._advance(comp.competition_id)
+                    await self.files.keep(self, self.competitions[comp.competition_id])
                     await self.payments.drive(self, self.competitions[comp.competition_id])
                 except Fenced:
                     return
@@ -372,9 +378,7 @@ class CompetitionsService:
             event = pb.CompetitionEvent(
                 competition_id=competition_id, payouts_settled=pb.PayoutsSettled(entries=entries)
             )
-            comp = await self._append(comp, event)
-            if self.complaints.of(competition_id):  # the file kept: with the complaints and answers
-                await self.digests.publish(competition_id, self._document(comp, await self.records(comp)))
+            await self._append(comp, event)  # its file published again by `files` (with the complaints)
 
     async def _start(self, comp: Competition) -> None:
         comp = await self.payments.reconcile(self, comp)
@@ -385,8 +389,7 @@ class CompetitionsService:
                 comp,
                 pb.CompetitionEvent(competition_id=cid, cancelled=pb.CompetitionCancelled(reason=roster.cancelled)),
             )
-            await self.digests.publish(cid, self._document(comp, {}))
-            log.info("competition cancelled", competition=cid, reason=roster.cancelled)
+            log.info("competition cancelled", competition=cid, reason=roster.cancelled)  # its file: `files`
             return
         tables = [competition_table(cid, s) for s in first_round(comp.options, comp.seed, roster.entrants)]
         started = pb.RoundStarted(round=1, tables=tables, seating_seed=comp.seed.hex())
