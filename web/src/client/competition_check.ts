@@ -3,8 +3,9 @@
 // WebAssembly only: the seating seed against its commitment, every table's record against the
 // hash and the players the file lists, every record with the Verify page's whole-record checks
 // (verify.ts), the payouts recomputed from the ranking and the fees (the service's
-// money.py rules) with coins conserved, and the digest recomputed over the file's fields (the
-// review period's complaints and their answers among them: an altered one fails it). Not
+// money.py rules) with coins conserved, the review period's complaints as the service keeps
+// them (complaints.py `check_file`), and the digest recomputed over the file's fields (the
+// complaints and their answers among them: an altered one fails it). Not
 // re-run here: the draw of the seating and the bracket from the seed (the terminal's command
 // does it). The digest is SHA-256 of the canonical JSON (keys sorted, no spaces, UTF-8) the
 // service wrote with Python; a number keeps the text the file gives it (1500.0 stays 1500.0,
@@ -177,6 +178,46 @@ export function conservationProblem(entries: readonly LedgerLine[]): PayoutProbl
   return held === out ? "" : "conserved";
 }
 
+/** A complaint of the review period as the file keeps it (complaints.py `as_file`). */
+export type ComplaintLine = { id: string; player: string; table: string; text: string; answer: string | null; operator: string | null };
+/** Why the file's complaints are not ones the service could have kept (complaints.py
+ * `check_file`), or "" when they are. */
+export type ComplaintProblem = "" | "id" | "who" | "text" | "answer" | "many";
+export const MAX_COMPLAINT_TEXT = 1000;
+export const MAX_COMPLAINTS_PER_ENTRANT = 5;
+
+/** The file's complaints, and `check_file`'s look at them: numbered `<competition>-k1`... in
+ * the order filed, each by an entrant at the start against a listed table, a text of 1 to 1000
+ * characters, an answer with its operator or neither, at most 5 per entrant. */
+export function readComplaints(id: string, raw: Raw[], humans: ReadonlySet<string>, tables: ReadonlySet<string>): { complaints: ComplaintLine[]; problem: ComplaintProblem } {
+  const complaints: ComplaintLine[] = [];
+  const filed = new Map<string, number>();
+  const chars = (v: Raw | undefined) => (typeof v === "string" ? [...v].length : -1); // code points, as Python's len
+  const sized = (v: Raw | undefined) => chars(v) >= 1 && chars(v) <= MAX_COMPLAINT_TEXT;
+  let problem: ComplaintProblem = "";
+  raw.forEach((item, i) => {
+    const c = obj(item) ?? {};
+    const [answer, operator] = [c.answer ?? null, c.operator ?? null]; // absent: null, as Python's get
+    const line = { id: str(c.id), player: str(c.player), table: str(c.table), text: str(c.text), answer: typeof c.answer === "string" ? c.answer : null, operator: typeof c.operator === "string" ? c.operator : null };
+    complaints.push(line);
+    filed.set(line.player, (filed.get(line.player) ?? 0) + 1);
+    const why: ComplaintProblem =
+      c.id !== `${id}-k${i + 1}`
+        ? "id"
+        : !humans.has(line.player) || !tables.has(line.table)
+          ? "who"
+          : !sized(c.text)
+            ? "text"
+            : (answer === null) !== (operator === null) || !(answer === null || (sized(answer) && typeof operator === "string"))
+              ? "answer"
+              : (filed.get(line.player) ?? 0) > MAX_COMPLAINTS_PER_ENTRANT
+                ? "many"
+                : "";
+    problem ||= why;
+  });
+  return { complaints, problem };
+}
+
 /** One table's line: its record's hash and players as listed, and the whole-record checks. */
 export type TableCheck = { table: string; round: number; hash: boolean; players: boolean; record: boolean };
 export type CompetitionCheck =
@@ -189,6 +230,9 @@ export type CompetitionCheck =
       strayRecords: number;
       /** "" or why the ledger is not the one the ranking and the fees give. */
       payouts: PayoutProblem;
+      /** The review period's complaints and their answers, in the order filed (the digest covers them). */
+      complaints: ComplaintLine[];
+      complaintsProblem: ComplaintProblem;
       digest: boolean;
       computedDigest: string;
       verified: boolean;
@@ -248,10 +292,12 @@ export async function checkCompetition(text: string, verify: (record: string) =>
     const expected = planLedger(str(d.competition_id), num(o.entry_fee) || 0, prize, strs(d.paid), strs(d.left_before_start), ranking, strs(d.refused));
     if (JSON.stringify(expected) !== JSON.stringify(ledger)) payouts = "plan";
   }
+  const humans = new Set((arr(d.humans) ?? []).map((h) => str((obj(h) ?? {}).player)));
+  const { complaints, problem: complaintsProblem } = readComplaints(str(d.competition_id), arr(d.complaints) as Raw[], humans, listed);
   const covered: { [k: string]: Raw } = {};
   for (const name of DIGESTED) covered[name] = d[name] ?? null;
   const computedDigest = await sha256Hex(canonical(covered));
   const digest = computedDigest === str(d.digest);
-  const verified = seed && digest && !payouts && strayRecords === 0 && tables.every((t) => t.hash && t.players && t.record);
-  return { ok: true, seed, tables, strayRecords, payouts, digest, computedDigest, verified };
+  const verified = seed && digest && !payouts && !complaintsProblem && strayRecords === 0 && tables.every((t) => t.hash && t.players && t.record);
+  return { ok: true, seed, tables, strayRecords, payouts, complaints, complaintsProblem, digest, computedDigest, verified };
 }

@@ -2,7 +2,7 @@
 // fetched by id, checked in the browser: the seeds, then the whole record replayed by the rules
 // engine (WebAssembly, fetched with the check's code only when a record is checked), one line
 // per check in the page's language, numbers and ids isolated (<bdi>). States the algorithm and
-// the terminal command.
+// the terminal command. Below it, a competition file's check (./CompetitionCheck).
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ConnectError } from "@connectrpc/connect";
@@ -111,6 +111,11 @@ export function VerifyPage({ t, gw, initial, table = "" }: { t: T; gw: Gateway |
   const [tableId, setTableId] = useState(table);
   const [result, setResult] = useState<VerifyResult | null>(null);
   const [error, setError] = useState("");
+  // A competition file's check (issue 43), its code and strings loaded with the page.
+  const [files, setFiles] = useState<typeof import("./CompetitionCheck") | null>(null);
+  useEffect(() => {
+    void import("./CompetitionCheck").then(setFiles);
+  }, []);
   const check = async (record: string) => {
     const { verifyRecord } = await import("../client/verify"); // with the engine: only when checked
     setResult(await verifyRecord(record));
@@ -171,6 +176,7 @@ export function VerifyPage({ t, gw, initial, table = "" }: { t: T; gw: Gateway |
         <p>{t("verifyAlgo")}</p>
         <pre dir="ltr">{VERIFY_COMMAND}</pre>
       </details>
+      {files && <files.CompetitionFileCheck t={t} />}
     </section>
   );
 }
