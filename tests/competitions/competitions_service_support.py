@@ -5,7 +5,7 @@ service in the test's event loop (real nats-server with one user per service, re
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -143,3 +143,16 @@ def free_knockout(now_ms: int, capacity: int = 16, rounds: int = 2) -> pb.Compet
         bot_fill=True,
         speed=pb.COMPETITION_SPEED_FAST,
     )
+
+
+async def one_table_knockout(p: Platform, request_id: str, players: Sequence[str]) -> str:
+    """A free one-round knockout of four seats (`free_knockout`, bots fill the rest) created by
+    the admin with `players` registered: its id."""
+    options = free_knockout(p.clock(), capacity=4, rounds=1)
+    created = await p.stub.CreateCompetition(
+        pb.CreateCompetitionRequest(options=options, request_id=request_id), metadata=admin()
+    )
+    cid: str = created.competition.competition_id
+    for name in players:
+        await p.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player(name))
+    return cid

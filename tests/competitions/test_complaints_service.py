@@ -16,7 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 from competition_support import trix_verify_competition
-from competitions_service_support import Platform, admin, free_knockout, player
+from competitions_service_support import Platform, admin, one_table_knockout, player
 
 from trix.competitions.complaints import MAX_PER_ENTRANT, Complaints
 from trix.v1 import competitions_pb2 as pb
@@ -65,13 +65,7 @@ async def test_the_prizes_wait_for_the_review_period_and_every_complaint_answere
     competition_platform: Platform, tmp_path: Path
 ) -> None:
     platform = competition_platform
-    options = free_knockout(platform.clock(), capacity=4, rounds=1)
-    response = await platform.stub.CreateCompetition(
-        pb.CreateCompetitionRequest(options=options, request_id="reviewed"), metadata=admin()
-    )
-    cid = response.competition.competition_id
-    for name in HUMANS:
-        await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player(name))
+    cid = await one_table_knockout(platform, "reviewed", HUMANS)
     file = pb.FileComplaintRequest(competition_id=cid, table_id=f"{cid}-r1-t0", text="seat 2 never followed suit")
     await _refused(platform.stub.FileComplaint(file, metadata=player("ann")), grpc.StatusCode.FAILED_PRECONDITION)
     platform.clock.ms += 60_000
