@@ -9,7 +9,6 @@ file's digest is the competition's and it holds the answered complaint."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -30,31 +29,30 @@ from trix.natsio.connection import NatsConnection
 from trix.v1 import competitions_pb2 as pb
 from trix.v1 import events_pb2
 
-OUTAGE_S = 1.5
-"""How long the NATS server stops answering: longer than a record's read waits (1 s)."""
 DEADLINE_S = 60.0
 
 
 class TablesMeetingAnOutage(MatchTables):
     """The real tables' results, read on a connection that waits 1 s for an answer (not 5);
-    armed (`server_pid`), the NATS server stops answering for OUTAGE_S when a record is next
-    read (SIGSTOP, then SIGCONT), as a stream whose leader died does."""
+    armed (`server_pid`), the NATS server stops answering when a record is next read (SIGSTOP)
+    until that read has given up (SIGCONT), as a stream whose leader died does."""
 
     server_pid = 0
     failed = 0
     """Reads that met the outage and failed."""
 
     async def game_ended(self, table_id: str) -> events_pb2.GameEnded | None:
-        if not self.server_pid:
+        pid, self.server_pid = self.server_pid, 0
+        if not pid:
             return await super().game_ended(table_id)
-        os.kill(self.server_pid, signal.SIGSTOP)
-        asyncio.get_running_loop().call_later(OUTAGE_S, os.kill, self.server_pid, signal.SIGCONT)
-        self.server_pid = 0
+        os.kill(pid, signal.SIGSTOP)
         try:
             return await super().game_ended(table_id)
         except Exception:
             self.failed += 1
             raise
+        finally:
+            os.kill(pid, signal.SIGCONT)  # the server answers again once this read has given up
 
 
 class OutagePlatform(Platform):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,7 @@ class FolderDigests:
     def _write(self, competition_id: str, text: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         target = self.folder / f"{competition_id}.json"
-        partial = target.with_suffix(".json.part")
+        partial = target.with_suffix(f".json.{secrets.token_hex(4)}.part")  # two owners at a handover: each its own
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, target)
 

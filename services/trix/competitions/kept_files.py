@@ -56,7 +56,10 @@ class KeptFiles:
         unless the one stored has the digest its events give (the module docstring). Raises what
         the publish raises: the next tick tries again."""
         cid = comp.competition_id
-        if cid in self.stored or not (comp.cancelled or (comp.settled and service.complaints.of(cid))):
+        if cid in self.stored or not (comp.cancelled or comp.settled):
+            return
+        if not comp.cancelled and not service.complaints.of(cid):
+            self.stored.add(cid)  # its file is the final's, stored before the final's event
             return
         cancelled = service._document(comp, {}) if comp.cancelled else None
         digest = service.digest_of(comp) if cancelled is None else cancelled["digest"]
