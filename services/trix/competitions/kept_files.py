@@ -12,7 +12,8 @@ digest with the one the events give (`CompetitionsService.digest_of`: the record
 the tables' ends stored them, no record read) and, while they differ, publishes the file again
 (its records read back from the tables' results). Once they match, a competition is not looked
 at again by this process; a new owner (after a takeover or a SIGKILL) looks once. Idempotent:
-the same events and records make the same file, byte for byte.
+the same events and records make the same file, byte for byte. A file whose records are no
+longer stored (TABLE_RESULTS keeps them 7 days) cannot be made again: logged once, left as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import structlog
 
 from trix.competitions.complaints import Complaints
 from trix.competitions.ports import Digests
+from trix.errors import IllegalMove
 
 if TYPE_CHECKING:
     from trix.competitions.state import Competition
@@ -58,13 +60,15 @@ class KeptFiles:
         cid = comp.competition_id
         if cid in self.stored or not (comp.cancelled or comp.settled):
             return
-        if not comp.cancelled and not service.complaints.of(cid):
-            self.stored.add(cid)  # its file is the final's, stored before the final's event
-            return
-        cancelled = service._document(comp, {}) if comp.cancelled else None
-        digest = service.digest_of(comp) if cancelled is None else cancelled["digest"]
-        if await service.digests.stored_digest(cid) != digest:
-            document = cancelled if cancelled is not None else service._document(comp, await service.records(comp))
-            await service.digests.publish(cid, document)
-            log.info("competition file published", competition=cid, digest=document["digest"])
+        if comp.cancelled or service.complaints.of(cid):  # else its file is the final's, stored before it
+            cancelled = service._document(comp, {}) if comp.cancelled else None
+            digest = service.digest_of(comp) if cancelled is None else cancelled["digest"]
+            if await service.digests.stored_digest(cid) != digest:
+                try:
+                    document = cancelled or service._document(comp, await service.records(comp))
+                except IllegalMove as err:  # a record past the results' retention: never again
+                    log.warning("competition file not made again", competition=cid, error=str(err))
+                else:
+                    await service.digests.publish(cid, document)
+                    log.info("competition file published", competition=cid, digest=document["digest"])
         self.stored.add(cid)
