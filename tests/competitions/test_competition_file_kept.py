@@ -20,6 +20,7 @@ import pytest
 from competitions_service_support import SEED, Platform, admin, one_table_knockout, player
 
 from support.nats import AuthNats
+from support.processes import paused
 from support.waiting import eventually
 from trix.competitions.adapters import MatchTables
 from trix.competitions.config import CompetitionsConfig
@@ -34,8 +35,9 @@ DEADLINE_S = 60.0
 
 class TablesMeetingAnOutage(MatchTables):
     """The real tables' results, read on a connection that waits 1 s for an answer (not 5);
-    armed (`server_pid`), the NATS server stops answering when a record is next read (SIGSTOP)
-    until that read has given up (SIGCONT), as a stream whose leader died does."""
+    armed (`server_pid`), the NATS server stops answering when a record is next read (SIGSTOP,
+    the read sent once the server has stopped: `paused`) until that read has given up (SIGCONT),
+    as a stream whose leader died does."""
 
     server_pid = 0
     failed = 0
@@ -45,7 +47,7 @@ class TablesMeetingAnOutage(MatchTables):
         pid, self.server_pid = self.server_pid, 0
         if not pid:
             return await super().game_ended(table_id)
-        os.kill(pid, signal.SIGSTOP)
+        await paused(pid)
         try:
             return await super().game_ended(table_id)
         except Exception:

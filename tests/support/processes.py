@@ -1,8 +1,10 @@
 """Stopping the processes a test started: the one way (SIGTERM, a grace, then SIGKILL),
-so no test leaves a process behind."""
+so no test leaves a process behind; and pausing one (`paused`: SIGSTOP, waited for)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import queue
 import signal
 import subprocess
@@ -31,6 +33,23 @@ def kill_process(proc: subprocess.Popen[Any] | None) -> int | None:
     if proc.poll() is None:
         proc.kill()
     return proc.wait()
+
+
+async def paused(pid: int, timeout_s: float = 10.0) -> None:
+    """SIGSTOP a child process of this one and wait until it has stopped. The kernel delivers
+    the signal to one of its threads, which then stops the others: until then (on a loaded box,
+    milliseconds) the process still answers, so a test that sent SIGSTOP and asked at once
+    may be answered. Its stop is reported to the parent (waitpid, WUNTRACED) once every thread
+    has stopped. SIGCONT resumes it."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        waited, status = os.waitpid(pid, os.WUNTRACED | os.WNOHANG)  # noqa: ASYNC222 - WNOHANG: never blocks
+        if waited == pid and os.WIFSTOPPED(status):
+            return
+        if waited == pid or time.monotonic() > deadline:
+            raise AssertionError(f"process {pid} did not stop (wait status {status})")
+        await asyncio.sleep(0.005)
 
 
 class OutputLines:
