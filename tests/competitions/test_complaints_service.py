@@ -18,6 +18,7 @@ import pytest
 from competition_support import trix_verify_competition
 from competitions_service_support import Platform, admin, one_table_knockout, player
 
+from support.waiting import eventually
 from trix.competitions.complaints import MAX_PER_ENTRANT, Complaints
 from trix.v1 import competitions_pb2 as pb
 
@@ -103,10 +104,17 @@ async def test_the_prizes_wait_for_the_review_period_and_every_complaint_answere
     again = await _refused(platform.stub.AnswerComplaint(answer, metadata=admin()), grpc.StatusCode.FAILED_PRECONDITION)
     assert "answered" in again
     finished = await _until(platform, cid, pb.COMPETITION_STATE_FINISHED)
-    # The file kept after the review period: published again with the answer, the digest the
-    # competition shows covering it.
-    published = json.loads((platform.digest_dir / f"{cid}.json").read_text(encoding="utf-8"))
-    assert published == await _file(platform, cid) and published["digest"] == finished.digest
+    # The file kept after the review period: published again with the answer (after the
+    # settlement's event: the tick that stored it publishes it next), the digest the competition
+    # shows covering it.
+    stored = platform.digest_dir / f"{cid}.json"
+    await eventually(
+        lambda: json.loads(stored.read_text(encoding="utf-8"))["digest"] == finished.digest,
+        DEADLINE_S,
+        "the settled file published",
+    )
+    published = json.loads(stored.read_text(encoding="utf-8"))
+    assert published == await _file(platform, cid)
     complaint = published["complaints"][0]
     assert (complaint["answer"], complaint["operator"]) == ("checked: legal", "admin")
     assert "complaints: ok, 1 complaint, 1 answered" in _verified(tmp_path, published, "kept.json")
