@@ -314,6 +314,8 @@ class GatewayService:
         elif kind == "client_seed":
             command.set_client_seed.header.CopyFrom(header)
             command.set_client_seed.client_seed = check_client_seed(action.client_seed)
+        elif kind == "auto_play":  # his competition seat to the bot, or back (docs/rules.md §10)
+            (command.hand_over_seat if action.auto_play else command.reclaim_seat).header.CopyFrom(header)
         else:  # pragma: no cover - every oneof member is handled above
             raise InvalidArgument("unknown action")
         reply = await self._tables().command(table_id, command, player_id, action_id=action_id)

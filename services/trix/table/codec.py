@@ -75,6 +75,8 @@ async def dispatch(
         reply.sequence = await service.leave(caller, _header(leave.header), int(leave.reason))
     elif which == "reclaim_seat":
         reply.sequence = await service.reclaim(caller, _header(command.reclaim_seat.header))
+    elif which == "hand_over_seat":
+        reply.sequence = await service.hand_over(caller, _header(command.hand_over_seat.header))
     elif which == "auto_act":
         auto = command.auto_act
         reply.sequence = await service.auto_act(caller, auto.table_id, auto.seat, auto.turn_seq)

@@ -85,6 +85,12 @@ class TableApi(table_pb2_grpc.TableServiceServicer):
         reply = await self._send(subjects.token(request.header.table_id), context, reclaim_seat=request)
         return table_pb2.ReclaimSeatResponse(sequence=reply.sequence)
 
+    async def HandOverSeat(
+        self, request: table_pb2.HandOverSeatRequest, context: Ctx
+    ) -> table_pb2.HandOverSeatResponse:
+        reply = await self._send(subjects.token(request.header.table_id), context, hand_over_seat=request)
+        return table_pb2.HandOverSeatResponse(sequence=reply.sequence)
+
     async def AutoAct(self, request: table_pb2.AutoActRequest, context: Ctx) -> table_pb2.AutoActResponse:
         reply = await self._send(subjects.token(request.table_id), context, auto_act=request)
         return table_pb2.AutoActResponse(sequence=reply.sequence)

@@ -51,7 +51,7 @@ from trix.table.config import TableConfig
 from trix.table.ports import EventSink, LogConflict, StaleWriter, TableStore
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
 from trix.table.unpublished import Unpublished
-from trix.table.validation import check_create, check_reclaim, not_your_turn
+from trix.table.validation import check_create, check_hand_over, check_reclaim, not_your_turn
 from trix.table.views import build_view
 from trix.v1 import events_pb2, table_pb2
 
@@ -371,6 +371,16 @@ class TableService:
         def build(table: Table) -> dict[str, Any]:
             check_reclaim(table, header.seat)  # §10
             return {"op": "reclaim", "seat": header.seat, "keep_turn": 1}
+
+        return await self._seat_command(caller, header, build, needs_turn=False)
+
+    async def hand_over(self, caller: Caller, header: ActionHeader) -> int:
+        """His competition seat to auto-play, by its player (docs/rules.md §10): the bot plays it
+        from now on (at once if it is his turn), until he takes it back (ReclaimSeat)."""
+
+        def build(table: Table) -> dict[str, Any]:
+            check_hand_over(table, header.seat)
+            return {"op": "handover", "seat": header.seat, "keep_turn": 1}
 
         return await self._seat_command(caller, header, build, needs_turn=False)
 

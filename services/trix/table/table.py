@@ -257,6 +257,15 @@ class Table:
                         seat=seat, bot=True, player_id=self.player(seat)
                     ),
                 )
+        elif op == "handover":
+            seat = entry["seat"]
+            self.bots[seat] = True  # §10 a competition's seat: the bot plays it until he takes it back
+            self._emit(
+                out,
+                now,
+                ALL,
+                seat_control_changed=events_pb2.SeatControlChanged(seat=seat, bot=True, player_id=self.player(seat)),
+            )
         elif op == "reclaim":
             seat = entry["seat"]
             self.bots[seat] = False
@@ -281,9 +290,10 @@ class Table:
                 self._act(out, now, seat, action, False)
         if self.game is not None and self.game.phase == engine.Phase.GAME_OVER:
             self.finished = True
-        # A seat taken back keeps the current turn and its deadline (docs/rules.md §9, §10): no new
-        # TurnStarted (entries logged before `keep_turn` existed replay as they were published).
-        kept = op == "reclaim" and bool(entry.get("keep_turn"))
+        # A seat taken back (or handed to auto-play) keeps the current turn and its deadline
+        # (docs/rules.md §9, §10): no new TurnStarted (entries logged before `keep_turn` existed
+        # replay as they were published).
+        kept = op in ("reclaim", "handover") and bool(entry.get("keep_turn"))
         self._next_turn(out, now, turn_before, changed=bool(acts) or (op != "act" and not kept))
         self.entries += 1
         self.results[entry["id"]] = self.sequence

@@ -107,6 +107,8 @@ def apply_event(doc: TableDoc, event: events_pb2.Event, now: float) -> bool:
         s.control_seq, s.bot = seq, change.bot
         if not change.bot:  # reclaimed: the player is back (§10), his count starts again
             s.left, s.reclaim, s.away, s.autos, s.human_seq = False, None, None, [], seq
+        elif not s.left:  # handed to auto-play (§10): the bot answers, nothing is pending for him
+            s.away, s.autos = None, []
         return True
     if which == "game_ended":
         if doc.finished:

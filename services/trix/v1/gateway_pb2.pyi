@@ -560,6 +560,7 @@ class Action(_message.Message):
     PLAY_CARD_FIELD_NUMBER: _builtins.int
     LEAVE_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    AUTO_PLAY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table acted on."""
     action_id: _builtins.str
@@ -589,6 +590,13 @@ class Action(_message.Message):
     """Leave the table for good."""
     client_seed: _builtins.str
     """Give a fairness seed before the first deal."""
+    auto_play: _builtins.bool
+    """Let the bot play his seat (true) or take it back (false): a competition's seat only
+    (`Seat.auto_play`, docs/rules.md §10), while the game lasts. Handing over a seat the bot
+    plays already, or taking back one he plays, is FAILED_PRECONDITION; another table's seat
+    is PERMISSION_DENIED "a bot's seat is never taken over" (take) or
+    "only a competition's seat is handed to auto-play" (hand over).
+    """
     @_builtins.property
     def answer_double(self) -> Global___CardList:
         """Answer doubling: the cards doubled (none = no double), any subset of the turn's
@@ -613,12 +621,13 @@ class Action(_message.Message):
         play_card: _common_pb2.Card | None = ...,
         leave: _builtins.bool = ...,
         client_seed: _builtins.str = ...,
+        auto_play: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "choose_contract", b"choose_contract", "client_seed", b"client_seed", "kind", b"kind", "leave", b"leave", "play_card", b"play_card"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_play", b"auto_play", "choose_contract", b"choose_contract", "client_seed", b"client_seed", "kind", b"kind", "leave", b"leave", "play_card", b"play_card"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "answer_double", b"answer_double", "choose_contract", b"choose_contract", "client_seed", b"client_seed", "kind", b"kind", "last_seen_sequence", b"last_seen_sequence", "leave", b"leave", "play_card", b"play_card", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "answer_double", b"answer_double", "auto_play", b"auto_play", "choose_contract", b"choose_contract", "client_seed", b"client_seed", "kind", b"kind", "last_seen_sequence", b"last_seen_sequence", "leave", b"leave", "play_card", b"play_card", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["choose_contract", "answer_double", "play_card", "leave", "client_seed"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["choose_contract", "answer_double", "play_card", "leave", "client_seed", "auto_play"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

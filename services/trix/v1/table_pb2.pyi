@@ -781,6 +781,54 @@ class ReclaimSeatResponse(_message.Message):
 Global___ReclaimSeatResponse: _TypeAlias = ReclaimSeatResponse  # noqa: Y015
 
 @_typing.final
+class HandOverSeatRequest(_message.Message):
+    """Request of TableService.HandOverSeat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HEADER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def header(self) -> Global___ActionHeader:
+        """The action header; the seat must be the caller's, played by him, at a competition's table
+        (`Seat.auto_play`).
+        """
+
+    def __init__(
+        self,
+        *,
+        header: Global___ActionHeader | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["header", b"header"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["header", b"header"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandOverSeatRequest: _TypeAlias = HandOverSeatRequest  # noqa: Y015
+
+@_typing.final
+class HandOverSeatResponse(_message.Message):
+    """Response of TableService.HandOverSeat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    sequence: _builtins.int
+    """The new table sequence."""
+    def __init__(
+        self,
+        *,
+        sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sequence", b"sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandOverSeatResponse: _TypeAlias = HandOverSeatResponse  # noqa: Y015
+
+@_typing.final
 class AutoActRequest(_message.Message):
     """Request of TableService.AutoAct: AutoAct{table, seat, turn_seq} from the timers."""
 
@@ -952,6 +1000,7 @@ class TableCommand(_message.Message):
     GET_SEAT_VIEW_FIELD_NUMBER: _builtins.int
     RECLAIM_SEAT_FIELD_NUMBER: _builtins.int
     READ_EVENTS_FIELD_NUMBER: _builtins.int
+    HAND_OVER_SEAT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def create_table(self) -> Global___CreateTableRequest:
         """Create a table."""
@@ -992,6 +1041,10 @@ class TableCommand(_message.Message):
     def read_events(self) -> Global___ReadEventsRequest:
         """Read the events a seat (or the public) may see after a sequence (issue 16)."""
 
+    @_builtins.property
+    def hand_over_seat(self) -> Global___HandOverSeatRequest:
+        """Hand a competition's seat to auto-play (its player's choice, docs/rules.md §10)."""
+
     def __init__(
         self,
         *,
@@ -1005,12 +1058,13 @@ class TableCommand(_message.Message):
         get_seat_view: Global___GetSeatViewRequest | None = ...,
         reclaim_seat: Global___ReclaimSeatRequest | None = ...,
         read_events: Global___ReadEventsRequest | None = ...,
+        hand_over_seat: Global___HandOverSeatRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "read_events", b"read_events", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "hand_over_seat", b"hand_over_seat", "leave_table", b"leave_table", "play_card", b"play_card", "read_events", b"read_events", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "leave_table", b"leave_table", "play_card", b"play_card", "read_events", b"read_events", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_double", b"answer_double", "auto_act", b"auto_act", "choose_contract", b"choose_contract", "command", b"command", "create_table", b"create_table", "get_seat_view", b"get_seat_view", "hand_over_seat", b"hand_over_seat", "leave_table", b"leave_table", "play_card", b"play_card", "read_events", b"read_events", "reclaim_seat", b"reclaim_seat", "set_client_seed", b"set_client_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["create_table", "set_client_seed", "choose_contract", "answer_double", "play_card", "leave_table", "auto_act", "get_seat_view", "reclaim_seat", "read_events"]  # noqa: Y015
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["create_table", "set_client_seed", "choose_contract", "answer_double", "play_card", "leave_table", "auto_act", "get_seat_view", "reclaim_seat", "read_events", "hand_over_seat"]  # noqa: Y015
     _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
 

@@ -75,6 +75,11 @@ class TableServiceStub:
                 request_serializer=trix_dot_v1_dot_table__pb2.ReclaimSeatRequest.SerializeToString,
                 response_deserializer=trix_dot_v1_dot_table__pb2.ReclaimSeatResponse.FromString,
                 _registered_method=True)
+        self.HandOverSeat = channel.unary_unary(
+                '/trix.v1.TableService/HandOverSeat',
+                request_serializer=trix_dot_v1_dot_table__pb2.HandOverSeatRequest.SerializeToString,
+                response_deserializer=trix_dot_v1_dot_table__pb2.HandOverSeatResponse.FromString,
+                _registered_method=True)
         self.AutoAct = channel.unary_unary(
                 '/trix.v1.TableService/AutoAct',
                 request_serializer=trix_dot_v1_dot_table__pb2.AutoActRequest.SerializeToString,
@@ -152,6 +157,13 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def HandOverSeat(self, request, context):
+        """A player hands his competition seat to auto-play; ReclaimSeat takes it back (docs/rules.md §10).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def AutoAct(self, request, context):
         """The timers act for a seat whose turn timed out (docs/rules.md §9).
         """
@@ -215,6 +227,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.ReclaimSeat,
                     request_deserializer=trix_dot_v1_dot_table__pb2.ReclaimSeatRequest.FromString,
                     response_serializer=trix_dot_v1_dot_table__pb2.ReclaimSeatResponse.SerializeToString,
+            ),
+            'HandOverSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.HandOverSeat,
+                    request_deserializer=trix_dot_v1_dot_table__pb2.HandOverSeatRequest.FromString,
+                    response_serializer=trix_dot_v1_dot_table__pb2.HandOverSeatResponse.SerializeToString,
             ),
             'AutoAct': grpc.unary_unary_rpc_method_handler(
                     servicer.AutoAct,
@@ -449,6 +466,33 @@ class TableService:
             '/trix.v1.TableService/ReclaimSeat',
             trix_dot_v1_dot_table__pb2.ReclaimSeatRequest.SerializeToString,
             trix_dot_v1_dot_table__pb2.ReclaimSeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HandOverSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/trix.v1.TableService/HandOverSeat',
+            trix_dot_v1_dot_table__pb2.HandOverSeatRequest.SerializeToString,
+            trix_dot_v1_dot_table__pb2.HandOverSeatResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -53,6 +53,8 @@ class TableServiceStub:
     """A player leaves the table for good (docs/rules.md §10)."""
     ReclaimSeat: _grpc.UnaryUnaryMultiCallable[_table_pb2.ReclaimSeatRequest, _table_pb2.ReclaimSeatResponse]
     """A player takes back his seat from the bot on a free table (docs/rules.md §10)."""
+    HandOverSeat: _grpc.UnaryUnaryMultiCallable[_table_pb2.HandOverSeatRequest, _table_pb2.HandOverSeatResponse]
+    """A player hands his competition seat to auto-play; ReclaimSeat takes it back (docs/rules.md §10)."""
     AutoAct: _grpc.UnaryUnaryMultiCallable[_table_pb2.AutoActRequest, _table_pb2.AutoActResponse]
     """The timers act for a seat whose turn timed out (docs/rules.md §9)."""
     StreamSeatEvents: _grpc.UnaryStreamMultiCallable[_table_pb2.StreamSeatEventsRequest, _table_pb2.StreamSeatEventsResponse]
@@ -81,6 +83,8 @@ class TableServiceAsyncStub(TableServiceStub):
     """A player leaves the table for good (docs/rules.md §10)."""
     ReclaimSeat: _aio.UnaryUnaryMultiCallable[_table_pb2.ReclaimSeatRequest, _table_pb2.ReclaimSeatResponse]  # type: ignore[assignment]
     """A player takes back his seat from the bot on a free table (docs/rules.md §10)."""
+    HandOverSeat: _aio.UnaryUnaryMultiCallable[_table_pb2.HandOverSeatRequest, _table_pb2.HandOverSeatResponse]  # type: ignore[assignment]
+    """A player hands his competition seat to auto-play; ReclaimSeat takes it back (docs/rules.md §10)."""
     AutoAct: _aio.UnaryUnaryMultiCallable[_table_pb2.AutoActRequest, _table_pb2.AutoActResponse]  # type: ignore[assignment]
     """The timers act for a seat whose turn timed out (docs/rules.md §9)."""
     StreamSeatEvents: _aio.UnaryStreamMultiCallable[_table_pb2.StreamSeatEventsRequest, _table_pb2.StreamSeatEventsResponse]  # type: ignore[assignment]
@@ -154,6 +158,14 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.ReclaimSeatResponse, _abc.Awaitable[_table_pb2.ReclaimSeatResponse]]:
         """A player takes back his seat from the bot on a free table (docs/rules.md §10)."""
+
+    @_abc_1.abstractmethod
+    def HandOverSeat(
+        self,
+        request: _table_pb2.HandOverSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_pb2.HandOverSeatResponse, _abc.Awaitable[_table_pb2.HandOverSeatResponse]]:
+        """A player hands his competition seat to auto-play; ReclaimSeat takes it back (docs/rules.md §10)."""
 
     @_abc_1.abstractmethod
     def AutoAct(

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file trix/v1/table.proto.
  */
 export const file_trix_v1_table: GenFile = /*@__PURE__*/
-  fileDesc("ChN0cml4L3YxL3RhYmxlLnByb3RvEgd0cml4LnYxIl0KDEFjdGlvbkhlYWRlchIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhEKCWFjdGlvbl9pZBgDIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYBCABKAQijgIKEkNyZWF0ZVRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USGgoSYXdhaXRfY2xpZW50X3NlZWRzGAYgASgIEhUKDXByaXZhdGVfdGFibGUYByABKAgSEgoKdGlja2V0X2lkcxgIIAMoCRIXCg9sZWF2ZV9lbmRzX2dhbWUYCSABKAgiTQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRISCgpjb21taXRtZW50GAIgASgJEhAKCHNlcXVlbmNlGAMgASgEIkgKEkdldFNlYXRWaWV3UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCmludml0YXRpb24YAyABKAkiNgoTR2V0U2VhdFZpZXdSZXNwb25zZRIfCgR2aWV3GAEgASgLMhEudHJpeC52MS5TZWF0VmlldyKYBgoIU2VhdFZpZXcSEAoIdGFibGVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSDAoEc2VhdBgDIAEoBRIhCgd2YXJpYW50GAQgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYBSABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgGIAMoCzINLnRyaXgudjEuU2VhdBIbCgRoYW5kGAcgAygLMg0udHJpeC52MS5DYXJkEhIKCmhhbmRfc2l6ZXMYCCADKAUSEgoKZGVhbF9pbmRleBgJIAEoBRIPCgdraW5nZG9tGAogASgFEiMKCGNvbnRyYWN0GAsgASgOMhEudHJpeC52MS5Db250cmFjdBIcCgV0cmljaxgMIAMoCzINLnRyaXgudjEuQ2FyZBIdCgZsYXlvdXQYDSADKAsyDS50cml4LnYxLkNhcmQSJgoHZG91YmxlcxgOIAMoCzIVLnRyaXgudjEuRG91YmxlQW5zd2VyEiMKBnRvdGFscxgPIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxIiCgR0dXJuGBAgASgLMhQudHJpeC52MS5UdXJuU3RhcnRlZBIiCgtsZWdhbF9jYXJkcxgRIAMoCzINLnRyaXgudjEuQ2FyZBIqCg9sZWdhbF9jb250cmFjdHMYEiADKA4yES50cml4LnYxLkNvbnRyYWN0EhIKCmNvbW1pdG1lbnQYEyABKAkSEAoIZmluaXNoZWQYFCABKAgSLwoLc2VydmVyX3RpbWUYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBW93bmVyGBYgASgFEiIKBWRlYWxzGBcgAygLMhMudHJpeC52MS5TY29yZWREZWFsEiYKCmxhc3RfdHJpY2sYGCABKAsyEi50cml4LnYxLkxhc3RUcmljaxIOCgZwYXNzZXMYGSADKAUSHQoDb3V0GBogAygLMhAudHJpeC52MS5TZWF0T3V0EhcKD2xlYXZlX2VuZHNfZ2FtZRgbIAEoCCKyAQoKU2NvcmVkRGVhbBISCgpkZWFsX2luZGV4GAEgASgFEg8KB2tpbmdkb20YAiABKAUSDQoFb3duZXIYAyABKAUSIwoIY29udHJhY3QYBCABKA4yES50cml4LnYxLkNvbnRyYWN0EiMKBnBvaW50cxgFIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxImCgdkb3VibGVzGAYgAygLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXIiXQoJTGFzdFRyaWNrEhMKC3RyaWNrX2luZGV4GAEgASgFEg4KBmxlYWRlchgCIAEoBRINCgV0YWtlchgDIAEoBRIcCgVjYXJkcxgEIAMoCzINLnRyaXgudjEuQ2FyZCJSChRTZXRDbGllbnRTZWVkUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchITCgtjbGllbnRfc2VlZBgCIAEoCSIpChVTZXRDbGllbnRTZWVkUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiYwoVQ2hvb3NlQ29udHJhY3RSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEiMKCGNvbnRyYWN0GAIgASgOMhEudHJpeC52MS5Db250cmFjdCIqChZDaG9vc2VDb250cmFjdFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIloKE0Fuc3dlckRvdWJsZVJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISHAoFY2FyZHMYAiADKAsyDS50cml4LnYxLkNhcmQiKAoUQW5zd2VyRG91YmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiVQoPUGxheUNhcmRSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEhsKBGNhcmQYAiABKAsyDS50cml4LnYxLkNhcmQiJAoQUGxheUNhcmRSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJgChFMZWF2ZVRhYmxlUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIkCgZyZWFzb24YAiABKA4yFC50cml4LnYxLkxlYXZlUmVhc29uIiYKEkxlYXZlVGFibGVSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCI7ChJSZWNsYWltU2VhdFJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXIiJwoTUmVjbGFpbVNlYXRSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJCCg5BdXRvQWN0UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhAKCHR1cm5fc2VxGAMgASgEIiMKD0F1dG9BY3RSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJRChdTdHJlYW1TZWF0RXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhYKDmFmdGVyX3NlcXVlbmNlGAMgASgEIjkKGFN0cmVhbVNlYXRFdmVudHNSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnQiRQoZU3RyZWFtUHVibGljRXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBCI7ChpTdHJlYW1QdWJsaWNFdmVudHNSZXNwb25zZRIdCgVldmVudBgBIAEoCzIOLnRyaXgudjEuRXZlbnQipwQKDFRhYmxlQ29tbWFuZBIzCgxjcmVhdGVfdGFibGUYASABKAsyGy50cml4LnYxLkNyZWF0ZVRhYmxlUmVxdWVzdEgAEjgKD3NldF9jbGllbnRfc2VlZBgCIAEoCzIdLnRyaXgudjEuU2V0Q2xpZW50U2VlZFJlcXVlc3RIABI5Cg9jaG9vc2VfY29udHJhY3QYAyABKAsyHi50cml4LnYxLkNob29zZUNvbnRyYWN0UmVxdWVzdEgAEjUKDWFuc3dlcl9kb3VibGUYBCABKAsyHC50cml4LnYxLkFuc3dlckRvdWJsZVJlcXVlc3RIABItCglwbGF5X2NhcmQYBSABKAsyGC50cml4LnYxLlBsYXlDYXJkUmVxdWVzdEgAEjEKC2xlYXZlX3RhYmxlGAYgASgLMhoudHJpeC52MS5MZWF2ZVRhYmxlUmVxdWVzdEgAEisKCGF1dG9fYWN0GAcgASgLMhcudHJpeC52MS5BdXRvQWN0UmVxdWVzdEgAEjQKDWdldF9zZWF0X3ZpZXcYCCABKAsyGy50cml4LnYxLkdldFNlYXRWaWV3UmVxdWVzdEgAEjMKDHJlY2xhaW1fc2VhdBgJIAEoCzIbLnRyaXgudjEuUmVjbGFpbVNlYXRSZXF1ZXN0SAASMQoLcmVhZF9ldmVudHMYCiABKAsyGi50cml4LnYxLlJlYWRFdmVudHNSZXF1ZXN0SABCCQoHY29tbWFuZCL2AQoRVGFibGVDb21tYW5kUmVwbHkSEAoIc2VxdWVuY2UYASABKAQSJAoFZXJyb3IYAiABKAsyFS50cml4LnYxLkNvbW1hbmRFcnJvchI0CgxjcmVhdGVfdGFibGUYCiABKAsyHC50cml4LnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2VIABI1Cg1nZXRfc2VhdF92aWV3GAsgASgLMhwudHJpeC52MS5HZXRTZWF0Vmlld1Jlc3BvbnNlSAASMgoLcmVhZF9ldmVudHMYDCABKAsyGy50cml4LnYxLlJlYWRFdmVudHNSZXNwb25zZUgAQggKBnJlc3VsdCJuChFSZWFkRXZlbnRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhYKDmFmdGVyX3NlcXVlbmNlGAMgASgEEg0KBWxpbWl0GAQgASgNEhIKCmludml0YXRpb24YBSABKAkiRgoSUmVhZEV2ZW50c1Jlc3BvbnNlEh4KBmV2ZW50cxgBIAMoCzIOLnRyaXgudjEuRXZlbnQSEAoIc2VxdWVuY2UYAiABKAQiLQoMQ29tbWFuZEVycm9yEgwKBGtpbmQYASABKAkSDwoHbWVzc2FnZRgCIAEoCSI4ChJMaXZlVGFibGVzUmVzcG9uc2USIgoGdGFibGVzGAEgAygLMhIudHJpeC52MS5MaXZlVGFibGUiLwoJTGl2ZVRhYmxlEhAKCHRhYmxlX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEMt4GCgxUYWJsZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50cml4LnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnRyaXgudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJICgtHZXRTZWF0VmlldxIbLnRyaXgudjEuR2V0U2VhdFZpZXdSZXF1ZXN0GhwudHJpeC52MS5HZXRTZWF0Vmlld1Jlc3BvbnNlEk4KDVNldENsaWVudFNlZWQSHS50cml4LnYxLlNldENsaWVudFNlZWRSZXF1ZXN0Gh4udHJpeC52MS5TZXRDbGllbnRTZWVkUmVzcG9uc2USUQoOQ2hvb3NlQ29udHJhY3QSHi50cml4LnYxLkNob29zZUNvbnRyYWN0UmVxdWVzdBofLnRyaXgudjEuQ2hvb3NlQ29udHJhY3RSZXNwb25zZRJLCgxBbnN3ZXJEb3VibGUSHC50cml4LnYxLkFuc3dlckRvdWJsZVJlcXVlc3QaHS50cml4LnYxLkFuc3dlckRvdWJsZVJlc3BvbnNlEj8KCFBsYXlDYXJkEhgudHJpeC52MS5QbGF5Q2FyZFJlcXVlc3QaGS50cml4LnYxLlBsYXlDYXJkUmVzcG9uc2USRQoKTGVhdmVUYWJsZRIaLnRyaXgudjEuTGVhdmVUYWJsZVJlcXVlc3QaGy50cml4LnYxLkxlYXZlVGFibGVSZXNwb25zZRJICgtSZWNsYWltU2VhdBIbLnRyaXgudjEuUmVjbGFpbVNlYXRSZXF1ZXN0GhwudHJpeC52MS5SZWNsYWltU2VhdFJlc3BvbnNlEjwKB0F1dG9BY3QSFy50cml4LnYxLkF1dG9BY3RSZXF1ZXN0GhgudHJpeC52MS5BdXRvQWN0UmVzcG9uc2USWQoQU3RyZWFtU2VhdEV2ZW50cxIgLnRyaXgudjEuU3RyZWFtU2VhdEV2ZW50c1JlcXVlc3QaIS50cml4LnYxLlN0cmVhbVNlYXRFdmVudHNSZXNwb25zZTABEl8KElN0cmVhbVB1YmxpY0V2ZW50cxIiLnRyaXgudjEuU3RyZWFtUHVibGljRXZlbnRzUmVxdWVzdBojLnRyaXgudjEuU3RyZWFtUHVibGljRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events]);
+  fileDesc("ChN0cml4L3YxL3RhYmxlLnByb3RvEgd0cml4LnYxIl0KDEFjdGlvbkhlYWRlchIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhEKCWFjdGlvbl9pZBgDIAEoCRIaChJsYXN0X3NlZW5fc2VxdWVuY2UYBCABKAQijgIKEkNyZWF0ZVRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIhCgd2YXJpYW50GAIgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYAyABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgEIAMoCzINLnRyaXgudjEuU2VhdBIdCgVzdGFrZRgFIAEoCzIOLnRyaXgudjEuU3Rha2USGgoSYXdhaXRfY2xpZW50X3NlZWRzGAYgASgIEhUKDXByaXZhdGVfdGFibGUYByABKAgSEgoKdGlja2V0X2lkcxgIIAMoCRIXCg9sZWF2ZV9lbmRzX2dhbWUYCSABKAgiTQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRISCgpjb21taXRtZW50GAIgASgJEhAKCHNlcXVlbmNlGAMgASgEIkgKEkdldFNlYXRWaWV3UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCmludml0YXRpb24YAyABKAkiNgoTR2V0U2VhdFZpZXdSZXNwb25zZRIfCgR2aWV3GAEgASgLMhEudHJpeC52MS5TZWF0VmlldyKYBgoIU2VhdFZpZXcSEAoIdGFibGVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSDAoEc2VhdBgDIAEoBRIhCgd2YXJpYW50GAQgASgOMhAudHJpeC52MS5WYXJpYW50EiYKB29wdGlvbnMYBSABKAsyFS50cml4LnYxLlRhYmxlT3B0aW9ucxIcCgVzZWF0cxgGIAMoCzINLnRyaXgudjEuU2VhdBIbCgRoYW5kGAcgAygLMg0udHJpeC52MS5DYXJkEhIKCmhhbmRfc2l6ZXMYCCADKAUSEgoKZGVhbF9pbmRleBgJIAEoBRIPCgdraW5nZG9tGAogASgFEiMKCGNvbnRyYWN0GAsgASgOMhEudHJpeC52MS5Db250cmFjdBIcCgV0cmljaxgMIAMoCzINLnRyaXgudjEuQ2FyZBIdCgZsYXlvdXQYDSADKAsyDS50cml4LnYxLkNhcmQSJgoHZG91YmxlcxgOIAMoCzIVLnRyaXgudjEuRG91YmxlQW5zd2VyEiMKBnRvdGFscxgPIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxIiCgR0dXJuGBAgASgLMhQudHJpeC52MS5UdXJuU3RhcnRlZBIiCgtsZWdhbF9jYXJkcxgRIAMoCzINLnRyaXgudjEuQ2FyZBIqCg9sZWdhbF9jb250cmFjdHMYEiADKA4yES50cml4LnYxLkNvbnRyYWN0EhIKCmNvbW1pdG1lbnQYEyABKAkSEAoIZmluaXNoZWQYFCABKAgSLwoLc2VydmVyX3RpbWUYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBW93bmVyGBYgASgFEiIKBWRlYWxzGBcgAygLMhMudHJpeC52MS5TY29yZWREZWFsEiYKCmxhc3RfdHJpY2sYGCABKAsyEi50cml4LnYxLkxhc3RUcmljaxIOCgZwYXNzZXMYGSADKAUSHQoDb3V0GBogAygLMhAudHJpeC52MS5TZWF0T3V0EhcKD2xlYXZlX2VuZHNfZ2FtZRgbIAEoCCKyAQoKU2NvcmVkRGVhbBISCgpkZWFsX2luZGV4GAEgASgFEg8KB2tpbmdkb20YAiABKAUSDQoFb3duZXIYAyABKAUSIwoIY29udHJhY3QYBCABKA4yES50cml4LnYxLkNvbnRyYWN0EiMKBnBvaW50cxgFIAEoCzITLnRyaXgudjEuU2VhdFNjb3JlcxImCgdkb3VibGVzGAYgAygLMhUudHJpeC52MS5Eb3VibGVBbnN3ZXIiXQoJTGFzdFRyaWNrEhMKC3RyaWNrX2luZGV4GAEgASgFEg4KBmxlYWRlchgCIAEoBRINCgV0YWtlchgDIAEoBRIcCgVjYXJkcxgEIAMoCzINLnRyaXgudjEuQ2FyZCJSChRTZXRDbGllbnRTZWVkUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchITCgtjbGllbnRfc2VlZBgCIAEoCSIpChVTZXRDbGllbnRTZWVkUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiYwoVQ2hvb3NlQ29udHJhY3RSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEiMKCGNvbnRyYWN0GAIgASgOMhEudHJpeC52MS5Db250cmFjdCIqChZDaG9vc2VDb250cmFjdFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIloKE0Fuc3dlckRvdWJsZVJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXISHAoFY2FyZHMYAiADKAsyDS50cml4LnYxLkNhcmQiKAoUQW5zd2VyRG91YmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiVQoPUGxheUNhcmRSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyEhsKBGNhcmQYAiABKAsyDS50cml4LnYxLkNhcmQiJAoQUGxheUNhcmRSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJgChFMZWF2ZVRhYmxlUmVxdWVzdBIlCgZoZWFkZXIYASABKAsyFS50cml4LnYxLkFjdGlvbkhlYWRlchIkCgZyZWFzb24YAiABKA4yFC50cml4LnYxLkxlYXZlUmVhc29uIiYKEkxlYXZlVGFibGVSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCI7ChJSZWNsYWltU2VhdFJlcXVlc3QSJQoGaGVhZGVyGAEgASgLMhUudHJpeC52MS5BY3Rpb25IZWFkZXIiJwoTUmVjbGFpbVNlYXRSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCI8ChNIYW5kT3ZlclNlYXRSZXF1ZXN0EiUKBmhlYWRlchgBIAEoCzIVLnRyaXgudjEuQWN0aW9uSGVhZGVyIigKFEhhbmRPdmVyU2VhdFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkIKDkF1dG9BY3RSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEAoIdHVybl9zZXEYAyABKAQiIwoPQXV0b0FjdFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIlEKF1N0cmVhbVNlYXRFdmVudHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSFgoOYWZ0ZXJfc2VxdWVuY2UYAyABKAQiOQoYU3RyZWFtU2VhdEV2ZW50c1Jlc3BvbnNlEh0KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudCJFChlTdHJlYW1QdWJsaWNFdmVudHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhYKDmFmdGVyX3NlcXVlbmNlGAIgASgEIjsKGlN0cmVhbVB1YmxpY0V2ZW50c1Jlc3BvbnNlEh0KBWV2ZW50GAEgASgLMg4udHJpeC52MS5FdmVudCLfBAoMVGFibGVDb21tYW5kEjMKDGNyZWF0ZV90YWJsZRgBIAEoCzIbLnRyaXgudjEuQ3JlYXRlVGFibGVSZXF1ZXN0SAASOAoPc2V0X2NsaWVudF9zZWVkGAIgASgLMh0udHJpeC52MS5TZXRDbGllbnRTZWVkUmVxdWVzdEgAEjkKD2Nob29zZV9jb250cmFjdBgDIAEoCzIeLnRyaXgudjEuQ2hvb3NlQ29udHJhY3RSZXF1ZXN0SAASNQoNYW5zd2VyX2RvdWJsZRgEIAEoCzIcLnRyaXgudjEuQW5zd2VyRG91YmxlUmVxdWVzdEgAEi0KCXBsYXlfY2FyZBgFIAEoCzIYLnRyaXgudjEuUGxheUNhcmRSZXF1ZXN0SAASMQoLbGVhdmVfdGFibGUYBiABKAsyGi50cml4LnYxLkxlYXZlVGFibGVSZXF1ZXN0SAASKwoIYXV0b19hY3QYByABKAsyFy50cml4LnYxLkF1dG9BY3RSZXF1ZXN0SAASNAoNZ2V0X3NlYXRfdmlldxgIIAEoCzIbLnRyaXgudjEuR2V0U2VhdFZpZXdSZXF1ZXN0SAASMwoMcmVjbGFpbV9zZWF0GAkgASgLMhsudHJpeC52MS5SZWNsYWltU2VhdFJlcXVlc3RIABIxCgtyZWFkX2V2ZW50cxgKIAEoCzIaLnRyaXgudjEuUmVhZEV2ZW50c1JlcXVlc3RIABI2Cg5oYW5kX292ZXJfc2VhdBgLIAEoCzIcLnRyaXgudjEuSGFuZE92ZXJTZWF0UmVxdWVzdEgAQgkKB2NvbW1hbmQi9gEKEVRhYmxlQ29tbWFuZFJlcGx5EhAKCHNlcXVlbmNlGAEgASgEEiQKBWVycm9yGAIgASgLMhUudHJpeC52MS5Db21tYW5kRXJyb3ISNAoMY3JlYXRlX3RhYmxlGAogASgLMhwudHJpeC52MS5DcmVhdGVUYWJsZVJlc3BvbnNlSAASNQoNZ2V0X3NlYXRfdmlldxgLIAEoCzIcLnRyaXgudjEuR2V0U2VhdFZpZXdSZXNwb25zZUgAEjIKC3JlYWRfZXZlbnRzGAwgASgLMhsudHJpeC52MS5SZWFkRXZlbnRzUmVzcG9uc2VIAEIICgZyZXN1bHQibgoRUmVhZEV2ZW50c1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIWCg5hZnRlcl9zZXF1ZW5jZRgDIAEoBBINCgVsaW1pdBgEIAEoDRISCgppbnZpdGF0aW9uGAUgASgJIkYKElJlYWRFdmVudHNSZXNwb25zZRIeCgZldmVudHMYASADKAsyDi50cml4LnYxLkV2ZW50EhAKCHNlcXVlbmNlGAIgASgEIi0KDENvbW1hbmRFcnJvchIMCgRraW5kGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiOAoSTGl2ZVRhYmxlc1Jlc3BvbnNlEiIKBnRhYmxlcxgBIAMoCzISLnRyaXgudjEuTGl2ZVRhYmxlIi8KCUxpdmVUYWJsZRIQCgh0YWJsZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBDKrBwoMVGFibGVTZXJ2aWNlEkgKC0NyZWF0ZVRhYmxlEhsudHJpeC52MS5DcmVhdGVUYWJsZVJlcXVlc3QaHC50cml4LnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2USSAoLR2V0U2VhdFZpZXcSGy50cml4LnYxLkdldFNlYXRWaWV3UmVxdWVzdBocLnRyaXgudjEuR2V0U2VhdFZpZXdSZXNwb25zZRJOCg1TZXRDbGllbnRTZWVkEh0udHJpeC52MS5TZXRDbGllbnRTZWVkUmVxdWVzdBoeLnRyaXgudjEuU2V0Q2xpZW50U2VlZFJlc3BvbnNlElEKDkNob29zZUNvbnRyYWN0Eh4udHJpeC52MS5DaG9vc2VDb250cmFjdFJlcXVlc3QaHy50cml4LnYxLkNob29zZUNvbnRyYWN0UmVzcG9uc2USSwoMQW5zd2VyRG91YmxlEhwudHJpeC52MS5BbnN3ZXJEb3VibGVSZXF1ZXN0Gh0udHJpeC52MS5BbnN3ZXJEb3VibGVSZXNwb25zZRI/CghQbGF5Q2FyZBIYLnRyaXgudjEuUGxheUNhcmRSZXF1ZXN0GhkudHJpeC52MS5QbGF5Q2FyZFJlc3BvbnNlEkUKCkxlYXZlVGFibGUSGi50cml4LnYxLkxlYXZlVGFibGVSZXF1ZXN0GhsudHJpeC52MS5MZWF2ZVRhYmxlUmVzcG9uc2USSAoLUmVjbGFpbVNlYXQSGy50cml4LnYxLlJlY2xhaW1TZWF0UmVxdWVzdBocLnRyaXgudjEuUmVjbGFpbVNlYXRSZXNwb25zZRJLCgxIYW5kT3ZlclNlYXQSHC50cml4LnYxLkhhbmRPdmVyU2VhdFJlcXVlc3QaHS50cml4LnYxLkhhbmRPdmVyU2VhdFJlc3BvbnNlEjwKB0F1dG9BY3QSFy50cml4LnYxLkF1dG9BY3RSZXF1ZXN0GhgudHJpeC52MS5BdXRvQWN0UmVzcG9uc2USWQoQU3RyZWFtU2VhdEV2ZW50cxIgLnRyaXgudjEuU3RyZWFtU2VhdEV2ZW50c1JlcXVlc3QaIS50cml4LnYxLlN0cmVhbVNlYXRFdmVudHNSZXNwb25zZTABEl8KElN0cmVhbVB1YmxpY0V2ZW50cxIiLnRyaXgudjEuU3RyZWFtUHVibGljRXZlbnRzUmVxdWVzdBojLnRyaXgudjEuU3RyZWFtUHVibGljRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_trix_v1_common, file_trix_v1_events]);
 
 /**
  * Fields common to every action on a table.
@@ -844,6 +844,49 @@ export const ReclaimSeatResponseSchema: GenMessage<ReclaimSeatResponse> = /*@__P
   messageDesc(file_trix_v1_table, 19);
 
 /**
+ * Request of TableService.HandOverSeat.
+ *
+ * @generated from message trix.v1.HandOverSeatRequest
+ */
+export type HandOverSeatRequest = Message<"trix.v1.HandOverSeatRequest"> & {
+  /**
+   * The action header; the seat must be the caller's, played by him, at a competition's table
+   * (`Seat.auto_play`).
+   *
+   * @generated from field: trix.v1.ActionHeader header = 1;
+   */
+  header?: ActionHeader | undefined;
+};
+
+/**
+ * Describes the message trix.v1.HandOverSeatRequest.
+ * Use `create(HandOverSeatRequestSchema)` to create a new message.
+ */
+export const HandOverSeatRequestSchema: GenMessage<HandOverSeatRequest> = /*@__PURE__*/
+  messageDesc(file_trix_v1_table, 20);
+
+/**
+ * Response of TableService.HandOverSeat.
+ *
+ * @generated from message trix.v1.HandOverSeatResponse
+ */
+export type HandOverSeatResponse = Message<"trix.v1.HandOverSeatResponse"> & {
+  /**
+   * The new table sequence.
+   *
+   * @generated from field: uint64 sequence = 1;
+   */
+  sequence: bigint;
+};
+
+/**
+ * Describes the message trix.v1.HandOverSeatResponse.
+ * Use `create(HandOverSeatResponseSchema)` to create a new message.
+ */
+export const HandOverSeatResponseSchema: GenMessage<HandOverSeatResponse> = /*@__PURE__*/
+  messageDesc(file_trix_v1_table, 21);
+
+/**
  * Request of TableService.AutoAct: AutoAct{table, seat, turn_seq} from the timers.
  *
  * @generated from message trix.v1.AutoActRequest
@@ -876,7 +919,7 @@ export type AutoActRequest = Message<"trix.v1.AutoActRequest"> & {
  * Use `create(AutoActRequestSchema)` to create a new message.
  */
 export const AutoActRequestSchema: GenMessage<AutoActRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 20);
+  messageDesc(file_trix_v1_table, 22);
 
 /**
  * Response of TableService.AutoAct.
@@ -897,7 +940,7 @@ export type AutoActResponse = Message<"trix.v1.AutoActResponse"> & {
  * Use `create(AutoActResponseSchema)` to create a new message.
  */
 export const AutoActResponseSchema: GenMessage<AutoActResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 21);
+  messageDesc(file_trix_v1_table, 23);
 
 /**
  * Request of TableService.StreamSeatEvents.
@@ -932,7 +975,7 @@ export type StreamSeatEventsRequest = Message<"trix.v1.StreamSeatEventsRequest">
  * Use `create(StreamSeatEventsRequestSchema)` to create a new message.
  */
 export const StreamSeatEventsRequestSchema: GenMessage<StreamSeatEventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 22);
+  messageDesc(file_trix_v1_table, 24);
 
 /**
  * One message of TableService.StreamSeatEvents.
@@ -953,7 +996,7 @@ export type StreamSeatEventsResponse = Message<"trix.v1.StreamSeatEventsResponse
  * Use `create(StreamSeatEventsResponseSchema)` to create a new message.
  */
 export const StreamSeatEventsResponseSchema: GenMessage<StreamSeatEventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 23);
+  messageDesc(file_trix_v1_table, 25);
 
 /**
  * Request of TableService.StreamPublicEvents.
@@ -981,7 +1024,7 @@ export type StreamPublicEventsRequest = Message<"trix.v1.StreamPublicEventsReque
  * Use `create(StreamPublicEventsRequestSchema)` to create a new message.
  */
 export const StreamPublicEventsRequestSchema: GenMessage<StreamPublicEventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 24);
+  messageDesc(file_trix_v1_table, 26);
 
 /**
  * One message of TableService.StreamPublicEvents.
@@ -1002,7 +1045,7 @@ export type StreamPublicEventsResponse = Message<"trix.v1.StreamPublicEventsResp
  * Use `create(StreamPublicEventsResponseSchema)` to create a new message.
  */
 export const StreamPublicEventsResponseSchema: GenMessage<StreamPublicEventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 25);
+  messageDesc(file_trix_v1_table, 27);
 
 /**
  * A command sent to a table's owner as a NATS request (trix.natsio.subjects.table_command).
@@ -1095,6 +1138,14 @@ export type TableCommand = Message<"trix.v1.TableCommand"> & {
      */
     value: ReadEventsRequest;
     case: "readEvents";
+  } | {
+    /**
+     * Hand a competition's seat to auto-play (its player's choice, docs/rules.md §10).
+     *
+     * @generated from field: trix.v1.HandOverSeatRequest hand_over_seat = 11;
+     */
+    value: HandOverSeatRequest;
+    case: "handOverSeat";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1103,7 +1154,7 @@ export type TableCommand = Message<"trix.v1.TableCommand"> & {
  * Use `create(TableCommandSchema)` to create a new message.
  */
 export const TableCommandSchema: GenMessage<TableCommand> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 26);
+  messageDesc(file_trix_v1_table, 28);
 
 /**
  * The owner's reply to a TableCommand.
@@ -1162,7 +1213,7 @@ export type TableCommandReply = Message<"trix.v1.TableCommandReply"> & {
  * Use `create(TableCommandReplySchema)` to create a new message.
  */
 export const TableCommandReplySchema: GenMessage<TableCommandReply> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 27);
+  messageDesc(file_trix_v1_table, 29);
 
 /**
  * TableCommand.read_events: what a seat (or the public) may see after `after_sequence`,
@@ -1214,7 +1265,7 @@ export type ReadEventsRequest = Message<"trix.v1.ReadEventsRequest"> & {
  * Use `create(ReadEventsRequestSchema)` to create a new message.
  */
 export const ReadEventsRequestSchema: GenMessage<ReadEventsRequest> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 28);
+  messageDesc(file_trix_v1_table, 30);
 
 /**
  * The reply to ReadEventsRequest.
@@ -1244,7 +1295,7 @@ export type ReadEventsResponse = Message<"trix.v1.ReadEventsResponse"> & {
  * Use `create(ReadEventsResponseSchema)` to create a new message.
  */
 export const ReadEventsResponseSchema: GenMessage<ReadEventsResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 29);
+  messageDesc(file_trix_v1_table, 31);
 
 /**
  * A refused command: the domain error's kind and its public message.
@@ -1272,7 +1323,7 @@ export type CommandError = Message<"trix.v1.CommandError"> & {
  * Use `create(CommandErrorSchema)` to create a new message.
  */
 export const CommandErrorSchema: GenMessage<CommandError> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 30);
+  messageDesc(file_trix_v1_table, 32);
 
 /**
  * What every table replica answers on `trix.table.live` (issue 16): the unfinished tables it
@@ -1295,7 +1346,7 @@ export type LiveTablesResponse = Message<"trix.v1.LiveTablesResponse"> & {
  * Use `create(LiveTablesResponseSchema)` to create a new message.
  */
 export const LiveTablesResponseSchema: GenMessage<LiveTablesResponse> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 31);
+  messageDesc(file_trix_v1_table, 33);
 
 /**
  * One unfinished table and its current sequence.
@@ -1323,7 +1374,7 @@ export type LiveTable = Message<"trix.v1.LiveTable"> & {
  * Use `create(LiveTableSchema)` to create a new message.
  */
 export const LiveTableSchema: GenMessage<LiveTable> = /*@__PURE__*/
-  messageDesc(file_trix_v1_table, 32);
+  messageDesc(file_trix_v1_table, 34);
 
 /**
  * Authoritative tables: create, view, act, stream events.
@@ -1410,6 +1461,16 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof ReclaimSeatRequestSchema;
     output: typeof ReclaimSeatResponseSchema;
+  },
+  /**
+   * A player hands his competition seat to auto-play; ReclaimSeat takes it back (docs/rules.md §10).
+   *
+   * @generated from rpc trix.v1.TableService.HandOverSeat
+   */
+  handOverSeat: {
+    methodKind: "unary";
+    input: typeof HandOverSeatRequestSchema;
+    output: typeof HandOverSeatResponseSchema;
   },
   /**
    * The timers act for a seat whose turn timed out (docs/rules.md §9).
