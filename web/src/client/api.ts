@@ -68,8 +68,8 @@ export function keepFresh(
 /** The gateway as the follower's source; `invitation`: a spectator's, for a private table. */
 export function eventSource(gw: Gateway, invitation = ""): EventSource {
   return {
-    async *events(tableId, afterSequence, signal) {
-      for await (const r of gw.events({ tableId, afterSequence }, { signal })) if (r.message) yield r.message;
+    async *events(tableId, afterSequence, signal, autoPlay = false) {
+      for await (const r of gw.events({ tableId, afterSequence, autoPlay }, { signal })) if (r.message) yield r.message;
     },
     async *spectate(tableId, afterSequence, signal) {
       for await (const r of gw.spectate({ tableId, afterSequence, invitation }, { signal })) if (r.event) yield r.event;

@@ -14,8 +14,9 @@ import { applyEvent, applySnapshot, emptyState, isGap } from "./state";
 import type { GameState } from "./state";
 
 export interface EventSource {
-  /** The seat's messages after `afterSequence` (table "" = the player's current table or ticket). */
-  events(tableId: string, afterSequence: bigint, signal: AbortSignal): AsyncIterable<SessionResponse>;
+  /** The seat's messages after `afterSequence` (table "" = the player's current table or ticket);
+   * `autoPlay`: follow the seat without taking it from auto-play (EventsRequest.auto_play). */
+  events(tableId: string, afterSequence: bigint, signal: AbortSignal, autoPlay?: boolean): AsyncIterable<SessionResponse>;
   /** A spectator's public events after `afterSequence`. */
   spectate?(tableId: string, afterSequence: bigint, signal: AbortSignal): AsyncIterable<Event>;
   view(tableId: string): Promise<SeatView>;
@@ -49,6 +50,9 @@ export class Follower {
   state: GameState;
   private stop = new AbortController();
   private readonly spectator: boolean;
+  /** He let the bot play his seat ("let the bot play", docs/rules.md §10): a resume must not take
+   * it back (opening a seat played by auto-play takes it, unless EventsRequest.auto_play). */
+  autoPlay = false;
 
   constructor(
     private readonly source: EventSource,
@@ -154,7 +158,7 @@ export class Follower {
             gapsInARow = 0;
           }
         } else {
-          for await (const m of this.source.events(tableId, sequence, stream.signal)) {
+          for await (const m of this.source.events(tableId, sequence, stream.signal, this.autoPlay)) {
             if (this.handle(m)) return;
             if (this.gapSeen) break;
             delay = 250; // the stream works: the next break starts the backoff afresh

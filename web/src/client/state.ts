@@ -10,7 +10,9 @@ import type { Card, Seat, TableOptions } from "../gen/trix/v1/common_pb";
 import type { Event, TurnStarted } from "../gen/trix/v1/events_pb";
 import type { LastTrick, SeatView } from "../gen/trix/v1/table_pb";
 
-export type SeatInfo = { index: number; playerId: string; name: string; bot: boolean; left: boolean };
+/** `autoPlay`: a competition's seat (`Seat.auto_play`, docs/rules.md §10): its player may let the
+ * bot play it (`bot`) and take it back. */
+export type SeatInfo = { index: number; playerId: string; name: string; bot: boolean; left: boolean; autoPlay: boolean };
 export type Played = { seat: number; card: number };
 export type Turn = {
   seats: number[];
@@ -77,7 +79,7 @@ export function emptyState(tableId = "", seat = -1): GameState {
     sequence: 0n,
     variant: Variant.UNSPECIFIED,
     options: null,
-    seats: [0, 1, 2, 3].map((i) => ({ index: i, playerId: "", name: "", bot: false, left: false })),
+    seats: [0, 1, 2, 3].map((i) => ({ index: i, playerId: "", name: "", bot: false, left: false, autoPlay: false })),
     commitment: "",
     stake: 0,
     leaveEndsGame: false,
@@ -125,6 +127,7 @@ function seatInfo(seats: Seat[], old: SeatInfo[]): SeatInfo[] {
       name: cleanName(s?.displayName ?? "") || prev?.name || "",
       bot: s?.bot ?? prev?.bot ?? false,
       left: prev?.left ?? false,
+      autoPlay: s?.autoPlay ?? prev?.autoPlay ?? false,
     };
   });
 }

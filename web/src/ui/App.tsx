@@ -266,6 +266,7 @@ export function App() {
     setError("");
     try {
       await gw.submitAction({ action: action(f.state.tableId, f.state.sequence, kind) });
+      if (kind.case === "autoPlay") f.autoPlay = kind.value; // its resumes leave the seat to the bot
     } catch (err) {
       fail(err);
       void f.refresh().catch(() => {});

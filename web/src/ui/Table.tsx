@@ -75,6 +75,24 @@ function CopyLink({ t, tableId }: { t: T; tableId: string }) {
   );
 }
 
+/** "Let the bot play" at a competition's seat (docs/rules.md §10): on, the bot plays his seat
+ * (Action.auto_play true); off again, he takes it back. Its state is the table's (the seat's
+ * `bot`), shown by the switch and a line beside it. */
+function AutoPlaySwitch({ t, g, act }: { t: T; g: GameState; act: Props["act"] }) {
+  const mine = g.seats[g.seat];
+  if (!mine?.autoPlay || mine.left) return null;
+  const on = mine.bot;
+  return (
+    <div class="auto-play" data-auto-play={on ? "on" : "off"}>
+      <button type="button" role="switch" aria-checked={on} data-action="auto-play" onClick={() => void act({ case: "autoPlay", value: !on })}>
+        <span class="switch" aria-hidden="true" />
+        {t("letBotPlay")}
+      </button>
+      {on && <span class="hint">{t("botPlaysForYou")}</span>}
+    </div>
+  );
+}
+
 export function TableView({ t, game: g, act, newGame, playAgain, spectator = false, invite, social }: Props) {
   const now = useNow(!!g.turn);
   const [marked, setMarked] = useState<number[]>([]);
@@ -202,6 +220,7 @@ export function TableView({ t, game: g, act, newGame, playAgain, spectator = fal
           </button>
         </div>
       )}
+      {!spectator && <AutoPlaySwitch t={t} g={g} act={act} />}
       {!spectator && <div class="leave">
         {!confirmLeave ? (
           <button type="button" class="small" onClick={() => setConfirmLeave(true)}>

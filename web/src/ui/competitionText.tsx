@@ -33,7 +33,7 @@ export function Facts({ c, r }: { c: C; r: CompetitionRow }) {
     <dl class="facts">
       <dt>{c.t("variant")}</dt>
       <dd>
-        {c.t(VARIANT_KEYS[r.variant] as Key)} · {c.s(r.format)} · {c("roundsN", { n: r.rounds })}
+        {c.t(VARIANT_KEYS[r.variant] as Key)} · {c.s(r.format)} · {r.rounds === 1 ? c.s("round1") : r.rounds === 2 ? c.s("round2") : c("roundsN", { n: r.rounds })}
       </dd>
       <dt>{c.s("fee")}</dt>
       <dd data-fee={r.fee}>{r.fee ? c("coins", { n: r.fee }) : c.s("free")}</dd>
