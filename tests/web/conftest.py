@@ -33,7 +33,7 @@ STREAM_IDLE_S = 4.0
 TOKEN_TTL_S = 12
 """Public tokens live 12 s here (900 s in production): every browser test runs on tokens that
 expire many times over, so each also proves the app refreshes its token by itself (ADR 0018)."""
-COMPETITION_REVIEW_S = 15
+COMPETITION_REVIEW_S = 8
 """A competition's review period after its final (10 minutes in production, issue 43)."""
 
 

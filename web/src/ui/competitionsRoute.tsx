@@ -63,8 +63,14 @@ export function useCompetitionFollow(gw: Gateway, signedIn: boolean, idle: boole
         if (!r.me || state === CompetitionState.FINISHED || state === CompetitionState.CANCELLED) return; // nothing more to open
         const tables = r.bracket?.tables ?? r.standings?.tables ?? [];
         if (baseline.current === null) baseline.current = Math.max(0, ...tables.map((t) => t.round));
-        if (r.seat) openOnce(r.seat.tableId, r.seat.seat);
-        else {
+        if (r.seat) {
+          // The bracket names a round's table as soon as it is drawn, a moment before the table
+          // exists: opened once it answers (opened too early, its NOT_FOUND would drop it for good
+          // and the game would be played without him).
+          const { tableId, seat } = r.seat;
+          if (opened.current.has(tableId) || !(await gw.getView({ tableId }).then(() => true, () => false)) || stopped) return;
+          openOnce(tableId, seat);
+        } else {
           // A round played while nothing was open here (tables of bots end in a moment, and a
           // notice may come while the stream is being opened again): its result is shown.
           const latest = myLatestTable(tables, r.me.playerId);
