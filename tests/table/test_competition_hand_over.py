@@ -7,11 +7,11 @@ twice; ReclaimSeat takes it back and the game waits for him again; a rebuilt tab
 from __future__ import annotations
 
 import grpc
+from test_competition_seat import TIMERS, act, competition_table, md, refused, stub_of, take, view
 
 from conftest import InProcessTable
 from support.table import token
 from trix.runtime.identity import TOKEN_METADATA
-from test_competition_seat import TIMERS, act, competition_table, md, refused, stub_of, take, view
 from trix.v1 import table_pb2
 
 

@@ -2,15 +2,15 @@
 Competitions tab (fee, prize, entrants of the capacity, the refund rule), registers, and at the
 start his table opens by itself, which takes his seat from auto-play (docs/rules.md §10): the
 table's "let the bot play" switch hands his seat to the bot and takes it back (in Arabic, while
-the first deal waits for the seeds); he plays a deal of it himself, card by card, then lets the
-bot play the rest, and a few cards of his final if his team went on (luck: the bracket is
+the first deal waits for the seeds); he plays his first cards himself, card by card, then lets
+the bot play the rest, and a few cards of his final if his team went on (luck: the bracket is
 asserted for either outcome; the other entrants are the test's, who never come: their seats are
-auto-played, the empty ones bots); the bracket updates by itself as the tables end, any table can be watched; after the final the
-competition file is checked in the browser (every table's record by the Verify page's checks,
-the digest) and, once the review period is over, the payouts and his final place are shown. In
-English on a desktop for the player, in Arabic on a phone for a spectator following the same
-bracket; axe-core on the tab and the page in both. Chromium against the platform as `trix up`
-runs it (tests/web/conftest.py)."""
+auto-played, the empty ones bots); the bracket updates by itself as the tables end, any table
+can be watched; after the final the competition file is checked in the browser (every table's
+record by the Verify page's checks, the digest) and, once the review period is over, the
+payouts and his final place are shown. In English on a desktop for the player, in Arabic on a
+phone for a spectator following the same bracket; axe-core on the tab and the page in both.
+Chromium against the platform as `trix up` runs it (tests/web/conftest.py)."""
 
 from __future__ import annotations
 
