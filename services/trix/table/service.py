@@ -375,8 +375,7 @@ class TableService:
         return await self._seat_command(caller, header, build, needs_turn=False)
 
     async def hand_over(self, caller: Caller, header: ActionHeader) -> int:
-        """His competition seat to auto-play, by its player (docs/rules.md §10): the bot plays it
-        from now on (at once if it is his turn), until he takes it back (ReclaimSeat)."""
+        """His competition seat to the bot, by him (docs/rules.md §10), until he takes it back (ReclaimSeat)."""
 
         def build(table: Table) -> dict[str, Any]:
             check_hand_over(table, header.seat)
