@@ -51,7 +51,7 @@ from trix.table.config import TableConfig
 from trix.table.ports import EventSink, LogConflict, StaleWriter, TableStore
 from trix.table.table import ALL, PUBLIC_ONLY, Clock, Routed, Table
 from trix.table.unpublished import Unpublished
-from trix.table.validation import check_create, check_hand_over, check_reclaim, not_your_turn
+from trix.table.validation import check_create, check_reclaim, hand_over_entry, not_your_turn
 from trix.table.views import build_view
 from trix.v1 import events_pb2, table_pb2
 
@@ -376,12 +376,7 @@ class TableService:
 
     async def hand_over(self, caller: Caller, header: ActionHeader) -> int:
         """His competition seat to the bot, by him (docs/rules.md §10), until he takes it back (ReclaimSeat)."""
-
-        def build(table: Table) -> dict[str, Any]:
-            check_hand_over(table, header.seat)
-            return {"op": "handover", "seat": header.seat, "keep_turn": 1}
-
-        return await self._seat_command(caller, header, build, needs_turn=False)
+        return await self._seat_command(caller, header, lambda t: hand_over_entry(t, header.seat), needs_turn=False)
 
     async def auto_act(self, caller: Caller, table_id: str, seat: int, turn_seq: int) -> int:
         """AutoAct{table, seat, turn_seq} from the timers (docs/rules.md §9): the engine's bot move."""

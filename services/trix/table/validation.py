@@ -91,13 +91,15 @@ def check_reclaim(table: Table, seat: int) -> None:
         raise PermissionDenied("a bot's seat is never taken over")
 
 
-def check_hand_over(table: Table, seat: int) -> None:
-    """HandOverSeat (the caller is the seat's player): docs/rules.md §10, at a competition's table
-    the seat's player may let the bot play his seat while the game lasts and take it back
-    (ReclaimSeat). Only such a seat (`Seat.auto_play`); a seat left is not his to hand over."""
+def hand_over_entry(table: Table, seat: int) -> dict[str, Any]:
+    """HandOverSeat's log entry (the caller is the seat's player): docs/rules.md §10, at a
+    competition's table the seat's player may let the bot play his seat while the game lasts
+    and take it back (ReclaimSeat). Only such a seat (`Seat.auto_play`); a seat left is not his
+    to hand over. The current turn is kept (`keep_turn`), as a takeover keeps it."""
     if not table.seats[seat].auto_play:
         raise PermissionDenied("only a competition's seat is handed to auto-play")
     if seat in table.left:
         raise IllegalMove("the seat was left")
     if table.bots[seat]:
         raise IllegalMove("the seat is already played by the bot")
+    return {"op": "handover", "seat": seat, "keep_turn": 1}
