@@ -12,7 +12,7 @@ from test_competition_seat import TIMERS, act, competition_table, md, refused, s
 from conftest import InProcessTable
 from support.table import token
 from trix.runtime.identity import TOKEN_METADATA
-from trix.v1 import table_pb2
+from trix.v1 import table_pb2, table_pb2_grpc
 
 
 def hand_over(table_id: str, seat: int, action_id: str) -> table_pb2.HandOverSeatRequest:
@@ -21,15 +21,20 @@ def hand_over(table_id: str, seat: int, action_id: str) -> table_pb2.HandOverSea
     )
 
 
+async def _two_players_came(stub: table_pb2_grpc.TableServiceStub, t: str) -> table_pb2.SeatView:
+    """The competition's table, p0 and p2 in their seats (taken), the seed turn still on."""
+    await stub.CreateTable(competition_table(t), metadata=((TOKEN_METADATA, token("service", "table")),))
+    for seat in (0, 2):
+        await stub.ReclaimSeat(take(t, seat, f"p{seat}-mine"), metadata=md(f"p{seat}"))
+    return await view(stub, t, -1)
+
+
 async def test_a_player_hands_his_competition_seat_to_auto_play_and_takes_it_back(
     table_service: InProcessTable,
 ) -> None:
     t = "comp-r1-t1"
     async with stub_of(table_service) as stub:
-        await stub.CreateTable(competition_table(t), metadata=((TOKEN_METADATA, token("service", "table")),))
-        await stub.ReclaimSeat(take(t, 0, "p0-mine"), metadata=md("p0"))
-        await stub.ReclaimSeat(take(t, 2, "p2-mine"), metadata=md("p2"))
-        seeds = await view(stub, t, -1)
+        seeds = await _two_players_came(stub, t)
         await stub.AutoAct(table_pb2.AutoActRequest(table_id=t, seat=3, turn_seq=seeds.turn.turn_seq), metadata=TIMERS)
         # Dealt: the game waits for p0 or p2 only (the others are the bot's).
         while list((v := await view(stub, t, -1)).turn.seats) != [0]:
