@@ -123,11 +123,15 @@ def event_text(event: social_pb2.SocialEvent, lang: str) -> str:
     return ""
 
 
-def answer_text(reply: gateway_pb2.SocialResponse) -> str:
-    """A social request's answer as a line ("" when there is nothing to say)."""
+def answer_text(reply: gateway_pb2.SocialResponse, lang: str = "en") -> str:
+    """A social request's answer as a line ("" when there is nothing to say). A line sent on
+    the Session stream comes back in its answer (`SendChatResponse.line`), not as an event."""
     which = reply.WhichOneof("result")
     if which == "send_chat":
-        return "" if reply.send_chat.delivered else "* (not sent)"
+        if not reply.send_chat.delivered:
+            return "* (not sent)"
+        line = reply.send_chat.line
+        return line_text(line, lang) if line.author_id else ""
     if which == "list_friends":
         rows = [
             f"  {f.display_name or f.player_id} ({f.player_id}): {STATES.get(f.state, '?')}"

@@ -211,7 +211,7 @@ class Terminal:
         elif kind == "social_event":
             self.say(play_social.event_text(m.social_event, self.args.lang))
         elif kind == "social":
-            answer = play_social.answer_text(m.social)
+            answer = play_social.answer_text(m.social, self.args.lang)
             if answer:
                 self.say(answer)
         elif kind == "error":

@@ -29,6 +29,8 @@ async def ask(
     headers = {TOKEN_HEADER: caller} if caller is not None else {}
     if "name" in fields:
         headers[subjects.SOCIAL_DISPLAY_NAME_HEADER] = urllib.parse.quote(fields["name"], safe="")
+    if "sent_by" in fields:
+        headers[subjects.SOCIAL_SENT_BY_HEADER] = fields["sent_by"]
     return await p.gateway_nc.request(
         subjects.social_send_chat(), request.SerializeToString(), timeout=10, headers=headers
     )
@@ -66,6 +68,27 @@ async def test_a_line_sent_over_nats_is_stored_once_delivered_and_shown_under_it
     assert lines[1].author_name != "a fuck name"
     history = await p.social_service().history("p3", pb.ChatChannel(kind=PLAYERS_CHANNEL, id="nats-1"), 0, "")
     assert [line.line_id for line in history[0]][-1] == first.line_id
+
+
+async def test_a_line_from_a_session_stream_comes_back_in_its_answer_and_its_event_names_that_session(
+    platform: Platform,
+) -> None:
+    """The session that sent a line has it in its answer and is not sent it again: its event
+    names the session (`Trix-Sent-By`) for the gateway to skip (docs/adr/0031); a line sent
+    otherwise (the plain `Social` call) has no line in its answer and its event names none."""
+    p = platform
+    await p.create_table("nats-own", common_pb2.VARIANT_COMPLEX)
+    own = sent(await ask(p, token(ROLE_PLAYER, "p1"), "nats-own", "salam", name="Layla", sent_by="s-1"))
+    assert own.delivered and (own.line.line_id, own.line.author_id, own.line.text) == (own.line_id, "p1", "salam")
+    assert own.line.author_name == "Layla" and own.line.channel.id == "nats-own"
+    p.clock.now += 5.0
+    plain = sent(await ask(p, token(ROLE_PLAYER, "p2"), "nats-own", "hi"))
+    assert plain.delivered and plain.line_id > own.line_id and not plain.HasField("line")
+    subject = subjects.social_channel_events("nats-own", "players")
+    await until(lambda: len(p.inbox.lines(subject)) == 2, "both lines delivered")
+    senders = [by for (s, e, _), by in zip(p.inbox.got, p.inbox.sent_by, strict=True) if s == subject]
+    assert senders == ["s-1", ""]
+    assert p.inbox.lines(subject)[0] == own.line
 
 
 async def test_a_line_over_nats_is_refused_with_its_kind_and_a_message_a_client_can_show(platform: Platform) -> None:

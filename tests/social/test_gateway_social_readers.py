@@ -7,14 +7,13 @@ player the social service named hidden. The NATS side is an in-memory `SocialEve
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from trix.gateway.config import GatewayConfig
 from trix.gateway.ports import SPECTATOR
 from trix.gateway.service import GatewayService
 from trix.gateway.session import Session
-from trix.gateway.social_api import SocialGateway
+from trix.gateway.social_api import OnSocialMessage, SocialGateway
 from trix.gateway.tokens import Principal
 from trix.natsio import subjects
 from trix.v1 import gateway_pb2, social_pb2
@@ -24,7 +23,7 @@ class Subscriptions:
     """`SocialEventsPort` in memory: the subjects subscribed now, and every change in order."""
 
     def __init__(self) -> None:
-        self.on_message: Callable[[str, bytes, str], None] | None = None
+        self.on_message: OnSocialMessage | None = None
         self.now: set[str] = set()
         self.changes: list[str] = []
 
@@ -106,6 +105,25 @@ async def test_a_subject_is_subscribed_once_while_read_and_dropped_with_its_last
         hub.detach(s)
     await settled()
     assert port.now == set() and hub.readers == {} and hub.interests == {} and hub.social_sessions == {}
+
+
+async def test_the_session_that_sent_a_line_is_not_sent_it_again_but_his_other_sessions_are() -> None:
+    """A line sent on a Session stream comes back in its answer (`SendChatResponse.line`):
+    its event skips that session alone (`Trix-Sent-By`), not his other sessions nor the
+    other readers (docs/adr/0031, amendment "a line read once a reader")."""
+    service, port = gateway()
+    hub = service.social
+    amal, amal_web, badr = session(service, "amal"), session(service, "amal"), session(service, "badr")
+    for s, seat in ((amal, 0), (amal_web, 0), (badr, 1)):
+        hub.attach(s)
+        hub.follow(s, "T1", seat)
+    await settled()
+    line = social_pb2.SocialEvent(chat_line=social_pb2.ChatLine(author_id="amal", text="salam"))
+    assert port.on_message is not None
+    port.on_message(subjects.social_channel_events("T1", "players"), line.SerializeToString(), "", amal.session_id)
+    assert pushed(amal) == []
+    assert [m.social_event for m in pushed(amal_web)] == [line] and [m.social_event for m in pushed(badr)] == [line]
+    assert hub.delivered == 2
 
 
 async def test_a_session_reads_the_chat_of_its_latest_tables_only() -> None:

@@ -54,3 +54,13 @@ def test_events_and_answers_read_as_one_line_in_the_reader_language() -> None:
     assert (
         play_social.answer_text(gateway_pb2.SocialResponse(send_chat=social_pb2.SendChatResponse())) == "* (not sent)"
     )
+
+
+def test_a_line_the_stream_sent_is_said_from_its_answer() -> None:
+    """The gateway answers a line sent on the Session stream with the line itself and sends
+    that stream no event of it (docs/adr/0031): `trix play` shows it from the answer."""
+    sent = social_pb2.SendChatResponse(delivered=True, line_id=7)
+    sent.line.CopyFrom(social_pb2.ChatLine(author_id="g1", author_name="amal", text="salam", line_id=7))
+    assert play_social.answer_text(gateway_pb2.SocialResponse(send_chat=sent), "ar") == "[amal] salam"
+    retried = social_pb2.SendChatResponse(delivered=True, line_id=7)  # a retry's: said the first time
+    assert play_social.answer_text(gateway_pb2.SocialResponse(send_chat=retried)) == ""

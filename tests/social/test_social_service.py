@@ -56,10 +56,13 @@ class Inbox:
     """What the gateway would forward: each social event received, by subject."""
 
     got: list[tuple[str, pb.SocialEvent, set[str]]] = field(default_factory=list)
+    sent_by: list[str] = field(default_factory=list)
+    """Each event's `Trix-Sent-By` (the gateway session that sent its line), in `got`'s order."""
 
     async def on(self, msg: Msg) -> None:
         hidden = set(filter(None, (msg.headers or {}).get(subjects.SOCIAL_HIDDEN_FROM_HEADER, "").split(",")))
         self.got.append((msg.subject, pb.SocialEvent.FromString(msg.data), hidden))
+        self.sent_by.append((msg.headers or {}).get(subjects.SOCIAL_SENT_BY_HEADER, ""))
 
     def lines(self, subject: str, reader: str = "") -> list[pb.ChatLine]:
         return [

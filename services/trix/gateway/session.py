@@ -304,7 +304,8 @@ class Session:
         elif which == "view":
             out.snapshot.CopyFrom(await gw.view(pid, request.view.table_id))
         elif which == "social":
-            out.social.CopyFrom(await gw.social.handle(pid, request.social, self.principal.display_name))
+            social = await gw.social.handle(pid, request.social, self.principal.display_name, self.session_id)
+            out.social.CopyFrom(social)
         else:
             raise InvalidArgument("empty or unknown request")
         self.push(out)

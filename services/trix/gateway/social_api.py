@@ -54,15 +54,21 @@ INVITE_KINDS = {
 
 class SocialPort(Protocol):
     async def call(
-        self, player_id: str, request: gateway_pb2.SocialRequest, display_name: str = ""
+        self, player_id: str, request: gateway_pb2.SocialRequest, display_name: str = "", sent_by: str = ""
     ) -> gateway_pb2.SocialResponse:
-        """The social service's answer, asked as `player_id`; raises its domain error."""
+        """The social service's answer, asked as `player_id`; raises its domain error. `sent_by`:
+        the Session stream asking, which has its chat line in the answer, not as an event."""
         ...
 
 
+class OnSocialMessage(Protocol):
+    def __call__(self, subject: str, data: bytes, hidden_from: str, sent_by: str = "") -> None:
+        """`(subject, SocialEvent bytes, hidden-from, the session that sent its line)`."""
+
+
 class SocialEventsPort(Protocol):
-    on_message: Callable[[str, bytes, str], None] | None
-    """Hears `(subject, SocialEvent bytes, hidden-from)` of every subscribed subject."""
+    on_message: OnSocialMessage | None
+    """Hears every message of every subscribed subject."""
 
     async def subscribe(self, subject: str) -> None: ...
     async def unsubscribe(self, subject: str) -> None: ...
@@ -128,9 +134,10 @@ class SocialGateway:
     # -- requests ---------------------------------------------------------------------------
 
     async def handle(
-        self, player_id: str, request: gateway_pb2.SocialRequest, display_name: str = ""
+        self, player_id: str, request: gateway_pb2.SocialRequest, display_name: str = "", sent_by: str = ""
     ) -> gateway_pb2.SocialResponse:
-        """One `Social` request of `player_id`."""
+        """One `Social` request of `player_id`; `sent_by`: the Session stream it came on (its
+        own chat line comes back in the answer, `SendChatResponse.line`, not as an event)."""
         which = request.WhichOneof("request")
         if which is None:
             raise InvalidArgument("the social request is empty")
@@ -144,7 +151,7 @@ class SocialGateway:
             return gateway_pb2.SocialResponse(set_spectator_chat=gateway_pb2.SetSpectatorChatResponse())
         if self.port is None:
             raise Unavailable("chat and friends are not reachable; retry")
-        reply = await self.port.call(player_id, request, display_name)
+        reply = await self.port.call(player_id, request, display_name, sent_by)
         if which in ("send_chat", "chat_history"):
             channel = request.send_chat.channel if which == "send_chat" else request.chat_history.channel
             if channel.kind == social_pb2.CHAT_CHANNEL_KIND_COMPETITION:
@@ -274,9 +281,10 @@ class SocialGateway:
 
     # -- events -----------------------------------------------------------------------------
 
-    def on_message(self, subject: str, data: bytes, hidden_from: str) -> None:
+    def on_message(self, subject: str, data: bytes, hidden_from: str, sent_by: str = "") -> None:
         """One social event: to the social sessions of the players reading `subject`, but
-        those the social service named hidden."""
+        those the social service named hidden, and the session that sent its line (`sent_by`:
+        it has the line in its answer)."""
         readers = self.readers.get(subject)
         if not readers:
             return
@@ -290,8 +298,9 @@ class SocialGateway:
         players = {session.player_id for session in readers.values()} - hidden
         for player_id in players:
             for session in self.social_sessions.get(player_id, {}).values():
-                session.push(out)
-                self.delivered += 1
+                if session.session_id != sent_by:
+                    session.push(out)
+                    self.delivered += 1
 
 
 async def social_events(

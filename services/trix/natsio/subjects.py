@@ -262,6 +262,10 @@ SOCIAL_ERROR_HEADER = "Trix-Error"
 the body (UTF-8); absent, the body is the `SendChatResponse`."""
 SOCIAL_RETRY_AFTER_HEADER = "Trix-Retry-After-Ms"
 """On a rate limit's refusal: the milliseconds to wait (`ResourceExhausted.retry_after_s`)."""
+SOCIAL_SENT_BY_HEADER = "Trix-Sent-By"
+"""On a chat line's request, and on the line's social events: the gateway session that sent it
+(a Session stream), which has the line in its answer (`SendChatResponse.line`) and is not sent
+it again as an event; the gateway never forwards the header."""
 
 
 # -- scoring ------------------------------------------------------------------------

@@ -173,15 +173,25 @@ class CoreOutbox:
         self.nats = nats
 
     async def to_channel(
-        self, channel: str, channel_id: str, event: social_pb2.SocialEvent, hidden_from: Collection[str]
+        self,
+        channel: str,
+        channel_id: str,
+        event: social_pb2.SocialEvent,
+        hidden_from: Collection[str],
+        sent_by: str = "",
     ) -> None:
         headers = {subjects.SOCIAL_HIDDEN_FROM_HEADER: ",".join(sorted(hidden_from))} if hidden_from else None
+        if sent_by:
+            headers = {**(headers or {}), subjects.SOCIAL_SENT_BY_HEADER: sent_by}
         await self.nats.client.publish(
             subjects.social_channel_events(channel_id, channel), event.SerializeToString(), headers=headers
         )
 
-    async def to_player(self, player: str, event: social_pb2.SocialEvent) -> None:
-        await self.nats.client.publish(subjects.social_player_events(player), event.SerializeToString())
+    async def to_player(self, player: str, event: social_pb2.SocialEvent, sent_by: str = "") -> None:
+        headers = {subjects.SOCIAL_SENT_BY_HEADER: sent_by} if sent_by else None
+        await self.nats.client.publish(
+            subjects.social_player_events(player), event.SerializeToString(), headers=headers
+        )
 
 
 class ResultsTableFacts:

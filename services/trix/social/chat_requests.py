@@ -109,14 +109,19 @@ class ChatRequests:
         except DecodeError:
             raise InvalidArgument("the chat line does not decode") from None
         which = request.WhichOneof("content")
-        delivered, line_id = await self.service.send_chat(
+        sent_by = headers.get(subjects.SOCIAL_SENT_BY_HEADER, "")
+        delivered, line = await self.service.send_line(
             caller.name,
             request.channel,
             request.text if which == "text" else None,
             request.phrase_id if which == "phrase_id" else None,
             request.client_line_id,
+            sent_by,
         )
-        return pb.SendChatResponse(delivered=delivered, line_id=line_id)
+        if line is None:
+            return pb.SendChatResponse(delivered=delivered)
+        # The sending session has its line here, not again as an event (`SOCIAL_SENT_BY_HEADER`).
+        return pb.SendChatResponse(delivered=delivered, line_id=line.line_id, line=line if sent_by else None)
 
     async def stop(self) -> None:
         if self.sub is not None:

@@ -72,12 +72,18 @@ class PresenceStore(Protocol):
 
 class Outbox(Protocol):
     async def to_channel(
-        self, channel: str, channel_id: str, event: social_pb2.SocialEvent, hidden_from: Collection[str]
+        self,
+        channel: str,
+        channel_id: str,
+        event: social_pb2.SocialEvent,
+        hidden_from: Collection[str],
+        sent_by: str = "",
     ) -> None:
-        """A table channel's (`players`, `spectators`) or a competition's (`competition`) event."""
+        """A table channel's (`players`, `spectators`) or a competition's (`competition`) event;
+        `sent_by`: the gateway session that sent its line (not sent it again)."""
         ...
 
-    async def to_player(self, player: str, event: social_pb2.SocialEvent) -> None: ...
+    async def to_player(self, player: str, event: social_pb2.SocialEvent, sent_by: str = "") -> None: ...
 
 
 class TableFacts(Protocol):

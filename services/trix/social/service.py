@@ -188,9 +188,29 @@ class SocialService:
     # -- chat -----------------------------------------------------------------------------
 
     async def send_chat(
-        self, player: str, channel: pb.ChatChannel, text: str | None, phrase_id: str | None, client_line_id: str
+        self,
+        player: str,
+        channel: pb.ChatChannel,
+        text: str | None,
+        phrase_id: str | None,
+        client_line_id: str,
+        sent_by: str = "",
     ) -> tuple[bool, int]:
-        """(delivered, line id) of one line; raises what the caller is told (module docstring)."""
+        """(delivered, line id) of one line; raises what the caller is told (module docstring).
+        `sent_by`: the gateway session that sent it, which has it in its answer (`line`)."""
+        delivered, line = await self.send_line(player, channel, text, phrase_id, client_line_id, sent_by)
+        return delivered, line.line_id if line is not None else 0
+
+    async def send_line(
+        self,
+        player: str,
+        channel: pb.ChatChannel,
+        text: str | None,
+        phrase_id: str | None,
+        client_line_id: str,
+        sent_by: str = "",
+    ) -> tuple[bool, pb.ChatLine | None]:
+        """`send_chat` with the line as sent (None: not delivered, or a retry's)."""
         if text is None and phrase_id is None:
             raise InvalidArgument("a line is free text or a quick phrase")
         if text is not None and len(text) > MAX_LINE_CHARACTERS:
@@ -207,7 +227,7 @@ class SocialService:
             raise PermissionDenied(refusal)
         retry = (player, client_line_id)
         if client_line_id and retry in self._sent:
-            return True, self._sent[retry]
+            return True, pb.ChatLine(line_id=self._sent[retry])
         judged = self.moderation.judge(player, where.stored.subject, phrase.en if phrase is not None else text or "")
         if judged.outcome is Outcome.TIMED_OUT:
             raise ResourceExhausted("you may not chat for a while after repeated filtered lines", judged.retry_after_s)
@@ -223,7 +243,7 @@ class SocialService:
             timed_out.until.FromMilliseconds(until)
             await self.outbox.to_player(player, pb.SocialEvent(chat_timed_out=timed_out))
         if not judged.sent:
-            return False, 0
+            return False, None
         line = pb.ChatLine(
             channel=pb.ChatChannel(kind=where.kind, id=where.channel_id),  # type: ignore[arg-type]
             author_id=player,
@@ -240,14 +260,15 @@ class SocialService:
             self._sent[retry] = line.line_id
             while len(self._sent) > RETRIES_REMEMBERED:
                 self._sent.popitem(last=False)
-        await self._deliver(player, where, line)
+        await self._deliver(player, where, line, sent_by)
         self.lines_sent += 1
-        return True, line.line_id
+        return True, line
 
-    async def _deliver(self, author: str, where: Where, line: pb.ChatLine) -> None:
+    async def _deliver(self, author: str, where: Where, line: pb.ChatLine, sent_by: str = "") -> None:
         if where.event_channel:
             hidden = self.graph.hidden_from(author)
-            await self.outbox.to_channel(where.event_channel, where.event_id, pb.SocialEvent(chat_line=line), hidden)
+            event = pb.SocialEvent(chat_line=line)
+            await self.outbox.to_channel(where.event_channel, where.event_id, event, hidden, sent_by)
             return
         # A direct line: to both parties' sessions, each seeing the other as the channel;
         # not to a reader who muted the author (his view only).
@@ -257,7 +278,7 @@ class SocialService:
             incoming.CopyFrom(line)
             incoming.channel.id = author
             await self.outbox.to_player(other, pb.SocialEvent(chat_line=incoming))
-        await self.outbox.to_player(author, pb.SocialEvent(chat_line=line))
+        await self.outbox.to_player(author, pb.SocialEvent(chat_line=line), sent_by)
 
     async def _readable(self, player: str, channel: pb.ChatChannel) -> tuple[Where, list[pb.ChatLine]]:
         where = await self.where(player, channel)

@@ -936,7 +936,8 @@ class SessionResponse(_message.Message):
         table's players' chat while he follows it, its spectators' chat while he watches it,
         his direct messages, a competition chat he opened), a friend request or acceptance,
         a friend's presence, an invitation, his chat timeout. Never in an EventBatch: chat
-        never travels with the table's events.
+        never travels with the table's events. Not a line this stream sent: that one is in
+        its answer (`social.send_chat.line`).
         """
 
     @_builtins.property

@@ -304,6 +304,7 @@ class SendChatResponse(_message.Message):
 
     DELIVERED_FIELD_NUMBER: _builtins.int
     LINE_ID_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
     delivered: _builtins.bool
     """Whether the line goes out to the channel's readers. False for a line the filter
     stopped, a repeated line, or a direct message to someone who blocked the caller; the
@@ -311,15 +312,24 @@ class SendChatResponse(_message.Message):
     """
     line_id: _builtins.int
     """The line's id in its channel when delivered."""
+    @_builtins.property
+    def line(self) -> Global___ChatLine:
+        """The line as its channel's readers receive it, when it was sent on a gateway Session
+        stream (`SessionRequest.social`): that stream is not sent it again as a `social_event`
+        (one message fewer a line; the player's other sessions are). Its id alone when it
+        answers a retry of a line already sent (`client_line_id`); unset on other calls.
+        """
+
     def __init__(
         self,
         *,
         delivered: _builtins.bool = ...,
         line_id: _builtins.int = ...,
+        line: Global___ChatLine | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["line", b"line"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["delivered", b"delivered", "line_id", b"line_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delivered", b"delivered", "line", b"line", "line_id", b"line_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
