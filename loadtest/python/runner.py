@@ -481,8 +481,12 @@ class Run:
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
         if args.chat_every > 0:
-            settle = window_cpu([r for r in rows if r["phase"] == "settle"], 0.0)
-            summary["chat"] = chat_summary(self.chat, self.window_chat, window_s, summary["cpu_window"], settle)
+            settling = [r for r in rows if r["phase"] == "settle"]
+            settle = window_cpu(settling, 0.0)
+            settle["actions_per_s"] = sum(r["actions_per_s"] for r in settling) / len(settling) if settling else 0.0
+            summary["chat"] = chat_summary(
+                self.chat, self.window_chat, window_s, summary["cpu_window"], settle, summary["actions_per_s"]
+            )
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "timeline.json").write_text(json.dumps(rows))
         if args.keep_accepted:

@@ -85,3 +85,14 @@ def test_the_summary_gives_the_social_service_cpu_per_line() -> None:
     assert summary["window_lines_per_s"] == 10.0 and summary["social_ms_per_line"] == 2.5
     assert summary["chat_ms_per_line"] == 1.0  # (25 - 15) ms/s over 10 lines/s
     assert (summary["lines_sent"], summary["lines_delivered"]) == (400, 1600)
+
+
+def test_the_summary_gives_every_process_cpu_per_line_net_of_its_cost_per_action() -> None:
+    """Each process's chat share: its window CPU less its silent settle's per action at the
+    window's action rate, per line; the platform's sum leaves the bots out."""
+    cpu = {"ms_per_s": {"social": 25.0, "gateway": 60.0, "bots": 50.0}}
+    silent = {"ms_per_s": {"social": 15.0, "gateway": 50.0, "bots": 40.0}, "actions_per_s": 100.0}
+    summary = chat_summary({"sent": 200}, 200, 20.0, cpu, silent, 110.0)
+    # gateway: (60 - 50 x 110/100) / 10 lines/s; social (25 - 16.5) / 10
+    assert summary["ms_per_line_by_process"] == {"social": 0.85, "gateway": 0.5, "bots": 0.6}
+    assert summary["platform_ms_per_line"] == 1.35
