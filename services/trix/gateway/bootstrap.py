@@ -28,6 +28,6 @@ def start(nats: NatsConnection, config: GatewayConfig, new_service: NewGateway) 
     ca = config.runtime.tls_ca_file
     port = GrpcSocial(config.social_target, config.player_key, timeout, ca_file=ca) if config.social_target else None
     if port is not None:
-        port.chat = NatsChatLines(nats, tables.player_token, timeout)
+        port.chat = NatsChatLines(nats, tables.player_token, timeout, window_s=config.chat_window_s)
     service.social = SocialGateway(port, NatsSocialEvents(nats))
     return service

@@ -16,6 +16,12 @@ from trix.natsio.online import BEAT_ENV, BEAT_S
 from trix.runtime.config import ConfigError, RuntimeConfig, env_float, env_int, env_str
 from trix.runtime.identity import GATEWAY_KEY_ENV, GATEWAY_PREVIOUS_KEY_ENV, MIN_KEY_BYTES, PLAYER_KEY_ENV, load_key
 
+CHAT_WINDOW_S = 0.025
+"""How long a chat line waits for the others of its window before they go to the social
+service together (`trix.gateway.social_adapters.NatsChatLines`): their requests leave in one
+socket write and reach the social service in one read, which answers them in one tick
+(docs/adr/0031)."""
+
 SERVICE = "gateway"
 EDGE_SECRET_ENV = "TRIX_GATEWAY_EDGE_SECRET"
 
@@ -99,6 +105,9 @@ class GatewayConfig:
     presence_beat_s: float = BEAT_S
     """TRIX_PRESENCE_BEAT_S: seconds between two beats naming the players this replica holds
     online (`trix.natsio.online`; the social service reads the same variable)."""
+    chat_window_s: float = CHAT_WINDOW_S
+    """TRIX_GATEWAY_CHAT_WINDOW_MS: the chat lines of this window go to the social service
+    together (`trix.gateway.social_adapters.NatsChatLines`, docs/adr/0031); 0 = each at once."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> GatewayConfig:
@@ -127,4 +136,5 @@ class GatewayConfig:
             outbox_size=env_int(e, "TRIX_GATEWAY_OUTBOX", 2048, minimum=16),
             competitions_target=env_str(e, "TRIX_COMPETITIONS_TARGET", ""),
             presence_beat_s=env_float(e, BEAT_ENV, BEAT_S, minimum=0.05),
+            chat_window_s=env_float(e, "TRIX_GATEWAY_CHAT_WINDOW_MS", CHAT_WINDOW_S * 1000, minimum=0.0) / 1000,
         )

@@ -28,6 +28,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from trix.errors import DomainError, InvalidArgument, ResourceExhausted, Unavailable, from_kind
+from trix.gateway.config import CHAT_WINDOW_S
 from trix.gateway.social_api import OnSocialMessage
 from trix.gateway.upstream import PASSED_ERRORS, PlayerUpstream, domain_error
 from trix.natsio.coalesce import subscribe_direct
@@ -47,10 +48,6 @@ log = structlog.get_logger("trix.gateway.social")
 
 CHAT_AND_FRIENDS = "chat and friends"
 MAX_QUOTED_NAMES = 20000
-CHAT_WINDOW_S = 0.025
-"""How long a chat line waits for the others of its window before they go to the social
-service together (`NatsChatLines`): their requests leave in one socket write and reach the
-social service in one read, which answers them in one tick (docs/adr/0031)."""
 
 # The SocialService method of each SocialRequest kind (the oneof member's name).
 METHODS: dict[str, str] = {
