@@ -170,3 +170,43 @@ async def test_a_seated_players_setting_reads_the_spectators_channel_until_turne
     hub.set_spectator_chat("amal", "T1", on=True)
     hub.detach(amal)  # his last social session: the setting goes with it
     assert "amal" not in hub.spectator_chat
+
+
+class HeldLines:
+    """A `SocialPort` whose chat lines are answered when the test lets them go."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+        self.asked: list[str] = []
+
+    async def call(
+        self, player_id: str, request: gateway_pb2.SocialRequest, display_name: str = "", sent_by: str = ""
+    ) -> gateway_pb2.SocialResponse:
+        self.asked.append(sent_by)
+        await self.go.wait()
+        return gateway_pb2.SocialResponse(send_chat=social_pb2.SendChatResponse(delivered=True, line_id=9))
+
+
+async def test_a_chat_line_on_the_session_stream_holds_back_none_of_its_next_requests() -> None:
+    """A line waits for its window (docs/adr/0031): the stream's next request (an action, a
+    ping) is answered meanwhile, the line's answer comes when the social service gives it,
+    and a session closed before that cancels it."""
+    service, _ = gateway()
+    held = HeldLines()
+    service.social = SocialGateway(held, None)
+    amal = session(service, "amal")
+    chat = gateway_pb2.SocialRequest(send_chat=social_pb2.SendChatRequest(text="salam"))
+    await asyncio.wait_for(amal.handle(gateway_pb2.SessionRequest(request_id="c1", social=chat)), 5)
+    await asyncio.wait_for(amal.handle(gateway_pb2.SessionRequest(request_id="p1", ping=True)), 5)
+    await settled()
+    assert [m.request_id for m in pushed(amal)] == ["p1"] and held.asked == [amal.session_id]
+    held.go.set()
+    await settled()
+    assert [(m.request_id, m.social.send_chat.line_id) for m in pushed(amal)] == [("c1", 9)]
+
+    held.go.clear()
+    await amal.handle(gateway_pb2.SessionRequest(request_id="c2", social=chat))
+    await settled()
+    assert len(amal.chats) == 1
+    await asyncio.wait_for(amal.close(), 5)
+    assert amal.chats == set() and pushed(amal) == []

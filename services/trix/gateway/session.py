@@ -95,6 +95,8 @@ class Session:
     """The player's actions in flight (sent to the table, not answered yet), by action id."""
     accepts: dict[tuple[str, int], list[tuple[int, gateway_pb2.SessionResponse]]] = field(default_factory=dict)
     """Per followed seat: acceptances due right behind the event of their sequence."""
+    chats: set[asyncio.Task[None]] = field(default_factory=set)
+    """The stream's chat lines not answered yet (`_chat`)."""
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.gateway.config.outbox_size)
@@ -201,6 +203,7 @@ class Session:
         self._finish()
         self.accepts.clear()
         tasks = [f.task for f in self.follows.values() if f.task is not None] + list(self.watchers.values())
+        tasks += list(self.chats)
         for task in tasks:
             task.cancel()
         if tasks:
@@ -226,14 +229,30 @@ class Session:
             if not limiter.allow():
                 raise rate_limited(limiter)
             await self._dispatch(request, which, rid)
-        except DomainError as err:
-            self.push(gateway_pb2.SessionResponse(error=client_error(err, action_id), request_id=rid))
-        except Exception as exc:
-            error_id = uuid.uuid4().hex[:16]
-            log.error("unexpected error in session", error_id=error_id, exc_info=exc)
-            internal = gateway_pb2.ClientError(code="INTERNAL", message=f"internal error (error id {error_id})")
-            internal.action_id = action_id
-            self.push(gateway_pb2.SessionResponse(error=internal, request_id=rid))
+        except Exception as exc:  # noqa: BLE001 - typed for the client, a bug logged with its id (`_failed`)
+            self._failed(exc, rid, action_id)
+
+    def _failed(self, exc: Exception, rid: str, action_id: str = "") -> None:
+        """A request's refusal (its typed ClientError), or a bug's (INTERNAL with an id, logged)."""
+        if isinstance(exc, DomainError):
+            self.push(gateway_pb2.SessionResponse(error=client_error(exc, action_id), request_id=rid))
+            return
+        error_id = uuid.uuid4().hex[:16]
+        log.error("unexpected error in session", error_id=error_id, exc_info=exc)
+        internal = gateway_pb2.ClientError(code="INTERNAL", message=f"internal error (error id {error_id})")
+        internal.action_id = action_id
+        self.push(gateway_pb2.SessionResponse(error=internal, request_id=rid))
+
+    async def _chat(self, social: gateway_pb2.SocialRequest, rid: str) -> None:
+        """A chat line, answered on its own task (`_dispatch`)."""
+        try:
+            answer = await self.gateway.social.handle(
+                self.player_id, social, self.principal.display_name, self.session_id
+            )
+        except Exception as exc:  # noqa: BLE001 - as `handle`'s
+            self._failed(exc, rid)
+            return
+        self.push(gateway_pb2.SessionResponse(request_id=rid, social=answer))
 
     async def handle_malformed(self) -> None:
         """A message whose bytes did not decode: a typed error, the session goes on."""
@@ -304,6 +323,13 @@ class Session:
         elif which == "view":
             out.snapshot.CopyFrom(await gw.view(pid, request.view.table_id))
         elif which == "social":
+            if request.social.HasField("send_chat"):
+                # A chat line waits for its window (docs/adr/0031): answered on a task of its
+                # own, so the stream's next request (an action) never waits behind it.
+                chat = asyncio.ensure_future(self._chat(request.social, rid))
+                self.chats.add(chat)
+                chat.add_done_callback(self.chats.discard)
+                return
             social = await gw.social.handle(pid, request.social, self.principal.display_name, self.session_id)
             out.social.CopyFrom(social)
         else:
