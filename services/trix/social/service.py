@@ -188,17 +188,10 @@ class SocialService:
     # -- chat -----------------------------------------------------------------------------
 
     async def send_chat(
-        self,
-        player: str,
-        channel: pb.ChatChannel,
-        text: str | None,
-        phrase_id: str | None,
-        client_line_id: str,
-        sent_by: str = "",
+        self, player: str, channel: pb.ChatChannel, text: str | None, phrase_id: str | None, client_line_id: str
     ) -> tuple[bool, int]:
-        """(delivered, line id) of one line; raises what the caller is told (module docstring).
-        `sent_by`: the gateway session that sent it, which has it in its answer (`line`)."""
-        delivered, line = await self.send_line(player, channel, text, phrase_id, client_line_id, sent_by)
+        """(delivered, line id) of one line; raises what the caller is told (module docstring)."""
+        delivered, line = await self.send_line(player, channel, text, phrase_id, client_line_id)
         return delivered, line.line_id if line is not None else 0
 
     async def send_line(
@@ -210,7 +203,8 @@ class SocialService:
         client_line_id: str,
         sent_by: str = "",
     ) -> tuple[bool, pb.ChatLine | None]:
-        """`send_chat` with the line as sent (None: not delivered, or a retry's)."""
+        """`send_chat` with the line as sent (None: not delivered; its id alone: a retry's);
+        `sent_by`: the gateway session that sent it, which has it in its answer, not as an event."""
         if text is None and phrase_id is None:
             raise InvalidArgument("a line is free text or a quick phrase")
         if text is not None and len(text) > MAX_LINE_CHARACTERS:
