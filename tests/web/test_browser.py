@@ -187,6 +187,38 @@ def _until(condition: Callable[[], bool], timeout_s: float) -> None:
         time.sleep(0.05)
 
 
+_APPEARS = """([selector, ms]) => new Promise((resolve) => {
+  if (document.querySelector(selector)) return resolve(true);
+  const seen = new MutationObserver(() => {
+    if (document.querySelector(selector)) { seen.disconnect(); clearTimeout(timer); resolve(true); }
+  });
+  seen.observe(document, { subtree: true, childList: true, attributes: true });
+  const timer = setTimeout(() => { seen.disconnect(); resolve(false); }, ms);
+})"""
+
+
+def _appears(page: Page, selector: str, timeout_s: float) -> None:
+    """Wait until `selector` matches in the page: watched inside the page (a MutationObserver,
+    so it returns as soon as the DOM changes instead of at the next poll), looked at again from
+    Python every half second so that an uncaught error in a page still fails at once."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(_APPEARS, [selector, 500]):
+        for opened in _CURRENT:
+            opened.check()
+        assert time.monotonic() < deadline, "timed out"
+
+
+_LOOK = """() => ({
+  finished: document.querySelector('[data-finished]') !== null,
+  contract: document.querySelector('.prompt [data-contract]') !== null,
+  noDouble: document.querySelector('[data-action=no-double]') !== null,
+  legal: document.querySelector('.hand .cardbtn.legal') !== null,
+  seq: document.querySelector('.table')?.getAttribute('data-seq') ?? null,
+})"""
+"""What the table asks of this seat now, read in one call (a look per element was a round
+trip to the browser each)."""
+
+
 def _clicked(target: Locator) -> bool:
     """Click within CLICK_MS; False when the button went away meanwhile (look again)."""
     try:
@@ -198,21 +230,19 @@ def _clicked(target: Locator) -> bool:
 
 def _step(page: Page) -> str:
     """Do whatever the table asks of this seat now; what was done ("" for nothing)."""
-    if page.locator("[data-finished]").count():
+    look: dict[str, Any] = page.evaluate(_LOOK)
+    if look["finished"]:
         return "finished"
-    contract = page.locator(".prompt [data-contract]")
-    if contract.count():
-        return "contract" if _clicked(contract.first) else ""
-    no_double = page.locator("[data-action=no-double]")
-    if no_double.count():
-        return "double" if _clicked(no_double) else ""
-    legal = page.locator(".hand .cardbtn.legal")
-    if legal.count():
-        seq = page.get_attribute(".table", "data-seq")
-        if not _clicked(legal.first):
+    if look["contract"]:
+        return "contract" if _clicked(page.locator(".prompt [data-contract]").first) else ""
+    if look["noDouble"]:
+        return "double" if _clicked(page.locator("[data-action=no-double]")) else ""
+    if look["legal"]:
+        seq = look["seq"]
+        if not _clicked(page.locator(".hand .cardbtn.legal").first):
             return ""
         # One click per turn: wait for the table's next event (the card played).
-        _until(lambda: page.locator(f".table:not([data-seq='{seq}']), [data-finished]").count() > 0, 30.0)
+        _appears(page, f".table:not([data-seq='{seq}']), [data-finished]", 30.0)
         return "card"
     return ""
 
@@ -235,8 +265,8 @@ def _play(page: Page, *, until: float, stop_after_cards: int = 0, idle_wait_s: f
             what = ""
         if what == "finished":
             return done
-        notices = page.locator(".notice").all_inner_texts()
-        if len(notices) > done["timer_played_for_me"]:
+        if page.locator(".notice").count() > done["timer_played_for_me"]:
+            notices = page.locator(".notice").all_inner_texts()
             done["timer_played_for_me"] = len(notices)
             print(f"\nnotice at {time.monotonic():.1f} (seq {page.get_attribute('.table', 'data-seq')}): {notices}")
         if what:
