@@ -63,9 +63,16 @@ def test_smoke_every_game_verified_zero_errors(tmp_path: Path) -> None:
     assert {"gateway", "table", "nats", "bots"} <= set(cpu["ms_per_action"])
     assert 0 < cpu["platform_cores"] <= cpu["cores"] and cpu["platform_ms_per_action"] > 0
     assert cpu["bots_ms_per_action"] == cpu["ms_per_action"]["bots"]
-    # both gateways served players: each replica's CPU per action, summed under `gateway`
+    # both gateways served players: each replica's CPU per action is given (summed under `gateway`).
+    # The window's few actions a second may cost a replica less than the sampler's tick (10 ms of
+    # CPU a second) in every second of it on a fast box, so that both served is read over the whole
+    # run, whose finish plays every game out through both: an idle gateway's second is 0-2 %.
     replicas = cpu["replicas_ms_per_action"]
-    assert replicas["gateway-1"] > 0 and replicas["gateway-2"] > 0, replicas
+    assert set(replicas) == {"gateway-1", "gateway-2"}, replicas
+    timeline = json.loads((tmp_path / "run" / "timeline.json").read_text(encoding="utf-8"))
+    for gateway in ("gateway-1", "gateway-2"):
+        busiest = max(row["processes"][gateway]["cpu"] for row in timeline if gateway in row.get("processes", {}))
+        assert busiest >= 5, (gateway, busiest)
     # the floor baseline (issue 16): the same work through the cheapest chain, in the same run
     assert summary["floor_ratio"] == round(cpu["platform_ms_per_action"] / summary["floor_ms_per_action"], 2)
     # measured before and after the swarm, the mean of the two (the box's speed moves within a run)
