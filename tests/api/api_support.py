@@ -16,6 +16,7 @@ import grpc
 from trix.v1 import common_pb2, events_pb2, gateway_pb2, gateway_pb2_grpc, matchmaking_pb2
 
 TIMEOUT_S = 30.0
+RATE_LIMIT_RETRIES = 20  # a paced client gives up after this many refusals in a row
 DOUBLING_CARDS = {10: "QC", 23: "QD", 36: "QH", 49: "QS", 37: "KH"}
 """docs/rules.md §7: the cards doubled (the queens and KH), by card id (§1: suit * 13 + rank - 2)."""
 CONTRACT_DOUBLES = {
@@ -149,7 +150,27 @@ class Player:
         return await self.until(lambda m: m.request_id == rid and (m.HasField("accepted") or m.HasField("error")))
 
     async def play(self, turn: events_pb2.TurnStarted) -> None:
+        """Play the turn's first legal move; it must be accepted at once."""
         answer = await self.act(self.action(turn))
+        assert answer.HasField("accepted"), answer
+        self.done = turn.turn_seq
+
+    async def act_paced(self, action: gateway_pb2.Action) -> gateway_pb2.SessionResponse:
+        """`act` as a client should send: a rate limit's refusal is waited out for the delay it
+        names and the same action sent again (a fast box's bots answer at once, so deals
+        played back to back can outrun the gateway's action limit); any other answer is
+        returned."""
+        for _ in range(RATE_LIMIT_RETRIES):
+            answer = await self.act(action)
+            if not (answer.HasField("error") and answer.error.code == "RESOURCE_EXHAUSTED"):
+                return answer
+            assert answer.error.HasField("retry_delay"), answer  # a limit always names its delay
+            await asyncio.sleep(answer.error.retry_delay.ToNanoseconds() / 1e9)
+        raise AssertionError(f"{RATE_LIMIT_RETRIES} rate-limit refusals in a row: {answer}")
+
+    async def play_paced(self, turn: events_pb2.TurnStarted) -> None:
+        """Play the turn's first legal move, paced (`act_paced`); it must be accepted."""
+        answer = await self.act_paced(self.action(turn))
         assert answer.HasField("accepted"), answer
         self.done = turn.turn_seq
 
@@ -171,7 +192,7 @@ class Player:
 
     async def play_turns(self, turns: int) -> None:
         for _ in range(turns):
-            await self.play(await self.my_turn())
+            await self.play_paced(await self.my_turn())
 
 
 @contextlib.asynccontextmanager

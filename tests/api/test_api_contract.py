@@ -27,7 +27,7 @@ async def _doubling_turn(player: Player, needs: str = "held") -> events_pb2.Turn
             eligible = CONTRACT_DOUBLES[player.contract]
             if (eligible & player.hand) if needs == "held" else (eligible - player.hand):
                 return turn
-        await player.play(turn)
+        await player.play_paced(turn)
 
 
 # -- 1: doubling turns carry the cards the seat may double ---------------------------------------
@@ -43,7 +43,7 @@ async def test_a_doubling_turn_lists_the_cards_the_seat_may_double(edge: str) ->
         assert {c.id for c in view.legal_cards} == expected
         action = player.action(turn)
         action.answer_double.cards.extend(turn.legal_cards)  # every card listed may be doubled
-        answer = await player.act(action)
+        answer = await player.act_paced(action)
         assert answer.HasField("accepted"), answer
         player.done = turn.turn_seq
 
@@ -59,13 +59,13 @@ async def test_every_refused_double_is_failed_precondition_naming_the_card(edge:
         for card, text in ((never.id, "3D"), (missing, DOUBLING_CARDS[missing])):
             action = player.action(turn)
             action.answer_double.cards.add(id=card)
-            answer = await player.act(action)
+            answer = await player.act_paced(action)
             assert answer.HasField("error"), answer
             assert (answer.error.code, answer.error.message) == (
                 "FAILED_PRECONDITION",
                 f"card cannot be doubled ({text})",
             )
-        answer = await player.act(player.action(turn))  # "no double" is still his answer to give
+        answer = await player.act_paced(player.action(turn))  # "no double" is still his answer to give
         assert answer.HasField("accepted"), answer
         player.done = turn.turn_seq
 
