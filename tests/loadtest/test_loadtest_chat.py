@@ -96,3 +96,13 @@ def test_the_summary_gives_every_process_cpu_per_line_net_of_its_cost_per_action
     # gateway: (60 - 50 x 110/100) / 10 lines/s; social (25 - 16.5) / 10
     assert summary["ms_per_line_by_process"] == {"social": 0.85, "gateway": 0.5, "bots": 0.6}
     assert summary["platform_ms_per_line"] == 1.35
+
+
+def test_the_summary_gives_what_a_line_may_cost_within_5_percent_of_the_silent_run() -> None:
+    """Issue 44's criterion as a budget per line: 5 % of the silent settle's platform ms per
+    action (the bots left out) times the window's actions per line."""
+    cpu = {"ms_per_s": {"social": 25.0, "gateway": 60.0, "bots": 50.0}}
+    silent = {"ms_per_s": {"social": 15.0, "gateway": 50.0, "bots": 40.0}, "actions_per_s": 100.0}
+    summary = chat_summary({"sent": 200}, 200, 20.0, cpu, silent, 120.0)
+    assert summary["platform_ms_per_action_silent"] == 0.65  # (15 + 50) ms/s over 100 actions/s
+    assert summary["budget_ms_per_line_within_5pct"] == 0.39  # 0.05 x 0.65 x 120 / 10
