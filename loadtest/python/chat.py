@@ -132,7 +132,9 @@ def chat_summary(
     the platform's processes, `platform_ms_per_line`. `budget_ms_per_line_within_5pct`: what
     a line may cost the platform for the run's platform ms per action to stay within 5 % of
     the silent settle's (issue 44's load criterion): 5 % of the settle's platform ms per
-    action times the window's actions per line."""
+    action times the window's actions per line. Both rest on the settle as the silent
+    baseline, which on a quiet box can run several % above a whole silent run (the ramp's
+    tail: matchmaking, the tables' first deals): the issue's figure is the back-to-back pair."""
     per_s = window_sent / window_s if window_s > 0 else 0.0
     social_ms_per_s = float(cpu.get("ms_per_s", {}).get(SOCIAL_PROCESS, 0.0))
     silent_ms_per_s = float(settle.get("ms_per_s", {}).get(SOCIAL_PROCESS, 0.0))

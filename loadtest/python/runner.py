@@ -255,12 +255,6 @@ class Run:
                 summary.update(combined_floor(before, self.floor("after the swarm"), args.tables))
                 summary["floor_chain"] = args.floor_chain
                 summary["floor_connections"] = self.floor_connections()
-                if "chat" in summary and summary.get("floor_ms_per_action"):
-                    # A line does at least the floor's work (a gRPC message in, a NATS hop, one
-                    # fsynced append, a fan-out, four gRPC writes out: ADR 0031's last amendment).
-                    summary["chat"]["line_over_floor"] = round(
-                        summary["chat"]["platform_ms_per_line"] / summary["floor_ms_per_action"], 3
-                    )
         finally:
             if self.sampler is not None:
                 self.sampler.stop.set()
