@@ -22,6 +22,7 @@ import nats.errors
 import nats.js.errors
 
 from support.nats import AuthNats
+from support.processes import paused
 from support.table import create_request, table_env
 from support.waiting import eventually
 from trix.errors import Unavailable
@@ -51,9 +52,9 @@ class StoreMeetingAnOutage(JetStreamStore):
 
     async def end_player_table(self, player_id: str, table_id: str) -> None:
         if self.server_pid:
-            os.kill(self.server_pid, signal.SIGSTOP)
-            asyncio.get_running_loop().call_later(OUTAGE_S, os.kill, self.server_pid, signal.SIGCONT)
-            self.server_pid = 0
+            pid, self.server_pid = self.server_pid, 0
+            await paused(pid)  # every thread stopped before the write is sent (SIGSTOP alone: not yet)
+            asyncio.get_running_loop().call_later(OUTAGE_S, os.kill, pid, signal.SIGCONT)
         await super().end_player_table(player_id, table_id)
 
 
