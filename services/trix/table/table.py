@@ -248,34 +248,14 @@ class Table:
                     self.game = engine.Game(self.variant, self.options)
                 self._map(out, now, self.game.leave(seat), self.game.deal_index, auto=False)
             else:
-                self.bots[seat] = True  # §10 free table: a bot takes the seat
-                self._emit(
-                    out,
-                    now,
-                    ALL,
-                    seat_control_changed=events_pb2.SeatControlChanged(
-                        seat=seat, bot=True, player_id=self.player(seat)
-                    ),
-                )
+                self._control(out, now, seat, bot=True)  # §10 free table: a bot takes the seat
         elif op == "handover":
-            seat = entry["seat"]
-            self.bots[seat] = True  # §10 a competition's seat: the bot plays it until he takes it back
-            self._emit(
-                out,
-                now,
-                ALL,
-                seat_control_changed=events_pb2.SeatControlChanged(seat=seat, bot=True, player_id=self.player(seat)),
-            )
+            # §10 a competition's seat: the bot plays it until he takes it back
+            self._control(out, now, entry["seat"], bot=True)
         elif op == "reclaim":
             seat = entry["seat"]
-            self.bots[seat] = False
             self.left = [s for s in self.left if s != seat]
-            self._emit(
-                out,
-                now,
-                ALL,
-                seat_control_changed=events_pb2.SeatControlChanged(seat=seat, bot=False, player_id=self.player(seat)),
-            )
+            self._control(out, now, seat, bot=False)
         self._maybe_deal(out, now)
         acts: list[list[int]] = entry.setdefault("acts", [])
         for seat, action, auto in list(acts):
@@ -381,6 +361,12 @@ class Table:
         self.turn = Turn(event.sequence, seats, decision, client_seeds, to_ms(deadline))
 
     # -- engine events -> trix.v1.Event ---------------------------------------------------
+
+    def _control(self, out: list[Routed], now: datetime, seat: int, *, bot: bool) -> None:
+        """The seat played by the bot or by its player from now on, and the SeatControlChanged saying so."""
+        self.bots[seat] = bot
+        control = events_pb2.SeatControlChanged(seat=seat, bot=bot, player_id=self.player(seat))
+        self._emit(out, now, ALL, seat_control_changed=control)
 
     def _emit(self, out: list[Routed], now: datetime, audience: int, **body: Any) -> events_pb2.Event:
         self.sequence += 1
