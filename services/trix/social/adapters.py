@@ -29,7 +29,6 @@ from trix.natsio.stored import stored_messages
 from trix.social.friends import Pair
 from trix.social.ports import Competition, StoredChannel
 from trix.v1 import competitions_pb2, events_pb2, social_pb2
-from trix.v1.social_pb2 import SocialEvent
 
 COMPETITION_FRESH_S = 5.0
 """How long a competition's members and chat switch are taken as read (a registration shows
@@ -174,13 +173,18 @@ class CoreOutbox:
         self.nats = nats
 
     async def to_channel(
-        self, channel: str, channel_id: str, event: SocialEvent, hidden_from: Collection[str], sent_by: str = ""
+        self,
+        channel: str,
+        channel_id: str,
+        event: social_pb2.SocialEvent,
+        hidden_from: Collection[str],
+        sent_by: str = "",
     ) -> None:
-        headers = {subjects.SOCIAL_HIDDEN_FROM_HEADER: ",".join(sorted(hidden_from))} if hidden_from else None
+        headers = {subjects.SOCIAL_HIDDEN_FROM_HEADER: ",".join(sorted(hidden_from))} if hidden_from else {}
         if sent_by:
-            headers = {**(headers or {}), subjects.SOCIAL_SENT_BY_HEADER: sent_by}
+            headers[subjects.SOCIAL_SENT_BY_HEADER] = sent_by
         await self.nats.client.publish(
-            subjects.social_channel_events(channel_id, channel), event.SerializeToString(), headers=headers
+            subjects.social_channel_events(channel_id, channel), event.SerializeToString(), headers=headers or None
         )
 
     async def to_player(self, player: str, event: social_pb2.SocialEvent, sent_by: str = "") -> None:

@@ -22,7 +22,6 @@ from typing import Protocol
 
 from trix.social.friends import Pair
 from trix.v1 import events_pb2, social_pb2
-from trix.v1.social_pb2 import SocialEvent
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,12 @@ class PresenceStore(Protocol):
 
 class Outbox(Protocol):
     async def to_channel(
-        self, channel: str, channel_id: str, event: SocialEvent, hidden_from: Collection[str], sent_by: str = ""
+        self,
+        channel: str,
+        channel_id: str,
+        event: social_pb2.SocialEvent,
+        hidden_from: Collection[str],
+        sent_by: str = "",
     ) -> None:
         """A table channel's (`players`, `spectators`) or a competition's (`competition`) event;
         `sent_by`: the gateway session that sent its line (not sent it again)."""
