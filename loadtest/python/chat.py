@@ -136,16 +136,17 @@ def chat_summary(
     baseline, which on a quiet box can run several % above a whole silent run (the ramp's
     tail: matchmaking, the tables' first deals): the issue's figure is the back-to-back pair."""
     per_s = window_sent / window_s if window_s > 0 else 0.0
-    social_ms_per_s = float(cpu.get("ms_per_s", {}).get(SOCIAL_PROCESS, 0.0))
-    silent_ms_per_s = float(settle.get("ms_per_s", {}).get(SOCIAL_PROCESS, 0.0))
+    talking, silent = cpu.get("ms_per_s", {}), settle.get("ms_per_s", {})
+    social_ms_per_s = float(talking.get(SOCIAL_PROCESS, 0.0))
+    silent_ms_per_s = float(silent.get(SOCIAL_PROCESS, 0.0))
     settle_actions = float(settle.get("actions_per_s", 0.0))
     scale = window_actions_per_s / settle_actions if settle_actions > 0 else 1.0
     by_process = {
-        kind: round((float(ms) - float(settle.get("ms_per_s", {}).get(kind, 0.0)) * scale) / per_s, 3)
-        for kind, ms in cpu.get("ms_per_s", {}).items()
+        kind: round((float(ms) - float(silent.get(kind, 0.0)) * scale) / per_s, 3)
+        for kind, ms in talking.items()
         if per_s > 0
     }
-    silent_platform = sum(float(ms) for kind, ms in settle.get("ms_per_s", {}).items() if kind != BOT_PROCESS_PREFIX)
+    silent_platform = sum(float(ms) for kind, ms in silent.items() if kind != BOT_PROCESS_PREFIX)
     silent_ms_per_action = silent_platform / settle_actions if settle_actions > 0 else 0.0
     budget = WITHIN * silent_ms_per_action * window_actions_per_s / per_s if per_s > 0 else 0.0
     return {
