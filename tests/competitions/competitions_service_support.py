@@ -110,6 +110,12 @@ class Platform:
         await self.stop_competitions()
         await self.stop_table()
 
+    async def competition(self, cid: str) -> pb.Competition:
+        """The competition as the service shows it now (GetCompetition, as the operators)."""
+        return (
+            await self.stub.GetCompetition(pb.GetCompetitionRequest(competition_id=cid), metadata=admin())
+        ).competition
+
 
 @asynccontextmanager
 async def running(nats: AuthNats, digest_dir: Path, **competitions_env: str) -> AsyncIterator[Platform]:

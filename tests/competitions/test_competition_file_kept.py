@@ -83,12 +83,8 @@ async def platform(auth_nats: AuthNats, tmp_path: Path) -> AsyncIterator[OutageP
         await conn.drain()
 
 
-async def _state(p: Platform, cid: str) -> pb.Competition:
-    return (await p.stub.GetCompetition(pb.GetCompetitionRequest(competition_id=cid), metadata=admin())).competition
-
-
 async def _in_state(p: Platform, cid: str, state: int) -> pb.Competition | None:
-    competition = await _state(p, cid)
+    competition = await p.competition(cid)
     return competition if competition.state == state else None
 
 

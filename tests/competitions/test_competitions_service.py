@@ -54,16 +54,11 @@ async def _create_and_register(p: Platform, humans: int) -> str:
     return str(competition.competition_id)
 
 
-async def _state(p: Platform, cid: str) -> pb.Competition:
-    response = await p.stub.GetCompetition(pb.GetCompetitionRequest(competition_id=cid), metadata=admin())
-    return response.competition
-
-
 async def _until(p: Platform, cid: str, states: set[int]) -> pb.Competition:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + DEADLINE_S
     while True:
-        competition = await _state(p, cid)
+        competition = await p.competition(cid)
         if competition.state in states:
             return competition
         assert loop.time() < deadline, f"competition still in state {competition.state}"
@@ -103,17 +98,17 @@ async def test_a_free_16_entrant_knockout_is_played_to_the_end_and_its_file_veri
 
 async def test_a_restarted_competitions_process_rebuilds_from_its_events_and_finishes(platform: Platform) -> None:
     cid = await _create_and_register(platform, humans=13)
-    before = await _state(platform, cid)
+    before = await platform.competition(cid)
     await platform.stop_competitions()
     await platform.start_competitions()
-    rebuilt = await _state(platform, cid)
+    rebuilt = await platform.competition(cid)
     assert rebuilt == before  # registration rebuilt from the stored events
     await platform.stop_table()  # the first round's MatchFormed wait in their stream meanwhile
     platform.clock.ms += 60_000
     running = await _until(platform, cid, {pb.COMPETITION_STATE_RUNNING})
     await platform.stop_competitions()  # mid-competition: the first round seated, no table ended
     await platform.start_competitions()
-    assert await _state(platform, cid) == running
+    assert await platform.competition(cid) == running
     await platform.start_table()
     competition = await _until(platform, cid, {pb.COMPETITION_STATE_REVIEW})
     bracket = await platform.stub.GetBracket(pb.GetBracketRequest(competition_id=cid), metadata=admin())
@@ -173,7 +168,7 @@ async def test_a_second_writer_is_fenced_by_the_competitions_expected_last_seque
     finally:
         await other.drain()
     await platform.stub.RegisterEntrant(pb.RegisterEntrantRequest(competition_id=cid), metadata=player("p01"))
-    entrants = {e.player_id: e.state for e in (await _state(platform, cid)).entrants}
+    entrants = {e.player_id: e.state for e in (await platform.competition(cid)).entrants}
     assert entrants == {"p00": pb.ENTRANT_STATE_LEFT_BEFORE_START, "p01": pb.ENTRANT_STATE_ACCEPTED}
 
 
@@ -199,7 +194,7 @@ async def test_a_player_organises_approves_entrants_and_an_entrant_leaves_before
     assert approved.entrant.state == pb.ENTRANT_STATE_ACCEPTED
     left = await platform.stub.LeaveCompetition(pb.LeaveCompetitionRequest(competition_id=cid), metadata=player("p1"))
     assert left.refund == 0  # free: half of nothing
-    entrants = {e.player_id: e.state for e in (await _state(platform, cid)).entrants}
+    entrants = {e.player_id: e.state for e in (await platform.competition(cid)).entrants}
     assert entrants == {"p1": pb.ENTRANT_STATE_LEFT_BEFORE_START}
     with pytest.raises(grpc.aio.AioRpcError) as gone:
         await platform.stub.LeaveCompetition(pb.LeaveCompetitionRequest(competition_id=cid), metadata=player("p1"))

@@ -26,14 +26,10 @@ DEADLINE_S = 120.0
 HUMANS = ("ann", "bob", "cy")
 
 
-async def _state(p: Platform, cid: str) -> pb.Competition:
-    return (await p.stub.GetCompetition(pb.GetCompetitionRequest(competition_id=cid), metadata=admin())).competition
-
-
 async def _until(p: Platform, cid: str, state: int) -> pb.Competition:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + DEADLINE_S
-    while (competition := await _state(p, cid)).state != state:
+    while (competition := await p.competition(cid)).state != state:
         assert loop.time() < deadline, f"competition still in state {competition.state}"
         await asyncio.sleep(0.1)
     return competition
@@ -50,7 +46,7 @@ async def _file(p: Platform, cid: str) -> dict[str, object]:
     """The competition file as `GetCompetitionFile` answers it; its digest is the competition's."""
     reply = await p.stub.GetCompetitionFile(pb.GetCompetitionFileRequest(competition_id=cid), metadata=admin())
     document: dict[str, object] = json.loads(reply.file_json)
-    assert document["digest"] == reply.digest == (await _state(p, cid)).digest
+    assert document["digest"] == reply.digest == (await p.competition(cid)).digest
     return document
 
 
@@ -95,7 +91,7 @@ async def test_the_prizes_wait_for_the_review_period_and_every_complaint_answere
     await platform.stop_competitions()  # the complaint is rebuilt from its event
     await platform.start_competitions()
     await asyncio.sleep(1.0)  # twenty ticks: the payouts stay held
-    assert (await _state(platform, cid)).state == pb.COMPETITION_STATE_REVIEW
+    assert (await platform.competition(cid)).state == pb.COMPETITION_STATE_REVIEW
 
     answer = pb.AnswerComplaintRequest(competition_id=cid, complaint_id=filed.complaint_id, answer="checked: legal")
     await _refused(platform.stub.AnswerComplaint(answer, metadata=player("ann")), grpc.StatusCode.PERMISSION_DENIED)
