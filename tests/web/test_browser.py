@@ -228,14 +228,17 @@ def _clicked(target: Locator) -> bool:
     return True
 
 
-def _step(page: Page) -> str:
-    """Do whatever the table asks of this seat now; what was done ("" for nothing)."""
+def _step(page: Page, double: Callable[[], bool] | None = None) -> str:
+    """Do whatever the table asks of this seat now; what was done ("" for nothing). At a
+    doubling question `double()` answers first (True: it did), else "no double"."""
     look: dict[str, Any] = page.evaluate(_LOOK)
     if look["finished"]:
         return "finished"
     if look["contract"]:
         return "contract" if _clicked(page.locator(".prompt [data-contract]").first) else ""
     if look["noDouble"]:
+        if double is not None and double():
+            return "double"
         return "double" if _clicked(page.locator("[data-action=no-double]")) else ""
     if look["legal"]:
         seq = look["seq"]
@@ -443,13 +446,21 @@ def _tamper(record: dict[str, Any]) -> None:
         first["seat"] = 1
 
 
-def _play_until(pages: Pages, page: Page, done: Callable[[], bool], until: float, what: str) -> None:
-    """Click through the game (as `_play`) until `done()`, looked at before every step."""
+def _play_until(
+    pages: Pages,
+    page: Page,
+    done: Callable[[], bool],
+    until: float,
+    what: str,
+    double: Callable[[], bool] | None = None,
+) -> None:
+    """Click through the game (as `_play`) until `done()`, looked at before every step; a
+    doubling question answered by `double` (`_step`)."""
     while not done():
         assert time.monotonic() < until, f"timed out: {what}"
         pages.check()
         try:
-            step = _step(page)
+            step = _step(page, double)
         except Exception:  # noqa: BLE001 - the button went away between the look and the click
             step = ""
         if not step:

@@ -135,19 +135,22 @@ def _deals(sheet: dict[str, Any]) -> list[dict[str, Any]]:
     return [d for k in sheet["kingdoms"] for d in k["deals"]]
 
 
-def _double_if_asked(page: Page, doubled: list[tuple[int, str]]) -> None:
-    """At a doubling question, double the first doublable card (remembered with its deal)."""
+def _double_if_asked(page: Page, doubled: list[tuple[int, str]]) -> bool:
+    """At a doubling question, double the first doublable card (remembered with its deal);
+    whether it did."""
     double = page.locator("[data-action=double]")
     if not (double.count() and page.locator(".prompt .cardbtn").count()):
-        return
+        return False
     deal = page.locator(f".scores {DEALS}").count()  # the deals scored before this one
     first = page.locator(".prompt .cardbtn").first
     try:
         card = first.locator("[data-card]").get_attribute("data-card", timeout=CLICK_MS)
     except PlaywrightTimeout:  # the question went away meanwhile (the timer answered it)
-        return
+        return False
     if _clicked(first) and _clicked(double):
         doubled.append((deal, str(card)))
+        return True
+    return False
 
 
 @dataclass
@@ -164,11 +167,16 @@ class Player:
         """Click through the game until `done()`: the first contract, the first legal card, and
         at every doubling question the first doublable card doubled."""
 
-        def doubled_then_done() -> bool:
-            _double_if_asked(self.page, self.doubled)
-            return done()
-
-        _play_until(self.pages, self.page, doubled_then_done, self.until, "the game did not get there in time")
+        # The doubling question answered in the step that sees it: a look of its own before the
+        # step raced the question, which the step then answered "no double".
+        _play_until(
+            self.pages,
+            self.page,
+            done,
+            self.until,
+            "the game did not get there in time",
+            double=lambda: _double_if_asked(self.page, self.doubled),
+        )
 
     def sheet_after(self, deals: int, *, partnership: bool) -> dict[str, Any]:
         """The sheet once `deals` deals are scored, checked as a paper sheet (COMPLEX: 2 a kingdom)."""
